@@ -1,0 +1,1 @@
+"""labelwise: label-efficient evaluation of ML systems."""

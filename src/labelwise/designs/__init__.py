@@ -1,0 +1,53 @@
+"""Sampling designs, registered by name (``get_design("importance", lam=0.9)``)."""
+
+from __future__ import annotations
+
+from .base import Design, Draws, Sample
+from .importance import ImportanceDesign, PassiveDesign, draw_with_replacement, optimal_proposal
+from .stratified import StratifiedDesign, allocate
+
+__all__ = [
+    "Design",
+    "Draws",
+    "Sample",
+    "PassiveDesign",
+    "ImportanceDesign",
+    "StratifiedDesign",
+    "optimal_proposal",
+    "draw_with_replacement",
+    "allocate",
+    "DESIGNS",
+    "register_design",
+    "get_design",
+    "design_from_spec",
+]
+
+DESIGNS: dict[str, type[Design]] = {}
+
+
+def register_design(cls: type[Design]) -> type[Design]:
+    """Make a design available by its ``name`` (to ``simulate``, the CLI and session files)."""
+    DESIGNS[cls.name] = cls
+    return cls
+
+
+for _cls in (PassiveDesign, StratifiedDesign, ImportanceDesign):
+    register_design(_cls)
+
+
+def get_design(name: str, **params) -> Design:
+    """Instantiate the design registered as ``name`` with ``params``."""
+    try:
+        cls = DESIGNS[name]
+    except KeyError:
+        raise ValueError(f"unknown design {name!r}; choose from {', '.join(sorted(DESIGNS))}") from None
+    try:
+        return cls(**params)
+    except TypeError as exc:
+        raise ValueError(f"design {name!r}: {exc}") from None
+
+
+def design_from_spec(spec: dict) -> Design:
+    """Rebuild a design from :meth:`Design.spec`."""
+    params = {k: v for k, v in spec.items() if k != "design"}
+    return get_design(spec["design"], **params)

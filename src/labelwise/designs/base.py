@@ -1,0 +1,107 @@
+"""What every sampling design provides.
+
+A design decides which items are labeled and with what probability.  It is
+prepared once for a pool and a measure (:meth:`Design.prepare`), then asked
+for batches (:meth:`Design.draw`), told about labels as they arrive
+(:meth:`Design.observe`, used by adaptive designs) and finally turns the
+labeled draws into an estimate (:meth:`Design.estimate`).  Everything a
+design needs to resume is either recomputed from its ``spec`` or replayed
+from the stored draws and labels, so designs hold no state that a session
+file would have to pickle.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..estimators import Estimate
+from ..measures import Measure
+from ..pool import Pool
+
+__all__ = ["Design", "Draws", "Sample"]
+
+
+@dataclass(frozen=True)
+class Draws:
+    """One batch of draws, in the order they were drawn.
+
+    Attributes
+    ----------
+    items : ndarray of int
+        Pool positions (an item may appear more than once under with-replacement designs).
+    weight : ndarray of float
+        ``p(x) / q(x)`` at draw time (seed 001 Algorithm 1); 1 for designs without weights.
+    prob : ndarray of float
+        Probability of the draw (``q(x)``), or the inclusion probability for
+        designs without replacement.
+    stratum : ndarray of int
+        Stratum of each draw (-1 where the design has no strata).
+    """
+
+    items: np.ndarray
+    weight: np.ndarray
+    prob: np.ndarray
+    stratum: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.items.shape[0])
+
+    @classmethod
+    def empty(cls) -> "Draws":
+        return cls(np.empty(0, np.int64), np.empty(0), np.empty(0), np.empty(0, np.int64))
+
+    @classmethod
+    def concat(cls, parts: list["Draws"]) -> "Draws":
+        if not parts:
+            return cls.empty()
+        return cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("items", "weight", "prob", "stratum")))
+
+    def head(self, n: int) -> "Draws":
+        return Draws(self.items[:n], self.weight[:n], self.prob[:n], self.stratum[:n])
+
+
+@dataclass(frozen=True)
+class Sample:
+    """Labeled draws handed to an estimator: the draws and each draw's label."""
+
+    draws: Draws
+    labels: np.ndarray
+    n_labels: int
+
+
+class Design(ABC):
+    """Base class of sampling designs; subclasses register a unique ``name``."""
+
+    name: str = "design"
+    #: whether the design may draw an item again (a free re-draw under a deterministic oracle)
+    with_replacement: bool = True
+
+    def params(self) -> dict:
+        """Constructor arguments, for :meth:`spec`."""
+        return {}
+
+    def spec(self) -> dict:
+        """JSON-able description: ``{"design": name, **params}``."""
+        return {"design": self.name, **self.params()}
+
+    @abstractmethod
+    def prepare(self, pool: Pool, measure: Measure) -> None:
+        """Compute whatever the design needs from the pool and the target measure."""
+
+    @abstractmethod
+    def draw(self, n_new: int, labeled: np.ndarray, rng: np.random.Generator) -> Draws:
+        """Draw until ``n_new`` distinct items that are not yet ``labeled`` are included.
+
+        Re-draws of labeled items (and repeats within the batch) are part of
+        the returned draws; under a deterministic oracle they cost no label.
+        """
+
+    def observe(self, items: np.ndarray, labels: np.ndarray) -> None:
+        """Learn from new labels (adaptive designs); static designs ignore them."""
+
+    @abstractmethod
+    def estimate(self, measure: Measure, pool: Pool, sample: Sample, level: float = 0.95) -> Estimate:
+        """Estimate ``measure`` from labeled draws made by this design."""

@@ -1,0 +1,165 @@
+"""Passive sampling and static importance sampling (with replacement).
+
+``importance`` draws from the asymptotically optimal proposal of seed 001
+Prop. 1 (eq. 5), ``q*(x) ∝ p(x) sqrt(E_pi ||Dg(R0) l(x, y)||^2)``, where the
+expectation is over a prior ``pi(y|x)`` from the systems' probabilities
+shrunk by ``lam`` (seed 002 eq. 13) and ``R0`` is the risk under that prior
+(the pre-sampling estimate, seed 002 eq. 14).  For ratio metrics this is
+seed 002's ``q ∝ |h_n|`` of eq. (12).  A defensive mixture with p(x) (seed
+001 3.3.1) keeps every item's probability positive, which makes the
+estimator valid for any other measure (sample reuse) and protects against
+a wrong prior.  ``passive`` is the uniform proposal.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..estimators import Estimate, importance_moments, make_estimate
+from ..measures import Measure
+from ..models import score_prior
+from ..pool import Pool
+from .base import Design, Draws, Sample
+
+__all__ = ["ImportanceDesign", "PassiveDesign", "optimal_proposal", "draw_with_replacement"]
+
+
+def optimal_proposal(measure: Measure, pool: Pool, label_probs: np.ndarray, R: np.ndarray | None = None,
+                     defensive: float = 0.1) -> np.ndarray:
+    """Asymptotically optimal IS proposal under a label model (seed 001 eq. 5, Prop. 2).
+
+    Parameters
+    ----------
+    measure : Measure
+    pool : Pool
+    label_probs : ndarray, shape (N, C)
+        Model of ``p(y|x)`` for every item.
+    R : ndarray, shape (d,), optional
+        Where to evaluate the Jacobian; by default the risk under the model
+        (seed 002 eq. 14).
+    defensive : float in (0, 1]
+        Weight of the mixture with p(x) = 1/N (seed 001 3.3.1).
+
+    Returns
+    -------
+    ndarray, shape (N,)
+        A probability vector with every entry at least ``defensive / N``.
+    """
+    if not 0.0 < defensive <= 1.0:
+        raise ValueError(f"defensive: must lie in (0, 1], got {defensive}")
+    N = pool.n_items
+    outputs = pool.outputs()
+    if R is None:
+        R = measure.expected_loss_sum(outputs, label_probs) / N
+    second_moment = np.zeros(N)
+    for c in range(label_probs.shape[1]):
+        y = np.full(N, c)
+        second_moment += label_probs[:, c] * measure.influence_norm_sq(outputs, y, R)
+    v = np.sqrt(np.maximum(second_moment, 0.0))
+    total = v.sum()
+    q = np.full(N, 1.0 / N) if not np.isfinite(total) or total <= 0 else v / total
+    return (1.0 - defensive) * q + defensive / N
+
+
+def draw_with_replacement(cdf: np.ndarray, n_new: int, labeled: np.ndarray, rng: np.random.Generator,
+                          max_draws: int | None = None) -> np.ndarray:
+    """Draw i.i.d. items from the distribution with cumulative sums ``cdf`` until
+    ``n_new`` distinct items outside ``labeled`` have been drawn.
+
+    Returns the drawn positions in order (repeats and labeled items included).
+    """
+    N = cdf.shape[0]
+    max_draws = max_draws or 1000 * n_new + 1_000_000
+    parts: list[np.ndarray] = []
+    new_items = np.empty(0, dtype=np.int64)
+    got = drawn = 0
+    while got < n_new:
+        k = max(2 * (n_new - got), 64)
+        items = np.minimum(np.searchsorted(cdf, rng.random(k) * cdf[-1], side="right"), N - 1)
+        fresh = ~labeled[items] & ~np.isin(items, new_items)
+        first = np.zeros(k, dtype=bool)
+        first[np.unique(items, return_index=True)[1]] = True
+        is_new = fresh & first
+        counts = np.cumsum(is_new)
+        need = n_new - got
+        if counts[-1] >= need:
+            cut = int(np.searchsorted(counts, need)) + 1
+            items, is_new = items[:cut], is_new[:cut]
+        parts.append(items)
+        new_items = np.concatenate([new_items, items[is_new]])
+        got += int(is_new.sum())
+        drawn += items.size
+        if drawn > max_draws and got < n_new:
+            raise RuntimeError(
+                f"drew {drawn} items but found only {got} of {n_new} unlabeled ones: the proposal puts "
+                "almost no mass on unlabeled items; increase the design's defensive weight"
+            )
+    return np.concatenate(parts)
+
+
+class ImportanceDesign(Design):
+    """Static importance sampling with the asymptotically optimal proposal.
+
+    Parameters
+    ----------
+    lam : float in [0, 1]
+        Shrinkage of the systems' probabilities toward 1/C (seed 002 eq. 13).
+    defensive : float in (0, 1]
+        Mixture weight of the uniform distribution (the defensive floor).
+    """
+
+    name = "importance"
+
+    def __init__(self, lam: float = 0.9, defensive: float = 0.1):
+        if not 0.0 <= lam <= 1.0:
+            raise ValueError(f"lam: must lie in [0, 1], got {lam}")
+        if not 0.0 < defensive <= 1.0:
+            raise ValueError(f"defensive: must lie in (0, 1], got {defensive}")
+        self.lam = float(lam)
+        self.defensive = float(defensive)
+        self.q: np.ndarray | None = None
+
+    def params(self) -> dict:
+        return {"lam": self.lam, "defensive": self.defensive}
+
+    def proposal(self, pool: Pool, measure: Measure) -> np.ndarray:
+        """The static proposal q over the pool (sums to one)."""
+        return optimal_proposal(measure, pool, score_prior(pool, self.lam), defensive=self.defensive)
+
+    def prepare(self, pool: Pool, measure: Measure) -> None:
+        self.q = self.proposal(pool, measure)
+        self._cdf = np.cumsum(self.q)
+        self._n = pool.n_items
+
+    def draw(self, n_new: int, labeled: np.ndarray, rng: np.random.Generator) -> Draws:
+        items = draw_with_replacement(self._cdf, n_new, labeled, rng)
+        q = self.q[items]
+        return Draws(items, 1.0 / (self._n * q), q, np.full(items.size, -1, dtype=np.int64))
+
+    def estimate(self, measure: Measure, pool: Pool, sample: Sample, level: float = 0.95) -> Estimate:
+        d = sample.draws
+        if len(d) == 0:
+            return _no_labels(measure, level)
+        losses = measure.loss(pool.outputs(d.items), sample.labels)
+        R, _, cov = importance_moments(measure, losses, d.weight)
+        return make_estimate(measure, R, cov, sample.n_labels, len(d), level)
+
+
+class PassiveDesign(ImportanceDesign):
+    """Passive sampling: uniform draws with replacement (seed 001 Definition 2)."""
+
+    name = "passive"
+
+    def __init__(self):
+        super().__init__(lam=0.0, defensive=1.0)
+
+    def params(self) -> dict:
+        return {}
+
+    def proposal(self, pool: Pool, measure: Measure) -> np.ndarray:
+        return np.full(pool.n_items, 1.0 / pool.n_items)
+
+
+def _no_labels(measure: Measure, level: float) -> Estimate:
+    nan = np.full(measure.dim, np.nan)
+    return make_estimate(measure, nan, np.full((measure.size, measure.size), np.nan), 0, 0, level)

@@ -1,0 +1,163 @@
+"""The result of an estimation: a small frozen dataclass that prints well."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..measures import Measure
+from .intervals import beta_interval, ellipsoid_radius_sq, normal_interval
+
+__all__ = ["Estimate", "make_estimate"]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """An estimate of a generalized measure with its uncertainty.
+
+    Attributes
+    ----------
+    names : tuple of str
+        One name per component of G.
+    value : ndarray, shape (m,)
+        Point estimate of G.  Never NaN for bounded measures: a component
+        whose estimate is undefined (e.g. F1 before any positive is seen)
+        takes the midpoint of its range and ``defined`` is False for it.
+    cov : ndarray, shape (m, m)
+        Estimated covariance of the estimator (delta method, seed 001 3.3.2).
+        Undefined components get the variance of a uniform distribution on
+        their range and no covariance with others.
+    defined : ndarray of bool, shape (m,)
+        False where the estimate is undefined (zero denominator, or no
+        variance estimate): its interval is then the whole range.
+    lower_bound, upper_bound : ndarray, shape (m,)
+        Range of each component.
+    n_labels : int
+        Distinct items labeled.
+    n_draws : int
+        Draws used (with-replacement designs draw labeled items again).
+    R : ndarray, shape (d,)
+        Estimated risk vector R.
+    level : float
+        Default confidence level of :meth:`interval`.
+    """
+
+    names: tuple[str, ...]
+    value: np.ndarray
+    cov: np.ndarray
+    defined: np.ndarray
+    lower_bound: np.ndarray
+    upper_bound: np.ndarray
+    n_labels: int
+    n_draws: int
+    R: np.ndarray = field(repr=False)
+    level: float = 0.95
+
+    @property
+    def std(self) -> np.ndarray:
+        """Standard error of each component."""
+        return np.sqrt(np.maximum(np.diag(self.cov), 0.0))
+
+    @property
+    def all_defined(self) -> bool:
+        return bool(np.all(self.defined))
+
+    def __getitem__(self, name: str) -> float:
+        try:
+            return float(self.value[self.names.index(name)])
+        except ValueError:
+            raise KeyError(f"no component {name!r}; components: {self.names}") from None
+
+    def interval(self, level: float | None = None, method: str = "auto") -> tuple[np.ndarray, np.ndarray]:
+        """Per-component confidence interval.
+
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level (default ``self.level``).
+        method : {"auto", "normal", "beta"}
+            ``beta`` (seed 002, 2.2) applies to components with a finite
+            range; ``auto`` uses it there and the normal interval elsewhere.
+
+        Returns
+        -------
+        (lower, upper) : tuple of ndarray, shape (m,)
+            Undefined components get their whole range.
+        """
+        level = self.level if level is None else level
+        var = np.diag(self.cov)
+        bounded = np.isfinite(self.lower_bound) & np.isfinite(self.upper_bound)
+        if method == "normal":
+            lo, hi = normal_interval(self.value, var, level, self.lower_bound, self.upper_bound)
+        elif method in ("beta", "auto"):
+            if method == "beta" and not bounded.all():
+                raise ValueError("beta intervals need finite bounds for every component; use method='normal'")
+            lo_n, hi_n = normal_interval(self.value, var, level, self.lower_bound, self.upper_bound)
+            lo_b, hi_b = beta_interval(
+                self.value, var, level, np.where(bounded, self.lower_bound, 0.0),
+                np.where(bounded, self.upper_bound, 1.0),
+            )
+            lo, hi = np.where(bounded, lo_b, lo_n), np.where(bounded, hi_b, hi_n)
+        else:
+            raise ValueError(f"method: choose 'auto', 'normal' or 'beta', got {method!r}")
+        lo = np.where(self.defined, lo, self.lower_bound)
+        hi = np.where(self.defined, hi, self.upper_bound)
+        return lo, hi
+
+    def ellipsoid_contains(self, point, level: float | None = None) -> bool:
+        """Whether ``point`` lies in the confidence ellipsoid of the defined components (seed 001 3.3.2)."""
+        level = self.level if level is None else level
+        point = np.asarray(point, dtype=float)
+        keep = self.defined
+        k = int(keep.sum())
+        if k == 0:
+            return True
+        diff = (point - self.value)[keep]
+        cov = self.cov[np.ix_(keep, keep)]
+        dist = float(diff @ np.linalg.pinv(cov) @ diff)
+        return dist <= ellipsoid_radius_sq(self.n_draws, k, level)
+
+    def to_dict(self, level: float | None = None) -> dict:
+        """A JSON-friendly dictionary (one entry per component)."""
+        lo, hi = self.interval(level)
+        return {
+            "n_labels": self.n_labels,
+            "n_draws": self.n_draws,
+            "level": self.level if level is None else level,
+            "components": [
+                {"name": n, "value": float(v), "std": float(s), "lower": float(a), "upper": float(b),
+                 "defined": bool(d)}
+                for n, v, s, a, b, d in zip(self.names, self.value, self.std, lo, hi, self.defined)
+            ],
+        }
+
+    def __str__(self) -> str:
+        lo, hi = self.interval()
+        width = max(len(n) for n in self.names)
+        lines = [f"Estimate from {self.n_labels} labels ({self.n_draws} draws), {self.level:.0%} intervals"]
+        for n, v, s, a, b, d in zip(self.names, self.value, self.std, lo, hi, self.defined):
+            flag = "" if d else "  (undefined: no information yet)"
+            lines.append(f"  {n:<{width}}  {v:.4f} +- {s:.4f}  [{a:.4f}, {b:.4f}]{flag}")
+        return "\n".join(lines)
+
+
+def make_estimate(measure: Measure, R: np.ndarray, cov_G: np.ndarray, n_labels: int, n_draws: int,
+                  level: float = 0.95) -> Estimate:
+    """Build an :class:`Estimate` from ``R`` and the covariance of G, handling undefined components."""
+    value = np.asarray(measure.value(R), dtype=float)
+    cov = np.array(cov_G, dtype=float)
+    var = np.diag(cov)
+    defined = np.isfinite(value) & np.isfinite(var)
+    lo, hi = measure.lower, measure.upper
+    bounded = np.isfinite(lo) & np.isfinite(hi)
+    fallback_value = np.where(bounded, (lo + hi) / 2, 0.0)
+    fallback_var = np.where(bounded, (hi - lo) ** 2 / 12, np.inf)
+    value = np.where(defined, value, fallback_value)
+    cov = np.where(defined[:, None] & defined[None, :], cov, 0.0)
+    cov[np.diag_indices_from(cov)] = np.where(defined, var, fallback_var)
+    return Estimate(
+        names=tuple(measure.names), value=value, cov=cov, defined=defined, lower_bound=lo.copy(),
+        upper_bound=hi.copy(), n_labels=int(n_labels), n_draws=int(n_draws), R=np.asarray(R, float),
+        level=level,
+    )

@@ -1,0 +1,128 @@
+"""Generalized measures: built-ins, user-defined measures and a name registry.
+
+``build_measure("f1,precision", pool, systems="all")`` turns the names used
+on the command line into a (possibly vector) measure; ``measure_from_spec``
+rebuilds a measure saved in a session file.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..pool import Pool
+from .base import CombinedMeasure, CustomMeasure, Measure, combine, finite_difference_jacobian
+from .binary import MCC, Accuracy, BalancedAccuracy, Brier, FBeta, FowlkesMallows, Precision, Recall
+from .curves import PRCurve
+from .multiclass import MacroF1, MicroF1, PerClassPrecision, PerClassRecall
+
+__all__ = [
+    "Measure",
+    "CustomMeasure",
+    "CombinedMeasure",
+    "combine",
+    "finite_difference_jacobian",
+    "Accuracy",
+    "BalancedAccuracy",
+    "Precision",
+    "Recall",
+    "FBeta",
+    "MCC",
+    "FowlkesMallows",
+    "Brier",
+    "PRCurve",
+    "PerClassPrecision",
+    "PerClassRecall",
+    "MacroF1",
+    "MicroF1",
+    "MEASURE_NAMES",
+    "build_measure",
+    "measure_from_spec",
+]
+
+_SIMPLE = {
+    "accuracy": Accuracy,
+    "balanced_accuracy": BalancedAccuracy,
+    "precision": Precision,
+    "recall": Recall,
+    "mcc": MCC,
+    "fowlkes_mallows": FowlkesMallows,
+    "brier": Brier,
+}
+_MULTICLASS = {
+    "class_precision": PerClassPrecision,
+    "class_recall": PerClassRecall,
+    "macro_f1": MacroF1,
+    "micro_f1": MicroF1,
+}
+MEASURE_NAMES = tuple(_SIMPLE) + ("f1", "fbeta:<beta>", "pr_curve", "pr_curve:<n_thresholds>") + tuple(_MULTICLASS)
+
+
+def _one(name: str, pool: Pool, system: int) -> Measure:
+    sys_name = pool.system_names[system] if pool.n_systems > 1 else None
+    key, _, arg = name.strip().lower().partition(":")
+    if key in _SIMPLE:
+        return _SIMPLE[key](system=system, system_name=sys_name)
+    if key == "f1":
+        return FBeta(1.0, system=system, system_name=sys_name)
+    if key in ("fbeta", "f"):
+        try:
+            beta = float(arg)
+        except ValueError:
+            raise ValueError(f"measure {name!r}: write fbeta:<beta>, e.g. fbeta:0.5") from None
+        return FBeta(beta, system=system, system_name=sys_name)
+    if key == "pr_curve":
+        n = int(arg) if arg else 50
+        return PRCurve.grid(pool.primary_scores(system), n, system=system, system_name=sys_name)
+    if key in _MULTICLASS:
+        return _MULTICLASS[key](n_classes=pool.n_classes, system=system, system_name=sys_name)
+    raise ValueError(f"unknown measure {name!r}; choose from {', '.join(MEASURE_NAMES)}")
+
+
+def build_measure(names: str | Sequence[str], pool: Pool, systems: str | int | Sequence[int] = 0) -> Measure:
+    """Build a measure from names for one or several systems of ``pool``.
+
+    Parameters
+    ----------
+    names : str or sequence of str
+        Comma-separated names (see ``MEASURE_NAMES``); several names give a
+        vector measure estimated from one sample.
+    pool : Pool
+        Supplies the systems, label set and score range.
+    systems : "all", int or sequence of int
+        Which systems to evaluate; several give one component per system.
+
+    Returns
+    -------
+    Measure
+    """
+    if isinstance(names, str):
+        names = [n for n in names.split(",") if n.strip()]
+    if not names:
+        raise ValueError("measure: give at least one measure name, e.g. f1")
+    if systems == "all":
+        sys_list = list(range(pool.n_systems))
+    elif isinstance(systems, (int,)):
+        sys_list = [systems]
+    else:
+        sys_list = [int(s) for s in systems]
+    for s in sys_list:
+        if not 0 <= s < pool.n_systems:
+            raise ValueError(f"systems: index {s} out of range; the pool has {pool.n_systems} system(s)")
+    return combine(*[_one(n, pool, s) for n in names for s in sys_list])
+
+
+def measure_from_spec(spec: dict) -> Measure:
+    """Rebuild a measure from :meth:`Measure.spec` output."""
+    if "combine" in spec:
+        return combine(*[measure_from_spec(s) for s in spec["combine"]])
+    kw = {k: v for k, v in spec.items() if k != "measure"}
+    kind = spec["measure"]
+    if kind in _SIMPLE:
+        return _SIMPLE[kind](**kw)
+    if kind == "fbeta":
+        return FBeta(**kw)
+    if kind == "pr_curve":
+        return PRCurve(**kw)
+    if kind in _MULTICLASS:
+        return _MULTICLASS[kind](**kw)
+    raise ValueError(f"measure spec: unknown measure {kind!r}")

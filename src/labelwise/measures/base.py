@@ -1,0 +1,253 @@
+"""Generalized measures G = g(R), R = E[loss(x, y)] (seed 001, Definition 1).
+
+A measure is three things: a vector loss ``loss(outputs, y)`` of dimension
+``d``, a mapping ``g`` from R^d to R^m, and its Jacobian ``Dg`` (m x d).  All
+of ``g`` and ``jacobian`` broadcast over leading axes so that many estimates
+(one per simulated repeat) are mapped in one call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..pool import Outputs
+
+__all__ = ["Measure", "CustomMeasure", "CombinedMeasure", "combine", "finite_difference_jacobian"]
+
+# Rows per chunk when a default implementation must materialise (rows x d) losses.
+_CHUNK_ELEMENTS = 1 << 22
+
+
+class Measure:
+    """Base class of generalized measures.
+
+    Subclasses set ``name``, ``names`` (one per component of G), ``dim`` (d),
+    ``lower``/``upper`` (the range of each component, used for honest
+    intervals when an estimate is undefined) and implement :meth:`loss`,
+    :meth:`g` and :meth:`jacobian`.
+    """
+
+    name: str = "measure"
+    names: tuple[str, ...] = ()
+    dim: int = 1
+    lower: np.ndarray
+    upper: np.ndarray
+
+    # -- to implement --------------------------------------------------
+    def loss(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
+        """Vector loss ``l(x, y)`` of shape ``(n, d)`` for items ``outputs`` with labels ``y``."""
+        raise NotImplementedError
+
+    def g(self, R: np.ndarray) -> np.ndarray:
+        """The mapping ``g``: ``(..., d) -> (..., m)``; NaN or inf where undefined."""
+        raise NotImplementedError
+
+    def jacobian(self, R: np.ndarray) -> np.ndarray:
+        """The Jacobian ``Dg(R)``: ``(..., d) -> (..., m, d)``."""
+        return finite_difference_jacobian(self.g, R)
+
+    # -- derived ---------------------------------------------------------
+    @property
+    def size(self) -> int:
+        """Number of components m of G."""
+        return len(self.names)
+
+    def spec(self) -> dict | None:
+        """A JSON-able description to rebuild the measure, or ``None`` if it cannot be."""
+        return None
+
+    def value(self, R: np.ndarray) -> np.ndarray:
+        """``g(R)`` with floating-point warnings silenced (undefined entries are NaN)."""
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return self.g(np.asarray(R, dtype=float))
+
+    def influence_norm_sq(self, outputs: Outputs, y: np.ndarray, R: np.ndarray) -> np.ndarray:
+        """``||Dg(R) l(x, y)||_2^2`` per item (the integrand of seed 001 eq. 5).
+
+        The default materialises losses in chunks; measures with a large ``d``
+        (PR curves) override it with an O(n + d) computation.
+        """
+        with np.errstate(divide="ignore", invalid="ignore"):
+            J = np.nan_to_num(self.jacobian(np.asarray(R, dtype=float)), nan=0.0, posinf=0.0, neginf=0.0)
+        out = np.empty(len(y))
+        step = max(1, _CHUNK_ELEMENTS // max(self.dim, 1))
+        for start in range(0, len(y), step):
+            sl = slice(start, start + step)
+            u = self.loss(_take(outputs, sl), y[sl]) @ J.T
+            out[sl] = np.einsum("ij,ij->i", u, u)
+        return out
+
+    def loss_is_nonzero(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
+        """Whether ``l(x, y) != 0`` per item (the support condition of seed 001 Prop. 2)."""
+        out = np.empty(len(y), dtype=bool)
+        step = max(1, _CHUNK_ELEMENTS // max(self.dim, 1))
+        for start in range(0, len(y), step):
+            sl = slice(start, start + step)
+            out[sl] = np.any(self.loss(_take(outputs, sl), y[sl]) != 0, axis=1)
+        return out
+
+    def expected_loss_sum(self, outputs: Outputs, label_probs: np.ndarray) -> np.ndarray:
+        """``sum_i sum_c pi(c | x_i) l(x_i, c)`` for a label distribution ``(n, C)``."""
+        total = np.zeros(self.dim)
+        n = label_probs.shape[0]
+        step = max(1, _CHUNK_ELEMENTS // max(self.dim, 1))
+        for c in range(label_probs.shape[1]):
+            for start in range(0, n, step):
+                sl = slice(start, start + step)
+                yc = np.full(min(step, n - start), c)
+                total += label_probs[sl, c] @ self.loss(_take(outputs, sl), yc)
+        return total
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(self.names)})"
+
+
+def _take(outputs: Outputs, sl) -> Outputs:
+    take = lambda a: None if a is None else a[sl]  # noqa: E731
+    return Outputs(take(outputs.preds), take(outputs.scores), take(outputs.probs), outputs.n_classes)
+
+
+def finite_difference_jacobian(g: Callable[[np.ndarray], np.ndarray], R: np.ndarray, step: float = 1e-6) -> np.ndarray:
+    """Central finite-difference Jacobian of ``g`` at ``R`` (broadcast over leading axes).
+
+    Parameters
+    ----------
+    g : callable
+        Maps ``(..., d)`` to ``(..., m)``.
+    R : ndarray, shape (..., d)
+    step : float
+        Relative step; the absolute step is ``step * max(1, |R_j|)``.
+
+    Returns
+    -------
+    ndarray, shape (..., m, d)
+    """
+    R = np.asarray(R, dtype=float)
+    d = R.shape[-1]
+    cols = []
+    for j in range(d):
+        h = step * np.maximum(1.0, np.abs(R[..., j]))
+        e = np.zeros(d)
+        e[j] = 1.0
+        hp = h[..., None] * e
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cols.append((np.asarray(g(R + hp)) - np.asarray(g(R - hp))) / (2 * h[..., None]))
+    return np.stack(cols, axis=-1)
+
+
+@dataclass(eq=False)
+class CustomMeasure(Measure):
+    """A user-defined measure from a loss function and a mapping ``g``.
+
+    Parameters
+    ----------
+    loss_fn : callable
+        ``loss_fn(outputs, y) -> (n, d)`` array.
+    g_fn : callable
+        ``g_fn(R) -> (..., m)``; must broadcast over leading axes of ``R``.
+    dim : int
+        Dimension d of the loss.
+    names : sequence of str
+        One name per component of G.
+    jacobian_fn : callable, optional
+        ``jacobian_fn(R) -> (..., m, d)``; by central finite differences when omitted.
+    lower, upper : float or sequence, optional
+        Range of each component (default unbounded).
+    """
+
+    loss_fn: Callable[[Outputs, np.ndarray], np.ndarray]
+    g_fn: Callable[[np.ndarray], np.ndarray]
+    dim: int
+    names: Sequence[str]
+    jacobian_fn: Callable[[np.ndarray], np.ndarray] | None = None
+    lower: float | Sequence[float] = -np.inf
+    upper: float | Sequence[float] = np.inf
+    name: str = "custom"
+
+    def __post_init__(self) -> None:
+        self.names = tuple(self.names)
+        m = len(self.names)
+        self.lower = np.broadcast_to(np.asarray(self.lower, dtype=float), (m,)).copy()
+        self.upper = np.broadcast_to(np.asarray(self.upper, dtype=float), (m,)).copy()
+
+    def loss(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
+        out = np.asarray(self.loss_fn(outputs, y), dtype=float)
+        return out.reshape(len(y), self.dim)
+
+    def g(self, R: np.ndarray) -> np.ndarray:
+        out = np.asarray(self.g_fn(R), dtype=float)
+        return out.reshape(np.shape(R)[:-1] + (self.size,))
+
+    def jacobian(self, R: np.ndarray) -> np.ndarray:
+        if self.jacobian_fn is None:
+            return finite_difference_jacobian(self.g, R)
+        return np.asarray(self.jacobian_fn(R), dtype=float).reshape(np.shape(R)[:-1] + (self.size, self.dim))
+
+
+class CombinedMeasure(Measure):
+    """Several measures estimated together from one sample (a vector measure).
+
+    The loss is the concatenation of the parts' losses, ``g`` their
+    concatenation and the Jacobian block-diagonal.
+    """
+
+    def __init__(self, parts: Sequence[Measure], name: str | None = None):
+        if not parts:
+            raise ValueError("combine: give at least one measure")
+        self.parts = tuple(parts)
+        self.dim = sum(p.dim for p in self.parts)
+        self.names = tuple(n for p in self.parts for n in p.names)
+        if len(set(self.names)) != len(self.names):
+            raise ValueError(f"combine: component names must be unique, got {self.names}")
+        self.lower = np.concatenate([p.lower for p in self.parts])
+        self.upper = np.concatenate([p.upper for p in self.parts])
+        self.name = name or "+".join(p.name for p in self.parts)
+        self._d_slices = []
+        self._m_slices = []
+        d0 = m0 = 0
+        for p in self.parts:
+            self._d_slices.append(slice(d0, d0 + p.dim))
+            self._m_slices.append(slice(m0, m0 + p.size))
+            d0 += p.dim
+            m0 += p.size
+
+    def spec(self) -> dict | None:
+        specs = [p.spec() for p in self.parts]
+        return None if any(s is None for s in specs) else {"combine": specs}
+
+    def loss(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
+        return np.concatenate([p.loss(outputs, y) for p in self.parts], axis=1)
+
+    def g(self, R: np.ndarray) -> np.ndarray:
+        return np.concatenate([p.g(R[..., s]) for p, s in zip(self.parts, self._d_slices)], axis=-1)
+
+    def jacobian(self, R: np.ndarray) -> np.ndarray:
+        R = np.asarray(R, dtype=float)
+        J = np.zeros(R.shape[:-1] + (self.size, self.dim))
+        for p, sd, sm in zip(self.parts, self._d_slices, self._m_slices):
+            J[..., sm, sd] = p.jacobian(R[..., sd])
+        return J
+
+    def influence_norm_sq(self, outputs: Outputs, y: np.ndarray, R: np.ndarray) -> np.ndarray:
+        # ||blockdiag(J_k) [l_k]||^2 = sum_k ||J_k l_k||^2: each part may use its fast path.
+        return sum(p.influence_norm_sq(outputs, y, R[s]) for p, s in zip(self.parts, self._d_slices))
+
+    def loss_is_nonzero(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
+        return np.logical_or.reduce([p.loss_is_nonzero(outputs, y) for p in self.parts])
+
+    def expected_loss_sum(self, outputs: Outputs, label_probs: np.ndarray) -> np.ndarray:
+        return np.concatenate([p.expected_loss_sum(outputs, label_probs) for p in self.parts])
+
+
+def combine(*measures: Measure, name: str | None = None) -> Measure:
+    """Estimate several measures (or one measure for several systems) together.
+
+    Returns the single measure unchanged when only one is given.
+    """
+    flat: list[Measure] = []
+    for m in measures:
+        flat.extend(m.parts if isinstance(m, CombinedMeasure) else [m])
+    return flat[0] if len(flat) == 1 else CombinedMeasure(flat, name=name)

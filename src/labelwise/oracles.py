@@ -1,0 +1,109 @@
+"""Oracles: where labels come from.
+
+An oracle is any callable ``oracle(item_ids) -> labels``.  Provided here:
+the pool's ground truth (simulation), a wrapped Python function, and a CSV
+or JSONL file of labels.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Protocol
+
+import numpy as np
+import pandas as pd
+
+from .pool import Pool
+
+__all__ = ["Oracle", "TruthOracle", "CallableOracle", "FileOracle", "read_labels_file", "LabelFileError"]
+
+
+class LabelFileError(ValueError):
+    """A labels file that cannot be used; the message names the field and the fix."""
+
+
+class Oracle(Protocol):
+    def __call__(self, item_ids: np.ndarray) -> np.ndarray: ...
+
+
+class TruthOracle:
+    """Answers from the pool's ground-truth labels (for simulation)."""
+
+    def __init__(self, pool: Pool):
+        if pool.labels is None:
+            raise ValueError("pool has no ground-truth labels; give a label column to simulate")
+        self.pool = pool
+
+    def __call__(self, item_ids: np.ndarray) -> np.ndarray:
+        return self.pool.labels[self.pool.positions(item_ids)]
+
+
+class CallableOracle:
+    """Wraps ``fn(item_ids) -> labels`` and checks it answers once per item."""
+
+    def __init__(self, fn: Callable[[np.ndarray], object]):
+        self.fn = fn
+
+    def __call__(self, item_ids: np.ndarray) -> np.ndarray:
+        labels = np.asarray(self.fn(item_ids))
+        if labels.shape != (len(item_ids),):
+            raise ValueError(f"oracle returned {labels.shape} labels for {len(item_ids)} items; return one per item")
+        return labels
+
+
+def read_labels_file(path: str | Path, id_col: str = "item_id", label_col: str = "label") -> pd.DataFrame:
+    """Read ``id_col`` and ``label_col`` from a CSV or JSONL (one object per line) file.
+
+    Raises
+    ------
+    LabelFileError
+        For a missing file, an unknown format, missing columns or empty labels.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise LabelFileError(f"labels file {str(path)!r} does not exist; check the path")
+    suffixes = "".join(path.suffixes).lower()
+    try:
+        if ".jsonl" in suffixes or ".ndjson" in suffixes:
+            df = pd.read_json(path, lines=True, dtype=False)
+        elif ".csv" in suffixes:
+            df = pd.read_csv(path)
+        else:
+            raise LabelFileError(f"labels file {str(path)!r}: unknown format; use .csv or .jsonl")
+    except (ValueError, pd.errors.ParserError) as exc:
+        if isinstance(exc, LabelFileError):
+            raise
+        raise LabelFileError(f"labels file {str(path)!r} could not be parsed: {exc}") from None
+    missing = [c for c in (id_col, label_col) if c not in df.columns]
+    if missing:
+        raise LabelFileError(
+            f"labels file {str(path)!r}: missing column(s) {missing}; found {list(map(str, df.columns))}. "
+            "Name the columns with --id-col/--label-col"
+        )
+    if df[label_col].isna().any():
+        first = df.loc[df[label_col].isna(), id_col].iloc[0]
+        raise LabelFileError(
+            f"labels file {str(path)!r}: column {label_col!r} is empty for item {first!r}; "
+            "fill in every label or drop the row"
+        )
+    return df[[id_col, label_col]].rename(columns={id_col: "item_id", label_col: "label"})
+
+
+class FileOracle:
+    """Answers from a CSV or JSONL file of labels (e.g. collected offline)."""
+
+    def __init__(self, path: str | Path, id_col: str = "item_id", label_col: str = "label"):
+        df = read_labels_file(path, id_col, label_col)
+        self.path = Path(path)
+        self._labels = pd.Series(df["label"].to_numpy(), index=pd.Index(df["item_id"].astype(str)))
+        if not self._labels.index.is_unique:
+            dup = self._labels.index[self._labels.index.duplicated()][:3].tolist()
+            raise LabelFileError(f"labels file {str(path)!r}: ids {dup} appear more than once; keep one label each")
+
+    def __call__(self, item_ids: np.ndarray) -> np.ndarray:
+        keys = pd.Index(np.asarray(item_ids).astype(str))
+        pos = self._labels.index.get_indexer(keys)
+        if (pos < 0).any():
+            missing = keys[pos < 0][:5].tolist()
+            raise LabelFileError(f"labels file {str(self.path)!r} has no label for item(s) {missing}")
+        return self._labels.to_numpy()[pos]

@@ -1,0 +1,338 @@
+"""A labeling session: propose -> label -> update -> estimate, resumable from disk.
+
+A :class:`Session` ties a pool, a measure and a design to the labels
+gathered so far.  With a ``path`` every draw and every label is written to
+a SQLite file (:mod:`labelwise.store`) before it is acknowledged, together
+with the random generator's state, so :meth:`Session.open` resumes exactly
+where a killed process stopped.  Without a path the session lives in
+memory (simulations).
+
+Estimates use the longest prefix of draws whose items are all labeled, so
+labels that arrive out of order never bias the estimate.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .designs import Design, Draws, Sample, design_from_spec
+from .estimators import Estimate
+from .measures import Measure, measure_from_spec
+from .pool import Pool, PoolError
+from .store import Store
+
+__all__ = ["Session", "LabelError"]
+
+
+class LabelError(ValueError):
+    """Labels that cannot be accepted; nothing was stored."""
+
+
+def _as_int_labels(labels, n_classes: int) -> np.ndarray:
+    arr = np.asarray(labels)
+    if arr.dtype.kind == "b":
+        arr = arr.astype(np.int64)
+    try:
+        as_float = arr.astype(float)
+    except (TypeError, ValueError):
+        bad = [v for v in arr.ravel().tolist() if not str(v).strip().lstrip("-").replace(".", "", 1).isdigit()]
+        raise LabelError(f"label: values {bad[:5]} are not numbers; labels must be integers 0..{n_classes - 1}") from None
+    bad = ~np.isfinite(as_float) | (as_float != np.round(as_float)) | (as_float < 0) | (as_float >= n_classes)
+    if bad.any():
+        raise LabelError(
+            f"label: values {np.unique(arr[bad])[:5].tolist()} are outside the label set 0..{n_classes - 1}; "
+            "fix them in the labels you give"
+        )
+    return as_float.astype(np.int64)
+
+
+class Session:
+    """Pool + measure + design + the labels so far.
+
+    Parameters
+    ----------
+    pool : Pool
+    measure : Measure
+        The target measure (it shapes the design); any other measure can be
+        estimated from the same labels with ``estimate(measure=...)``.
+    design : Design
+    seed : int or numpy.random.Generator, optional
+        Source of randomness (the only one).
+    path : str or Path, optional
+        Session file to create; the session is then durable and resumable.
+    level : float
+        Default confidence level of estimates.
+    """
+
+    def __init__(self, pool: Pool, measure: Measure, design: Design, *, seed=None,
+                 path: str | Path | None = None, level: float = 0.95):
+        self.pool = pool
+        self.measure = measure
+        self.design = design
+        self.level = float(level)
+        self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        self.labels = np.full(pool.n_items, -1, dtype=np.int64)
+        self._draw_parts: list[Draws] = []
+        self._stage_parts: list[np.ndarray] = []
+        self._draws_cache: tuple[Draws, np.ndarray] | None = None
+        self.stage = 0
+        self.store: Store | None = None
+        design.prepare(pool, measure)
+        if path is not None:
+            spec = measure.spec()
+            self.store = Store.create(path, pool, {
+                "measure": spec, "design": design.spec(), "level": self.level, "created": time.time(),
+            })
+
+    # ------------------------------------------------------------- resume
+    @classmethod
+    def open(cls, path: str | Path, measure: Measure | None = None) -> "Session":
+        """Resume a session from its file: pool, draws, labels and generator state.
+
+        Parameters
+        ----------
+        path : str or Path
+        measure : Measure, optional
+            Required when the session's measure was user-defined (not stored).
+        """
+        store = Store.open(path)
+        config = store.config()
+        if config["measure"] is None and measure is None:
+            store.close()
+            raise ValueError("this session uses a user-defined measure: pass it again with measure=")
+        pool = store.load_pool()
+        measure = measure if measure is not None else measure_from_spec(config["measure"])
+        design = design_from_spec(config["design"])
+        self = cls.__new__(cls)
+        self.pool, self.measure, self.design = pool, measure, design
+        self.level = float(config.get("level", 0.95))
+        self.rng = np.random.default_rng()
+        state = store.rng_state()
+        if state is not None:
+            self.rng.bit_generator.state = state
+        self.labels = np.full(pool.n_items, -1, dtype=np.int64)
+        draws, stages = store.load_draws()
+        self._draw_parts = [draws] if len(draws) else []
+        self._stage_parts = [stages] if len(draws) else []
+        self._draws_cache = None
+        self.stage = int(stages.max()) if stages.size else 0
+        self.store = store
+        design.prepare(pool, measure)
+        items, labels = store.load_labels()
+        self.labels[items] = labels
+        if items.size:
+            design.observe(items, labels)
+        return self
+
+    def close(self) -> None:
+        """Close the session file (the session stays usable in memory)."""
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ queries
+    @property
+    def draws(self) -> Draws:
+        """All draws so far, in order."""
+        return self._all_draws()[0]
+
+    def _all_draws(self) -> tuple[Draws, np.ndarray]:
+        if self._draws_cache is None:
+            stages = np.concatenate(self._stage_parts) if self._stage_parts else np.empty(0, np.int64)
+            self._draws_cache = (Draws.concat(self._draw_parts), stages)
+            self._draw_parts = [self._draws_cache[0]] if len(self._draws_cache[0]) else []
+            self._stage_parts = [stages] if stages.size else []
+        return self._draws_cache
+
+    @property
+    def n_labels(self) -> int:
+        """Distinct items labeled."""
+        return int((self.labels >= 0).sum())
+
+    @property
+    def pending(self) -> np.ndarray:
+        """Ids of drawn items still waiting for a label, in draw order."""
+        items = self.draws.items
+        waiting = items[self.labels[items] < 0]
+        _, first = np.unique(waiting, return_index=True)
+        return self.pool.item_ids[waiting[np.sort(first)]]
+
+    # ---------------------------------------------------------- the loop
+    def next_batch(self, n: int) -> np.ndarray:
+        """Ids of the next items to label.
+
+        If items drawn earlier still wait for labels, those are returned
+        (nothing new is drawn until they are labeled, so no drawn item is
+        ever skipped).  Otherwise the design draws ``n`` new items; the draws
+        and the generator state are stored before the ids are returned.
+        """
+        if n < 1:
+            raise ValueError(f"n: ask for at least one item, got {n}")
+        waiting = self.pending
+        if waiting.size:
+            return waiting
+        unlabeled = self.pool.n_items - self.n_labels
+        if n > unlabeled:
+            raise ValueError(
+                f"n: asked for {n} new items but only {unlabeled} of {self.pool.n_items} are unlabeled; "
+                "ask for fewer"
+            )
+        draws = self.design.draw(n, self.labels >= 0, self.rng)
+        self.stage += 1
+        if self.store is not None:
+            self.store.append_draws(self.stage, draws, self.rng.bit_generator.state)
+        self._draw_parts.append(draws)
+        self._stage_parts.append(np.full(len(draws), self.stage, dtype=np.int64))
+        self._draws_cache = None
+        return self.pending
+
+    def add_labels(self, ids: Sequence, labels: Sequence, source: str = "api") -> int:
+        """Record labels for drawn items; returns how many were new.
+
+        Every check runs before anything is written, so a rejected call
+        stores nothing.  Repeating a stored label is harmless.
+
+        Raises
+        ------
+        LabelError
+            For length mismatches, unknown ids, labels outside the label set,
+            items the design has not proposed, and labels that contradict a
+            stored one (or each other) under the deterministic oracle.
+        """
+        ids = np.asarray(ids)
+        if ids.ndim != 1:
+            ids = ids.ravel()
+        if len(ids) != len(labels):
+            raise LabelError(f"got {len(ids)} ids but {len(labels)} labels; give one label per id")
+        if len(ids) == 0:
+            return 0
+        try:
+            pos = self.pool.positions(ids)
+        except PoolError as exc:
+            raise LabelError(str(exc)) from None
+        y = _as_int_labels(labels, self.pool.n_classes)
+        order = np.argsort(pos, kind="stable")
+        sp, sy = pos[order], y[order]
+        same_item = sp[1:] == sp[:-1]
+        if np.any(same_item & (sy[1:] != sy[:-1])):
+            bad = self.pool.item_ids[sp[1:][same_item & (sy[1:] != sy[:-1])][0]]
+            raise LabelError(f"item {bad!r} is given two different labels in one call; keep one")
+        stored = self.labels[pos]
+        clash = (stored >= 0) & (stored != y)
+        if clash.any():
+            i = int(np.argmax(clash))
+            raise LabelError(
+                f"item {ids[i]!r} already has label {int(stored[i])}; the new label {int(y[i])} contradicts it "
+                "(the oracle is deterministic). Nothing was stored"
+            )
+        draws, stages = self._all_draws()
+        drawn = np.zeros(self.pool.n_items, dtype=bool)
+        drawn[draws.items] = True
+        if not drawn[pos].all():
+            i = int(np.argmax(~drawn[pos]))
+            raise LabelError(
+                f"item {ids[i]!r} was not proposed by the design; label only items returned by next_batch "
+                "(labels of other items have no design weight)"
+            )
+        new = stored < 0
+        keep = np.zeros(len(pos), dtype=bool)
+        keep[np.sort(np.unique(pos[new], return_index=True)[1])] = True
+        keep &= new
+        new_pos, new_y = pos[keep], y[keep]
+        if new_pos.size == 0:
+            return 0
+        if self.store is not None:
+            first_draw = _first_index(draws.items, new_pos)
+            self.store.add_labels(new_pos, new_y, stages[first_draw], draws.weight[first_draw],
+                                  draws.prob[first_draw], source)
+        self.labels[new_pos] = new_y
+        self.design.observe(new_pos, new_y)
+        return int(new_pos.size)
+
+    def sample(self) -> Sample:
+        """The labeled prefix of the draws with their labels."""
+        draws = self.draws
+        unl = self.labels[draws.items] < 0
+        cut = int(np.argmax(unl)) if unl.any() else len(draws)
+        head = draws.head(cut)
+        return Sample(head, self.labels[head.items], int(np.unique(head.items).size))
+
+    def estimate(self, measure: Measure | None = None, level: float | None = None) -> Estimate:
+        """Estimate the session's measure, or any other ``measure`` from the same labels (sample reuse)."""
+        return self.design.estimate(measure or self.measure, self.pool, self.sample(),
+                                    self.level if level is None else level)
+
+    def run(
+        self,
+        oracle: Callable[[np.ndarray], np.ndarray],
+        budget: int,
+        batch_size: int = 50,
+        *,
+        progress: bool = False,
+        checkpoints: Sequence[int] = (),
+        on_checkpoint: Callable[[int, Estimate], None] | None = None,
+    ) -> Estimate:
+        """Label until ``budget`` distinct items are labeled, asking ``oracle`` a batch at a time.
+
+        Parameters
+        ----------
+        oracle : callable
+            ``oracle(item_ids) -> labels``.
+        budget : int
+            Total distinct labels wanted (labels already in the session count).
+        batch_size : int
+            Items per batch (the design is updated between batches).
+        progress : bool
+            Show a progress bar.
+        checkpoints : sequence of int
+            Label counts at which to call ``on_checkpoint(n_labels, estimate)``;
+            batches are cut so that each checkpoint is hit exactly.
+        """
+        if budget > self.pool.n_items:
+            raise ValueError(f"budget: {budget} labels asked but the pool has {self.pool.n_items} items")
+        if batch_size < 1:
+            raise ValueError(f"batch_size: must be at least 1, got {batch_size}")
+        marks = sorted(c for c in set(checkpoints) if self.n_labels < c <= budget)
+        bar = _progress(progress, budget, self.n_labels)
+        try:
+            while self.n_labels < budget:
+                limit = marks[0] if marks else budget
+                ids = self.next_batch(min(batch_size, limit - self.n_labels))
+                self.add_labels(ids, oracle(ids), source="oracle")
+                if bar is not None:
+                    bar[0].update(bar[1], completed=self.n_labels)
+                while marks and self.n_labels >= marks[0]:
+                    if on_checkpoint is not None:
+                        on_checkpoint(marks[0], self.estimate())
+                    marks.pop(0)
+        finally:
+            if bar is not None:
+                bar[0].stop()
+        return self.estimate()
+
+
+def _first_index(items: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Index of the first draw of each target item."""
+    uniq, first = np.unique(items, return_index=True)
+    return first[np.searchsorted(uniq, targets)]
+
+
+def _progress(show: bool, total: int, done: int):
+    if not show:
+        return None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("labeling"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=False)
+    task = bar.add_task("labels", total=total, completed=done)
+    bar.start()
+    return bar, task
