@@ -89,7 +89,7 @@ class StratifiedDesign(Design):
     with_replacement = False
 
     def __init__(self, n_strata: int = 16, allocation: str = "proportional", method: str = "csf",
-                 system: int = 0, lam: float = 0.9, min_per_stratum: int = 2):
+                 system: int = 0, lam: float = 1.0, min_per_stratum: int = 2):
         if allocation not in ("proportional", "neyman"):
             raise ValueError(f"allocation: choose 'proportional' or 'neyman', got {allocation!r}")
         if n_strata < 1:
@@ -106,6 +106,9 @@ class StratifiedDesign(Design):
                 "system": self.system, "lam": self.lam, "min_per_stratum": self.min_per_stratum}
 
     def prepare(self, pool: Pool, measure: Measure) -> None:
+        if getattr(self, "_prepared_for", (None, None)) == (pool, measure):
+            return  # strata and allocation are static: reuse them across runs
+        self._prepared_for = (pool, measure)
         strata = make_strata(pool.primary_scores(self.system), self.n_strata, method=self.method)
         self.assignment = strata.assignment
         self.sizes = strata.sizes.astype(np.int64)

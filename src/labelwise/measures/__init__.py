@@ -7,6 +7,7 @@ rebuilds a measure saved in a session file.
 
 from __future__ import annotations
 
+from numbers import Integral
 from typing import Sequence
 
 from ..pool import Pool
@@ -72,7 +73,7 @@ def _one(name: str, pool: Pool, system: int) -> Measure:
         return FBeta(beta, system=system, system_name=sys_name)
     if key == "pr_curve":
         n = int(arg) if arg else 50
-        return PRCurve.grid(pool.primary_scores(system), n, system=system, system_name=sys_name)
+        return PRCurve.grid(pool, n, system=system, system_name=sys_name)
     if key in _MULTICLASS:
         return _MULTICLASS[key](n_classes=pool.n_classes, system=system, system_name=sys_name)
     raise ValueError(f"unknown measure {name!r}; choose from {', '.join(MEASURE_NAMES)}")
@@ -101,7 +102,7 @@ def build_measure(names: str | Sequence[str], pool: Pool, systems: str | int | S
         raise ValueError("measure: give at least one measure name, e.g. f1")
     if systems == "all":
         sys_list = list(range(pool.n_systems))
-    elif isinstance(systems, (int,)):
+    elif isinstance(systems, Integral):
         sys_list = [systems]
     else:
         sys_list = [int(s) for s in systems]

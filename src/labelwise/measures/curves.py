@@ -55,10 +55,14 @@ class PRCurve(Measure):
         self.upper = np.ones(2 * L)
 
     @classmethod
-    def grid(cls, scores: np.ndarray, n_thresholds: int = 50, **kw) -> "PRCurve":
-        """A curve with ``n_thresholds`` evenly spaced between the smallest and largest score."""
+    def grid(cls, pool, n_thresholds: int = 50, system: int = 0, positive: int = 1,
+             system_name: str | None = None) -> "PRCurve":
+        """A curve with ``n_thresholds`` evenly spaced between the smallest and largest score of ``system``."""
+        curve = cls([0.0], system=system, positive=positive, system_name=system_name)
+        scores = curve._scores(pool.outputs())
         lo, hi = float(np.min(scores)), float(np.max(scores))
-        return cls(np.linspace(lo, hi, n_thresholds) if hi > lo else [lo], **kw)
+        return cls(np.linspace(lo, hi, n_thresholds) if hi > lo else [lo], system=system, positive=positive,
+                   system_name=system_name)
 
     def spec(self) -> dict:
         return {"measure": self.kind, "thresholds": self.thresholds.tolist(), "system": self.system,
@@ -108,12 +112,11 @@ class PRCurve(Measure):
         L = self.L
         R = np.asarray(R, dtype=float)
         with np.errstate(divide="ignore", invalid="ignore"):
-            P = R[L : 2 * L] / R[:L]
-            Q = R[L : 2 * L] / R[2 * L]
+            # undefined Jacobian entries count as zero, as in Measure.influence_norm_sq
+            P = np.where(R[:L] > 0, R[L : 2 * L] / R[:L], 0.0)
+            Q = np.where(R[2 * L] > 0, R[L : 2 * L] / R[2 * L], 0.0)
             inv_pp2 = np.where(R[:L] > 0, 1 / R[:L] ** 2, 0.0)
             inv_pos2 = 1 / R[2 * L] ** 2 if R[2 * L] > 0 else 0.0
-        P = np.nan_to_num(P)
-        Q = np.nan_to_num(Q)
         zero = np.zeros(1)
         prec_y0 = np.concatenate([zero, np.cumsum(P**2 * inv_pp2)])
         prec_y1 = np.concatenate([zero, np.cumsum((1 - P) ** 2 * inv_pp2)])
@@ -132,7 +135,7 @@ class PRCurve(Measure):
         p1 = label_probs[:, self.positive]
         L = self.L
         # number (or expected positives) with k > i, for each i: reverse cumulative counts.
-        count_k = np.bincount(k, minlength=L + 1)
+        count_k = np.bincount(k, weights=label_probs.sum(axis=1), minlength=L + 1)
         pos_k = np.bincount(k, weights=p1, minlength=L + 1)
         above = np.cumsum(count_k[::-1])[::-1][1:]
         tp = np.cumsum(pos_k[::-1])[::-1][1:]
