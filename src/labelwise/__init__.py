@@ -1,1 +1,92 @@
-"""labelwise: label-efficient evaluation of ML systems."""
+"""labelwise: label-efficient evaluation of ML systems.
+
+Estimate F1, precision, recall, accuracy, PR curves and other generalized
+measures on a large unlabeled pool from few labels, with intervals that hold.
+"""
+
+from .datasets import make_pool
+from .designs import (
+    DESIGNS,
+    Design,
+    ImportanceDesign,
+    PassiveDesign,
+    StratifiedDesign,
+    design_from_spec,
+    get_design,
+    register_design,
+)
+from .estimators import Estimate
+from .measures import (
+    MEASURE_NAMES,
+    MCC,
+    Accuracy,
+    BalancedAccuracy,
+    Brier,
+    CustomMeasure,
+    FBeta,
+    FowlkesMallows,
+    MacroF1,
+    Measure,
+    MicroF1,
+    PerClassPrecision,
+    PerClassRecall,
+    Precision,
+    PRCurve,
+    Recall,
+    build_measure,
+    combine,
+    measure_from_spec,
+)
+from .oracles import CallableOracle, FileOracle, TruthOracle
+from .partition import Strata, make_strata
+from .pool import Pool, PoolError
+from .session import LabelError, Session
+from .simulate import SimulationResult, simulate, true_value
+from .store import StoreError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Pool",
+    "PoolError",
+    "make_pool",
+    "Measure",
+    "CustomMeasure",
+    "combine",
+    "build_measure",
+    "measure_from_spec",
+    "MEASURE_NAMES",
+    "Accuracy",
+    "BalancedAccuracy",
+    "Precision",
+    "Recall",
+    "FBeta",
+    "MCC",
+    "FowlkesMallows",
+    "Brier",
+    "PRCurve",
+    "PerClassPrecision",
+    "PerClassRecall",
+    "MacroF1",
+    "MicroF1",
+    "Design",
+    "PassiveDesign",
+    "StratifiedDesign",
+    "ImportanceDesign",
+    "DESIGNS",
+    "get_design",
+    "register_design",
+    "design_from_spec",
+    "Estimate",
+    "Session",
+    "LabelError",
+    "StoreError",
+    "TruthOracle",
+    "CallableOracle",
+    "FileOracle",
+    "Strata",
+    "make_strata",
+    "simulate",
+    "SimulationResult",
+    "true_value",
+]

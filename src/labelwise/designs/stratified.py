@@ -26,45 +26,51 @@ __all__ = ["StratifiedDesign", "allocate"]
 def allocate(n: int, target: np.ndarray, counts: np.ndarray, capacity: np.ndarray, minimum: int = 2) -> np.ndarray:
     """Split ``n`` new labels over strata.
 
-    Strata below ``minimum`` labels are served first; the rest goes to the
-    strata furthest below ``target`` (proportions summing to one) of the new
-    total, by largest remainder, never beyond a stratum's ``capacity``
-    (unlabeled items left).
+    Strata below ``minimum`` labels are served first.  The rest moves the
+    final counts as close as possible to ``s * target`` (proportions summing
+    to one) for the new total: final counts ``clip(s * target, counts,
+    counts + capacity)`` with ``s`` found by bisection, so a stratum that runs
+    out of items passes its share to the others in the target ratio.
+    Fractions are rounded by largest remainder.
 
     Returns
     -------
     ndarray of int
-        New labels per stratum, summing to ``min(n, capacity.sum())``.
+        New labels per stratum, summing to ``min(n, capacity.sum())``, never
+        beyond a stratum's ``capacity`` (unlabeled items left).
     """
     n = int(min(n, capacity.sum()))
     alloc = np.zeros_like(capacity)
     need_min = np.minimum(np.maximum(minimum - counts, 0), capacity)
-    if need_min.sum() > 0:
-        order = np.argsort(-need_min, kind="stable")
-        for h in order:  # at most K strata
-            take = min(int(need_min[h]), n - int(alloc.sum()))
-            if take <= 0:
-                break
-            alloc[h] += take
-    while alloc.sum() < n:
-        left = n - int(alloc.sum())
-        cap = capacity - alloc
-        total = counts.sum() + alloc.sum() + left
-        deficit = np.where(cap > 0, np.maximum(target * total - counts - alloc, 0.0), 0.0)
-        if deficit.sum() <= 0:
-            deficit = np.where(cap > 0, target + 1e-12, 0.0)
-        share = deficit / deficit.sum() * left
-        base = np.minimum(np.floor(share).astype(np.int64), cap)
-        rest = left - int(base.sum())
-        if rest > 0:
-            frac = np.where(cap - base > 0, share - np.floor(share), -1.0)
-            top = np.argsort(-frac, kind="stable")[:rest]
-            top = top[frac[top] >= 0]
-            base[top] += 1
-        if base.sum() == 0:  # pragma: no cover - guarded by the capacity check above
+    for h in np.argsort(-need_min, kind="stable"):  # at most K strata
+        take = min(int(need_min[h]), n - int(alloc.sum()))
+        if take <= 0:
             break
-        alloc += base
-    return alloc
+        alloc[h] += take
+    left = n - int(alloc.sum())
+    if left == 0:
+        return alloc
+    now = (counts + alloc).astype(float)
+    limit = (counts + capacity).astype(float)
+    weights = np.where(limit > now, target, 0.0)
+    if weights.sum() <= 0:  # only zero-target strata have room: fill them by capacity
+        weights = limit - now
+    total = now.sum() + left
+    lo, hi = 0.0, total / weights[weights > 0].min() + 1.0
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if np.clip(mid * weights, now, limit).sum() < total:
+            lo = mid
+        else:
+            hi = mid
+    share = np.clip(hi * weights, now, limit) - now
+    share *= left / share.sum()
+    base = np.minimum(np.floor(share).astype(np.int64), capacity - alloc)
+    rest = left - int(base.sum())
+    if rest > 0:
+        frac = np.where(capacity - alloc - base > 0, share - base, -np.inf)
+        base[np.argsort(-frac, kind="stable")[:rest]] += 1
+    return alloc + base
 
 
 class StratifiedDesign(Design):

@@ -1,0 +1,75 @@
+"""Designs: draws, allocation and the stratified design's without-replacement guarantee."""
+
+import numpy as np
+import pytest
+
+from labelwise.datasets import make_pool
+from labelwise.designs import StratifiedDesign, allocate, draw_with_replacement, get_design
+from labelwise.measures import build_measure
+
+
+def test_draw_with_replacement_stops_at_exactly_n_new_items():
+    rng = np.random.default_rng(0)
+    q = np.array([0.5, 0.3, 0.1, 0.05, 0.05])
+    labeled = np.array([True, False, False, False, False])
+    items = draw_with_replacement(np.cumsum(q), 3, labeled, rng)
+    new = np.unique(items[~labeled[items]])
+    assert new.size == 3
+    # the last draw is the one that completed the batch
+    assert not labeled[items[-1]] and items[-1] not in items[:-1]
+
+
+def test_allocation_respects_minimum_target_and_capacity():
+    target = np.array([0.7, 0.2, 0.1])
+    counts = np.zeros(3, dtype=np.int64)
+    capacity = np.array([500, 500, 3])
+    alloc = allocate(20, target, counts, capacity, minimum=2)
+    assert alloc.sum() == 20 and np.all(alloc >= 2) and np.all(alloc <= capacity)
+    # after many batches the counts track the target where capacity allows
+    counts = counts + alloc
+    for _ in range(9):
+        a = allocate(20, target, counts, capacity - counts, minimum=2)
+        counts = counts + a
+    assert counts.sum() == 200 and counts[2] == 3
+    # stratum 2 is exhausted; the other two share the rest in the target ratio 0.7 : 0.2
+    assert counts[0] / counts[1] == pytest.approx(3.5, rel=0.05)
+
+
+def test_stratified_design_never_draws_an_item_twice():
+    pool = make_pool(5000, prevalence=0.05, seed=2)
+    measure = build_measure("f1", pool)
+    for allocation in ("proportional", "neyman"):
+        design = StratifiedDesign(n_strata=8, allocation=allocation)
+        design.prepare(pool, measure)
+        rng = np.random.default_rng(1)
+        labeled = np.zeros(pool.n_items, dtype=bool)
+        seen = []
+        for _ in range(10):
+            draws = design.draw(100, labeled, rng)
+            assert len(draws) == 100 and not labeled[draws.items].any()
+            labeled[draws.items] = True
+            seen.append(draws.items)
+        seen = np.concatenate(seen)
+        assert np.unique(seen).size == seen.size
+        counts = np.bincount(design.assignment[seen], minlength=design.sizes.size)
+        if allocation == "proportional":
+            np.testing.assert_allclose(counts / counts.sum(), design.sizes / design.sizes.sum(), atol=0.02)
+
+
+def test_neyman_puts_more_labels_where_the_measure_varies():
+    pool = make_pool(20000, prevalence=0.01, seed=4)
+    measure = build_measure("f1", pool)
+    prop, ney = StratifiedDesign(allocation="proportional"), StratifiedDesign(allocation="neyman")
+    prop.prepare(pool, measure)
+    ney.prepare(pool, measure)
+    top = int(np.argmax([pool.scores[prop.assignment == h, 0].mean() for h in range(prop.sizes.size)]))
+    assert ney.target[top] > 3 * prop.target[top]
+
+
+def test_unknown_design_and_bad_parameters_are_clear():
+    with pytest.raises(ValueError, match="unknown design 'nope'"):
+        get_design("nope")
+    with pytest.raises(ValueError, match="design 'importance'"):
+        get_design("importance", bogus=1)
+    with pytest.raises(ValueError, match="defensive"):
+        get_design("importance", defensive=0.0)
