@@ -57,7 +57,7 @@ def read_labels_file(path: str | Path, id_col: str = "item_id", label_col: str =
     Raises
     ------
     LabelFileError
-        For a missing file, an unknown format, missing columns or empty labels.
+        For a missing file, an unknown format, missing columns, empty ids or empty labels.
     """
     path = Path(path)
     if not path.exists():
@@ -80,8 +80,15 @@ def read_labels_file(path: str | Path, id_col: str = "item_id", label_col: str =
             f"labels file {str(path)!r}: missing column(s) {missing}; found {list(map(str, df.columns))}. "
             "Name the columns with --id-col/--label-col"
         )
+    if df[id_col].isna().any():
+        row = int(np.flatnonzero(df[id_col].isna().to_numpy())[0]) + 1
+        raise LabelFileError(
+            f"labels file {str(path)!r}: column {id_col!r} is empty on data row {row}; "
+            "give every label the id of its item or drop the row"
+        )
     if df[label_col].isna().any():
         first = df.loc[df[label_col].isna(), id_col].iloc[0]
+        first = first.item() if isinstance(first, np.generic) else first
         raise LabelFileError(
             f"labels file {str(path)!r}: column {label_col!r} is empty for item {first!r}; "
             "fill in every label or drop the row"

@@ -23,7 +23,8 @@ from .designs import Design, Draws, Sample, design_from_spec
 from .estimators import Estimate
 from .measures import Measure, measure_from_spec
 from .pool import Pool, PoolError
-from .store import Store
+from .progress import progress_bar
+from .store import Store, StoreError
 
 __all__ = ["Session", "LabelError"]
 
@@ -32,15 +33,30 @@ class LabelError(ValueError):
     """Labels that cannot be accepted; nothing was stored."""
 
 
+def _is_number(value) -> bool:
+    if value is None:
+        return False
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def _as_int_labels(labels, n_classes: int) -> np.ndarray:
     arr = np.asarray(labels)
+    if arr.dtype.kind in "OUS":
+        # element by element: NumPy turns [True, "1"] into strings ["True", "1"]
+        values = list(labels) if isinstance(labels, (list, tuple)) else arr.ravel().tolist()
+        bad = [v for v in values if not _is_number(v)]
+        if bad:
+            raise LabelError(
+                f"label: values {bad[:5]} are not numbers; labels must be integers 0..{n_classes - 1}"
+            )
+        arr = np.array([float(v) for v in values])
     if arr.dtype.kind == "b":
         arr = arr.astype(np.int64)
-    try:
-        as_float = arr.astype(float)
-    except (TypeError, ValueError):
-        bad = [v for v in arr.ravel().tolist() if not str(v).strip().lstrip("-").replace(".", "", 1).isdigit()]
-        raise LabelError(f"label: values {bad[:5]} are not numbers; labels must be integers 0..{n_classes - 1}") from None
+    as_float = arr.astype(float)
     bad = ~np.isfinite(as_float) | (as_float != np.round(as_float)) | (as_float < 0) | (as_float >= n_classes)
     if bad.any():
         raise LabelError(
@@ -76,6 +92,8 @@ class Session:
         self.level = float(level)
         self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         self.labels = np.full(pool.n_items, -1, dtype=np.int64)
+        self._labeled = np.zeros(pool.n_items, dtype=bool)
+        self._n_labeled = 0
         self._draw_parts: list[Draws] = []
         self._stage_parts: list[np.ndarray] = []
         self._draws_cache: tuple[Draws, np.ndarray] | None = None
@@ -84,9 +102,11 @@ class Session:
         design.prepare(pool, measure)
         if path is not None:
             spec = measure.spec()
+            # the generator's initial state goes in with the file, so a session
+            # reopened before its first draw still draws what this one would
             self.store = Store.create(path, pool, {
                 "measure": spec, "design": design.spec(), "level": self.level, "created": time.time(),
-            })
+            }, rng_state=self.rng.bit_generator.state)
 
     # ------------------------------------------------------------- resume
     @classmethod
@@ -100,9 +120,16 @@ class Session:
             Required when the session's measure was user-defined (not stored).
         """
         store = Store.open(path)
+        try:
+            return cls._resume(store, measure)
+        except BaseException:
+            store.close()
+            raise
+
+    @classmethod
+    def _resume(cls, store: Store, measure: Measure | None) -> "Session":
         config = store.config()
         if config["measure"] is None and measure is None:
-            store.close()
             raise ValueError("this session uses a user-defined measure: pass it again with measure=")
         pool = store.load_pool()
         measure = measure if measure is not None else measure_from_spec(config["measure"])
@@ -110,11 +137,17 @@ class Session:
         self = cls.__new__(cls)
         self.pool, self.measure, self.design = pool, measure, design
         self.level = float(config.get("level", 0.95))
-        self.rng = np.random.default_rng()
         state = store.rng_state()
-        if state is not None:
-            self.rng.bit_generator.state = state
+        name = str(state.get("bit_generator", "PCG64"))
+        kind = getattr(np.random, name, None)
+        if not (isinstance(kind, type) and issubclass(kind, np.random.BitGenerator)):
+            raise StoreError(f"{str(store.path)!r}: unknown random generator {name!r} in the session file")
+        bit_generator = kind()
+        bit_generator.state = state
+        self.rng = np.random.Generator(bit_generator)
         self.labels = np.full(pool.n_items, -1, dtype=np.int64)
+        self._labeled = np.zeros(pool.n_items, dtype=bool)
+        self._n_labeled = 0
         draws, stages = store.load_draws()
         self._draw_parts = [draws] if len(draws) else []
         self._stage_parts = [stages] if len(draws) else []
@@ -123,7 +156,7 @@ class Session:
         self.store = store
         design.prepare(pool, measure)
         items, labels = store.load_labels()
-        self.labels[items] = labels
+        self._set_labels(items, labels)
         if items.size:
             design.observe(items, labels)
         return self
@@ -157,7 +190,13 @@ class Session:
     @property
     def n_labels(self) -> int:
         """Distinct items labeled."""
-        return int((self.labels >= 0).sum())
+        return int(self._n_labeled)
+
+    def _set_labels(self, positions: np.ndarray, labels: np.ndarray) -> None:
+        """Record new labels in memory (positions not labeled before)."""
+        self.labels[positions] = labels
+        self._labeled[positions] = True
+        self._n_labeled += positions.size
 
     @property
     def pending(self) -> np.ndarray:
@@ -187,10 +226,16 @@ class Session:
                 f"n: asked for {n} new items but only {unlabeled} of {self.pool.n_items} are unlabeled; "
                 "ask for fewer"
             )
-        draws = self.design.draw(n, self.labels >= 0, self.rng)
+        before = self.rng.bit_generator.state
+        try:
+            draws = self.design.draw(n, self._labeled, self.rng)
+            if self.store is not None:
+                self.store.append_draws(self.stage + 1, draws, self.rng.bit_generator.state)
+        except BaseException:
+            # nothing was stored: rewind the generator so memory matches the file
+            self.rng.bit_generator.state = before
+            raise
         self.stage += 1
-        if self.store is not None:
-            self.store.append_draws(self.stage, draws, self.rng.bit_generator.state)
         self._draw_parts.append(draws)
         self._stage_parts.append(np.full(len(draws), self.stage, dtype=np.int64))
         self._draws_cache = None
@@ -212,6 +257,10 @@ class Session:
         ids = np.asarray(ids)
         if ids.ndim != 1:
             ids = ids.ravel()
+        if np.ndim(labels) == 0:
+            labels = [labels]
+        elif not isinstance(labels, (list, tuple)):
+            labels = np.asarray(labels).ravel()
         if len(ids) != len(labels):
             raise LabelError(f"got {len(ids)} ids but {len(labels)} labels; give one label per id")
         if len(ids) == 0:
@@ -226,36 +275,34 @@ class Session:
         same_item = sp[1:] == sp[:-1]
         if np.any(same_item & (sy[1:] != sy[:-1])):
             bad = self.pool.item_ids[sp[1:][same_item & (sy[1:] != sy[:-1])][0]]
-            raise LabelError(f"item {bad!r} is given two different labels in one call; keep one")
+            raise LabelError(f"item {_show(bad)} is given two different labels in one call; keep one")
         stored = self.labels[pos]
         clash = (stored >= 0) & (stored != y)
         if clash.any():
             i = int(np.argmax(clash))
             raise LabelError(
-                f"item {ids[i]!r} already has label {int(stored[i])}; the new label {int(y[i])} contradicts it "
+                f"item {_show(ids[i])} already has label {int(stored[i])}; the new label {int(y[i])} contradicts it "
                 "(the oracle is deterministic). Nothing was stored"
             )
         draws, stages = self._all_draws()
-        drawn = np.zeros(self.pool.n_items, dtype=bool)
-        drawn[draws.items] = True
-        if not drawn[pos].all():
-            i = int(np.argmax(~drawn[pos]))
+        drawn = np.isin(pos, draws.items)
+        if not drawn.all():
+            i = int(np.argmax(~drawn))
             raise LabelError(
-                f"item {ids[i]!r} was not proposed by the design; label only items returned by next_batch "
+                f"item {_show(ids[i])} was not proposed by the design; label only items returned by next_batch "
                 "(labels of other items have no design weight)"
             )
-        new = stored < 0
-        keep = np.zeros(len(pos), dtype=bool)
-        keep[np.sort(np.unique(pos[new], return_index=True)[1])] = True
-        keep &= new
-        new_pos, new_y = pos[keep], y[keep]
+        # first occurrence of each item not yet labeled (indices into the whole call)
+        new_idx = np.flatnonzero(stored < 0)
+        new_idx = new_idx[np.sort(np.unique(pos[new_idx], return_index=True)[1])]
+        new_pos, new_y = pos[new_idx], y[new_idx]
         if new_pos.size == 0:
             return 0
         if self.store is not None:
             first_draw = _first_index(draws.items, new_pos)
             self.store.add_labels(new_pos, new_y, stages[first_draw], draws.weight[first_draw],
                                   draws.prob[first_draw], source)
-        self.labels[new_pos] = new_y
+        self._set_labels(new_pos, new_y)
         self.design.observe(new_pos, new_y)
         return int(new_pos.size)
 
@@ -303,22 +350,22 @@ class Session:
         if batch_size < 1:
             raise ValueError(f"batch_size: must be at least 1, got {batch_size}")
         marks = sorted(c for c in set(checkpoints) if self.n_labels < c <= budget)
-        bar = _progress(progress, budget, self.n_labels)
-        try:
+        with progress_bar(progress, budget, "labeling", self.n_labels) as update:
             while self.n_labels < budget:
                 limit = marks[0] if marks else budget
                 ids = self.next_batch(min(batch_size, limit - self.n_labels))
                 self.add_labels(ids, oracle(ids), source="oracle")
-                if bar is not None:
-                    bar[0].update(bar[1], completed=self.n_labels)
+                update(self.n_labels)
                 while marks and self.n_labels >= marks[0]:
                     if on_checkpoint is not None:
                         on_checkpoint(marks[0], self.estimate())
                     marks.pop(0)
-        finally:
-            if bar is not None:
-                bar[0].stop()
         return self.estimate()
+
+
+def _show(value) -> str:
+    """``repr`` of an id as the user wrote it (``5``, ``'a'``), not NumPy's ``np.int64(5)``."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
 
 
 def _first_index(items: np.ndarray, targets: np.ndarray) -> np.ndarray:
@@ -326,13 +373,3 @@ def _first_index(items: np.ndarray, targets: np.ndarray) -> np.ndarray:
     uniq, first = np.unique(items, return_index=True)
     return first[np.searchsorted(uniq, targets)]
 
-
-def _progress(show: bool, total: int, done: int):
-    if not show:
-        return None
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    bar = Progress(TextColumn("labeling"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=False)
-    task = bar.add_task("labels", total=total, completed=done)
-    bar.start()
-    return bar, task

@@ -8,8 +8,9 @@ file self-contained.
 Tables
 ------
 meta(key, value)
-    ``schema_version``, ``config`` (measure, design, seed, level as JSON) and
-    ``rng_state`` (the generator state after the last stored draw).
+    ``schema_version``, ``config`` (measure, design, level as JSON),
+    ``pool_meta`` and ``rng_state`` (the generator state at creation, then
+    after the last stored draw; arrays of MT19937/Philox states are encoded).
 pool_arrays(name, data)
     The pool's arrays.
 draws(seq, stage, item, weight, prob, stratum, created)
@@ -45,10 +46,19 @@ CREATE TABLE draws (
     weight REAL NOT NULL, prob REAL NOT NULL, stratum INTEGER NOT NULL, created REAL NOT NULL
 );
 CREATE TABLE labels (
-    item INTEGER PRIMARY KEY, label INTEGER NOT NULL, stage INTEGER NOT NULL,
+    seq INTEGER PRIMARY KEY, item INTEGER NOT NULL UNIQUE, label INTEGER NOT NULL, stage INTEGER NOT NULL,
     weight REAL NOT NULL, prob REAL NOT NULL, created REAL NOT NULL, source TEXT NOT NULL
 );
 """
+
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _set_pragmas(conn: sqlite3.Connection) -> None:
+    # a rollback journal (not WAL) keeps every committed label in the one session file
+    conn.execute("PRAGMA journal_mode=DELETE")
+    conn.execute("PRAGMA synchronous=FULL")
 
 
 class StoreError(RuntimeError):
@@ -65,6 +75,29 @@ def _from_blob(data: bytes) -> np.ndarray:
     return np.load(io.BytesIO(data), allow_pickle=False)
 
 
+def _dump_state(state: dict) -> str:
+    """JSON of a bit generator's state (MT19937 and Philox states hold arrays)."""
+
+    def enc(v):
+        if isinstance(v, np.ndarray):
+            return {"__ndarray__": v.tolist(), "dtype": str(v.dtype)}
+        if isinstance(v, dict):
+            return {k: enc(x) for k, x in v.items()}
+        if isinstance(v, np.integer):
+            return int(v)
+        return v
+
+    return json.dumps(enc(state))
+
+
+def _load_state(obj):
+    if isinstance(obj, dict):
+        if "__ndarray__" in obj:
+            return np.asarray(obj["__ndarray__"], dtype=obj["dtype"])
+        return {k: _load_state(v) for k, v in obj.items()}
+    return obj
+
+
 class Store:
     """A session file on disk (see the module docstring for its tables)."""
 
@@ -72,56 +105,86 @@ class Store:
         self.path = Path(path)
         self.conn = conn
 
-    @staticmethod
-    def _connect(path: Path) -> sqlite3.Connection:
-        conn = sqlite3.connect(str(path), isolation_level=None, timeout=30.0)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=FULL")
-        return conn
-
     @classmethod
-    def create(cls, path: str | Path, pool: Pool, config: dict) -> "Store":
-        """Create a new session file holding ``pool`` and ``config``; refuses to overwrite."""
+    def create(cls, path: str | Path, pool: Pool, config: dict, rng_state: dict | None = None) -> "Store":
+        """Create a new session file holding ``pool``, ``config`` and the initial
+        generator state ``rng_state`` (one transaction); refuses to overwrite."""
         path = Path(path)
         if path.exists():
             raise StoreError(f"session file {str(path)!r} already exists; open it to resume or choose another path")
-        conn = cls._connect(path)
-        try:
-            conn.executescript("BEGIN;\n" + _SCHEMA + "COMMIT;\n")
-        except sqlite3.Error:
-            conn.close()
-            path.unlink(missing_ok=True)
-            raise
-        store = cls(path, conn)
+        if not path.parent.is_dir():
+            raise StoreError(f"cannot create session file {str(path)!r}: directory {str(path.parent)!r} does not exist")
         meta = {
             "schema_version": str(SCHEMA_VERSION),
             "config": json.dumps(config),
             "pool_meta": json.dumps({"system_names": list(pool.system_names), "n_classes": pool.n_classes,
                                      "name": pool.name}),
         }
-        with _transaction(conn):
-            conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
-            conn.executemany(
-                "INSERT INTO pool_arrays VALUES (?, ?)",
-                [(f, _to_blob(getattr(pool, f))) for f in _POOL_FIELDS if getattr(pool, f) is not None],
-            )
-        return store
+        if rng_state is not None:
+            meta["rng_state"] = _dump_state(rng_state)
+        conn = None
+        try:
+            conn = sqlite3.connect(str(path), isolation_level=None, timeout=30.0)
+            _set_pragmas(conn)
+            with _transaction(conn):
+                for statement in _SCHEMA.strip().split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
+                conn.executemany(
+                    "INSERT INTO pool_arrays VALUES (?, ?)",
+                    [(f, _to_blob(getattr(pool, f))) for f in _POOL_FIELDS if getattr(pool, f) is not None],
+                )
+        except BaseException as exc:
+            if conn is not None:
+                conn.close()
+            for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
+                leftover.unlink(missing_ok=True)
+            if isinstance(exc, sqlite3.Error):
+                raise StoreError(f"cannot create session file {str(path)!r}: {exc}") from None
+            raise
+        return cls(path, conn)
 
     @classmethod
     def open(cls, path: str | Path) -> "Store":
-        """Open an existing session file."""
+        """Open an existing session file.
+
+        Raises
+        ------
+        StoreError
+            If ``path`` does not exist or is not a labelwise session file (the
+            file is then left untouched).
+        """
         path = Path(path)
         if not path.exists():
             raise StoreError(f"session file {str(path)!r} does not exist; create it with `labelwise init`")
-        conn = cls._connect(path)
+        if not path.is_file():
+            raise StoreError(f"{str(path)!r} is not a labelwise session file (it is not a regular file)")
+        try:
+            with open(path, "rb") as fh:
+                header = fh.read(len(_SQLITE_HEADER))
+        except OSError as exc:
+            raise StoreError(f"cannot read session file {str(path)!r}: {exc}") from None
+        if header != _SQLITE_HEADER:
+            raise StoreError(f"{str(path)!r} is not a labelwise session file (not an SQLite database)")
+        try:
+            conn = sqlite3.connect(str(path), isolation_level=None, timeout=30.0)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open session file {str(path)!r}: {exc}") from None
         try:
             version = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise StoreError(f"{str(path)!r} is not a labelwise session file ({exc})") from None
-        if version is None or int(version[0]) != SCHEMA_VERSION:
+        if version is None or not str(version[0]).isdigit() or int(version[0]) != SCHEMA_VERSION:
             conn.close()
-            raise StoreError(f"{str(path)!r}: unsupported session schema {version}; expected {SCHEMA_VERSION}")
+            found = None if version is None else version[0]
+            raise StoreError(f"{str(path)!r}: unsupported session schema {found!r}; expected {SCHEMA_VERSION}")
+        try:
+            _set_pragmas(conn)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise StoreError(f"cannot open session file {str(path)!r}: {exc}") from None
         return cls(path, conn)
 
     def close(self) -> None:
@@ -137,7 +200,7 @@ class Store:
 
     def rng_state(self) -> dict | None:
         raw = self._meta("rng_state")
-        return None if raw is None else json.loads(raw)
+        return None if raw is None else _load_state(json.loads(raw))
 
     def load_pool(self) -> Pool:
         arrays = {name: _from_blob(data) for name, data in self.conn.execute("SELECT name, data FROM pool_arrays")}
@@ -159,7 +222,7 @@ class Store:
 
     def load_labels(self) -> tuple[np.ndarray, np.ndarray]:
         """Labeled items and their labels, in the order they were stored."""
-        rows = self.conn.execute("SELECT item, label FROM labels ORDER BY created, rowid").fetchall()
+        rows = self.conn.execute("SELECT item, label FROM labels ORDER BY seq").fetchall()
         if not rows:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
         arr = np.array(rows, dtype=np.int64)
@@ -177,7 +240,7 @@ class Store:
             self.conn.executemany(
                 "INSERT INTO draws (stage, item, weight, prob, stratum, created) VALUES (?, ?, ?, ?, ?, ?)", rows
             )
-            self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('rng_state', ?)", (json.dumps(rng_state),))
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('rng_state', ?)", (_dump_state(rng_state),))
 
     def add_labels(self, items: np.ndarray, labels: np.ndarray, stage: np.ndarray, weight: np.ndarray,
                    prob: np.ndarray, source: str) -> None:
@@ -188,7 +251,10 @@ class Store:
             for i, y, s, w, p in zip(items, labels, stage, weight, prob)
         ]
         with _transaction(self.conn):
-            self.conn.executemany("INSERT INTO labels VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+            self.conn.executemany(
+                "INSERT INTO labels (item, label, stage, weight, prob, created, source) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
 
 
 class _transaction:

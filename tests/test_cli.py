@@ -1,0 +1,295 @@
+"""Tests of the ``labelwise`` command line (:mod:`labelwise.cli`)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from labelwise.cli import app, parse_params, parse_systems, parse_value
+from labelwise.datasets import make_pool
+from labelwise.measures import build_measure
+from labelwise.session import Session
+
+runner = CliRunner()
+
+CONTRACT_FIELDS = {"pool", "n_items", "measure", "design", "true_value", "repeats", "seconds_per_run", "checkpoints"}
+CHECKPOINT_FIELDS = {"labels", "mse", "bias", "undefined_fraction", "coverage", "mean_width"}
+
+
+@pytest.fixture(scope="module")
+def pool_csv(tmp_path_factory) -> Path:
+    """A generated binary pool with ground truth, written as CSV."""
+    pool = make_pool(3000, prevalence=0.05, separation=2.5, seed=7)
+    path = tmp_path_factory.mktemp("pool") / "pool.csv"
+    pd.DataFrame({
+        "item_id": pool.item_ids, "pred": pool.preds[:, 0], "score": pool.scores[:, 0],
+        "prob": pool.probs[:, 0], "label": pool.labels,
+    }).to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def truth(pool_csv) -> pd.Series:
+    df = pd.read_csv(pool_csv)
+    return pd.Series(df["label"].to_numpy(), index=df["item_id"].to_numpy())
+
+
+def invoke(*args: str | Path):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def ok(*args: str | Path):
+    result = invoke(*args)
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    return result
+
+
+def fails(*args: str | Path) -> str:
+    """Run a command that must fail cleanly; return its one-line error message."""
+    result = invoke(*args)
+    assert result.exit_code == 1, (result.stdout, result.stderr)
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    return lines[0]
+
+
+def n_labels(session: Path) -> int:
+    with Session.open(session) as s:
+        return s.n_labels
+
+
+def write_labels(ids, truth: pd.Series, path: Path) -> Path:
+    df = pd.DataFrame({"item_id": ids, "label": truth.loc[list(ids)].to_numpy()})
+    if path.suffix == ".jsonl":
+        df.to_json(path, orient="records", lines=True)
+    else:
+        df.to_csv(path, index=False)
+    return path
+
+
+def init_session(pool_csv: Path, tmp_path: Path, *extra: str) -> Path:
+    session = tmp_path / "eval.lw"
+    ok("init", pool_csv, "--session", session, *extra)
+    return session
+
+
+# ------------------------------------------------------------------ helpers
+def test_parse_value_and_params():
+    assert parse_value("3") == 3 and isinstance(parse_value("3"), int)
+    assert parse_value("0.5") == 0.5
+    assert parse_value("True") is True and parse_value("false") is False
+    assert parse_value("neyman") == "neyman"
+    assert parse_params(["lam=0.9", "n_strata=8", "allocation=neyman"]) == {
+        "lam": 0.9, "n_strata": 8, "allocation": "neyman"}
+    assert parse_params(None) == {}
+    with pytest.raises(ValueError, match="key=value"):
+        parse_params(["lam"])
+    assert parse_systems("all") == "all" and parse_systems("1") == 1 and parse_systems("0, 2") == [0, 2]
+    with pytest.raises(ValueError, match="--systems"):
+        parse_systems("x")
+
+
+# ------------------------------------------------------------------ annotation loop
+def test_annotation_loop_matches_in_process_session(pool_csv, truth, tmp_path):
+    session = tmp_path / "eval.lw"
+    result = ok("init", pool_csv, "--session", session, "--measure", "f1", "--design", "importance",
+                "--param", "lam=1.0", "--seed", "3")
+    assert "3000" in result.stdout and "f1" in result.stdout and "importance" in result.stdout
+
+    total = 0
+    for round_, suffix in enumerate([".csv", ".jsonl", None]):
+        if suffix is None:  # batch as CSV on standard output
+            result = ok("next", session, "-n", "40")
+            batch = pd.read_csv(io.StringIO(result.stdout))
+        else:
+            out = tmp_path / f"batch{round_}{suffix}"
+            result = ok("next", session, "-n", "40", "--out", out)
+            batch = pd.read_json(out, lines=True) if suffix == ".jsonl" else pd.read_csv(out)
+        assert "new items" in result.stderr
+        assert list(batch.columns) == ["item_id", "pred", "score", "prob"]
+        assert len(batch) == 40
+        labels = write_labels(batch["item_id"].tolist(), truth, tmp_path / f"labels{round_}{suffix or '.csv'}")
+        result = ok("label", session, labels)
+        total += 40
+        assert "stored 40 new labels" in result.stdout and f"total {total}" in result.stdout
+
+    # the same file again stores nothing new and is accepted
+    assert "stored 0 new labels" in ok("label", session, labels).stdout
+
+    for measure in (None, "f1,precision,recall"):
+        args = ["estimate", session, "--json"] + (["--measure", measure] if measure else [])
+        got = json.loads(ok(*args).stdout)
+        with Session.open(session) as s:
+            target = s.measure if measure is None else build_measure(measure, s.pool)
+            expected = s.estimate(target).to_dict()
+        assert got["measure"] == target.name
+        assert got["n_labels"] == expected["n_labels"] == total
+        assert [c["name"] for c in got["components"]] == [c["name"] for c in expected["components"]]
+        for g, e in zip(got["components"], expected["components"]):
+            for key in ("value", "std", "lower", "upper"):
+                assert g[key] == pytest.approx(e[key], rel=1e-12, abs=1e-15)
+            assert g["defined"] == e["defined"]
+
+    table = ok("estimate", session).stdout
+    assert "f1" in table and "std error" in table and "interval" in table
+    narrow = json.loads(ok("estimate", session, "--json", "--level", "0.5").stdout)
+    assert narrow["level"] == 0.5
+    assert "--level" in fails("estimate", session, "--level", "1.5")
+    assert "--systems needs --measure" in fails("estimate", session, "--systems", "0")
+    assert "unknown format" in fails("next", session, "--out", tmp_path / "batch.xlsx")
+
+
+def test_next_twice_returns_same_pending_items(pool_csv, tmp_path):
+    session = init_session(pool_csv, tmp_path)
+    first = ok("next", session, "-n", "25")
+    second = ok("next", session, "-n", "10")
+    assert first.stdout == second.stdout
+    assert len(pd.read_csv(io.StringIO(second.stdout))) == 25
+    assert "pending from an earlier batch" in second.stderr
+    assert "pending" not in first.stderr
+
+
+@pytest.mark.parametrize("problem", ["unknown id", "contradiction", "label 7", "not proposed"])
+def test_label_rejections_store_nothing(pool_csv, truth, tmp_path, problem):
+    session = init_session(pool_csv, tmp_path)
+    ids = pd.read_csv(io.StringIO(ok("next", session, "-n", "20").stdout))["item_id"].tolist()
+    ok("label", session, write_labels(ids[:10], truth, tmp_path / "first.csv"))
+    assert n_labels(session) == 10
+
+    df = pd.DataFrame({"item_id": ids, "label": truth.loc[ids].to_numpy()})
+    if problem == "unknown id":
+        df.loc[15, "item_id"] = 10**9
+        expected = "not in the pool"
+    elif problem == "contradiction":
+        df.loc[3, "label"] = 1 - df.loc[3, "label"]
+        expected = "contradicts"
+    elif problem == "label 7":
+        df.loc[12, "label"] = 7
+        expected = "outside the label set"
+    else:
+        proposed = set(ids)
+        df.loc[15, "item_id"] = next(i for i in truth.index if i not in proposed)
+        expected = "not proposed"
+    bad = tmp_path / "bad.csv"
+    df.to_csv(bad, index=False)
+    message = fails("label", session, bad)
+    assert expected in message
+    assert n_labels(session) == 10
+
+
+def test_label_file_problems(pool_csv, tmp_path):
+    session = init_session(pool_csv, tmp_path)
+    assert "does not exist" in fails("label", session, tmp_path / "missing.csv")
+    wrong = tmp_path / "wrong.csv"
+    pd.DataFrame({"id": [1], "y": [0]}).to_csv(wrong, index=False)
+    assert "missing column" in fails("label", session, wrong)
+    assert "does not exist" in fails("estimate", tmp_path / "nope.lw")
+
+
+def test_init_errors(pool_csv, tmp_path):
+    session = tmp_path / "s.lw"
+    assert "unknown design 'nope'" in fails("init", pool_csv, "--session", session, "--design", "nope")
+    assert "unknown measure 'nope'" in fails("init", pool_csv, "--session", session, "--measure", "nope")
+    assert "lam" in fails("init", pool_csv, "--session", session, "--param", "lam=3")
+    assert "bogus" in fails("init", pool_csv, "--session", session, "--param", "bogus=1")
+    assert "not found" in fails("init", pool_csv, "--session", session, "--pred-col", "p1,p2")
+    assert "does not exist" in fails("init", tmp_path / "missing.csv", "--session", session)
+    assert not session.exists()
+    ok("init", pool_csv, "--session", session)
+    assert "already exists" in fails("init", pool_csv, "--session", session)
+
+
+def test_init_with_several_systems(tmp_path):
+    pool = make_pool(2000, prevalence=0.05, n_systems=2, seed=1)
+    path = tmp_path / "two.csv"
+    pd.DataFrame({"item_id": [f"x{i}" for i in range(2000)], "pa": pool.preds[:, 0], "pb": pool.preds[:, 1],
+                  "sa": pool.scores[:, 0], "sb": pool.scores[:, 1]}).to_csv(path, index=False)
+    session = tmp_path / "two.lw"
+    result = ok("init", path, "--session", session, "--pred-col", "pa,pb", "--score-col", "sa,sb",
+                "--systems", "all", "--measure", "precision")
+    assert "pa, pb" in result.stdout
+    batch = pd.read_csv(io.StringIO(ok("next", session, "-n", "5").stdout))
+    assert list(batch.columns) == ["item_id", "pred[pa]", "pred[pb]", "score[pa]", "score[pb]"]
+    got = json.loads(ok("estimate", session, "--json").stdout)
+    assert [c["name"] for c in got["components"]] == ["precision[pa]", "precision[pb]"]
+
+
+# ------------------------------------------------------------------ simulate
+SIM = ("simulate", "--measure", "f1", "--design", "importance", "--budget", "500", "--batch-size", "50",
+       "--repeats", "4", "--seed", "11", "--json")
+
+
+def test_simulate_json_contract_and_reproducibility(pool_csv):
+    first = ok(*SIM, "--pool", pool_csv)
+    out = json.loads(first.stdout)  # the whole of stdout is one JSON object
+    assert isinstance(out, dict) and CONTRACT_FIELDS <= set(out)
+    assert out["n_items"] == 3000 and out["repeats"] == 4
+    assert out["measure"] == "f1" and out["design"] == "importance"
+    assert 0.0 <= out["true_value"] <= 1.0 and out["seconds_per_run"] >= 0
+    assert [c["labels"] for c in out["checkpoints"]] == [250, 500]
+    for row in out["checkpoints"]:
+        assert set(row) == CHECKPOINT_FIELDS
+        assert row["mse"] >= 0 and 0.0 <= row["coverage"] <= 1.0 and 0.0 <= row["undefined_fraction"] <= 1.0
+        assert row["mean_width"] >= 0
+
+    again = json.loads(ok(*SIM, "--pool", pool_csv, "--no-progress").stdout)
+    for d in (out, again):
+        d.pop("seconds_per_run")
+    assert again == out
+
+
+def test_simulate_progress_goes_to_stderr(pool_csv):
+    result = ok(*SIM, "--pool", pool_csv, "--progress", "--repeats", "2")
+    assert json.loads(result.stdout)["repeats"] == 2
+    assert "simulating" in result.stderr
+
+
+def test_simulate_options(pool_csv):
+    out = json.loads(ok(*SIM, "--pool", pool_csv, "--checkpoints", "100,300", "--measure", "f1,recall",
+                        "--design", "stratified", "--param", "n_strata=4", "--level", "0.9").stdout)
+    assert [c["labels"] for c in out["checkpoints"]] == [100, 300]
+    assert out["design"] == "stratified" and out["design_params"]["n_strata"] == 4
+    assert len(out["true_value"]) == 2 and len(out["checkpoints"][0]["mse"]) == 2
+    table = ok("simulate", "--pool", pool_csv, "--budget", "300", "--repeats", "2").stdout
+    assert "coverage" in table and "mse" in table
+
+
+def test_simulate_errors(pool_csv, tmp_path):
+    base = ("simulate", "--pool", pool_csv, "--budget", "300", "--repeats", "2", "--json")
+    assert "unknown design" in fails(*base, "--design", "nope")
+    assert "unknown measure" in fails(*base, "--measure", "nope")
+    assert "budget" in fails("simulate", "--pool", pool_csv, "--budget", "100000", "--json")
+    assert "checkpoints" in fails(*base, "--checkpoints", "100,x")
+    assert "does not exist" in fails("simulate", "--pool", tmp_path / "missing.csv")
+    assert "not found" in fails(*base, "--label-col", "nope")
+    no_truth = tmp_path / "no_truth.csv"
+    pd.read_csv(pool_csv).drop(columns="label").to_csv(no_truth, index=False)
+    assert "ground-truth" in fails("simulate", "--pool", no_truth, "--budget", "300", "--repeats", "2")
+
+
+# ------------------------------------------------------------------ demo and entry point
+def test_demo_prints_table():
+    result = ok("demo", "--n-items", "20000", "--prevalence", "0.01", "--budget", "300", "--seed", "1")
+    for word in ("f1", "precision", "recall", "true value", "covered?", "passive"):
+        assert word in result.stdout
+    assert "error" not in result.stderr
+
+
+def test_python_m_labelwise_help():
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.run([sys.executable, "-m", "labelwise", "--help"], capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    for command in ("init", "next", "label", "estimate", "demo", "simulate"):
+        assert command in proc.stdout
+    assert "labelwise" in proc.stdout
