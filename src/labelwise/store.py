@@ -13,7 +13,7 @@ meta(key, value)
     after the last stored draw; arrays of MT19937/Philox states are encoded).
 pool_arrays(name, data)
     The pool's arrays.
-draws(seq, stage, item, weight, prob, stratum, created)
+draws(seq, stage, item, weight, prob, stratum, count, created)
     Every draw in order, with the design weight ``p/q`` and probability.
 labels(item, label, stage, weight, prob, created, source)
     One row per labeled item, with the weight, probability and stage of its
@@ -43,7 +43,8 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE pool_arrays (name TEXT PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE draws (
     seq INTEGER PRIMARY KEY, stage INTEGER NOT NULL, item INTEGER NOT NULL,
-    weight REAL NOT NULL, prob REAL NOT NULL, stratum INTEGER NOT NULL, created REAL NOT NULL
+    weight REAL NOT NULL, prob REAL NOT NULL, stratum INTEGER NOT NULL, count INTEGER NOT NULL,
+    created REAL NOT NULL
 );
 CREATE TABLE labels (
     seq INTEGER PRIMARY KEY, item INTEGER NOT NULL UNIQUE, label INTEGER NOT NULL, stage INTEGER NOT NULL,
@@ -213,11 +214,12 @@ class Store:
 
     def load_draws(self) -> tuple[Draws, np.ndarray]:
         """All draws in order and the stage of each."""
-        rows = self.conn.execute("SELECT stage, item, weight, prob, stratum FROM draws ORDER BY seq").fetchall()
+        rows = self.conn.execute("SELECT stage, item, weight, prob, stratum, count FROM draws ORDER BY seq").fetchall()
         if not rows:
             return Draws.empty(), np.empty(0, dtype=np.int64)
         arr = np.array(rows, dtype=float)
-        draws = Draws(arr[:, 1].astype(np.int64), arr[:, 2], arr[:, 3], arr[:, 4].astype(np.int64))
+        draws = Draws(arr[:, 1].astype(np.int64), arr[:, 2], arr[:, 3], arr[:, 4].astype(np.int64),
+                      arr[:, 5].astype(np.int64))
         return draws, arr[:, 0].astype(np.int64)
 
     def load_labels(self) -> tuple[np.ndarray, np.ndarray]:
@@ -233,12 +235,13 @@ class Store:
         """Store a batch of draws and the generator state after it, atomically."""
         now = time.time()
         rows = [
-            (stage, int(i), float(w), float(p), int(s), now)
-            for i, w, p, s in zip(draws.items, draws.weight, draws.prob, draws.stratum)
+            (stage, int(i), float(w), float(p), int(s), int(c), now)
+            for i, w, p, s, c in zip(draws.items, draws.weight, draws.prob, draws.stratum, draws.count)
         ]
         with _transaction(self.conn):
             self.conn.executemany(
-                "INSERT INTO draws (stage, item, weight, prob, stratum, created) VALUES (?, ?, ?, ?, ?, ?)", rows
+                "INSERT INTO draws (stage, item, weight, prob, stratum, count, created) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)", rows,
             )
             self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('rng_state', ?)", (_dump_state(rng_state),))
 

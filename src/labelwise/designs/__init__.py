@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from .base import Design, Draws, Sample
-from .importance import ImportanceDesign, PassiveDesign, draw_with_replacement, optimal_proposal
+from .importance import ImportanceDesign, PassiveDesign, optimal_proposal
+from .sampling import draw_batch, draw_until_new, draw_with_replacement
 from .stratified import StratifiedDesign, allocate
+from .adaptive import AISDesign
+from .oasis import OASISDesign
 
 __all__ = [
     "Design",
@@ -13,8 +16,12 @@ __all__ = [
     "PassiveDesign",
     "ImportanceDesign",
     "StratifiedDesign",
+    "AISDesign",
+    "OASISDesign",
     "optimal_proposal",
     "draw_with_replacement",
+    "draw_until_new",
+    "draw_batch",
     "allocate",
     "DESIGNS",
     "register_design",
@@ -31,7 +38,7 @@ def register_design(cls: type[Design]) -> type[Design]:
     return cls
 
 
-for _cls in (PassiveDesign, StratifiedDesign, ImportanceDesign):
+for _cls in (PassiveDesign, StratifiedDesign, ImportanceDesign, AISDesign, OASISDesign):
     register_design(_cls)
 
 

@@ -26,7 +26,7 @@ __all__ = ["Design", "Draws", "Sample"]
 
 @dataclass(frozen=True)
 class Draws:
-    """One batch of draws, in the order they were drawn.
+    """Draws in the order they were drawn.
 
     Attributes
     ----------
@@ -39,15 +39,30 @@ class Draws:
         designs without replacement.
     stratum : ndarray of int
         Stratum of each draw (-1 where the design has no strata).
+    count : ndarray of int, optional
+        How many identical draws a row stands for (default 1).  With-replacement
+        designs aggregate the free re-draws of already labeled items of one
+        batch into one row per item, so a proposal that keeps most of its mass
+        on labeled items costs no more memory than the labels.
     """
 
     items: np.ndarray
     weight: np.ndarray
     prob: np.ndarray
     stratum: np.ndarray
+    count: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.count is None:
+            object.__setattr__(self, "count", np.ones(len(self.items), dtype=np.int64))
 
     def __len__(self) -> int:
         return int(self.items.shape[0])
+
+    @property
+    def n_draws(self) -> int:
+        """Number of draws (rows weighted by their counts)."""
+        return int(self.count.sum())
 
     @classmethod
     def empty(cls) -> "Draws":
@@ -57,10 +72,11 @@ class Draws:
     def concat(cls, parts: list["Draws"]) -> "Draws":
         if not parts:
             return cls.empty()
-        return cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("items", "weight", "prob", "stratum")))
+        fields = ("items", "weight", "prob", "stratum", "count")
+        return cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in fields))
 
     def head(self, n: int) -> "Draws":
-        return Draws(self.items[:n], self.weight[:n], self.prob[:n], self.stratum[:n])
+        return Draws(self.items[:n], self.weight[:n], self.prob[:n], self.stratum[:n], self.count[:n])
 
 
 @dataclass(frozen=True)

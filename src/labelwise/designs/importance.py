@@ -20,8 +20,9 @@ from ..measures import Measure
 from ..models import score_prior
 from ..pool import Pool
 from .base import Design, Draws, Sample
+from .sampling import draw_with_replacement
 
-__all__ = ["ImportanceDesign", "PassiveDesign", "optimal_proposal", "draw_with_replacement"]
+__all__ = ["ImportanceDesign", "PassiveDesign", "optimal_proposal"]
 
 
 def optimal_proposal(measure: Measure, pool: Pool, label_probs: np.ndarray, R: np.ndarray | None = None,
@@ -59,42 +60,6 @@ def optimal_proposal(measure: Measure, pool: Pool, label_probs: np.ndarray, R: n
     total = v.sum()
     q = np.full(N, 1.0 / N) if not np.isfinite(total) or total <= 0 else v / total
     return (1.0 - defensive) * q + defensive / N
-
-
-def draw_with_replacement(cdf: np.ndarray, n_new: int, labeled: np.ndarray, rng: np.random.Generator,
-                          max_draws: int | None = None) -> np.ndarray:
-    """Draw i.i.d. items from the distribution with cumulative sums ``cdf`` until
-    ``n_new`` distinct items outside ``labeled`` have been drawn.
-
-    Returns the drawn positions in order (repeats and labeled items included).
-    """
-    N = cdf.shape[0]
-    max_draws = max_draws or 1000 * n_new + 1_000_000
-    parts: list[np.ndarray] = []
-    new_items = np.empty(0, dtype=np.int64)
-    got = drawn = 0
-    while got < n_new:
-        k = max(2 * (n_new - got), 64)
-        items = np.minimum(np.searchsorted(cdf, rng.random(k) * cdf[-1], side="right"), N - 1)
-        fresh = ~labeled[items] & ~np.isin(items, new_items)
-        first = np.zeros(k, dtype=bool)
-        first[np.unique(items, return_index=True)[1]] = True
-        is_new = fresh & first
-        counts = np.cumsum(is_new)
-        need = n_new - got
-        if counts[-1] >= need:
-            cut = int(np.searchsorted(counts, need)) + 1
-            items, is_new = items[:cut], is_new[:cut]
-        parts.append(items)
-        new_items = np.concatenate([new_items, items[is_new]])
-        got += int(is_new.sum())
-        drawn += items.size
-        if drawn > max_draws and got < n_new:
-            raise RuntimeError(
-                f"drew {drawn} items but found only {got} of {n_new} unlabeled ones: the proposal puts "
-                "almost no mass on unlabeled items; increase the design's defensive weight"
-            )
-    return np.concatenate(parts)
 
 
 class ImportanceDesign(Design):
@@ -150,8 +115,8 @@ class ImportanceDesign(Design):
         if len(d) == 0:
             return _no_labels(measure, level)
         losses = measure.loss(pool.outputs(d.items), sample.labels)
-        R, _, cov = importance_moments(measure, losses, d.weight)
-        return make_estimate(measure, R, cov, sample.n_labels, len(d), level)
+        R, _, cov = importance_moments(measure, losses, d.weight, counts=d.count)
+        return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level)
 
 
 class PassiveDesign(ImportanceDesign):

@@ -24,9 +24,14 @@ from ..measures import Measure
 __all__ = ["importance_risk", "importance_moments"]
 
 
-def importance_risk(losses: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """``R-hat = mean_j w_j l_j`` over the last-but-one axis (seed 001 eq. 1)."""
-    return np.einsum("...n,...nd->...d", weights, losses) / losses.shape[-2]
+def importance_risk(losses: np.ndarray, weights: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
+    """``R-hat = mean_j w_j l_j`` over the last-but-one axis (seed 001 eq. 1).
+
+    ``counts`` (default 1) says how many identical draws each row stands for.
+    """
+    if counts is None:
+        return np.einsum("...n,...nd->...d", weights, losses) / losses.shape[-2]
+    return np.einsum("...n,...nd->...d", weights * counts, losses) / np.sum(counts, axis=-1)[..., None]
 
 
 def importance_moments(
@@ -34,6 +39,7 @@ def importance_moments(
     losses: np.ndarray,
     weights: np.ndarray,
     q_ratio: np.ndarray | None = None,
+    counts: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """IS estimate of R and G with the covariance of G-hat.
 
@@ -47,6 +53,8 @@ def importance_moments(
     q_ratio : ndarray, shape (..., n), optional
         ``q_{j-1}(x_j) / q_n(x_j)`` for adaptive designs (seed 001 3.3.2);
         1 when omitted (static proposal).
+    counts : ndarray, shape (..., n), optional
+        How many identical draws each row stands for (default 1).
 
     Returns
     -------
@@ -58,14 +66,16 @@ def importance_moments(
     """
     losses = np.asarray(losses, dtype=float)
     weights = np.asarray(weights, dtype=float)
-    n = losses.shape[-2]
-    R = importance_risk(losses, weights)
+    c = np.ones_like(weights) if counts is None else np.asarray(counts, dtype=float)
+    n = np.sum(c, axis=-1)[..., None, None]
+    R = importance_risk(losses, weights, counts)
     G = measure.value(R)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         J = measure.jacobian(R)
         u = weights[..., None] * np.einsum("...nd,...md->...nm", losses, J)
         r = np.einsum("...d,...md->...m", R, J)
-        c = np.ones_like(weights) if q_ratio is None else np.asarray(q_ratio, dtype=float)
+        if q_ratio is not None:
+            c = c * np.asarray(q_ratio, dtype=float)
         second = np.einsum("...n,...nm,...nk->...mk", c, u, u) / n
         cov = (second - r[..., :, None] * r[..., None, :]) / n
     return R, G, cov

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..pool import Outputs
 
-__all__ = ["Measure", "CustomMeasure", "CombinedMeasure", "combine", "finite_difference_jacobian"]
+__all__ = ["Measure", "CustomMeasure", "CombinedMeasure", "combine", "combine_keys", "finite_difference_jacobian"]
 
 # Rows per chunk when a default implementation must materialise (rows x d) losses.
 _CHUNK_ELEMENTS = 1 << 22
@@ -57,6 +57,14 @@ class Measure:
 
     def spec(self) -> dict | None:
         """A JSON-able description to rebuild the measure, or ``None`` if it cannot be."""
+        return None
+
+    def loss_key(self, outputs: Outputs) -> np.ndarray | None:
+        """Integer key per item such that items with equal keys have equal losses for every label.
+
+        Designs that model the oracle per block work per (block, key) group
+        instead of per item.  ``None`` (the default) means every item may differ.
+        """
         return None
 
     def value(self, R: np.ndarray) -> np.ndarray:
@@ -108,6 +116,16 @@ class Measure:
 def _take(outputs: Outputs, sl) -> Outputs:
     take = lambda a: None if a is None else a[sl]  # noqa: E731
     return Outputs(take(outputs.preds), take(outputs.scores), take(outputs.probs), outputs.n_classes)
+
+
+def combine_keys(keys: Sequence[np.ndarray]) -> np.ndarray:
+    """One dense integer key per distinct combination of the given integer keys."""
+    combined = np.zeros(len(keys[0]), dtype=np.int64)
+    for k in keys:
+        _, dense = np.unique(k, return_inverse=True)
+        combined = combined * (int(dense.max()) + 1) + dense
+        _, combined = np.unique(combined, return_inverse=True)  # re-densify: no int64 overflow
+    return combined.astype(np.int64)
 
 
 def finite_difference_jacobian(g: Callable[[np.ndarray], np.ndarray], R: np.ndarray, step: float = 1e-6) -> np.ndarray:
@@ -237,6 +255,12 @@ class CombinedMeasure(Measure):
 
     def loss_is_nonzero(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
         return np.logical_or.reduce([p.loss_is_nonzero(outputs, y) for p in self.parts])
+
+    def loss_key(self, outputs: Outputs) -> np.ndarray | None:
+        keys = [p.loss_key(outputs) for p in self.parts]
+        if any(k is None for k in keys):
+            return None
+        return combine_keys(keys)
 
     def expected_loss_sum(self, outputs: Outputs, label_probs: np.ndarray) -> np.ndarray:
         return np.concatenate([p.expected_loss_sum(outputs, label_probs) for p in self.parts])

@@ -50,6 +50,10 @@ class _SystemMeasure(Measure):
     def _extra_spec(self) -> dict:
         return {}
 
+    def loss_key(self, outputs: Outputs) -> np.ndarray | None:
+        """The loss depends on x only through the predicted label."""
+        return outputs.require("preds", self.kind)[:, self.system].astype(np.int64)
+
     def _yf(self, outputs: Outputs, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Binary truth y and prediction f(x) as floats."""
         f = outputs.require("preds", self.kind)[:, self.system] == self.positive
@@ -208,6 +212,11 @@ class Brier(_SystemMeasure):
             p = p[:, self.positive]
         yb = (np.asarray(y) == self.positive).astype(float)
         return (2 * (p - yb) ** 2)[:, None]
+
+    def loss_key(self, outputs: Outputs) -> np.ndarray | None:
+        """The loss depends on x through the probability: one key per distinct value."""
+        p = outputs.require("probs", self.kind)[:, self.system]
+        return np.unique(p if p.ndim == 1 else p[:, self.positive], return_inverse=True)[1].astype(np.int64)
 
     def g(self, R):
         return np.asarray(R, dtype=float).copy()

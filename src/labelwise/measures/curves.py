@@ -79,6 +79,10 @@ class PRCurve(Measure):
         """Number of thresholds ``<= score`` per item: ``1{f >= tau_i}`` iff ``i < k``."""
         return np.searchsorted(self.thresholds, self._scores(outputs), side="right")
 
+    def loss_key(self, outputs: Outputs) -> np.ndarray:
+        """The loss depends on x only through the number of thresholds below its score."""
+        return self._k(outputs).astype(np.int64)
+
     # -- the measure -----------------------------------------------------
     def loss(self, outputs, y):
         k = self._k(outputs)

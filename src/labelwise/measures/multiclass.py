@@ -93,6 +93,10 @@ class _MultiClassMeasure(Measure):
     def _pred(self, outputs: Outputs) -> np.ndarray:
         return self._check_labels("predictions", outputs.require("preds", self.kind)[:, self.system])
 
+    def loss_key(self, outputs: Outputs) -> np.ndarray:
+        """The loss depends on x only through the predicted class."""
+        return self._pred(outputs).astype(np.int64)
+
     def _onehots(self, outputs: Outputs, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """One-hot truth ``1{y = c}`` and prediction ``1{f(x) = c}``, each ``(n, C)`` float."""
         classes = np.arange(self.n_classes)

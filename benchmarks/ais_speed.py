@@ -1,0 +1,66 @@
+"""Speed and memory of one adaptive run: ``ais`` (depth-8 tree, K = 256, batches of 50, 2000 labels).
+
+Times single runs on the real 54k-item pools (when ``../shared/datasets`` is
+present) and on a generated pool of 10^7 items, and reports the peak
+resident memory of the process.
+
+Usage::
+
+    .venv/bin/python benchmarks/ais_speed.py [--items 10000000] [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+from pathlib import Path
+
+import numpy as np
+
+from labelwise import Pool, Session, TruthOracle, build_measure, get_design, make_pool
+
+DATASETS = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets"
+
+
+def time_runs(pool: Pool, runs: int, design_name: str, **params) -> tuple[float, float, float]:
+    """(prepare seconds, median seconds per 2000-label run, max) for ``runs`` runs."""
+    measure = build_measure("f1", pool)
+    design = get_design(design_name, **params)
+    oracle = TruthOracle(pool)
+    t0 = time.perf_counter()
+    design.prepare(pool, measure)
+    prepare = time.perf_counter() - t0
+    times = []
+    for r in range(runs):
+        t0 = time.perf_counter()
+        Session(pool, measure, design, seed=r).run(oracle, 2000, 50)
+        times.append(time.perf_counter() - t0)
+    return prepare, float(np.median(times)), float(np.max(times))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--items", type=int, default=10_000_000)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--design", default="ais")
+    args = ap.parse_args()
+    rows = []
+    for name in ("abt-buy", "dblp-acm"):
+        path = DATASETS / f"{name}.csv.gz"
+        if path.exists():
+            rows.append((name, *time_runs(Pool.from_file(path), args.runs, args.design)))
+    t0 = time.perf_counter()
+    big = make_pool(args.items, prevalence=1e-4, seed=0)
+    make_s = time.perf_counter() - t0
+    rows.append((f"generated {args.items:.0e} (+{make_s:.1f}s to generate)", *time_runs(big, args.runs, args.design)))
+    print(f"design {args.design}: one run = 2000 labels in batches of 50")
+    print(f"{'pool':<40} {'prepare s':>10} {'run s (median)':>15} {'run s (max)':>12}")
+    for name, prep, med, mx in rows:
+        print(f"{name:<40} {prep:>10.2f} {med:>15.3f} {mx:>12.3f}")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
+    print(f"peak resident memory of the process: {peak:.2f} GB")
+
+
+if __name__ == "__main__":
+    main()

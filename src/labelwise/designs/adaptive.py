@@ -1,0 +1,196 @@
+"""Adaptive importance sampling (AIS) driven by a Dirichlet-tree model of the oracle.
+
+Seed 001 Algorithm 1 with the proposals of Prop. 2: after every batch the
+proposal is rebuilt from the current model ``pi_t(y|x)`` and the current
+risk estimate ``R_t``:
+
+    deterministic oracle:  v_t(x) = p(x) sum_y max(||Dg(R_t) l(x,y)||, eps_t 1{l(x,y) != 0}) pi_t(y|x)
+    stochastic oracle:     v_t(x) = p(x) [sum_y max(||Dg(R_t) l(x,y)||^2, eps_t 1{l != 0}) pi_t(y|x)]^(1/2)
+
+with ``eps_t = eps_0 (1 - observed fraction)`` (Prop. 3) and an optional
+defensive mixture with p(x) (3.3.1).  Under a deterministic oracle a labeled
+item's ``pi_t`` is a point mass on its label.
+
+The model is per leaf block, and the loss depends on x only through a small
+key (the predicted label, the threshold index of a PR curve), so every
+unlabeled item of a (block, key) group has the same ``v``: an update costs
+O(groups + labels), not O(N), and draws pick a group and then a uniform
+unlabeled member.  ``R_t`` is the model's estimate of R: labeled items at
+their labels, unlabeled ones in expectation under ``pi_t`` (always defined,
+unlike the IS estimate before the first positive).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..estimators import Estimate, importance_moments, make_estimate
+from ..hierarchy import Hierarchy, feature_hierarchy, score_hierarchy
+from ..measures import Measure
+from ..models import score_prior
+from ..oracle_models import DirichletTreeModel
+from ..pool import Pool
+from .base import Design, Draws, Sample
+from .grouped import GroupedPool
+from .importance import _no_labels
+
+__all__ = ["AISDesign"]
+
+
+class AISDesign(Design):
+    """Adaptive importance sampling with a Dirichlet-tree oracle model (seed 001).
+
+    Parameters
+    ----------
+    depth, branching : int
+        Shape of the tree over the blocks (depth 1, branching K is the flat
+        Beta-Bernoulli-per-block model).
+    n_blocks : int
+        Number of CSF score blocks (K), at most ``branching ** depth``.
+    epsilon0 : float
+        ``eps_0`` of Prop. 3, relative to the mean of ``||Dg l||`` over the pool
+        under the prior (so it does not depend on the measure's scale).
+    defensive : float in [0, 1)
+        Weight of the mixture with p(x) (seed 001 3.3.1): keeps every item's
+        probability at least ``defensive / N`` (sample reuse, wrong priors).
+    prior_strength : float
+        Weight of the systems' scores in the tree's hyperparameters (seed 001 5.2).
+    lam : float
+        Shrinkage of the systems' probabilities used as scores (seed 002 eq. 13).
+    oracle : {"deterministic", "stochastic"}
+    partition : {"score", "features"}
+        Blocks from CSF bins of the score, or a k-d tree on the pool's features.
+    system : int
+        Whose scores define the score blocks.
+    """
+
+    name = "ais"
+
+    def __init__(self, depth: int = 8, branching: int = 2, n_blocks: int = 256, epsilon0: float = 1e-3,
+                 defensive: float = 0.0, prior_strength: float = 1.0, lam: float = 1.0,
+                 oracle: str = "deterministic", partition: str = "score", system: int = 0):
+        if oracle not in ("deterministic", "stochastic"):
+            raise ValueError(f"oracle: choose 'deterministic' or 'stochastic', got {oracle!r}")
+        if partition not in ("score", "features"):
+            raise ValueError(f"partition: choose 'score' or 'features', got {partition!r}")
+        if not 0.0 <= defensive < 1.0:
+            raise ValueError(f"defensive: must lie in [0, 1), got {defensive}")
+        if epsilon0 <= 0:
+            raise ValueError(f"epsilon0: must be positive, got {epsilon0}")
+        self.depth, self.branching, self.n_blocks = int(depth), int(branching), int(n_blocks)
+        self.epsilon0, self.defensive = float(epsilon0), float(defensive)
+        self.prior_strength, self.lam = float(prior_strength), float(lam)
+        self.oracle, self.partition, self.system = oracle, partition, int(system)
+
+    def params(self) -> dict:
+        return {"depth": self.depth, "branching": self.branching, "n_blocks": self.n_blocks,
+                "epsilon0": self.epsilon0, "defensive": self.defensive, "prior_strength": self.prior_strength,
+                "lam": self.lam, "oracle": self.oracle, "partition": self.partition, "system": self.system}
+
+    # ------------------------------------------------------------- set-up
+    def _hierarchy(self, pool: Pool) -> Hierarchy:
+        if self.partition == "features":
+            if pool.features is None:
+                raise ValueError("partition='features' needs a pool with features")
+            return feature_hierarchy(pool.features, depth=self.depth, branching=self.branching)
+        return score_hierarchy(pool.primary_scores(self.system), n_blocks=self.n_blocks, depth=self.depth,
+                               branching=self.branching)
+
+    def prepare(self, pool: Pool, measure: Measure) -> None:
+        if getattr(self, "_prepared_for", (None, None)) != (pool, measure):
+            self._prepare_static(pool, measure)
+            self._prepared_for = (pool, measure)
+        # per run: a model with no observations and nothing labeled
+        self.model = self._model0.fresh()
+        self.groups.reset()
+        self._lab_y = np.empty(0, dtype=np.int64)
+        self._lab_loss_sum = np.zeros(measure.dim)
+        self._dirty = True
+
+    def _prepare_static(self, pool: Pool, measure: Measure) -> None:
+        self._pool, self._measure, self._N = pool, measure, pool.n_items
+        self._C = pool.n_classes
+        self.hierarchy = self._hierarchy(pool)
+        prior = score_prior(pool, self.lam)
+        self._model0 = DirichletTreeModel(self.hierarchy, prior, oracle=self.oracle,
+                                          prior_strength=self.prior_strength)
+        outputs = pool.outputs()
+        self.groups = GroupedPool(self.hierarchy.blocks, measure.loss_key(outputs))
+        rep_out = pool.outputs(self.groups.rep)
+        G = self.groups.n_groups
+        self._rep_out = rep_out
+        self._rep_loss = np.stack([measure.loss(rep_out, np.full(G, c)) for c in range(self._C)])  # (C, G, d)
+        self._rep_nonzero = np.stack([measure.loss_is_nonzero(rep_out, np.full(G, c)) for c in range(self._C)])
+        # eps scale: mean over the pool of E_prior ||Dg(R0) l|| (seed 001 Prop. 2 is scale dependent)
+        R0 = measure.expected_loss_sum(outputs, prior) / self._N
+        prior_g = np.zeros((G, self._C))
+        np.add.at(prior_g, self.groups.of_item, prior)
+        norms = np.stack([np.sqrt(measure.influence_norm_sq(rep_out, np.full(G, c), R0)) for c in range(self._C)])
+        scale = float(np.sum(prior_g.T * norms)) / self._N
+        self._eps_scale = scale if np.isfinite(scale) and scale > 0 else 1.0
+
+    # ------------------------------------------------------------ updates
+    def observe(self, items: np.ndarray, labels: np.ndarray) -> None:
+        items = np.asarray(items, dtype=np.int64)
+        labels = np.asarray(labels, dtype=np.int64)
+        self.model.observe(self.hierarchy.blocks[items], labels)
+        self.groups.mark_labeled(items)
+        self._lab_y = np.concatenate([self._lab_y, labels])
+        self._lab_loss_sum += self._measure.loss(self._pool.outputs(items), labels).sum(axis=0)
+        self._dirty = True
+
+    def _update(self) -> None:
+        """Rebuild the proposal from the current model and risk estimate (seed 001 Prop. 2)."""
+        if not self._dirty:
+            return
+        m, C = self._measure, self._C
+        pi = self.model.predictive()[self.groups.block]  # (G, C)
+        U = self.groups.unlabeled.astype(float)
+        lab_items = self.groups.labeled_items
+        expected = np.einsum("g,gc,cgd->d", U, pi, self._rep_loss)
+        self.R = (expected + self._lab_loss_sum) / self._N
+        eps = self.epsilon0 * self._eps_scale * (1.0 - lab_items.size / self._N)
+        G = self.groups.n_groups
+        inf_g = np.stack([m.influence_norm_sq(self._rep_out, np.full(G, c), self.R) for c in range(C)])  # (C, G)
+        lab_out = self._pool.outputs(lab_items)
+        inf_lab = m.influence_norm_sq(lab_out, self._lab_y, self.R) if lab_items.size else np.empty(0)
+        nz_lab = m.loss_is_nonzero(lab_out, self._lab_y) if lab_items.size else np.empty(0, bool)
+        if self.oracle == "deterministic":
+            v_g = np.sum(pi.T * np.maximum(np.sqrt(inf_g), eps * self._rep_nonzero), axis=0)
+            v_lab = np.maximum(np.sqrt(inf_lab), eps * nz_lab)
+        else:
+            v_g = np.sqrt(np.sum(pi.T * np.maximum(inf_g, eps * self._rep_nonzero), axis=0))
+            v_lab = v_g[self.groups.of_item[lab_items]]
+        total = float(U @ v_g + v_lab.sum())
+        if not np.isfinite(total) or total <= 0:  # no information at all: sample uniformly
+            v_g, v_lab, total = np.ones(G), np.ones(lab_items.size), float(self._N)
+        d = self.defensive
+        self._q_group = (1 - d) * v_g / total + d / self._N
+        self._q_lab = (1 - d) * v_lab / total + d / self._N
+        self._dirty = False
+
+    def q_of(self, items: np.ndarray) -> np.ndarray:
+        """Current proposal probability of each item (labeled items at their label)."""
+        self._update()
+        return self.groups.q_of(items, self._q_group, self._q_lab)
+
+    def proposal_over_pool(self) -> np.ndarray:
+        """The current proposal for every item, shape (N,) (diagnostics; O(N))."""
+        return self.q_of(np.arange(self._N))
+
+    def draw(self, n_new: int, labeled: np.ndarray, rng: np.random.Generator) -> Draws:
+        self._update()
+        return self.groups.draw(self._q_group, self._q_lab, n_new, self._N, rng)
+
+    # ---------------------------------------------------------- estimate
+    def estimate(self, measure: Measure, pool: Pool, sample: Sample, level: float = 0.95) -> Estimate:
+        """AIS estimate (seed 001 eq. 1) with the covariance of 3.3.2 (``q_{j-1} / q_N`` factors)."""
+        d = sample.draws
+        if len(d) == 0:
+            return _no_labels(measure, level)
+        losses = measure.loss(pool.outputs(d.items), sample.labels)
+        q_now = self.q_of(d.items)
+        # q_N(x) = 0 only where l(x, y) = 0 (Prop. 2): such draws add nothing to the covariance
+        q_ratio = np.divide(d.prob, q_now, out=np.zeros_like(q_now), where=q_now > 0)
+        R, _, cov = importance_moments(measure, losses, d.weight, q_ratio, d.count)
+        return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level)

@@ -1,0 +1,97 @@
+"""A pool seen as groups of interchangeable items, for adaptive designs.
+
+Designs whose oracle model is per block and whose measure's loss depends on
+x only through a small key (:meth:`Measure.loss_key`) give every unlabeled
+item of a (block, key) group the same proposal probability.  They then work
+per group: proposals cost O(groups + labels), and a draw picks a group and
+then a uniform unlabeled member.  Labeled items (whose label is known under
+a deterministic oracle) carry their own probability.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Draws
+from .sampling import draw_batch
+
+__all__ = ["GroupedPool"]
+
+
+class GroupedPool:
+    """Items grouped by (block, loss key), with the labeled items tracked.
+
+    Parameters
+    ----------
+    blocks : ndarray of int, shape (N,)
+    key : ndarray of int, shape (N,), optional
+        Loss key; ``None`` makes every item its own group.
+    """
+
+    def __init__(self, blocks: np.ndarray, key: np.ndarray | None):
+        n = blocks.size
+        key = np.arange(n) if key is None else np.unique(key, return_inverse=True)[1]
+        combined = blocks.astype(np.int64) * (int(key.max()) + 1) + key
+        uniq, self.of_item = np.unique(combined, return_inverse=True)
+        self.order = np.argsort(self.of_item, kind="stable")
+        self.sizes = np.bincount(self.of_item, minlength=uniq.size)
+        self.starts = np.concatenate([[0], np.cumsum(self.sizes)])
+        self.rep = self.order[self.starts[:-1]]  # one representative item per group
+        self.block = blocks[self.rep]
+        self.n_items = n
+        self.reset()
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.sizes.size)
+
+    def reset(self) -> None:
+        """Forget every label (a new run)."""
+        self.known = np.zeros(self.n_items, dtype=bool)
+        self.unlabeled = self.sizes.astype(np.int64).copy()
+        self.labeled_items = np.empty(0, dtype=np.int64)
+
+    def mark_labeled(self, items: np.ndarray) -> None:
+        """Record newly labeled items (each once)."""
+        self.known[items] = True
+        self.labeled_items = np.concatenate([self.labeled_items, items])
+        np.subtract.at(self.unlabeled, self.of_item[items], 1)
+
+    def q_of(self, items: np.ndarray, q_group: np.ndarray, q_labeled: np.ndarray) -> np.ndarray:
+        """Proposal probability of ``items``: their group's, or their own once labeled.
+
+        ``q_labeled`` is aligned with ``labeled_items``.
+        """
+        q = q_group[self.of_item[items]].astype(float)
+        known = self.known[items]
+        if known.any():
+            order = np.argsort(self.labeled_items)
+            where = np.searchsorted(self.labeled_items[order], items[known])
+            q[known] = q_labeled[order][where]
+        return q
+
+    def sample_unlabeled(self, k: int, mass: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """``k`` i.i.d. unlabeled items: a group with probability ∝ ``mass``, then a uniform unlabeled member."""
+        cdf = np.cumsum(mass)
+        g = np.minimum(np.searchsorted(cdf, rng.random(k) * cdf[-1], side="right"), cdf.size - 1)
+        items = np.empty(k, dtype=np.int64)
+        todo = np.arange(k)
+        while todo.size:  # rejection: labeled members are a small minority of a group with unlabeled mass
+            gg = g[todo]
+            cand = self.order[self.starts[gg] + rng.integers(0, self.sizes[gg])]
+            ok = ~self.known[cand]
+            items[todo[ok]] = cand[ok]
+            todo = todo[~ok]
+        return items
+
+    def draw(self, q_group: np.ndarray, q_labeled: np.ndarray, n_new: int, n_pool: int,
+             rng: np.random.Generator) -> Draws:
+        """A batch of i.i.d. draws from the proposal until ``n_new`` new items (seed 001 Algorithm 1).
+
+        Draws of labeled items are aggregated into counts (:func:`draw_batch`).
+        """
+        mass = q_group * self.unlabeled
+        items, counts = draw_batch(lambda k: self.sample_unlabeled(k, mass, rng), float(mass.sum()),
+                                   self.labeled_items, q_labeled, n_new, rng)
+        q = self.q_of(items, q_group, q_labeled)
+        return Draws(items, 1.0 / (n_pool * q), q, np.full(items.size, -1, dtype=np.int64), counts)
