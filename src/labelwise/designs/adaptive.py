@@ -43,8 +43,10 @@ class AISDesign(Design):
     Parameters
     ----------
     depth, branching : int
-        Shape of the tree over the blocks (depth 1, branching K is the flat
-        Beta-Bernoulli-per-block model).
+        Shape of the tree over the blocks.  The default, depth 1 with
+        branching 256 (seed 001's "Ours-1"), is the flat per-block model; it
+        beat depth 8 x branching 2 ("Ours-8") on both benchmark pools
+        (benchmarks/ais_f1.py).
     n_blocks : int
         Number of CSF score blocks (K), at most ``branching ** depth``.
     epsilon0 : float
@@ -62,13 +64,19 @@ class AISDesign(Design):
         Blocks from CSF bins of the score, or a k-d tree on the pool's features.
     system : int
         Whose scores define the score blocks.
+    variance : {"plugin", "seed", "model", "max"}
+        Covariance estimator (see :meth:`estimate`).
     """
 
     name = "ais"
 
-    def __init__(self, depth: int = 8, branching: int = 2, n_blocks: int = 256, epsilon0: float = 1e-3,
+    def __init__(self, depth: int = 1, branching: int = 256, n_blocks: int = 256, epsilon0: float = 1e-3,
                  defensive: float = 0.0, prior_strength: float = 1.0, lam: float = 1.0,
-                 oracle: str = "deterministic", partition: str = "score", system: int = 0):
+                 oracle: str = "deterministic", partition: str = "score", system: int = 0,
+                 variance: str = "plugin"):
+        if variance not in ("max", "plugin", "model", "seed"):
+            raise ValueError(f"variance: choose 'max', 'plugin', 'model' or 'seed', got {variance!r}")
+        self.variance = variance
         if oracle not in ("deterministic", "stochastic"):
             raise ValueError(f"oracle: choose 'deterministic' or 'stochastic', got {oracle!r}")
         if partition not in ("score", "features"):
@@ -85,7 +93,8 @@ class AISDesign(Design):
     def params(self) -> dict:
         return {"depth": self.depth, "branching": self.branching, "n_blocks": self.n_blocks,
                 "epsilon0": self.epsilon0, "defensive": self.defensive, "prior_strength": self.prior_strength,
-                "lam": self.lam, "oracle": self.oracle, "partition": self.partition, "system": self.system}
+                "lam": self.lam, "oracle": self.oracle, "partition": self.partition, "system": self.system,
+                "variance": self.variance}
 
     # ------------------------------------------------------------- set-up
     def _hierarchy(self, pool: Pool) -> Hierarchy:
@@ -105,6 +114,7 @@ class AISDesign(Design):
         self.groups.reset()
         self._lab_y = np.empty(0, dtype=np.int64)
         self._lab_loss_sum = np.zeros(measure.dim)
+        self._history: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []
         self._dirty = True
 
     def _prepare_static(self, pool: Pool, measure: Measure) -> None:
@@ -180,17 +190,89 @@ class AISDesign(Design):
 
     def draw(self, n_new: int, labeled: np.ndarray, rng: np.random.Generator) -> Draws:
         self._update()
-        return self.groups.draw(self._q_group, self._q_lab, n_new, self._N, rng)
+        draws = self.groups.draw(self._q_group, self._q_lab, n_new, self._N, rng)
+        order = np.argsort(self.groups.labeled_items)
+        self._history.append((draws.n_draws, self._q_group, self.groups.labeled_items[order], self._q_lab[order]))
+        return draws
 
     # ---------------------------------------------------------- estimate
     def estimate(self, measure: Measure, pool: Pool, sample: Sample, level: float = 0.95) -> Estimate:
-        """AIS estimate (seed 001 eq. 1) with the covariance of 3.3.2 (``q_{j-1} / q_N`` factors)."""
+        """AIS estimate (seed 001 eq. 1) with its covariance.
+
+        ``variance`` chooses the covariance:
+
+        * ``"plugin"`` (default): the martingale estimate
+          ``(1/n^2) sum_j (w_j Dg l_j - Dg R)(...)^T``, which estimates
+          ``sum_j V_j / n^2`` of seed 001 Theorem 2 with every draw at its own
+          proposal ``q_{j-1}``;
+        * ``"seed"``: seed 001 3.3.2, which reweights draw j by
+          ``q_{j-1}(x_j) / q_N(x_j)`` to approximate the variance under the
+          final proposal; it under-covers badly when early proposals were far
+          from the final one (coverage 0.10-0.17 on abt-buy, benchmarks/);
+        * ``"model"``: the sampling variance expected under the oracle model,
+          ``(1/n) sum_t (n_t/n) V_t`` with ``V_t = sum_x E_pi[(Dg l)(Dg l)^T] /
+          (N^2 q_t(x)) - Dg R (Dg R)^T``, labeled items at their labels;
+          conservative where the model leaves rare positives possible;
+        * ``"max"``: per component the larger of ``plugin`` and ``model``.
+
+        ``model`` and ``max`` apply to the design's own measure; other
+        measures (sample reuse) get ``plugin``.
+        """
         d = sample.draws
         if len(d) == 0:
             return _no_labels(measure, level)
         losses = measure.loss(pool.outputs(d.items), sample.labels)
-        q_now = self.q_of(d.items)
-        # q_N(x) = 0 only where l(x, y) = 0 (Prop. 2): such draws add nothing to the covariance
-        q_ratio = np.divide(d.prob, q_now, out=np.zeros_like(q_now), where=q_now > 0)
+        if self.variance == "seed":
+            q_now = self.q_of(d.items)
+            # q_N(x) = 0 only where l(x, y) = 0 (Prop. 2): such draws add nothing to the covariance
+            q_ratio = np.divide(d.prob, q_now, out=np.zeros_like(q_now), where=q_now > 0)
+        else:
+            q_ratio = None
         R, _, cov = importance_moments(measure, losses, d.weight, q_ratio, d.count)
+        if self.variance in ("model", "max") and measure is self._measure and self._history:
+            model = self._model_covariance(R) / d.n_draws
+            cov = model if self.variance == "model" else _larger_variance(cov, model)
+
         return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level)
+
+    def _model_covariance(self, R: np.ndarray) -> np.ndarray:
+        """Average over stages of the per-draw covariance of ``w Dg l`` under the model."""
+        m = self._measure
+        with np.errstate(divide="ignore", invalid="ignore"):
+            J = np.nan_to_num(m.jacobian(R), nan=0.0, posinf=0.0, neginf=0.0)
+        pi = self.model.predictive()[self.groups.block]  # (G, C)
+        u = np.einsum("cgd,md->cgm", self._rep_loss, J)  # (C, G, m)
+        S = np.einsum("gc,cgi,cgj->gij", pi, u, u)
+        lab = self.groups.labeled_items
+        u_lab = m.loss(self._pool.outputs(lab), self._lab_y) @ J.T
+        U = self.groups.unlabeled.astype(float)
+        r = J @ R
+        total = np.zeros((m.size, m.size))
+        n_total = 0
+        for n_t, q_group, lab_t, q_lab_t in self._history:
+            q_lab_now = q_group[self.groups.of_item[lab]]
+            if lab_t.size:  # items already labeled at stage t had their own probability
+                pos = np.minimum(np.searchsorted(lab_t, lab), lab_t.size - 1)
+                was = lab_t[pos] == lab
+                q_lab_now = np.where(was, q_lab_t[pos], q_lab_now)
+            # q = 0 only where the loss (hence u) is 0 for every label the model allows
+            inv_g = np.divide(U, q_group, out=np.zeros_like(U), where=q_group > 0)
+            inv_lab = np.divide(1.0, q_lab_now, out=np.zeros_like(q_lab_now), where=q_lab_now > 0)
+            second = np.einsum("g,gij->ij", inv_g, S) + np.einsum("i,ij,ik->jk", inv_lab, u_lab, u_lab)
+            total += n_t * (second / self._N**2 - np.outer(r, r))
+            n_total += n_t
+        return total / n_total
+
+
+def _larger_variance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Covariance ``a`` rescaled so each variance is the larger of ``a``'s and ``b``'s."""
+    va, vb = np.diag(a), np.diag(b)
+    target = np.maximum(va, vb)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(va > 0, np.sqrt(target / va), 0.0)
+    out = a * scale[:, None] * scale[None, :]
+    zero = ~(va > 0)
+    out[zero, :] = b[zero, :] * 0
+    out[:, zero] = 0
+    out[np.diag_indices_from(out)] = target
+    return out

@@ -1,0 +1,41 @@
+"""Simulation diagnostics: how far a proposal is from the asymptotically optimal one."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .measures import Measure
+from .pool import Pool
+
+__all__ = ["optimal_proposal_given_truth", "kl_divergence"]
+
+
+def optimal_proposal_given_truth(pool: Pool, measure: Measure) -> np.ndarray:
+    """The asymptotically optimal proposal with the true labels (seed 001 eq. 5, deterministic oracle).
+
+    ``q*(x) ∝ p(x) ||Dg(R) l(x, y(x))||`` with R the pool's true risk.
+    """
+    if pool.labels is None:
+        raise ValueError("pool has no ground-truth labels; the optimal proposal needs them")
+    outputs = pool.outputs()
+    truth = np.zeros((pool.n_items, pool.n_classes))
+    truth[np.arange(pool.n_items), pool.labels] = 1.0
+    R = measure.expected_loss_sum(outputs, truth) / pool.n_items
+    v = np.sqrt(np.maximum(measure.influence_norm_sq(outputs, pool.labels, R), 0.0))
+    return v / v.sum()
+
+
+def kl_divergence(p: np.ndarray, q: np.ndarray) -> float:
+    """``KL(p || q) = sum_x p(x) log(p(x) / q(x))`` for distributions over the pool.
+
+    The optimal proposal is zero where an item's loss carries no information
+    (e.g. true negatives for F1), so divergences are measured from it to the
+    current proposal, ``KL(q* || q_t)`` (seed 001 Figure 2, upper panel),
+    which is finite as long as ``q_t`` covers ``q*``'s support.
+    """
+    p = np.asarray(p, dtype=float)
+    q = np.asarray(q, dtype=float)
+    keep = p > 0
+    if np.any(q[keep] <= 0):
+        return float("inf")
+    return float(np.sum(p[keep] * np.log(p[keep] / q[keep])))
