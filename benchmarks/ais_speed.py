@@ -6,7 +6,7 @@ resident memory of the process.
 
 Usage::
 
-    .venv/bin/python benchmarks/ais_speed.py [--items 10000000] [--runs 5]
+    .venv/bin/python benchmarks/ais_speed.py [--items 10000000] [--runs 5] [--depth 8 --branching 2]
 """
 
 from __future__ import annotations
@@ -44,17 +44,20 @@ def main() -> None:
     ap.add_argument("--items", type=int, default=10_000_000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--design", default="ais")
+    ap.add_argument("--depth", type=int, default=1, help="tree depth of the ais design")
+    ap.add_argument("--branching", type=int, default=256, help="branching factor of the ais design")
     args = ap.parse_args()
+    params = {"depth": args.depth, "branching": args.branching} if args.design == "ais" else {}
     rows = []
     for name in ("abt-buy", "dblp-acm"):
         path = DATASETS / f"{name}.csv.gz"
         if path.exists():
-            rows.append((name, *time_runs(Pool.from_file(path), args.runs, args.design)))
+            rows.append((name, *time_runs(Pool.from_file(path), args.runs, args.design, **params)))
     t0 = time.perf_counter()
     big = make_pool(args.items, prevalence=1e-4, seed=0)
     make_s = time.perf_counter() - t0
-    rows.append((f"generated {args.items:.0e} (+{make_s:.1f}s to generate)", *time_runs(big, args.runs, args.design)))
-    print(f"design {args.design}: one run = 2000 labels in batches of 50")
+    rows.append((f"generated {args.items:.0e} (+{make_s:.1f}s to generate)", *time_runs(big, args.runs, args.design, **params)))
+    print(f"design {args.design} {params}: one run = 2000 labels in batches of 50")
     print(f"{'pool':<40} {'prepare s':>10} {'run s (median)':>15} {'run s (max)':>12}")
     for name, prep, med, mx in rows:
         print(f"{name:<40} {prep:>10.2f} {med:>15.3f} {mx:>12.3f}")

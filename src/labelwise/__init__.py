@@ -7,15 +7,19 @@ measures on a large unlabeled pool from few labels, with intervals that hold.
 from .datasets import make_pool
 from .designs import (
     DESIGNS,
+    AISDesign,
     Design,
     ImportanceDesign,
+    OASISDesign,
     PassiveDesign,
     StratifiedDesign,
     design_from_spec,
     get_design,
     register_design,
 )
+from .diagnostics import kl_divergence, optimal_proposal_given_truth
 from .estimators import Estimate
+from .hierarchy import Hierarchy, feature_hierarchy, score_hierarchy
 from .measures import (
     MEASURE_NAMES,
     MCC,
@@ -37,11 +41,12 @@ from .measures import (
     combine,
     measure_from_spec,
 )
+from .oracle_models import DirichletTreeModel
 from .oracles import CallableOracle, FileOracle, TruthOracle
 from .partition import Strata, make_strata
 from .pool import Pool, PoolError
 from .session import LabelError, Session
-from .simulate import SimulationResult, simulate, true_value
+from .simulate import SimulationResult, simulate, true_risk, true_value
 from .store import StoreError
 
 __version__ = "0.1.0"
@@ -73,6 +78,8 @@ __all__ = [
     "PassiveDesign",
     "StratifiedDesign",
     "ImportanceDesign",
+    "AISDesign",
+    "OASISDesign",
     "DESIGNS",
     "get_design",
     "register_design",
@@ -86,7 +93,14 @@ __all__ = [
     "FileOracle",
     "Strata",
     "make_strata",
+    "Hierarchy",
+    "score_hierarchy",
+    "feature_hierarchy",
+    "DirichletTreeModel",
+    "optimal_proposal_given_truth",
+    "kl_divergence",
     "simulate",
     "SimulationResult",
     "true_value",
+    "true_risk",
 ]

@@ -6,6 +6,7 @@ import numpy as np
 
 from .measures import Measure
 from .pool import Pool
+from .simulate import true_risk
 
 __all__ = ["optimal_proposal_given_truth", "kl_divergence"]
 
@@ -15,13 +16,8 @@ def optimal_proposal_given_truth(pool: Pool, measure: Measure) -> np.ndarray:
 
     ``q*(x) ∝ p(x) ||Dg(R) l(x, y(x))||`` with R the pool's true risk.
     """
-    if pool.labels is None:
-        raise ValueError("pool has no ground-truth labels; the optimal proposal needs them")
-    outputs = pool.outputs()
-    truth = np.zeros((pool.n_items, pool.n_classes))
-    truth[np.arange(pool.n_items), pool.labels] = 1.0
-    R = measure.expected_loss_sum(outputs, truth) / pool.n_items
-    v = np.sqrt(np.maximum(measure.influence_norm_sq(outputs, pool.labels, R), 0.0))
+    R = true_risk(pool, measure)
+    v = np.sqrt(np.maximum(measure.influence_norm_sq(pool.outputs(), pool.labels, R), 0.0))
     return v / v.sum()
 
 

@@ -23,18 +23,23 @@ from .pool import Pool
 from .progress import progress_bar
 from .session import Session
 
-__all__ = ["simulate", "SimulationResult", "true_value", "default_checkpoints", "CHECKPOINTS"]
+__all__ = ["simulate", "SimulationResult", "true_value", "true_risk", "default_checkpoints", "CHECKPOINTS"]
 
 CHECKPOINTS = (250, 500, 1000, 2000)
 
 
-def true_value(pool: Pool, measure: Measure) -> np.ndarray:
-    """The measure on the whole pool with its ground truth (``g`` of the pool's mean loss)."""
+def true_risk(pool: Pool, measure: Measure) -> np.ndarray:
+    """The pool's mean loss R at its ground-truth labels."""
     if pool.labels is None:
         raise ValueError("pool has no ground-truth labels; give a label column to simulate")
     probs = np.zeros((pool.n_items, pool.n_classes))
     probs[np.arange(pool.n_items), pool.labels] = 1.0
-    return measure.value(measure.expected_loss_sum(pool.outputs(), probs) / pool.n_items)
+    return measure.expected_loss_sum(pool.outputs(), probs) / pool.n_items
+
+
+def true_value(pool: Pool, measure: Measure) -> np.ndarray:
+    """The measure on the whole pool with its ground truth (``g`` of the pool's mean loss)."""
+    return measure.value(true_risk(pool, measure))
 
 
 def default_checkpoints(budget: int) -> list[int]:
