@@ -26,29 +26,17 @@ score means in noise standard deviations; the ROC AUC of system ``s`` is
 from __future__ import annotations
 
 import math
-from numbers import Integral, Real
 from typing import Sequence
 
 import numpy as np
 from scipy.special import expit
 
 from .pool import Pool
+from .validation import check_int, check_real
 
 __all__ = ["make_pool"]
 
 
-def _check_int(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise ValueError(f"{name}: must be an integer, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name}: must be at least {minimum}, got {value}")
-    return int(value)
-
-
-def _check_real(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
-        raise ValueError(f"{name}: must be a finite number, got {value!r}")
-    return float(value)
 
 
 def make_pool(
@@ -127,19 +115,19 @@ def make_pool(
     >>> int(pool.labels.sum()), pool.scores.shape
     (10, (10000, 2))
     """
-    n_items = _check_int("n_items", n_items, 2)
-    prevalence = _check_real("prevalence", prevalence)
+    n_items = check_int("n_items", n_items, 2)
+    prevalence = check_real("prevalence", prevalence)
     if not 0.0 < prevalence < 1.0:
         raise ValueError(f"prevalence: must lie strictly between 0 and 1, got {prevalence}")
-    n_systems = _check_int("n_systems", n_systems, 1)
-    n_features = _check_int("n_features", n_features, 0)
-    calibration_error = _check_real("calibration_error", calibration_error)
-    rho = _check_real("system_correlation", system_correlation)
+    n_systems = check_int("n_systems", n_systems, 1)
+    n_features = check_int("n_features", n_features, 0)
+    calibration_error = check_real("calibration_error", calibration_error)
+    rho = check_real("system_correlation", system_correlation)
     if not 0.0 <= rho <= 1.0:
         raise ValueError(f"system_correlation: must lie in [0, 1], got {rho}")
 
     if np.ndim(separation) == 0:
-        sep = np.full(n_systems, _check_real("separation", separation))
+        sep = np.full(n_systems, check_real("separation", separation))
     else:
         sep = np.asarray(separation, dtype=float)
         if sep.ndim != 1 or sep.size != n_systems:

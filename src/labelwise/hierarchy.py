@@ -35,12 +35,12 @@ Two builders are provided:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from numbers import Integral
 from typing import Literal
 
 import numpy as np
 
 from .partition import make_strata
+from .validation import check_int
 
 __all__ = ["Hierarchy", "score_hierarchy", "feature_hierarchy", "MAX_LEAVES"]
 
@@ -50,17 +50,10 @@ MAX_LEAVES = 2**24
 
 
 # ---------------------------------------------------------------- validation
-def _check_int(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise ValueError(f"{name}: must be an integer, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name}: must be at least {minimum}, got {value}")
-    return int(value)
-
 
 def _check_shape(depth, branching) -> tuple[int, int, int]:
-    depth = _check_int("depth", depth, 1)
-    branching = _check_int("branching", branching, 2)
+    depth = check_int("depth", depth, 1)
+    branching = check_int("branching", branching, 2)
     n_leaves = branching**depth
     if n_leaves > MAX_LEAVES:
         raise ValueError(
@@ -210,7 +203,7 @@ class Hierarchy:
         return out
 
     def _check_level(self, level) -> int:
-        level = _check_int("level", level, 0)
+        level = check_int("level", level, 0)
         if level > self.depth:
             raise ValueError(f"level: must lie in [0, {self.depth}] (the tree depth), got {level}")
         return level
@@ -269,7 +262,7 @@ def score_hierarchy(
     [16, 0, 16, 0, 16, 0, 16, 0]
     """
     depth, branching, n_leaves = _check_shape(depth, branching)
-    n_blocks = _check_int("n_blocks", n_blocks, 1)
+    n_blocks = check_int("n_blocks", n_blocks, 1)
     if n_blocks > n_leaves:
         raise ValueError(
             f"n_blocks, depth, branching: n_blocks={n_blocks} blocks do not fit in the "

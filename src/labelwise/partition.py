@@ -30,6 +30,7 @@ from numbers import Integral
 from typing import Literal
 
 import numpy as np
+from .validation import check_int
 
 __all__ = ["Strata", "csf_bins", "quantile_bins", "make_strata"]
 
@@ -40,13 +41,6 @@ FINE_BINS = 1000
 
 
 # ---------------------------------------------------------------- validation
-def _check_n(name: str, value, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise ValueError(f"{name}: must be an integer, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name}: must be at least {minimum}, got {value}")
-    return int(value)
-
 
 def _check_scores(scores) -> np.ndarray:
     arr = np.asarray(scores)
@@ -190,7 +184,7 @@ def quantile_bins(scores: np.ndarray, n_strata: int) -> np.ndarray:
     [1, 0, 0, 0, 1, 1]
     """
     scores = _check_scores(scores)
-    n_strata = _check_n("n_strata", n_strata)
+    n_strata = check_int("n_strata", n_strata)
     u, cum = _groups(scores)
     bounds = _fill(cum, _quantile_bounds(cum, n_strata), n_strata)
     return _assign(scores, u, bounds)
@@ -248,9 +242,9 @@ def csf_bins(scores: np.ndarray, n_strata: int, n_fine: int | None = None) -> np
     [250, 250, 250, 250]
     """
     scores = _check_scores(scores)
-    n_strata = _check_n("n_strata", n_strata)
+    n_strata = check_int("n_strata", n_strata)
     N = scores.size
-    n_fine = default_n_fine(N, n_strata) if n_fine is None else _check_n("n_fine", n_fine, 2)
+    n_fine = default_n_fine(N, n_strata) if n_fine is None else check_int("n_fine", n_fine, 2)
     lo, hi = float(scores.min()), float(scores.max())
     if n_strata == 1 or lo == hi:
         return np.zeros(N, dtype=np.int64)
@@ -412,7 +406,7 @@ def make_strata(
         Naming ``scores``, ``n_strata``, ``method`` or ``n_fine`` when invalid.
     """
     scores = _check_scores(scores)
-    n_strata = _check_n("n_strata", n_strata)
+    n_strata = check_int("n_strata", n_strata)
     if method == "csf":
         assignment = csf_bins(scores, n_strata, n_fine)
     elif method == "quantile":
