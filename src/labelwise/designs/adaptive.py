@@ -66,6 +66,15 @@ class AISDesign(Design):
         Whose scores define the score blocks.
     variance : {"plugin", "seed", "model", "max"}
         Covariance estimator (see :meth:`estimate`).
+    proposal : {"optimal", "rms"}
+        Deterministic oracle only.  ``optimal`` is Prop. 2's
+        ``sum_y pi(y|x) ||Dg l(x, y)||``, asymptotically optimal once the
+        model is sure of every label.  ``rms`` uses
+        ``sqrt(sum_y pi(y|x) ||Dg l(x, y)||^2)`` for unlabeled items, which
+        minimises the variance expected under the model while labels are still
+        uncertain: it explores low-probability regions more, which costs MSE
+        but makes the interval honest about positives not yet found (abt-buy,
+        2000 labels: MSE 2.2e-3 vs 6.7e-4, coverage 0.93 vs 0.75).
     """
 
     name = "ais"
@@ -73,10 +82,12 @@ class AISDesign(Design):
     def __init__(self, depth: int = 1, branching: int = 256, n_blocks: int = 256, epsilon0: float = 1e-3,
                  defensive: float = 0.0, prior_strength: float = 1.0, lam: float = 1.0,
                  oracle: str = "deterministic", partition: str = "score", system: int = 0,
-                 variance: str = "plugin"):
+                 variance: str = "plugin", proposal: str = "optimal"):
         if variance not in ("max", "plugin", "model", "seed"):
             raise ValueError(f"variance: choose 'max', 'plugin', 'model' or 'seed', got {variance!r}")
-        self.variance = variance
+        if proposal not in ("optimal", "rms"):
+            raise ValueError(f"proposal: choose 'optimal' or 'rms', got {proposal!r}")
+        self.variance, self.proposal = variance, proposal
         if oracle not in ("deterministic", "stochastic"):
             raise ValueError(f"oracle: choose 'deterministic' or 'stochastic', got {oracle!r}")
         if partition not in ("score", "features"):
@@ -94,7 +105,7 @@ class AISDesign(Design):
         return {"depth": self.depth, "branching": self.branching, "n_blocks": self.n_blocks,
                 "epsilon0": self.epsilon0, "defensive": self.defensive, "prior_strength": self.prior_strength,
                 "lam": self.lam, "oracle": self.oracle, "partition": self.partition, "system": self.system,
-                "variance": self.variance}
+                "variance": self.variance, "proposal": self.proposal}
 
     # ------------------------------------------------------------- set-up
     def _hierarchy(self, pool: Pool) -> Hierarchy:
@@ -165,7 +176,10 @@ class AISDesign(Design):
         lab_out = self._pool.outputs(lab_items)
         inf_lab = m.influence_norm_sq(lab_out, self._lab_y, self.R) if lab_items.size else np.empty(0)
         nz_lab = m.loss_is_nonzero(lab_out, self._lab_y) if lab_items.size else np.empty(0, bool)
-        if self.oracle == "deterministic":
+        if self.oracle == "deterministic" and self.proposal == "rms":
+            v_g = np.sqrt(np.sum(pi.T * np.maximum(inf_g, eps**2 * self._rep_nonzero), axis=0))
+            v_lab = np.maximum(np.sqrt(inf_lab), eps * nz_lab)
+        elif self.oracle == "deterministic":
             v_g = np.sum(pi.T * np.maximum(np.sqrt(inf_g), eps * self._rep_nonzero), axis=0)
             v_lab = np.maximum(np.sqrt(inf_lab), eps * nz_lab)
         else:
