@@ -126,6 +126,7 @@ class AISDesign(Design):
         self._lab_y = np.empty(0, dtype=np.int64)
         self._lab_loss_sum = np.zeros(measure.dim)
         self._history: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []
+        self._floor = False  # set once batches need more items than carry mass
         self._dirty = True
 
     def _prepare_static(self, pool: Pool, measure: Measure) -> None:
@@ -133,8 +134,9 @@ class AISDesign(Design):
         self._C = pool.n_classes
         self.hierarchy = self._hierarchy(pool)
         prior = score_prior(pool, self.lam)
+        # a tight tolerance makes the fit independent of how labels were batched (exact resume)
         self._model0 = DirichletTreeModel(self.hierarchy, prior, oracle=self.oracle,
-                                          prior_strength=self.prior_strength)
+                                          prior_strength=self.prior_strength, tol=1e-12, max_iter=1000)
         outputs = pool.outputs()
         self.groups = GroupedPool(self.hierarchy.blocks, measure.loss_key(outputs))
         rep_out = pool.outputs(self.groups.rep)
@@ -183,12 +185,18 @@ class AISDesign(Design):
             v_g = np.sum(pi.T * np.maximum(np.sqrt(inf_g), eps * self._rep_nonzero), axis=0)
             v_lab = np.maximum(np.sqrt(inf_lab), eps * nz_lab)
         else:
-            v_g = np.sqrt(np.sum(pi.T * np.maximum(inf_g, eps * self._rep_nonzero), axis=0))
+            v_g = np.sqrt(np.sum(pi.T * np.maximum(inf_g, eps**2 * self._rep_nonzero), axis=0))
             v_lab = v_g[self.groups.of_item[lab_items]]
         total = float(U @ v_g + v_lab.sum())
         if not np.isfinite(total) or total <= 0:  # no information at all: sample uniformly
             v_g, v_lab, total = np.ones(G), np.ones(lab_items.size), float(self._N)
         d = self.defensive
+        self._n_reachable = int(U[v_g > 0].sum())
+        if self._floor:
+            # fewer unlabeled items have any mass than a batch asks for (e.g. precision once the
+            # predicted positives are labeled): a little uniform mass on items whose loss is zero
+            # lets the batch fill up and leaves the estimator's expectation unchanged
+            d = max(d, 1e-2)
         self._q_group = (1 - d) * v_g / total + d / self._N
         self._q_lab = (1 - d) * v_lab / total + d / self._N
         self._dirty = False
@@ -204,6 +212,9 @@ class AISDesign(Design):
 
     def draw(self, n_new: int, labeled: np.ndarray, rng: np.random.Generator) -> Draws:
         self._update()
+        if self._n_reachable < n_new and not self._floor:
+            self._floor, self._dirty = True, True
+            self._update()
         draws = self.groups.draw(self._q_group, self._q_lab, n_new, self._N, rng)
         order = np.argsort(self.groups.labeled_items)
         self._history.append((draws.n_draws, self._q_group, self.groups.labeled_items[order], self._q_lab[order]))
