@@ -216,3 +216,40 @@ def test_proposal_is_a_distribution_with_a_defensive_floor(coverage_pool):
     # items predicted positive or likely positive get more mass than sure negatives
     p = coverage_pool.probs[:, 0]
     assert q[p > 0.5].mean() > 5 * q[p < 0.01].mean()
+
+
+def test_beta_interval_with_sample_size_is_jeffreys_when_nothing_varies():
+    """No error in n = 200 passive draws: the Jeffreys interval, not the point 1."""
+    lo, hi = beta_interval(1.0, 0.0, 0.95, n=200)
+    assert hi == 1.0
+    assert lo == pytest.approx(stats.beta.ppf(0.025, 200.5, 0.5))
+    # with a variance, k comes from the moments and half a pseudo-count goes to each side
+    mu, var = 0.7, 0.01
+    k = mu * (1 - mu) / var - 1
+    lo, hi = beta_interval(mu, var, 0.9, n=1000)
+    assert lo == pytest.approx(stats.beta.ppf(0.05, mu * k + 0.5, (1 - mu) * k + 0.5))
+    assert hi == pytest.approx(stats.beta.ppf(0.95, mu * k + 0.5, (1 - mu) * k + 0.5))
+
+
+def test_passive_accuracy_intervals_cover_when_errors_are_rare():
+    """Accuracy 0.998 from 300 uniform draws: most samples see no error at all.
+
+    The Jeffreys-style interval must still cover at about the nominal rate
+    (Jeffreys intervals are close to nominal; [0.92, 0.995] over 2000 repeats).
+    """
+    rng = np.random.default_rng(4)
+    N, n, reps = 5000, 300, 2000
+    labels = np.zeros(N, dtype=int)
+    labels[:10] = 1
+    pool = Pool.from_arrays(preds=np.zeros(N, dtype=int), labels=labels)
+    acc = Accuracy()
+    truth = acc.value(_population_risk(acc, pool))[0]
+    losses = acc.loss(pool.outputs(), pool.labels)
+    idx = rng.integers(0, N, size=(reps, n))
+    _, G, cov = importance_moments(acc, losses[idx], np.ones((reps, n)))
+    lo, hi = beta_interval(G[:, 0], cov[:, 0, 0], 0.95, n=n)
+    coverage = np.mean((lo <= truth) & (truth <= hi))
+    assert 0.92 <= coverage <= 0.995, coverage
+    # the plain moment-matched interval collapses to a point whenever no error is drawn
+    lo0, hi0 = beta_interval(G[:, 0], cov[:, 0, 0], 0.95)
+    assert np.mean((lo0 <= truth) & (truth <= hi0)) < 0.7

@@ -28,14 +28,20 @@ def normal_interval(value, var, level: float = 0.95, lower=-np.inf, upper=np.inf
     return np.clip(value - z * sd, lower, upper), np.clip(value + z * sd, lower, upper)
 
 
-def beta_interval(value, var, level: float = 0.95, lower=0.0, upper=1.0):
-    """Equal-tailed interval of the Beta distribution with the estimate's mean and variance.
+def beta_interval(value, var, level: float = 0.95, lower=0.0, upper=1.0, n=None):
+    """Equal-tailed interval of a Beta distribution fitted to the estimate's mean and variance.
 
-    The estimate is rescaled from ``[lower, upper]`` to [0, 1]; a Beta(a, b)
-    with mean ``mu`` and variance ``s2`` has ``a = mu k``, ``b = (1 - mu) k``,
-    ``k = mu (1 - mu) / s2 - 1`` (seed 002, section 2.2).  Where no Beta has
-    that mean and variance (``s2 >= mu (1 - mu)``) the whole range is
-    returned; where the mean sits on the boundary, the normal interval is.
+    The estimate is rescaled from ``[lower, upper]`` to [0, 1].  Seed 002
+    (section 2.2) matches a Beta(a, b) to mean ``mu`` and variance ``s2``:
+    ``a = mu k``, ``b = (1 - mu) k`` with ``k = mu (1 - mu) / s2 - 1`` (the
+    Beta's "sample size").  With ``n`` (the number of draws behind the
+    estimate) the fit stays honest at small samples: a zero variance (e.g. no
+    error seen yet) gives ``k = n``, the size of the sample, instead of a
+    point, and half a pseudo-count goes to each side as in the Jeffreys
+    interval, ``a = mu k + 1/2``, ``b = (1 - mu) k + 1/2`` (for passive
+    sampling with no error in n draws this is the Jeffreys interval).  Without ``n``: where no Beta
+    has that mean and variance (``s2 >= mu (1 - mu)``) the whole range is
+    returned, and where the mean sits on the boundary the normal interval is.
     """
     value, var = np.broadcast_arrays(np.asarray(value, float), np.asarray(var, float))
     lower = np.broadcast_to(np.asarray(lower, float), value.shape)
@@ -43,6 +49,18 @@ def beta_interval(value, var, level: float = 0.95, lower=0.0, upper=1.0):
     span = upper - lower
     mu = (value - lower) / span
     s2 = np.maximum(var, 0.0) / span**2
+    alpha = 1 - level
+    if n is not None:
+        m = np.clip(mu, 0.0, 1.0)
+        n = np.broadcast_to(np.asarray(n, float), m.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            k = np.where(s2 > 0, m * (1 - m) / s2 - 1, n)
+        k = np.maximum(np.nan_to_num(k, nan=0.0), 0.0)
+        a, b = m * k + 0.5, (1 - m) * k + 0.5
+        # as for the Jeffreys interval, an estimate on the boundary keeps that boundary in its interval
+        lo = np.where(m <= 0, 0.0, stats.beta.ppf(alpha / 2, a, b))
+        hi = np.where(m >= 1, 1.0, stats.beta.ppf(1 - alpha / 2, a, b))
+        return lower + span * lo, lower + span * hi
     n_lo, n_hi = normal_interval(value, var, level, lower, upper)
     inside = (mu > 0) & (mu < 1)
     too_wide = inside & (s2 >= mu * (1 - mu))
@@ -50,7 +68,6 @@ def beta_interval(value, var, level: float = 0.95, lower=0.0, upper=1.0):
     with np.errstate(divide="ignore", invalid="ignore"):
         k = np.where(ok, mu * (1 - mu) / np.where(s2 > 0, s2, 1.0) - 1, 1.0)
     a, b = np.where(ok, mu * k, 1.0), np.where(ok, (1 - mu) * k, 1.0)
-    alpha = 1 - level
     b_lo = stats.beta.ppf(alpha / 2, a, b)
     b_hi = stats.beta.ppf(1 - alpha / 2, a, b)
     lo = np.where(ok, lower + span * b_lo, np.where(too_wide, lower, n_lo))

@@ -77,8 +77,9 @@ class Estimate:
         level : float, optional
             Confidence level (default ``self.level``).
         method : {"auto", "normal", "beta"}
-            ``beta`` (seed 002, 2.2) applies to components with a finite
-            range; ``auto`` uses it there and the normal interval elsewhere.
+            ``beta`` (seed 002, 2.2, with the sample-size cap and Jeffreys
+            pseudo-counts of :func:`beta_interval`) applies to components with
+            a finite range; ``auto`` uses it there and the normal interval elsewhere.
 
         Returns
         -------
@@ -96,7 +97,7 @@ class Estimate:
             lo_n, hi_n = normal_interval(self.value, var, level, self.lower_bound, self.upper_bound)
             lo_b, hi_b = beta_interval(
                 self.value, var, level, np.where(bounded, self.lower_bound, 0.0),
-                np.where(bounded, self.upper_bound, 1.0),
+                np.where(bounded, self.upper_bound, 1.0), n=max(self.n_draws, 1),
             )
             lo, hi = np.where(bounded, lo_b, lo_n), np.where(bounded, hi_b, hi_n)
         else:
