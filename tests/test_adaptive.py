@@ -58,13 +58,6 @@ def _sample(items, q, labels, n_pool) -> Sample:
     return Sample(draws, np.asarray(labels)[items], int(np.unique(items).size))
 
 
-def _rel_diff(a: np.ndarray, b: np.ndarray) -> float:
-    """Largest relative difference where either is positive (and whether their zeros agree)."""
-    assert np.array_equal(a == 0, b == 0)
-    nz = a > 0
-    return float(np.max(np.abs(a[nz] - b[nz]) / np.maximum(a[nz], b[nz])))
-
-
 # ------------------------------------------- 1. exact unbiasedness (Theorem 1)
 @pytest.mark.parametrize("measure_name", ["f1", "precision"])
 @pytest.mark.parametrize("shape", [(1, 4), (2, 2)])
@@ -536,15 +529,10 @@ def test_session_resume_with_ais(interrupted):
         assert isinstance(resumed.design, AISDesign) and resumed.n_labels == 150
         labeled = np.flatnonzero(resumed.labels >= 0)
         assert np.array_equal(resumed.labels[labeled], pool.labels[labeled])
-        # the re-opened design is a design that observed the stored labels
-        reference = AISDesign()
-        reference.prepare(pool, measure)
-        reference.observe(labeled, pool.labels[labeled])
+        # labels are replayed call by call, so the design ends where the interrupted one was
         q = resumed.design.proposal_over_pool()
         assert q.sum() == pytest.approx(1.0, abs=1e-12)
-        np.testing.assert_allclose(q, reference.proposal_over_pool(), rtol=1e-6, atol=0)
-        # and close to the one the interrupted session had (see the strict test below)
-        assert _rel_diff(q, q_original) < 1e-3
+        np.testing.assert_allclose(q, q_original, rtol=1e-9, atol=0)
 
         est = resumed.run(TruthOracle(pool), 300, 50)
         assert resumed.n_labels == 300 and est.all_defined and np.all(np.isfinite(est.value))

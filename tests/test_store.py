@@ -44,7 +44,7 @@ def test_create_open_round_trip(tmp_path, pool):
         assert back.name == pool.name
         draws, stages = store.load_draws()
         assert len(draws) == 0 and stages.size == 0
-        items, labels = store.load_labels()
+        items, labels, _ = store.load_labels()
         assert items.size == 0 and labels.size == 0
     finally:
         store.close()
@@ -95,7 +95,7 @@ def test_draws_and_labels_round_trip(tmp_path, pool):
 
         store.add_labels(np.array([9, 4]), np.array([1, 0]), np.array([1, 1]), np.array([2.0, 0.5]),
                          np.array([0.001, 0.004]), "api")
-        items, labels = store.load_labels()
+        items, labels, _ = store.load_labels()
         assert dict(zip(items.tolist(), labels.tolist())) == {9: 1, 4: 0}
         row = store.conn.execute("SELECT label, stage, weight, prob, source FROM labels WHERE item=9").fetchone()
         assert row == (1, 1, 2.0, 0.001, "api")

@@ -155,10 +155,12 @@ class Session:
         self.stage = int(stages.max()) if stages.size else 0
         self.store = store
         design.prepare(pool, measure)
-        items, labels = store.load_labels()
+        items, labels, calls = store.load_labels()
         self._set_labels(items, labels)
-        if items.size:
-            design.observe(items, labels)
+        # replay the labels call by call, as they arrived, so adaptive designs end in the same state
+        for chunk in np.split(np.arange(items.size), np.flatnonzero(np.diff(calls)) + 1):
+            if chunk.size:
+                design.observe(items[chunk], labels[chunk])
         return self
 
     def close(self) -> None:

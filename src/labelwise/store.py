@@ -15,7 +15,7 @@ pool_arrays(name, data)
     The pool's arrays.
 draws(seq, stage, item, weight, prob, stratum, count, created)
     Every draw in order, with the design weight ``p/q`` and probability.
-labels(item, label, stage, weight, prob, created, source)
+labels(seq, item, label, stage, weight, prob, created, source, call)
     One row per labeled item, with the weight, probability and stage of its
     first draw and the time it was stored.
 """
@@ -48,7 +48,8 @@ CREATE TABLE draws (
 );
 CREATE TABLE labels (
     seq INTEGER PRIMARY KEY, item INTEGER NOT NULL UNIQUE, label INTEGER NOT NULL, stage INTEGER NOT NULL,
-    weight REAL NOT NULL, prob REAL NOT NULL, created REAL NOT NULL, source TEXT NOT NULL
+    weight REAL NOT NULL, prob REAL NOT NULL, created REAL NOT NULL, source TEXT NOT NULL,
+    call INTEGER NOT NULL
 );
 """
 
@@ -222,13 +223,13 @@ class Store:
                       arr[:, 5].astype(np.int64))
         return draws, arr[:, 0].astype(np.int64)
 
-    def load_labels(self) -> tuple[np.ndarray, np.ndarray]:
-        """Labeled items and their labels, in the order they were stored."""
-        rows = self.conn.execute("SELECT item, label FROM labels ORDER BY seq").fetchall()
+    def load_labels(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Labeled items, their labels and the number of the call that stored them, in stored order."""
+        rows = self.conn.execute("SELECT item, label, call FROM labels ORDER BY seq").fetchall()
         if not rows:
-            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
         arr = np.array(rows, dtype=np.int64)
-        return arr[:, 0], arr[:, 1]
+        return arr[:, 0], arr[:, 1], arr[:, 2]
 
     # --------------------------------------------------------------- writes
     def append_draws(self, stage: int, draws: Draws, rng_state: dict) -> None:
@@ -254,8 +255,11 @@ class Store:
             for i, y, s, w, p in zip(items, labels, stage, weight, prob)
         ]
         with _transaction(self.conn):
+            call = self.conn.execute("SELECT COALESCE(MAX(call), 0) + 1 FROM labels").fetchone()[0]
+            rows = [row + (call,) for row in rows]
             self.conn.executemany(
-                "INSERT INTO labels (item, label, stage, weight, prob, created, source) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO labels (item, label, stage, weight, prob, created, source, call) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
 

@@ -140,9 +140,8 @@ class AISDesign(Design):
         self._C = pool.n_classes
         self.hierarchy = self._hierarchy(pool)
         prior = score_prior(pool, self.lam)
-        # a tight tolerance makes the fit independent of how labels were batched (exact resume)
         self._model0 = DirichletTreeModel(self.hierarchy, prior, oracle=self.oracle,
-                                          prior_strength=self.prior_strength, tol=1e-12, max_iter=1000)
+                                          prior_strength=self.prior_strength)
         outputs = pool.outputs()
         self.groups = GroupedPool(self.hierarchy.blocks, measure.loss_key(outputs))
         rep_out = pool.outputs(self.groups.rep)
