@@ -642,3 +642,22 @@ def test_ais_feature_partition():
     est = session.run(TruthOracle(with_features), 100, 50)
     assert session.n_labels == 100 and np.all(np.isfinite(est.value))
     assert np.unique(session.design.hierarchy.blocks).size == 8
+
+
+def test_variance_options_order_and_agree_on_the_estimate():
+    """Same draws, four covariance estimators: 'max' is the per-component maximum of 'plugin' and 'model'."""
+    pool = make_pool(5000, prevalence=0.02, seed=12)
+    measure = build_measure("f1,precision", pool)
+    estimates = {}
+    for variance in ("plugin", "seed", "model", "max"):
+        session = Session(pool, measure, AISDesign(variance=variance), seed=4)
+        estimates[variance] = session.run(TruthOracle(pool), 300, 50)
+    values = {k: e.value for k, e in estimates.items()}
+    for v in values.values():
+        np.testing.assert_array_equal(v, values["plugin"])  # the variance option never changes the draws
+    var = {k: np.diag(e.cov) for k, e in estimates.items()}
+    assert np.all(var["model"] > 0)
+    np.testing.assert_allclose(var["max"], np.maximum(var["plugin"], var["model"]), rtol=1e-12)
+    # the correlation of 'plugin' is kept by 'max'
+    corr = lambda c: c[0, 1] / np.sqrt(c[0, 0] * c[1, 1])  # noqa: E731
+    assert corr(estimates["max"].cov) == pytest.approx(corr(estimates["plugin"].cov), rel=1e-9)

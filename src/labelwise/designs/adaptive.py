@@ -245,8 +245,9 @@ class AISDesign(Design):
           conservative where the model leaves rare positives possible;
         * ``"max"``: per component the larger of ``plugin`` and ``model``.
 
-        ``model`` and ``max`` apply to the design's own measure; other
-        measures (sample reuse) get ``plugin``.
+        ``model`` and ``max`` apply to the design's own measure (other
+        measures, i.e. sample reuse, get ``plugin``) and use the proposals of
+        the batches drawn since the session was created or last opened.
         """
         d = sample.draws
         if len(d) == 0:
@@ -262,7 +263,6 @@ class AISDesign(Design):
         if self.variance in ("model", "max") and measure is self._measure and self._history:
             model = self._model_covariance(R) / d.n_draws
             cov = model if self.variance == "model" else _larger_variance(cov, model)
-
         return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level)
 
     def _model_covariance(self, R: np.ndarray) -> np.ndarray:
@@ -295,14 +295,14 @@ class AISDesign(Design):
 
 
 def _larger_variance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Covariance ``a`` rescaled so each variance is the larger of ``a``'s and ``b``'s."""
-    va, vb = np.diag(a), np.diag(b)
-    target = np.maximum(va, vb)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        scale = np.where(va > 0, np.sqrt(target / va), 0.0)
+    """Covariance ``a`` rescaled so each variance is the larger of ``a``'s and ``b``'s.
+
+    Correlations of ``a`` are kept; a component with no variance in ``a`` gets
+    ``b``'s variance and no covariance.
+    """
+    va = np.diag(a)
+    target = np.maximum(va, np.diag(b))
+    scale = np.sqrt(np.divide(target, va, out=np.zeros_like(va), where=va > 0))
     out = a * scale[:, None] * scale[None, :]
-    zero = ~(va > 0)
-    out[zero, :] = b[zero, :] * 0
-    out[:, zero] = 0
     out[np.diag_indices_from(out)] = target
     return out
