@@ -22,12 +22,16 @@ from ..pool import Pool
 from .base import Design, Draws, Sample
 from .sampling import draw_with_replacement
 
-__all__ = ["ImportanceDesign", "PassiveDesign", "optimal_proposal"]
+__all__ = ["ImportanceDesign", "PassiveDesign", "optimal_proposal", "prior_deviation"]
 
 
-def optimal_proposal(measure: Measure, pool: Pool, label_probs: np.ndarray, R: np.ndarray | None = None,
-                     defensive: float = 0.1) -> np.ndarray:
-    """Asymptotically optimal IS proposal under a label model (seed 001 eq. 5, Prop. 2).
+def prior_deviation(measure: Measure, pool: Pool, label_probs: np.ndarray,
+                    R: np.ndarray | None = None) -> np.ndarray:
+    """``sqrt(E_pi ||Dg(R) l(x, y)||^2)`` for every item: the deviation ``|h_n|`` of seed 002 eq. (12).
+
+    For a ratio metric ``Dg(R) l = (f - F g) / R_2``, so this is seed 002's
+    ``h_n`` up to a constant; for a generalized measure it is the integrand of
+    seed 001 eq. (5).
 
     Parameters
     ----------
@@ -38,8 +42,23 @@ def optimal_proposal(measure: Measure, pool: Pool, label_probs: np.ndarray, R: n
     R : ndarray, shape (d,), optional
         Where to evaluate the Jacobian; by default the risk under the model
         (seed 002 eq. 14).
-    defensive : float in (0, 1]
-        Weight of the mixture with p(x) = 1/N (seed 001 3.3.1).
+    """
+    N = pool.n_items
+    outputs = pool.outputs()
+    if R is None:
+        R = measure.expected_loss_sum(outputs, label_probs) / N
+    second_moment = np.zeros(N)
+    for c in range(label_probs.shape[1]):
+        second_moment += label_probs[:, c] * measure.influence_norm_sq(outputs, np.full(N, c), R)
+    return np.nan_to_num(np.sqrt(np.maximum(second_moment, 0.0)), nan=0.0, posinf=0.0)
+
+
+def optimal_proposal(measure: Measure, pool: Pool, label_probs: np.ndarray, R: np.ndarray | None = None,
+                     defensive: float = 0.1) -> np.ndarray:
+    """Asymptotically optimal IS proposal under a label model (seed 001 eq. 5, Prop. 1).
+
+    ``q ∝ prior_deviation`` (seed 002: ``q ∝ |h_n|``), mixed with p(x) = 1/N
+    with weight ``defensive`` (seed 001 3.3.1).
 
     Returns
     -------
@@ -49,16 +68,9 @@ def optimal_proposal(measure: Measure, pool: Pool, label_probs: np.ndarray, R: n
     if not 0.0 < defensive <= 1.0:
         raise ValueError(f"defensive: must lie in (0, 1], got {defensive}")
     N = pool.n_items
-    outputs = pool.outputs()
-    if R is None:
-        R = measure.expected_loss_sum(outputs, label_probs) / N
-    second_moment = np.zeros(N)
-    for c in range(label_probs.shape[1]):
-        y = np.full(N, c)
-        second_moment += label_probs[:, c] * measure.influence_norm_sq(outputs, y, R)
-    v = np.sqrt(np.maximum(second_moment, 0.0))
+    v = prior_deviation(measure, pool, label_probs, R)
     total = v.sum()
-    q = np.full(N, 1.0 / N) if not np.isfinite(total) or total <= 0 else v / total
+    q = np.full(N, 1.0 / N) if total <= 0 else v / total
     return (1.0 - defensive) * q + defensive / N
 
 
