@@ -4,7 +4,10 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
+from labelwise import Session, TruthOracle, build_measure, make_pool
+from labelwise.designs import PoissonDesign, systematic_sample
 from labelwise.designs.poisson import inclusion_probabilities
+from labelwise.simulate import true_risk, true_value
 
 
 def _objective(h, b):
@@ -63,3 +66,73 @@ def test_ties_and_fractional_budget():
 def test_bad_input(h, budget, match):
     with pytest.raises(ValueError, match=match):
         inclusion_probabilities(h, budget)
+
+
+# ------------------------------------------------------------- the design
+
+
+def test_systematic_sample_has_the_inclusion_probabilities_and_a_fixed_size():
+    rng = np.random.default_rng(0)
+    b = inclusion_probabilities(np.array([5.0, 3.0, 1.0, 1.0, 0.5, 0.5, 0.2, 0.1]), 3.0)
+    reps = 20000
+    counts = np.zeros(b.size)
+    for _ in range(reps):
+        s = systematic_sample(b, rng)
+        assert s.size == 3 and np.unique(s).size == 3
+        counts[s] += 1
+    # binomial standard errors: every frequency within 4.5 s.e. of b
+    se = np.sqrt(b * (1 - b) / reps) + 1e-12
+    assert np.all(np.abs(counts / reps - b) <= 4.5 * se + 1e-9), (counts / reps, b)
+
+
+def test_horvitz_thompson_estimate_is_unbiased_at_a_checkpoint():
+    """Mean of R-hat over 3000 seeded runs at 60 of 150 planned labels, within 4 standard errors."""
+    pool = make_pool(3000, prevalence=0.03, seed=5)
+    measure = build_measure("f1", pool)
+    R = true_risk(pool, measure)
+    design = PoissonDesign(budget=150)
+    oracle = TruthOracle(pool)
+    estimates = []
+    for seed in range(3000):
+        session = Session(pool, measure, design, seed=seed)
+        ids = session.next_batch(60)
+        session.add_labels(ids, oracle(ids))
+        estimates.append(session.estimate().R)
+    estimates = np.array(estimates)
+    se = estimates.std(axis=0) / np.sqrt(len(estimates))
+    assert np.all(np.abs(estimates.mean(axis=0) - R) <= 4 * se), (estimates.mean(axis=0), R, se)
+
+
+def test_labelling_every_informative_item_is_exact():
+    pool = make_pool(400, prevalence=0.05, seed=2)
+    measure = build_measure("f1,precision,recall", pool)
+    session = Session(pool, measure, PoissonDesign(), seed=1)
+    est = session.run(TruthOracle(pool), 400, 50)
+    np.testing.assert_allclose(est.value, true_value(pool, measure), rtol=1e-12)
+    np.testing.assert_allclose(est.std, 0.0, atol=1e-12)
+
+
+def test_poisson_session_resumes_exactly_and_respects_its_plan(tmp_path):
+    pool = make_pool(2000, prevalence=0.02, seed=3)
+    measure = build_measure("f1", pool)
+    oracle = TruthOracle(pool)
+    path = tmp_path / "p.lw"
+    first = Session(pool, measure, PoissonDesign(budget=300), seed=9, path=path)
+    first.run(oracle, 100, 50)
+    first.close()
+    resumed = Session.open(path)
+    est = resumed.run(oracle, 300, 50)
+    straight = Session(pool, measure, PoissonDesign(budget=300), seed=9)
+    est2 = straight.run(oracle, 300, 50)
+    np.testing.assert_array_equal(resumed.draws.items, straight.draws.items)
+    np.testing.assert_allclose(est.value, est2.value, rtol=1e-12)
+    with pytest.raises(ValueError, match="planned for 300"):
+        resumed.next_batch(1)
+    resumed.close()
+
+
+def test_poisson_needs_a_budget_outside_run():
+    pool = make_pool(200, prevalence=0.05, seed=1)
+    session = Session(pool, build_measure("f1", pool), PoissonDesign(), seed=0)
+    with pytest.raises(ValueError, match="budget"):
+        session.next_batch(10)

@@ -161,6 +161,7 @@ class Session:
         for chunk in np.split(np.arange(items.size), np.flatnonzero(np.diff(calls)) + 1):
             if chunk.size:
                 design.observe(items[chunk], labels[chunk])
+        design.set_state(store.design_state())
         return self
 
     def close(self) -> None:
@@ -232,7 +233,7 @@ class Session:
         try:
             draws = self.design.draw(n, self._labeled, self.rng)
             if self.store is not None:
-                self.store.append_draws(self.stage + 1, draws, self.rng.bit_generator.state)
+                self.store.append_draws(self.stage + 1, draws, self.rng.bit_generator.state, self.design.state())
         except BaseException:
             # nothing was stored: rewind the generator so memory matches the file
             self.rng.bit_generator.state = before
@@ -351,6 +352,7 @@ class Session:
             raise ValueError(f"budget: {budget} labels asked but the pool has {self.pool.n_items} items")
         if batch_size < 1:
             raise ValueError(f"batch_size: must be at least 1, got {batch_size}")
+        self.design.plan(budget)
         marks = sorted(c for c in set(checkpoints) if self.n_labels < c <= budget)
         with progress_bar(progress, budget, "labeling", self.n_labels) as update:
             while self.n_labels < budget:

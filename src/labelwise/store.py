@@ -232,8 +232,13 @@ class Store:
         return arr[:, 0], arr[:, 1], arr[:, 2]
 
     # --------------------------------------------------------------- writes
-    def append_draws(self, stage: int, draws: Draws, rng_state: dict) -> None:
-        """Store a batch of draws and the generator state after it, atomically."""
+    def design_state(self) -> dict:
+        """The design's own state stored with the last batch of draws (empty if none)."""
+        raw = self._meta("design_state")
+        return {} if raw is None else json.loads(raw)
+
+    def append_draws(self, stage: int, draws: Draws, rng_state: dict, design_state: dict | None = None) -> None:
+        """Store a batch of draws, the generator state after it and the design's state, atomically."""
         now = time.time()
         rows = [
             (stage, int(i), float(w), float(p), int(s), int(c), now)
@@ -245,6 +250,9 @@ class Store:
                 "VALUES (?, ?, ?, ?, ?, ?, ?)", rows,
             )
             self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('rng_state', ?)", (_dump_state(rng_state),))
+            if design_state:
+                self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('design_state', ?)",
+                                  (json.dumps(design_state),))
 
     def add_labels(self, items: np.ndarray, labels: np.ndarray, stage: np.ndarray, weight: np.ndarray,
                    prob: np.ndarray, source: str) -> None:

@@ -8,6 +8,7 @@ from .sampling import draw_batch, draw_until_new, draw_with_replacement
 from .stratified import StratifiedDesign, allocate
 from .adaptive import AISDesign
 from .oasis import OASISDesign
+from .poisson import PoissonDesign, inclusion_probabilities, systematic_sample
 
 __all__ = [
     "Design",
@@ -18,6 +19,9 @@ __all__ = [
     "StratifiedDesign",
     "AISDesign",
     "OASISDesign",
+    "PoissonDesign",
+    "inclusion_probabilities",
+    "systematic_sample",
     "optimal_proposal",
     "draw_with_replacement",
     "draw_until_new",
@@ -38,7 +42,7 @@ def register_design(cls: type[Design]) -> type[Design]:
     return cls
 
 
-for _cls in (PassiveDesign, StratifiedDesign, ImportanceDesign, AISDesign, OASISDesign):
+for _cls in (PassiveDesign, StratifiedDesign, ImportanceDesign, AISDesign, OASISDesign, PoissonDesign):
     register_design(_cls)
 
 

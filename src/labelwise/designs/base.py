@@ -115,6 +115,20 @@ class Design(ABC):
         the returned draws; under a deterministic oracle they cost no label.
         """
 
+    def plan(self, budget: int) -> None:
+        """Told how many labels a run will ask for in total (by :meth:`Session.run`).
+
+        Designs whose probabilities depend on the budget (``poisson``) use it;
+        others ignore it.
+        """
+
+    def state(self) -> dict:
+        """JSON-able state that labels cannot replay, stored with every batch of draws."""
+        return {}
+
+    def set_state(self, state: dict) -> None:
+        """Restore :meth:`state` after the labels were replayed (:meth:`Session.open`)."""
+
     def observe(self, items: np.ndarray, labels: np.ndarray) -> None:
         """Learn from new labels (adaptive designs); static designs ignore them."""
 

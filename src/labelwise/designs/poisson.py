@@ -9,15 +9,27 @@ taken with certainty (``b = 1``) and the others get ``b_n = h_n (M - k) /
 (H - S_k)``, with ``k`` the number of certain items and ``S_k`` their total
 deviation (eqs. 74-77).
 
-This module holds the water-filling step, which the ``poisson`` and
-``online-poisson`` designs of issue 4 build on.
+The ``poisson`` design labels exactly ``M`` items with these inclusion
+probabilities (randomised systematic sampling: a random order of the pool,
+then a systematic sample on the cumulative ``b``), because annotators are
+budgeted in whole labels; the items are handed out in random order, so any
+prefix of ``k`` labels is a sample with inclusion probabilities
+``b_n k / M`` and the Horvitz-Thompson estimate stays unbiased at every
+checkpoint.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["inclusion_probabilities"]
+from ..estimators import Estimate, make_estimate
+from ..measures import Measure
+from ..models import score_prior
+from ..pool import Pool
+from .base import Design, Draws, Sample
+from .importance import _no_labels, prior_deviation
+
+__all__ = ["inclusion_probabilities", "systematic_sample", "PoissonDesign"]
 
 
 def inclusion_probabilities(h: np.ndarray, budget: float) -> np.ndarray:
@@ -72,3 +84,117 @@ def inclusion_probabilities(h: np.ndarray, budget: float) -> np.ndarray:
     b = np.minimum(h * (budget - first) / (total - taken[first]), 1.0)
     b[top[:first]] = 1.0
     return b
+
+
+def systematic_sample(b: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Randomised systematic sample: item n is included with probability ``b_n`` exactly.
+
+    The pool is put in random order and the items whose cumulative ``b``
+    crosses ``u, u + 1, u + 2, ...`` (``u`` uniform on [0, 1)) are taken, so the
+    sample size is ``sum b`` (rounded) with no variance.  Returns positions in
+    random order.
+    """
+    order = rng.permutation(b.size)
+    cum = np.cumsum(b[order])
+    u = rng.random()
+    hits = np.floor(cum - u) - np.floor(np.concatenate([[0.0], cum[:-1]]) - u)
+    chosen = order[hits > 0]
+    return rng.permutation(chosen)
+
+
+class PoissonDesign(Design):
+    """Fixed-size optimal Poisson sampling for ratio metrics and generalized measures (seed 002, sec. 3).
+
+    Parameters
+    ----------
+    budget : int, optional
+        ``M``, the number of labels the inclusion probabilities are optimised
+        for; by default the budget of the first :meth:`Session.run`.
+    lam : float in [0, 1]
+        Shrinkage of the systems' probabilities toward 1/C (seed 002 eq. 13).
+    floor : float
+        Every deviation is raised by ``floor`` times the mean deviation, so
+        every item keeps a positive inclusion probability (sample reuse,
+        wrong priors) while the largest ones still saturate at ``b = 1``.
+    """
+
+    name = "poisson"
+    with_replacement = False
+
+    def __init__(self, budget: int | None = None, lam: float = 1.0, floor: float = 0.1):
+        if budget is not None and budget < 1:
+            raise ValueError(f"budget: must be at least 1, got {budget}")
+        if floor <= 0:
+            raise ValueError(f"floor: must be positive, got {floor}")
+        self.budget, self.lam, self.floor = budget, float(lam), float(floor)
+
+    def params(self) -> dict:
+        return {"budget": self.budget, "lam": self.lam, "floor": self.floor}
+
+    def prepare(self, pool: Pool, measure: Measure) -> None:
+        if getattr(self, "_prepared_for", (None, None)) != (pool, measure):
+            h = prior_deviation(measure, pool, score_prior(pool, self.lam))
+            self._h = h + self.floor * (h.mean() if h.mean() > 0 else 1.0)
+            self._N = pool.n_items
+            self._prepared_for = (pool, measure)
+        self._M = self.budget
+        self._seed: int | None = None
+        self._queue: np.ndarray | None = None
+        self._used = 0
+
+    def plan(self, budget: int) -> None:
+        if self._M is None:
+            self._M = int(budget)
+
+    def state(self) -> dict:
+        return {"seed": self._seed, "M": self._M}
+
+    def set_state(self, state: dict) -> None:
+        if state.get("seed") is not None:
+            self._M = state["M"]
+            self._build_queue(int(state["seed"]))
+
+    def observe(self, items: np.ndarray, labels: np.ndarray) -> None:
+        self._used += len(items)
+
+    def _build_queue(self, seed: int) -> None:
+        self._seed = seed
+        self.b = inclusion_probabilities(self._h, min(self._M, self._N))
+        self._queue = systematic_sample(self.b, np.random.default_rng(seed))
+
+    def draw(self, n_new: int, labeled: np.ndarray, rng: np.random.Generator) -> Draws:
+        if self._queue is None:
+            if self._M is None:
+                raise ValueError("poisson: give budget=M (the number of labels to plan for) or use Session.run")
+            self._build_queue(int(rng.integers(2**62)))
+        if self._used + n_new > self._queue.size:
+            raise ValueError(
+                f"poisson: the design was planned for {self._queue.size} labels and {self._used} are used; "
+                f"{n_new} more were asked for. Start a session with a larger budget"
+            )
+        items = self._queue[self._used:self._used + n_new]
+        b = self.b[items]
+        return Draws(items, 1.0 / b, b, np.full(items.size, -1, dtype=np.int64))
+
+    def estimate(self, measure: Measure, pool: Pool, sample: Sample, level: float = 0.95) -> Estimate:
+        """Horvitz-Thompson estimate (seed 002 eq. 18) with the Poisson-sampling covariance (eqs. 25-28).
+
+        The first ``k`` of the ``|S|`` planned items have inclusion
+        probabilities ``pi_n = b_n k / |S|``; ``R-hat = (1/N) sum l_n / pi_n``
+        and ``cov(R-hat) = (1/N^2) sum (1 - pi_n) / pi_n^2 l_n l_n^T`` (the
+        unbiased variance estimator of Poisson sampling, conservative for the
+        fixed-size design), mapped to G by the delta method.  Items taken with
+        certainty add no variance: with every informative item labeled the
+        estimate is exact.
+        """
+        d = sample.draws
+        if len(d) == 0:
+            return _no_labels(measure, level)
+        pi = np.minimum(self.b[d.items] * len(d) / self._queue.size, 1.0)
+        losses = measure.loss(pool.outputs(d.items), sample.labels)
+        N = pool.n_items
+        R = (losses / pi[:, None]).sum(axis=0) / N
+        with np.errstate(divide="ignore", invalid="ignore"):
+            u = losses @ measure.jacobian(R).T
+            cov = (u.T * ((1 - pi) / pi**2)) @ u / N**2
+        return make_estimate(measure, R, cov, sample.n_labels, len(d), level)
