@@ -5,7 +5,7 @@ import pytest
 from scipy.optimize import minimize
 
 from labelwise import Session, TruthOracle, build_measure, make_pool
-from labelwise.designs import PoissonDesign, systematic_sample
+from labelwise.designs import OnlinePoissonDesign, PoissonDesign, systematic_sample
 from labelwise.designs.poisson import inclusion_probabilities
 from labelwise.simulate import true_risk, true_value
 
@@ -136,3 +136,57 @@ def test_poisson_needs_a_budget_outside_run():
     session = Session(pool, build_measure("f1", pool), PoissonDesign(), seed=0)
     with pytest.raises(ValueError, match="budget"):
         session.next_batch(10)
+
+
+# ------------------------------------------------------- online rounds
+def test_online_rounds_draw_exactly_the_batch_among_unlabeled_items():
+    pool = make_pool(3000, prevalence=0.02, seed=8)
+    measure = build_measure("f1", pool)
+    session = Session(pool, measure, OnlinePoissonDesign(), seed=3)
+    oracle = TruthOracle(pool)
+    seen = set()
+    for _ in range(6):
+        ids = session.next_batch(40)
+        assert len(ids) == 40 and not seen.intersection(ids.tolist())
+        seen.update(ids.tolist())
+        session.add_labels(ids, oracle(ids))
+    assert session.draws.stratum.max() == 5 and session.n_labels == 240
+
+
+def test_online_first_round_is_unbiased_and_labelling_everything_is_exact():
+    pool = make_pool(2000, prevalence=0.03, seed=6)
+    measure = build_measure("f1", pool)
+    R = true_risk(pool, measure)
+    design = OnlinePoissonDesign()
+    oracle = TruthOracle(pool)
+    estimates = []
+    for seed in range(1500):
+        session = Session(pool, measure, design, seed=seed)
+        ids = session.next_batch(50)
+        session.add_labels(ids, oracle(ids))
+        estimates.append(session.estimate().R)
+    estimates = np.array(estimates)
+    se = estimates.std(axis=0) / np.sqrt(len(estimates))
+    assert np.all(np.abs(estimates.mean(axis=0) - R) <= 4 * se), (estimates.mean(axis=0), R, se)
+    small = make_pool(300, prevalence=0.05, seed=2)
+    m_small = build_measure("f1,precision", small)
+    est = Session(small, m_small, OnlinePoissonDesign(), seed=1).run(TruthOracle(small), 300, 60)
+    np.testing.assert_allclose(est.value, true_value(small, m_small), rtol=1e-12)
+
+
+def test_online_poisson_resumes_exactly(tmp_path):
+    pool = make_pool(2000, prevalence=0.02, seed=4)
+    measure = build_measure("f1", pool)
+    oracle = TruthOracle(pool)
+    path = tmp_path / "o.lw"
+    first = Session(pool, measure, OnlinePoissonDesign(), seed=5, path=path)
+    first.run(oracle, 100, 50)
+    first.close()
+    resumed = Session.open(path)
+    est = resumed.run(oracle, 250, 50)
+    resumed.close()
+    straight = Session(pool, measure, OnlinePoissonDesign(), seed=5)
+    est2 = straight.run(oracle, 250, 50)
+    np.testing.assert_array_equal(resumed.draws.items, straight.draws.items)
+    np.testing.assert_allclose(est.value, est2.value, rtol=1e-12)
+    np.testing.assert_allclose(est.cov, est2.cov, rtol=1e-9)

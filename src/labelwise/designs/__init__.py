@@ -9,6 +9,7 @@ from .stratified import StratifiedDesign, allocate
 from .adaptive import AISDesign
 from .oasis import OASISDesign
 from .poisson import PoissonDesign, inclusion_probabilities, systematic_sample
+from .online_poisson import OnlinePoissonDesign
 
 __all__ = [
     "Design",
@@ -20,6 +21,7 @@ __all__ = [
     "AISDesign",
     "OASISDesign",
     "PoissonDesign",
+    "OnlinePoissonDesign",
     "inclusion_probabilities",
     "systematic_sample",
     "optimal_proposal",
@@ -42,7 +44,8 @@ def register_design(cls: type[Design]) -> type[Design]:
     return cls
 
 
-for _cls in (PassiveDesign, StratifiedDesign, ImportanceDesign, AISDesign, OASISDesign, PoissonDesign):
+for _cls in (PassiveDesign, StratifiedDesign, ImportanceDesign, AISDesign, OASISDesign, PoissonDesign,
+             OnlinePoissonDesign):
     register_design(_cls)
 
 

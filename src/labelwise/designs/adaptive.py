@@ -167,19 +167,30 @@ class AISDesign(Design):
         self._lab_loss_sum += self._measure.loss(self._pool.outputs(items), labels).sum(axis=0)
         self._dirty = True
 
+    def _group_influence(self) -> tuple[np.ndarray, np.ndarray]:
+        """Model posterior per group ``(G, C)`` and ``||Dg(R_t) l||^2`` per class and group ``(C, G)``.
+
+        Also sets ``self.R``, the model's estimate of R: labeled items at their
+        labels, unlabeled ones in expectation under the posterior.
+        """
+        pi = self.model.predictive()[self.groups.block]  # (G, C)
+        expected = np.einsum("g,gc,cgd->d", self.groups.unlabeled.astype(float), pi, self._rep_loss)
+        self.R = (expected + self._lab_loss_sum) / self._N
+        G = self.groups.n_groups
+        inf_g = np.stack([self._measure.influence_norm_sq(self._rep_out, np.full(G, c), self.R)
+                          for c in range(self._C)])
+        return pi, inf_g
+
     def _update(self) -> None:
         """Rebuild the proposal from the current model and risk estimate (seed 001 Prop. 2)."""
         if not self._dirty:
             return
-        m, C = self._measure, self._C
-        pi = self.model.predictive()[self.groups.block]  # (G, C)
+        m = self._measure
+        pi, inf_g = self._group_influence()
         U = self.groups.unlabeled.astype(float)
         lab_items = self.groups.labeled_items
-        expected = np.einsum("g,gc,cgd->d", U, pi, self._rep_loss)
-        self.R = (expected + self._lab_loss_sum) / self._N
         eps = self.epsilon0 * self._eps_scale * (1.0 - lab_items.size / self._N)
         G = self.groups.n_groups
-        inf_g = np.stack([m.influence_norm_sq(self._rep_out, np.full(G, c), self.R) for c in range(C)])  # (C, G)
         lab_out = self._pool.outputs(lab_items)
         inf_lab = m.influence_norm_sq(lab_out, self._lab_y, self.R) if lab_items.size else np.empty(0)
         nz_lab = m.loss_is_nonzero(lab_out, self._lab_y) if lab_items.size else np.empty(0, bool)
