@@ -85,22 +85,26 @@ def test_systematic_sample_has_the_inclusion_probabilities_and_a_fixed_size():
     assert np.all(np.abs(counts / reps - b) <= 4.5 * se + 1e-9), (counts / reps, b)
 
 
-def test_horvitz_thompson_estimate_is_unbiased_at_a_checkpoint():
-    """Mean of R-hat over 3000 seeded runs at 60 of 150 planned labels, within 4 standard errors."""
-    pool = make_pool(3000, prevalence=0.03, seed=5)
+def _assert_first_batch_unbiased(design, seed: int, n_items: int, batch: int, runs: int) -> None:
+    """Mean of R-hat over seeded runs of one batch is within 4 standard errors of the true R."""
+    pool = make_pool(n_items, prevalence=0.03, seed=seed)
     measure = build_measure("f1", pool)
-    R = true_risk(pool, measure)
-    design = PoissonDesign(budget=150)
     oracle = TruthOracle(pool)
     estimates = []
-    for seed in range(3000):
-        session = Session(pool, measure, design, seed=seed)
-        ids = session.next_batch(60)
+    for run in range(runs):
+        session = Session(pool, measure, design, seed=run)
+        ids = session.next_batch(batch)
         session.add_labels(ids, oracle(ids))
         estimates.append(session.estimate().R)
     estimates = np.array(estimates)
-    se = estimates.std(axis=0) / np.sqrt(len(estimates))
+    R = true_risk(pool, measure)
+    se = estimates.std(axis=0) / np.sqrt(runs)
     assert np.all(np.abs(estimates.mean(axis=0) - R) <= 4 * se), (estimates.mean(axis=0), R, se)
+
+
+def test_horvitz_thompson_estimate_is_unbiased_at_a_checkpoint():
+    """60 of 150 planned labels: inclusion probabilities b k / M keep the HT estimate unbiased."""
+    _assert_first_batch_unbiased(PoissonDesign(budget=150), seed=5, n_items=3000, batch=60, runs=3000)
 
 
 def test_labelling_every_informative_item_is_exact():
@@ -154,20 +158,7 @@ def test_online_rounds_draw_exactly_the_batch_among_unlabeled_items():
 
 
 def test_online_first_round_is_unbiased_and_labelling_everything_is_exact():
-    pool = make_pool(2000, prevalence=0.03, seed=6)
-    measure = build_measure("f1", pool)
-    R = true_risk(pool, measure)
-    design = OnlinePoissonDesign()
-    oracle = TruthOracle(pool)
-    estimates = []
-    for seed in range(1500):
-        session = Session(pool, measure, design, seed=seed)
-        ids = session.next_batch(50)
-        session.add_labels(ids, oracle(ids))
-        estimates.append(session.estimate().R)
-    estimates = np.array(estimates)
-    se = estimates.std(axis=0) / np.sqrt(len(estimates))
-    assert np.all(np.abs(estimates.mean(axis=0) - R) <= 4 * se), (estimates.mean(axis=0), R, se)
+    _assert_first_batch_unbiased(OnlinePoissonDesign(), seed=6, n_items=2000, batch=50, runs=1500)
     small = make_pool(300, prevalence=0.05, seed=2)
     m_small = build_measure("f1,precision", small)
     est = Session(small, m_small, OnlinePoissonDesign(), seed=1).run(TruthOracle(small), 300, 60)
