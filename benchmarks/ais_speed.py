@@ -14,13 +14,13 @@ from __future__ import annotations
 import argparse
 import resource
 import time
-from pathlib import Path
 
 import numpy as np
 
 from labelwise import Pool, Session, TruthOracle, build_measure, get_design, make_pool
 
-DATASETS = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets"
+from pools import pool_paths
+
 
 
 def time_runs(pool: Pool, runs: int, design_name: str, **params) -> tuple[float, float, float]:
@@ -49,10 +49,8 @@ def main() -> None:
     args = ap.parse_args()
     params = {"depth": args.depth, "branching": args.branching} if args.design == "ais" else {}
     rows = []
-    for name in ("abt-buy", "dblp-acm"):
-        path = DATASETS / f"{name}.csv.gz"
-        if path.exists():
-            rows.append((name, *time_runs(Pool.from_file(path), args.runs, args.design, **params)))
+    for path in pool_paths():
+        rows.append((path.name.split(".")[0], *time_runs(Pool.from_file(path), args.runs, args.design, **params)))
     t0 = time.perf_counter()
     big = make_pool(args.items, prevalence=1e-4, seed=0)
     make_s = time.perf_counter() - t0

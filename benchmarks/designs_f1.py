@@ -29,9 +29,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from pools import DATASETS, pool_paths
+
 HERE = Path(__file__).resolve().parent
-DATASETS = HERE.parent.parent / "shared" / "datasets"
-POOLS = ("abt-buy", "dblp-acm")
 
 
 @dataclass(frozen=True)
@@ -138,10 +138,8 @@ def main() -> None:
     except ValueError as exc:
         ap.error(str(exc))
 
-    pools = [args.datasets / f"{p}.csv.gz" for p in POOLS]
-    pools = [p for p in pools if p.exists()]
+    pools = pool_paths(args.datasets)
     if not pools:
-        print(f"no benchmark pools under {args.datasets}; skipping")
         return
     jobs = [(p, e) for p in pools for e in entries]
     with ThreadPoolExecutor(max_workers=args.jobs) as ex:

@@ -34,9 +34,9 @@ import numpy as np
 from labelwise import Pool, Session, TruthOracle, build_measure, get_design
 from labelwise.diagnostics import kl_divergence, optimal_proposal_given_truth
 
+from pools import DATASETS, pool_paths
+
 HERE = Path(__file__).resolve().parent
-DATASETS = HERE.parent.parent / "shared" / "datasets"
-POOLS = ("abt-buy", "dblp-acm")
 VARIANTS = {"ais-1": {}, "ais-8": {"depth": 8, "branching": 2}}
 REPORT_AT = (250, 500, 1000, 2000)
 
@@ -112,9 +112,8 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2, help="worker processes")
     args = ap.parse_args()
 
-    pools = [p for p in (args.datasets / f"{name}.csv.gz" for name in POOLS) if p.exists()]
+    pools = pool_paths(args.datasets)
     if not pools:
-        print(f"no benchmark pools under {args.datasets}; skipping")
         return
     seeds = np.random.SeedSequence(args.seed).spawn(args.runs)  # common seeds across pools and variants
     with ProcessPoolExecutor(max_workers=args.jobs) as ex:

@@ -41,9 +41,9 @@ import numpy as np
 
 from labelwise import Pool, PRCurve, Session, TruthOracle, get_design, true_value
 
+from pools import DATASETS, pool_paths
+
 HERE = Path(__file__).resolve().parent
-DATASETS = HERE.parent.parent / "shared" / "datasets"
-POOLS = ("abt-buy", "dblp-acm")
 COVER_TOL = 1e-9  # an exact estimate with a zero-width interval counts as covering
 
 
@@ -153,9 +153,8 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2, help="worker processes")
     args = ap.parse_args()
 
-    pools = [p for p in (args.datasets / f"{name}.csv.gz" for name in POOLS) if p.exists()]
+    pools = pool_paths(args.datasets)
     if not pools:
-        print(f"no benchmark pools under {args.datasets}; skipping")
         return
     with ProcessPoolExecutor(max_workers=args.jobs) as ex:
         results = [run_pool(ex, p, args) for p in pools]

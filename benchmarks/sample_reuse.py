@@ -22,7 +22,8 @@ import numpy as np
 
 from labelwise import Pool, Session, TruthOracle, build_measure, get_design, true_value
 
-DATASETS = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets"
+from pools import DATASETS, pool_paths
+
 METRICS = ("f1", "precision", "recall", "accuracy")
 
 
@@ -58,9 +59,8 @@ def main() -> None:
     ap.add_argument("--designs", default="importance,poisson")
     ap.add_argument("--datasets", type=Path, default=DATASETS)
     args = ap.parse_args()
-    pools = [p for p in (args.datasets / "abt-buy.csv.gz", args.datasets / "dblp-acm.csv.gz") if p.exists()]
+    pools = pool_paths(args.datasets)
     if not pools:
-        print(f"no benchmark pools under {args.datasets}; skipping")
         return
     jobs = [(p, d) for p in pools for d in args.designs.split(",")]
     with ProcessPoolExecutor(2) as ex:
