@@ -7,7 +7,7 @@ from scipy.optimize import minimize
 from labelwise import Session, TruthOracle, build_measure, make_pool
 from labelwise.designs import OnlinePoissonDesign, PoissonDesign, systematic_sample
 from labelwise.designs.poisson import inclusion_probabilities
-from labelwise.simulate import true_risk, true_value
+from labelwise.simulate import simulate, true_risk, true_value
 
 
 def _objective(h, b):
@@ -85,16 +85,17 @@ def test_systematic_sample_has_the_inclusion_probabilities_and_a_fixed_size():
     assert np.all(np.abs(counts / reps - b) <= 4.5 * se + 1e-9), (counts / reps, b)
 
 
-def _assert_first_batch_unbiased(design, seed: int, n_items: int, batch: int, runs: int) -> None:
-    """Mean of R-hat over seeded runs of one batch is within 4 standard errors of the true R."""
+def _assert_unbiased(design, seed: int, n_items: int, batch: int, runs: int, batches: int = 1) -> None:
+    """Mean of R-hat over seeded runs of ``batches`` batches is within 4 standard errors of the true R."""
     pool = make_pool(n_items, prevalence=0.03, seed=seed)
     measure = build_measure("f1", pool)
     oracle = TruthOracle(pool)
     estimates = []
     for run in range(runs):
         session = Session(pool, measure, design, seed=run)
-        ids = session.next_batch(batch)
-        session.add_labels(ids, oracle(ids))
+        for _ in range(batches):
+            ids = session.next_batch(batch)
+            session.add_labels(ids, oracle(ids))
         estimates.append(session.estimate().R)
     estimates = np.array(estimates)
     R = true_risk(pool, measure)
@@ -104,7 +105,7 @@ def _assert_first_batch_unbiased(design, seed: int, n_items: int, batch: int, ru
 
 def test_horvitz_thompson_estimate_is_unbiased_at_a_checkpoint():
     """60 of 150 planned labels: inclusion probabilities b k / M keep the HT estimate unbiased."""
-    _assert_first_batch_unbiased(PoissonDesign(budget=150), seed=5, n_items=3000, batch=60, runs=3000)
+    _assert_unbiased(PoissonDesign(budget=150), seed=5, n_items=3000, batch=60, runs=3000)
 
 
 def test_labelling_every_informative_item_is_exact():
@@ -158,11 +159,36 @@ def test_online_rounds_draw_exactly_the_batch_among_unlabeled_items():
 
 
 def test_online_first_round_is_unbiased_and_labelling_everything_is_exact():
-    _assert_first_batch_unbiased(OnlinePoissonDesign(), seed=6, n_items=2000, batch=50, runs=1500)
+    _assert_unbiased(OnlinePoissonDesign(), seed=6, n_items=2000, batch=50, runs=1500)
     small = make_pool(300, prevalence=0.05, seed=2)
     m_small = build_measure("f1,precision", small)
     est = Session(small, m_small, OnlinePoissonDesign(), seed=1).run(TruthOracle(small), 300, 60)
     np.testing.assert_allclose(est.value, true_value(small, m_small), rtol=1e-12)
+
+
+def test_online_rounds_with_labels_in_between_stay_unbiased():
+    """Rounds 2 and 3 depend on the labels of the earlier ones; fixed weights keep R-hat unbiased."""
+    _assert_unbiased(OnlinePoissonDesign(), seed=7, n_items=1500, batch=30, runs=800, batches=3)
+
+
+def test_online_poisson_intervals_cover():
+    """95% intervals for F1 at every checkpoint; the hindsight covariance is conservative by design.
+
+    300 runs: a coverage of 0.95 has a binomial standard error of 0.0126, so
+    the bound 0.95 - 3 x 0.0126 fails with probability < 0.2% if it holds.
+    """
+    pool = make_pool(4000, prevalence=0.02, seed=11)
+    result = simulate(pool, build_measure("f1", pool), "online-poisson", budget=300, batch_size=50,
+                      repeats=300, seed=3, checkpoints=[100, 200, 300])
+    for row in result.checkpoint_rows():
+        assert row["coverage"] >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / 300), row
+
+
+@pytest.mark.parametrize("params, match", [({"gamma": -1}, "gamma"), ({"deviation": "max"}, "deviation"),
+                                           ({"floor": 0}, "floor")])
+def test_online_poisson_rejects_bad_options(params, match):
+    with pytest.raises(ValueError, match=match):
+        OnlinePoissonDesign(**params)
 
 
 def test_online_poisson_resumes_exactly(tmp_path):

@@ -2,25 +2,43 @@
 
 Labels arrive a batch at a time.  Round r draws among the items not yet
 labeled, with inclusion probabilities ``b_r`` from the water-filling of seed
-002 Algorithm 3 applied to the current deviations
-``h_n = sqrt(E_pi ||Dg(R_t) l(x_n, y)||^2)`` under the Dirichlet-tree model
-of the oracle (updated from every label so far, as in ``ais``), so that the
-round's expected -- and, with randomised systematic sampling, exact --
-number of new labels is the batch size.
+002 Algorithm 3 applied to the current deviations ``h_n`` under the
+Dirichlet-tree model of the oracle (updated from every label so far, as in
+``ais``), so that the round's expected -- and, with randomised systematic
+sampling, exact -- number of new labels is the batch size.
 
-Every round gives an unbiased estimate of the pool's total loss,
+The deviation is ``h_n = E_pi ||Dg(R_t) l(x_n, y)||`` by default (seed 002
+eq. 12, the importance-sampling form) rather than the root mean square
+``sqrt(E_pi ||Dg l||^2)`` that minimises the round's variance under the
+model (seed 002 eq. 25): when scores put a small probability of a positive
+on each of tens of thousands of low-ranked items, the square root spreads
+the budget over them, and on the entity-resolution pools every positive
+ranks in the top 1,600.  Measured (F1, 2000 labels, batches of 50,
+``gamma=1``, ``floor=0.1``, 40 runs): abt-buy MSE 1.1e-3 with ``mean`` vs
+1.8e-3 with ``rms``; dblp-acm 1.6e-9 vs 6.7e-9.
+
+Every round gives an unbiased estimate of the pool's total loss (seed 002
+eq. 128's summands),
 
     T_r = (losses of the items labeled before round r) + sum_{n in S_r} l_n / b_rn,
 
 because only the unlabeled part is unknown and round r samples it with
-known probabilities.  The estimate is a weighted average
-``R-hat = sum_r w_r T_r / N`` with weights ``w_r ∝ 1 / V_r`` fixed from the
-model's predicted variance of round r before it is drawn, and
-``cov(R-hat) = sum_r w_r^2 cov(T_r) / N^2`` (the rounds are martingale
-differences), each ``cov(T_r)`` by the Poisson-sampling estimator of seed
-002 eqs. 25-28; G and its covariance follow by the delta method.  Items
-that every round would take with certainty carry no variance, so the
-estimate becomes exact once every informative item is labeled.
+known probabilities.  The estimate is ``R-hat = sum_r w_r T_r / N`` with
+weights fixed in advance, ``w_r ∝ n_r m_r^gamma`` (``n_r`` labels in round r,
+``m_r`` labels by its end): seed 002's equal weights (eq. 128) are
+``gamma = 0``; ``gamma > 0`` trusts the later, better-informed rounds more.
+Weights that depend on the labels (e.g. inverse predicted variances)
+would bias the estimate (measured +0.06 in F1 at 250 labels on abt-buy).
+
+The rounds are martingale differences, so ``cov(R-hat) = sum_r w_r^2
+cov(T_r | past) / N^2`` with ``cov(T_r | past) = sum_{n unlabeled before r}
+(1/b_rn - 1) u_n u_n^T`` (seed 002 eq. 25, Poisson sampling), ``u_n =
+Dg(R-hat) l_n``.  This is estimated in hindsight: items labeled since round
+r enter at their labels, and items still unlabeled at their expectation
+under the current oracle model -- so the interval accounts for positives not
+found yet, which a plug-in over the sampled items cannot see.  Once every
+item is labeled (a number of rounds fixed by the batch sizes) the estimate is
+the pool's exact value.
 """
 
 from __future__ import annotations
@@ -46,6 +64,12 @@ class OnlinePoissonDesign(AISDesign):
     floor : float
         Every deviation is raised by ``floor`` times the mean deviation of the
         round, so every unlabeled item keeps a positive inclusion probability.
+    gamma : float
+        Rounds are weighted ``∝ n_r m_r^gamma`` (see the module docstring).
+        Measured on dblp-acm (F1, 2000 labels): MSE 2.3e-6 with ``gamma=0``,
+        6.7e-9 with 1, 1.9e-12 with 2.
+    deviation : {"mean", "rms"}
+        ``E_pi ||Dg l||`` or ``sqrt(E_pi ||Dg l||^2)`` (module docstring).
     **model
         Model options shared with :class:`AISDesign` (``depth``, ``branching``,
         ``n_blocks``, ``prior_strength``, ``lam``, ``partition``, ``system``).
@@ -54,69 +78,99 @@ class OnlinePoissonDesign(AISDesign):
     name = "online-poisson"
     with_replacement = False
 
-    def __init__(self, floor: float = 0.1, depth: int = 1, branching: int = 256, n_blocks: int = 256,
-                 prior_strength: float = 1.0, lam: float = 1.0, partition: str = "score", system: int = 0):
+    def __init__(self, floor: float = 0.03, gamma: float = 2.0, depth: int = 1, branching: int = 256,
+                 n_blocks: int = 256, prior_strength: float = 1.0, lam: float = 1.0, partition: str = "score",
+                 system: int = 0, deviation: str = "mean"):
+        if deviation not in ("mean", "rms"):
+            raise ValueError(f"deviation: choose 'mean' or 'rms', got {deviation!r}")
         if floor <= 0:
             raise ValueError(f"floor: must be positive, got {floor}")
+        if gamma < 0:
+            raise ValueError(f"gamma: must be non-negative, got {gamma}")
         super().__init__(depth=depth, branching=branching, n_blocks=n_blocks, prior_strength=prior_strength,
                          lam=lam, partition=partition, system=system)
-        self.floor = float(floor)
+        self.floor, self.gamma, self.deviation = float(floor), float(gamma), deviation
 
     def params(self) -> dict:
-        return {"floor": self.floor, "depth": self.depth, "branching": self.branching, "n_blocks": self.n_blocks,
-                "prior_strength": self.prior_strength, "lam": self.lam, "partition": self.partition,
-                "system": self.system}
+        return {"floor": self.floor, "gamma": self.gamma, "depth": self.depth, "branching": self.branching,
+                "n_blocks": self.n_blocks, "prior_strength": self.prior_strength, "lam": self.lam,
+                "partition": self.partition, "system": self.system, "deviation": self.deviation}
 
     def prepare(self, pool: Pool, measure: Measure) -> None:
         super().prepare(pool, measure)
-        self._rounds: list[tuple[int, float]] = []  # (items drawn, predicted variance) per round
+        self._sizes: list[int] = []  # items drawn per round
+        self._b_groups: list[np.ndarray] = []  # inclusion probability of an unlabeled member, per group
 
     def state(self) -> dict:
-        return {"rounds": [[n, v] for n, v in self._rounds]}
+        return {"sizes": list(self._sizes), "b_groups": [b.tolist() for b in self._b_groups]}
 
     def set_state(self, state: dict) -> None:
-        self._rounds = [(int(n), float(v)) for n, v in state.get("rounds", [])]
+        self._sizes = [int(n) for n in state.get("sizes", [])]
+        self._b_groups = [np.asarray(b, dtype=float) for b in state.get("b_groups", [])]
 
     def draw(self, n_new: int, labeled: np.ndarray, rng: np.random.Generator) -> Draws:
         """Round r: water-filling inclusion probabilities over unlabeled items, exactly ``n_new`` drawn."""
         pi, inf_g = self._group_influence()
-        h_group = np.sqrt(np.maximum(np.sum(pi.T * inf_g, axis=0), 0.0))
+        if self.deviation == "rms":
+            h_group = np.sqrt(np.maximum(np.sum(pi.T * inf_g, axis=0), 0.0))
+        else:
+            h_group = np.sum(pi.T * np.sqrt(np.maximum(inf_g, 0.0)), axis=0)
         unlabeled = np.flatnonzero(~self.groups.known)
-        h = h_group[self.groups.of_item[unlabeled]]
+        group = self.groups.of_item[unlabeled]
+        h = h_group[group]
         h_floor = h + self.floor * (h.mean() if h.mean() > 0 else 1.0)
         b = inclusion_probabilities(h_floor, n_new)
         chosen = systematic_sample(b, rng)
-        # the model's variance of this round's estimate of the total (seed 002 eq. 25), fixed before drawing
-        predicted = float(np.sum((1.0 / b - 1.0) * h**2))
-        self._rounds.append((chosen.size, predicted))
+        b_group = np.ones(self.groups.n_groups)  # groups with no unlabeled member are never used
+        b_group[group] = b
+        self._sizes.append(int(chosen.size))
+        self._b_groups.append(b_group)
         b_chosen = b[chosen]
         return Draws(unlabeled[chosen], 1.0 / b_chosen, b_chosen,
-                     np.full(chosen.size, len(self._rounds) - 1, dtype=np.int64))
+                     np.full(chosen.size, len(self._sizes) - 1, dtype=np.int64))
 
     def estimate(self, measure: Measure, pool: Pool, sample: Sample, level: float = 0.95) -> Estimate:
-        """Weighted average of the rounds' unbiased totals (see the module docstring)."""
+        """Weighted average of the rounds' unbiased totals, covariance in hindsight (module docstring)."""
         d = sample.draws
         if len(d) == 0:
             return _no_labels(measure, level)
         N = pool.n_items
         losses = measure.loss(pool.outputs(d.items), sample.labels)
-        rounds = np.unique(d.stratum)
-        # a round cut short by the labeled prefix is a random subset of it: b scaled by k / n
-        sizes = np.array([self._rounds[r][0] for r in rounds], dtype=float)
-        counts = np.bincount(d.stratum, minlength=rounds.max() + 1)[rounds]
-        pi = np.minimum(d.prob * (counts / sizes)[np.searchsorted(rounds, d.stratum)], 1.0)
-        totals = []
-        for r in rounds:
-            before = d.stratum < r
-            now = d.stratum == r
-            totals.append(losses[before].sum(axis=0) + (losses[now] / pi[now, None]).sum(axis=0))
-        totals = np.array(totals) / N  # (rounds, d)
-        predicted = np.array([self._rounds[r][1] for r in rounds])
-        inv = 1.0 / np.maximum(predicted, 1e-300)
-        w = inv / inv.sum()
+        if sample.n_labels == N:  # a census (after a number of rounds fixed by the batch sizes): exact
+            return make_estimate(measure, losses.sum(axis=0) / N, np.zeros((measure.size, measure.size)),
+                                 N, len(d), level)
+        n_rounds = int(d.stratum.max()) + 1
+        counts = np.bincount(d.stratum, minlength=n_rounds)  # labels of each round in this sample
+        # a round cut short by the labeled prefix is a random subset of it: its b scaled by k / n
+        shrink = counts / np.asarray(self._sizes[:n_rounds], dtype=float)
+        b_rounds = np.minimum(np.stack(self._b_groups[:n_rounds]) * shrink[:, None], 1.0)  # (rounds, G)
+        group = self.groups.of_item[d.items]
+        b_items = b_rounds[d.stratum, group]
+
+        known = np.zeros((n_rounds, measure.dim))  # sum of losses labeled in each round
+        sampled = np.zeros((n_rounds, measure.dim))  # HT sum of each round's sample
+        np.add.at(known, d.stratum, losses)
+        np.add.at(sampled, d.stratum, losses / b_items[:, None])
+        before = np.cumsum(known, axis=0) - known
+        totals = (before + sampled) / N  # T_r / N, (rounds, d)
+        a = counts * np.cumsum(counts).astype(float) ** self.gamma
+        w = a / a.sum()
         R = w @ totals
+
         with np.errstate(divide="ignore", invalid="ignore"):
-            u = losses @ measure.jacobian(R).T  # (n, m)
-            scale = (1.0 - pi) / pi**2 * w[np.searchsorted(rounds, d.stratum)] ** 2
-            cov = (u.T * scale) @ u / N**2
+            J = np.nan_to_num(measure.jacobian(R), nan=0.0, posinf=0.0, neginf=0.0)
+        # sum_r w_r^2 (1/b_rg - 1), accumulated over rounds: an item labeled in round rho was
+        # unlabeled (and uncertain) in rounds 0..rho
+        excess = np.cumsum(w[:, None] ** 2 * (1.0 / b_rounds - 1.0), axis=0)  # (rounds, G)
+        u = losses @ J.T / N  # (n, m)
+        cov = (u.T * excess[d.stratum, group]) @ u
+        if measure == self._measure:
+            cov += self._unlabeled_covariance(J, excess[-1]) / N**2
         return make_estimate(measure, R, cov, sample.n_labels, len(d), level)
+
+    def _unlabeled_covariance(self, J: np.ndarray, excess: np.ndarray) -> np.ndarray:
+        """``sum_g excess_g * (unlabeled items of g) * E_pi[u u^T]`` under the current oracle model."""
+        pi = self.model.predictive()[self.groups.block]  # (G, C)
+        u = np.einsum("cgd,md->cgm", self._rep_loss, J)  # (C, G, m)
+        scale = excess * self.groups.unlabeled
+        return np.einsum("g,gc,cgi,cgj->ij", scale, pi, u, u)
