@@ -73,26 +73,37 @@ def parse_entries(designs: str, params: Sequence[str]) -> list[Entry]:
 
 
 def run_simulate(pool: Path, measure: str, entry: Entry, repeats: int, budget: int, batch_size: int,
-                 seed: int) -> dict:
-    """One ``labelwise simulate --json`` call, parsed, with the entry's ``label`` added."""
+                 seed: int, *, checkpoints: Sequence[int] | None = None, level: float | None = None) -> dict:
+    """One ``labelwise simulate --json`` call, parsed, with the entry's ``label`` added.
+
+    ``checkpoints`` and ``level`` are passed as ``--checkpoints`` and
+    ``--level`` when given (``simulate``'s defaults otherwise).
+    """
     cmd = [sys.executable, "-m", "labelwise", "simulate", "--pool", str(pool), "--measure", measure,
            "--design", entry.design, "--budget", str(budget), "--batch-size", str(batch_size),
            "--repeats", str(repeats), "--seed", str(seed), "--json", "--no-progress"]
+    if checkpoints:
+        cmd += ["--checkpoints", ",".join(str(c) for c in checkpoints)]
+    if level is not None:
+        cmd += ["--level", str(level)]
     for kv in entry.params:
         cmd += ["--param", kv]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True)
     return {"label": entry.label, **json.loads(out.stdout)}
 
 
-def table(results: list[dict]) -> str:
+def table(results: list[dict], fraction: bool = False) -> str:
+    """One row per result and checkpoint; ``fraction`` adds the labels as a fraction of the pool (``frac``)."""
     width = max([11] + [len(r["label"]) for r in results])
-    head = f"{'pool':<10} {'design':<{width}} {'labels':>6} {'MSE':>9} {'bias':>9} {'undef':>6} {'cover':>6} " \
-           f"{'width':>7} {'s/run':>7}"
+    frac_head = f" {'frac':>5}" if fraction else ""
+    head = f"{'pool':<10} {'design':<{width}} {'labels':>6}{frac_head} {'MSE':>9} {'bias':>9} {'undef':>6} " \
+           f"{'cover':>6} {'width':>7} {'s/run':>7}"
     lines = [head, "-" * len(head)]
     for r in results:
         for c in r["checkpoints"]:
+            frac = f" {c['labels'] / r['n_items']:>5.3f}" if fraction else ""
             lines.append(
-                f"{r['pool']:<10} {r['label']:<{width}} {c['labels']:>6} {c['mse']:>9.2e} {c['bias']:>+9.4f} "
+                f"{r['pool']:<10} {r['label']:<{width}} {c['labels']:>6}{frac} {c['mse']:>9.2e} {c['bias']:>+9.4f} "
                 f"{c['undefined_fraction']:>6.2f} {c['coverage']:>6.3f} {c['mean_width']:>7.4f} "
                 f"{r['seconds_per_run']:>7.3f}"
             )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 #: ``../shared/datasets`` beside the project checkout.
@@ -10,9 +11,12 @@ DATASETS = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets"
 POOLS = ("abt-buy", "dblp-acm")
 
 
-def pool_paths(datasets: Path = DATASETS) -> list[Path]:
-    """Paths of the benchmark pools present under ``datasets``; prints a skip notice when there are none."""
-    paths = [p for p in (datasets / f"{name}.csv.gz" for name in POOLS) if p.exists()]
+def pool_paths(datasets: Path = DATASETS, names: Sequence[str] = POOLS) -> list[Path]:
+    """Paths of the pools ``names`` (default :data:`POOLS`) present under ``datasets``.
+
+    Prints a skip notice when there are none.
+    """
+    paths = [p for p in (datasets / f"{name}.csv.gz" for name in names) if p.exists()]
     if not paths:
         print(f"no benchmark pools under {datasets}; skipping")
     return paths
