@@ -4,7 +4,7 @@ Estimate F1, precision, recall, accuracy, PR curves and other generalized
 measures on a large unlabeled pool from few labels, with intervals that hold.
 """
 
-from .datasets import make_pool
+from .datasets import make_multilabel_pool, make_pool
 from .designs import (
     DESIGNS,
     AISDesign,
@@ -34,6 +34,8 @@ from .measures import (
     MacroF1,
     Measure,
     MicroF1,
+    MultiLabelMacroF1,
+    MultiLabelMicroF1,
     PerClassPrecision,
     PerClassRecall,
     Precision,
@@ -46,7 +48,7 @@ from .measures import (
 from .oracle_models import DirichletTreeModel
 from .oracles import CallableOracle, FileOracle, TruthOracle
 from .partition import Strata, make_strata
-from .pool import Pool, PoolError
+from .pool import Pool, PoolError, decode_multilabel, encode_multilabel, multilabel_joint
 from .session import LabelError, Session
 from .simulate import SimulationResult, simulate, true_risk, true_value
 from .store import StoreError
@@ -56,7 +58,11 @@ __version__ = "0.1.0"
 __all__ = [
     "Pool",
     "PoolError",
+    "encode_multilabel",
+    "decode_multilabel",
+    "multilabel_joint",
     "make_pool",
+    "make_multilabel_pool",
     "Measure",
     "CustomMeasure",
     "combine",
@@ -76,6 +82,8 @@ __all__ = [
     "PerClassRecall",
     "MacroF1",
     "MicroF1",
+    "MultiLabelMicroF1",
+    "MultiLabelMacroF1",
     "Design",
     "PassiveDesign",
     "StratifiedDesign",

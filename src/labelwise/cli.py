@@ -62,6 +62,11 @@ PredCol = Annotated[
 ]
 ScoreCol = Annotated[str, typer.Option("--score-col", help="Score column(s), comma-separated for several systems.")]
 ProbCol = Annotated[str, typer.Option("--prob-col", help="Probability column(s), comma-separated for several systems.")]
+MultiLabelOpt = Annotated[
+    str | None,
+    typer.Option("--multilabel", help="Multi-label pool: comma-separated label names; label NAME is read from the "
+                 "columns <pred-col>_NAME, <prob-col>_NAME and <label-col>_NAME (e.g. pred_toxic)."),
+]
 MeasureOpt = Annotated[str, typer.Option("--measure", "-m", help=_MEASURES_HELP)]
 DesignOpt = Annotated[str, typer.Option("--design", "-d", help=_DESIGNS_HELP)]
 ParamOpt = Annotated[
@@ -104,14 +109,25 @@ def _column_arg(value: str) -> str | list[str]:
     return parts[0] if len(parts) == 1 else parts
 
 
-def pool_columns(id_col: str, pred_col: str, score_col: str, prob_col: str) -> dict[str, Any]:
-    """Keyword arguments of :meth:`Pool.from_file` from the shared column flags."""
-    return {
+def pool_columns(id_col: str, pred_col: str, score_col: str, prob_col: str,
+                 multilabel: str | None = None) -> dict[str, Any]:
+    """Keyword arguments of :meth:`Pool.from_file` from the shared column flags.
+
+    ``multilabel`` (``--multilabel``) names the labels of a multi-label pool;
+    the pred/prob/label columns are then prefixes (see :meth:`Pool.from_dataframe`).
+    """
+    columns: dict[str, Any] = {
         "id_col": id_col,
         "pred_cols": _column_arg(pred_col),
         "score_cols": _column_arg(score_col),
         "prob_cols": _column_arg(prob_col),
     }
+    if multilabel is not None:
+        names = _split(multilabel)
+        if not names:
+            raise UserError(f"--multilabel: expected label names like toxic,threat; got {multilabel!r}")
+        columns["multilabel"] = names
+    return columns
 
 
 def parse_value(text: str) -> bool | int | float | str:
@@ -216,7 +232,7 @@ def init(
     pool_file: Annotated[Path, typer.Argument(help="Pool of unlabeled items: CSV (.csv, .csv.gz, .tsv) or Parquet.")],
     session: Annotated[Path, typer.Option("--session", "-s", help="Session file to create.")],
     measure: MeasureOpt = "f1",
-    design: DesignOpt = "importance",
+    design: DesignOpt = "online-poisson",
     param: ParamOpt = None,
     seed: SeedOpt = 0,
     systems: SystemsOpt = "0",
@@ -225,14 +241,18 @@ def init(
     pred_col: PredCol = "pred",
     score_col: ScoreCol = "score",
     prob_col: ProbCol = "prob",
+    multilabel: MultiLabelOpt = None,
 ) -> None:
     """Create a labeling session for a pool, a target measure and a sampling design.
 
-    Any ground-truth label column in the pool is ignored.
+    Any ground-truth label column in the pool is ignored.  Labels of a
+    multi-label pool (--multilabel) are the codes sum_k v_k 2^k of the label
+    vectors, in the order of the names given.
     """
     with _user_errors():
         check_level(level)
-        pool = Pool.from_file(pool_file, label_col=None, **pool_columns(id_col, pred_col, score_col, prob_col))
+        pool = Pool.from_file(pool_file, label_col=None,
+                              **pool_columns(id_col, pred_col, score_col, prob_col, multilabel))
         target = build_measure(measure, pool, parse_systems(systems))
         with Session(pool, target, make_design(design, param), seed=seed, path=session, level=level) as s:
             typer.echo(f"created session {str(session)!r}")
@@ -384,7 +404,7 @@ def demo(
     budget: Annotated[int, typer.Option("--budget", help="Labels to spend.")] = 1000,
     batch_size: BatchOpt = 50,
     seed: SeedOpt = 0,
-    design: DesignOpt = "importance",
+    design: DesignOpt = "online-poisson",
 ) -> None:
     """Simulate a full evaluation of F1, precision and recall on a generated, imbalanced pool.
 
@@ -477,6 +497,7 @@ def simulate_cmd(
     score_col: ScoreCol = "score",
     prob_col: ProbCol = "prob",
     label_col: Annotated[str, typer.Option("--label-col", help="Ground-truth label column.")] = "label",
+    multilabel: MultiLabelOpt = None,
 ) -> None:
     """Run repeated simulated evaluations against the pool's ground truth.
 
@@ -488,7 +509,8 @@ def simulate_cmd(
         check_positive(budget=budget, batch_size=batch_size, repeats=repeats)
         check_level(level)
         marks = parse_checkpoints(checkpoints)
-        pool = Pool.from_file(pool_file, label_col=label_col, **pool_columns(id_col, pred_col, score_col, prob_col))
+        pool = Pool.from_file(pool_file, label_col=label_col,
+                              **pool_columns(id_col, pred_col, score_col, prob_col, multilabel))
         target = build_measure(measure, pool, parse_systems(systems))
         chosen = make_design(design, param)
         show = sys.stderr.isatty() if progress is None else progress

@@ -5,20 +5,33 @@ item) plus, per system, a predicted label, a real-valued score and/or a
 probability.  Ground-truth labels are optional and only used by simulations.
 Every constructor validates its input and raises :class:`PoolError` naming the
 offending field and how to fix it.
+
+Multi-label pools (``C`` binary labels per item, seed 002 appendix D) reuse
+the integer label machinery: a label vector ``v`` in ``{0,1}^C`` is the
+integer bitmask ``sum_k v_k 2^k`` (:func:`encode_multilabel`), so such a pool
+has ``n_classes = 2^C`` and its probabilities are the product distribution of
+seed 002 eq. (89) over the ``2^C`` label sets (:func:`multilabel_joint`).
+Build one with :meth:`Pool.from_multilabel`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["Pool", "PoolError", "Outputs"]
+__all__ = ["Pool", "PoolError", "Outputs", "encode_multilabel", "decode_multilabel", "multilabel_joint",
+           "MAX_LABELS"]
 
 DEFAULT_COLUMNS = {"id": "item_id", "pred": "pred", "score": "score", "prob": "prob", "label": "label"}
+
+#: Most labels of a multi-label pool: its label set has ``2^C`` elements (4096 at C = 12).
+MAX_LABELS = 12
+#: Most entries of the joint probability array ``(N, S, 2^C)`` of a multi-label pool (2 GiB of float64).
+MAX_JOINT_ENTRIES = 2**28
 
 
 class PoolError(ValueError):
@@ -73,6 +86,87 @@ def _as_2d(name: str, values, n: int | None) -> np.ndarray | None:
     return arr
 
 
+def encode_multilabel(indicators) -> np.ndarray:
+    """Bitmask codes ``sum_k v_k 2^k`` of 0/1 label vectors along the last axis.
+
+    Parameters
+    ----------
+    indicators : array-like of 0/1, shape (..., C)
+
+    Returns
+    -------
+    ndarray of int64, shape (...)
+    """
+    v = np.asarray(indicators).astype(np.int64)
+    return v @ (np.int64(1) << np.arange(v.shape[-1], dtype=np.int64))
+
+
+def decode_multilabel(codes, n_labels: int) -> np.ndarray:
+    """0/1 label vectors of bitmask codes: the inverse of :func:`encode_multilabel`.
+
+    Parameters
+    ----------
+    codes : array-like of int, shape (...)
+    n_labels : int
+        ``C``; codes must lie in ``0..2^C-1``.
+
+    Returns
+    -------
+    ndarray of int64, shape (..., C)
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    return (codes[..., None] >> np.arange(n_labels, dtype=np.int64)) & 1
+
+
+def multilabel_joint(marginals) -> np.ndarray:
+    """Product distribution over the ``2^C`` label sets from per-label marginals (seed 002 eq. 89).
+
+    ``p(v | x) = prod_k p(v_k = 1 | x)^{v_k} (1 - p(v_k = 1 | x))^{1 - v_k}``,
+    indexed by the bitmask code of ``v``.
+
+    Parameters
+    ----------
+    marginals : array-like, shape (..., C)
+        ``p(v_k = 1 | x)`` per label.
+
+    Returns
+    -------
+    ndarray, shape (..., 2^C)
+        Sums to one over the last axis.
+    """
+    m = np.asarray(marginals, dtype=float)
+    joint = np.ones(m.shape[:-1] + (1,))
+    for k in range(m.shape[-1]):  # codes < 2^k have bit k clear, the next 2^k have it set
+        mk = m[..., k:k + 1]
+        joint = np.concatenate([joint * (1.0 - mk), joint * mk], axis=-1)
+    return joint
+
+
+def _per_label(name: str, values) -> np.ndarray | None:
+    """Per-label system outputs as ``(n, S, C)`` (``(n, C)`` means one system)."""
+    if values is None:
+        return None
+    arr = np.asarray(values)
+    if arr.ndim == 2:
+        arr = arr[:, None, :]
+    if arr.ndim != 3:
+        raise PoolError(f"{name}: expected shape (n_items, n_labels) or (n_items, n_systems, n_labels), "
+                        f"got {arr.shape}")
+    return arr
+
+
+def _check_zero_one(name: str, arr: np.ndarray) -> np.ndarray:
+    """``arr`` as int64 after checking that it holds only 0 and 1."""
+    arr_f = np.asarray(arr, dtype=float)
+    bad = (arr_f != 0) & (arr_f != 1)
+    if bad.any():
+        raise PoolError(
+            f"{name}: multi-label indicators must be 0 or 1, found {np.unique(arr_f[bad])[:5].tolist()}; "
+            "give one 0/1 column per label (threshold per-label scores first, e.g. prob > 0.5)"
+        )
+    return arr_f.astype(np.int64)
+
+
 @dataclass(frozen=True, eq=False)
 class Pool:
     """Items to evaluate and the outputs of the systems under evaluation.
@@ -96,7 +190,11 @@ class Pool:
     system_names : tuple of str
         One name per system.
     n_classes : int
-        Size of the label set ``{0, ..., C-1}`` (2 for binary pools).
+        Size of the label set ``{0, ..., C-1}`` (2 for binary pools, ``2^C``
+        for multi-label pools).
+    label_names : tuple of str
+        Names of the ``C`` labels of a multi-label pool (empty otherwise);
+        bit ``k`` of a label code is label ``label_names[k]``.
     """
 
     item_ids: np.ndarray
@@ -108,6 +206,7 @@ class Pool:
     system_names: tuple[str, ...] = ()
     n_classes: int = 2
     name: str = "pool"
+    label_names: tuple[str, ...] = ()
     _index: pd.Index | None = field(default=None, repr=False, compare=False)
 
     # ------------------------------------------------------------------ build
@@ -285,6 +384,95 @@ class Pool:
         )
 
     @classmethod
+    def from_multilabel(
+        cls,
+        item_ids=None,
+        *,
+        preds=None,
+        probs=None,
+        scores=None,
+        labels=None,
+        features=None,
+        label_names: Sequence[str] | None = None,
+        system_names: Sequence[str] | None = None,
+        name: str = "pool",
+    ) -> Pool:
+        """Build a multi-label pool: ``C`` binary labels per item (seed 002 appendix D).
+
+        Label vectors become bitmask codes (:func:`encode_multilabel`), so the
+        pool has ``n_classes = 2^C``; per-label probabilities become the
+        product distribution of seed 002 eq. (89) over the ``2^C`` label sets
+        (:func:`multilabel_joint`), which is what the designs and oracle
+        models see.
+
+        Parameters
+        ----------
+        item_ids : array-like, optional
+            Unique ids; defaults to ``0..N-1``.
+        preds : array-like of 0/1, shape (N, C) or (N, S, C), optional
+            Predicted presence of every label, per system.
+        probs : array-like, shape (N, C) or (N, S, C), optional
+            Per-label marginals ``p(v_k = 1 | x)`` in [0, 1], per system.
+        scores : array-like, shape (N,) or (N, S), optional
+            One real-valued ranking score per item and system (score
+            partitions of adaptive designs); without it, adaptive designs
+            rank by the probability of at least one label.
+        labels : array-like of 0/1, shape (N, C), optional
+            Ground truth (simulation only).
+        features : array-like, shape (N, m), optional
+        label_names : sequence of str, optional
+            One name per label (default ``label0, label1, ...``); bit ``k`` is
+            ``label_names[k]``.
+        system_names : sequence of str, optional
+        name : str
+
+        Raises
+        ------
+        PoolError
+            When ``preds``/``labels`` hold values other than 0/1, ``probs``
+            lie outside [0, 1], the outputs disagree on ``C`` or on the number
+            of systems, ``C`` exceeds :data:`MAX_LABELS`, the joint
+            probabilities would not fit in memory, or for any error of
+            :meth:`from_arrays`.
+        """
+        P = _per_label("preds", preds)
+        Q = _per_label("probs", probs)
+        Y = None if labels is None else np.asarray(labels)
+        if P is None and Q is None:
+            raise PoolError("multi-label pool: no system output; give preds and/or probs with one column per label")
+        if Y is not None and Y.ndim != 2:
+            raise PoolError(f"labels: expected shape (n_items, n_labels) of 0/1, got {Y.shape}")
+        widths = {k: a.shape[-1] for k, a in (("preds", P), ("probs", Q), ("labels", Y)) if a is not None}
+        if label_names is not None:
+            widths["label_names"] = len(label_names)
+        if len(set(widths.values())) != 1:
+            raise PoolError(f"multi-label pool: the number of labels C differs between fields {widths}; "
+                            "give one column per label, in the same order, everywhere")
+        C = next(iter(widths.values()))
+        if not 1 <= C <= MAX_LABELS:
+            raise PoolError(f"multi-label pool: {C} labels; between 1 and {MAX_LABELS} are supported (the label set "
+                            f"has 2^C elements); evaluate subsets of at most {MAX_LABELS} labels separately")
+        names = tuple(f"label{k}" for k in range(C)) if label_names is None else tuple(map(str, label_names))
+        if len(set(names)) != C:
+            raise PoolError(f"label_names: duplicate names in {names}; give one unique name per label")
+        if Q is not None:
+            if not np.all(np.isfinite(Q) & (Q >= 0) & (Q <= 1)):
+                raise PoolError("probs: per-label probabilities p(v_k=1|x) must lie in [0, 1] (no NaN)")
+            if Q.shape[0] * Q.shape[1] * 2**C > MAX_JOINT_ENTRIES:
+                raise PoolError(f"probs: the joint distribution over 2^{C} label sets needs "
+                                f"{Q.shape[0] * Q.shape[1] * 2**C:,} numbers, more than {MAX_JOINT_ENTRIES:,}; "
+                                "use fewer labels, fewer items or systems, or give preds without probs")
+        pool = cls.from_arrays(
+            item_ids,
+            preds=None if P is None else encode_multilabel(_check_zero_one("preds", P)),
+            scores=scores,
+            probs=None if Q is None else multilabel_joint(Q),
+            labels=None if Y is None else encode_multilabel(_check_zero_one("labels", Y)),
+            features=features, system_names=system_names, n_classes=2**C, name=name,
+        )
+        return replace(pool, label_names=names)
+
+    @classmethod
     def from_dataframe(
         cls,
         df: pd.DataFrame,
@@ -298,6 +486,7 @@ class Pool:
         system_names: Sequence[str] | None = None,
         n_classes: int | None = None,
         name: str = "pool",
+        multilabel: Sequence[str] | None = None,
     ) -> "Pool":
         """Build a pool from a DataFrame with user-chosen column names.
 
@@ -306,22 +495,41 @@ class Pool:
         explicitly listed column that is absent raises :class:`PoolError`.
         Defaults follow the format of the benchmark pools: ``item_id``,
         ``pred``, ``score``, ``prob``, ``label``.
+
+        Multi-label pools
+            With ``multilabel=[name_1, ..., name_C]`` the pool is built by
+            :meth:`from_multilabel` and ``pred_cols``, ``prob_cols`` and
+            ``label_col`` are *prefixes*: label ``name`` is read from the
+            columns ``<prefix>_<name>``, e.g. ``pred_toxic``, ``prob_toxic``
+            and ``label_toxic`` with the defaults (0/1 predictions,
+            probabilities ``p(toxic=1|x)``, 0/1 truth).  Several systems take a
+            list of prefixes (``pred_cols=["a", "b"]`` reads ``a_toxic``,
+            ``b_toxic``, ...).  ``score_cols`` keeps its meaning (one ranking
+            score per system) and ``n_classes`` must be left unset.
         """
         cols = set(df.columns)
+        if multilabel is not None:
+            multilabel = [multilabel] if isinstance(multilabel, str) else list(multilabel)
+            if n_classes is not None:
+                raise PoolError("n_classes: leave it unset for a multi-label pool (it is 2^C for C labels)")
 
-        def pick(arg, default):
+        def pick(arg, default, per_label=False):
             if arg is None:
                 return None
-            names = [arg] if isinstance(arg, str) else list(arg)
+            heads = [arg] if isinstance(arg, str) else list(arg)
+            names = [f"{h}_{lab}" for h in heads for lab in multilabel] if per_label else heads
             missing = [c for c in names if c not in cols]
             if missing:
-                if isinstance(arg, str) and arg == default:
+                if isinstance(arg, str) and arg == default and len(missing) == len(names):
                     return None
                 raise PoolError(
                     f"column(s) {missing} not found; available columns: {sorted(map(str, cols))}. "
-                    "Pass the right name with the matching *_col option"
+                    + ("Multi-label pools read one column <prefix>_<label> per label; pass the right prefix "
+                       "with the matching *_col option" if per_label
+                       else "Pass the right name with the matching *_col option")
                 )
-            return df[names].to_numpy()
+            values = df[names].to_numpy()
+            return values.reshape(len(df), len(heads), len(multilabel)) if per_label else values
 
         ids = None
         if id_col is not None:
@@ -329,20 +537,26 @@ class Pool:
                 ids = df[id_col].to_numpy()
             elif id_col != DEFAULT_COLUMNS["id"]:
                 raise PoolError(f"id column {id_col!r} not found; available columns: {sorted(map(str, cols))}")
-        labels = pick(label_col, DEFAULT_COLUMNS["label"])
+        per_label = multilabel is not None
+        labels = pick(label_col, DEFAULT_COLUMNS["label"], per_label)
         if labels is not None:
             labels = labels[:, 0]
             if pd.isna(labels).any():
                 raise PoolError(f"label column {label_col!r}: has missing values; ground truth must be complete")
         feats = pick(list(feature_cols), None) if feature_cols else None
-        preds = pick(pred_cols, DEFAULT_COLUMNS["pred"])
+        preds = pick(pred_cols, DEFAULT_COLUMNS["pred"], per_label)
         scores = pick(score_cols, DEFAULT_COLUMNS["score"])
-        probs = pick(prob_cols, DEFAULT_COLUMNS["prob"])
+        probs = pick(prob_cols, DEFAULT_COLUMNS["prob"], per_label)
         if system_names is None:
             for arg in (pred_cols, score_cols, prob_cols):
                 if arg is not None and not isinstance(arg, str) and len(arg) > 1:
                     system_names = list(arg)
                     break
+        if per_label:
+            return cls.from_multilabel(
+                ids, preds=preds, probs=probs, scores=scores, labels=labels, features=feats,
+                label_names=multilabel, system_names=system_names, name=name,
+            )
         return cls.from_arrays(
             ids, preds=preds, scores=scores, probs=probs, labels=labels, features=feats,
             system_names=system_names, n_classes=n_classes, name=name,
@@ -421,8 +635,12 @@ class Pool:
         return self.preds[:, system].astype(float)
 
     def with_labels(self, labels) -> "Pool":
-        """A copy of this pool with ground-truth ``labels`` attached (validated)."""
-        return Pool.from_arrays(
+        """A copy of this pool with ground-truth ``labels`` attached (validated).
+
+        Multi-label pools take label codes (:func:`encode_multilabel`).
+        """
+        pool = Pool.from_arrays(
             self.item_ids, preds=self.preds, scores=self.scores, probs=self.probs, labels=labels,
             features=self.features, system_names=self.system_names, n_classes=self.n_classes, name=self.name,
         )
+        return replace(pool, label_names=self.label_names)

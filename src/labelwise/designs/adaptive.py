@@ -70,8 +70,12 @@ class AISDesign(Design):
         Blocks from CSF bins of the score, or a k-d tree on the pool's features.
     system : int
         Whose scores define the score blocks.
-    variance : {"plugin", "seed", "model", "max"}
-        Covariance estimator (see :meth:`estimate`).
+    variance : {"max", "plugin", "seed", "model"}
+        Covariance estimator (see :meth:`estimate`).  The default ``max``
+        keeps the interval honest about positives the proposal has not yet
+        reached (F1, 2000 labels, 100 runs: coverage 1.00 on abt-buy and
+        dblp-acm, width 0.16 / 0.026); ``plugin`` is 100 times narrower on
+        dblp-acm (coverage 0.96) but covers 0.55-0.71 on abt-buy.
     proposal : {"optimal", "rms"}
         Deterministic oracle only.  ``optimal`` is Prop. 2's
         ``sum_y pi(y|x) ||Dg l(x, y)||``, asymptotically optimal once the
@@ -88,7 +92,7 @@ class AISDesign(Design):
     def __init__(self, depth: int = 1, branching: int = 256, n_blocks: int = 256, epsilon0: float = 1e-3,
                  defensive: float = 0.0, prior_strength: float = 1.0, lam: float = 1.0,
                  oracle: str = "deterministic", partition: str = "score", system: int = 0,
-                 variance: str = "plugin", proposal: str = "optimal"):
+                 variance: str = "max", proposal: str = "optimal"):
         if variance not in ("max", "plugin", "model", "seed"):
             raise ValueError(f"variance: choose 'max', 'plugin', 'model' or 'seed', got {variance!r}")
         if proposal not in ("optimal", "rms"):
@@ -242,7 +246,7 @@ class AISDesign(Design):
 
         ``variance`` chooses the covariance:
 
-        * ``"plugin"`` (default): the martingale estimate
+        * ``"plugin"``: the martingale estimate
           ``(1/n^2) sum_j (w_j Dg l_j - Dg R)(...)^T``, which estimates
           ``sum_j V_j / n^2`` of seed 001 Theorem 2 with every draw at its own
           proposal ``q_{j-1}``;
@@ -254,7 +258,7 @@ class AISDesign(Design):
           ``(1/n) sum_t (n_t/n) V_t`` with ``V_t = sum_x E_pi[(Dg l)(Dg l)^T] /
           (N^2 q_t(x)) - Dg R (Dg R)^T``, labeled items at their labels;
           conservative where the model leaves rare positives possible;
-        * ``"max"``: per component the larger of ``plugin`` and ``model``.
+        * ``"max"`` (default): per component the larger of ``plugin`` and ``model``.
 
         ``model`` and ``max`` apply to the design's own measure (other
         measures, i.e. sample reuse, get ``plugin``) and use the proposals of

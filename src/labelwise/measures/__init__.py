@@ -15,6 +15,7 @@ from .base import CombinedMeasure, CustomMeasure, Measure, combine, finite_diffe
 from .binary import MCC, Accuracy, BalancedAccuracy, Brier, FBeta, FowlkesMallows, Precision, Recall
 from .curves import PRCurve
 from .multiclass import MacroF1, MicroF1, PerClassPrecision, PerClassRecall
+from .multilabel import MultiLabelMacroF1, MultiLabelMicroF1
 
 __all__ = [
     "Measure",
@@ -35,6 +36,8 @@ __all__ = [
     "PerClassRecall",
     "MacroF1",
     "MicroF1",
+    "MultiLabelMicroF1",
+    "MultiLabelMacroF1",
     "MEASURE_NAMES",
     "build_measure",
     "measure_from_spec",
@@ -55,7 +58,23 @@ _MULTICLASS = {
     "macro_f1": MacroF1,
     "micro_f1": MicroF1,
 }
-MEASURE_NAMES = tuple(_SIMPLE) + ("f1", "fbeta:<beta>", "pr_curve", "pr_curve:<n_thresholds>") + tuple(_MULTICLASS)
+_MULTILABEL = {
+    "multilabel_micro_f1": MultiLabelMicroF1,
+    "multilabel_macro_f1": MultiLabelMacroF1,
+}
+MEASURE_NAMES = (tuple(_SIMPLE) + ("f1", "fbeta:<beta>", "pr_curve", "pr_curve:<n_thresholds>") + tuple(_MULTICLASS)
+                 + tuple(_MULTILABEL))
+
+
+def _n_labels(pool: Pool, measure: str) -> int:
+    """``C`` of a multi-label pool: its label names, else ``log2(n_classes)`` (a pool reloaded from a session)."""
+    if pool.label_names:
+        return len(pool.label_names)
+    C = pool.n_classes.bit_length() - 1
+    if pool.n_classes != 2**C:
+        raise ValueError(f"measure {measure!r} needs a multi-label pool (2^C label codes), but the pool has "
+                         f"{pool.n_classes} classes; build it with Pool.from_multilabel")
+    return C
 
 
 def _one(name: str, pool: Pool, system: int) -> Measure:
@@ -76,6 +95,8 @@ def _one(name: str, pool: Pool, system: int) -> Measure:
         return PRCurve.grid(pool, n, system=system, system_name=sys_name)
     if key in _MULTICLASS:
         return _MULTICLASS[key](n_classes=pool.n_classes, system=system, system_name=sys_name)
+    if key in _MULTILABEL:
+        return _MULTILABEL[key](n_labels=_n_labels(pool, key), system=system, system_name=sys_name)
     raise ValueError(f"unknown measure {name!r}; choose from {', '.join(MEASURE_NAMES)}")
 
 
@@ -126,4 +147,6 @@ def measure_from_spec(spec: dict) -> Measure:
         return PRCurve(**kw)
     if kind in _MULTICLASS:
         return _MULTICLASS[kind](**kw)
+    if kind in _MULTILABEL:
+        return _MULTILABEL[kind](**kw)
     raise ValueError(f"measure spec: unknown measure {kind!r}")

@@ -30,6 +30,17 @@ from .base import Measure
 __all__ = ["PerClassPrecision", "PerClassRecall", "MacroF1", "MicroF1"]
 
 
+def label_codes(arr, n_classes: int, what: str, fix: str) -> np.ndarray:
+    """``arr`` as int64 codes, or a ValueError ``"{what}, found [...]; {fix}"`` if any lies outside ``0..n_classes-1``."""
+    arr = np.asarray(arr)
+    if arr.size and (arr.dtype.kind not in "iub" or arr.min() < 0 or arr.max() >= n_classes):
+        arr_f = np.asarray(arr, dtype=float)
+        bad = (arr_f < 0) | (arr_f >= n_classes) | (arr_f != np.round(arr_f))
+        if bad.any():
+            raise ValueError(f"{what}, found {np.unique(arr_f[bad])[:5].tolist()}; {fix}")
+    return arr.astype(np.int64, copy=False)
+
+
 class _MultiClassMeasure(Measure):
     """A measure of one system over the label set ``{0, ..., C-1}``.
 
@@ -79,16 +90,9 @@ class _MultiClassMeasure(Measure):
 
     # -- helpers ----------------------------------------------------------
     def _check_labels(self, what: str, arr: np.ndarray) -> np.ndarray:
-        arr = np.asarray(arr)
-        if arr.size and (arr.dtype.kind not in "iub" or arr.min() < 0 or arr.max() >= self.n_classes):
-            arr_f = np.asarray(arr, dtype=float)
-            bad = (arr_f < 0) | (arr_f >= self.n_classes) | (arr_f != np.round(arr_f))
-            if bad.any():
-                raise ValueError(
-                    f"measure {self.kind!r}: {what} must be integers 0..{self.n_classes - 1}, found "
-                    f"{np.unique(arr_f[bad])[:5].tolist()}; build the measure with the pool's n_classes"
-                )
-        return arr.astype(np.int64, copy=False)
+        return label_codes(arr, self.n_classes,
+                           f"measure {self.kind!r}: {what} must be integers 0..{self.n_classes - 1}",
+                           "build the measure with the pool's n_classes")
 
     def _pred(self, outputs: Outputs) -> np.ndarray:
         return self._check_labels("predictions", outputs.require("preds", self.kind)[:, self.system])
