@@ -150,6 +150,7 @@ class AISDesign(Design):
         self.groups = GroupedPool(self.hierarchy.blocks, measure.loss_key(outputs))
         rep_out = pool.outputs(self.groups.rep)
         G = self.groups.n_groups
+        self._prior_shift = _prior_shift(prior, self.groups)
         self._rep_out = rep_out
         self._rep_loss = np.stack([measure.loss(rep_out, np.full(G, c)) for c in range(self._C)])  # (C, G, d)
         self._rep_nonzero = np.stack([measure.loss_is_nonzero(rep_out, np.full(G, c)) for c in range(self._C)])
@@ -171,13 +172,26 @@ class AISDesign(Design):
         self._lab_loss_sum += self._measure.loss(self._pool.outputs(items), labels).sum(axis=0)
         self._dirty = True
 
+    def _group_posterior(self) -> np.ndarray:
+        """Posterior label distribution of an unlabeled member of each group, ``(G, C)``.
+
+        The tree models a block's items as exchangeable; groups of one block
+        (items with different predictions, e.g. different label sets of a
+        multi-label pool) can have very different prior scores.  Each group
+        keeps its prior and takes the block's update as a per-class factor:
+        ``pi_g(y) ∝ s_g(y) pi_block(y) / s_block(y)``.
+        """
+        pi = self.model.predictive()[self.groups.block] * self._prior_shift
+        total = pi.sum(axis=1, keepdims=True)
+        return np.divide(pi, total, out=np.full_like(pi, 1.0 / pi.shape[1]), where=total > 0)
+
     def _group_influence(self) -> tuple[np.ndarray, np.ndarray]:
         """Model posterior per group ``(G, C)`` and ``||Dg(R_t) l||^2`` per class and group ``(C, G)``.
 
         Also sets ``self.R``, the model's estimate of R: labeled items at their
         labels, unlabeled ones in expectation under the posterior.
         """
-        pi = self.model.predictive()[self.groups.block]  # (G, C)
+        pi = self._group_posterior()
         expected = np.einsum("g,gc,cgd->d", self.groups.unlabeled.astype(float), pi, self._rep_loss)
         self.R = (expected + self._lab_loss_sum) / self._N
         G = self.groups.n_groups
@@ -285,7 +299,7 @@ class AISDesign(Design):
         m = self._measure
         with np.errstate(divide="ignore", invalid="ignore"):
             J = np.nan_to_num(m.jacobian(R), nan=0.0, posinf=0.0, neginf=0.0)
-        pi = self.model.predictive()[self.groups.block]  # (G, C)
+        pi = self._group_posterior()
         u = np.einsum("cgd,md->cgm", self._rep_loss, J)  # (C, G, m)
         S = np.einsum("gc,cgi,cgj->gij", pi, u, u)
         lab = self.groups.labeled_items
@@ -321,3 +335,17 @@ def _larger_variance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     out = a * scale[:, None] * scale[None, :]
     out[np.diag_indices_from(out)] = target
     return out
+
+
+def _prior_shift(prior: np.ndarray, groups: GroupedPool) -> np.ndarray:
+    """``s_g(y) / s_block(y)``: mean prior of each group's items over that of its block's, ``(G, C)``."""
+    C = prior.shape[1]
+    group_sum = np.stack([np.bincount(groups.of_item, weights=prior[:, c], minlength=groups.n_groups)
+                          for c in range(C)], axis=1)
+    n_blocks = int(groups.block.max()) + 1
+    block_sum = np.zeros((n_blocks, C))
+    np.add.at(block_sum, groups.block, group_sum)
+    block_size = np.bincount(groups.block, weights=groups.sizes, minlength=n_blocks)
+    s_group = group_sum / groups.sizes[:, None]
+    s_block = (block_sum / block_size[:, None])[groups.block]
+    return np.divide(s_group, s_block, out=np.ones_like(s_group), where=s_block > 0)

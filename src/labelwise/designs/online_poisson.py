@@ -170,7 +170,7 @@ class OnlinePoissonDesign(AISDesign):
 
     def _unlabeled_covariance(self, J: np.ndarray, excess: np.ndarray) -> np.ndarray:
         """``sum_g excess_g * (unlabeled items of g) * E_pi[u u^T]`` under the current oracle model."""
-        pi = self.model.predictive()[self.groups.block]  # (G, C)
+        pi = self._group_posterior()
         u = np.einsum("cgd,md->cgm", self._rep_loss, J)  # (C, G, m)
         scale = excess * self.groups.unlabeled
         return np.einsum("g,gc,cgi,cgj->ij", scale, pi, u, u)
