@@ -143,17 +143,7 @@ def _prop2_proposal(design: AISDesign, pool: Pool, measure, labeled: np.ndarray)
     """Seed 001 Prop. 2 / Prop. 3, item by item (no groups): the proposal and the model's R_t."""
     N, C = pool.n_items, pool.n_classes
     out = pool.outputs()
-    # pi_t(y|x) of an unlabeled item: its block's posterior, shifted by the mean prior of the items
-    # that share its prediction within the block over the block's mean prior
-    prior = score_prior(pool, design.lam)
-    blocks = design.hierarchy.blocks
-    pred = pool.preds[:, 0]
-    cell = blocks * C + pred
-    with np.errstate(invalid="ignore"):  # empty cells, never indexed
-        s_cell = np.stack([np.bincount(cell, prior[:, c]) / np.bincount(cell) for c in range(C)], axis=1)[cell]
-        s_block = np.stack([np.bincount(blocks, prior[:, c]) / np.bincount(blocks) for c in range(C)], axis=1)[blocks]
-    pi = design.model.predictive()[blocks] * s_cell / s_block
-    pi /= pi.sum(axis=1, keepdims=True)
+    pi = design.model.predictive()[design.hierarchy.blocks]  # pi_t(y|x) of an unlabeled item
     known = pi.copy()
     known[labeled] = np.eye(C)[pool.labels[labeled]]
     if design.oracle == "deterministic":  # a labeled item's label is its only possible answer
