@@ -15,7 +15,7 @@ import numpy as np
 
 from ..pool import Outputs
 
-__all__ = ["Measure", "CustomMeasure", "CombinedMeasure", "combine", "combine_keys", "finite_difference_jacobian"]
+__all__ = ["Measure", "RatioOfTotals", "CustomMeasure", "CombinedMeasure", "combine", "combine_keys", "finite_difference_jacobian"]
 
 # Rows per chunk when a default implementation must materialise (rows x d) losses.
 _CHUNK_ELEMENTS = 1 << 22
@@ -154,6 +154,21 @@ def finite_difference_jacobian(g: Callable[[np.ndarray], np.ndarray], R: np.ndar
         with np.errstate(divide="ignore", invalid="ignore"):
             cols.append((np.asarray(g(R + hp)) - np.asarray(g(R - hp))) / (2 * h[..., None]))
     return np.stack(cols, axis=-1)
+
+
+class RatioOfTotals:
+    """Mixin for measures ``g(R) = R_1 / R_2`` (seed 002 eq. 1: sum f / sum g), put before the measure base."""
+
+    def g(self, R: np.ndarray) -> np.ndarray:
+        """``R_1 / R_2``, shape ``(..., 1)``; NaN/inf when ``R_2 = 0``."""
+        R = np.asarray(R, dtype=float)
+        return (R[..., 0] / R[..., 1])[..., None]
+
+    def jacobian(self, R: np.ndarray) -> np.ndarray:
+        """``[1 / R_2, -R_1 / R_2^2]``, shape ``(..., 1, 2)``."""
+        R = np.asarray(R, dtype=float)
+        R1, R2 = R[..., 0], R[..., 1]
+        return np.stack([1 / R2, -R1 / R2**2], axis=-1)[..., None, :]
 
 
 @dataclass(eq=False)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..pool import Outputs
-from .base import Measure
+from .base import Measure, RatioOfTotals
 
 __all__ = [
     "Accuracy",
@@ -141,17 +141,10 @@ class FowlkesMallows(_TruthPredMeasure):
         return np.stack([1 / np.sqrt(R2 * R3), -G / (2 * R2), -G / (2 * R3)], axis=-1)[..., None, :]
 
 
-class _Ratio(_SystemMeasure):
+class _Ratio(RatioOfTotals, _SystemMeasure):
     """Ratio measures ``g(R) = R1 / R2`` (seed 002 eq. 1: sum f / sum g)."""
 
     dim = 2
-
-    def g(self, R):
-        return (R[..., 0] / R[..., 1])[..., None]
-
-    def jacobian(self, R):
-        R1, R2 = R[..., 0], R[..., 1]
-        return np.stack([1 / R2, -R1 / R2**2], axis=-1)[..., None, :]
 
 
 class Precision(_Ratio):

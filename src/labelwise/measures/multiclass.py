@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..pool import Outputs
-from .base import Measure
+from .base import Measure, RatioOfTotals
 
 __all__ = ["PerClassPrecision", "PerClassRecall", "MacroF1", "MicroF1"]
 
@@ -407,7 +407,7 @@ class MacroF1(_MultiClassMeasure):
         return np.concatenate([tp, (P.sum(axis=0) + pred) / 2])
 
 
-class MicroF1(_MultiClassMeasure):
+class MicroF1(RatioOfTotals, _MultiClassMeasure):
     """Micro-averaged F1 score, a scalar generalized measure.
 
     Per seed 001, Definition 1, pooling the per-class F1 counts of Table 1
@@ -443,17 +443,6 @@ class MicroF1(_MultiClassMeasure):
         y = self._check_labels("labels", y)
         f = self._pred(outputs)
         return np.stack([(y == f).astype(float), np.ones(len(y))], axis=1)
-
-    def g(self, R: np.ndarray) -> np.ndarray:
-        """``R_1 / R_2``, shape ``(..., 1)``; NaN/inf when ``R_2 = 0``."""
-        R = np.asarray(R, dtype=float)
-        return (R[..., 0] / R[..., 1])[..., None]
-
-    def jacobian(self, R: np.ndarray) -> np.ndarray:
-        """``[1 / R_2, -R_1 / R_2^2]``, shape ``(..., 1, 2)``."""
-        R = np.asarray(R, dtype=float)
-        R1, R2 = R[..., 0], R[..., 1]
-        return np.stack([1 / R2, -R1 / R2**2], axis=-1)[..., None, :]
 
     def influence_norm_sq(self, outputs: Outputs, y: np.ndarray, R: np.ndarray) -> np.ndarray:
         """``(1{y = f(x)} J_1 + J_2)^2`` in ``O(n)``."""

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..pool import MAX_LABELS, Outputs, decode_multilabel
-from .base import Measure
+from .base import Measure, RatioOfTotals
 from .multiclass import label_codes
 
 __all__ = ["MultiLabelMacroF1", "MultiLabelMicroF1"]
@@ -199,7 +199,7 @@ class _MultiLabelMeasure(Measure):
         return np.sum(second - mean**2, axis=1) + np.sum(mean, axis=1) ** 2
 
 
-class MultiLabelMicroF1(_MultiLabelMeasure):
+class MultiLabelMicroF1(RatioOfTotals, _MultiLabelMeasure):
     """Micro-averaged F-alpha of a multi-label system (seed 002 eqs. 90-91).
 
     Pooling the counts of all labels,
@@ -243,17 +243,6 @@ class MultiLabelMicroF1(_MultiLabelMeasure):
     def _loss_bits(self, P: np.ndarray, T: np.ndarray) -> np.ndarray:
         """``[sum_k p_k t_k, sum_k (alpha p_k + (1 - alpha) t_k)]`` (seed 002 eq. 91)."""
         return np.stack([np.sum(P * T, axis=1), np.sum(self.alpha * P + (1 - self.alpha) * T, axis=1)], axis=1)
-
-    def g(self, R: np.ndarray) -> np.ndarray:
-        """``R_1 / R_2`` (seed 002 eq. 90), shape ``(..., 1)``; NaN/inf when ``R_2 = 0``."""
-        R = np.asarray(R, dtype=float)
-        return (R[..., 0] / R[..., 1])[..., None]
-
-    def jacobian(self, R: np.ndarray) -> np.ndarray:
-        """``[1 / R_2, -R_1 / R_2^2]``, shape ``(..., 1, 2)``."""
-        R = np.asarray(R, dtype=float)
-        R1, R2 = R[..., 0], R[..., 1]
-        return np.stack([1 / R2, -R1 / R2**2], axis=-1)[..., None, :]
 
     def _label_terms(self, P: np.ndarray, J: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``u_k = J_1 p_k t_k + J_2 (alpha p_k + (1 - alpha) t_k)``: seed 002's ``h(v_nk)`` of eq. (95) over ``R_2``."""
