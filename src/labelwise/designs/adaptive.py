@@ -36,6 +36,9 @@ from .importance import _no_labels
 
 __all__ = ["AISDesign"]
 
+#: Convergence tolerance of the oracle model's EM (largest change of a posterior probability).
+MODEL_TOL = 1e-6
+
 
 class AISDesign(Design):
     """Adaptive importance sampling with a Dirichlet-tree oracle model (seed 001).
@@ -144,8 +147,11 @@ class AISDesign(Design):
         self._C = pool.n_classes
         self.hierarchy = self._hierarchy(pool)
         prior = score_prior(pool, self.lam)
+        # EM to 1e-6 in the posterior: it only steers the proposal and the covariance, and
+        # 1e-8 cost 40% more time (depth 8 on dblp-acm: 0.57 s vs 0.40 s per 2000-label run)
+        # for the same MSE (abt-buy, 200 runs: 1.10e-3 vs 1.08e-3)
         self._model0 = DirichletTreeModel(self.hierarchy, prior, oracle=self.oracle,
-                                          prior_strength=self.prior_strength)
+                                          prior_strength=self.prior_strength, tol=MODEL_TOL)
         outputs = pool.outputs()
         self.groups = GroupedPool(self.hierarchy.blocks, measure.loss_key(outputs))
         rep_out = pool.outputs(self.groups.rep)
