@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from pools import DATASETS, pool_paths
+from pools import DATASETS, POOLS, pool_paths
 
 HERE = Path(__file__).resolve().parent
 
@@ -142,6 +142,7 @@ def main() -> None:
                     help="design parameter for the entry LABEL (repeatable)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--datasets", type=Path, default=DATASETS)
+    ap.add_argument("--pools", default=",".join(POOLS), help="comma-separated pool names under --datasets")
     ap.add_argument("--jobs", type=int, default=2, help="simulations run in parallel")
     args = ap.parse_args()
     try:
@@ -149,7 +150,7 @@ def main() -> None:
     except ValueError as exc:
         ap.error(str(exc))
 
-    pools = pool_paths(args.datasets)
+    pools = pool_paths(args.datasets, [p.strip() for p in args.pools.split(",") if p.strip()])
     if not pools:
         return
     jobs = [(p, e) for p in pools for e in entries]

@@ -76,9 +76,9 @@ class AISDesign(Design):
     variance : {"max", "plugin", "seed", "model"}
         Covariance estimator (see :meth:`estimate`).  The default ``max``
         keeps the interval honest about positives the proposal has not yet
-        reached (F1, 2000 labels, 100 runs: coverage 1.00 on abt-buy and
-        dblp-acm, width 0.16 / 0.026); ``plugin`` is 100 times narrower on
-        dblp-acm (coverage 0.96) but covers 0.55-0.71 on abt-buy.
+        reached (F1, 2000 labels, 1000 runs: coverage 1.00 on abt-buy and
+        dblp-acm, width 0.17 / 0.037); ``plugin`` is 100 times narrower on
+        dblp-acm (coverage 0.95) but covers 0.58-0.71 on abt-buy.
     proposal : {"optimal", "rms"}
         Deterministic oracle only.  ``optimal`` is Prop. 2's
         ``sum_y pi(y|x) ||Dg l(x, y)||``, asymptotically optimal once the
