@@ -661,3 +661,16 @@ def test_variance_options_order_and_agree_on_the_estimate():
     # the correlation of 'plugin' is kept by 'max'
     corr = lambda c: c[0, 1] / np.sqrt(c[0, 0] * c[1, 1])  # noqa: E731
     assert corr(estimates["max"].cov) == pytest.approx(corr(estimates["plugin"].cov), rel=1e-9)
+
+
+def test_default_ais_intervals_cover():
+    """The default ('max') covariance covers at every checkpoint on a generated pool.
+
+    300 runs: a coverage of 0.95 has a binomial standard error of 0.0126, so
+    the bound 0.95 - 3 x 0.0126 fails with probability < 0.2% if it holds.
+    """
+    pool = make_pool(4000, prevalence=0.02, seed=11)
+    result = simulate(pool, build_measure("f1", pool), "ais", budget=300, batch_size=50, repeats=300, seed=3,
+                      checkpoints=[100, 200, 300])
+    for row in result.checkpoint_rows():
+        assert row["coverage"] >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / 300), row
