@@ -48,11 +48,12 @@ class AISDesign(Design):
     depth, branching : int
         Shape of the tree over the blocks (depth 1 with branching K is the
         flat per-block model, seed 001's "Ours-1"; depth 8 x branching 2 is
-        "Ours-8").  The default, Ours-1, met the MSE targets on both benchmark
-        pools and learns fastest when the scores are miscalibrated; with
-        well-calibrated scores depth 4 x branching 4 with
-        ``prior_strength=300`` was more accurate on abt-buy (MSE 4.3e-4 vs
-        7.2e-4 at 2000 labels) at the cost of dblp-acm (1.6e-5 vs 6e-9).
+        "Ours-8").  The default, Ours-1, learns fastest when the scores are
+        miscalibrated; with well-calibrated scores depth 4 x branching 4 with
+        ``prior_strength=300`` was more accurate on abt-buy (F1 MSE 5.1e-4 vs
+        1.05e-3 at 2000 labels, 1000 runs) at the cost of dblp-acm (1.5e-5 vs
+        8.6e-9), and its model-based intervals are uninformative (width
+        0.5-1): its ``depth(v)^2`` smoothing spreads positives over the tail.
     n_blocks : int
         Number of CSF score blocks (K), at most ``branching ** depth``.
     epsilon0 : float
@@ -156,8 +157,8 @@ class AISDesign(Design):
         self.groups = GroupedPool(self.hierarchy.blocks, measure.loss_key(outputs))
         rep_out = pool.outputs(self.groups.rep)
         G = self.groups.n_groups
-        # binary pools: a block is a score interval, its groups share their prior (and shifting
-        # them by the thresholded prediction measured worse: abt-buy F1 MSE 1.15e-3 vs 7.2e-4)
+        # binary pools: a block is a score interval whose groups share their prior; shifting them
+        # by the thresholded prediction showed no gain (abt-buy F1 MSE 1.15e-3 vs 7.2e-4, 200 runs)
         self._prior_shift = _prior_shift(prior, self.groups) if self._C > 2 else np.ones((G, self._C))
         self._rep_out = rep_out
         self._rep_loss = np.stack([measure.loss(rep_out, np.full(G, c)) for c in range(self._C)])  # (C, G, d)
