@@ -345,5 +345,6 @@ def test_cli_reads_multilabel_pools(tmp_path):
     res = runner.invoke(app, ["init", str(csv), "--session", str(session), "--multilabel", "toxic,threat",
                               "--measure", "multilabel_micro_f1"])
     assert res.exit_code == 0 and "4 classes" in res.stdout, res.output
+    assert "design:  importance" in res.stdout  # the default for multi-label pools
     res = runner.invoke(app, ["simulate", "--pool", str(csv), "--multilabel", "toxic,obscene"])
     assert res.exit_code == 1 and "label_obscene" in res.output and "<prefix>_<label>" in res.output
