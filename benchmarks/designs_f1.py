@@ -110,6 +110,13 @@ def table(results: list[dict], fraction: bool = False) -> str:
     return "\n".join(lines)
 
 
+def plot_curves(ax, results: list[dict], field: str, name: str) -> None:
+    """One line per result: checkpoint ``field`` (e.g. ``"mse"``) against labels, labelled by ``result[name]``."""
+    for r in results:
+        labels = [c["labels"] for c in r["checkpoints"]]
+        ax.plot(labels, [c[field] for c in r["checkpoints"]], marker="o", label=r[name])
+
+
 def plot(results: list[dict], path: Path, measure: str) -> None:
     import matplotlib
 
@@ -119,9 +126,7 @@ def plot(results: list[dict], path: Path, measure: str) -> None:
     pools = sorted({r["pool"] for r in results})
     fig, axes = plt.subplots(1, len(pools), figsize=(5.5 * len(pools), 4), squeeze=False)
     for ax, pool in zip(axes[0], pools):
-        for r in (r for r in results if r["pool"] == pool):
-            labels = [c["labels"] for c in r["checkpoints"]]
-            ax.plot(labels, [c["mse"] for c in r["checkpoints"]], marker="o", label=r["label"])
+        plot_curves(ax, [r for r in results if r["pool"] == pool], "mse", "label")
         ax.set(xscale="log", yscale="log", xlabel="labels", ylabel=f"MSE of {measure}",
                title=f"{pool} ({results[0]['repeats']} repeats)")
         ax.grid(True, which="both", alpha=0.3)

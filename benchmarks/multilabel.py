@@ -24,6 +24,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import labelwise as lw
+from designs_f1 import plot_curves
 
 HERE = Path(__file__).resolve().parent
 #: Label prevalences of the Jigsaw Toxic Comment Classification Challenge training set.
@@ -76,10 +77,9 @@ def plot(results: list[dict], path: Path) -> None:
 
     fig, axes = plt.subplots(2, len(MEASURES), figsize=(5.5 * len(MEASURES), 7), squeeze=False)
     for col, measure in enumerate(MEASURES):
-        for r in (r for r in results if r["measure"] == measure):
-            labels = [c["labels"] for c in r["checkpoints"]]
-            axes[0, col].plot(labels, [c["mse"] for c in r["checkpoints"]], marker="o", label=r["design"])
-            axes[1, col].plot(labels, [c["coverage"] for c in r["checkpoints"]], marker="o", label=r["design"])
+        of_measure = [r for r in results if r["measure"] == measure]
+        plot_curves(axes[0, col], of_measure, "mse", "design")
+        plot_curves(axes[1, col], of_measure, "coverage", "design")
         truth = next(r["true_value"] for r in results if r["measure"] == measure)
         axes[0, col].set(xscale="log", yscale="log", ylabel="MSE",
                          title=f"{measure} (true {truth:.3f}), {results[0]['repeats']} repeats")

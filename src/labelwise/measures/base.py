@@ -8,6 +8,7 @@ of ``g`` and ``jacobian`` broadcast over leading axes so that many estimates
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -15,7 +16,7 @@ import numpy as np
 
 from ..pool import Outputs
 
-__all__ = ["Measure", "RatioOfTotals", "CustomMeasure", "CombinedMeasure", "combine", "combine_keys", "finite_difference_jacobian"]
+__all__ = ["Measure", "RatioOfTotals", "SpecEquality", "CustomMeasure", "CombinedMeasure", "combine", "combine_keys", "finite_difference_jacobian"]
 
 # Rows per chunk when a default implementation must materialise (rows x d) losses.
 _CHUNK_ELEMENTS = 1 << 22
@@ -154,6 +155,16 @@ def finite_difference_jacobian(g: Callable[[np.ndarray], np.ndarray], R: np.ndar
         with np.errstate(divide="ignore", invalid="ignore"):
             cols.append((np.asarray(g(R + hp)) - np.asarray(g(R - hp))) / (2 * h[..., None]))
     return np.stack(cols, axis=-1)
+
+
+class SpecEquality:
+    """Mixin for measures fully described by their :meth:`~Measure.spec`: equal when type and spec agree."""
+
+    def __eq__(self, other) -> bool:
+        return type(self) is type(other) and self.spec() == other.spec()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, json.dumps(self.spec(), sort_keys=True)))
 
 
 class RatioOfTotals:

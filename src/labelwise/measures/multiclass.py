@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..pool import Outputs
-from .base import Measure, RatioOfTotals
+from .base import Measure, RatioOfTotals, SpecEquality
 
 __all__ = ["PerClassPrecision", "PerClassRecall", "MacroF1", "MicroF1"]
 
@@ -41,7 +41,7 @@ def label_codes(arr, n_classes: int, what: str, fix: str) -> np.ndarray:
     return arr.astype(np.int64, copy=False)
 
 
-class _MultiClassMeasure(Measure):
+class _MultiClassMeasure(SpecEquality, Measure):
     """A measure of one system over the label set ``{0, ..., C-1}``.
 
     Parameters
@@ -81,12 +81,6 @@ class _MultiClassMeasure(Measure):
     def spec(self) -> dict:
         return {"measure": self.kind, "n_classes": self.n_classes, "system": self.system,
                 "system_name": self.system_name}
-
-    def __eq__(self, other) -> bool:
-        return type(self) is type(other) and self.spec() == other.spec()
-
-    def __hash__(self) -> int:
-        return hash((type(self).__name__, self.n_classes, self.system, self.system_name))
 
     # -- helpers ----------------------------------------------------------
     def _check_labels(self, what: str, arr: np.ndarray) -> np.ndarray:

@@ -34,13 +34,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..pool import MAX_LABELS, Outputs, decode_multilabel
-from .base import Measure, RatioOfTotals
+from .base import Measure, RatioOfTotals, SpecEquality
 from .multiclass import label_codes
 
 __all__ = ["MultiLabelMacroF1", "MultiLabelMicroF1"]
 
 
-class _MultiLabelMeasure(Measure):
+class _MultiLabelMeasure(SpecEquality, Measure):
     """A measure of one system on a multi-label pool with ``C`` labels (``2^C`` label codes).
 
     Subclasses implement :meth:`_loss_bits` (the loss from 0/1 indicators,
@@ -85,12 +85,6 @@ class _MultiLabelMeasure(Measure):
     def spec(self) -> dict:
         return {"measure": self.kind, "n_labels": self.n_labels, "system": self.system,
                 "system_name": self.system_name}
-
-    def __eq__(self, other) -> bool:
-        return type(self) is type(other) and self.spec() == other.spec()
-
-    def __hash__(self) -> int:
-        return hash((type(self).__name__, tuple(sorted(self.spec().items()))))
 
     # -- to implement -----------------------------------------------------
     def _loss_bits(self, P: np.ndarray, T: np.ndarray) -> np.ndarray:
