@@ -149,8 +149,9 @@ def _prop2_proposal(design: AISDesign, pool: Pool, measure, labeled: np.ndarray)
     if design.oracle == "deterministic":  # a labeled item's label is its only possible answer
         pi = known
     losses = [measure.loss(out, np.full(N, c)) for c in range(C)]
-    # R_t: labeled items at their labels, unlabeled ones in expectation under pi_t (either oracle)
-    R_t = sum(known[:, c] @ losses[c] for c in range(C)) / N
+    # R_t: labeled items at their labels, unlabeled ones in expectation under pi_t; under a stochastic
+    # oracle a label is one noisy answer, and every item is taken in expectation under p_t
+    R_t = sum((known if design.oracle == "deterministic" else pi)[:, c] @ losses[c] for c in range(C)) / N
     # eps_0 is relative to the mean of E_prior ||Dg(R0) l|| over the pool
     prior = score_prior(pool, design.lam)
     R0 = sum(prior[:, c] @ losses[c] for c in range(C)) / N

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -293,3 +294,41 @@ def test_python_m_labelwise_help():
     for command in ("init", "next", "label", "estimate", "demo", "simulate"):
         assert command in proc.stdout
     assert "labelwise" in proc.stdout
+
+
+def test_simulate_with_annotator_noise(pool_csv):
+    """--noise: a stochastic oracle; the truth is the expected measure and the JSON says the noise."""
+    result = runner.invoke(app, ["simulate", "--pool", str(pool_csv), "--design", "ais", "--param",
+                                 "oracle=stochastic", "--noise", "0.1", "--budget", "200", "--repeats", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["oracle_noise"] == 0.1 and out["design_params"]["oracle"] == "stochastic"
+    clean = json.loads(runner.invoke(app, ["simulate", "--pool", str(pool_csv), "--design", "ais", "--budget", "200",
+                                           "--repeats", "1", "--json"]).stdout)
+    assert clean["oracle_noise"] == 0.0 and out["true_value"] < clean["true_value"] - 0.05
+    bad = runner.invoke(app, ["simulate", "--pool", str(pool_csv), "--design", "poisson", "--noise", "0.1",
+                              "--budget", "200", "--repeats", "1"])
+    assert bad.exit_code != 0 and "oracle=stochastic" in bad.output
+
+
+def test_annotation_loop_with_several_annotators(tmp_path):
+    """oracle=stochastic: `next` lists an item once per draw, and `label` takes one (maybe different) label each."""
+    pool = make_pool(40, prevalence=0.3, seed=5)
+    pool_file = tmp_path / "pool.csv"
+    pd.DataFrame({"item_id": pool.item_ids, "pred": pool.preds[:, 0], "score": pool.scores[:, 0],
+                  "prob": pool.probs[:, 0]}).to_csv(pool_file, index=False)
+    session = tmp_path / "noisy.lw"
+    ok("init", pool_file, "--session", session, "--design", "ais", "--param", "oracle=stochastic", "--param",
+       "n_blocks=4", "--param", "branching=4")
+    batch = pd.read_csv(io.StringIO(ok("next", session, "-n", "60").stdout))
+    assert len(batch) == 60 and batch["item_id"].duplicated().any()
+    labels = batch[["item_id"]].assign(label=np.arange(60) % 2)  # annotators disagree on repeated items
+    labels.iloc[:30].to_csv(tmp_path / "a.csv", index=False)
+    labels.iloc[30:].to_csv(tmp_path / "b.csv", index=False)
+    assert "total 30 labels, 30 still pending" in ok("label", session, tmp_path / "a.csv").stdout
+    assert "total 60 labels, 0 still pending" in ok("label", session, tmp_path / "b.csv").stdout
+    # the same file again: every draw of those items is labeled, so nothing is stored
+    assert "waiting for a label" in fails("label", session, tmp_path / "b.csv")
+    with Session.open(session) as s:
+        np.testing.assert_array_equal(s.sample().labels, labels["label"].to_numpy())
+        assert json.loads(ok("estimate", session, "--json").stdout)["n_labels"] == 60

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import closing
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -44,7 +46,7 @@ def test_create_open_round_trip(tmp_path, pool):
         assert back.name == pool.name
         draws, stages = store.load_draws()
         assert len(draws) == 0 and stages.size == 0
-        items, labels, _ = store.load_labels()
+        items, labels, _, _ = store.load_labels()
         assert items.size == 0 and labels.size == 0
     finally:
         store.close()
@@ -93,12 +95,19 @@ def test_draws_and_labels_round_trip(tmp_path, pool):
         np.testing.assert_array_equal(stages, [1, 1, 1, 2])
         assert draws.items.dtype.kind == "i" and stages.dtype.kind == "i"
 
-        store.add_labels(np.array([9, 4]), np.array([1, 0]), np.array([1, 1]), np.array([2.0, 0.5]),
-                         np.array([0.001, 0.004]), "api")
-        items, labels, _ = store.load_labels()
+        store.add_labels(np.array([9, 4]), np.array([1, 0]), np.array([1, 0]), np.array([1, 1]),
+                         np.array([2.0, 0.5]), np.array([0.001, 0.004]), "api")
+        items, labels, calls, answered = store.load_labels()
         assert dict(zip(items.tolist(), labels.tolist())) == {9: 1, 4: 0}
+        assert answered.tolist() == [1, 0] and calls.tolist() == [1, 1]
         row = store.conn.execute("SELECT label, stage, weight, prob, source FROM labels WHERE item=9").fetchone()
         assert row == (1, 1, 2.0, 0.001, "api")
+        # a stochastic oracle labels an item again at a later draw (index 2), possibly differently
+        store.add_labels(np.array([4]), np.array([1]), np.array([2]), np.array([1]), np.array([0.5]),
+                         np.array([0.004]), "api")
+        items, labels, calls, answered = store.load_labels()
+        assert items.tolist() == [9, 4, 4] and labels.tolist() == [1, 0, 1] and answered.tolist() == [1, 0, 2]
+        assert calls.tolist() == [1, 1, 2]
     finally:
         store.close()
 
@@ -107,14 +116,15 @@ def test_add_labels_is_all_or_nothing(tmp_path, pool):
     store = Store.create(tmp_path / "s.lws", pool, {})
     try:
         one = np.array([1])
-        store.add_labels(np.array([3]), one, one, np.ones(1), np.ones(1), "api")
-        before = store.conn.execute("SELECT item, label, stage, weight, prob, created, source FROM labels ORDER BY item").fetchall()
-        # item 3 is already stored: the whole batch (items 5 and 3) must be refused
+        store.add_labels(np.array([3]), one, np.array([0]), one, np.ones(1), np.ones(1), "api")
+        before = store.conn.execute("SELECT * FROM labels ORDER BY item").fetchall()
+        # draw 0 already has its label: the whole batch (draws 1 and 0) must be refused
         with pytest.raises(sqlite3.IntegrityError):
-            store.add_labels(np.array([5, 3]), np.array([0, 1]), np.array([1, 1]), np.ones(2), np.ones(2), "api")
-        assert store.conn.execute("SELECT item, label, stage, weight, prob, created, source FROM labels ORDER BY item").fetchall() == before
+            store.add_labels(np.array([5, 3]), np.array([0, 1]), np.array([1, 0]), np.array([1, 1]), np.ones(2),
+                             np.ones(2), "api")
+        assert store.conn.execute("SELECT * FROM labels ORDER BY item").fetchall() == before
         # the connection is usable afterwards (the transaction was rolled back)
-        store.add_labels(np.array([5]), np.array([0]), one, np.ones(1), np.ones(1), "api")
+        store.add_labels(np.array([5]), np.array([0]), one, one, np.ones(1), np.ones(1), "api")
         assert store.conn.execute("SELECT COUNT(*) FROM labels").fetchone()[0] == 2
     finally:
         store.close()
@@ -126,7 +136,7 @@ def test_writes_are_visible_to_another_connection_without_close(tmp_path, pool):
     store = Store.create(path, pool, {})
     try:
         store.append_draws(1, Draws(np.array([2]), np.ones(1), np.ones(1), np.full(1, -1)), {"s": 0})
-        store.add_labels(np.array([2]), np.array([1]), np.array([1]), np.ones(1), np.ones(1), "api")
+        store.add_labels(np.array([2]), np.array([1]), np.array([0]), np.array([1]), np.ones(1), np.ones(1), "api")
         with sqlite3.connect(str(path)) as other:
             assert other.execute("SELECT item, label FROM labels").fetchall() == [(2, 1)]
             assert other.execute("SELECT item FROM draws").fetchall() == [(2,)]
@@ -218,3 +228,60 @@ def test_config_is_json(tmp_path, pool):
     conn.close()
     assert json.loads(raw["config"]) == {"measure": {"measure": "f1"}, "level": 0.8}
     assert raw["schema_version"] == str(SCHEMA_VERSION)
+
+
+_SCHEMA_1_LABELS = """
+CREATE TABLE labels (
+    seq INTEGER PRIMARY KEY, item INTEGER NOT NULL UNIQUE, label INTEGER NOT NULL, stage INTEGER NOT NULL,
+    weight REAL NOT NULL, prob REAL NOT NULL, created REAL NOT NULL, source TEXT NOT NULL,
+    call INTEGER NOT NULL
+)"""
+
+
+def _as_schema_1(path: Path) -> list[tuple]:
+    """Rewrite a session file as labelwise wrote it before schema 2; returns its label rows."""
+    with closing(sqlite3.connect(str(path))) as conn, conn:
+        rows = conn.execute("SELECT seq, item, label, stage, weight, prob, created, source, call FROM labels "
+                            "ORDER BY seq").fetchall()
+        conn.execute("DROP TABLE labels")
+        conn.execute(_SCHEMA_1_LABELS)
+        conn.executemany("INSERT INTO labels VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        conn.execute("UPDATE meta SET value='1' WHERE key='schema_version'")
+    return rows
+
+
+def test_schema_1_file_is_upgraded_in_place_keeping_every_label(tmp_path, pool):
+    path = tmp_path / "s.lws"
+    store = Store.create(path, pool, {})
+    # items 7, 2, 7 (a free re-draw), 5; labels for 2 and 7 (draws 1 and 0)
+    store.append_draws(1, Draws(np.array([7, 2, 7, 5]), np.ones(4), np.full(4, 0.1), np.full(4, -1)), {"s": 1})
+    store.add_labels(np.array([2, 7]), np.array([1, 0]), np.array([1, 0]), np.array([1, 1]), np.ones(2),
+                     np.full(2, 0.1), "api")
+    store.close()
+    rows = _as_schema_1(path)
+    store = Store.open(path)
+    try:
+        items, labels, calls, answered = store.load_labels()
+        assert items.tolist() == [2, 7] and labels.tolist() == [1, 0] and calls.tolist() == [1, 1]
+        assert answered.tolist() == [1, 0]  # each label at its item's first draw
+        after = store.conn.execute("SELECT seq, item, label, stage, weight, prob, created, source, call "
+                                   "FROM labels ORDER BY seq").fetchall()
+        assert after == rows
+        assert store.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "2"
+    finally:
+        store.close()
+    Store.open(path).close()  # opening again is a no-op
+
+
+def test_schema_1_upgrade_failure_leaves_the_file_as_it_was(tmp_path, pool):
+    path = tmp_path / "s.lws"
+    Store.create(path, pool, {}).close()
+    _as_schema_1(path)
+    with closing(sqlite3.connect(str(path))) as conn, conn:
+        conn.execute("CREATE TABLE labels_v2 (x INTEGER)")  # blocks the upgrade half-way
+        conn.execute("INSERT INTO labels VALUES (1, 3, 1, 1, 1.0, 0.5, 0.0, 'api', 1)")
+    with pytest.raises(StoreError, match="cannot upgrade session file .* left as it was"):
+        Store.open(path)
+    with closing(sqlite3.connect(str(path))) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "1"
+        assert conn.execute("SELECT item, label FROM labels").fetchall() == [(3, 1)]

@@ -335,13 +335,16 @@ def label(
 
     The whole file is rejected, and nothing stored changes, if any id is
     unknown or was not proposed, any label lies outside the label set, or
-    any label contradicts one already stored.
+    any label contradicts one already stored.  In a session whose design
+    has oracle=stochastic (noisy or several annotators) an id may appear as
+    many times as `next` returned it, and its labels may differ.
     """
     with _user_errors(), Session.open(session) as s:
         df = read_labels_file(labels_file, id_col=id_col, label_col=label_col)
         new = s.add_labels(df["item_id"].to_numpy(), df["label"].to_numpy(), source=f"file:{labels_file.name}")
-        typer.echo(f"stored {new} new labels ({len(df) - new} rows already stored); total {s.n_labels} labeled "
-                   f"items, {s.pending.size} still pending")
+        total = f"{s.n_labels} labels" if s.stochastic else f"{s.n_labels} labeled items"
+        typer.echo(f"stored {new} new labels ({len(df) - new} rows already stored); total {total}, "
+                   f"{s.pending.size} still pending")
 
 
 # --------------------------------------------------------------------------- estimate
@@ -504,6 +507,9 @@ def simulate_cmd(
     prob_col: ProbCol = "prob",
     label_col: Annotated[str, typer.Option("--label-col", help="Ground-truth label column.")] = "label",
     multilabel: MultiLabelOpt = None,
+    noise: Annotated[float, typer.Option(
+        "--noise", help="Annotator noise: each answer is wrong (another class) with this probability, drawn "
+        "afresh per draw (a stochastic oracle; run the design with --param oracle=stochastic).")] = 0.0,
 ) -> None:
     """Run repeated simulated evaluations against the pool's ground truth.
 
@@ -521,7 +527,7 @@ def simulate_cmd(
         chosen = make_design(design, param)
         show = sys.stderr.isatty() if progress is None else progress
         result = simulate(pool, target, chosen, budget=budget, batch_size=batch_size, repeats=repeats, seed=seed,
-                          checkpoints=marks, level=level, progress=show)
+                          checkpoints=marks, level=level, noise=noise, progress=show)
         if as_json:
             print_json(result.to_dict())
         else:

@@ -1,8 +1,9 @@
 """Oracles: where labels come from.
 
 An oracle is any callable ``oracle(item_ids) -> labels``.  Provided here:
-the pool's ground truth (simulation), a wrapped Python function, and a CSV
-or JSONL file of labels.
+the pool's ground truth (simulation), noisy annotators around it (a
+stochastic oracle, for simulation), a wrapped Python function, and a CSV or
+JSONL file of labels.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import pandas as pd
 
 from .pool import Pool
 
-__all__ = ["Oracle", "TruthOracle", "CallableOracle", "FileOracle", "read_labels_file", "LabelFileError"]
+__all__ = ["Oracle", "TruthOracle", "NoisyOracle", "noisy_label_distribution", "CallableOracle", "FileOracle",
+           "read_labels_file", "LabelFileError"]
 
 
 class LabelFileError(ValueError):
@@ -36,6 +38,47 @@ class TruthOracle:
 
     def __call__(self, item_ids: np.ndarray) -> np.ndarray:
         return self.pool.labels[self.pool.positions(item_ids)]
+
+
+def noisy_label_distribution(pool: Pool, noise: float) -> np.ndarray:
+    """``p(y|x)`` of annotators who give the true label with probability ``1 - noise``
+    and each other class with ``noise / (C - 1)``, shape (N, C)."""
+    if pool.labels is None:
+        raise ValueError("pool has no ground-truth labels; give a label column to simulate")
+    C = pool.n_classes
+    if not 0.0 <= noise < 1.0 - 1.0 / C:
+        raise ValueError(f"noise: must lie in [0, {1.0 - 1.0 / C:g}) for {C} classes (beyond it the labels "
+                         f"carry no or inverted information), got {noise}")
+    probs = np.full((pool.n_items, C), noise / (C - 1))
+    probs[np.arange(pool.n_items), pool.labels] = 1.0 - noise
+    return probs
+
+
+class NoisyOracle:
+    """A stochastic oracle: every call labels each id afresh from :func:`noisy_label_distribution`.
+
+    Parameters
+    ----------
+    pool : Pool
+        With ground-truth labels.
+    noise : float
+        Probability that an answer is wrong (uniformly another class).
+    rng : numpy.random.Generator or int, optional
+    """
+
+    def __init__(self, pool: Pool, noise: float, rng: np.random.Generator | int | None = None):
+        self.pool = pool
+        self.noise = float(noise)
+        self.probs = noisy_label_distribution(pool, self.noise)
+        self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+    def __call__(self, item_ids: np.ndarray) -> np.ndarray:
+        truth = self.pool.labels[self.pool.positions(item_ids)]
+        C = self.pool.n_classes
+        wrong = self.rng.random(truth.size) < self.noise
+        # a wrong answer is one of the C - 1 other classes, uniformly
+        other = (truth + self.rng.integers(1, C, size=truth.size)) % C
+        return np.where(wrong, other, truth)
 
 
 class CallableOracle:

@@ -9,6 +9,10 @@ memory (simulations).
 
 Estimates use the longest prefix of draws whose items are all labeled, so
 labels that arrive out of order never bias the estimate.
+
+Under a stochastic oracle (a design created with ``oracle="stochastic"``:
+noisy labels, several annotators) every draw is a label request of its
+own: an item drawn twice is labeled twice, and its labels may differ.
 """
 
 from __future__ import annotations
@@ -91,9 +95,7 @@ class Session:
         self.design = design
         self.level = float(level)
         self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-        self.labels = np.full(pool.n_items, -1, dtype=np.int64)
-        self._labeled = np.zeros(pool.n_items, dtype=bool)
-        self._n_labeled = 0
+        self._reset_labels()
         self._draw_parts: list[Draws] = []
         self._stage_parts: list[np.ndarray] = []
         self._draws_cache: tuple[Draws, np.ndarray] | None = None
@@ -145,9 +147,7 @@ class Session:
         bit_generator = kind()
         bit_generator.state = state
         self.rng = np.random.Generator(bit_generator)
-        self.labels = np.full(pool.n_items, -1, dtype=np.int64)
-        self._labeled = np.zeros(pool.n_items, dtype=bool)
-        self._n_labeled = 0
+        self._reset_labels()
         draws, stages = store.load_draws()
         self._draw_parts = [draws] if len(draws) else []
         self._stage_parts = [stages] if len(draws) else []
@@ -155,7 +155,10 @@ class Session:
         self.stage = int(stages.max()) if stages.size else 0
         self.store = store
         design.prepare(pool, measure)
-        items, labels, calls = store.load_labels()
+        items, labels, calls, answered = store.load_labels()
+        if self.stochastic:
+            self._draw_labels = np.full(len(draws), -1, dtype=np.int64)
+            self._draw_labels[answered] = labels
         self._set_labels(items, labels)
         # replay the labels call by call, as they arrived, so adaptive designs end in the same state
         for chunk in np.split(np.arange(items.size), np.flatnonzero(np.diff(calls)) + 1):
@@ -191,23 +194,47 @@ class Session:
         return self._draws_cache
 
     @property
+    def stochastic(self) -> bool:
+        """Whether the design assumes a stochastic oracle (a label per draw)."""
+        return self.design.oracle == "stochastic"
+
+    @property
     def n_labels(self) -> int:
-        """Distinct items labeled."""
+        """Labels received: distinct items labeled (deterministic oracle) or labeled draws (stochastic)."""
         return int(self._n_labeled)
 
+    def _reset_labels(self) -> None:
+        #: per item: its label (deterministic oracle; -1 while unlabeled) ...
+        self.labels = np.full(self.pool.n_items, -1, dtype=np.int64)
+        self._labeled = np.zeros(self.pool.n_items, dtype=bool)
+        #: ... or per draw (stochastic oracle; -1 while pending)
+        self._draw_labels = np.empty(0, dtype=np.int64)
+        self._n_labeled = 0
+
     def _set_labels(self, positions: np.ndarray, labels: np.ndarray) -> None:
-        """Record new labels in memory (positions not labeled before)."""
-        self.labels[positions] = labels
+        """Record new labels in memory (deterministic: positions not labeled before)."""
+        if not self.stochastic:
+            self.labels[positions] = labels
         self._labeled[positions] = True
         self._n_labeled += positions.size
 
+    def _waiting(self) -> np.ndarray:
+        """Whether each draw still waits for a label."""
+        if self.stochastic:
+            return self._draw_labels < 0
+        return self.labels[self.draws.items] < 0
+
     @property
     def pending(self) -> np.ndarray:
-        """Ids of drawn items still waiting for a label, in draw order."""
-        items = self.draws.items
-        waiting = items[self.labels[items] < 0]
-        _, first = np.unique(waiting, return_index=True)
-        return self.pool.item_ids[waiting[np.sort(first)]]
+        """Ids of drawn items still waiting for a label, in draw order.
+
+        Under a stochastic oracle an id appears once per draw waiting for a
+        label (an item drawn twice needs two labels).
+        """
+        waiting = self.draws.items[self._waiting()]
+        if not self.stochastic:
+            waiting = waiting[np.sort(np.unique(waiting, return_index=True)[1])]
+        return self.pool.item_ids[waiting]
 
     # ---------------------------------------------------------- the loop
     def next_batch(self, n: int) -> np.ndarray:
@@ -224,7 +251,7 @@ class Session:
         if waiting.size:
             return waiting
         unlabeled = self.pool.n_items - self.n_labels
-        if n > unlabeled:
+        if n > unlabeled and not self.stochastic:
             raise ValueError(
                 f"n: asked for {n} new items but only {unlabeled} of {self.pool.n_items} are unlabeled; "
                 "ask for fewer"
@@ -242,6 +269,8 @@ class Session:
         self._draw_parts.append(draws)
         self._stage_parts.append(np.full(len(draws), self.stage, dtype=np.int64))
         self._draws_cache = None
+        if self.stochastic:
+            self._draw_labels = np.concatenate([self._draw_labels, np.full(len(draws), -1, dtype=np.int64)])
         return self.pending
 
     def add_labels(self, ids: Sequence, labels: Sequence, source: str = "api") -> int:
@@ -273,6 +302,8 @@ class Session:
         except PoolError as exc:
             raise LabelError(str(exc)) from None
         y = _as_int_labels(labels, self.pool.n_classes)
+        if self.stochastic:
+            return self._add_draw_labels(ids, pos, y, source)
         order = np.argsort(pos, kind="stable")
         sp, sy = pos[order], y[order]
         same_item = sp[1:] == sp[:-1]
@@ -303,18 +334,56 @@ class Session:
             return 0
         if self.store is not None:
             first_draw = _first_index(draws.items, new_pos)
-            self.store.add_labels(new_pos, new_y, stages[first_draw], draws.weight[first_draw],
+            self.store.add_labels(new_pos, new_y, first_draw, stages[first_draw], draws.weight[first_draw],
                                   draws.prob[first_draw], source)
         self._set_labels(new_pos, new_y)
         self.design.observe(new_pos, new_y)
         return int(new_pos.size)
 
+    def _add_draw_labels(self, ids: np.ndarray, pos: np.ndarray, y: np.ndarray, source: str) -> int:
+        """Stochastic oracle: the k-th label of an item in a call answers its k-th pending draw."""
+        draws, stages = self._all_draws()
+        pending = np.flatnonzero(self._draw_labels < 0)
+        by_item = pending[np.argsort(draws.items[pending], kind="stable")]  # by item, then draw order
+        items_sorted = draws.items[by_item]
+        uniq, start, count = np.unique(items_sorted, return_index=True, return_counts=True)
+        # occurrence number of each id within the call (0 for its first label, 1 for the second...)
+        order = np.argsort(pos, kind="stable")
+        run_start = np.r_[0, np.flatnonzero(np.diff(pos[order])) + 1]
+        occurrence = np.empty(pos.size, dtype=np.int64)
+        occurrence[order] = np.arange(pos.size) - np.repeat(run_start, np.diff(np.r_[run_start, pos.size]))
+        loc = np.minimum(np.searchsorted(uniq, pos), max(uniq.size - 1, 0))
+        ok = np.zeros(pos.size, dtype=bool)
+        if uniq.size:
+            found = uniq[loc] == pos
+            ok[found] = occurrence[found] < count[loc[found]]
+        if not ok.all():
+            i = int(np.argmax(~ok))
+            waiting = int(count[loc[i]]) if uniq.size and uniq[loc[i]] == pos[i] else 0
+            given = int(np.sum(pos == pos[i]))
+            raise LabelError(
+                f"item {_show(ids[i])} has {waiting} draw(s) waiting for a label but {given} label(s) were given; "
+                "label only items returned by next_batch, once per time they are returned. Nothing was stored"
+            )
+        answered = by_item[start[loc] + occurrence]
+        order = np.argsort(answered)  # store and learn in draw order
+        answered, pos, y = answered[order], pos[order], y[order]
+        if self.store is not None:
+            self.store.add_labels(pos, y, answered, stages[answered], draws.weight[answered], draws.prob[answered],
+                                  source)
+        self._draw_labels[answered] = y
+        self._set_labels(pos, y)
+        self.design.observe(pos, y)
+        return int(pos.size)
+
     def sample(self) -> Sample:
         """The labeled prefix of the draws with their labels."""
         draws = self.draws
-        unl = self.labels[draws.items] < 0
+        unl = self._waiting()
         cut = int(np.argmax(unl)) if unl.any() else len(draws)
         head = draws.head(cut)
+        if self.stochastic:
+            return Sample(head, self._draw_labels[:cut], cut)
         return Sample(head, self.labels[head.items], int(np.unique(head.items).size))
 
     def estimate(self, measure: Measure | None = None, level: float | None = None) -> Estimate:

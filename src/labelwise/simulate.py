@@ -18,7 +18,7 @@ import numpy as np
 
 from .designs import Design, get_design
 from .measures import Measure
-from .oracles import TruthOracle
+from .oracles import NoisyOracle, TruthOracle, noisy_label_distribution
 from .pool import Pool
 from .progress import progress_bar
 from .session import Session
@@ -28,18 +28,16 @@ __all__ = ["simulate", "SimulationResult", "true_value", "true_risk", "default_c
 CHECKPOINTS = (250, 500, 1000, 2000)
 
 
-def true_risk(pool: Pool, measure: Measure) -> np.ndarray:
-    """The pool's mean loss R at its ground-truth labels."""
-    if pool.labels is None:
-        raise ValueError("pool has no ground-truth labels; give a label column to simulate")
-    probs = np.zeros((pool.n_items, pool.n_classes))
-    probs[np.arange(pool.n_items), pool.labels] = 1.0
+def true_risk(pool: Pool, measure: Measure, noise: float = 0.0) -> np.ndarray:
+    """The pool's mean loss R at its ground-truth labels, or its expectation over
+    annotators who err with probability ``noise`` (:class:`~labelwise.oracles.NoisyOracle`)."""
+    probs = noisy_label_distribution(pool, noise)
     return measure.expected_loss_sum(pool.outputs(), probs) / pool.n_items
 
 
-def true_value(pool: Pool, measure: Measure) -> np.ndarray:
-    """The measure on the whole pool with its ground truth (``g`` of the pool's mean loss)."""
-    return measure.value(true_risk(pool, measure))
+def true_value(pool: Pool, measure: Measure, noise: float = 0.0) -> np.ndarray:
+    """The measure on the whole pool: ``g`` of :func:`true_risk` (seed 001 eq. 1's target)."""
+    return measure.value(true_risk(pool, measure, noise))
 
 
 def default_checkpoints(budget: int) -> list[int]:
@@ -67,6 +65,7 @@ class SimulationResult:
     upper: np.ndarray
     defined: np.ndarray
     level: float = 0.95
+    noise: float = 0.0
     extra: dict = field(default_factory=dict)
 
     def checkpoint_rows(self) -> list[dict]:
@@ -100,6 +99,7 @@ class SimulationResult:
             "components": list(self.names),
             "repeats": self.repeats,
             "level": self.level,
+            "oracle_noise": self.noise,
             "seconds_per_run": self.seconds_per_run,
             "checkpoints": self.checkpoint_rows(),
         }
@@ -117,6 +117,7 @@ def simulate(
     checkpoints: Sequence[int] | None = None,
     level: float = 0.95,
     design_params: dict | None = None,
+    noise: float = 0.0,
     progress: bool = False,
 ) -> SimulationResult:
     """Run ``repeats`` independent simulated evaluations of ``design`` on ``pool``.
@@ -139,6 +140,11 @@ def simulate(
         Label counts to summarise (default :func:`default_checkpoints`).
     level : float
         Confidence level whose coverage is measured.
+    noise : float
+        Annotator noise: with ``noise > 0`` the oracle is stochastic
+        (:class:`~labelwise.oracles.NoisyOracle`, a fresh answer per draw),
+        the design must be run with ``oracle="stochastic"``, and the truth is
+        the measure's expectation over the answers.
 
     Returns
     -------
@@ -152,8 +158,10 @@ def simulate(
     marks = sorted(set(checkpoints)) if checkpoints else default_checkpoints(budget)
     if marks[-1] > budget:
         raise ValueError(f"checkpoints: {marks[-1]} exceeds the budget {budget}")
-    truth = true_value(pool, measure)
-    oracle = TruthOracle(pool)
+    if noise and design_obj.oracle != "stochastic":
+        raise ValueError(f"noise: the oracle is noisy but design {design_obj.name!r} assumes a deterministic one; "
+                         "run it with --param oracle=stochastic (ais, importance, passive)")
+    truth = true_value(pool, measure, noise)
     m = measure.size
     shape = (len(marks), repeats, m)
     values, lower, upper = np.empty(shape), np.empty(shape), np.empty(shape)
@@ -163,6 +171,7 @@ def simulate(
     with progress_bar(progress, repeats, "simulating") as update:
         for r in range(repeats):
             session = Session(pool, measure, design_obj, seed=np.random.default_rng(seeds[r]), level=level)
+            oracle = NoisyOracle(pool, noise, seeds[r].spawn(1)[0]) if noise else TruthOracle(pool)
 
             def record(n: int, est, r=r) -> None:
                 c = marks.index(n)
@@ -177,6 +186,6 @@ def simulate(
         pool=pool.name, n_items=pool.n_items, measure=measure.name, names=tuple(measure.names),
         design=design_obj.name, design_params=design_obj.params(), true_value=np.asarray(truth, float),
         repeats=repeats, seconds_per_run=elapsed / repeats, labels=marks, values=values, lower=lower,
-        upper=upper, defined=defined, level=level,
+        upper=upper, defined=defined, level=level, noise=float(noise),
     )
 

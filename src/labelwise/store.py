@@ -15,9 +15,16 @@ pool_arrays(name, data)
     The pool's arrays.
 draws(seq, stage, item, weight, prob, stratum, count, created)
     Every draw in order, with the design weight ``p/q`` and probability.
-labels(seq, item, label, stage, weight, prob, created, source, call)
-    One row per labeled item, with the weight, probability and stage of its
-    first draw and the time it was stored.
+labels(seq, draw, item, label, stage, weight, prob, created, source, call)
+    One row per label: ``draw`` is the index (0-based, in draw order) of the
+    draw the label answers, unique, with that draw's stage, weight and
+    probability and the time the label was stored.  Under a deterministic
+    oracle an item is labeled once, at its first draw; under a stochastic
+    oracle every draw gets its own label, so an item may have several.
+
+Schema version 1 (before stochastic oracles) had no ``draw`` column and one
+label per item; :meth:`Store.open` migrates such a file in place, in one
+transaction, with every label kept at its item's first draw.
 """
 
 from __future__ import annotations
@@ -35,7 +42,7 @@ from .pool import Pool
 
 __all__ = ["Store", "StoreError"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _POOL_FIELDS = ("item_ids", "preds", "scores", "probs", "labels", "features")
 
 _SCHEMA = """
@@ -47,10 +54,28 @@ CREATE TABLE draws (
     created REAL NOT NULL
 );
 CREATE TABLE labels (
-    seq INTEGER PRIMARY KEY, item INTEGER NOT NULL UNIQUE, label INTEGER NOT NULL, stage INTEGER NOT NULL,
-    weight REAL NOT NULL, prob REAL NOT NULL, created REAL NOT NULL, source TEXT NOT NULL,
-    call INTEGER NOT NULL
+    seq INTEGER PRIMARY KEY, draw INTEGER NOT NULL UNIQUE, item INTEGER NOT NULL, label INTEGER NOT NULL,
+    stage INTEGER NOT NULL, weight REAL NOT NULL, prob REAL NOT NULL, created REAL NOT NULL,
+    source TEXT NOT NULL, call INTEGER NOT NULL
 );
+"""
+
+# version 1 -> 2: labels gain the index of the draw they answer (the item's first draw)
+_MIGRATE_FROM_1 = """
+CREATE TABLE labels_v2 (
+    seq INTEGER PRIMARY KEY, draw INTEGER NOT NULL UNIQUE, item INTEGER NOT NULL, label INTEGER NOT NULL,
+    stage INTEGER NOT NULL, weight REAL NOT NULL, prob REAL NOT NULL, created REAL NOT NULL,
+    source TEXT NOT NULL, call INTEGER NOT NULL
+);
+INSERT INTO labels_v2 (seq, draw, item, label, stage, weight, prob, created, source, call)
+    SELECT l.seq, f.idx, l.item, l.label, l.stage, l.weight, l.prob, l.created, l.source, l.call
+    FROM labels AS l JOIN (
+        SELECT item, MIN(idx) AS idx FROM (SELECT item, ROW_NUMBER() OVER (ORDER BY seq) - 1 AS idx FROM draws)
+        GROUP BY item
+    ) AS f ON f.item = l.item;
+DROP TABLE labels;
+ALTER TABLE labels_v2 RENAME TO labels;
+UPDATE meta SET value = '2' WHERE key = 'schema_version';
 """
 
 
@@ -178,7 +203,7 @@ class Store:
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise StoreError(f"{str(path)!r} is not a labelwise session file ({exc})") from None
-        if version is None or not str(version[0]).isdigit() or int(version[0]) != SCHEMA_VERSION:
+        if version is None or not str(version[0]).isdigit() or int(version[0]) not in (1, SCHEMA_VERSION):
             conn.close()
             found = None if version is None else version[0]
             raise StoreError(f"{str(path)!r}: unsupported session schema {found!r}; expected {SCHEMA_VERSION}")
@@ -187,6 +212,13 @@ class Store:
         except sqlite3.Error as exc:
             conn.close()
             raise StoreError(f"cannot open session file {str(path)!r}: {exc}") from None
+        if int(version[0]) == 1:
+            try:
+                _migrate_from_1(conn)
+            except sqlite3.Error as exc:
+                conn.close()
+                raise StoreError(f"cannot upgrade session file {str(path)!r} to schema {SCHEMA_VERSION}: {exc}; "
+                                 "the file was left as it was") from None
         return cls(path, conn)
 
     def close(self) -> None:
@@ -223,13 +255,12 @@ class Store:
                       arr[:, 5].astype(np.int64))
         return draws, arr[:, 0].astype(np.int64)
 
-    def load_labels(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Labeled items, their labels and the number of the call that stored them, in stored order."""
-        rows = self.conn.execute("SELECT item, label, call FROM labels ORDER BY seq").fetchall()
-        if not rows:
-            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-        arr = np.array(rows, dtype=np.int64)
-        return arr[:, 0], arr[:, 1], arr[:, 2]
+    def load_labels(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Labeled items, their labels, the number of the call that stored them and the draw
+        each answers (its index in draw order), in stored order."""
+        rows = self.conn.execute("SELECT item, label, call, draw FROM labels ORDER BY seq").fetchall()
+        arr = np.array(rows, dtype=np.int64).reshape(-1, 4)
+        return arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3]
 
     # --------------------------------------------------------------- writes
     def design_state(self) -> dict:
@@ -254,22 +285,36 @@ class Store:
                 self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('design_state', ?)",
                                   (json.dumps(design_state),))
 
-    def add_labels(self, items: np.ndarray, labels: np.ndarray, stage: np.ndarray, weight: np.ndarray,
-                   prob: np.ndarray, source: str) -> None:
-        """Store new labels atomically (all or none)."""
+    def add_labels(self, items: np.ndarray, labels: np.ndarray, draw: np.ndarray, stage: np.ndarray,
+                   weight: np.ndarray, prob: np.ndarray, source: str) -> None:
+        """Store new labels atomically (all or none); ``draw`` is the index of the draw each answers.
+
+        Raises
+        ------
+        sqlite3.IntegrityError
+            If a draw already has a label (nothing is stored).
+        """
         now = time.time()
         rows = [
-            (int(i), int(y), int(s), float(w), float(p), now, source)
-            for i, y, s, w, p in zip(items, labels, stage, weight, prob)
+            (int(d), int(i), int(y), int(s), float(w), float(p), now, source)
+            for d, i, y, s, w, p in zip(draw, items, labels, stage, weight, prob)
         ]
         with _transaction(self.conn):
             call = self.conn.execute("SELECT COALESCE(MAX(call), 0) + 1 FROM labels").fetchone()[0]
             rows = [row + (call,) for row in rows]
             self.conn.executemany(
-                "INSERT INTO labels (item, label, stage, weight, prob, created, source, call) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO labels (draw, item, label, stage, weight, prob, created, source, call) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
+
+
+def _migrate_from_1(conn: sqlite3.Connection) -> None:
+    """Upgrade a schema-1 file to schema 2 in one transaction (all or nothing)."""
+    with _transaction(conn):
+        for statement in _MIGRATE_FROM_1.strip().split(";"):
+            if statement.strip():
+                conn.execute(statement)
 
 
 class _transaction:

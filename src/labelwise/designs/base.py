@@ -21,7 +21,17 @@ from ..estimators import Estimate
 from ..measures import Measure
 from ..pool import Pool
 
-__all__ = ["Design", "Draws", "Sample"]
+__all__ = ["Design", "Draws", "Sample", "ORACLES", "check_oracle"]
+
+#: How labels behave: one true label per item, or a fresh label from p(y|x) at every draw.
+ORACLES = ("deterministic", "stochastic")
+
+
+def check_oracle(oracle: str) -> str:
+    """Validate a design's ``oracle`` option."""
+    if oracle not in ORACLES:
+        raise ValueError(f"oracle: choose 'deterministic' or 'stochastic', got {oracle!r}")
+    return oracle
 
 
 @dataclass(frozen=True)
@@ -94,6 +104,10 @@ class Design(ABC):
     name: str = "design"
     #: whether the design may draw an item again (a free re-draw under a deterministic oracle)
     with_replacement: bool = True
+    #: ``"deterministic"``: an item has one true label, asked once.  ``"stochastic"`` (noisy or
+    #: several annotators): every draw is labeled afresh from ``p(y|x)`` and the measure is its
+    #: expectation; only designs with an ``oracle`` option support it
+    oracle: str = "deterministic"
 
     def params(self) -> dict:
         """Constructor arguments, for :meth:`spec`."""
@@ -113,6 +127,8 @@ class Design(ABC):
 
         Re-draws of labeled items (and repeats within the batch) are part of
         the returned draws; under a deterministic oracle they cost no label.
+        Under a stochastic oracle every draw costs a label: return exactly
+        ``n_new`` draws, each with count 1.
         """
 
     def plan(self, budget: int) -> None:
@@ -130,7 +146,10 @@ class Design(ABC):
         """Restore :meth:`state` after the labels were replayed (:meth:`Session.open`)."""
 
     def observe(self, items: np.ndarray, labels: np.ndarray) -> None:
-        """Learn from new labels (adaptive designs); static designs ignore them."""
+        """Learn from new labels (adaptive designs); static designs ignore them.
+
+        Under a stochastic oracle ``items`` may repeat and may have been labeled before.
+        """
 
     @abstractmethod
     def estimate(self, measure: Measure, pool: Pool, sample: Sample, level: float = 0.95) -> Estimate:

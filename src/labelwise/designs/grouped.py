@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Draws
-from .sampling import draw_batch
+from .sampling import draw_batch, sample_from_cdf
 
 __all__ = ["GroupedPool"]
 
@@ -72,8 +72,7 @@ class GroupedPool:
 
     def sample_unlabeled(self, k: int, mass: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """``k`` i.i.d. unlabeled items: a group with probability ∝ ``mass``, then a uniform unlabeled member."""
-        cdf = np.cumsum(mass)
-        g = np.minimum(np.searchsorted(cdf, rng.random(k) * cdf[-1], side="right"), cdf.size - 1)
+        g = sample_from_cdf(np.cumsum(mass), k, rng)
         items = np.empty(k, dtype=np.int64)
         todo = np.arange(k)
         while todo.size:  # rejection: labeled members are a small minority of a group with unlabeled mass
@@ -95,3 +94,14 @@ class GroupedPool:
                                    self.labeled_items, q_labeled, n_new, rng)
         q = self.q_of(items, q_group, q_labeled)
         return Draws(items, 1.0 / (n_pool * q), q, np.full(items.size, -1, dtype=np.int64), counts)
+
+    def draw_any(self, q_group: np.ndarray, n: int, n_pool: int, rng: np.random.Generator) -> Draws:
+        """``n`` i.i.d. draws over all items, labeled or not, each of a group's members with ``q_group``.
+
+        For a stochastic oracle, where every draw is labeled afresh and a
+        labeled item keeps its group's probability.
+        """
+        g = sample_from_cdf(np.cumsum(q_group * self.sizes), n, rng)
+        items = self.order[self.starts[g] + rng.integers(0, self.sizes[g])]
+        q = q_group[g].astype(float)
+        return Draws(items, 1.0 / (n_pool * q), q, np.full(n, -1, dtype=np.int64))

@@ -19,8 +19,8 @@ from ..estimators import Estimate, importance_moments, make_estimate
 from ..measures import Measure
 from ..models import score_prior
 from ..pool import Pool
-from .base import Design, Draws, Sample
-from .sampling import draw_with_replacement
+from .base import Design, Draws, Sample, check_oracle
+from .sampling import draw_with_replacement, sample_from_cdf
 
 __all__ = ["ImportanceDesign", "PassiveDesign", "optimal_proposal", "prior_deviation"]
 
@@ -89,21 +89,26 @@ class ImportanceDesign(Design):
     defensive : float in (0, 1]
         Mixture weight of the uniform distribution (the defensive floor that
         keeps every item's probability at least ``defensive / N``).
+    oracle : {"deterministic", "stochastic"}
+        ``"stochastic"`` (noisy or several annotators): every draw is labeled
+        afresh, so a batch is exactly ``n`` i.i.d. draws, and the estimate is of
+        the measure's expectation over the oracle's labels.
     """
 
     name = "importance"
 
-    def __init__(self, lam: float = 1.0, defensive: float = 0.1):
+    def __init__(self, lam: float = 1.0, defensive: float = 0.1, oracle: str = "deterministic"):
         if not 0.0 <= lam <= 1.0:
             raise ValueError(f"lam: must lie in [0, 1], got {lam}")
         if not 0.0 < defensive <= 1.0:
             raise ValueError(f"defensive: must lie in (0, 1], got {defensive}")
         self.lam = float(lam)
         self.defensive = float(defensive)
+        self.oracle = check_oracle(oracle)
         self.q: np.ndarray | None = None
 
     def params(self) -> dict:
-        return {"lam": self.lam, "defensive": self.defensive}
+        return {"lam": self.lam, "defensive": self.defensive, "oracle": self.oracle}
 
     def proposal(self, pool: Pool, measure: Measure) -> np.ndarray:
         """The static proposal q over the pool (sums to one)."""
@@ -118,7 +123,10 @@ class ImportanceDesign(Design):
         self._n = pool.n_items
 
     def draw(self, n_new: int, labeled: np.ndarray, rng: np.random.Generator) -> Draws:
-        items = draw_with_replacement(self._cdf, n_new, labeled, rng)
+        if self.oracle == "stochastic":
+            items = sample_from_cdf(self._cdf, n_new, rng)
+        else:
+            items = draw_with_replacement(self._cdf, n_new, labeled, rng)
         q = self.q[items]
         return Draws(items, 1.0 / (self._n * q), q, np.full(items.size, -1, dtype=np.int64))
 
@@ -132,15 +140,21 @@ class ImportanceDesign(Design):
 
 
 class PassiveDesign(ImportanceDesign):
-    """Passive sampling: uniform draws with replacement (seed 001 Definition 2)."""
+    """Passive sampling: uniform draws with replacement (seed 001 Definition 2).
+
+    Parameters
+    ----------
+    oracle : {"deterministic", "stochastic"}
+        As for :class:`ImportanceDesign`.
+    """
 
     name = "passive"
 
-    def __init__(self):
-        super().__init__(lam=0.0, defensive=1.0)
+    def __init__(self, oracle: str = "deterministic"):
+        super().__init__(lam=0.0, defensive=1.0, oracle=oracle)
 
     def params(self) -> dict:
-        return {}
+        return {"oracle": self.oracle}
 
     def proposal(self, pool: Pool, measure: Measure) -> np.ndarray:
         return np.full(pool.n_items, 1.0 / pool.n_items)

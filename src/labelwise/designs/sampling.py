@@ -15,7 +15,12 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["draw_until_new", "draw_with_replacement", "draw_batch"]
+__all__ = ["draw_until_new", "draw_with_replacement", "draw_batch", "sample_from_cdf"]
+
+
+def sample_from_cdf(cdf: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """``k`` i.i.d. indices from the distribution with cumulative sums ``cdf`` (unnormalised)."""
+    return np.minimum(np.searchsorted(cdf, rng.random(k) * cdf[-1], side="right"), cdf.shape[0] - 1)
 
 
 def draw_until_new(sample: Callable[[int], np.ndarray], n_new: int, labeled: np.ndarray | None,
@@ -61,11 +66,7 @@ def draw_until_new(sample: Callable[[int], np.ndarray], n_new: int, labeled: np.
 def draw_with_replacement(cdf: np.ndarray, n_new: int, labeled: np.ndarray, rng: np.random.Generator,
                           max_draws: int | None = None) -> np.ndarray:
     """:func:`draw_until_new` for the distribution with cumulative sums ``cdf`` over the pool."""
-    last = cdf.shape[0] - 1
-    return draw_until_new(
-        lambda k: np.minimum(np.searchsorted(cdf, rng.random(k) * cdf[-1], side="right"), last),
-        n_new, labeled, max_draws,
-    )
+    return draw_until_new(lambda k: sample_from_cdf(cdf, k, rng), n_new, labeled, max_draws)
 
 
 def draw_batch(sample_unlabeled: Callable[[int], np.ndarray], unlabeled_mass: float, labeled_items: np.ndarray,

@@ -1,0 +1,219 @@
+"""Stochastic oracles (noisy or several annotators): a label per draw, end to end.
+
+The target is R = (1/N) sum_x sum_y p(y|x) l(x, y) (seed 001 section 2 with a
+stochastic oracle); a draw's label is a fresh answer from p(y|x).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from labelwise.datasets import make_pool
+from labelwise.designs import AISDesign, get_design
+from labelwise.measures import build_measure
+from labelwise.oracles import NoisyOracle, noisy_label_distribution
+from labelwise.pool import Pool
+from labelwise.session import LabelError, Session
+from labelwise.simulate import simulate, true_risk, true_value
+
+
+def _tiny_pool() -> Pool:
+    probs = np.array([0.05, 0.2, 0.4, 0.55, 0.7, 0.9])
+    return Pool.from_arrays(preds=(probs > 0.5).astype(int), scores=np.log(probs / (1 - probs)), probs=probs,
+                            labels=[0, 1, 0, 1, 0, 1], name="tiny")
+
+
+@pytest.fixture(scope="module")
+def pool():
+    return make_pool(3000, prevalence=0.1, separation=2.0, seed=31)
+
+
+# ------------------------------------------------------------------ oracle
+def test_noisy_oracle_answers_follow_its_label_distribution():
+    labels = np.repeat([0, 1, 2], 4000)
+    pool = Pool.from_arrays(preds=labels, labels=labels, n_classes=3)
+    oracle = NoisyOracle(pool, noise=0.3, rng=5)
+    answers = oracle(pool.item_ids)
+    wrong = answers != labels
+    n = labels.size
+    assert abs(wrong.mean() - 0.3) < 4 * np.sqrt(0.3 * 0.7 / n)
+    # a wrong answer is uniformly one of the two other classes
+    for c in range(3):
+        others = answers[wrong & (labels == c)]
+        share = np.mean(others == (c + 1) % 3)
+        assert abs(share - 0.5) < 4 * np.sqrt(0.25 / others.size)
+    # asking again gives fresh answers, not the same ones
+    assert np.mean(oracle(pool.item_ids) != answers) > 0.3
+    probs = noisy_label_distribution(pool, 0.3)
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0)
+    np.testing.assert_allclose(probs[np.arange(n), labels], 0.7)
+
+
+@pytest.mark.parametrize("noise", [-0.1, 0.5, 1.0])
+def test_noise_outside_its_range_is_refused(noise):
+    pool = _tiny_pool()
+    with pytest.raises(ValueError, match=r"noise: must lie in \[0, 0.5\)"):
+        NoisyOracle(pool, noise)
+
+
+def test_true_value_is_the_expectation_over_the_answers():
+    """F1 of the expected counts: TP, predicted and actual positives under p(y|x)."""
+    pool = _tiny_pool()  # preds 0 0 0 1 1 1, labels 0 1 0 1 0 1
+    measure = build_measure("f1", pool)
+    e = 0.2
+    tp = 2 * (1 - e) + 1 * e            # items 3 and 5 positive w.p. 1-e, item 4 w.p. e
+    actual = 3 * (1 - e) + 3 * e        # 3 true positives keep their label, 3 negatives flip
+    np.testing.assert_allclose(true_value(pool, measure, e), 2 * tp / (3 + actual))
+    np.testing.assert_allclose(true_value(pool, measure), [2 * 2 / (3 + 3)])
+
+
+# ------------------------------------------------------- exact unbiasedness
+@pytest.mark.parametrize("design_params", [{"depth": 1, "branching": 3, "n_blocks": 3},
+                                           {"depth": 1, "branching": 3, "n_blocks": 3, "defensive": 0.3}])
+def test_two_stage_ais_estimate_is_exactly_unbiased(design_params):
+    """Enumerate (x1, y1, x2, y2): E[(w1 l1 + w2 l2) / 2] = R under the oracle's p(y|x), with q2 learned from y1."""
+    pool = _tiny_pool()
+    measure = build_measure("f1", pool)
+    e = 0.25
+    p_y = noisy_label_distribution(pool, e)
+    design = AISDesign(oracle="stochastic", **design_params)
+    outputs = pool.outputs()
+    N = pool.n_items
+    everything = np.arange(N)
+    mean = np.zeros(measure.dim)
+    total_prob = 0.0
+    for x1, y1 in itertools.product(range(N), range(2)):
+        design.prepare(pool, measure)
+        q1 = design.q_of(everything)[x1]
+        design.observe(np.array([x1]), np.array([y1]))
+        q2 = design.q_of(everything)
+        l1 = measure.loss(outputs, np.full(N, y1))[x1] / (N * q1)
+        for x2, y2 in itertools.product(range(N), range(2)):
+            prob = q1 * p_y[x1, y1] * q2[x2] * p_y[x2, y2]
+            l2 = measure.loss(outputs, np.full(N, y2))[x2] / (N * q2[x2])
+            mean += prob * (l1 + l2) / 2
+            total_prob += prob
+    assert total_prob == pytest.approx(1.0, abs=1e-12)
+    np.testing.assert_allclose(mean, true_risk(pool, measure, e), rtol=1e-10)
+
+
+# ---------------------------------------------------------------- sessions
+def _labels_for(pool: Pool, ids, rng) -> np.ndarray:
+    return NoisyOracle(pool, 0.2, rng)(np.asarray(ids))
+
+
+@pytest.mark.parametrize("design", ["ais", "importance", "passive"])
+def test_an_item_drawn_twice_is_labeled_twice_and_may_disagree(design):
+    pool = make_pool(30, prevalence=0.3, seed=2)
+    s = Session(pool, build_measure("f1", pool), get_design(design, oracle="stochastic"), seed=1)
+    ids = s.next_batch(60)  # more draws than items: every draw is its own label request
+    assert ids.size == 60 and np.unique(ids).size < 60
+    repeated = ids[np.flatnonzero(np.bincount(pool.positions(ids)) > 1)[:1]]
+    item = pool.item_ids[np.flatnonzero(np.bincount(pool.positions(ids)) > 1)[0]]
+    k = int(np.sum(ids == item))
+    labels = _labels_for(pool, ids, 3)
+    labels[ids == item] = np.arange(k) % 2  # the annotators disagree on this item
+    assert repeated.size == 1
+    assert s.add_labels(ids, labels) == 60
+    assert s.n_labels == 60 and s.pending.size == 0
+    sample = s.sample()
+    assert len(sample.draws) == 60 and sample.n_labels == 60
+    np.testing.assert_array_equal(sample.labels, labels)  # each draw keeps its own answer
+    # labeling the item again, with no draw of it waiting, is refused
+    with pytest.raises(LabelError, match="0 draw\\(s\\) waiting"):
+        s.add_labels([item], [1])
+
+
+def test_labels_are_matched_to_pending_draws_and_bad_calls_store_nothing(tmp_path, pool):
+    path = tmp_path / "noisy.lws"
+    design = AISDesign(n_blocks=16, branching=16, oracle="stochastic")
+    s = Session(pool, build_measure("f1", pool), design, seed=4, path=path)
+    ids = s.next_batch(20)
+    before = s.store.conn.execute("SELECT COUNT(*) FROM labels").fetchone()[0]
+    once = ids[np.flatnonzero([np.sum(ids == i) == 1 for i in ids])[0]]
+    # two labels for an id drawn once: refused, nothing stored
+    with pytest.raises(LabelError, match="1 draw\\(s\\) waiting for a label but 2 label\\(s\\) were given"):
+        s.add_labels([ids[1], once, once], [0, 1, 0])
+    never_drawn = np.setdiff1d(pool.item_ids, ids)[0]
+    with pytest.raises(LabelError, match="0 draw\\(s\\) waiting"):
+        s.add_labels([never_drawn], [1])
+    with pytest.raises(LabelError, match="not in the pool"):
+        s.add_labels(["no-such-item"], [1])
+    assert s.store.conn.execute("SELECT COUNT(*) FROM labels").fetchone()[0] == before
+    assert s.n_labels == 0 and s.pending.size == 20
+    # out of order: the second half first; the estimate uses the labeled prefix only
+    labels = _labels_for(pool, ids, 8)
+    assert s.add_labels(ids[10:], labels[10:]) == 10
+    assert len(s.sample().draws) == 0 and s.pending.size == 10
+    assert s.add_labels(ids[:10], labels[:10]) == 10
+    assert len(s.sample().draws) == 20
+    stored = s.store.conn.execute("SELECT draw, label FROM labels ORDER BY draw").fetchall()
+    assert stored == [(i, int(y)) for i, y in enumerate(labels)]
+    s.close()
+
+
+def test_stochastic_session_resumes_exactly(tmp_path, pool):
+    """Stop with labels pending, reopen: same labels, estimate and next batch as a session never stopped."""
+    measure = build_measure("f1", pool)
+
+    def design():
+        return AISDesign(n_blocks=16, branching=16, oracle="stochastic")
+
+    twin = Session(pool, measure, design(), seed=6)
+    s = Session(pool, measure, design(), seed=6, path=tmp_path / "s.lws")
+    oracle = NoisyOracle(pool, 0.15, rng=0)
+    for _ in range(4):
+        ids = s.next_batch(25)
+        np.testing.assert_array_equal(twin.next_batch(25), ids)
+        labels = oracle(ids)
+        for session in (s, twin):
+            session.add_labels(ids[:15], labels[:15])
+            session.add_labels(ids[15:], labels[15:])
+    ids = s.next_batch(25)
+    twin.next_batch(25)
+    part = oracle(ids[:7])
+    s.add_labels(ids[:7], part)
+    twin.add_labels(ids[:7], part)
+    s.close()
+    back = Session.open(tmp_path / "s.lws")
+    assert back.stochastic and back.n_labels == twin.n_labels == 107
+    np.testing.assert_array_equal(back.pending, twin.pending)
+    a, b = back.estimate(), twin.estimate()
+    np.testing.assert_allclose(a.value, b.value, rtol=1e-12)
+    np.testing.assert_allclose(a.cov, b.cov, rtol=1e-9)
+    rest = oracle(ids[7:])
+    back.add_labels(ids[7:], rest)
+    twin.add_labels(ids[7:], rest)
+    np.testing.assert_array_equal(back.next_batch(25), twin.next_batch(25))
+    back.close()
+
+
+# -------------------------------------------------------------- simulation
+@pytest.mark.parametrize("design, params", [("ais", {"lam": 0.8}), ("passive", {})])
+def test_noisy_simulation_is_unbiased_for_the_expected_measure_and_covers(pool, design, params):
+    """R-hat is unbiased for the noisy truth (4 s.e.), which differs from the noiseless one, and the
+    95% interval covers it (binomial 3 s.e. below 0.95).  ``lam = 1 - 2 noise`` lets the prior
+    expect wrong answers anywhere."""
+    measure = build_measure("recall", pool)
+    noise = 0.1
+    repeats = 150
+    result = simulate(pool, measure, design, design_params={"oracle": "stochastic", **params}, budget=600,
+                      batch_size=50, repeats=repeats, seed=3, checkpoints=[600], noise=noise)
+    truth = true_value(pool, measure, noise)[0]
+    clean = true_value(pool, measure)[0]
+    assert result.true_value[0] == pytest.approx(truth)
+    values = result.values[0, :, 0]
+    se = values.std(ddof=1) / np.sqrt(repeats)
+    assert abs(values.mean() - truth) < 4 * se + 2e-3  # 2e-3: the ratio's O(1/n) bias
+    assert abs(clean - truth) > 10 * se  # a test that used the noiseless truth would fail
+    row = result.checkpoint_rows()[0]
+    assert row["coverage"] >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / repeats)
+    assert result.to_dict()["oracle_noise"] == noise
+
+
+def test_noise_needs_a_design_for_a_stochastic_oracle(pool):
+    with pytest.raises(ValueError, match="oracle=stochastic"):
+        simulate(pool, build_measure("f1", pool), "ais", noise=0.1, repeats=1, budget=100)
