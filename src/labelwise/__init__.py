@@ -46,7 +46,7 @@ from .measures import (
     measure_from_spec,
 )
 from .oracle_models import DirichletTreeModel
-from .oracles import CallableOracle, FileOracle, TruthOracle
+from .oracles import CallableOracle, FileOracle, NoisyOracle, TruthOracle
 from .partition import Strata, make_strata
 from .pool import Pool, PoolError, decode_multilabel, encode_multilabel, multilabel_joint
 from .session import LabelError, Session
@@ -101,6 +101,7 @@ __all__ = [
     "LabelError",
     "StoreError",
     "TruthOracle",
+    "NoisyOracle",
     "CallableOracle",
     "FileOracle",
     "Strata",

@@ -22,7 +22,10 @@ unlike the IS estimate before the first positive).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
+from scipy import optimize, stats
 
 from ..estimators import Estimate, importance_moments, make_estimate
 from ..hierarchy import Hierarchy, feature_hierarchy, score_hierarchy
@@ -48,12 +51,10 @@ class AISDesign(Design):
     depth, branching : int
         Shape of the tree over the blocks (depth 1 with branching K is the
         flat per-block model, seed 001's "Ours-1"; depth 8 x branching 2 is
-        "Ours-8").  The default, Ours-1, learns fastest when the scores are
-        miscalibrated; with well-calibrated scores depth 4 x branching 4 with
-        ``prior_strength=300`` was more accurate on abt-buy (F1 MSE 5.1e-4 vs
-        1.05e-3 at 2000 labels, 1000 runs) at the cost of dblp-acm (1.5e-5 vs
-        8.6e-9), and its model-based intervals are uninformative (width
-        0.5-1): its ``depth(v)^2`` smoothing spreads positives over the tail.
+        "Ours-8").  The default is Ours-1.  Depth 4 x branching 4 with
+        ``prior_strength=300`` reached F1 MSE 5.1e-4 on abt-buy at 2000
+        labels (1000 runs) but 1.5e-5 on dblp-acm, where Ours-1 is near
+        exact: its ``depth(v)^2`` smoothing spreads positives over the tail.
     n_blocks : int
         Number of CSF score blocks (K), at most ``branching ** depth``.
     epsilon0 : float
@@ -64,9 +65,20 @@ class AISDesign(Design):
         probability at least ``defensive / N`` (sample reuse, wrong priors).
     prior_strength : float
         Weight of the systems' scores in the tree's hyperparameters (seed 001
-        5.2 is 1).  Larger values keep a deep tree's ``depth(v)^2`` smoothing
-        from swamping calibrated scores, but slow down learning when the
-        scores are miscalibrated.
+        5.2 is 1) of the model behind the proposal.  The default 10 trusts
+        the scores more than the seed: F1 MSE at 2000 labels (1000 runs) on
+        abt-buy 6.9e-4 vs 1.10e-3 with 1, on dblp-acm 1.2e-8 vs 8.6e-9; on
+        generated pools whose probabilities are off by a logit of 2 either
+        way it was also lower (150 runs: 3.9e-4 vs 5.0e-4, 8.8e-4 vs
+        1.15e-3), though the model unlearns wrong scores more slowly.
+    interval_prior_strength : float, optional
+        Prior strength of the model behind the interval (``variance`` other
+        than ``plugin`` and ``seed``); ``None`` uses ``prior_strength``.  The
+        default 1 lets the labels overrule the scores: on the real pools the
+        scores expect a few positives among the low-ranked items that are not
+        there, and a model that believes them widens the interval (abt-buy,
+        2000 labels: width 0.34 and coverage 1.00 with 10; 0.14 and 0.98
+        with 1).  A second model is then fitted, only when an estimate asks.
     lam : float
         Shrinkage of the systems' probabilities used as scores (seed 002 eq. 13).
     oracle : {"deterministic", "stochastic"}
@@ -83,12 +95,15 @@ class AISDesign(Design):
         Blocks from CSF bins of the score, or a k-d tree on the pool's features.
     system : int
         Whose scores define the score blocks.
-    variance : {"max", "plugin", "seed", "model"}
-        Covariance estimator (see :meth:`estimate`).  The default ``max``
-        keeps the interval honest about positives the proposal has not yet
-        reached (F1, 2000 labels, 1000 runs: coverage 1.00 on abt-buy and
-        dblp-acm, width 0.17 / 0.037); ``plugin`` is 100 times narrower on
-        dblp-acm (coverage 0.95) but covers 0.58-0.71 on abt-buy.
+    variance : {"mixture", "max", "plugin", "seed", "model"}
+        Covariance estimator (see :meth:`estimate`).  ``max`` and ``model``
+        count positives the proposal has not reached at their full variance,
+        which is dominated by draws too unlikely to matter for the interval
+        (F1, 2000 labels: coverage 1.00 on dblp-acm with width 0.037 around
+        an estimate right to 1e-4); ``plugin`` misses them (coverage
+        0.58-0.71 on abt-buy).  The default ``mixture`` (:func:`_mixture_variance`)
+        covers only the cases the model deems likely enough: on dblp-acm
+        coverage 0.96 with width 4e-4 (see the README for both pools).
     proposal : {"optimal", "rms"}
         Deterministic oracle only.  ``optimal`` is Prop. 2's
         ``sum_y pi(y|x) ||Dg l(x, y)||``, asymptotically optimal once the
@@ -103,11 +118,11 @@ class AISDesign(Design):
     name = "ais"
 
     def __init__(self, depth: int = 1, branching: int = 256, n_blocks: int = 256, epsilon0: float = 1e-3,
-                 defensive: float = 0.0, prior_strength: float = 1.0, lam: float = 1.0,
+                 defensive: float = 0.0, prior_strength: float = 10.0, lam: float = 1.0,
                  oracle: str = "deterministic", partition: str = "score", system: int = 0,
-                 variance: str = "max", proposal: str = "optimal"):
-        if variance not in ("max", "plugin", "model", "seed"):
-            raise ValueError(f"variance: choose 'max', 'plugin', 'model' or 'seed', got {variance!r}")
+                 variance: str = "mixture", proposal: str = "optimal", interval_prior_strength: float | None = 1.0):
+        if variance not in ("max", "mixture", "plugin", "model", "seed"):
+            raise ValueError(f"variance: choose 'max', 'mixture', 'plugin', 'model' or 'seed', got {variance!r}")
         if proposal not in ("optimal", "rms"):
             raise ValueError(f"proposal: choose 'optimal' or 'rms', got {proposal!r}")
         self.variance, self.proposal = variance, proposal
@@ -121,13 +136,18 @@ class AISDesign(Design):
         self.depth, self.branching, self.n_blocks = int(depth), int(branching), int(n_blocks)
         self.epsilon0, self.defensive = float(epsilon0), float(defensive)
         self.prior_strength, self.lam = float(prior_strength), float(lam)
+        if interval_prior_strength is not None and interval_prior_strength < 0:
+            raise ValueError(f"interval_prior_strength: must be non-negative, got {interval_prior_strength}")
+        self.interval_prior_strength = (self.prior_strength if interval_prior_strength is None
+                                        else float(interval_prior_strength))
         self.oracle, self.partition, self.system = oracle, partition, int(system)
 
     def params(self) -> dict:
         return {"depth": self.depth, "branching": self.branching, "n_blocks": self.n_blocks,
                 "epsilon0": self.epsilon0, "defensive": self.defensive, "prior_strength": self.prior_strength,
                 "lam": self.lam, "oracle": self.oracle, "partition": self.partition, "system": self.system,
-                "variance": self.variance, "proposal": self.proposal}
+                "variance": self.variance, "proposal": self.proposal,
+                "interval_prior_strength": self.interval_prior_strength}
 
     # ------------------------------------------------------------- set-up
     def _hierarchy(self, pool: Pool) -> Hierarchy:
@@ -144,6 +164,8 @@ class AISDesign(Design):
             self._prepared_for = (pool, measure)
         # per run: a model with no observations and nothing labeled
         self.model = self._model0.fresh()
+        # the interval's model: the same one unless its prior strength differs (fitted on demand)
+        self.interval_model = self.model if self._interval_model0 is None else self._interval_model0.fresh()
         self.groups.reset()
         self._lab_y = np.empty(0, dtype=np.int64)
         self._lab_loss_sum = np.zeros(measure.dim)
@@ -161,6 +183,10 @@ class AISDesign(Design):
         # for the same MSE (abt-buy, 200 runs: 1.10e-3 vs 1.08e-3)
         self._model0 = DirichletTreeModel(self.hierarchy, prior, oracle=self.oracle,
                                           prior_strength=self.prior_strength, tol=MODEL_TOL)
+        self._interval_model0 = None
+        if self.interval_prior_strength != self.prior_strength:
+            self._interval_model0 = DirichletTreeModel(self.hierarchy, prior, oracle=self.oracle,
+                                                       prior_strength=self.interval_prior_strength, tol=MODEL_TOL)
         outputs = pool.outputs()
         self.groups = GroupedPool(self.hierarchy.blocks, measure.loss_key(outputs))
         rep_out = pool.outputs(self.groups.rep)
@@ -183,20 +209,23 @@ class AISDesign(Design):
     def observe(self, items: np.ndarray, labels: np.ndarray) -> None:
         items = np.asarray(items, dtype=np.int64)
         labels = np.asarray(labels, dtype=np.int64)
+        blocks = self.hierarchy.blocks[items]
+        if self.interval_model is not self.model:  # fitted when an interval needs it
+            new = None if self.oracle == "deterministic" else _first_labels(items, self.groups.known)
+            self.interval_model.observe(blocks, labels, new=new, refit=False)
+            self._interval_fitted = False
         if self.oracle == "deterministic":
-            self.model.observe(self.hierarchy.blocks[items], labels)
+            self.model.observe(blocks, labels)
             self.groups.mark_labeled(items)
             self._lab_y = np.concatenate([self._lab_y, labels])
             self._lab_loss_sum += self._measure.loss(self._pool.outputs(items), labels).sum(axis=0)
         else:  # every label counts; an item's first label also moves it out of the unlabeled count
-            first = np.zeros(items.size, dtype=bool)
-            first[np.unique(items, return_index=True)[1]] = True
-            new = first & ~self.groups.known[items]
-            self.model.observe(self.hierarchy.blocks[items], labels, new=new)
+            new = _first_labels(items, self.groups.known)
+            self.model.observe(blocks, labels, new=new)
             self.groups.mark_labeled(items[new])
         self._dirty = True
 
-    def _group_posterior(self) -> np.ndarray:
+    def _group_posterior(self, model: DirichletTreeModel | None = None) -> np.ndarray:
         """Posterior label distribution of an unlabeled member of each group, ``(G, C)``.
 
         The tree models a block's items as exchangeable; in multi-class and
@@ -207,7 +236,7 @@ class AISDesign(Design):
         s_block(y)`` (multi-label micro-F1 MSE of ``online-poisson`` 1.5-2.7x
         lower, ``benchmarks/multilabel.py``).
         """
-        pi = self.model.predictive()[self.groups.block] * self._prior_shift
+        pi = (model or self.model).predictive()[self.groups.block] * self._prior_shift
         total = pi.sum(axis=1, keepdims=True)
         return np.divide(pi, total, out=np.full_like(pi, 1.0 / pi.shape[1]), where=total > 0)
 
@@ -303,9 +332,13 @@ class AISDesign(Design):
           ``(1/n) sum_t (n_t/n) V_t`` with ``V_t = sum_x E_pi[(Dg l)(Dg l)^T] /
           (N^2 q_t(x)) - Dg R (Dg R)^T``, labeled items at their labels;
           conservative where the model leaves rare positives possible;
-        * ``"max"`` (default): per component the larger of ``plugin`` and ``model``.
+        * ``"max"``: per component the larger of ``plugin`` and ``model``;
+        * ``"mixture"`` (default): the variance whose normal interval covers,
+          with probability ``level``, the model's error distribution split
+          into no surprise / surprises missed / a surprise drawn
+          (:func:`_mixture_variance`), never below ``plugin``.
 
-        ``model`` and ``max`` apply to the design's own measure (other
+        ``model``, ``max`` and ``mixture`` apply to the design's own measure (other
         measures, i.e. sample reuse, get ``plugin``) and use the proposals of
         the batches drawn since the session was created or last opened.
         """
@@ -320,17 +353,28 @@ class AISDesign(Design):
         else:
             q_ratio = None
         R, _, cov = importance_moments(measure, losses, d.weight, q_ratio, d.count)
-        if self.variance in ("model", "max") and measure is self._measure and self._history:
-            model = self._model_covariance(R) / d.n_draws
-            cov = model if self.variance == "model" else _larger_variance(cov, model)
+        if self.variance in ("model", "max", "mixture") and measure is self._measure and self._history:
+            model = self._model_covariance(R)
+            full = model.full / d.n_draws
+            if self.variance == "model":
+                cov = full
+            elif self.variance == "max":
+                cov = _larger_variance(cov, full)
+            else:
+                base = np.maximum(np.diag(cov), np.diag(model.modal) / d.n_draws)
+                cov = _larger_variance(cov, np.diag(_mixture_variance(base, np.diag(full), model, level)))
         return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level)
 
-    def _model_covariance(self, R: np.ndarray) -> np.ndarray:
-        """Average over stages of the per-draw covariance of ``w Dg l`` under the model."""
+    def _model_covariance(self, R: np.ndarray) -> "ModelCovariance":
+        """Average over stages of the per-draw covariance of ``w Dg l`` under the model (see
+        :class:`ModelCovariance`)."""
         m = self._measure
         with np.errstate(divide="ignore", invalid="ignore"):
             J = np.nan_to_num(m.jacobian(R), nan=0.0, posinf=0.0, neginf=0.0)
-        pi = self._group_posterior()
+        if self.interval_model is not self.model and not self._interval_fitted:
+            self.interval_model.fit(warm_start=True)
+            self._interval_fitted = True
+        pi = self._group_posterior(self.interval_model)
         u = np.einsum("cgd,md->cgm", self._rep_loss, J)  # (C, G, m)
         S = np.einsum("gc,cgi,cgj->gij", pi, u, u)
         r = J @ R
@@ -339,11 +383,31 @@ class AISDesign(Design):
             for n_t, q_group, _, _ in self._history:
                 inv = np.divide(self.groups.sizes, q_group, out=np.zeros(q_group.shape), where=q_group > 0)
                 total += n_t * (np.einsum("g,gij->ij", inv, S) / self._N**2 - np.outer(r, r))
-            return total / sum(h[0] for h in self._history)
+            total /= sum(h[0] for h in self._history)
+            return ModelCovariance(total, total, np.zeros(m.size), 0.0, 0.0)
+        G = self.groups.n_groups
+        mode = np.argmax(pi, axis=1)
+        u_mode = u[mode, np.arange(G)]  # (G, m)
+        S_mode = np.einsum("gi,gj->gij", u_mode, u_mode)
+        U = self.groups.unlabeled.astype(float)
+        # an exception: an unlabeled item whose label c is not its group's most likely one. Missed, it
+        # shifts Dg R-hat by -(u_c - u_mode)/N; drawn, it adds a heavy-weight term
+        shift = (u - u_mode[None]).transpose(1, 0, 2) / self._N  # (G, C, m)
+        exceptions = U[:, None] * pi * np.any(shift != 0, axis=2)  # expected number, (G, C)
+        miss = np.einsum("gc,gcm->m", exceptions, shift**2) + np.einsum("gc,gcm->m", exceptions, shift) ** 2
+        per_group = exceptions.sum(axis=1)
+        hits = sum(n_t * float(per_group @ q_group) for n_t, q_group, _, _ in self._history)
+        full, modal = self._stage_average(J, r, np.stack([S, S_mode]))
+        return ModelCovariance(full, modal, miss, float(exceptions.sum()), hits)
+
+    def _stage_average(self, J: np.ndarray, r: np.ndarray, S: np.ndarray) -> np.ndarray:
+        """``(1/n) sum_t n_t V_t`` for each ``S[k]``, where an unlabeled item of group g contributes
+        ``S[k, g]`` and a labeled one its own ``u u^T`` (deterministic oracle); shape ``(k, m, m)``."""
+        m = self._measure
         lab = self.groups.labeled_items
         u_lab = m.loss(self._pool.outputs(lab), self._lab_y) @ J.T
         U = self.groups.unlabeled.astype(float)
-        total = np.zeros((m.size, m.size))
+        total = np.zeros((S.shape[0], m.size, m.size))
         n_total = 0
         for n_t, q_group, lab_t, q_lab_t in self._history:
             q_lab_now = q_group[self.groups.of_item[lab]]
@@ -354,10 +418,89 @@ class AISDesign(Design):
             # q = 0 only where the loss (hence u) is 0 for every label the model allows
             inv_g = np.divide(U, q_group, out=np.zeros_like(U), where=q_group > 0)
             inv_lab = np.divide(1.0, q_lab_now, out=np.zeros_like(q_lab_now), where=q_lab_now > 0)
-            second = np.einsum("g,gij->ij", inv_g, S) + np.einsum("i,ij,ik->jk", inv_lab, u_lab, u_lab)
+            second = np.einsum("g,kgij->kij", inv_g, S) + np.einsum("i,ij,ik->jk", inv_lab, u_lab, u_lab)
             total += n_t * (second / self._N**2 - np.outer(r, r))
             n_total += n_t
         return total / n_total
+
+
+class ModelCovariance(NamedTuple):
+    """The AIS estimator's covariance as the oracle model sees it (deterministic oracle).
+
+    An *exception* is an unlabeled item whose label ``c`` is not its
+    group's most likely one and changes ``Dg l`` (a positive in a tail of
+    negatives).
+
+    Attributes
+    ----------
+    full : ndarray (m, m)
+        Per-draw covariance of ``w Dg l``, averaged over stages, with every
+        unlabeled item at its posterior label distribution.
+    modal : ndarray (m, m)
+        The same with every unlabeled item at its most likely label.
+    miss : ndarray (m,)
+        Mean square of the shift of ``Dg R-hat`` from exceptions never
+        drawn: each shifts it by ``-(u_c - u_mode) / N``.
+    exceptions : float
+        Expected number of exceptions.
+    hits : float
+        Expected number of draws so far that would have hit an exception.
+    """
+
+    full: np.ndarray
+    modal: np.ndarray
+    miss: np.ndarray
+    exceptions: float
+    hits: float
+
+
+def _mixture_variance(base: np.ndarray, full: np.ndarray, model: ModelCovariance, level: float) -> np.ndarray:
+    """Variance of the normal whose ``level`` interval matches that of the model's three-case error.
+
+    An exception (see :class:`ModelCovariance`) changes the estimate in one
+    of two ways: usually it is never drawn, and the estimate misses its
+    small contribution; rarely it is drawn, at the tiny probability the
+    proposal of Prop. 2 gives it, and its weight is huge.  The ``full``
+    model variance averages over both and over the likely case of no
+    exception at all, so its normal interval is far too wide when
+    exceptions are unlikely.  With ``K`` exceptions ~ Poisson(``model.exceptions``)
+    and ``H`` draws of one ~ Poisson(``model.hits``), the error is taken
+    normal with variance
+
+    * ``base`` when ``K = 0``, probability ``exp(-exceptions)``;
+    * ``base + miss / P(K > 0)`` when ``K > 0`` and ``H = 0``, probability
+      ``exp(-hits) - exp(-exceptions)``;
+    * the rest of ``full`` otherwise, probability ``1 - exp(-hits)``.
+
+    The returned variance's normal interval covers this mixture with
+    probability ``level``: cases less likely than ``1 - level`` need no
+    cover.  A normal for the last case overstates how far a hit moves the
+    estimate most of the time; taking the jumps' own distribution
+    under-covered on abt-buy (0.89 at 2000 labels), this covers (0.96).
+    """
+    base = np.maximum(base, 0.0)
+    p_none = float(np.exp(-max(model.exceptions, 0.0)))
+    p_no_hit = max(float(np.exp(-max(model.hits, 0.0))), p_none)
+    missed = base + model.miss / max(1.0 - p_none, 1e-300)
+    hit = np.maximum(base + (full - base - model.miss) / max(1.0 - p_no_hit, 1e-300), missed)
+    probs = np.array([p_none, p_no_hit - p_none, 1.0 - p_no_hit])
+    live = probs > 0
+    probs = probs[live]
+    z = stats.norm.ppf(0.5 + level / 2)
+    out = np.empty_like(base)
+    for i, cases in enumerate(np.stack([base, missed, hit], axis=1)[:, live]):  # one root per component
+        sd = np.sqrt(cases)
+
+        def coverage_gap(h: float, sd: np.ndarray = sd) -> float:
+            inside = np.where(sd > 0, 2 * stats.norm.cdf(h / np.where(sd > 0, sd, 1.0)) - 1, 1.0)
+            return float(probs @ inside) - level
+
+        hi = z * sd.max()
+        if hi <= 0 or not np.isfinite(hi) or coverage_gap(0.0) >= 0:
+            out[i] = 0.0 if coverage_gap(0.0) >= 0 else cases.max()
+            continue
+        out[i] = (optimize.brentq(coverage_gap, 0.0, hi, xtol=1e-12 * hi) / z) ** 2
+    return out
 
 
 def _larger_variance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -372,6 +515,13 @@ def _larger_variance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     out = a * scale[:, None] * scale[None, :]
     out[np.diag_indices_from(out)] = target
     return out
+
+
+def _first_labels(items: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """Whether each label is its item's first: first in ``items`` and not ``known`` before."""
+    first = np.zeros(items.size, dtype=bool)
+    first[np.unique(items, return_index=True)[1]] = True
+    return first & ~known[items]
 
 
 def _prior_shift(prior: np.ndarray, groups: GroupedPool) -> np.ndarray:
