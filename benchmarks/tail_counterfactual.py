@@ -8,13 +8,14 @@ positive there" from "the few the scores expect", so an interval valid in
 the second case must over-cover in the first.  This script measures it:
 for each pool it builds counterfactual variants whose labels below rank
 ``--top`` are re-drawn from ``prob`` (the head is kept), then runs ``ais``
-with its default ``mixture`` covariance, with ``max`` and with ``plugin`` on
-the original and on each variant, printing MSE, coverage and width of the
-95% interval.
+with its default ``mixture`` covariance, with ``max`` and with ``plugin``
+(``online-poisson``: ``mixture`` and ``model``) on the original and on each
+variant, printing MSE, coverage and width of the 95% interval.
 
 Usage::
 
-    .venv/bin/python benchmarks/tail_counterfactual.py [--repeats 200] [--variants 3] [--top 2000] [--pools abt-buy]
+    .venv/bin/python benchmarks/tail_counterfactual.py [--repeats 200] [--variants 3] [--top 2000] \
+        [--pools abt-buy] [--design ais]
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ import labelwise as lw
 from pools import pool_paths
 
 HERE = Path(__file__).resolve().parent
+#: The covariance options compared for each design.
+VARIANCES = {"ais": ("mixture", "max", "plugin"), "online-poisson": ("mixture", "model")}
 
 
 def redraw_tail(pool: lw.Pool, top: int, seed: int) -> lw.Pool:
@@ -48,6 +51,7 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--pools", default="abt-buy", help="comma-separated pool names")
+    parser.add_argument("--design", default="ais", choices=sorted(VARIANCES))
     args = parser.parse_args()
     head = (f"{'pool':<10} {'variant':<9} {'tail+':>5} {'variance':<8} {'labels':>6} {'MSE':>9} {'cover':>6} "
             f"{'width':>7}")
@@ -61,8 +65,8 @@ def main() -> None:
         rank = np.argsort(np.argsort(-original.scores[:, 0], kind="stable"), kind="stable")
         for name, pool in variants:
             tail_positives = int(pool.labels[rank >= args.top].sum())
-            for variance in ("mixture", "max", "plugin"):
-                result = lw.simulate(pool, measure, "ais", design_params={"variance": variance},
+            for variance in VARIANCES[args.design]:
+                result = lw.simulate(pool, measure, args.design, design_params={"variance": variance},
                                      repeats=args.repeats, seed=args.seed, checkpoints=[1000, 2000])
                 for c in result.checkpoint_rows():
                     rows.append({"pool": original.name, "variant": name, "tail_positives": tail_positives,
@@ -71,8 +75,9 @@ def main() -> None:
                           f"{c['mse']:>9.2e} {c['coverage']:>6.3f} {c['mean_width']:>7.4f}", flush=True)
     out = HERE / "out"
     out.mkdir(exist_ok=True)
-    (out / "tail_counterfactual.json").write_text(json.dumps(rows, indent=1))
-    print(f"\nraw results: {out / 'tail_counterfactual.json'}")
+    path = out / f"tail_counterfactual_{args.design}.json"
+    path.write_text(json.dumps(rows, indent=1))
+    print(f"\nraw results: {path}")
 
 
 if __name__ == "__main__":

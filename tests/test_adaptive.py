@@ -21,7 +21,7 @@ from labelwise.designs import (
     draw_batch,
     draw_with_replacement,
 )
-from labelwise.designs.adaptive import ModelCovariance, _mixture_variance
+from labelwise.designs.adaptive import ModelCovariance, mixture_variance
 from labelwise.designs.grouped import GroupedPool
 from labelwise.diagnostics import kl_divergence, optimal_proposal_given_truth
 from labelwise.estimators import importance_moments
@@ -676,7 +676,7 @@ def test_mixture_variance_covers_the_three_case_error_exactly(exceptions, hits, 
     """The returned variance's normal interval covers the model's three-case mixture with probability ``level``."""
     base, full, miss = np.array([1e-4, 2.0]), np.array([5e-3, 2.5]), np.array([4e-4, 0.1])
     model = ModelCovariance(np.diag(full), np.diag(base), miss, exceptions, hits)
-    v = _mixture_variance(base, full, model, level)
+    v = mixture_variance(base, full, model, level)
     p_none, p_no_hit = np.exp(-exceptions), np.exp(-hits)
     missed = base + miss / (1 - p_none) if exceptions else base
     hit = np.maximum(base + (full - base - miss) / (1 - p_no_hit), missed) if hits else missed

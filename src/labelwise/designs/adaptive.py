@@ -65,20 +65,20 @@ class AISDesign(Design):
         probability at least ``defensive / N`` (sample reuse, wrong priors).
     prior_strength : float
         Weight of the systems' scores in the tree's hyperparameters (seed 001
-        5.2 is 1) of the model behind the proposal.  The default 10 trusts
-        the scores more than the seed: F1 MSE at 2000 labels (1000 runs) on
-        abt-buy 6.9e-4 vs 1.10e-3 with 1, on dblp-acm 1.2e-8 vs 8.6e-9; on
-        generated pools whose probabilities are off by a logit of 2 either
-        way it was also lower (150 runs: 3.9e-4 vs 5.0e-4, 8.8e-4 vs
-        1.15e-3), though the model unlearns wrong scores more slowly.
+        5.2 is 1).  The default 10 trusts the scores more than the seed: F1
+        MSE at 2000 labels (1000 runs) on abt-buy 6.9e-4 vs 1.10e-3 with 1,
+        on dblp-acm 1.2e-8 vs 8.6e-9; on generated pools whose probabilities
+        are off by a logit of 2 either way it was lower too (150 runs:
+        3.9e-4 vs 5.0e-4, 8.8e-4 vs 1.15e-3), though the model unlearns
+        wrong scores more slowly.
     interval_prior_strength : float, optional
-        Prior strength of the model behind the interval (``variance`` other
-        than ``plugin`` and ``seed``); ``None`` uses ``prior_strength``.  The
-        default 1 lets the labels overrule the scores: on the real pools the
-        scores expect a few positives among the low-ranked items that are not
-        there, and a model that believes them widens the interval (abt-buy,
-        2000 labels: width 0.34 and coverage 1.00 with 10; 0.14 and 0.98
-        with 1).  A second model is then fitted, only when an estimate asks.
+        Prior strength of a separate model behind the interval (``variance``
+        other than ``plugin`` and ``seed``), fitted only when an estimate
+        asks; ``None`` (default) uses the proposal's model.  Lower values let
+        a few hundred labels overrule the scores about unseen positives,
+        which is not safe: on abt-buy with its low-ranked labels re-drawn from
+        its scores (4 positives there, ``benchmarks/tail_counterfactual.py``)
+        1 covered 0.70 at 2000 labels, the default 0.99.
     lam : float
         Shrinkage of the systems' probabilities used as scores (seed 002 eq. 13).
     oracle : {"deterministic", "stochastic"}
@@ -101,7 +101,7 @@ class AISDesign(Design):
         which is dominated by draws too unlikely to matter for the interval
         (F1, 2000 labels: coverage 1.00 on dblp-acm with width 0.037 around
         an estimate right to 1e-4); ``plugin`` misses them (coverage
-        0.58-0.71 on abt-buy).  The default ``mixture`` (:func:`_mixture_variance`)
+        0.58-0.71 on abt-buy).  The default ``mixture`` (:func:`mixture_variance`)
         covers only the cases the model deems likely enough: on dblp-acm
         coverage 0.96 with width 4e-4 (see the README for both pools).
     proposal : {"optimal", "rms"}
@@ -120,7 +120,7 @@ class AISDesign(Design):
     def __init__(self, depth: int = 1, branching: int = 256, n_blocks: int = 256, epsilon0: float = 1e-3,
                  defensive: float = 0.0, prior_strength: float = 10.0, lam: float = 1.0,
                  oracle: str = "deterministic", partition: str = "score", system: int = 0,
-                 variance: str = "mixture", proposal: str = "optimal", interval_prior_strength: float | None = 1.0):
+                 variance: str = "mixture", proposal: str = "optimal", interval_prior_strength: float | None = None):
         if variance not in ("max", "mixture", "plugin", "model", "seed"):
             raise ValueError(f"variance: choose 'max', 'mixture', 'plugin', 'model' or 'seed', got {variance!r}")
         if proposal not in ("optimal", "rms"):
@@ -240,6 +240,13 @@ class AISDesign(Design):
         total = pi.sum(axis=1, keepdims=True)
         return np.divide(pi, total, out=np.full_like(pi, 1.0 / pi.shape[1]), where=total > 0)
 
+    def _interval_posterior(self) -> np.ndarray:
+        """:meth:`_group_posterior` of the interval's model (``interval_prior_strength``), fitted if stale."""
+        if self.interval_model is not self.model and not self._interval_fitted:
+            self.interval_model.fit(warm_start=True)
+            self._interval_fitted = True
+        return self._group_posterior(self.interval_model)
+
     def _group_influence(self) -> tuple[np.ndarray, np.ndarray]:
         """Model posterior per group ``(G, C)`` and ``||Dg(R_t) l||^2`` per class and group ``(C, G)``.
 
@@ -336,7 +343,7 @@ class AISDesign(Design):
         * ``"mixture"`` (default): the variance whose normal interval covers,
           with probability ``level``, the model's error distribution split
           into no surprise / surprises missed / a surprise drawn
-          (:func:`_mixture_variance`), never below ``plugin``.
+          (:func:`mixture_variance`), never below ``plugin``.
 
         ``model``, ``max`` and ``mixture`` apply to the design's own measure (other
         measures, i.e. sample reuse, get ``plugin``) and use the proposals of
@@ -359,10 +366,10 @@ class AISDesign(Design):
             if self.variance == "model":
                 cov = full
             elif self.variance == "max":
-                cov = _larger_variance(cov, full)
+                cov = larger_variance(cov, full)
             else:
                 base = np.maximum(np.diag(cov), np.diag(model.modal) / d.n_draws)
-                cov = _larger_variance(cov, np.diag(_mixture_variance(base, np.diag(full), model, level)))
+                cov = larger_variance(cov, np.diag(mixture_variance(base, np.diag(full), model, level)))
         return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level)
 
     def _model_covariance(self, R: np.ndarray) -> "ModelCovariance":
@@ -371,10 +378,7 @@ class AISDesign(Design):
         m = self._measure
         with np.errstate(divide="ignore", invalid="ignore"):
             J = np.nan_to_num(m.jacobian(R), nan=0.0, posinf=0.0, neginf=0.0)
-        if self.interval_model is not self.model and not self._interval_fitted:
-            self.interval_model.fit(warm_start=True)
-            self._interval_fitted = True
-        pi = self._group_posterior(self.interval_model)
+        pi = self._interval_posterior()
         u = np.einsum("cgd,md->cgm", self._rep_loss, J)  # (C, G, m)
         S = np.einsum("gc,cgi,cgj->gij", pi, u, u)
         r = J @ R
@@ -385,18 +389,10 @@ class AISDesign(Design):
                 total += n_t * (np.einsum("g,gij->ij", inv, S) / self._N**2 - np.outer(r, r))
             total /= sum(h[0] for h in self._history)
             return ModelCovariance(total, total, np.zeros(m.size), 0.0, 0.0)
-        G = self.groups.n_groups
-        mode = np.argmax(pi, axis=1)
-        u_mode = u[mode, np.arange(G)]  # (G, m)
-        S_mode = np.einsum("gi,gj->gij", u_mode, u_mode)
         U = self.groups.unlabeled.astype(float)
-        # an exception: an unlabeled item whose label c is not its group's most likely one. Missed, it
-        # shifts Dg R-hat by -(u_c - u_mode)/N; drawn, it adds a heavy-weight term
-        shift = (u - u_mode[None]).transpose(1, 0, 2) / self._N  # (G, C, m)
-        exceptions = U[:, None] * pi * np.any(shift != 0, axis=2)  # expected number, (G, C)
-        miss = np.einsum("gc,gcm->m", exceptions, shift**2) + np.einsum("gc,gcm->m", exceptions, shift) ** 2
-        per_group = exceptions.sum(axis=1)
-        hits = sum(n_t * float(per_group @ q_group) for n_t, q_group, _, _ in self._history)
+        u_mode, exceptions, miss = exception_terms(u, pi, U, self._N)
+        S_mode = np.einsum("gi,gj->gij", u_mode, u_mode)
+        hits = sum(n_t * float(exceptions @ q_group) for n_t, q_group, _, _ in self._history)
         full, modal = self._stage_average(J, r, np.stack([S, S_mode]))
         return ModelCovariance(full, modal, miss, float(exceptions.sum()), hits)
 
@@ -422,6 +418,39 @@ class AISDesign(Design):
             total += n_t * (second / self._N**2 - np.outer(r, r))
             n_total += n_t
         return total / n_total
+
+
+def exception_terms(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray,
+                    n_items: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What unlabeled items whose label is not their group's most likely one can do to an estimate.
+
+    Parameters
+    ----------
+    u : ndarray (C, G, m)
+        ``Dg(R) l`` of a group's items for each label.
+    pi : ndarray (G, C)
+        Posterior label distribution of a group's unlabeled items.
+    unlabeled : ndarray (G,)
+        Unlabeled items per group.
+    n_items : int
+
+    Returns
+    -------
+    u_mode : ndarray (G, m)
+        ``u`` at each group's most likely label.
+    exceptions : ndarray (G,)
+        Expected number of exceptions per group: unlabeled items whose
+        label is not the most likely one and changes ``u``.
+    miss : ndarray (m,)
+        Mean square of the shift of ``Dg R-hat`` if none of them is ever
+        sampled: each shifts it by ``-(u_c - u_mode) / N``.
+    """
+    G = pi.shape[0]
+    u_mode = u[np.argmax(pi, axis=1), np.arange(G)]
+    shift = (u - u_mode[None]).transpose(1, 0, 2) / n_items  # (G, C, m)
+    expected = unlabeled[:, None] * pi * np.any(shift != 0, axis=2)  # (G, C)
+    miss = np.einsum("gc,gcm->m", expected, shift**2) + np.einsum("gc,gcm->m", expected, shift) ** 2
+    return u_mode, expected.sum(axis=1), miss
 
 
 class ModelCovariance(NamedTuple):
@@ -454,7 +483,7 @@ class ModelCovariance(NamedTuple):
     hits: float
 
 
-def _mixture_variance(base: np.ndarray, full: np.ndarray, model: ModelCovariance, level: float) -> np.ndarray:
+def mixture_variance(base: np.ndarray, full: np.ndarray, model: ModelCovariance, level: float) -> np.ndarray:
     """Variance of the normal whose ``level`` interval matches that of the model's three-case error.
 
     An exception (see :class:`ModelCovariance`) changes the estimate in one
@@ -503,7 +532,7 @@ def _mixture_variance(base: np.ndarray, full: np.ndarray, model: ModelCovariance
     return out
 
 
-def _larger_variance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def larger_variance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Covariance ``a`` rescaled so each variance is the larger of ``a``'s and ``b``'s.
 
     Correlations of ``a`` are kept; a component with no variance in ``a`` gets
