@@ -372,7 +372,7 @@ class AISDesign(Design):
                 cov = larger_variance(cov, np.diag(mixture_variance(base, np.diag(full), model, level)))
         return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level)
 
-    def _model_covariance(self, R: np.ndarray) -> "ModelCovariance":
+    def _model_covariance(self, R: np.ndarray) -> ModelCovariance:
         """Average over stages of the per-draw covariance of ``w Dg l`` under the model (see
         :class:`ModelCovariance`)."""
         m = self._measure

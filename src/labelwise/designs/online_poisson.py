@@ -54,7 +54,13 @@ import numpy as np
 from ..estimators import Estimate, make_estimate
 from ..measures import Measure
 from ..pool import Pool
-from .adaptive import AISDesign, ModelCovariance, larger_variance, mixture_variance, exception_terms
+from .adaptive import (
+    AISDesign,
+    ModelCovariance,
+    exception_terms,
+    larger_variance,
+    mixture_variance,
+)
 from .base import Draws, Sample
 from .importance import _no_labels
 from .poisson import inclusion_probabilities, systematic_sample
