@@ -679,17 +679,28 @@ def test_mixture_variance_covers_the_three_case_error_exactly(exceptions, hits, 
     v = mixture_variance(base, full, model, level)
     p_none, p_no_hit = np.exp(-exceptions), np.exp(-hits)
     missed = base + miss / (1 - p_none) if exceptions else base
-    hit = np.maximum(base + (full - base - miss) / (1 - p_no_hit), missed) if hits else missed
+    probs = [p_none, p_no_hit - p_none, 1 - p_no_hit]
+    hit = np.maximum((full - probs[0] * base - probs[1] * missed) / probs[2], base) if hits else missed
     h = stats.norm.ppf(0.5 + level / 2) * np.sqrt(v)
     inside = [2 * stats.norm.cdf(h / np.sqrt(case)) - 1 for case in (base, missed, hit)]
-    covered = p_none * inside[0] + (p_no_hit - p_none) * inside[1] + (1 - p_no_hit) * inside[2]
+    covered = probs[0] * inside[0] + probs[1] * inside[1] + probs[2] * inside[2]
     np.testing.assert_allclose(covered, level, atol=1e-9)
+    if hits or exceptions:  # the mixture's variance is the full one
+        np.testing.assert_allclose(probs[0] * base + probs[1] * missed + probs[2] * hit, full, rtol=1e-9)
     if exceptions == 0.0:  # nothing can surprise: the usual variance
         np.testing.assert_allclose(v, base)
     if hits >= 40:  # a hit is certain: its case's variance
         np.testing.assert_allclose(v, hit, rtol=1e-9)
     if exceptions <= 0.01:  # surprises rarer than 5% need no cover: near the usual variance, far below full
         assert np.all(v <= base * 1.1) and v[0] < full[0] / 40
+
+
+@pytest.mark.parametrize("level", [0.9, 0.95])
+def test_mixture_variance_with_identical_cases_is_that_variance(level):
+    """No miss and nothing beyond the usual variance: the three cases coincide (no root to search)."""
+    base = np.array([3e-4, 0.0])
+    model = ModelCovariance(np.diag(base), np.diag(base), np.zeros(2), 0.7, 0.2)
+    np.testing.assert_allclose(mixture_variance(base, base, model, level), base, rtol=1e-12)
 
 
 @pytest.mark.parametrize("variance", ["max", "mixture"])

@@ -499,7 +499,9 @@ def mixture_variance(base: np.ndarray, full: np.ndarray, model: ModelCovariance,
     * ``base`` when ``K = 0``, probability ``exp(-exceptions)``;
     * ``base + miss / P(K > 0)`` when ``K > 0`` and ``H = 0``, probability
       ``exp(-hits) - exp(-exceptions)``;
-    * the rest of ``full`` otherwise, probability ``1 - exp(-hits)``.
+    * what is left of ``full`` otherwise, probability ``1 - exp(-hits)``
+      (so the mixture's variance is ``full``; when surprises are common this
+      case carries it all and the interval is ``full``'s).
 
     The returned variance's normal interval covers this mixture with
     probability ``level``: cases less likely than ``1 - level`` need no
@@ -510,9 +512,10 @@ def mixture_variance(base: np.ndarray, full: np.ndarray, model: ModelCovariance,
     base = np.maximum(base, 0.0)
     p_none = float(np.exp(-max(model.exceptions, 0.0)))
     p_no_hit = max(float(np.exp(-max(model.hits, 0.0))), p_none)
-    missed = base + model.miss / max(1.0 - p_none, 1e-300)
-    hit = np.maximum(base + (full - base - model.miss) / max(1.0 - p_no_hit, 1e-300), missed)
     probs = np.array([p_none, p_no_hit - p_none, 1.0 - p_no_hit])
+    missed = base + model.miss / max(1.0 - p_none, 1e-300)
+    # the rest of the full variance goes to the last case (all of it when surprises are common)
+    hit = np.maximum((full - probs[0] * base - probs[1] * missed) / max(probs[2], 1e-300), base)
     live = probs > 0
     probs = probs[live]
     z = stats.norm.ppf(0.5 + level / 2)
@@ -524,11 +527,13 @@ def mixture_variance(base: np.ndarray, full: np.ndarray, model: ModelCovariance,
             inside = np.where(sd > 0, 2 * stats.norm.cdf(h / np.where(sd > 0, sd, 1.0)) - 1, 1.0)
             return float(probs @ inside) - level
 
-        hi = z * sd.max()
-        if hi <= 0 or not np.isfinite(hi) or coverage_gap(0.0) >= 0:
-            out[i] = 0.0 if coverage_gap(0.0) >= 0 else cases.max()
-            continue
-        out[i] = (optimize.brentq(coverage_gap, 0.0, hi, xtol=1e-12 * hi) / z) ** 2
+        hi = z * sd.max()  # every case is covered with probability >= level there
+        if coverage_gap(0.0) >= 0:  # the cases that carry the mass have no variance
+            out[i] = 0.0
+        elif not np.isfinite(hi) or coverage_gap(hi) <= 0:  # all cases alike (up to rounding)
+            out[i] = cases.max()
+        else:
+            out[i] = (optimize.brentq(coverage_gap, 0.0, hi, xtol=1e-12 * hi) / z) ** 2
     return out
 
 
