@@ -164,7 +164,7 @@ class Session:
         for chunk in np.split(np.arange(items.size), np.flatnonzero(np.diff(calls)) + 1):
             if chunk.size:
                 design.observe(items[chunk], labels[chunk])
-        design.set_state(store.design_state())
+        design.set_state(store.design_states())
         return self
 
     def close(self) -> None:

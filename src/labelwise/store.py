@@ -11,6 +11,8 @@ meta(key, value)
     ``schema_version``, ``config`` (measure, design, level as JSON),
     ``pool_meta`` and ``rng_state`` (the generator state at creation, then
     after the last stored draw; arrays of MT19937/Philox states are encoded).
+design_states(stage, state)
+    The design's state for each batch of draws (JSON), when it has one.
 pool_arrays(name, data)
     The pool's arrays.
 draws(seq, stage, item, weight, prob, stratum, count, created)
@@ -22,9 +24,11 @@ labels(seq, draw, item, label, stage, weight, prob, created, source, call)
     oracle an item is labeled once, at its first draw; under a stochastic
     oracle every draw gets its own label, so an item may have several.
 
-Schema version 1 (before stochastic oracles) had no ``draw`` column and one
-label per item; :meth:`Store.open` migrates such a file in place, in one
-transaction, with every label kept at its item's first draw.
+Schema version 1 (before stochastic oracles) had no ``draw`` column, one
+label per item, and the design's state of all batches in one ``meta`` row
+rewritten with every batch; :meth:`Store.open` migrates such a file in
+place, in one transaction, with every label kept at its item's first draw
+and that state as the last batch's.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ CREATE TABLE labels (
     stage INTEGER NOT NULL, weight REAL NOT NULL, prob REAL NOT NULL, created REAL NOT NULL,
     source TEXT NOT NULL, call INTEGER NOT NULL
 );
+CREATE TABLE design_states (stage INTEGER PRIMARY KEY, state TEXT NOT NULL);
 """
 
 # version 1 -> 2: labels gain the index of the draw they answer (the item's first draw)
@@ -75,6 +80,10 @@ INSERT INTO labels_v2 (seq, draw, item, label, stage, weight, prob, created, sou
     ) AS f ON f.item = l.item;
 DROP TABLE labels;
 ALTER TABLE labels_v2 RENAME TO labels;
+CREATE TABLE design_states (stage INTEGER PRIMARY KEY, state TEXT NOT NULL);
+INSERT INTO design_states (stage, state)
+    SELECT (SELECT COALESCE(MAX(stage), 0) FROM draws), value FROM meta WHERE key = 'design_state';
+DELETE FROM meta WHERE key = 'design_state';
 UPDATE meta SET value = '2' WHERE key = 'schema_version';
 """
 
@@ -263,10 +272,9 @@ class Store:
         return arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3]
 
     # --------------------------------------------------------------- writes
-    def design_state(self) -> dict:
-        """The design's own state stored with the last batch of draws (empty if none)."""
-        raw = self._meta("design_state")
-        return {} if raw is None else json.loads(raw)
+    def design_states(self) -> list[dict]:
+        """The design's state stored with each batch of draws, in order (batches without one left out)."""
+        return [json.loads(raw) for (raw,) in self.conn.execute("SELECT state FROM design_states ORDER BY stage")]
 
     def append_draws(self, stage: int, draws: Draws, rng_state: dict, design_state: dict | None = None) -> None:
         """Store a batch of draws, the generator state after it and the design's state, atomically."""
@@ -282,8 +290,7 @@ class Store:
             )
             self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('rng_state', ?)", (_dump_state(rng_state),))
             if design_state:
-                self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('design_state', ?)",
-                                  (json.dumps(design_state),))
+                self.conn.execute("INSERT INTO design_states VALUES (?, ?)", (stage, json.dumps(design_state)))
 
     def add_labels(self, items: np.ndarray, labels: np.ndarray, draw: np.ndarray, stage: np.ndarray,
                    weight: np.ndarray, prob: np.ndarray, source: str) -> None:

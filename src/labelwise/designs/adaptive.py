@@ -88,8 +88,8 @@ class AISDesign(Design):
         expectation over the oracle's labels.  The systems' scores know
         nothing of annotator noise: with answers wrong at rate ``e``, set
         ``lam = 1 - C e / (C - 1)`` so the prior expects wrong answers
-        everywhere (recall, 10% noise, 600 labels, 300 runs: coverage 0.91
-        and s.d. 0.042 with ``lam=1``; 0.93 and 0.031 with ``lam=0.8``;
+        everywhere (recall, 10% noise, 600 labels, 300 runs: coverage 0.94
+        and s.d. 0.038 with ``lam=1``; 0.96 and 0.028 with ``lam=0.8``;
         passive 0.95 and 0.042).
     partition : {"score", "features"}
         Blocks from CSF bins of the score, or a k-d tree on the pool's features.

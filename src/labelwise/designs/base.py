@@ -139,11 +139,15 @@ class Design(ABC):
         """
 
     def state(self) -> dict:
-        """JSON-able state that labels cannot replay, stored with every batch of draws."""
+        """JSON-able state of the batch just drawn that labels cannot replay.
+
+        Stored with the batch (so a session file grows by one batch's state
+        per batch, however long the session).
+        """
         return {}
 
-    def set_state(self, state: dict) -> None:
-        """Restore :meth:`state` after the labels were replayed (:meth:`Session.open`)."""
+    def set_state(self, states: list[dict]) -> None:
+        """Restore every batch's :meth:`state`, in order, after the labels were replayed (:meth:`Session.open`)."""
 
     def observe(self, items: np.ndarray, labels: np.ndarray) -> None:
         """Learn from new labels (adaptive designs); static designs ignore them.

@@ -127,11 +127,13 @@ class OnlinePoissonDesign(AISDesign):
         self._b_groups: list[np.ndarray] = []  # inclusion probability of an unlabeled member, per group
 
     def state(self) -> dict:
-        return {"sizes": list(self._sizes), "b_groups": [b.tolist() for b in self._b_groups]}
+        """The newest round: its size and its inclusion probability per group."""
+        return {"sizes": self._sizes[-1:], "b_groups": [b.tolist() for b in self._b_groups[-1:]]}
 
-    def set_state(self, state: dict) -> None:
-        self._sizes = [int(n) for n in state.get("sizes", [])]
-        self._b_groups = [np.asarray(b, dtype=float) for b in state.get("b_groups", [])]
+    def set_state(self, states: list[dict]) -> None:
+        # each batch's state holds its round; a file from before schema 2 holds all rounds in one
+        self._sizes = [int(n) for state in states for n in state.get("sizes", [])]
+        self._b_groups = [np.asarray(b, dtype=float) for state in states for b in state.get("b_groups", [])]
 
     def draw(self, n_new: int, labeled: np.ndarray, rng: np.random.Generator) -> Draws:
         """Round r: water-filling inclusion probabilities over unlabeled items, exactly ``n_new`` drawn."""

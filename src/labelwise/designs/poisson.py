@@ -149,7 +149,8 @@ class PoissonDesign(Design):
     def state(self) -> dict:
         return {"seed": self._seed, "M": self._M}
 
-    def set_state(self, state: dict) -> None:
+    def set_state(self, states: list[dict]) -> None:
+        state = states[-1] if states else {}
         if state.get("seed") is not None:
             self._M = state["M"]
             self._build_queue(int(state["seed"]))
