@@ -324,3 +324,28 @@ def test_schema_1_session_with_design_state_resumes_exactly(tmp_path, pool, desi
     np.testing.assert_allclose(back.estimate().cov, twin.estimate().cov, rtol=1e-9, atol=1e-300)
     np.testing.assert_array_equal(back.next_batch(40), twin.next_batch(40))
     back.close()
+
+
+def test_multilabel_names_survive_the_session_file(tmp_path):
+    from labelwise.datasets import make_multilabel_pool
+
+    pool = make_multilabel_pool(300, 3, prevalence=[0.2, 0.1, 0.05], seed=2, label_names=["toxic", "threat", "insult"])
+    path = tmp_path / "ml.lws"
+    Store.create(path, pool, {}).close()
+    store = Store.open(path)
+    try:
+        back = store.load_pool()
+        assert back.label_names == ("toxic", "threat", "insult") and back.n_classes == 8
+        np.testing.assert_array_equal(back.labels, pool.labels)
+    finally:
+        store.close()
+    # a file written before names were stored still loads, without names
+    with closing(sqlite3.connect(str(path))) as conn, conn:
+        meta = json.loads(conn.execute("SELECT value FROM meta WHERE key='pool_meta'").fetchone()[0])
+        del meta["label_names"]
+        conn.execute("UPDATE meta SET value=? WHERE key='pool_meta'", (json.dumps(meta),))
+    store = Store.open(path)
+    try:
+        assert store.load_pool().label_names == ()
+    finally:
+        store.close()

@@ -37,6 +37,7 @@ import io
 import json
 import sqlite3
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -154,7 +155,7 @@ class Store:
             "schema_version": str(SCHEMA_VERSION),
             "config": json.dumps(config),
             "pool_meta": json.dumps({"system_names": list(pool.system_names), "n_classes": pool.n_classes,
-                                     "name": pool.name}),
+                                     "name": pool.name, "label_names": list(pool.label_names)}),
         }
         if rng_state is not None:
             meta["rng_state"] = _dump_state(rng_state)
@@ -248,11 +249,13 @@ class Store:
     def load_pool(self) -> Pool:
         arrays = {name: _from_blob(data) for name, data in self.conn.execute("SELECT name, data FROM pool_arrays")}
         meta = json.loads(self._meta("pool_meta"))
-        return Pool.from_arrays(
+        pool = Pool.from_arrays(
             arrays["item_ids"], preds=arrays.get("preds"), scores=arrays.get("scores"), probs=arrays.get("probs"),
             labels=arrays.get("labels"), features=arrays.get("features"), system_names=meta["system_names"],
             n_classes=meta["n_classes"], name=meta["name"],
         )
+        # multi-label names (files written before they were stored have none: measures count 2^C codes)
+        return replace(pool, label_names=tuple(meta.get("label_names", ())))
 
     def load_draws(self) -> tuple[Draws, np.ndarray]:
         """All draws in order and the stage of each."""
