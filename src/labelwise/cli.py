@@ -342,9 +342,11 @@ def label(
     with _user_errors(), Session.open(session) as s:
         df = read_labels_file(labels_file, id_col=id_col, label_col=label_col)
         new = s.add_labels(df["item_id"].to_numpy(), df["label"].to_numpy(), source=f"file:{labels_file.name}")
-        total = f"{s.n_labels} labels" if s.stochastic else f"{s.n_labels} labeled items"
-        typer.echo(f"stored {new} new labels ({len(df) - new} rows already stored); total {total}, "
-                   f"{s.pending.size} still pending")
+        if s.stochastic:  # every row answers a draw of its own
+            typer.echo(f"stored {new} labels; total {s.n_labels} labels, {s.pending.size} still pending")
+        else:
+            typer.echo(f"stored {new} new labels ({len(df) - new} rows already stored); total {s.n_labels} labeled "
+                       f"items, {s.pending.size} still pending")
 
 
 # --------------------------------------------------------------------------- estimate
