@@ -29,6 +29,62 @@ def test_matches_a_generic_convex_solver(seed):
     np.testing.assert_allclose(b, res.x, atol=1e-4)
 
 
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("budget", [3.0, 17.5, 60.0, 500.0])
+def test_grouped_probabilities_equal_those_of_the_expanded_items(seed, budget):
+    """``h`` per group with ``counts`` members gives each member the item-level Algorithm 3 answer."""
+    rng = np.random.default_rng(seed)
+    h = np.round(rng.lognormal(0, 1.5, size=30), 1)  # rounding makes ties between groups
+    h[:3] = 0.0
+    counts = rng.integers(0, 8, size=30)
+    b = inclusion_probabilities(h, budget, counts=counts)
+    expanded = inclusion_probabilities(np.repeat(h, counts), budget)
+    np.testing.assert_allclose(np.repeat(b, counts), expanded, rtol=1e-12, atol=1e-15)
+    assert (counts * b).sum() == pytest.approx(min(budget, counts[h > 0].sum()))
+
+
+def test_grouped_sampling_draws_members_uniformly_and_never_labeled_ones():
+    """Both paths of GroupedPool.sample_members (enumeration, rejection) give uniform distinct unlabeled members."""
+    from labelwise.designs.grouped import GroupedPool
+
+    blocks = np.repeat([0, 1], [40, 400])
+    groups = GroupedPool(blocks, np.zeros(440, dtype=int))
+    groups.mark_labeled(np.array([0, 1, 2, 3, 400, 401]))
+    rng = np.random.default_rng(0)
+    freq = np.zeros(440)
+    runs = 3000
+    for _ in range(runs):
+        picked = groups.sample_members(np.array([0, 1]), np.array([20, 5]), rng)  # enumerate / reject
+        assert picked.size == 25 and np.unique(picked).size == 25 and not groups.known[picked].any()
+        freq[picked] += 1
+    for members, k in ((np.arange(4, 40), 20), (np.arange(40, 440)[~groups.known[40:440]], 5)):
+        p = k / members.size
+        z = (freq[members] - runs * p) / np.sqrt(runs * p * (1 - p))
+        assert np.all(np.abs(z) < 4.5), z
+    assert freq[groups.known].sum() == 0
+    with pytest.raises(ValueError, match="counts"):
+        groups.sample_members(np.array([0]), np.array([37]), rng)
+
+
+def test_online_round_includes_each_item_with_its_probability():
+    """First round of online-poisson: empirical inclusion frequencies match b (4 s.e.) and the size is exact."""
+    pool = make_pool(600, prevalence=0.05, seed=4)
+    measure = build_measure("f1", pool)
+    design = OnlinePoissonDesign(n_blocks=8, branching=8)
+    rng = np.random.default_rng(1)
+    labeled = np.zeros(pool.n_items, dtype=bool)
+    freq = np.zeros(pool.n_items)
+    runs = 2000
+    for _ in range(runs):
+        design.prepare(pool, measure)
+        d = design.draw(40, labeled, rng)
+        assert len(d) == 40 and np.unique(d.items).size == 40
+        freq[d.items] += 1
+    b = design._b_groups[-1][design.groups.of_item]
+    z = (freq - runs * b) / np.sqrt(runs * b * (1 - b) + 1e-12)
+    assert np.all(np.abs(z[b < 1]) < 4.5) and np.all(freq[b == 1] == runs)
+
+
 def test_optimality_conditions():
     """Saturated items have the largest h; the others are proportional to h (seed 002 eq. 74)."""
     rng = np.random.default_rng(7)

@@ -95,6 +95,31 @@ class GroupedPool:
         q = self.q_of(items, q_group, q_labeled)
         return Draws(items, 1.0 / (n_pool * q), q, np.full(items.size, -1, dtype=np.int64), counts)
 
+    def sample_members(self, groups: np.ndarray, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """``counts[i]`` distinct unlabeled members of group ``groups[i]``, uniformly at random.
+
+        A group mostly labeled, or asked for a large share of its unlabeled
+        members, is enumerated; otherwise members are drawn at random until
+        enough distinct unlabeled ones are in (cost about ``counts[i]``).
+        The loop runs over the groups asked, at most a batch's worth.
+        """
+        picked = []
+        for g, k in zip(groups.tolist(), counts.tolist()):
+            members = self.order[self.starts[g]:self.starts[g + 1]]
+            free = int(self.unlabeled[g])
+            if k > free:
+                raise ValueError(f"counts: {k} members asked of group {g}, which has {free} unlabeled")
+            if 4 * k >= free or members.size > 2 * free:
+                picked.append(rng.choice(members[~self.known[members]], size=k, replace=False))
+                continue
+            got = np.empty(0, dtype=np.int64)
+            while got.size < k:  # the first k distinct unlabeled draws: a uniform subset
+                cand = members[rng.integers(0, members.size, size=2 * (k - got.size) + 4)]
+                both = np.concatenate([got, cand[~self.known[cand]]])
+                got = both[np.sort(np.unique(both, return_index=True)[1])]
+            picked.append(got[:k])
+        return np.concatenate(picked) if picked else np.empty(0, dtype=np.int64)
+
     def draw_any(self, q_group: np.ndarray, n: int, n_pool: int, rng: np.random.Generator) -> Draws:
         """``n`` i.i.d. draws over all items, labeled or not, each of a group's members with ``q_group``.
 

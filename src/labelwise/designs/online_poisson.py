@@ -63,7 +63,7 @@ from .adaptive import (
 )
 from .base import Draws, Sample
 from .importance import _no_labels
-from .poisson import inclusion_probabilities, systematic_sample
+from .poisson import inclusion_probabilities
 
 __all__ = ["OnlinePoissonDesign"]
 
@@ -142,19 +142,25 @@ class OnlinePoissonDesign(AISDesign):
             h_group = np.sqrt(np.maximum(np.sum(pi.T * inf_g, axis=0), 0.0))
         else:
             h_group = np.sum(pi.T * np.sqrt(np.maximum(inf_g, 0.0)), axis=0)
-        unlabeled = np.flatnonzero(~self.groups.known)
-        group = self.groups.of_item[unlabeled]
-        h = h_group[group]
-        h_floor = h + self.floor * (h.mean() if h.mean() > 0 else 1.0)
-        b = inclusion_probabilities(h_floor, n_new)
-        chosen = systematic_sample(b, rng)
-        b_group = np.ones(self.groups.n_groups)  # groups with no unlabeled member are never used
-        b_group[group] = b
+        # all unlabeled members of a group share h, hence b: O(groups + batch) per round, not O(N)
+        U = self.groups.unlabeled.astype(float)
+        mean_h = float(U @ h_group) / U.sum()
+        h_floor = np.where(U > 0, h_group + self.floor * (mean_h if mean_h > 0 else 1.0), 0.0)
+        b_group = inclusion_probabilities(h_floor, n_new, counts=U)
+        b_group[U == 0] = 1.0  # groups with no unlabeled member are never used
+        # randomised systematic sampling of how many members each group gives (exactly n_new in
+        # all, each count's mean U_g b_g), then that many members uniformly
+        order = rng.permutation(self.groups.n_groups)
+        cum = np.cumsum((U * np.where(U > 0, b_group, 0.0))[order])
+        u = rng.random()
+        per_group = np.zeros(self.groups.n_groups, dtype=np.int64)
+        per_group[order] = (np.floor(cum - u) - np.floor(np.concatenate([[0.0], cum[:-1]]) - u)).astype(np.int64)
+        asked = np.flatnonzero(per_group)
+        chosen = rng.permutation(self.groups.sample_members(asked, per_group[asked], rng))
         self._sizes.append(int(chosen.size))
         self._b_groups.append(b_group)
-        b_chosen = b[chosen]
-        return Draws(unlabeled[chosen], 1.0 / b_chosen, b_chosen,
-                     np.full(chosen.size, len(self._sizes) - 1, dtype=np.int64))
+        b_chosen = b_group[self.groups.of_item[chosen]]
+        return Draws(chosen, 1.0 / b_chosen, b_chosen, np.full(chosen.size, len(self._sizes) - 1, dtype=np.int64))
 
     def estimate(self, measure: Measure, pool: Pool, sample: Sample, level: float = 0.95) -> Estimate:
         """Weighted average of the rounds' unbiased totals, covariance in hindsight (module docstring)."""

@@ -32,7 +32,7 @@ from .importance import _no_labels, prior_deviation
 __all__ = ["inclusion_probabilities", "systematic_sample", "PoissonDesign"]
 
 
-def inclusion_probabilities(h: np.ndarray, budget: float) -> np.ndarray:
+def inclusion_probabilities(h: np.ndarray, budget: float, counts: np.ndarray | None = None) -> np.ndarray:
     """Inclusion probabilities minimising ``sum h^2 / b`` with ``sum b = budget`` (seed 002 Algorithm 3).
 
     Parameters
@@ -41,6 +41,10 @@ def inclusion_probabilities(h: np.ndarray, budget: float) -> np.ndarray:
         Non-negative deviations ``|h_n|`` (seed 002 eq. 12).
     budget : float
         Expected number of items to label, ``M``.
+    counts : ndarray, shape (N,), optional
+        ``h[g]`` stands for ``counts[g]`` items with that deviation (groups
+        of interchangeable items): the sums become ``sum counts h^2 / b`` and
+        ``sum counts b``, and the result is per group.
 
     Returns
     -------
@@ -66,6 +70,8 @@ def inclusion_probabilities(h: np.ndarray, budget: float) -> np.ndarray:
         raise ValueError("h: deviations must be finite and non-negative")
     if not budget > 0:
         raise ValueError(f"budget: must be positive, got {budget}")
+    if counts is not None:
+        return _grouped_inclusion_probabilities(h, budget, np.asarray(counts, dtype=float))
     N = h.size
     positive = int(np.count_nonzero(h))
     if budget >= positive:
@@ -83,6 +89,31 @@ def inclusion_probabilities(h: np.ndarray, budget: float) -> np.ndarray:
     first = int(np.argmax(ok))
     b = np.minimum(h * (budget - first) / (total - taken[first]), 1.0)
     b[top[:first]] = 1.0
+    return b
+
+
+def _grouped_inclusion_probabilities(h: np.ndarray, budget: float, counts: np.ndarray) -> np.ndarray:
+    """:func:`inclusion_probabilities` for ``counts[g]`` items of deviation ``h[g]`` each.
+
+    The saturated items are whole groups, so the condition of Algorithm 3
+    is checked at group boundaries: with groups in decreasing ``h``, ``k``
+    items in the groups before ``j`` and ``S`` their deviations, the first
+    group ``j`` with ``k < M`` and ``h_j (M - k) <= H - S`` starts the
+    unsaturated ones.  It exists: the group holding item ``ceil(M)`` passes.
+    """
+    if counts.shape != h.shape or np.any(counts < 0):
+        raise ValueError(f"counts: expected {h.shape[0]} non-negative counts, got shape {counts.shape}")
+    if budget >= counts[h > 0].sum():
+        return (h > 0).astype(float)
+    order = np.argsort(-h, kind="stable")
+    hs, cs = h[order], counts[order]
+    before = np.concatenate([[0.0], np.cumsum(cs)[:-1]])  # k for each group
+    taken = np.concatenate([[0.0], np.cumsum(cs * hs)[:-1]])  # S_k
+    total = float(counts @ h)
+    ok = (before < budget) & (hs * (budget - before) <= total - taken)
+    first = int(np.argmax(ok))
+    b = np.minimum(h * (budget - before[first]) / (total - taken[first]), 1.0)
+    b[order[:first]] = 1.0
     return b
 
 
