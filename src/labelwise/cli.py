@@ -251,7 +251,7 @@ def init(
     multi-label pool (--multilabel) are the codes sum_k v_k 2^k of the label
     vectors, in the order of the names given.  The default design is
     online-poisson; for multi-label pools it is importance, whose micro-F1
-    MSE was 2.8x lower there (benchmarks/multilabel.py).
+    MSE was 3.7x lower there (benchmarks/multilabel.py).
     """
     if design is None:
         design = "importance" if multilabel else "online-poisson"
