@@ -12,6 +12,9 @@ seconds per run at each checkpoint and writes ``benchmarks/out/stochastic_oracle
 Usage::
 
     .venv/bin/python benchmarks/stochastic_oracle.py [--repeats 200] [--noise 0.05] [--measure f1]
+    # the lam advice of AISDesign's ``oracle`` option (recall, 10% noise, 600 labels):
+    .venv/bin/python benchmarks/stochastic_oracle.py --no-real --measure recall --noise 0.1 --budget 600 \
+        --repeats 300 --n-items 3000 [--lam 1]
 """
 
 from __future__ import annotations
@@ -27,9 +30,9 @@ from pools import pool_paths
 HERE = Path(__file__).resolve().parent
 
 
-def pools(real: bool) -> list[lw.Pool]:
+def pools(real: bool, n_items: int) -> list[lw.Pool]:
     """The generated pool, then the real ones (when present and ``real``)."""
-    out = [lw.make_pool(20_000, prevalence=0.1, separation=2.0, seed=31, name="generated-10%")]
+    out = [lw.make_pool(n_items, prevalence=0.1, separation=2.0, seed=31, name="generated-10%")]
     if real:
         out += [lw.Pool.from_file(p) for p in pool_paths()]
     return out
@@ -43,13 +46,15 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-real", action="store_true", help="only the generated pool")
+    parser.add_argument("--n-items", type=int, default=20_000, help="size of the generated pool")
+    parser.add_argument("--lam", type=float, default=None, help="lam of importance and ais (default 1 - 2 noise)")
     args = parser.parse_args()
-    lam = 1.0 - 2.0 * args.noise
+    lam = 1.0 - 2.0 * args.noise if args.lam is None else args.lam
     designs = {"passive": {}, "importance": {"lam": lam}, "ais": {"lam": lam}}
     results = []
     head = f"{'pool':<14} {'design':<11} {'labels':>6} {'MSE':>9} {'bias':>9} {'cover':>6} {'width':>7} {'s/run':>6}"
-    print(f"noise {args.noise}, {args.repeats} repeats, measure {args.measure}\n{head}\n{'-' * len(head)}")
-    for pool in pools(not args.no_real):
+    print(f"noise {args.noise}, lam {lam:g}, {args.repeats} repeats, measure {args.measure}\n{head}\n{'-' * len(head)}")
+    for pool in pools(not args.no_real, args.n_items):
         measure = lw.build_measure(args.measure, pool)
         for design, params in designs.items():
             result = lw.simulate(pool, measure, design, design_params={"oracle": "stochastic", **params},

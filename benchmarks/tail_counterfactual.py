@@ -15,7 +15,7 @@ variant, printing MSE, coverage and width of the 95% interval.
 Usage::
 
     .venv/bin/python benchmarks/tail_counterfactual.py [--repeats 200] [--variants 3] [--top 2000] \
-        [--pools abt-buy] [--design ais]
+        [--pools abt-buy] [--design ais] [--param interval_prior_strength=1]
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 import labelwise as lw
+from labelwise.cli import parse_params
 from pools import pool_paths
 
 HERE = Path(__file__).resolve().parent
@@ -52,7 +53,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--pools", default="abt-buy", help="comma-separated pool names")
     parser.add_argument("--design", default="ais", choices=sorted(VARIANCES))
+    parser.add_argument("--param", action="append", default=[], help="key=value design option (repeatable)")
     args = parser.parse_args()
+    params = parse_params(args.param)
     head = (f"{'pool':<10} {'variant':<9} {'tail+':>5} {'variance':<8} {'labels':>6} {'MSE':>9} {'cover':>6} "
             f"{'width':>7}")
     print(f"{head}\n{'-' * len(head)}")
@@ -66,7 +69,7 @@ def main() -> None:
         for name, pool in variants:
             tail_positives = int(pool.labels[rank >= args.top].sum())
             for variance in VARIANCES[args.design]:
-                result = lw.simulate(pool, measure, args.design, design_params={"variance": variance},
+                result = lw.simulate(pool, measure, args.design, design_params={**params, "variance": variance},
                                      repeats=args.repeats, seed=args.seed, checkpoints=[1000, 2000])
                 for c in result.checkpoint_rows():
                     rows.append({"pool": original.name, "variant": name, "tail_positives": tail_positives,
