@@ -16,11 +16,9 @@ import resource
 import time
 
 import numpy as np
-
-from labelwise import Pool, Session, TruthOracle, build_measure, get_design, make_pool
-
 from pools import pool_paths
 
+from labelwise import Pool, Session, TruthOracle, build_measure, get_design, make_pool
 
 
 def time_runs(pool: Pool, runs: int, design_name: str, **params) -> tuple[float, float, float]:

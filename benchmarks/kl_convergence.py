@@ -30,11 +30,10 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
+from pools import DATASETS, pool_paths
 
 from labelwise import Pool, Session, TruthOracle, build_measure, get_design
 from labelwise.diagnostics import kl_divergence, optimal_proposal_given_truth
-
-from pools import DATASETS, pool_paths
 
 HERE = Path(__file__).resolve().parent
 VARIANTS = {"ais-1": {}, "ais-8": {"depth": 8, "branching": 2}}

@@ -23,8 +23,9 @@ import json
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import labelwise as lw
 from designs_f1 import plot_curves
+
+import labelwise as lw
 
 HERE = Path(__file__).resolve().parent
 #: Label prevalences of the Jigsaw Toxic Comment Classification Challenge training set.

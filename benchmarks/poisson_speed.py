@@ -27,7 +27,7 @@ def main() -> None:
             t0 = time.perf_counter()
             b = inclusion_probabilities(h, budget)
             seconds = time.perf_counter() - t0
-            print(f"{args.items:>10} {'lognormal(0, %g)' % sigma:>22} {budget:>7} {seconds:>8.2f} "
+            print(f"{args.items:>10} {f'lognormal(0, {sigma:g})':>22} {budget:>7} {seconds:>8.2f} "
                   f"{int((b == 1).sum()):>8}")
 
 

@@ -38,10 +38,9 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
+from pools import DATASETS, pool_paths
 
 from labelwise import Pool, PRCurve, Session, TruthOracle, get_design, true_value
-
-from pools import DATASETS, pool_paths
 
 HERE = Path(__file__).resolve().parent
 COVER_TOL = 1e-9  # an exact estimate with a zero-width interval counts as covering

@@ -19,10 +19,9 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
+from pools import DATASETS, pool_paths
 
 from labelwise import Pool, Session, TruthOracle, build_measure, get_design, true_value
-
-from pools import DATASETS, pool_paths
 
 METRICS = ("f1", "precision", "recall", "accuracy")
 

@@ -23,9 +23,10 @@ import argparse
 import json
 from pathlib import Path
 
-import labelwise as lw
 from designs_f1 import plot_curves
 from pools import pool_paths
+
+import labelwise as lw
 
 HERE = Path(__file__).resolve().parent
 

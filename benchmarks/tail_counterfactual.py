@@ -25,10 +25,10 @@ import json
 from pathlib import Path
 
 import numpy as np
+from pools import pool_paths
 
 import labelwise as lw
 from labelwise.cli import parse_params
-from pools import pool_paths
 
 HERE = Path(__file__).resolve().parent
 #: The covariance options compared for each design.

@@ -666,7 +666,7 @@ def test_variance_options_order_and_agree_on_the_estimate():
     # 'mixture' never goes below the plugin (it may pass 'max' a little: a two-case error has heavier tails)
     assert np.all(var["mixture"] >= var["plugin"] * (1 - 1e-12))
     # the correlation of 'plugin' is kept by 'max'
-    corr = lambda c: c[0, 1] / np.sqrt(c[0, 0] * c[1, 1])  # noqa: E731
+    corr = lambda c: c[0, 1] / np.sqrt(c[0, 0] * c[1, 1])
     assert corr(estimates["max"].cov) == pytest.approx(corr(estimates["plugin"].cov), rel=1e-9)
 
 

@@ -4,7 +4,12 @@ import numpy as np
 import pytest
 
 from labelwise.datasets import make_pool
-from labelwise.designs import StratifiedDesign, allocate, draw_with_replacement, get_design
+from labelwise.designs import (
+    StratifiedDesign,
+    allocate,
+    draw_with_replacement,
+    get_design,
+)
 from labelwise.measures import build_measure
 
 

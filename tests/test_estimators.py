@@ -17,7 +17,14 @@ from labelwise.estimators import (
     normal_interval,
     stratified_moments,
 )
-from labelwise.measures import Accuracy, FBeta, Precision, Recall, build_measure, combine
+from labelwise.measures import (
+    Accuracy,
+    FBeta,
+    Precision,
+    Recall,
+    build_measure,
+    combine,
+)
 from labelwise.pool import Pool
 
 
@@ -93,7 +100,7 @@ def test_stratified_estimator_is_exactly_unbiased_with_unbiased_variance():
 def test_stratified_leaves_out_unsampled_strata_and_reports_them():
     measure = Accuracy()
     losses = np.array([[0.0], [1.0], [1.0]])
-    R, G, cov, n_empty = stratified_moments(measure, losses, np.array([0, 0, 2]), np.array([5, 5, 10]))
+    R, G, _cov, n_empty = stratified_moments(measure, losses, np.array([0, 0, 2]), np.array([5, 5, 10]))
     assert n_empty == 1
     # strata 0 and 2 re-weighted to 5/15 and 10/15
     assert R[0] == pytest.approx(5 / 15 * 0.5 + 10 / 15 * 1.0)
@@ -198,7 +205,7 @@ def test_confidence_ellipsoid_covers_precision_and_recall(coverage_pool):
     measure = combine(Precision(), Recall())
     q = ImportanceDesign().proposal(pool, measure)
     truth = measure.value(_population_risk(measure, pool))
-    R, G, cov = _batched_estimates(pool, measure, q, seed=21)
+    R, _G, cov = _batched_estimates(pool, measure, q, seed=21)
     inside = []
     for r in range(REPEATS):
         est = make_estimate(measure, R[r], cov[r], DRAWS, DRAWS)

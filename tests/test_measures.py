@@ -29,8 +29,8 @@ from labelwise.measures import (
     MicroF1,
     PerClassPrecision,
     PerClassRecall,
-    Precision,
     PRCurve,
+    Precision,
     Recall,
     build_measure,
     combine,
@@ -179,7 +179,7 @@ def _custom() -> CustomMeasure:
 
 
 def _direct_custom(y, f):
-    tp, fp, fn, tn = _counts(y, f)
+    _tp, _fp, fn, tn = _counts(y, f)
     r = fn / (fn + tn)
     return np.array([r, np.sqrt((fn + tn) / len(y)) * (1 - r)])
 

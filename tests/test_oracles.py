@@ -11,7 +11,13 @@ import pytest
 from labelwise.datasets import make_pool
 from labelwise.designs import get_design
 from labelwise.measures import build_measure
-from labelwise.oracles import CallableOracle, FileOracle, LabelFileError, TruthOracle, read_labels_file
+from labelwise.oracles import (
+    CallableOracle,
+    FileOracle,
+    LabelFileError,
+    TruthOracle,
+    read_labels_file,
+)
 from labelwise.pool import Pool, PoolError
 from labelwise.session import Session
 

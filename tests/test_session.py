@@ -292,7 +292,7 @@ def _assert_snapshot_equal(a, b):
 
 
 def _bad_inputs(pool, session, pending):
-    truth = lambda i: int(pool.labels[pool.positions([i])[0]])  # noqa: E731
+    truth = lambda i: int(pool.labels[pool.positions([i])[0]])
     done = pool.item_ids[np.flatnonzero(session.labels >= 0)]
     never = pool.item_ids[np.setdiff1d(np.arange(pool.n_items), session.draws.items)]
     p0, p1, d0 = pending[0], pending[1], done[0]
@@ -319,7 +319,7 @@ def _bad_inputs(pool, session, pending):
 @pytest.mark.parametrize("case", range(15))
 def test_bad_labels_raise_and_store_nothing(labeled_session, pool, case):
     session, path, pending = labeled_session
-    name, ids, labels, message = _bad_inputs(pool, session, pending)[case]
+    _name, ids, labels, message = _bad_inputs(pool, session, pending)[case]
     before = _snapshot(session, path)
     est_before = session.estimate()
     with pytest.raises(LabelError, match=message):

@@ -20,9 +20,10 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Iterator, Sequence
+from typing import Annotated, Any
 
 import numpy as np
 import pandas as pd
@@ -469,7 +470,7 @@ def simulation_table(result: SimulationResult) -> Table:
         table.add_column(header, justify="left" if header == "component" else "right")
     for row in result.checkpoint_rows():
         for c, name in enumerate(result.names):
-            pick = (lambda v, c=c: float(np.atleast_1d(v)[c]))  # noqa: E731
+            pick = (lambda v, c=c: float(np.atleast_1d(v)[c]))
             table.add_row(
                 str(row["labels"]), *([Text(name)] if vector else []),
                 _f(pick(row["mse"]), ".3g"), _f(pick(row["bias"]), "+.4f"),

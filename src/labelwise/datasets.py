@@ -31,7 +31,7 @@ the calibrated per-label probabilities is the exact posterior (eq. 89).
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from scipy.special import expit

@@ -8,7 +8,7 @@ from .measures import Measure
 from .pool import Pool
 from .simulate import true_risk
 
-__all__ = ["optimal_proposal_given_truth", "kl_divergence"]
+__all__ = ["kl_divergence", "optimal_proposal_given_truth"]
 
 
 def optimal_proposal_given_truth(pool: Pool, measure: Measure) -> np.ndarray:

@@ -42,7 +42,7 @@ import numpy as np
 from .partition import make_strata
 from .validation import check_int
 
-__all__ = ["Hierarchy", "score_hierarchy", "feature_hierarchy", "MAX_LEAVES"]
+__all__ = ["MAX_LEAVES", "Hierarchy", "feature_hierarchy", "score_hierarchy"]
 
 #: Largest number of leaves (``branching**depth``) accepted; guards against
 #: configurations such as ``depth=8, branching=256`` that would not fit in memory.

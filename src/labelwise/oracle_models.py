@@ -316,7 +316,7 @@ class DirichletTreeModel:
         self._r = self._e_step(self._log_theta, self._log_branch)
 
     # ------------------------------------------------------------ fitting
-    def fit(self, warm_start: bool = True) -> "DirichletTreeModel":
+    def fit(self, warm_start: bool = True) -> DirichletTreeModel:
         """Run EM to a fixed point for the labels observed so far.
 
         Parameters
@@ -514,7 +514,7 @@ class DirichletTreeModel:
         return total
 
     # ------------------------------------------------------------ reuse
-    def _clone(self, with_state: bool) -> "DirichletTreeModel":
+    def _clone(self, with_state: bool) -> DirichletTreeModel:
         new = object.__new__(DirichletTreeModel)
         new.__dict__.update(self.__dict__)  # shares the read-only hyperparameters and hierarchy
         if with_state:
@@ -538,11 +538,11 @@ class DirichletTreeModel:
         self.n_iter_last = 0
         self.converged_last = True
 
-    def fresh(self) -> "DirichletTreeModel":
+    def fresh(self) -> DirichletTreeModel:
         """A new model with the same hierarchy and hyperparameters and no labels, in ``O(n_leaves C)``."""
         return self._clone(with_state=False)
 
-    def copy(self) -> "DirichletTreeModel":
+    def copy(self) -> DirichletTreeModel:
         """An independent copy including the labels observed so far."""
         return self._clone(with_state=True)
 

@@ -8,16 +8,25 @@ JSONL file of labels.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
 
 from .pool import Pool
 
-__all__ = ["Oracle", "TruthOracle", "NoisyOracle", "noisy_label_distribution", "CallableOracle", "FileOracle",
-           "read_labels_file", "LabelFileError"]
+__all__ = [
+    "CallableOracle",
+    "FileOracle",
+    "LabelFileError",
+    "NoisyOracle",
+    "Oracle",
+    "TruthOracle",
+    "noisy_label_distribution",
+    "read_labels_file",
+]
 
 
 class LabelFileError(ValueError):

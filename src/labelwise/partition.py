@@ -30,9 +30,10 @@ from numbers import Integral
 from typing import Literal
 
 import numpy as np
+
 from .validation import check_int
 
-__all__ = ["Strata", "csf_bins", "quantile_bins", "make_strata"]
+__all__ = ["Strata", "csf_bins", "make_strata", "quantile_bins"]
 
 #: Minimum number of fine bins per stratum used by the CSF rule by default.
 FINE_PER_STRATUM = 20
@@ -308,7 +309,7 @@ class Strata:
         object.__setattr__(self, "sizes", s.astype(np.int64, copy=False))
 
     @classmethod
-    def from_assignment(cls, assignment) -> "Strata":
+    def from_assignment(cls, assignment) -> Strata:
         """Build strata from one non-negative integer label per item.
 
         Labels are renumbered ``0..K-1`` in increasing order, dropping unused

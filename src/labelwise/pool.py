@@ -16,15 +16,22 @@ Build one with :meth:`Pool.from_multilabel`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["Pool", "PoolError", "Outputs", "encode_multilabel", "decode_multilabel", "multilabel_joint",
-           "MAX_LABELS"]
+__all__ = [
+    "MAX_LABELS",
+    "Outputs",
+    "Pool",
+    "PoolError",
+    "decode_multilabel",
+    "encode_multilabel",
+    "multilabel_joint",
+]
 
 DEFAULT_COLUMNS = {"id": "item_id", "pred": "pred", "score": "score", "prob": "prob", "label": "label"}
 
@@ -223,7 +230,7 @@ class Pool:
         system_names: Sequence[str] | None = None,
         n_classes: int | None = None,
         name: str = "pool",
-    ) -> "Pool":
+    ) -> Pool:
         """Build and validate a pool from arrays.
 
         Parameters
@@ -487,7 +494,7 @@ class Pool:
         n_classes: int | None = None,
         name: str = "pool",
         multilabel: Sequence[str] | None = None,
-    ) -> "Pool":
+    ) -> Pool:
         """Build a pool from a DataFrame with user-chosen column names.
 
         Column arguments accept one name or a list (one column per system).
@@ -563,7 +570,7 @@ class Pool:
         )
 
     @classmethod
-    def from_file(cls, path: str | Path, **columns) -> "Pool":
+    def from_file(cls, path: str | Path, **columns) -> Pool:
         """Read a pool from CSV (optionally gzipped) or Parquet.
 
         Keyword arguments are the column options of :meth:`from_dataframe`.
@@ -603,7 +610,7 @@ class Pool:
         """System outputs of the items at positions ``idx`` (all items when ``None``)."""
         if idx is None:
             idx = slice(None)
-        take = lambda a: None if a is None else a[idx]  # noqa: E731
+        take = lambda a: None if a is None else a[idx]
         return Outputs(take(self.preds), take(self.scores), take(self.probs), self.n_classes)
 
     def positions(self, ids, *, field_name: str = "item_id") -> np.ndarray:
@@ -634,7 +641,7 @@ class Pool:
             return p if p.ndim == 1 else 1.0 - p[:, 0]
         return self.preds[:, system].astype(float)
 
-    def with_labels(self, labels) -> "Pool":
+    def with_labels(self, labels) -> Pool:
         """A copy of this pool with ground-truth ``labels`` attached (validated).
 
         Multi-label pools take label codes (:func:`encode_multilabel`).

@@ -18,8 +18,9 @@ own: an item drawn twice is labeled twice, and its labels may differ.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Self
 
 import numpy as np
 
@@ -30,7 +31,7 @@ from .pool import Pool, PoolError
 from .progress import progress_bar
 from .store import Store, StoreError
 
-__all__ = ["Session", "LabelError"]
+__all__ = ["LabelError", "Session"]
 
 
 class LabelError(ValueError):
@@ -112,7 +113,7 @@ class Session:
 
     # ------------------------------------------------------------- resume
     @classmethod
-    def open(cls, path: str | Path, measure: Measure | None = None) -> "Session":
+    def open(cls, path: str | Path, measure: Measure | None = None) -> Session:
         """Resume a session from its file: pool, draws, labels and generator state.
 
         Parameters
@@ -129,7 +130,7 @@ class Session:
             raise
 
     @classmethod
-    def _resume(cls, store: Store, measure: Measure | None) -> "Session":
+    def _resume(cls, store: Store, measure: Measure | None) -> Session:
         config = store.config()
         if config["measure"] is None and measure is None:
             raise ValueError("this session uses a user-defined measure: pass it again with measure=")
@@ -173,7 +174,7 @@ class Session:
             self.store.close()
             self.store = None
 
-    def __enter__(self) -> "Session":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:

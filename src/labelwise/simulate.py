@@ -11,8 +11,8 @@ contract (see the README).
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
@@ -23,7 +23,7 @@ from .pool import Pool
 from .progress import progress_bar
 from .session import Session
 
-__all__ = ["simulate", "SimulationResult", "true_value", "true_risk", "default_checkpoints", "CHECKPOINTS"]
+__all__ = ["CHECKPOINTS", "SimulationResult", "default_checkpoints", "simulate", "true_risk", "true_value"]
 
 CHECKPOINTS = (250, 500, 1000, 2000)
 
@@ -72,7 +72,7 @@ class SimulationResult:
         """One summary per checkpoint (scalars for scalar measures, lists otherwise)."""
         rows = []
         scalar = len(self.names) == 1
-        fmt = (lambda a: float(a[0])) if scalar else (lambda a: [float(x) for x in a])  # noqa: E731
+        fmt = (lambda a: float(a[0])) if scalar else (lambda a: [float(x) for x in a])
         for c, n in enumerate(self.labels):
             err = self.values[c] - self.true_value
             inside = (self.lower[c] <= self.true_value) & (self.true_value <= self.upper[c])

@@ -143,7 +143,7 @@ class Store:
         self.conn = conn
 
     @classmethod
-    def create(cls, path: str | Path, pool: Pool, config: dict, rng_state: dict | None = None) -> "Store":
+    def create(cls, path: str | Path, pool: Pool, config: dict, rng_state: dict | None = None) -> Store:
         """Create a new session file holding ``pool``, ``config`` and the initial
         generator state ``rng_state`` (one transaction); refuses to overwrite."""
         path = Path(path)
@@ -183,7 +183,7 @@ class Store:
         return cls(path, conn)
 
     @classmethod
-    def open(cls, path: str | Path) -> "Store":
+    def open(cls, path: str | Path) -> Store:
         """Open an existing session file.
 
         Raises

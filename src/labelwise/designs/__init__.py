@@ -2,37 +2,37 @@
 
 from __future__ import annotations
 
+from .adaptive import AISDesign
 from .base import Design, Draws, Sample
 from .importance import ImportanceDesign, PassiveDesign, optimal_proposal
+from .oasis import OASISDesign
+from .online_poisson import OnlinePoissonDesign
+from .poisson import PoissonDesign, inclusion_probabilities, systematic_sample
 from .sampling import draw_batch, draw_until_new, draw_with_replacement
 from .stratified import StratifiedDesign, allocate
-from .adaptive import AISDesign
-from .oasis import OASISDesign
-from .poisson import PoissonDesign, inclusion_probabilities, systematic_sample
-from .online_poisson import OnlinePoissonDesign
 
 __all__ = [
+    "DESIGNS",
+    "AISDesign",
     "Design",
     "Draws",
-    "Sample",
-    "PassiveDesign",
     "ImportanceDesign",
-    "StratifiedDesign",
-    "AISDesign",
     "OASISDesign",
-    "PoissonDesign",
     "OnlinePoissonDesign",
-    "inclusion_probabilities",
-    "systematic_sample",
-    "optimal_proposal",
-    "draw_with_replacement",
-    "draw_until_new",
-    "draw_batch",
+    "PassiveDesign",
+    "PoissonDesign",
+    "Sample",
+    "StratifiedDesign",
     "allocate",
-    "DESIGNS",
-    "register_design",
-    "get_design",
     "design_from_spec",
+    "draw_batch",
+    "draw_until_new",
+    "draw_with_replacement",
+    "get_design",
+    "inclusion_probabilities",
+    "optimal_proposal",
+    "register_design",
+    "systematic_sample",
 ]
 
 DESIGNS: dict[str, type[Design]] = {}

@@ -21,7 +21,7 @@ from ..estimators import Estimate
 from ..measures import Measure
 from ..pool import Pool
 
-__all__ = ["Design", "Draws", "Sample", "ORACLES", "check_oracle"]
+__all__ = ["ORACLES", "Design", "Draws", "Sample", "check_oracle"]
 
 #: How labels behave: one true label per item, or a fresh label from p(y|x) at every draw.
 ORACLES = ("deterministic", "stochastic")
@@ -75,17 +75,17 @@ class Draws:
         return int(self.count.sum())
 
     @classmethod
-    def empty(cls) -> "Draws":
+    def empty(cls) -> Draws:
         return cls(np.empty(0, np.int64), np.empty(0), np.empty(0), np.empty(0, np.int64))
 
     @classmethod
-    def concat(cls, parts: list["Draws"]) -> "Draws":
+    def concat(cls, parts: list[Draws]) -> Draws:
         if not parts:
             return cls.empty()
         fields = ("items", "weight", "prob", "stratum", "count")
         return cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in fields))
 
-    def head(self, n: int) -> "Draws":
+    def head(self, n: int) -> Draws:
         return Draws(self.items[:n], self.weight[:n], self.prob[:n], self.stratum[:n], self.count[:n])
 
 

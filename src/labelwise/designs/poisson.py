@@ -29,7 +29,7 @@ from ..pool import Pool
 from .base import Design, Draws, Sample
 from .importance import _no_labels, prior_deviation
 
-__all__ = ["inclusion_probabilities", "systematic_sample", "PoissonDesign"]
+__all__ = ["PoissonDesign", "inclusion_probabilities", "systematic_sample"]
 
 
 def inclusion_probabilities(h: np.ndarray, budget: float, counts: np.ndarray | None = None) -> np.ndarray:

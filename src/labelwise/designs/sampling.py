@@ -11,11 +11,11 @@ binomial, and their split over labeled items multinomial.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["draw_until_new", "draw_with_replacement", "draw_batch", "sample_from_cdf"]
+__all__ = ["draw_batch", "draw_until_new", "draw_with_replacement", "sample_from_cdf"]
 
 
 def sample_from_cdf(cdf: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:

@@ -7,11 +7,11 @@ from .stratified import stratified_moments
 
 __all__ = [
     "Estimate",
-    "make_estimate",
-    "importance_moments",
-    "importance_risk",
-    "stratified_moments",
-    "normal_interval",
     "beta_interval",
     "ellipsoid_radius_sq",
+    "importance_moments",
+    "importance_risk",
+    "make_estimate",
+    "normal_interval",
+    "stratified_moments",
 ]

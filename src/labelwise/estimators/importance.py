@@ -21,7 +21,7 @@ import numpy as np
 
 from ..measures import Measure
 
-__all__ = ["importance_risk", "importance_moments"]
+__all__ = ["importance_moments", "importance_risk"]
 
 
 def importance_risk(losses: np.ndarray, weights: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-__all__ = ["normal_interval", "beta_interval", "ellipsoid_radius_sq"]
+__all__ = ["beta_interval", "ellipsoid_radius_sq", "normal_interval"]
 
 
 def normal_interval(value, var, level: float = 0.95, lower=-np.inf, upper=np.inf):

@@ -7,39 +7,54 @@ rebuilds a measure saved in a session file.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from numbers import Integral
-from typing import Sequence
 
 from ..pool import Pool
-from .base import CombinedMeasure, CustomMeasure, Measure, combine, finite_difference_jacobian
-from .binary import MCC, Accuracy, BalancedAccuracy, Brier, FBeta, FowlkesMallows, Precision, Recall
+from .base import (
+    CombinedMeasure,
+    CustomMeasure,
+    Measure,
+    combine,
+    finite_difference_jacobian,
+)
+from .binary import (
+    MCC,
+    Accuracy,
+    BalancedAccuracy,
+    Brier,
+    FBeta,
+    FowlkesMallows,
+    Precision,
+    Recall,
+)
 from .curves import PRCurve
 from .multiclass import MacroF1, MicroF1, PerClassPrecision, PerClassRecall
 from .multilabel import MultiLabelMacroF1, MultiLabelMicroF1
 
 __all__ = [
-    "Measure",
-    "CustomMeasure",
-    "CombinedMeasure",
-    "combine",
-    "finite_difference_jacobian",
+    "MCC",
+    "MEASURE_NAMES",
     "Accuracy",
     "BalancedAccuracy",
-    "Precision",
-    "Recall",
-    "FBeta",
-    "MCC",
-    "FowlkesMallows",
     "Brier",
+    "CombinedMeasure",
+    "CustomMeasure",
+    "FBeta",
+    "FowlkesMallows",
+    "MacroF1",
+    "Measure",
+    "MicroF1",
+    "MultiLabelMacroF1",
+    "MultiLabelMicroF1",
     "PRCurve",
     "PerClassPrecision",
     "PerClassRecall",
-    "MacroF1",
-    "MicroF1",
-    "MultiLabelMicroF1",
-    "MultiLabelMacroF1",
-    "MEASURE_NAMES",
+    "Precision",
+    "Recall",
     "build_measure",
+    "combine",
+    "finite_difference_jacobian",
     "measure_from_spec",
 ]
 

@@ -9,14 +9,14 @@ of ``g`` and ``jacobian`` broadcast over leading axes so that many estimates
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 
 from ..pool import Outputs
 
-__all__ = ["Measure", "RatioOfTotals", "SpecEquality", "CustomMeasure", "CombinedMeasure", "combine", "combine_keys", "finite_difference_jacobian"]
+__all__ = ["CombinedMeasure", "CustomMeasure", "Measure", "RatioOfTotals", "SpecEquality", "combine", "combine_keys", "finite_difference_jacobian"]
 
 # Rows per chunk when a default implementation must materialise (rows x d) losses.
 _CHUNK_ELEMENTS = 1 << 22
@@ -115,7 +115,7 @@ class Measure:
 
 
 def _take(outputs: Outputs, sl) -> Outputs:
-    take = lambda a: None if a is None else a[sl]  # noqa: E731
+    take = lambda a: None if a is None else a[sl]
     return Outputs(take(outputs.preds), take(outputs.scores), take(outputs.probs), outputs.n_classes)
 
 

@@ -13,14 +13,14 @@ from ..pool import Outputs
 from .base import Measure, RatioOfTotals
 
 __all__ = [
+    "MCC",
     "Accuracy",
     "BalancedAccuracy",
+    "Brier",
+    "FBeta",
+    "FowlkesMallows",
     "Precision",
     "Recall",
-    "FBeta",
-    "MCC",
-    "FowlkesMallows",
-    "Brier",
 ]
 
 

@@ -56,7 +56,7 @@ class PRCurve(Measure):
 
     @classmethod
     def grid(cls, pool, n_thresholds: int = 50, system: int = 0, positive: int = 1,
-             system_name: str | None = None) -> "PRCurve":
+             system_name: str | None = None) -> PRCurve:
         """A curve with ``n_thresholds`` evenly spaced between the smallest and largest score of ``system``."""
         curve = cls([0.0], system=system, positive=positive, system_name=system_name)
         scores = curve._scores(pool.outputs())

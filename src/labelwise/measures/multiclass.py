@@ -27,7 +27,7 @@ import numpy as np
 from ..pool import Outputs
 from .base import Measure, RatioOfTotals, SpecEquality
 
-__all__ = ["PerClassPrecision", "PerClassRecall", "MacroF1", "MicroF1"]
+__all__ = ["MacroF1", "MicroF1", "PerClassPrecision", "PerClassRecall"]
 
 
 def label_codes(arr, n_classes: int, what: str, fix: str) -> np.ndarray:
