@@ -332,3 +332,29 @@ def test_annotation_loop_with_several_annotators(tmp_path):
     with Session.open(session) as s:
         np.testing.assert_array_equal(s.sample().labels, labels["label"].to_numpy())
         assert json.loads(ok("estimate", session, "--json").stdout)["n_labels"] == 60
+
+
+def test_a_stochastic_batch_lists_draws_and_a_resubmitted_file_is_stored_once(tmp_path):
+    pool = make_pool(40, prevalence=0.3, seed=5)
+    pool_file = tmp_path / "pool.csv"
+    pd.DataFrame({"item_id": pool.item_ids, "pred": pool.preds[:, 0], "score": pool.scores[:, 0],
+                  "prob": pool.probs[:, 0]}).to_csv(pool_file, index=False)
+    session = tmp_path / "noisy.lw"
+    ok("init", pool_file, "--session", session, "--design", "importance", "--param", "oracle=stochastic")
+    ok("next", session, "-n", "60", "--out", tmp_path / "batch.jsonl")
+    batch = pd.read_json(tmp_path / "batch.jsonl", lines=True)
+    assert list(batch.columns[:2]) == ["item_id", "draw"] and list(batch["draw"]) == list(range(60))
+    answers = batch.assign(label=np.arange(60) % 2)
+    answers.iloc[:40].to_csv(tmp_path / "a.csv", index=False)
+    answers.to_csv(tmp_path / "all.csv", index=False)
+    assert "stored 40 labels (0 rows already stored); total 40 labels, 20 still pending" in ok(
+        "label", session, tmp_path / "a.csv").stdout
+    assert "stored 20 labels (40 rows already stored); total 60 labels" in ok("label", session, tmp_path / "all.csv").stdout
+    assert "stored 0 labels (60 rows already stored)" in ok("label", session, tmp_path / "all.csv").stdout
+    answers.assign(label=1 - answers["label"]).to_csv(tmp_path / "flipped.csv", index=False)
+    assert "already has label" in fails("label", session, tmp_path / "flipped.csv")
+    answers.assign(draw=answers["draw"].astype(float).where(answers.index > 0)).to_csv(tmp_path / "hole.csv",
+                                                                                      index=False)
+    assert "column 'draw' is empty" in fails("label", session, tmp_path / "hole.csv")
+    with Session.open(session) as s:
+        np.testing.assert_array_equal(s.sample().labels, answers["label"].to_numpy())

@@ -362,6 +362,20 @@ def test_call_mixing_stored_and_new_items_stores_the_new_ones(labeled_session, p
     np.testing.assert_array_equal(session.pending, pending[2:])
 
 
+def test_draw_numbers_under_a_deterministic_oracle_are_checked_then_labels_are_per_item(labeled_session, pool):
+    session, path, pending = labeled_session
+    draws = session.pending_draws
+    np.testing.assert_array_equal(pool.item_ids[session.draws.items[draws]], pending)
+    before = _snapshot(session, path)
+    with pytest.raises(LabelError, match=f"draw {draws[0]} is of item {int(pending[0])}, not of item"):
+        session.add_labels(pending[1:2], pool.labels[pool.positions(pending[1:2])], draws=draws[:1])
+    _assert_snapshot_equal(_snapshot(session, path), before)
+    labels = pool.labels[pool.positions(pending)]
+    assert session.add_labels(pending, labels, draws=draws) == pending.size
+    assert session.add_labels(pending, labels, draws=draws) == 0
+    assert session.pending.size == 0 and session.pending_draws.size == 0
+
+
 def test_label_spellings_are_accepted_as_integers(labeled_session, pool):
     session, path, pending = labeled_session
     truth = pool.labels[pool.positions(pending[:4])]

@@ -155,6 +155,63 @@ def test_labels_are_matched_to_pending_draws_and_bad_calls_store_nothing(tmp_pat
     s.close()
 
 
+def test_labels_with_their_draws_store_once_and_answer_that_draw(tmp_path, pool):
+    """With draw numbers a label answers its own draw, and a resubmitted answer is skipped."""
+    path = tmp_path / "noisy.lws"
+    s = Session(pool, build_measure("f1", pool), get_design("importance", oracle="stochastic"), seed=3, path=path)
+    ids = s.next_batch(400)  # a small pool: some items are drawn more than once
+    draws = s.pending_draws
+    np.testing.assert_array_equal(draws, np.arange(400))
+    np.testing.assert_array_equal(pool.item_ids[s.draws.items[draws]], ids)
+    labels = _labels_for(pool, ids, 9)
+    twice = np.flatnonzero(np.bincount(pool.positions(ids)) > 1)[0]
+    rows = np.flatnonzero(pool.positions(ids) == twice)
+    labels[rows] = [0, 1] + [0] * (rows.size - 2)  # the annotators disagree on this item
+    # the later draw of the repeated item answered first: it keeps its own answer
+    late = rows[1:2]
+    assert s.add_labels(ids[late], labels[late], draws=draws[late]) == 1
+    first = np.setdiff1d(np.arange(200), late)
+    assert s.add_labels(ids[first], labels[first], draws=draws[first]) == first.size
+    # the whole batch again (repeats included, one row twice): only the new answers are stored
+    again = np.r_[np.arange(400), 5]
+    assert s.add_labels(ids[again], labels[again], draws=draws[again]) == 400 - first.size - 1
+    assert s.add_labels(ids, labels, draws=draws) == 0
+    assert s.n_labels == 400 and s.pending.size == 0
+    np.testing.assert_array_equal(s.sample().labels, labels)
+    stored = s.store.conn.execute("SELECT draw, label FROM labels ORDER BY draw").fetchall()
+    assert stored == [(i, int(y)) for i, y in enumerate(labels)]
+    s.close()
+    assert Session.open(path).add_labels(ids, labels, draws=draws) == 0  # after a restart too
+
+
+@pytest.mark.parametrize("case, message", [
+    ("contradicts", "draw 1 .*already has label"),
+    ("twice", "draw 2 is given two different labels"),
+    ("other item", "draw 2 is of item .*not of item"),
+    ("out of range", "draw numbers must be whole numbers from 0 to 9"),
+    ("fraction", "draw numbers must be whole numbers"),
+    ("length", "got 2 ids but 1 draw numbers"),
+])
+def test_bad_draw_numbers_are_refused_and_store_nothing(tmp_path, pool, case, message):
+    s = Session(pool, build_measure("f1", pool), get_design("passive", oracle="stochastic"), seed=2,
+                path=tmp_path / "s.lws")
+    ids = s.next_batch(10)
+    s.add_labels(ids[:2], [0, 1], draws=[0, 1])
+    calls = {
+        "contradicts": ([ids[1], ids[3]], [0, 1], [1, 3]),
+        "twice": ([ids[2], ids[2]], [0, 1], [2, 2]),
+        "other item": ([ids[int(np.flatnonzero(ids != ids[2])[-1])]], [1], [2]),
+        "out of range": ([ids[3]], [1], [10]),
+        "fraction": ([ids[3]], [1], [3.5]),
+        "length": ([ids[3], ids[4]], [1, 0], [3]),
+    }
+    with pytest.raises(LabelError, match=message):
+        s.add_labels(*calls[case][:2], draws=calls[case][2])
+    assert s.store.conn.execute("SELECT COUNT(*) FROM labels").fetchone()[0] == 2
+    assert s.n_labels == 2 and s.pending.size == 8
+    s.close()
+
+
 def test_stochastic_session_resumes_exactly(tmp_path, pool):
     """Stop with labels pending, reopen: same labels, estimate and next batch as a session never stopped."""
     measure = build_measure("f1", pool)

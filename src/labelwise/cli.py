@@ -315,7 +315,10 @@ def next_batch(
     with _user_errors(), Session.open(session) as s:
         earlier = s.pending.size > 0
         ids = s.next_batch(batch_size)
-        write_table(batch_frame(s.pool, ids), out)
+        frame = batch_frame(s.pool, ids)
+        if s.stochastic:  # a row per draw: its number lets `label` store a resubmitted file once
+            frame.insert(1, "draw", s.pending_draws)
+        write_table(frame, out)
         where = f" written to {str(out)!r}" if out is not None else ""
         if earlier:
             typer.echo(f"{len(ids)} items pending from an earlier batch{where}; label them before new items "
@@ -331,6 +334,8 @@ def label(
     labels_file: Annotated[Path, typer.Argument(help="Labels as CSV or JSONL (one object per line).")],
     id_col: Annotated[str, typer.Option("--id-col", help="Labels-file column holding the item ids.")] = "item_id",
     label_col: Annotated[str, typer.Option("--label-col", help="Labels-file column holding the labels.")] = "label",
+    draw_col: Annotated[str, typer.Option("--draw-col", help="Labels-file column holding the draw numbers `next` "
+                                          "lists in a stochastic session (used when present).")] = "draw",
 ) -> None:
     """Store annotators' labels for proposed items.
 
@@ -338,13 +343,17 @@ def label(
     unknown or was not proposed, any label lies outside the label set, or
     any label contradicts one already stored.  In a session whose design
     has oracle=stochastic (noisy or several annotators) an id may appear as
-    many times as `next` returned it, and its labels may differ.
+    many times as `next` returned it, and its labels may differ; keep the
+    draw column `next` wrote, and submitting a file twice stores it once.
     """
     with _user_errors(), Session.open(session) as s:
-        df = read_labels_file(labels_file, id_col=id_col, label_col=label_col)
-        new = s.add_labels(df["item_id"].to_numpy(), df["label"].to_numpy(), source=f"file:{labels_file.name}")
+        df = read_labels_file(labels_file, id_col=id_col, label_col=label_col, draw_col=draw_col)
+        draws = df["draw"].to_numpy() if "draw" in df.columns else None
+        new = s.add_labels(df["item_id"].to_numpy(), df["label"].to_numpy(), source=f"file:{labels_file.name}",
+                           draws=draws)
         if s.stochastic:  # every row answers a draw of its own
-            typer.echo(f"stored {new} labels; total {s.n_labels} labels, {s.pending.size} still pending")
+            again = f" ({len(df) - new} rows already stored)" if draws is not None else ""
+            typer.echo(f"stored {new} labels{again}; total {s.n_labels} labels, {s.pending.size} still pending")
         else:
             typer.echo(f"stored {new} new labels ({len(df) - new} rows already stored); total {s.n_labels} labeled "
                        f"items, {s.pending.size} still pending")

@@ -103,8 +103,13 @@ class CallableOracle:
         return labels
 
 
-def read_labels_file(path: str | Path, id_col: str = "item_id", label_col: str = "label") -> pd.DataFrame:
+def read_labels_file(path: str | Path, id_col: str = "item_id", label_col: str = "label",
+                     draw_col: str | None = "draw") -> pd.DataFrame:
     """Read ``id_col`` and ``label_col`` from a CSV or JSONL (one object per line) file.
+
+    The result has columns ``item_id`` and ``label``, and ``draw`` when the
+    file has a ``draw_col`` column (the draw numbers ``labelwise next``
+    lists in a stochastic session; optional).
 
     Raises
     ------
@@ -145,7 +150,17 @@ def read_labels_file(path: str | Path, id_col: str = "item_id", label_col: str =
             f"labels file {str(path)!r}: column {label_col!r} is empty for item {first!r}; "
             "fill in every label or drop the row"
         )
-    return df[[id_col, label_col]].rename(columns={id_col: "item_id", label_col: "label"})
+    columns = {id_col: "item_id", label_col: "label"}
+    if draw_col is not None and draw_col in df.columns:
+        if df[draw_col].isna().any():
+            first = df.loc[df[draw_col].isna(), id_col].iloc[0]
+            first = first.item() if isinstance(first, np.generic) else first
+            raise LabelFileError(
+                f"labels file {str(path)!r}: column {draw_col!r} is empty for item {first!r}; "
+                "keep the draw numbers `next` listed, or drop the column"
+            )
+        columns[draw_col] = "draw"
+    return df[list(columns)].rename(columns=columns)
 
 
 class FileOracle:

@@ -226,16 +226,27 @@ class Session:
         return self.labels[self.draws.items] < 0
 
     @property
+    def pending_draws(self) -> np.ndarray:
+        """Draw numbers (positions in :attr:`draws`) of the rows of :attr:`pending`.
+
+        Under a stochastic oracle a label given with its draw number answers
+        that draw, so submitting the same answers twice stores them once
+        (see :meth:`add_labels`).  Under a deterministic oracle each pending
+        item's first draw.
+        """
+        waiting = np.flatnonzero(self._waiting())
+        if not self.stochastic:
+            waiting = waiting[np.sort(np.unique(self.draws.items[waiting], return_index=True)[1])]
+        return waiting
+
+    @property
     def pending(self) -> np.ndarray:
         """Ids of drawn items still waiting for a label, in draw order.
 
         Under a stochastic oracle an id appears once per draw waiting for a
         label (an item drawn twice needs two labels).
         """
-        waiting = self.draws.items[self._waiting()]
-        if not self.stochastic:
-            waiting = waiting[np.sort(np.unique(waiting, return_index=True)[1])]
-        return self.pool.item_ids[waiting]
+        return self.pool.item_ids[self.draws.items[self.pending_draws]]
 
     # ---------------------------------------------------------- the loop
     def next_batch(self, n: int) -> np.ndarray:
@@ -274,18 +285,33 @@ class Session:
             self._draw_labels = np.concatenate([self._draw_labels, np.full(len(draws), -1, dtype=np.int64)])
         return self.pending
 
-    def add_labels(self, ids: Sequence, labels: Sequence, source: str = "api") -> int:
+    def add_labels(self, ids: Sequence, labels: Sequence, source: str = "api", draws: Sequence | None = None) -> int:
         """Record labels for drawn items; returns how many were new.
 
         Every check runs before anything is written, so a rejected call
         stores nothing.  Repeating a stored label is harmless.
 
+        Parameters
+        ----------
+        ids, labels : sequences of equal length
+            Item ids (as returned by :meth:`next_batch`) and their labels.
+        source : str
+            Where the labels come from (stored with them).
+        draws : sequence of int, optional
+            The draw each label answers (:attr:`pending_draws`).  Under a
+            stochastic oracle this makes a repeated submission harmless: a
+            label for a draw already answered the same way is skipped.
+            Without it the k-th label of an id answers its k-th pending draw.
+            Under a deterministic oracle draws are only checked against ids.
+
         Raises
         ------
         LabelError
             For length mismatches, unknown ids, labels outside the label set,
-            items the design has not proposed, and labels that contradict a
-            stored one (or each other) under the deterministic oracle.
+            items the design has not proposed, draws that are not of the
+            item given, and labels that contradict a stored one (or each
+            other): per item under the deterministic oracle, per draw under
+            the stochastic one.
         """
         ids = np.asarray(ids)
         if ids.ndim != 1:
@@ -303,7 +329,11 @@ class Session:
         except PoolError as exc:
             raise LabelError(str(exc)) from None
         y = _as_int_labels(labels, self.pool.n_classes)
-        if self.stochastic:
+        if draws is not None:
+            answered = self._check_draws(ids, pos, draws)
+            if self.stochastic:
+                return self._add_answers(answered, pos, y, source)
+        elif self.stochastic:
             return self._add_draw_labels(ids, pos, y, source)
         order = np.argsort(pos, kind="stable")
         sp, sy = pos[order], y[order]
@@ -341,9 +371,60 @@ class Session:
         self.design.observe(new_pos, new_y)
         return int(new_pos.size)
 
+    def _check_draws(self, ids: np.ndarray, pos: np.ndarray, draws: Sequence) -> np.ndarray:
+        """``draws`` as draw numbers, each checked to be a draw of its item."""
+        d = np.asarray(draws).ravel()
+        if d.size != pos.size:
+            raise LabelError(f"got {pos.size} ids but {d.size} draw numbers; give one draw per id")
+        whole = d.dtype.kind in "iu" or (d.dtype.kind == "f" and bool(np.all(np.isfinite(d) & (d == np.round(d)))))
+        n = len(self.draws)
+        if not whole or np.any((d < 0) | (d >= n)):
+            raise LabelError(f"draw numbers must be whole numbers from 0 to {n - 1} (as listed by next_batch); "
+                             "fix or drop the draw column. Nothing was stored")
+        d = d.astype(np.int64)
+        wrong = self.draws.items[d] != pos
+        if wrong.any():
+            i = int(np.argmax(wrong))
+            raise LabelError(f"draw {d[i]} is of item {_show(self.pool.item_ids[self.draws.items[d[i]]])}, not of "
+                             f"item {_show(ids[i])}; keep each row's id and draw together. Nothing was stored")
+        return d
+
+    def _add_answers(self, answered: np.ndarray, pos: np.ndarray, y: np.ndarray, source: str) -> int:
+        """Stochastic oracle, labels given with their draws: new answers stored, repeats skipped."""
+        order = np.argsort(answered, kind="stable")
+        answered, pos, y = answered[order], pos[order], y[order]
+        twice = answered[1:] == answered[:-1]
+        if np.any(twice & (y[1:] != y[:-1])):
+            d = answered[1:][twice & (y[1:] != y[:-1])][0]
+            raise LabelError(f"draw {d} is given two different labels in one call; keep one. Nothing was stored")
+        keep = np.r_[True, ~twice]
+        answered, pos, y = answered[keep], pos[keep], y[keep]
+        stored = self._draw_labels[answered]
+        clash = (stored >= 0) & (stored != y)
+        if clash.any():
+            i = int(np.argmax(clash))
+            raise LabelError(f"draw {answered[i]} (item {_show(self.pool.item_ids[pos[i]])}) already has label "
+                             f"{int(stored[i])}; the new label {int(y[i])} contradicts it (a draw has one answer). "
+                             "Nothing was stored")
+        new = stored < 0
+        return self._store_answers(answered[new], pos[new], y[new], source)
+
+    def _store_answers(self, answered: np.ndarray, pos: np.ndarray, y: np.ndarray, source: str) -> int:
+        """Store answers to pending draws (sorted by draw), then learn from them."""
+        if answered.size == 0:
+            return 0
+        draws, stages = self._all_draws()
+        if self.store is not None:
+            self.store.add_labels(pos, y, answered, stages[answered], draws.weight[answered], draws.prob[answered],
+                                  source)
+        self._draw_labels[answered] = y
+        self._set_labels(pos, y)
+        self.design.observe(pos, y)
+        return int(pos.size)
+
     def _add_draw_labels(self, ids: np.ndarray, pos: np.ndarray, y: np.ndarray, source: str) -> int:
         """Stochastic oracle: the k-th label of an item in a call answers its k-th pending draw."""
-        draws, stages = self._all_draws()
+        draws = self.draws
         pending = np.flatnonzero(self._draw_labels < 0)
         by_item = pending[np.argsort(draws.items[pending], kind="stable")]  # by item, then draw order
         items_sorted = draws.items[by_item]
@@ -368,14 +449,7 @@ class Session:
             )
         answered = by_item[start[loc] + occurrence]
         order = np.argsort(answered)  # store and learn in draw order
-        answered, pos, y = answered[order], pos[order], y[order]
-        if self.store is not None:
-            self.store.add_labels(pos, y, answered, stages[answered], draws.weight[answered], draws.prob[answered],
-                                  source)
-        self._draw_labels[answered] = y
-        self._set_labels(pos, y)
-        self.design.observe(pos, y)
-        return int(pos.size)
+        return self._store_answers(answered[order], pos[order], y[order], source)
 
     def sample(self) -> Sample:
         """The labeled prefix of the draws with their labels."""
