@@ -1,8 +1,8 @@
-"""Noisy annotators (a stochastic oracle): passive vs importance vs ais, labels drawn afresh per draw.
+"""Noisy annotators (a stochastic oracle): passive vs importance vs ais vs poisson, a fresh answer per draw.
 
 Each run simulates annotators who give the wrong label with probability
 ``--noise`` (:class:`labelwise.NoisyOracle`); the truth is the measure's
-expectation over their answers.  ``importance`` and ``ais`` get
+expectation over their answers.  ``importance``, ``ais`` and ``poisson`` get
 ``lam = 1 - 2 noise`` so their prior expects wrong answers anywhere (see the
 ``oracle`` option of :class:`labelwise.designs.AISDesign`).  Pools: a
 generated one (10% positives) and, when ``../shared/datasets`` is present,
@@ -15,6 +15,9 @@ Usage::
     # the lam advice of AISDesign's ``oracle`` option (recall, 10% noise, 600 labels):
     .venv/bin/python benchmarks/stochastic_oracle.py --no-real --measure recall --noise 0.1 --budget 600 \
         --repeats 300 --n-items 3000 [--lam 1]
+    # poisson near a census: its interval counts the noise of items taken with certainty
+    .venv/bin/python benchmarks/stochastic_oracle.py --no-real --measure recall --noise 0.1 --n-items 3000 \
+        --repeats 300 --designs poisson
 """
 
 from __future__ import annotations
@@ -48,10 +51,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-real", action="store_true", help="only the generated pool")
     parser.add_argument("--n-items", type=int, default=20_000, help="size of the generated pool")
-    parser.add_argument("--lam", type=float, default=None, help="lam of importance and ais (default 1 - 2 noise)")
+    parser.add_argument("--lam", type=float, default=None,
+                        help="lam of importance, ais and poisson (default 1 - 2 noise)")
+    parser.add_argument("--designs", default="passive,importance,ais,poisson")
     args = parser.parse_args()
     lam = 1.0 - 2.0 * args.noise if args.lam is None else args.lam
-    designs = {"passive": {}, "importance": {"lam": lam}, "ais": {"lam": lam}}
+    designs = {name: {} if name == "passive" else {"lam": lam} for name in args.designs.split(",")}
     results = []
     head = f"{'pool':<14} {'design':<11} {'labels':>6} {'MSE':>9} {'bias':>9} {'cover':>6} {'width':>7} {'s/run':>6}"
     print(f"noise {args.noise}, lam {lam:g}, {args.repeats} repeats, measure {args.measure}\n{head}\n{'-' * len(head)}")

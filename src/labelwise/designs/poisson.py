@@ -26,7 +26,8 @@ from ..estimators import Estimate, make_estimate
 from ..measures import Measure
 from ..models import score_prior
 from ..pool import Pool
-from .base import Design, Draws, Sample
+from .adaptive import larger_variance
+from .base import Design, Draws, Sample, check_oracle
 from .importance import _no_labels, prior_deviation
 
 __all__ = ["PoissonDesign", "inclusion_probabilities", "systematic_sample"]
@@ -147,24 +148,32 @@ class PoissonDesign(Design):
         Every deviation is raised by ``floor`` times the mean deviation, so
         every item keeps a positive inclusion probability (sample reuse,
         wrong priors) while the largest ones still saturate at ``b = 1``.
+    oracle : {"deterministic", "stochastic"}
+        ``"stochastic"`` (noisy or several annotators): the estimate is of the
+        measure's expectation over the oracle's labels, and its error counts
+        the label noise of every sampled item, the certain ones included
+        (seed 002 eq. 27, :meth:`estimate`).  Each item is still labeled once.
     """
 
     name = "poisson"
     with_replacement = False
 
-    def __init__(self, budget: int | None = None, lam: float = 1.0, floor: float = 0.1):
+    def __init__(self, budget: int | None = None, lam: float = 1.0, floor: float = 0.1,
+                 oracle: str = "deterministic"):
         if budget is not None and budget < 1:
             raise ValueError(f"budget: must be at least 1, got {budget}")
         if floor <= 0:
             raise ValueError(f"floor: must be positive, got {floor}")
         self.budget, self.lam, self.floor = budget, float(lam), float(floor)
+        self.oracle = check_oracle(oracle)
 
     def params(self) -> dict:
-        return {"budget": self.budget, "lam": self.lam, "floor": self.floor}
+        return {"budget": self.budget, "lam": self.lam, "floor": self.floor, "oracle": self.oracle}
 
     def prepare(self, pool: Pool, measure: Measure) -> None:
         if getattr(self, "_prepared_for", (None, None)) != (pool, measure):
-            h = prior_deviation(measure, pool, score_prior(pool, self.lam))
+            self._prior = score_prior(pool, self.lam)
+            h = prior_deviation(measure, pool, self._prior)
             self._h = h + self.floor * (h.mean() if h.mean() > 0 else 1.0)
             self._N = pool.n_items
             self._prepared_for = (pool, measure)
@@ -218,6 +227,14 @@ class PoissonDesign(Design):
         fixed-size design), mapped to G by the delta method.  Items taken with
         certainty add no variance: with every informative item labeled the
         estimate is exact.
+
+        Under a stochastic oracle the labels are random too, and seed 002
+        eq. 27 gives ``(1/N^2) sum s_n / pi_n (<u u^T> / pi_n - <u><u>^T)``
+        with ``u = Dg l``: one label estimates ``<u u^T>``, and ``<u>`` is
+        taken under the design's prior ``p_a(y|x)`` (eq. 13).  A prior that
+        overstates ``<u>`` would understate the error, so the variance is
+        never below the deterministic formula's: a certain item then still
+        adds its label noise.
         """
         d = sample.draws
         if len(d) == 0:
@@ -227,6 +244,13 @@ class PoissonDesign(Design):
         N = pool.n_items
         R = (losses / pi[:, None]).sum(axis=0) / N
         with np.errstate(divide="ignore", invalid="ignore"):
-            u = losses @ measure.jacobian(R).T
+            J = measure.jacobian(R)
+            u = losses @ J.T
             cov = (u.T * ((1 - pi) / pi**2)) @ u / N**2
+            if self.oracle == "stochastic":  # seed 002 eq. 27, <u> under the prior
+                outputs = pool.outputs(d.items)
+                mean_u = sum(self._prior[d.items, c, None] * measure.loss(outputs, np.full(len(d), c))
+                             for c in range(self._prior.shape[1])) @ J.T
+                noisy = ((u.T / pi**2) @ u - (mean_u.T / pi) @ mean_u) / N**2
+                cov = larger_variance(noisy, cov)
         return make_estimate(measure, R, cov, sample.n_labels, len(d), level)
