@@ -311,12 +311,18 @@ def test_simulate_with_annotator_noise(pool_csv):
     assert bad.exit_code != 0 and "oracle=stochastic" in bad.output
 
 
-def test_annotation_loop_with_several_annotators(tmp_path):
-    """oracle=stochastic: `next` lists an item once per draw, and `label` takes one (maybe different) label each."""
+def _small_pool_file(tmp_path) -> Path:
+    """A 40-item pool written as CSV (no labels), for annotation loops."""
     pool = make_pool(40, prevalence=0.3, seed=5)
     pool_file = tmp_path / "pool.csv"
     pd.DataFrame({"item_id": pool.item_ids, "pred": pool.preds[:, 0], "score": pool.scores[:, 0],
                   "prob": pool.probs[:, 0]}).to_csv(pool_file, index=False)
+    return pool_file
+
+
+def test_annotation_loop_with_several_annotators(tmp_path):
+    """oracle=stochastic: `next` lists an item once per draw, and `label` takes one (maybe different) label each."""
+    pool_file = _small_pool_file(tmp_path)
     session = tmp_path / "noisy.lw"
     ok("init", pool_file, "--session", session, "--design", "ais", "--param", "oracle=stochastic", "--param",
        "n_blocks=4", "--param", "branching=4")
@@ -335,10 +341,7 @@ def test_annotation_loop_with_several_annotators(tmp_path):
 
 
 def test_a_stochastic_batch_lists_draws_and_a_resubmitted_file_is_stored_once(tmp_path):
-    pool = make_pool(40, prevalence=0.3, seed=5)
-    pool_file = tmp_path / "pool.csv"
-    pd.DataFrame({"item_id": pool.item_ids, "pred": pool.preds[:, 0], "score": pool.scores[:, 0],
-                  "prob": pool.probs[:, 0]}).to_csv(pool_file, index=False)
+    pool_file = _small_pool_file(tmp_path)
     session = tmp_path / "noisy.lw"
     ok("init", pool_file, "--session", session, "--design", "importance", "--param", "oracle=stochastic")
     ok("next", session, "-n", "60", "--out", tmp_path / "batch.jsonl")

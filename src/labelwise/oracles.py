@@ -143,24 +143,20 @@ def read_labels_file(path: str | Path, id_col: str = "item_id", label_col: str =
             f"labels file {str(path)!r}: column {id_col!r} is empty on data row {row}; "
             "give every label the id of its item or drop the row"
         )
-    if df[label_col].isna().any():
-        first = df.loc[df[label_col].isna(), id_col].iloc[0]
-        first = first.item() if isinstance(first, np.generic) else first
-        raise LabelFileError(
-            f"labels file {str(path)!r}: column {label_col!r} is empty for item {first!r}; "
-            "fill in every label or drop the row"
-        )
+    _check_filled(df, path, label_col, id_col, "fill in every label or drop the row")
     columns = {id_col: "item_id", label_col: "label"}
     if draw_col is not None and draw_col in df.columns:
-        if df[draw_col].isna().any():
-            first = df.loc[df[draw_col].isna(), id_col].iloc[0]
-            first = first.item() if isinstance(first, np.generic) else first
-            raise LabelFileError(
-                f"labels file {str(path)!r}: column {draw_col!r} is empty for item {first!r}; "
-                "keep the draw numbers `next` listed, or drop the column"
-            )
+        _check_filled(df, path, draw_col, id_col, "keep the draw numbers `next` listed, or drop the column")
         columns[draw_col] = "draw"
     return df[list(columns)].rename(columns=columns)
+
+
+def _check_filled(df: pd.DataFrame, path: Path, column: str, id_col: str, fix: str) -> None:
+    """``LabelFileError`` naming the first item whose ``column`` is empty, and ``fix``."""
+    if df[column].isna().any():
+        first = df.loc[df[column].isna(), id_col].iloc[0]
+        first = first.item() if isinstance(first, np.generic) else first
+        raise LabelFileError(f"labels file {str(path)!r}: column {column!r} is empty for item {first!r}; {fix}")
 
 
 class FileOracle:
