@@ -249,7 +249,8 @@ def test_stochastic_session_resumes_exactly(tmp_path, pool):
 
 
 # -------------------------------------------------------------- simulation
-@pytest.mark.parametrize("design, params", [("ais", {"lam": 0.8}), ("passive", {}), ("poisson", {"lam": 0.8})])
+@pytest.mark.parametrize("design, params", [("ais", {"lam": 0.8}), ("passive", {}), ("poisson", {"lam": 0.8}),
+                                            ("online-poisson", {"lam": 0.8})])
 def test_noisy_simulation_is_unbiased_for_the_expected_measure_and_covers(pool, design, params):
     """R-hat is unbiased for the noisy truth (4 s.e.), which differs from the noiseless one, and the
     95% interval covers it (binomial 3 s.e. below 0.95).  ``lam = 1 - 2 noise`` lets the prior
@@ -288,6 +289,30 @@ def test_poisson_interval_counts_the_label_noise_of_certain_items(pool):
     truth = true_value(pool, measure, 0.1)[0]
     assert abs(values.mean() - truth) < 4 * values.std(ddof=1) / np.sqrt(repeats) + 2e-3
     assert row["coverage"] >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / repeats)
+
+
+def test_online_poisson_census_under_noise_is_the_mean_of_its_labels_and_covers():
+    """Every item labeled once: the estimate is the measure at the mean noisy loss, not exact, and its
+    interval (the labels' noise under the model) covers the noisy truth."""
+    small = make_pool(150, prevalence=0.3, separation=2.0, seed=8)
+    measure = build_measure("f1", small)
+    params = {"oracle": "stochastic", "lam": 0.6, "n_blocks": 8, "branching": 8}
+    s = Session(small, measure, get_design("online-poisson", **params), seed=1)
+    est = s.run(NoisyOracle(small, 0.2, rng=2), 150, 50)
+    sample = s.sample()
+    assert s.n_labels == 150 and np.unique(sample.draws.items).size == 150
+    losses = measure.loss(small.outputs(sample.draws.items), sample.labels)
+    np.testing.assert_allclose(est.value, measure.value(losses.mean(axis=0)), rtol=1e-12)
+    assert est.std[0] > 0.01
+    with pytest.raises(ValueError, match="online-poisson labels each item once"):
+        s.next_batch(1)
+    repeats = 200
+    result = simulate(small, measure, "online-poisson", design_params=params, budget=150, batch_size=50,
+                      repeats=repeats, seed=5, checkpoints=[150], noise=0.2)
+    values = result.values[0, :, 0]
+    truth = true_value(small, measure, 0.2)[0]
+    assert abs(values.mean() - truth) < 4 * values.std(ddof=1) / np.sqrt(repeats) + 5e-3
+    assert result.checkpoint_rows()[0]["coverage"] >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / repeats)
 
 
 def test_noise_needs_a_design_for_a_stochastic_oracle(pool):

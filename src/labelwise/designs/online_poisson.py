@@ -45,6 +45,16 @@ no surprise / surprises never sampled / one sampled, as ``ais`` does
 (:func:`labelwise.designs.adaptive.mixture_variance`).  Once every item is
 labeled (a number of rounds fixed by the batch sizes) the estimate is the
 pool's exact value.
+
+Under a stochastic oracle (``oracle="stochastic"``: noisy or several
+annotators) each item is still labeled once, and every label is a draw from
+``p(y|x)``: ``T_r`` stays unbiased for the expected total, but a label's
+noise ``e_n = l_n - E l_n`` enters ``N R-hat`` with the coefficient
+``c_n = w_rho / b_rho,n + sum_{r > rho} w_r`` (``rho`` the round that
+labeled it), so the covariance gains ``sum_n c_n^2 Var(u_n) / N^2`` with
+``Var(u_n)`` under the oracle model, and the unlabeled items enter at their
+full model variance (no split into likely cases).  A census is the mean of
+its noisy labels' losses, with covariance ``sum_n Var(u_n) / N^2``.
 """
 
 from __future__ import annotations
@@ -84,13 +94,13 @@ class OnlinePoissonDesign(AISDesign):
         ``E_pi ||Dg l||`` or ``sqrt(E_pi ||Dg l||^2)`` (module docstring).
     variance : {"mixture", "model"}
         Interval from the model's likely cases, or from its full variance
-        (module docstring).  F1 at 2000 labels, 1000 runs: dblp-acm width
+        (module docstring; a stochastic oracle always uses the full one).  F1 at 2000 labels, 1000 runs: dblp-acm width
         below 1e-4 with ``mixture`` vs 0.04 with ``model`` (coverage 1.00
         both, error 1e-6); abt-buy 0.42 vs 0.33 (coverage 0.999 / 0.996).
     **model
         Model options shared with :class:`AISDesign` (``depth``, ``branching``,
         ``n_blocks``, ``prior_strength``, ``lam``, ``partition``, ``system``,
-        ``interval_prior_strength``).  Prior strength 10 by default, as for
+        ``interval_prior_strength``, ``oracle``).  Prior strength 10 by default, as for
         ``ais`` (abt-buy, 300 runs: MSE 3.7e-3 / 1.6e-3 / 9.6e-4 at 500 /
         1000 / 2000 labels vs 5.2e-3 / 2.4e-3 / 9.6e-4 with 1).
     """
@@ -101,7 +111,7 @@ class OnlinePoissonDesign(AISDesign):
     def __init__(self, floor: float = 0.03, gamma: float = 2.0, depth: int = 1, branching: int = 256,
                  n_blocks: int = 256, prior_strength: float = 10.0, lam: float = 1.0, partition: str = "score",
                  system: int = 0, deviation: str = "mean", interval_prior_strength: float | None = None,
-                 variance: str = "mixture"):
+                 variance: str = "mixture", oracle: str = "deterministic"):
         if deviation not in ("mean", "rms"):
             raise ValueError(f"deviation: choose 'mean' or 'rms', got {deviation!r}")
         if variance not in ("mixture", "model"):
@@ -112,14 +122,15 @@ class OnlinePoissonDesign(AISDesign):
             raise ValueError(f"gamma: must be non-negative, got {gamma}")
         super().__init__(depth=depth, branching=branching, n_blocks=n_blocks, prior_strength=prior_strength,
                          lam=lam, partition=partition, system=system, interval_prior_strength=interval_prior_strength,
-                         variance=variance)
+                         variance=variance, oracle=oracle)
         self.floor, self.gamma, self.deviation = float(floor), float(gamma), deviation
 
     def params(self) -> dict:
         return {"floor": self.floor, "gamma": self.gamma, "depth": self.depth, "branching": self.branching,
                 "n_blocks": self.n_blocks, "prior_strength": self.prior_strength, "lam": self.lam,
                 "partition": self.partition, "system": self.system, "deviation": self.deviation,
-                "interval_prior_strength": self.interval_prior_strength, "variance": self.variance}
+                "interval_prior_strength": self.interval_prior_strength, "variance": self.variance,
+                "oracle": self.oracle}
 
     def prepare(self, pool: Pool, measure: Measure) -> None:
         super().prepare(pool, measure)
@@ -137,6 +148,10 @@ class OnlinePoissonDesign(AISDesign):
 
     def draw(self, n_new: int, labeled: np.ndarray, rng: np.random.Generator) -> Draws:
         """Round r: water-filling inclusion probabilities over unlabeled items, exactly ``n_new`` drawn."""
+        left = int(self.groups.unlabeled.sum())
+        if n_new > left:  # a stochastic session does not check: items may be drawn again by other designs
+            raise ValueError(f"online-poisson labels each item once: {n_new} new items asked for but {left} are "
+                             "unlabeled; ask for fewer")
         pi, inf_g = self._group_influence()
         if self.deviation == "rms":
             h_group = np.sqrt(np.maximum(np.sum(pi.T * inf_g, axis=0), 0.0))
@@ -169,9 +184,15 @@ class OnlinePoissonDesign(AISDesign):
             return _no_labels(measure, level)
         N = pool.n_items
         losses = measure.loss(pool.outputs(d.items), sample.labels)
-        if sample.n_labels == N:  # a census (after a number of rounds fixed by the batch sizes): exact
-            return make_estimate(measure, losses.sum(axis=0) / N, np.zeros((measure.size, measure.size)),
-                                 N, len(d), level)
+        stochastic = self.oracle == "stochastic"
+        if sample.n_labels == N:  # a census (a number of rounds fixed by the batch sizes): exact, but for noise
+            R = losses.sum(axis=0) / N
+            cov = np.zeros((measure.size, measure.size))
+            if stochastic:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    J = np.nan_to_num(measure.jacobian(R), nan=0.0, posinf=0.0, neginf=0.0)
+                cov = self._label_noise(measure, pool, d.items, J, np.full(N, 1.0 / N))
+            return make_estimate(measure, R, cov, N, len(d), level)
         n_rounds = int(d.stratum.max()) + 1
         counts = np.bincount(d.stratum, minlength=n_rounds)  # labels of each round in this sample
         # a round cut short by the labeled prefix is a random subset of it: its b scaled by k / n
@@ -197,7 +218,13 @@ class OnlinePoissonDesign(AISDesign):
         excess = np.cumsum(w[:, None] ** 2 * (1.0 / b_rounds - 1.0), axis=0)  # (rounds, G)
         u = losses @ J.T / N  # (n, m)
         cov = (u.T * excess[d.stratum, group]) @ u
-        if measure == self._measure:
+        if stochastic:  # each label's noise, with coefficient c_n (module docstring)
+            later = 1.0 - np.cumsum(w)  # sum of the weights of the rounds after each one
+            c = w[d.stratum] / b_items + later[d.stratum]
+            cov = cov + self._label_noise(measure, pool, d.items, J, c / N)
+            if measure == self._measure:
+                cov = cov + self._unlabeled_covariance(J, excess[-1], b_rounds.sum(axis=0)).full
+        elif measure == self._measure:
             model = self._unlabeled_covariance(J, excess[-1], b_rounds.sum(axis=0))
             if self.variance == "model":
                 cov = cov + model.full
@@ -206,6 +233,16 @@ class OnlinePoissonDesign(AISDesign):
                 target = mixture_variance(np.diag(usual), np.diag(cov + model.full), model, level)
                 cov = larger_variance(usual, np.diag(target))
         return make_estimate(measure, R, cov, sample.n_labels, len(d), level)
+
+    def _label_noise(self, measure: Measure, pool: Pool, items: np.ndarray, J: np.ndarray,
+                     coef: np.ndarray) -> np.ndarray:
+        """``sum_n coef_n^2 Var(u_n)`` with ``u_n = J l(x_n, y)`` and ``y`` from the interval's model."""
+        pi = self._interval_posterior()[self.groups.of_item[items]]  # (n, C)
+        outputs = pool.outputs(items)
+        u = np.stack([measure.loss(outputs, np.full(items.size, c)) @ J.T for c in range(pi.shape[1])])  # (C, n, m)
+        mean = np.einsum("nc,cnm->nm", pi, u)
+        second = np.einsum("n,nc,cni,cnj->ij", coef**2, pi, u, u)
+        return second - np.einsum("n,ni,nj->ij", coef**2, mean, mean)
 
     def _unlabeled_covariance(self, J: np.ndarray, excess: np.ndarray, b_seen: np.ndarray) -> ModelCovariance:
         """The unlabeled items' part of the covariance under the interval's oracle model.
