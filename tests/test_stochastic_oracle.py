@@ -212,12 +212,13 @@ def test_bad_draw_numbers_are_refused_and_store_nothing(tmp_path, pool, case, me
     s.close()
 
 
-def test_stochastic_session_resumes_exactly(tmp_path, pool):
+@pytest.mark.parametrize("name", ["ais", "online-poisson"])
+def test_stochastic_session_resumes_exactly(tmp_path, pool, name):
     """Stop with labels pending, reopen: same labels, estimate and next batch as a session never stopped."""
     measure = build_measure("f1", pool)
 
     def design():
-        return AISDesign(n_blocks=16, branching=16, oracle="stochastic")
+        return get_design(name, n_blocks=16, branching=16, oracle="stochastic")
 
     twin = Session(pool, measure, design(), seed=6)
     s = Session(pool, measure, design(), seed=6, path=tmp_path / "s.lws")
