@@ -97,6 +97,32 @@ def test_stratified_estimator_is_exactly_unbiased_with_unbiased_variance():
     assert np.mean(var01) == pytest.approx(true_var, rel=1e-12)
 
 
+def test_stratified_census_of_noisy_labels_without_the_correction_is_exactly_unbiased():
+    """Every item labeled once by a stochastic oracle whose answer is Bernoulli(p_h) within stratum h:
+    enumerating every label vector, E[R-hat] = R and, without the finite-population correction,
+    E[var-hat] = Var(R-hat) (the sample variance of i.i.d. labels is unbiased)."""
+    sizes, p = np.array([3, 2]), np.array([0.3, 0.8])
+    strata = np.repeat([0, 1], sizes)
+    measure = Accuracy()
+    pool = Pool.from_arrays(preds=np.zeros(5, dtype=int), labels=np.zeros(5, dtype=int))
+    estimates, variances, weights = [], [], []
+    for labels in itertools.product([0, 1], repeat=5):
+        y = np.array(labels)
+        weights.append(np.prod(np.where(y == 1, p[strata], 1 - p[strata])))
+        R_hat, _, cov, _ = stratified_moments(measure, measure.loss(pool.outputs(), y), strata, sizes,
+                                              finite_population=False)
+        estimates.append(R_hat[0])
+        variances.append(cov[0, 0])
+    weights, estimates = np.array(weights), np.array(estimates)
+    mean = weights @ estimates
+    assert mean == pytest.approx(sizes @ p / 5, rel=1e-12)
+    assert weights @ np.array(variances) == pytest.approx(weights @ (estimates - mean) ** 2, rel=1e-12)
+    # with the correction a census claims no error at all
+    _, _, cov, _ = stratified_moments(measure, measure.loss(pool.outputs(), np.array([0, 1, 0, 1, 1])), strata,
+                                      sizes)
+    assert cov[0, 0] == 0
+
+
 def test_stratified_leaves_out_unsampled_strata_and_reports_them():
     measure = Accuracy()
     losses = np.array([[0.0], [1.0], [1.0]])

@@ -292,6 +292,19 @@ def test_poisson_interval_counts_the_label_noise_of_certain_items(pool):
     assert row["coverage"] >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / repeats)
 
 
+def test_stratified_interval_under_noise_keeps_the_label_noise_of_strata_labeled_in_full(pool):
+    """2900 of 3000 items labeled: the finite-population correction would shrink the variance 30-fold,
+    but noisy labels still vary."""
+    measure = build_measure("f1", pool)
+    repeats = 100
+    result = simulate(pool, measure, "stratified", design_params={"oracle": "stochastic"}, budget=2900,
+                      batch_size=500, repeats=repeats, seed=6, checkpoints=[2900], noise=0.1)
+    values = result.values[0, :, 0]
+    truth = true_value(pool, measure, 0.1)[0]
+    assert abs(values.mean() - truth) < 4 * values.std(ddof=1) / np.sqrt(repeats) + 2e-3
+    assert result.checkpoint_rows()[0]["coverage"] >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / repeats)
+
+
 def test_online_poisson_census_under_noise_is_the_mean_of_its_labels_and_covers():
     """Every item labeled once: the estimate is the measure at the mean noisy loss, not exact, and its
     interval (the labels' noise under the model) covers the noisy truth."""

@@ -17,7 +17,7 @@ from ..measures import Measure
 from ..models import score_prior
 from ..partition import make_strata
 from ..pool import Pool
-from .base import Design, Draws, Sample
+from .base import Design, Draws, Sample, check_oracle
 from .importance import _no_labels
 
 __all__ = ["StratifiedDesign", "allocate"]
@@ -89,13 +89,18 @@ class StratifiedDesign(Design):
         Prior shrinkage for Neyman allocation (seed 002 eq. 13).
     min_per_stratum : int
         Labels every stratum receives before the allocation applies.
+    oracle : {"deterministic", "stochastic"}
+        ``"stochastic"`` (noisy or several annotators): each item is still
+        labeled once, the estimate is of the measure's expectation over the
+        oracle's labels, and its variance drops the finite-population
+        correction (a stratum labeled in full is not exact).
     """
 
     name = "stratified"
     with_replacement = False
 
     def __init__(self, n_strata: int = 16, allocation: str = "proportional", method: str = "csf",
-                 system: int = 0, lam: float = 1.0, min_per_stratum: int = 2):
+                 system: int = 0, lam: float = 1.0, min_per_stratum: int = 2, oracle: str = "deterministic"):
         if allocation not in ("proportional", "neyman"):
             raise ValueError(f"allocation: choose 'proportional' or 'neyman', got {allocation!r}")
         if n_strata < 1:
@@ -106,10 +111,11 @@ class StratifiedDesign(Design):
         self.system = int(system)
         self.lam = float(lam)
         self.min_per_stratum = int(min_per_stratum)
+        self.oracle = check_oracle(oracle)
 
     def params(self) -> dict:
         return {"n_strata": self.n_strata, "allocation": self.allocation, "method": self.method,
-                "system": self.system, "lam": self.lam, "min_per_stratum": self.min_per_stratum}
+                "system": self.system, "lam": self.lam, "min_per_stratum": self.min_per_stratum, "oracle": self.oracle}
 
     def prepare(self, pool: Pool, measure: Measure) -> None:
         if getattr(self, "_prepared_for", (None, None)) == (pool, measure):
@@ -167,7 +173,8 @@ class StratifiedDesign(Design):
         if len(d) == 0:
             return _no_labels(measure, level)
         losses = measure.loss(pool.outputs(d.items), sample.labels)
-        R, _, cov, _ = stratified_moments(measure, losses, self.assignment[d.items], self.sizes)
+        R, _, cov, _ = stratified_moments(measure, losses, self.assignment[d.items], self.sizes,
+                                          finite_population=self.oracle == "deterministic")
         return make_estimate(measure, R, cov, sample.n_labels, len(d), level)
 
 

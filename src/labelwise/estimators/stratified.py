@@ -27,6 +27,7 @@ def stratified_moments(
     losses: np.ndarray,
     strata: np.ndarray,
     stratum_sizes: np.ndarray,
+    finite_population: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Stratified estimate of R and G with the covariance of G-hat.
 
@@ -39,6 +40,11 @@ def stratified_moments(
         Stratum of each labeled item.
     stratum_sizes : ndarray of int, shape (K,)
         Number of pool items in each stratum.
+    finite_population : bool
+        Apply the finite-population correction ``1 - n_h / N_h``.  Without it
+        (noisy labels: a stratum labeled in full still varies) the variance
+        is ``s_h^2 / n_h``, which holds the label noise and overstates only
+        the part due to which items were chosen.
 
     Returns
     -------
@@ -80,7 +86,7 @@ def stratified_moments(
             pooled = np.full((m, m), np.nan)
         single = n_h == 1
         S[single] = pooled
-        fpc = np.where(sampled, 1 - n_h / np.maximum(sizes, 1), 0.0)
+        fpc = np.where(sampled, 1 - n_h / np.maximum(sizes, 1) if finite_population else 1.0, 0.0)
         coef = np.where(sampled, W**2 * fpc / np.maximum(n_h, 1), 0.0)
         # strata fully enumerated have fpc = 0 and contribute nothing (even if S is NaN)
         contrib = np.where((coef > 0)[:, None, None], S, 0.0)
