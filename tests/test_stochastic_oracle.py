@@ -251,7 +251,7 @@ def test_stochastic_session_resumes_exactly(tmp_path, pool, name):
 
 # -------------------------------------------------------------- simulation
 @pytest.mark.parametrize("design, params", [("ais", {"lam": 0.8}), ("passive", {}), ("poisson", {"lam": 0.8}),
-                                            ("online-poisson", {"lam": 0.8})])
+                                            ("online-poisson", {"lam": 0.8}), ("oasis", {"lam": 0.8})])
 def test_noisy_simulation_is_unbiased_for_the_expected_measure_and_covers(pool, design, params):
     """R-hat is unbiased for the noisy truth (4 s.e.), which differs from the noiseless one, and the
     95% interval covers it (binomial 3 s.e. below 0.95).  ``lam = 1 - 2 noise`` lets the prior

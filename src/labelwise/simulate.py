@@ -160,7 +160,7 @@ def simulate(
         raise ValueError(f"checkpoints: {marks[-1]} exceeds the budget {budget}")
     if noise and design_obj.oracle != "stochastic":
         raise ValueError(f"noise: the oracle is noisy but design {design_obj.name!r} assumes a deterministic one; "
-                         "run it with --param oracle=stochastic (every design but oasis)")
+                         "run it with --param oracle=stochastic")
     truth = true_value(pool, measure, noise)
     m = measure.size
     shape = (len(marks), repeats, m)

@@ -11,6 +11,8 @@ oracle (seed 001 Prop. 2),
 mixed epsilon-greedily with the stratum weights ``omega_k = N_k / N``.
 Items are drawn with replacement: a stratum from ``q``, then an item
 uniformly within it, with weight ``omega_k / q_k``.  Binary pools only.
+Under a stochastic oracle (OASIS's own setting) every draw is labeled afresh
+and the Beta model counts every label.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from ..measures import Measure
 from ..models import score_prior
 from ..partition import make_strata
 from ..pool import Pool
-from .base import Design, Draws, Sample
+from .base import Design, Draws, Sample, check_oracle
 from .grouped import GroupedPool
 from .importance import _no_labels
 
@@ -44,20 +46,25 @@ class OASISDesign(Design):
         Shrinkage of the systems' probabilities (seed 002 eq. 13).
     system : int
         Whose scores define the strata.
+    oracle : {"deterministic", "stochastic"}
+        ``"stochastic"`` (noisy or several annotators): every draw is its own
+        label request and the estimate is of the measure's expectation over
+        the oracle's labels.
     """
 
     name = "oasis"
 
     def __init__(self, n_strata: int = 30, epsilon: float = 1e-3, prior_strength: float = 2.0, lam: float = 1.0,
-                 system: int = 0):
+                 system: int = 0, oracle: str = "deterministic"):
         if not 0.0 < epsilon <= 1.0:
             raise ValueError(f"epsilon: must lie in (0, 1], got {epsilon}")
+        self.oracle = check_oracle(oracle)
         self.n_strata, self.epsilon = int(n_strata), float(epsilon)
         self.prior_strength, self.lam, self.system = float(prior_strength), float(lam), int(system)
 
     def params(self) -> dict:
         return {"n_strata": self.n_strata, "epsilon": self.epsilon, "prior_strength": self.prior_strength,
-                "lam": self.lam, "system": self.system}
+                "lam": self.lam, "system": self.system, "oracle": self.oracle}
 
     def prepare(self, pool: Pool, measure: Measure) -> None:
         if pool.n_classes != 2:
@@ -109,9 +116,13 @@ class OASISDesign(Design):
         self._dirty = False
 
     def draw(self, n_new: int, labeled: np.ndarray, rng: np.random.Generator) -> Draws:
-        """A stratum from q, then an item uniformly within it (draws of labeled items aggregated)."""
+        """A stratum from q, then an item uniformly within it (deterministic oracle: draws of labeled
+        items aggregated; stochastic: every draw a label)."""
         self._update()
         q_group = self._q[self.groups.block] / self.sizes[self.groups.block]
+        if self.oracle == "stochastic":
+            draws = self.groups.draw_any(q_group, n_new, self._N, rng)
+            return Draws(draws.items, draws.weight, draws.prob, self.strata[draws.items])
         q_lab = q_group[self.groups.of_item[self.groups.labeled_items]]
         draws = self.groups.draw(q_group, q_lab, n_new, self._N, rng)
         return Draws(draws.items, draws.weight, draws.prob, self.strata[draws.items], draws.count)
