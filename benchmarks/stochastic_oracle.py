@@ -53,7 +53,7 @@ def main() -> None:
     parser.add_argument("--n-items", type=int, default=20_000, help="size of the generated pool")
     parser.add_argument("--lam", type=float, default=None,
                         help="lam of importance, ais and poisson (default 1 - 2 noise)")
-    parser.add_argument("--designs", default="passive,importance,ais,poisson")
+    parser.add_argument("--designs", default="passive,importance,ais,poisson,online-poisson")
     args = parser.parse_args()
     lam = 1.0 - 2.0 * args.noise if args.lam is None else args.lam
     designs = {name: {} if name == "passive" else {"lam": lam} for name in args.designs.split(",")}
