@@ -377,8 +377,7 @@ class AISDesign(Design):
         """Average over stages of the per-draw covariance of ``w Dg l`` under the model (see
         :class:`ModelCovariance`)."""
         m = self._measure
-        with np.errstate(divide="ignore", invalid="ignore"):
-            J = np.nan_to_num(m.jacobian(R), nan=0.0, posinf=0.0, neginf=0.0)
+        J = m.finite_jacobian(R)
         pi = self._interval_posterior()
         u = np.einsum("cgd,md->cgm", self._rep_loss, J)  # (C, G, m)
         S = np.einsum("gc,cgi,cgj->gij", pi, u, u)

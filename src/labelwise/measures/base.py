@@ -73,14 +73,18 @@ class Measure:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             return self.g(np.asarray(R, dtype=float))
 
+    def finite_jacobian(self, R: np.ndarray) -> np.ndarray:
+        """``Dg(R)`` with entries left undefined by a zero denominator (NaN, inf) set to 0."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.nan_to_num(self.jacobian(np.asarray(R, dtype=float)), nan=0.0, posinf=0.0, neginf=0.0)
+
     def influence_norm_sq(self, outputs: Outputs, y: np.ndarray, R: np.ndarray) -> np.ndarray:
         """``||Dg(R) l(x, y)||_2^2`` per item (the integrand of seed 001 eq. 5).
 
         The default materialises losses in chunks; measures with a large ``d``
         (PR curves) override it with an O(n + d) computation.
         """
-        with np.errstate(divide="ignore", invalid="ignore"):
-            J = np.nan_to_num(self.jacobian(np.asarray(R, dtype=float)), nan=0.0, posinf=0.0, neginf=0.0)
+        J = self.finite_jacobian(R)
         out = np.empty(len(y))
         step = max(1, _CHUNK_ELEMENTS // max(self.dim, 1))
         for start in range(0, len(y), step):
