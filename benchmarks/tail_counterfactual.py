@@ -10,7 +10,10 @@ for each pool it builds counterfactual variants whose labels below rank
 ``--top`` are re-drawn from ``prob`` (the head is kept), then runs ``ais``
 with its default ``mixture`` covariance, with ``max`` and with ``plugin``
 (``online-poisson``: ``mixture`` and ``model``) on the original and on each
-variant, printing MSE, coverage and width of the 95% interval.
+variant, printing MSE, coverage and width of the 95% interval.  ``no-hit``
+is ``mixture`` without its third case (a surprise drawn), i.e. conditioned
+on what the labels show: narrow enough for the original, it shows what such
+an interval costs on the variants (it is not a labelwise option).
 
 Usage::
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -29,10 +33,26 @@ from pools import pool_paths
 
 import labelwise as lw
 from labelwise.cli import parse_params
+from labelwise.designs import adaptive, online_poisson
 
 HERE = Path(__file__).resolve().parent
 #: The covariance options compared for each design.
-VARIANCES = {"ais": ("mixture", "max", "plugin"), "online-poisson": ("mixture", "model")}
+VARIANCES = {"ais": ("mixture", "max", "plugin", "no-hit"), "online-poisson": ("mixture", "model", "no-hit")}
+
+
+@contextmanager
+def without_hit_case():
+    """``mixture_variance`` with no chance of a surprise having been drawn (the ``no-hit`` interval)."""
+    mixture = adaptive.mixture_variance
+
+    def no_hit(base, full, model, level):
+        return mixture(base, full, model._replace(hits=0.0), level)
+
+    adaptive.mixture_variance = online_poisson.mixture_variance = no_hit
+    try:
+        yield
+    finally:
+        adaptive.mixture_variance = online_poisson.mixture_variance = mixture
 
 
 def redraw_tail(pool: lw.Pool, top: int, seed: int) -> lw.Pool:
@@ -69,8 +89,10 @@ def main() -> None:
         for name, pool in variants:
             tail_positives = int(pool.labels[rank >= args.top].sum())
             for variance in VARIANCES[args.design]:
-                result = lw.simulate(pool, measure, args.design, design_params={**params, "variance": variance},
-                                     repeats=args.repeats, seed=args.seed, checkpoints=[1000, 2000])
+                option = "mixture" if variance == "no-hit" else variance
+                with without_hit_case() if variance == "no-hit" else nullcontext():
+                    result = lw.simulate(pool, measure, args.design, design_params={**params, "variance": option},
+                                         repeats=args.repeats, seed=args.seed, checkpoints=[1000, 2000])
                 for c in result.checkpoint_rows():
                     rows.append({"pool": original.name, "variant": name, "tail_positives": tail_positives,
                                  "variance": variance, **c})
