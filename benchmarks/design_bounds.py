@@ -15,7 +15,10 @@
    the same design on the pool as it is: MSE and coverage of the 95%
    interval at 250/500/1000/2000 labels.
 
-Prints one table, writes ``out/design_bounds.png``.
+Also prints, per pool, how many positives the scores' ``prob`` and a
+logistic recalibration of the score fitted on *all* the true labels expect
+below the last positive's rank.  Prints one table, writes
+``out/design_bounds.png``.
 
 Usage::
 
@@ -33,7 +36,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 from pools import DATASETS, POOLS, pool_paths
-from scipy.optimize import brentq
+from scipy.optimize import brentq, minimize
 
 import labelwise as lw
 from labelwise.simulate import CHECKPOINTS
@@ -102,6 +105,25 @@ def influences(pool: lw.Pool, measure) -> np.ndarray:
     return (losses @ measure.jacobian(R).T)[:, 0] / pool.n_items
 
 
+def tail_expectations(pool: lw.Pool) -> tuple[int, float, float]:
+    """Items below the last positive (by score), and the positives ``prob`` and a logistic fit expect there.
+
+    The fit ``P(y=1) = sigmoid(a + b score)`` uses every true label: the best
+    any monotone two-parameter calibration could learn from labels.
+    """
+    scores, y = pool.primary_scores(0), pool.labels.astype(float)
+    order = np.argsort(-scores, kind="stable")
+    tail = order[int(np.flatnonzero(y[order] == 1).max()) + 1:]
+
+    def nll(t: np.ndarray) -> float:
+        z = t[0] + t[1] * scores
+        return float(np.sum(np.logaddexp(0.0, z) - y * z))
+
+    a, b = minimize(nll, np.zeros(2)).x
+    fitted = 1.0 / (1.0 + np.exp(-(a + b * scores[tail])))
+    return tail.size, float(pool.probs[tail, 0].sum()), float(fitted.sum())
+
+
 def tail_told_empty(pool: lw.Pool, scale: float) -> lw.Pool:
     """A copy of ``pool`` whose probabilities below its last positive (by score) are times ``scale``."""
     order = np.argsort(-pool.primary_scores(0), kind="stable")
@@ -129,6 +151,9 @@ def main() -> None:
     for path, ax in zip(paths, axes[0]):
         pool = lw.Pool.from_file(path)
         measure = lw.build_measure("f1", pool)
+        n_tail, by_prob, by_fit = tail_expectations(pool)
+        print(f"{pool.name}: {n_tail} items below the last positive; prob expects {by_prob:.2f} positives there, "
+              f"a logistic fit on every label {by_fit:.2f}")
         u = influences(pool, measure)
         bound = [monotone_bound(u, m)[0] for m in marks]
         grid = np.arange(50, marks[-1] + 1, 25)
