@@ -275,8 +275,8 @@ def test_noisy_simulation_is_unbiased_for_the_expected_measure_and_covers(pool, 
 
 def test_poisson_interval_counts_the_label_noise_of_certain_items(pool):
     """2000 of 3000 items labeled: hundreds are taken with certainty, where the deterministic error
-    (seed 002 eq. 28) is zero but a noisy label still varies (eq. 27).  Measured: 0.72 coverage
-    with eq. 28, 0.98 with eq. 27 (300 runs)."""
+    (seed 002 eq. 28) is zero but a noisy label still varies (eq. 27); the coverage assertion fails
+    with eq. 28."""
     measure = build_measure("recall", pool)
     repeats = 100
     result = simulate(pool, measure, "poisson", design_params={"oracle": "stochastic", "lam": 0.8}, budget=2000,
