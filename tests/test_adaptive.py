@@ -27,8 +27,8 @@ from labelwise.diagnostics import kl_divergence, optimal_proposal_given_truth
 from labelwise.estimators import importance_moments
 from labelwise.estimators.importance import importance_risk
 from labelwise.measures import build_measure
-from labelwise.models import score_prior
-from labelwise.oracles import TruthOracle
+from labelwise.oracle.prior import score_prior
+from labelwise.oracle.annotators import TruthOracle
 from labelwise.pool import Pool
 from labelwise.session import Session
 from labelwise.simulate import simulate, true_risk, true_value

@@ -8,7 +8,7 @@ from scipy.optimize import minimize
 from scipy.special import log_softmax
 
 from labelwise.hierarchy import Hierarchy, score_hierarchy
-from labelwise.oracle_models import DirichletTreeModel
+from labelwise.oracle.tree import DirichletTreeModel
 
 
 # ---------------------------------------------------------------- brute force helpers (loops over nodes)

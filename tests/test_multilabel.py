@@ -14,10 +14,10 @@ from typer.testing import CliRunner
 
 import labelwise as lw
 from labelwise.cli import app
-from labelwise.designs import Draws, Sample
+from labelwise.draws import Draws, Sample
 from labelwise.designs.importance import prior_deviation
 from labelwise.measures import Measure, finite_difference_jacobian, measure_from_spec
-from labelwise.models import score_prior
+from labelwise.oracle.prior import score_prior
 from labelwise.pool import MAX_LABELS, Pool, PoolError
 
 # A hand-made pool, C = 3 labels:

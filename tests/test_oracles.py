@@ -11,7 +11,7 @@ import pytest
 from labelwise.datasets import make_pool
 from labelwise.designs import get_design
 from labelwise.measures import build_measure
-from labelwise.oracles import (
+from labelwise.oracle.annotators import (
     CallableOracle,
     FileOracle,
     LabelFileError,

@@ -20,7 +20,7 @@ import labelwise
 from labelwise.datasets import make_pool
 from labelwise.designs import get_design
 from labelwise.measures import build_measure
-from labelwise.oracles import TruthOracle
+from labelwise.oracle.annotators import TruthOracle
 from labelwise.session import LabelError, Session
 from labelwise.store import StoreError
 

@@ -14,7 +14,7 @@ import pytest
 from labelwise.datasets import make_pool
 from labelwise.designs import AISDesign, get_design
 from labelwise.measures import build_measure
-from labelwise.oracles import NoisyOracle, noisy_label_distribution
+from labelwise.oracle.annotators import NoisyOracle, noisy_label_distribution
 from labelwise.pool import Pool
 from labelwise.session import LabelError, Session
 from labelwise.simulate import simulate, true_risk, true_value

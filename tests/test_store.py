@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from labelwise.datasets import make_pool
-from labelwise.designs import Draws
-from labelwise.store import SCHEMA_VERSION, Store, StoreError
+from labelwise.draws import Draws
+from labelwise.store import Store, StoreError
+from labelwise.store.journal import SCHEMA_VERSION
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +45,7 @@ def test_create_open_round_trip(tmp_path, pool):
         assert back.system_names == pool.system_names
         assert back.n_classes == pool.n_classes
         assert back.name == pool.name
-        draws, stages = store.load_draws()
-        assert len(draws) == 0 and stages.size == 0
+        assert len(store.load_draws()) == 0
         items, labels, _, _ = store.load_labels()
         assert items.size == 0 and labels.size == 0
     finally:
@@ -87,13 +87,13 @@ def test_draws_and_labels_round_trip(tmp_path, pool):
         assert store.rng_state() == {"state": 1}
         store.append_draws(2, d2, {"state": 2})
         assert store.rng_state() == {"state": 2}
-        draws, stages = store.load_draws()
+        draws = store.load_draws()
         np.testing.assert_array_equal(draws.items, [4, 9, 4, 7])
         np.testing.assert_allclose(draws.weight, [0.5, 2.0, 0.5, 1.5])
         np.testing.assert_allclose(draws.prob, [0.004, 0.001, 0.004, 0.0013])
         np.testing.assert_array_equal(draws.stratum, [-1, -1, -1, 3])
-        np.testing.assert_array_equal(stages, [1, 1, 1, 2])
-        assert draws.items.dtype.kind == "i" and stages.dtype.kind == "i"
+        np.testing.assert_array_equal(draws.round, [0, 0, 0, 1])
+        assert draws.items.dtype.kind == "i" and draws.round.dtype.kind == "i"
 
         store.add_labels(np.array([9, 4]), np.array([1, 0]), np.array([1, 0]), np.array([1, 1]),
                          np.array([2.0, 0.5]), np.array([0.001, 0.004]), "api")
@@ -228,102 +228,6 @@ def test_config_is_json(tmp_path, pool):
     conn.close()
     assert json.loads(raw["config"]) == {"measure": {"measure": "f1"}, "level": 0.8}
     assert raw["schema_version"] == str(SCHEMA_VERSION)
-
-
-_SCHEMA_1_LABELS = """
-CREATE TABLE labels (
-    seq INTEGER PRIMARY KEY, item INTEGER NOT NULL UNIQUE, label INTEGER NOT NULL, stage INTEGER NOT NULL,
-    weight REAL NOT NULL, prob REAL NOT NULL, created REAL NOT NULL, source TEXT NOT NULL,
-    call INTEGER NOT NULL
-)"""
-
-
-def _as_schema_1(path: Path) -> list[tuple]:
-    """Rewrite a session file as labelwise wrote it before schema 2; returns its label rows.
-
-    Schema 1 kept the design's state of all batches in one ``meta`` row (for
-    ``online-poisson``: every round's lists, which are the batches' lists joined).
-    """
-    with closing(sqlite3.connect(str(path))) as conn, conn:
-        rows = conn.execute("SELECT seq, item, label, stage, weight, prob, created, source, call FROM labels "
-                            "ORDER BY seq").fetchall()
-        conn.execute("DROP TABLE labels")
-        conn.execute(_SCHEMA_1_LABELS)
-        conn.executemany("INSERT INTO labels VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        merged: dict = {}
-        for (raw,) in conn.execute("SELECT state FROM design_states ORDER BY stage"):
-            for key, value in json.loads(raw).items():
-                merged[key] = merged.get(key, []) + value if isinstance(value, list) else value
-        if merged:
-            conn.execute("INSERT INTO meta VALUES ('design_state', ?)", (json.dumps(merged),))
-        conn.execute("DROP TABLE design_states")
-        conn.execute("UPDATE meta SET value='1' WHERE key='schema_version'")
-    return rows
-
-
-def test_schema_1_file_is_upgraded_in_place_keeping_every_label(tmp_path, pool):
-    path = tmp_path / "s.lws"
-    store = Store.create(path, pool, {})
-    # items 7, 2, 7 (a free re-draw), 5; labels for 2 and 7 (draws 1 and 0)
-    store.append_draws(1, Draws(np.array([7, 2, 7, 5]), np.ones(4), np.full(4, 0.1), np.full(4, -1)), {"s": 1})
-    store.add_labels(np.array([2, 7]), np.array([1, 0]), np.array([1, 0]), np.array([1, 1]), np.ones(2),
-                     np.full(2, 0.1), "api")
-    store.close()
-    rows = _as_schema_1(path)
-    store = Store.open(path)
-    try:
-        items, labels, calls, answered = store.load_labels()
-        assert items.tolist() == [2, 7] and labels.tolist() == [1, 0] and calls.tolist() == [1, 1]
-        assert answered.tolist() == [1, 0]  # each label at its item's first draw
-        after = store.conn.execute("SELECT seq, item, label, stage, weight, prob, created, source, call "
-                                   "FROM labels ORDER BY seq").fetchall()
-        assert after == rows
-        assert store.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "2"
-    finally:
-        store.close()
-    Store.open(path).close()  # opening again is a no-op
-
-
-def test_schema_1_upgrade_failure_leaves_the_file_as_it_was(tmp_path, pool):
-    path = tmp_path / "s.lws"
-    Store.create(path, pool, {}).close()
-    _as_schema_1(path)
-    with closing(sqlite3.connect(str(path))) as conn, conn:
-        conn.execute("CREATE TABLE labels_v2 (x INTEGER)")  # blocks the upgrade half-way
-        conn.execute("INSERT INTO labels VALUES (1, 3, 1, 1, 1.0, 0.5, 0.0, 'api', 1)")
-    with pytest.raises(StoreError, match="cannot upgrade session file .* left as it was"):
-        Store.open(path)
-    with closing(sqlite3.connect(str(path))) as conn:
-        assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "1"
-        assert conn.execute("SELECT item, label FROM labels").fetchall() == [(3, 1)]
-
-
-@pytest.mark.parametrize("design", ["online-poisson", "poisson"])
-def test_schema_1_session_with_design_state_resumes_exactly(tmp_path, pool, design):
-    """A schema-1 file's single design state becomes the last batch's: the session resumes as if never stopped."""
-    from labelwise.designs import get_design
-    from labelwise.measures import build_measure
-    from labelwise.oracles import TruthOracle
-    from labelwise.session import Session
-
-    measure = build_measure("f1", pool)
-    params = {"budget": 200} if design == "poisson" else {}
-    path = tmp_path / "s.lws"
-    twin = Session(pool, measure, get_design(design, **params), seed=2)
-    s = Session(pool, measure, get_design(design, **params), seed=2, path=path)
-    for session in (twin, s):
-        session.run(TruthOracle(pool), 120, 40)
-    states = s.store.design_states()
-    if design == "online-poisson":  # one round per batch: the file grows by a constant per batch
-        assert len(states) == 3 and all(len(state["sizes"]) == len(state["b_groups"]) == 1 for state in states)
-    s.close()
-    _as_schema_1(path)
-    back = Session.open(path)
-    assert len(back.store.design_states()) == 1  # the migrated state, as the last batch's
-    np.testing.assert_allclose(back.estimate().value, twin.estimate().value, rtol=1e-12)
-    np.testing.assert_allclose(back.estimate().cov, twin.estimate().cov, rtol=1e-9, atol=1e-300)
-    np.testing.assert_array_equal(back.next_batch(40), twin.next_batch(40))
-    back.close()
 
 
 def test_multilabel_names_survive_the_session_file(tmp_path):

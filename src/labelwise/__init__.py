@@ -45,8 +45,8 @@ from .measures import (
     combine,
     measure_from_spec,
 )
-from .oracle_models import DirichletTreeModel
-from .oracles import CallableOracle, FileOracle, NoisyOracle, TruthOracle
+from .oracle import DirichletTreeModel
+from .oracle.annotators import CallableOracle, FileOracle, NoisyOracle, TruthOracle
 from .partition import Strata, make_strata
 from .pool import (
     Pool,

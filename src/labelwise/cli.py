@@ -36,7 +36,7 @@ from .datasets import make_pool
 from .designs import DESIGNS, Design, get_design
 from .estimators import Estimate
 from .measures import MEASURE_NAMES, Measure, build_measure
-from .oracles import TruthOracle, read_labels_file
+from .oracle.annotators import TruthOracle, read_labels_file
 from .pool import Pool
 from .session import Session
 from .simulate import SimulationResult, simulate, true_value

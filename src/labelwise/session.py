@@ -24,7 +24,8 @@ from typing import Self
 
 import numpy as np
 
-from .designs import Design, Draws, Sample, design_from_spec
+from .designs import Design, design_from_spec
+from .draws import Draws, Sample
 from .estimators import Estimate
 from .measures import Measure, measure_from_spec
 from .pool import Pool, PoolError
@@ -98,8 +99,7 @@ class Session:
         self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         self._reset_labels()
         self._draw_parts: list[Draws] = []
-        self._stage_parts: list[np.ndarray] = []
-        self._draws_cache: tuple[Draws, np.ndarray] | None = None
+        self._draws_cache: Draws | None = None
         self.stage = 0
         self.store: Store | None = None
         design.prepare(pool, measure)
@@ -149,11 +149,10 @@ class Session:
         bit_generator.state = state
         self.rng = np.random.Generator(bit_generator)
         self._reset_labels()
-        draws, stages = store.load_draws()
+        draws = store.load_draws()
         self._draw_parts = [draws] if len(draws) else []
-        self._stage_parts = [stages] if len(draws) else []
         self._draws_cache = None
-        self.stage = int(stages.max()) if stages.size else 0
+        self.stage = int(draws.round.max()) + 1 if len(draws) else 0
         self.store = store
         design.prepare(pool, measure)
         items, labels, calls, answered = store.load_labels()
@@ -184,14 +183,9 @@ class Session:
     @property
     def draws(self) -> Draws:
         """All draws so far, in order."""
-        return self._all_draws()[0]
-
-    def _all_draws(self) -> tuple[Draws, np.ndarray]:
         if self._draws_cache is None:
-            stages = np.concatenate(self._stage_parts) if self._stage_parts else np.empty(0, np.int64)
-            self._draws_cache = (Draws.concat(self._draw_parts), stages)
-            self._draw_parts = [self._draws_cache[0]] if len(self._draws_cache[0]) else []
-            self._stage_parts = [stages] if stages.size else []
+            self._draws_cache = Draws.concat(self._draw_parts)
+            self._draw_parts = [self._draws_cache] if len(self._draws_cache) else []
         return self._draws_cache
 
     @property
@@ -270,7 +264,7 @@ class Session:
             )
         before = self.rng.bit_generator.state
         try:
-            draws = self.design.draw(n, self._labeled, self.rng)
+            draws = self.design.draw(n, self._labeled, self.rng).in_round(self.stage)
             if self.store is not None:
                 self.store.append_draws(self.stage + 1, draws, self.rng.bit_generator.state, self.design.state())
         except BaseException:
@@ -279,7 +273,6 @@ class Session:
             raise
         self.stage += 1
         self._draw_parts.append(draws)
-        self._stage_parts.append(np.full(len(draws), self.stage, dtype=np.int64))
         self._draws_cache = None
         if self.stochastic:
             self._draw_labels = np.concatenate([self._draw_labels, np.full(len(draws), -1, dtype=np.int64)])
@@ -349,7 +342,7 @@ class Session:
                 f"item {_show(ids[i])} already has label {int(stored[i])}; the new label {int(y[i])} contradicts it "
                 "(the oracle is deterministic). Nothing was stored"
             )
-        draws, stages = self._all_draws()
+        draws = self.draws
         drawn = np.isin(pos, draws.items)
         if not drawn.all():
             i = int(np.argmax(~drawn))
@@ -365,7 +358,7 @@ class Session:
             return 0
         if self.store is not None:
             first_draw = _first_index(draws.items, new_pos)
-            self.store.add_labels(new_pos, new_y, first_draw, stages[first_draw], draws.weight[first_draw],
+            self.store.add_labels(new_pos, new_y, first_draw, draws.round[first_draw] + 1, draws.weight[first_draw],
                                   draws.prob[first_draw], source)
         self._set_labels(new_pos, new_y)
         self.design.observe(new_pos, new_y)
@@ -413,9 +406,9 @@ class Session:
         """Store answers to pending draws (sorted by draw), then learn from them."""
         if answered.size == 0:
             return 0
-        draws, stages = self._all_draws()
+        draws = self.draws
         if self.store is not None:
-            self.store.add_labels(pos, y, answered, stages[answered], draws.weight[answered], draws.prob[answered],
+            self.store.add_labels(pos, y, answered, draws.round[answered] + 1, draws.weight[answered], draws.prob[answered],
                                   source)
         self._draw_labels[answered] = y
         self._set_labels(pos, y)

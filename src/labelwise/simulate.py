@@ -18,7 +18,7 @@ import numpy as np
 
 from .designs import Design, get_design
 from .measures import Measure
-from .oracles import NoisyOracle, TruthOracle, noisy_label_distribution
+from .oracle.annotators import NoisyOracle, TruthOracle, noisy_label_distribution
 from .pool import Pool
 from .progress import progress_bar
 from .session import Session
@@ -30,7 +30,7 @@ CHECKPOINTS = (250, 500, 1000, 2000)
 
 def true_risk(pool: Pool, measure: Measure, noise: float = 0.0) -> np.ndarray:
     """The pool's mean loss R at its ground-truth labels, or its expectation over
-    annotators who err with probability ``noise`` (:class:`~labelwise.oracles.NoisyOracle`)."""
+    annotators who err with probability ``noise`` (:class:`~labelwise.oracle.annotators.NoisyOracle`)."""
     probs = noisy_label_distribution(pool, noise)
     return measure.expected_loss_sum(pool.outputs(), probs) / pool.n_items
 
@@ -142,7 +142,7 @@ def simulate(
         Confidence level whose coverage is measured.
     noise : float
         Annotator noise: with ``noise > 0`` the oracle is stochastic
-        (:class:`~labelwise.oracles.NoisyOracle`, a fresh answer per draw),
+        (:class:`~labelwise.oracle.annotators.NoisyOracle`, a fresh answer per draw),
         the design must be run with ``oracle="stochastic"``, and the truth is
         the measure's expectation over the answers.
 

@@ -30,8 +30,8 @@ from scipy import optimize, stats
 from ..estimators import Estimate, importance_moments, make_estimate
 from ..hierarchy import Hierarchy, feature_hierarchy, score_hierarchy
 from ..measures import Measure
-from ..models import score_prior
-from ..oracle_models import DirichletTreeModel
+from ..oracle import score_prior
+from ..oracle import DirichletTreeModel
 from ..pool import Pool
 from .base import Design, Draws, Sample, check_oracle
 from .grouped import GroupedPool

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..draws import Draws, Sample
 from ..estimators import Estimate
 from ..measures import Measure
 from ..pool import Pool
@@ -32,70 +33,6 @@ def check_oracle(oracle: str) -> str:
     if oracle not in ORACLES:
         raise ValueError(f"oracle: choose 'deterministic' or 'stochastic', got {oracle!r}")
     return oracle
-
-
-@dataclass(frozen=True)
-class Draws:
-    """Draws in the order they were drawn.
-
-    Attributes
-    ----------
-    items : ndarray of int
-        Pool positions (an item may appear more than once under with-replacement designs).
-    weight : ndarray of float
-        ``p(x) / q(x)`` at draw time (seed 001 Algorithm 1); 1 for designs without weights.
-    prob : ndarray of float
-        Probability of the draw (``q(x)``), or the inclusion probability for
-        designs without replacement.
-    stratum : ndarray of int
-        Stratum of each draw (-1 where the design has no strata).
-    count : ndarray of int, optional
-        How many identical draws a row stands for (default 1).  With-replacement
-        designs aggregate the free re-draws of already labeled items of one
-        batch into one row per item, so a proposal that keeps most of its mass
-        on labeled items costs no more memory than the labels.
-    """
-
-    items: np.ndarray
-    weight: np.ndarray
-    prob: np.ndarray
-    stratum: np.ndarray
-    count: np.ndarray | None = None
-
-    def __post_init__(self) -> None:
-        if self.count is None:
-            object.__setattr__(self, "count", np.ones(len(self.items), dtype=np.int64))
-
-    def __len__(self) -> int:
-        return int(self.items.shape[0])
-
-    @property
-    def n_draws(self) -> int:
-        """Number of draws (rows weighted by their counts)."""
-        return int(self.count.sum())
-
-    @classmethod
-    def empty(cls) -> Draws:
-        return cls(np.empty(0, np.int64), np.empty(0), np.empty(0), np.empty(0, np.int64))
-
-    @classmethod
-    def concat(cls, parts: list[Draws]) -> Draws:
-        if not parts:
-            return cls.empty()
-        fields = ("items", "weight", "prob", "stratum", "count")
-        return cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in fields))
-
-    def head(self, n: int) -> Draws:
-        return Draws(self.items[:n], self.weight[:n], self.prob[:n], self.stratum[:n], self.count[:n])
-
-
-@dataclass(frozen=True)
-class Sample:
-    """Labeled draws handed to an estimator: the draws and each draw's label."""
-
-    draws: Draws
-    labels: np.ndarray
-    n_labels: int
 
 
 class Design(ABC):

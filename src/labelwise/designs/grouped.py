@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Draws
+from ..draws import Draws
 from .sampling import draw_batch, sample_from_cdf
 
 __all__ = ["GroupedPool"]

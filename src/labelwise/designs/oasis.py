@@ -21,7 +21,7 @@ import numpy as np
 
 from ..estimators import Estimate, importance_moments, make_estimate
 from ..measures import Measure
-from ..models import score_prior
+from ..oracle import score_prior
 from ..partition import make_strata
 from ..pool import Pool
 from .base import Design, Draws, Sample, check_oracle

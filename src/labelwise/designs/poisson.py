@@ -24,7 +24,7 @@ import numpy as np
 
 from ..estimators import Estimate, make_estimate
 from ..measures import Measure
-from ..models import score_prior
+from ..oracle import score_prior
 from ..pool import Pool
 from .adaptive import larger_variance
 from .base import Design, Draws, Sample, check_oracle

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..estimators import Estimate, make_estimate, stratified_moments
 from ..measures import Measure
-from ..models import score_prior
+from ..oracle import score_prior
 from ..partition import make_strata
 from ..pool import Pool
 from .base import Design, Draws, Sample, check_oracle

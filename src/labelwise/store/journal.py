@@ -23,12 +23,6 @@ labels(seq, draw, item, label, stage, weight, prob, created, source, call)
     probability and the time the label was stored.  Under a deterministic
     oracle an item is labeled once, at its first draw; under a stochastic
     oracle every draw gets its own label, so an item may have several.
-
-Schema version 1 (before stochastic oracles) had no ``draw`` column, one
-label per item, and the design's state of all batches in one ``meta`` row
-rewritten with every batch; :meth:`Store.open` migrates such a file in
-place, in one transaction, with every label kept at its item's first draw
-and that state as the last batch's.
 """
 
 from __future__ import annotations
@@ -42,8 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .designs import Draws
-from .pool import Pool
+from ..pool import Pool
+from ..draws import Draws
 
 __all__ = ["Store", "StoreError"]
 
@@ -65,29 +59,6 @@ CREATE TABLE labels (
 );
 CREATE TABLE design_states (stage INTEGER PRIMARY KEY, state TEXT NOT NULL);
 """
-
-# version 1 -> 2: labels gain the index of the draw they answer (the item's first draw)
-_MIGRATE_FROM_1 = """
-CREATE TABLE labels_v2 (
-    seq INTEGER PRIMARY KEY, draw INTEGER NOT NULL UNIQUE, item INTEGER NOT NULL, label INTEGER NOT NULL,
-    stage INTEGER NOT NULL, weight REAL NOT NULL, prob REAL NOT NULL, created REAL NOT NULL,
-    source TEXT NOT NULL, call INTEGER NOT NULL
-);
-INSERT INTO labels_v2 (seq, draw, item, label, stage, weight, prob, created, source, call)
-    SELECT l.seq, f.idx, l.item, l.label, l.stage, l.weight, l.prob, l.created, l.source, l.call
-    FROM labels AS l JOIN (
-        SELECT item, MIN(idx) AS idx FROM (SELECT item, ROW_NUMBER() OVER (ORDER BY seq) - 1 AS idx FROM draws)
-        GROUP BY item
-    ) AS f ON f.item = l.item;
-DROP TABLE labels;
-ALTER TABLE labels_v2 RENAME TO labels;
-CREATE TABLE design_states (stage INTEGER PRIMARY KEY, state TEXT NOT NULL);
-INSERT INTO design_states (stage, state)
-    SELECT (SELECT COALESCE(MAX(stage), 0) FROM draws), value FROM meta WHERE key = 'design_state';
-DELETE FROM meta WHERE key = 'design_state';
-UPDATE meta SET value = '2' WHERE key = 'schema_version';
-"""
-
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -213,7 +184,7 @@ class Store:
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise StoreError(f"{str(path)!r} is not a labelwise session file ({exc})") from None
-        if version is None or not str(version[0]).isdigit() or int(version[0]) not in (1, SCHEMA_VERSION):
+        if version is None or not str(version[0]).isdigit() or int(version[0]) != SCHEMA_VERSION:
             conn.close()
             found = None if version is None else version[0]
             raise StoreError(f"{str(path)!r}: unsupported session schema {found!r}; expected {SCHEMA_VERSION}")
@@ -222,13 +193,6 @@ class Store:
         except sqlite3.Error as exc:
             conn.close()
             raise StoreError(f"cannot open session file {str(path)!r}: {exc}") from None
-        if int(version[0]) == 1:
-            try:
-                _migrate_from_1(conn)
-            except sqlite3.Error as exc:
-                conn.close()
-                raise StoreError(f"cannot upgrade session file {str(path)!r} to schema {SCHEMA_VERSION}: {exc}; "
-                                 "the file was left as it was") from None
         return cls(path, conn)
 
     def close(self) -> None:
@@ -257,15 +221,14 @@ class Store:
         # multi-label names (files written before they were stored have none: measures count 2^C codes)
         return replace(pool, label_names=tuple(meta.get("label_names", ())))
 
-    def load_draws(self) -> tuple[Draws, np.ndarray]:
-        """All draws in order and the stage of each."""
+    def load_draws(self) -> Draws:
+        """All draws in order (a draw's ``round`` is its batch's stage less one)."""
         rows = self.conn.execute("SELECT stage, item, weight, prob, stratum, count FROM draws ORDER BY seq").fetchall()
         if not rows:
-            return Draws.empty(), np.empty(0, dtype=np.int64)
+            return Draws.empty()
         arr = np.array(rows, dtype=float)
-        draws = Draws(arr[:, 1].astype(np.int64), arr[:, 2], arr[:, 3], arr[:, 4].astype(np.int64),
-                      arr[:, 5].astype(np.int64))
-        return draws, arr[:, 0].astype(np.int64)
+        return Draws(arr[:, 1].astype(np.int64), arr[:, 2], arr[:, 3], stratum=arr[:, 4].astype(np.int64),
+                     count=arr[:, 5].astype(np.int64), round=arr[:, 0].astype(np.int64) - 1)
 
     def load_labels(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Labeled items, their labels, the number of the call that stored them and the draw
@@ -317,14 +280,6 @@ class Store:
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
-
-
-def _migrate_from_1(conn: sqlite3.Connection) -> None:
-    """Upgrade a schema-1 file to schema 2 in one transaction (all or nothing)."""
-    with _transaction(conn):
-        for statement in _MIGRATE_FROM_1.strip().split(";"):
-            if statement.strip():
-                conn.execute(statement)
 
 
 class _transaction:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from .pool import Pool
+from ..pool import Pool
 
 __all__ = ["score_prior"]
 

@@ -39,7 +39,7 @@ from typing import Literal
 
 import numpy as np
 
-from .hierarchy import Hierarchy
+from ..hierarchy import Hierarchy
 
 __all__ = ["DirichletTreeModel"]
 
@@ -72,7 +72,7 @@ class DirichletTreeModel:
     prior_probs : ndarray, shape (N, C) or (N,)
         Prior label distribution ``s(y|x_i)`` of every item, e.g. classifier
         probabilities (seed 001 section 5.2; see
-        :func:`labelwise.models.score_prior`).  A 1-d array is read as the
+        :func:`labelwise.oracle.prior.score_prior`).  A 1-d array is read as the
         binary ``s(y=1|x_i)``.  Rows are normalised to sum to one.
     oracle : {"deterministic", "stochastic"}
         ``"deterministic"``: every item has one true label, observed at most

@@ -15,7 +15,7 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 
-from .pool import Pool
+from ..pool import Pool
 
 __all__ = [
     "CallableOracle",
