@@ -18,13 +18,13 @@ import time
 import numpy as np
 from pools import pool_paths
 
-from labelwise import Pool, Session, TruthOracle, build_measure, get_design, make_pool
+from labelwise import Pool, Session, TruthOracle, build_measure, make_design, make_pool
 
 
 def time_runs(pool: Pool, runs: int, design_name: str, **params) -> tuple[float, float, float]:
     """(prepare seconds, median seconds per 2000-label run, max) for ``runs`` runs."""
     measure = build_measure("f1", pool)
-    design = get_design(design_name, **params)
+    design = make_design(design_name, **params)
     oracle = TruthOracle(pool)
     t0 = time.perf_counter()
     design.prepare(pool, measure)

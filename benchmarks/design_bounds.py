@@ -39,7 +39,7 @@ from pools import DATASETS, POOLS, pool_paths
 from scipy.optimize import brentq, minimize
 
 import labelwise as lw
-from labelwise.simulate import CHECKPOINTS
+from labelwise.simulate import CHECKPOINTS, true_risk
 
 OUT = Path(__file__).resolve().parent / "out"
 
@@ -100,7 +100,7 @@ def monotone_bound(influence: np.ndarray, budget: float) -> tuple[float, np.ndar
 def influences(pool: lw.Pool, measure) -> np.ndarray:
     """``u_n = Dg(R) l_n / N`` of every item at its true label, in decreasing order of score."""
     order = np.argsort(-pool.primary_scores(0), kind="stable")
-    R = lw.true_risk(pool, measure)
+    R = true_risk(pool, measure)
     losses = measure.loss(pool.outputs(order), pool.labels[order])
     return (losses @ measure.jacobian(R).T)[:, 0] / pool.n_items
 

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 from pools import DATASETS, pool_paths
 
-from labelwise import Pool, Session, TruthOracle, build_measure, get_design
+from labelwise import Pool, Session, TruthOracle, build_measure, make_design
 from labelwise.diagnostics import kl_divergence, optimal_proposal_given_truth
 
 HERE = Path(__file__).resolve().parent
@@ -52,7 +52,7 @@ def kl_trace(path: str, measure_name: str, variant: str, budget: int, batch_size
              seed: np.random.SeedSequence) -> np.ndarray:
     """``KL(q* || q_t)`` at 0, batch_size, 2 batch_size, ..., budget labels for one run."""
     pool, measure, q_star = setup(path, measure_name)
-    design = get_design("ais", **VARIANTS[variant])
+    design = make_design("ais", **VARIANTS[variant])
     session = Session(pool, measure, design, seed=np.random.default_rng(seed))
     oracle = TruthOracle(pool)
     trace = [kl_divergence(q_star, design.proposal_over_pool())]

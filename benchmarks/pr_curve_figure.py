@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 from pools import DATASETS, pool_paths
 
-from labelwise import Pool, PRCurve, Session, TruthOracle, get_design, true_value
+from labelwise import Pool, PRCurve, Session, TruthOracle, make_design, true_value
 
 HERE = Path(__file__).resolve().parent
 COVER_TOL = 1e-9  # an exact estimate with a zero-width interval counts as covering
@@ -72,7 +72,7 @@ def one_run(path: str, n_thresholds: int, top: float, budget: int, batch_size: i
     """One ``ais`` run: (estimate, lower, upper, defined, seconds)."""
     pool, measure, _ = setup(path, n_thresholds, top)
     start = time.perf_counter()
-    session = Session(pool, measure, get_design("ais"), seed=np.random.default_rng(seed))
+    session = Session(pool, measure, make_design("ais"), seed=np.random.default_rng(seed))
     est = session.run(TruthOracle(pool), budget, batch_size)
     seconds = time.perf_counter() - start
     lower, upper = est.interval()

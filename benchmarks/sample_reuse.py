@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from pools import DATASETS, pool_paths
 
-from labelwise import Pool, Session, TruthOracle, build_measure, get_design, true_value
+from labelwise import Pool, Session, TruthOracle, build_measure, make_design, true_value
 
 METRICS = ("f1", "precision", "recall", "accuracy")
 
@@ -34,7 +34,7 @@ def reuse_table(path: Path, design: str, repeats: int, budget: int, batch_size: 
     oracle = TruthOracle(pool)
     table = {}
     for pre in METRICS:
-        design_obj = get_design(design)
+        design_obj = make_design(design)
         errors = {name: [] for name in METRICS}
         covered = {name: [] for name in METRICS}
         for seed in range(repeats):

@@ -33,7 +33,7 @@ from pools import pool_paths
 
 import labelwise as lw
 from labelwise.cli import parse_params
-from labelwise.designs import adaptive, online_poisson
+from labelwise.designs import ais, online_poisson
 
 HERE = Path(__file__).resolve().parent
 #: The covariance options compared for each design.

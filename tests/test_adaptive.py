@@ -13,22 +13,17 @@ import pytest
 from scipy import stats
 
 from labelwise.datasets import make_pool
-from labelwise.designs import (
-    AISDesign,
-    Draws,
-    OASISDesign,
-    Sample,
-    draw_batch,
-    draw_with_replacement,
-)
-from labelwise.designs.adaptive import ModelCovariance, mixture_variance
+from labelwise.designs import AISDesign, OASISDesign
+from labelwise.designs.ais import AISSampler
 from labelwise.designs.grouped import GroupedPool
+from labelwise.designs.sampling import draw_batch, draw_with_replacement
 from labelwise.diagnostics import kl_divergence, optimal_proposal_given_truth
-from labelwise.estimators import importance_moments
+from labelwise.draws import Draws, Sample
+from labelwise.estimators import ModelCovariance, importance_moments, mixture_variance
 from labelwise.estimators.importance import importance_risk
 from labelwise.measures import build_measure
-from labelwise.oracle.prior import score_prior
 from labelwise.oracle.annotators import TruthOracle
+from labelwise.oracle.prior import score_prior
 from labelwise.pool import Pool
 from labelwise.session import Session
 from labelwise.simulate import simulate, true_risk, true_value
@@ -52,6 +47,11 @@ def _nonzero_for_some_label(measure, pool: Pool) -> np.ndarray:
     return np.any([measure.loss_is_nonzero(out, np.full(pool.n_items, c)) for c in range(pool.n_classes)], axis=0)
 
 
+def _all_q(sampler: AISSampler) -> np.ndarray:
+    """The sampler's current proposal over the whole pool."""
+    return sampler.q_of(np.arange(sampler.pool.n_items))
+
+
 def _sample(items, q, labels, n_pool) -> Sample:
     items = np.asarray(items, dtype=np.int64)
     q = np.asarray(q, dtype=float)
@@ -62,9 +62,9 @@ def _sample(items, q, labels, n_pool) -> Sample:
 # ------------------------------------------- 1. exact unbiasedness (Theorem 1)
 @pytest.mark.parametrize("measure_name", ["f1", "precision"])
 @pytest.mark.parametrize("shape", [(1, 4), (2, 2)])
-@pytest.mark.parametrize("oracle, proposal", [("deterministic", "optimal"), ("deterministic", "rms"),
-                                              ("stochastic", "optimal")])
-def test_two_stage_ais_estimate_of_R_is_exactly_unbiased(measure_name, shape, oracle, proposal):
+@pytest.mark.parametrize("oracle, deviation", [("deterministic", "mean"), ("deterministic", "rms"),
+                                               ("stochastic", "mean")])
+def test_two_stage_ais_estimate_of_R_is_exactly_unbiased(measure_name, shape, oracle, deviation):
     """E[R-hat] over all (x1, x2) ~ q0(x1) q1(x2 | x1) equals R (martingale, seed 001 Thm 1 proof).
 
     Stage 1 draws x1 ~ q0, the design observes y(x1), stage 2 draws x2 ~ q1.
@@ -74,15 +74,15 @@ def test_two_stage_ais_estimate_of_R_is_exactly_unbiased(measure_name, shape, or
     measure = build_measure(measure_name, pool)
     N, items = pool.n_items, np.arange(pool.n_items)
     depth, branching = shape
-    design = AISDesign(depth=depth, branching=branching, n_blocks=4, oracle=oracle, proposal=proposal)
-    design.prepare(pool, measure)
-    prepared = copy.deepcopy(design)
+    design = AISDesign(depth=depth, branching=branching, n_strata=4, deviation=deviation)
+    sampler = design.start(pool, measure, rng=np.random.default_rng(0), oracle=oracle)
+    prepared = copy.deepcopy(sampler)
     R_true = true_risk(pool, measure)
     support = _nonzero_for_some_label(measure, pool)
     if measure_name == "precision":
         assert not support.all()  # predicted negatives carry no precision loss: q must be 0 there
 
-    q0 = design.q_of(items)
+    q0 = sampler.q_of(items)
     assert q0.sum() == pytest.approx(1.0, abs=1e-12)
     assert np.all(q0[support] > 0)
     assert np.all(q0[~support] == 0)  # Prop. 2: eps only where l(x, y) != 0 for some y
@@ -103,11 +103,12 @@ def test_two_stage_ais_estimate_of_R_is_exactly_unbiased(measure_name, shape, or
         if oracle == "deterministic":  # the labeled item keeps mass exactly when its known loss is nonzero
             assert (q1[x1] > 0) == bool(np.any(loss_true[x1] != 0))
         else:  # a stochastic oracle may answer differently next time: the item stays in its group
-            assert q1[x1] == q1[np.flatnonzero(branch.groups.of_item == branch.groups.of_item[x1])].max()
+            groups = branch.gm.groups
+            assert q1[x1] == q1[np.flatnonzero(groups.of_item == groups.of_item[x1])].max()
         for x2 in np.flatnonzero(q1 > 0):
             prob = q0[x1] * q1[x2]
             # through the design's own estimator, weights 1/(N q_{j-1}(x_j)) (seed 001 eq. 1)
-            est = branch.estimate(measure, pool, _sample([x1, x2], [q0[x1], q1[x2]], pool.labels, N))
+            est = branch.estimate(measure, _sample([x1, x2], [q0[x1], q1[x2]], pool.labels, N))
             manual = (loss_true[x1] / (N * q0[x1]) + loss_true[x2] / (N * q1[x2])) / 2
             np.testing.assert_allclose(est.R, manual, rtol=1e-12, atol=1e-15)
             expected_R += prob * est.R
@@ -120,18 +121,16 @@ def test_ais_draws_follow_q_of_and_record_its_weights():
     """The design's draw() samples from q_of (labeled items included) and records w = 1/(N q)."""
     pool = _tiny_pool()
     measure = build_measure("f1", pool)
-    design = AISDesign(depth=1, branching=4, n_blocks=4)
-    design.prepare(pool, measure)
+    sampler = AISDesign(depth=1, branching=4, n_strata=4).start(pool, measure, rng=np.random.default_rng(3))
     labeled_items = np.array([1, 4])
-    design.observe(labeled_items, pool.labels[labeled_items])
-    q = design.q_of(np.arange(pool.n_items))
+    sampler.observe(labeled_items, pool.labels[labeled_items])
+    q = sampler.q_of(np.arange(pool.n_items))
     labeled = np.zeros(pool.n_items, dtype=bool)
     labeled[labeled_items] = True
-    rng = np.random.default_rng(3)
     freq = np.zeros(pool.n_items)
     for _ in range(3000):
-        d = design.draw(1, labeled, rng)
-        np.testing.assert_allclose(d.prob, design.q_of(d.items), rtol=1e-14)
+        d = sampler.draw(1, labeled)
+        np.testing.assert_allclose(d.prob, sampler.q_of(d.items), rtol=1e-14)
         np.testing.assert_allclose(d.weight, 1.0 / (pool.n_items * d.prob), rtol=1e-14)
         assert np.unique(d.items[~labeled[d.items]]).size == 1  # one new item per batch
         np.add.at(freq, d.items, d.count)
@@ -140,19 +139,20 @@ def test_ais_draws_follow_q_of_and_record_its_weights():
     assert np.all(np.abs(z) < 4), z
 
 
-def _prop2_proposal(design: AISDesign, pool: Pool, measure, labeled: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _prop2_proposal(sampler: AISSampler, pool: Pool, measure, labeled: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Seed 001 Prop. 2 / Prop. 3, item by item (no groups): the proposal and the model's R_t."""
     N, C = pool.n_items, pool.n_classes
     out = pool.outputs()
-    pi = design.model.predictive()[design.hierarchy.blocks]  # pi_t(y|x) of an unlabeled item
+    design = sampler.design
+    pi = sampler.gm.model.predictive()[sampler.gm.hierarchy.blocks]  # pi_t(y|x) of an unlabeled item
     known = pi.copy()
     known[labeled] = np.eye(C)[pool.labels[labeled]]
-    if design.oracle == "deterministic":  # a labeled item's label is its only possible answer
+    if sampler.oracle == "deterministic":  # a labeled item's label is its only possible answer
         pi = known
     losses = [measure.loss(out, np.full(N, c)) for c in range(C)]
     # R_t: labeled items at their labels, unlabeled ones in expectation under pi_t; under a stochastic
     # oracle a label is one noisy answer, and every item is taken in expectation under p_t
-    R_t = sum((known if design.oracle == "deterministic" else pi)[:, c] @ losses[c] for c in range(C)) / N
+    R_t = sum((known if sampler.oracle == "deterministic" else pi)[:, c] @ losses[c] for c in range(C)) / N
     # eps_0 is relative to the mean of E_prior ||Dg(R0) l|| over the pool
     prior = score_prior(pool, design.lam)
     R0 = sum(prior[:, c] @ losses[c] for c in range(C)) / N
@@ -160,9 +160,9 @@ def _prop2_proposal(design: AISDesign, pool: Pool, measure, labeled: np.ndarray)
     eps = design.epsilon0 * scale * (1 - labeled.sum() / N)
     inf = np.stack([measure.influence_norm_sq(out, np.full(N, c), R_t) for c in range(C)], axis=1)
     nonzero = np.stack([np.any(losses[c] != 0, axis=1) for c in range(C)], axis=1)
-    if design.oracle == "stochastic":
+    if sampler.oracle == "stochastic":
         v = np.sqrt(np.sum(pi * np.maximum(inf, eps**2 * nonzero), axis=1))
-    elif design.proposal == "rms":  # sqrt(E_pi ||Dg l||^2) while the label is unknown
+    elif design.deviation == "rms":  # sqrt(E_pi ||Dg l||^2) while the label is unknown
         v = np.sqrt(np.sum(pi * np.maximum(inf, eps**2 * nonzero), axis=1))
         v[labeled] = np.sum(pi * np.maximum(np.sqrt(inf), eps * nonzero), axis=1)[labeled]
     else:
@@ -171,27 +171,26 @@ def _prop2_proposal(design: AISDesign, pool: Pool, measure, labeled: np.ndarray)
     return (1 - d) * v / v.sum() + d / N, R_t
 
 
-@pytest.mark.parametrize("oracle, proposal", [("deterministic", "optimal"), ("deterministic", "rms"),
-                                              ("stochastic", "optimal")])
+@pytest.mark.parametrize("oracle, deviation", [("deterministic", "mean"), ("deterministic", "rms"),
+                                               ("stochastic", "mean")])
 @pytest.mark.parametrize("epsilon0, defensive", [(1e-3, 0.0), (40.0, 0.0), (40.0, 0.2)])  # 40: the floor binds
 @pytest.mark.parametrize("names", ["f1", "f1,precision,recall"])
-def test_ais_proposal_is_seed_001_proposition_2(oracle, proposal, epsilon0, defensive, names):
+def test_ais_proposal_is_seed_001_proposition_2(oracle, deviation, epsilon0, defensive, names):
     """The grouped O(groups) proposal equals Prop. 2 evaluated for every item."""
     pool = make_pool(3000, prevalence=0.03, seed=9)
     measure = build_measure(names, pool)
-    design = AISDesign(n_blocks=32, branching=32, epsilon0=epsilon0, defensive=defensive, oracle=oracle,
-                       proposal=proposal)
-    design.prepare(pool, measure)
+    design = AISDesign(n_strata=32, branching=32, epsilon0=epsilon0, defensive=defensive, deviation=deviation)
+    sampler = design.start(pool, measure, rng=np.random.default_rng(0), oracle=oracle)
     rng = np.random.default_rng(1)
     labeled = np.zeros(pool.n_items, dtype=bool)
     positives = np.flatnonzero(pool.labels == 1)
     for batch in (rng.choice(pool.n_items, 40, replace=False), positives[:15]):
         batch = batch[~labeled[batch]]
-        design.observe(batch, pool.labels[batch])
+        sampler.observe(batch, pool.labels[batch])
         labeled[batch] = True
-        q = design.proposal_over_pool()
-        expected, R_t = _prop2_proposal(design, pool, measure, labeled)
-        np.testing.assert_allclose(design.R, R_t, rtol=1e-10)
+        q = _all_q(sampler)
+        expected, R_t = _prop2_proposal(sampler, pool, measure, labeled)
+        np.testing.assert_allclose(sampler.R, R_t, rtol=1e-10)
         np.testing.assert_allclose(q, expected, rtol=1e-9, atol=1e-300)
         assert q.sum() == pytest.approx(1.0, abs=1e-12)
         if defensive:
@@ -201,16 +200,16 @@ def test_ais_proposal_is_seed_001_proposition_2(oracle, proposal, epsilon0, defe
 def test_fully_labeled_pool_gives_the_optimal_proposal():
     """Prop. 2-3: with every label known, eps_t = 0, R_t = R and pi is the truth, so q_t = q* (eq. 5)."""
     pool = make_pool(600, prevalence=0.05, seed=2)
-    for names, proposal in (("f1", "optimal"), ("f1,precision,recall", "optimal"), ("accuracy", "optimal"),
-                            ("f1", "rms")):
+    for names, deviation in (("f1", "mean"), ("f1,precision,recall", "mean"), ("accuracy", "mean"),
+                             ("f1", "rms")):
         measure = build_measure(names, pool)
-        design = AISDesign(n_blocks=16, branching=16, proposal=proposal)
-        design.prepare(pool, measure)
+        sampler = AISDesign(n_strata=16, branching=16, deviation=deviation).start(pool, measure,
+                                                                                  rng=np.random.default_rng(0))
         order = np.random.default_rng(0).permutation(pool.n_items)
         for part in np.array_split(order, 3):
-            design.observe(part, pool.labels[part])
-        q = design.proposal_over_pool()
-        np.testing.assert_allclose(design.R, true_risk(pool, measure), rtol=1e-12)
+            sampler.observe(part, pool.labels[part])
+        q = _all_q(sampler)
+        np.testing.assert_allclose(sampler.R, true_risk(pool, measure), rtol=1e-12)
         np.testing.assert_allclose(q, optimal_proposal_given_truth(pool, measure), rtol=1e-10, atol=1e-300)
 
 
@@ -231,7 +230,7 @@ def test_ais_fills_batches_when_fewer_items_than_asked_carry_loss():
     assert est.all_defined
     truth = true_value(pool, measure)[0]
     assert abs(est.value[0] - truth) < 5 * est.std[0] + 1e-12, (est.value, truth, est.std)
-    q = session.design.proposal_over_pool()
+    q = _all_q(session.sampler)
     assert q.sum() == pytest.approx(1.0, abs=1e-12) and np.all(q[session.labels < 0] > 0)
 
 
@@ -342,21 +341,18 @@ def test_importance_moments_with_counts_equals_repeated_rows(names, with_ratio):
 def test_ais_estimate_is_the_same_for_aggregated_and_expanded_draws():
     pool = make_pool(2000, prevalence=0.05, seed=6)
     measure = build_measure("f1", pool)
-    session = Session(pool, measure, AISDesign(), seed=2)
+    session = Session(pool, measure, AISDesign(variance="plugin"), seed=2)
     session.run(TruthOracle(pool), 100, 25)
     draws = session.draws
     assert draws.n_draws > len(draws)  # some labeled items were re-drawn and aggregated
     sample = session.sample()
     rep = np.repeat(np.arange(len(draws)), draws.count)
     expanded = Draws(draws.items[rep], draws.weight[rep], draws.prob[rep], draws.stratum[rep])
-    for variance in ("plugin", "seed"):
-        session.design.variance = variance
-        a = session.design.estimate(measure, pool, sample)
-        b = session.design.estimate(measure, pool, Sample(expanded, session.labels[expanded.items],
-                                                          sample.n_labels))
-        np.testing.assert_allclose(a.value, b.value, rtol=1e-12)
-        np.testing.assert_allclose(a.cov, b.cov, rtol=1e-10)
-        assert a.n_draws == b.n_draws == draws.n_draws
+    a = session.sampler.estimate(measure, sample)
+    b = session.sampler.estimate(measure, Sample(expanded, session.labels[expanded.items], sample.n_labels))
+    np.testing.assert_allclose(a.value, b.value, rtol=1e-12)
+    np.testing.assert_allclose(a.cov, b.cov, rtol=1e-10)
+    assert a.n_draws == b.n_draws == draws.n_draws
 
 
 # --------------------------------------------- 4./5. label efficiency
@@ -407,11 +403,11 @@ def test_oasis_rejects_multiclass_pools():
     pool = Pool.from_arrays(preds=probs.argmax(axis=1), probs=probs[:, None, :], labels=rng.integers(0, 3, 60))
     measure = build_measure("accuracy", pool)
     with pytest.raises(ValueError, match="binary"):
-        OASISDesign().prepare(pool, measure)
+        OASISDesign().start(pool, measure, rng=np.random.default_rng(0))
     with pytest.raises(ValueError, match="oasis"):
         simulate(pool, measure, "oasis", budget=20, batch_size=10, repeats=1)
     # the adaptive design that does handle them
-    session = Session(pool, build_measure("macro_f1", pool), AISDesign(n_blocks=4, branching=4), seed=0)
+    session = Session(pool, build_measure("macro_f1", pool), AISDesign(n_strata=4, branching=4), seed=0)
     est = session.run(TruthOracle(pool), 30, 10)
     assert np.all(np.isfinite(est.value)) and session.n_labels == 30
 
@@ -481,12 +477,11 @@ def test_kl_from_the_optimal_proposal_decreases_with_labels():
     assert q_star.sum() == pytest.approx(1.0)
     before, after = [], []
     for seed in range(3):
-        design = AISDesign()
-        session = Session(pool, measure, design, seed=seed)
-        before.append(kl_divergence(q_star, design.proposal_over_pool()))
+        session = Session(pool, measure, AISDesign(), seed=seed)
+        before.append(kl_divergence(q_star, _all_q(session.sampler)))
         session.run(TruthOracle(pool), 1000, 50)
         assert session.n_labels == 1000
-        after.append(kl_divergence(q_star, design.proposal_over_pool()))
+        after.append(kl_divergence(q_star, _all_q(session.sampler)))
     before, after = np.array(before), np.array(after)
     assert np.all(np.isfinite(before)) and np.all(before == before[0])  # q0 does not depend on the seed
     assert np.all(after < before)
@@ -506,11 +501,10 @@ def test_kl_decrease_comes_from_the_oracle_model_when_the_prior_is_wrong():
     q_star = optimal_proposal_given_truth(pool, measure)
     ratios = []
     for seed in range(3):
-        design = AISDesign(prior_strength=1.0)
-        session = Session(pool, measure, design, seed=seed)
-        before = kl_divergence(q_star, design.proposal_over_pool())
+        session = Session(pool, measure, AISDesign(prior_strength=1.0), seed=seed)
+        before = kl_divergence(q_star, _all_q(session.sampler))
         session.run(TruthOracle(pool), 1000, 50)
-        ratios.append(kl_divergence(q_star, design.proposal_over_pool()) / before)
+        ratios.append(kl_divergence(q_star, _all_q(session.sampler)) / before)
     assert np.mean(ratios) < 0.4, ratios
 
 
@@ -522,7 +516,7 @@ def interrupted(tmp_path):
     path = tmp_path / "ais.lw"
     session = Session(pool, measure, AISDesign(), seed=11, path=path)
     session.run(TruthOracle(pool), 150, 50)
-    q_original = session.design.proposal_over_pool()
+    q_original = _all_q(session.sampler)
     session.close()
     return pool, measure, path, q_original
 
@@ -531,11 +525,12 @@ def test_session_resume_with_ais(interrupted):
     pool, measure, path, q_original = interrupted
     resumed = Session.open(path)
     try:
-        assert isinstance(resumed.design, AISDesign) and resumed.n_labels == 150
+        assert isinstance(resumed.design, AISDesign) and isinstance(resumed.sampler, AISSampler)
+        assert resumed.n_labels == 150
         labeled = np.flatnonzero(resumed.labels >= 0)
         assert np.array_equal(resumed.labels[labeled], pool.labels[labeled])
         # labels are replayed call by call, so the design ends where the interrupted one was
-        q = resumed.design.proposal_over_pool()
+        q = _all_q(resumed.sampler)
         assert q.sum() == pytest.approx(1.0, abs=1e-12)
         np.testing.assert_allclose(q, q_original, rtol=1e-9, atol=0)
 
@@ -564,7 +559,7 @@ def test_resumed_proposal_equals_the_uninterrupted_one(interrupted):
     _, _, path, q_original = interrupted
     resumed = Session.open(path)
     try:
-        np.testing.assert_allclose(resumed.design.proposal_over_pool(), q_original, rtol=1e-6, atol=0)
+        np.testing.assert_allclose(_all_q(resumed.sampler), q_original, rtol=1e-6, atol=0)
     finally:
         resumed.close()
 
@@ -622,39 +617,45 @@ def test_grouped_pool_without_key_makes_one_group_per_item():
 
 # ------------------------------------------------ 10. validation
 @pytest.mark.parametrize("kwargs, argument", [
-    ({"oracle": "noisy"}, "oracle"),
     ({"partition": "kmeans"}, "partition"),
     ({"defensive": -0.1}, "defensive"),
     ({"defensive": 1.0}, "defensive"),
     ({"epsilon0": 0.0}, "epsilon0"),
     ({"epsilon0": -1e-3}, "epsilon0"),
     ({"variance": "bootstrap"}, "variance"),
-    ({"proposal": "greedy"}, "proposal"),
+    ({"deviation": "greedy"}, "deviation"),
 ])
 def test_ais_parameter_validation_names_the_argument(kwargs, argument):
     with pytest.raises(ValueError, match=argument):
         AISDesign(**kwargs)
 
 
+def test_oracle_mode_is_validated_by_the_session():
+    """The oracle mode is the session's now, not a design setting; a bad one names the argument."""
+    pool = _tiny_pool()
+    with pytest.raises(ValueError, match="oracle: choose 'deterministic' or 'stochastic'"):
+        Session(pool, build_measure("f1", pool), AISDesign(n_strata=4, branching=4), oracle="noisy")
+
+
 def test_ais_feature_partition():
     pool = make_pool(3000, prevalence=0.05, seed=1)
     measure = build_measure("f1", pool)
     with pytest.raises(ValueError, match="features"):
-        AISDesign(partition="features", depth=3, branching=2).prepare(pool, measure)
+        AISDesign(partition="features", depth=3, branching=2).start(pool, measure, rng=np.random.default_rng(0))
     with_features = make_pool(3000, prevalence=0.05, n_features=3, seed=1)
     session = Session(with_features, build_measure("f1", with_features),
                       AISDesign(partition="features", depth=3, branching=2), seed=0)
     est = session.run(TruthOracle(with_features), 100, 50)
     assert session.n_labels == 100 and np.all(np.isfinite(est.value))
-    assert np.unique(session.design.hierarchy.blocks).size == 8
+    assert np.unique(session.sampler.gm.hierarchy.blocks).size == 8
 
 
 def test_variance_options_order_and_agree_on_the_estimate():
-    """Same draws, four covariance estimators: 'max' is the per-component maximum of 'plugin' and 'model'."""
+    """Same draws, three covariance estimators: 'mixture' rescales 'plugin' and never goes below it."""
     pool = make_pool(5000, prevalence=0.02, seed=12)
     measure = build_measure("f1,precision", pool)
     estimates = {}
-    for variance in ("plugin", "seed", "model", "max", "mixture"):
+    for variance in ("plugin", "model", "mixture"):
         session = Session(pool, measure, AISDesign(variance=variance), seed=4)
         estimates[variance] = session.run(TruthOracle(pool), 300, 50)
     values = {k: e.value for k, e in estimates.items()}
@@ -662,12 +663,12 @@ def test_variance_options_order_and_agree_on_the_estimate():
         np.testing.assert_array_equal(v, values["plugin"])  # the variance option never changes the draws
     var = {k: np.diag(e.cov) for k, e in estimates.items()}
     assert np.all(var["model"] > 0)
-    np.testing.assert_allclose(var["max"], np.maximum(var["plugin"], var["model"]), rtol=1e-12)
-    # 'mixture' never goes below the plugin (it may pass 'max' a little: a two-case error has heavier tails)
+    # 'mixture' never goes below the plugin (it may pass max(plugin, model) a little: a two-case error has
+    # heavier tails)
     assert np.all(var["mixture"] >= var["plugin"] * (1 - 1e-12))
-    # the correlation of 'plugin' is kept by 'max'
+    # the correlation of 'plugin' is kept by 'mixture' (larger_variance rescales the plugin covariance)
     corr = lambda c: c[0, 1] / np.sqrt(c[0, 0] * c[1, 1])
-    assert corr(estimates["max"].cov) == pytest.approx(corr(estimates["plugin"].cov), rel=1e-9)
+    assert corr(estimates["mixture"].cov) == pytest.approx(corr(estimates["plugin"].cov), rel=1e-9)
 
 
 @pytest.mark.parametrize("exceptions, hits, level", [(0.0, 0.0, 0.95), (0.01, 0.001, 0.95), (2.0, 0.01, 0.95),
@@ -703,7 +704,7 @@ def test_mixture_variance_with_identical_cases_is_that_variance(level):
     np.testing.assert_allclose(mixture_variance(base, base, model, level), base, rtol=1e-12)
 
 
-@pytest.mark.parametrize("variance", ["max", "mixture"])
+@pytest.mark.parametrize("variance", ["mixture"])
 def test_default_ais_intervals_cover(variance):
     """The model-based covariances cover at every checkpoint on a generated pool.
 

@@ -306,9 +306,12 @@ def test_simulate_with_annotator_noise(pool_csv):
     clean = json.loads(runner.invoke(app, ["simulate", "--pool", str(pool_csv), "--design", "ais", "--budget", "200",
                                            "--repeats", "1", "--json"]).stdout)
     assert clean["oracle_noise"] == 0.0 and out["true_value"] < clean["true_value"] - 0.05
+    implied = json.loads(runner.invoke(app, ["simulate", "--pool", str(pool_csv), "--design", "poisson", "--noise",
+                                             "0.1", "--budget", "200", "--repeats", "1", "--json"]).stdout)
+    assert implied["design_params"]["oracle"] == "stochastic"  # noisy annotators make the oracle stochastic
     bad = runner.invoke(app, ["simulate", "--pool", str(pool_csv), "--design", "poisson", "--noise", "0.1",
-                              "--budget", "200", "--repeats", "1"])
-    assert bad.exit_code != 0 and "oracle=stochastic" in bad.output
+                              "--param", "oracle=deterministic", "--budget", "200", "--repeats", "1"])
+    assert bad.exit_code != 0 and "oracle=deterministic" in bad.output
 
 
 def _small_pool_file(tmp_path) -> Path:
@@ -325,7 +328,7 @@ def test_annotation_loop_with_several_annotators(tmp_path):
     pool_file = _small_pool_file(tmp_path)
     session = tmp_path / "noisy.lw"
     ok("init", pool_file, "--session", session, "--design", "ais", "--param", "oracle=stochastic", "--param",
-       "n_blocks=4", "--param", "branching=4")
+       "n_strata=4", "--param", "branching=4")
     batch = pd.read_csv(io.StringIO(ok("next", session, "-n", "60").stdout))
     assert len(batch) == 60 and batch["item_id"].duplicated().any()
     labels = batch[["item_id"]].assign(label=np.arange(60) % 2)  # annotators disagree on repeated items

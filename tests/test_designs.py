@@ -4,12 +4,8 @@ import numpy as np
 import pytest
 
 from labelwise.datasets import make_pool
-from labelwise.designs import (
-    StratifiedDesign,
-    allocate,
-    draw_with_replacement,
-    get_design,
-)
+from labelwise.designs import StratifiedDesign, allocate, make_design
+from labelwise.designs.sampling import draw_with_replacement
 from labelwise.measures import build_measure
 
 
@@ -44,13 +40,12 @@ def test_stratified_design_never_draws_an_item_twice():
     pool = make_pool(5000, prevalence=0.05, seed=2)
     measure = build_measure("f1", pool)
     for allocation in ("proportional", "neyman"):
-        design = StratifiedDesign(n_strata=8, allocation=allocation)
-        design.prepare(pool, measure)
-        rng = np.random.default_rng(1)
+        design = StratifiedDesign(n_strata=8, allocation=allocation).start(pool, measure,
+                                                                            rng=np.random.default_rng(1))
         labeled = np.zeros(pool.n_items, dtype=bool)
         seen = []
         for _ in range(10):
-            draws = design.draw(100, labeled, rng)
+            draws = design.draw(100, labeled)
             assert len(draws) == 100 and not labeled[draws.items].any()
             labeled[draws.items] = True
             seen.append(draws.items)
@@ -64,17 +59,43 @@ def test_stratified_design_never_draws_an_item_twice():
 def test_neyman_puts_more_labels_where_the_measure_varies():
     pool = make_pool(20000, prevalence=0.01, seed=4)
     measure = build_measure("f1", pool)
-    prop, ney = StratifiedDesign(allocation="proportional"), StratifiedDesign(allocation="neyman")
-    prop.prepare(pool, measure)
-    ney.prepare(pool, measure)
+    rng = np.random.default_rng(0)
+    prop = StratifiedDesign(allocation="proportional").start(pool, measure, rng=rng)
+    ney = StratifiedDesign(allocation="neyman").start(pool, measure, rng=rng)
     top = int(np.argmax([pool.scores[prop.assignment == h, 0].mean() for h in range(prop.sizes.size)]))
     assert ney.target[top] > 3 * prop.target[top]
 
 
 def test_unknown_design_and_bad_parameters_are_clear():
     with pytest.raises(ValueError, match="unknown design 'nope'"):
-        get_design("nope")
+        make_design("nope")
     with pytest.raises(ValueError, match="design 'importance'"):
-        get_design("importance", bogus=1)
+        make_design("importance", bogus=1)
     with pytest.raises(ValueError, match="defensive"):
-        get_design("importance", defensive=0.0)
+        make_design("importance", defensive=0.0)
+
+
+def test_designs_are_frozen_settings_with_a_spec_that_rebuilds_them():
+    from dataclasses import FrozenInstanceError
+
+    from labelwise.designs import DESIGNS, design_from_spec
+
+    for name, cls in DESIGNS.items():
+        design = cls()
+        assert design_from_spec(design.spec()) == design
+        assert design.spec()["design"] == name
+    design = make_design("online-poisson", defensive=0.05, n_strata=64)
+    with pytest.raises(FrozenInstanceError):
+        design.defensive = 0.1
+    with pytest.raises(TypeError):
+        type(design)(0.05)  # keyword-only
+
+
+def test_old_session_specs_are_read_with_the_new_setting_names():
+    from labelwise.designs import design_from_spec
+
+    old = {"design": "online-poisson", "floor": 0.03, "n_blocks": 64, "deviation": "mean", "oracle": "deterministic"}
+    design = design_from_spec(old)
+    assert design.n_strata == 64 and design.defensive == pytest.approx(0.03 / 1.03)
+    assert design_from_spec({"design": "ais", "proposal": "optimal"}).deviation == "mean"
+    assert design_from_spec({"design": "oasis", "epsilon": 0.01}).defensive == 0.01

@@ -18,7 +18,8 @@ from labelwise.draws import Draws, Sample
 from labelwise.designs.importance import prior_deviation
 from labelwise.measures import Measure, finite_difference_jacobian, measure_from_spec
 from labelwise.oracle.prior import score_prior
-from labelwise.pool import MAX_LABELS, Pool, PoolError
+from labelwise.pool import MAX_LABELS, Pool, PoolError, multilabel_joint
+from labelwise.simulate import true_risk
 
 # A hand-made pool, C = 3 labels:
 #   label 0: TP 2, FP 0, FN 0;  label 1: TP 1, FP 1, FN 0;  label 2: TP 1, FP 1, FN 2.
@@ -50,7 +51,7 @@ def test_bitmask_round_trip_and_product_distribution():
     np.testing.assert_array_equal(lw.decode_multilabel(np.arange(2**4), 4) @ 2 ** np.arange(4), np.arange(16))
 
     m = rng.random((7, 2, 4))
-    joint = lw.multilabel_joint(m)
+    joint = multilabel_joint(m)
     assert joint.shape == (7, 2, 16)
     np.testing.assert_allclose(joint.sum(axis=-1), 1.0)
     bits = lw.decode_multilabel(np.arange(16), 4)
@@ -64,7 +65,7 @@ def test_from_multilabel_builds_a_coded_pool():
     assert pool.n_classes == 8 and pool.label_names == ("a", "b", "c") and pool.n_systems == 1
     np.testing.assert_array_equal(pool.preds[:, 0], [5, 2, 3, 0, 4])
     np.testing.assert_array_equal(pool.labels, [1, 6, 1, 4, 4])
-    np.testing.assert_allclose(pool.probs[:, 0], lw.multilabel_joint(MARGINALS))
+    np.testing.assert_allclose(pool.probs[:, 0], multilabel_joint(MARGINALS))
     relabeled = pool.with_labels([0, 1, 2, 3, 7])
     assert relabeled.label_names == pool.label_names and relabeled.labels[-1] == 7
 
@@ -159,7 +160,7 @@ def test_macro_f1_zero_division_and_undefined():
     # an estimate before any true positive is sampled reports the whole range
     pool = Pool.from_multilabel(preds=[[1, 0], [0, 0]], labels=[[1, 0], [0, 1]])
     one_draw = Sample(Draws(np.array([1]), np.ones(1), np.ones(1), np.full(1, -1)), pool.labels[[1]], 1)
-    est = lw.PassiveDesign().estimate(m, pool, one_draw)
+    est = lw.PassiveDesign().start(pool, m, rng=np.random.default_rng(0)).estimate(m, one_draw)
     assert not est.defined[0] and tuple(est.interval()) == (0.0, 1.0)
 
 
@@ -220,17 +221,16 @@ def test_importance_estimate_of_R_is_exactly_unbiased():
     """All ordered pairs of draws from the design's proposal: E[R-hat] = R exactly (seed 001 eq. 1)."""
     pool = _tiny()
     measure = lw.build_measure("multilabel_macro_f1", pool)
-    design = lw.ImportanceDesign(defensive=0.2)
-    design.prepare(pool, measure)
+    design = lw.ImportanceDesign(defensive=0.2).start(pool, measure, rng=np.random.default_rng(0))
     q, N = design.q, pool.n_items
     assert np.all(q > 0) and not np.allclose(q, 1 / N)
     mean = np.zeros(measure.dim)
     for i, j in itertools.product(range(N), repeat=2):
         items = np.array([i, j])
         draws = Draws(items, 1 / (N * q[items]), q[items], np.full(2, -1))
-        est = design.estimate(measure, pool, Sample(draws, pool.labels[items], len({i, j})))
+        est = design.estimate(measure, Sample(draws, pool.labels[items], len({i, j})))
         mean += q[i] * q[j] * est.R
-    np.testing.assert_allclose(mean, lw.true_risk(pool, measure), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(mean, true_risk(pool, measure), rtol=1e-12, atol=1e-15)
 
 
 def _systematic_distribution(b: np.ndarray) -> dict[tuple[int, ...], float]:
@@ -256,9 +256,8 @@ def test_poisson_horvitz_thompson_total_is_exactly_unbiased(name):
     """Every possible sample of the fixed-size Poisson design: E[R-hat] = R (seed 002 eq. 18)."""
     pool = _tiny()
     measure = lw.build_measure(name, pool)
-    design = lw.PoissonDesign(budget=3)
-    design.prepare(pool, measure)
-    design.draw(3, np.zeros(pool.n_items, bool), np.random.default_rng(0))  # plans the inclusion probabilities
+    design = lw.PoissonDesign(budget=3).start(pool, measure, rng=np.random.default_rng(0))
+    design.draw(3, np.zeros(pool.n_items, bool))  # plans the inclusion probabilities
     b = design.b
     assert b.sum() == pytest.approx(3) and len(np.unique(np.round(b, 12))) > 1
     dist = _systematic_distribution(b)
@@ -269,10 +268,10 @@ def test_poisson_horvitz_thompson_total_is_exactly_unbiased(name):
         items = np.array(items)
         assert items.size == 3
         draws = Draws(items, 1 / b[items], b[items], np.full(3, -1))
-        mean += p * design.estimate(measure, pool, Sample(draws, pool.labels[items], 3)).R
+        mean += p * design.estimate(measure, Sample(draws, pool.labels[items], 3)).R
         inclusion[items] += p
     np.testing.assert_allclose(inclusion, b, atol=1e-12)
-    np.testing.assert_allclose(mean, lw.true_risk(pool, measure), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(mean, true_risk(pool, measure), rtol=1e-12, atol=1e-15)
 
 
 # ----------------------------------------------------------------------------- designs end to end
@@ -306,7 +305,7 @@ def test_sessions_resume_and_estimate_both_measures(design, tmp_path):
     measure = lw.build_measure("multilabel_micro_f1,multilabel_macro_f1", pool)
     truth = lw.true_value(pool, measure)
     path = tmp_path / "ml.lwsession"
-    session = lw.Session(pool, measure, lw.get_design(design), seed=7, path=path)
+    session = lw.Session(pool, measure, lw.make_design(design), seed=7, path=path)
     est = session.run(lw.TruthOracle(pool), 400, 100)
     session.close()
     assert est.all_defined and np.all(np.abs(est.value - truth) <= 4 * est.std), (est, truth)
@@ -319,7 +318,7 @@ def test_sessions_resume_and_estimate_both_measures(design, tmp_path):
 def test_labelling_every_item_is_exact(design):
     pool = lw.make_multilabel_pool(300, 3, prevalence=[0.2, 0.1, 0.05], seed=6)
     measure = lw.build_measure("multilabel_micro_f1,multilabel_macro_f1", pool)
-    est = lw.Session(pool, measure, lw.get_design(design), seed=1).run(lw.TruthOracle(pool), 300, 100)
+    est = lw.Session(pool, measure, lw.make_design(design), seed=1).run(lw.TruthOracle(pool), 300, 100)
     np.testing.assert_allclose(est.value, lw.true_value(pool, measure), rtol=1e-12)
     np.testing.assert_allclose(est.std, 0.0, atol=1e-12)
 

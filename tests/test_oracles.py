@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from labelwise.datasets import make_pool
-from labelwise.designs import get_design
+from labelwise.designs import make_design
 from labelwise.measures import build_measure
 from labelwise.oracle.annotators import (
     CallableOracle,
@@ -164,7 +164,7 @@ def test_file_oracle_answers_from_file(tmp_path, pool, kind):
     np.testing.assert_array_equal(oracle(pool.item_ids[order]), pool.labels[order])
     # drives a session end to end
     measure = build_measure("f1", pool)
-    session = Session(pool, measure, get_design("passive"), seed=1)
+    session = Session(pool, measure, make_design("passive"), seed=1)
     session.run(oracle, 60, batch_size=20)
     labeled = np.flatnonzero(session.labels >= 0)
     assert labeled.size == 60

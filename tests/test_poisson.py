@@ -70,17 +70,18 @@ def test_online_round_includes_each_item_with_its_probability():
     """First round of online-poisson: empirical inclusion frequencies match b (4 s.e.) and the size is exact."""
     pool = make_pool(600, prevalence=0.05, seed=4)
     measure = build_measure("f1", pool)
-    design = OnlinePoissonDesign(n_blocks=8, branching=8)
+    design = OnlinePoissonDesign(n_strata=8, branching=8)
     rng = np.random.default_rng(1)
+    sampler = None
     labeled = np.zeros(pool.n_items, dtype=bool)
     freq = np.zeros(pool.n_items)
     runs = 2000
     for _ in range(runs):
-        design.prepare(pool, measure)
-        d = design.draw(40, labeled, rng)
+        sampler = design.start(pool, measure, rng=rng)
+        d = sampler.draw(40, labeled)
         assert len(d) == 40 and np.unique(d.items).size == 40
         freq[d.items] += 1
-    b = design._b_groups[-1][design.groups.of_item]
+    b = sampler._b_groups[-1][sampler.gm.groups.of_item]
     z = (freq - runs * b) / np.sqrt(runs * b * (1 - b) + 1e-12)
     assert np.all(np.abs(z[b < 1]) < 4.5) and np.all(freq[b == 1] == runs)
 
@@ -211,7 +212,7 @@ def test_online_rounds_draw_exactly_the_batch_among_unlabeled_items():
         assert len(ids) == 40 and not seen.intersection(ids.tolist())
         seen.update(ids.tolist())
         session.add_labels(ids, oracle(ids))
-    assert session.draws.stratum.max() == 5 and session.n_labels == 240
+    assert session.draws.round.max() == 5 and session.n_labels == 240
 
 
 def test_online_first_round_is_unbiased_and_labelling_everything_is_exact():
@@ -241,7 +242,7 @@ def test_online_poisson_intervals_cover():
 
 
 @pytest.mark.parametrize("params, match", [({"gamma": -1}, "gamma"), ({"deviation": "max"}, "deviation"),
-                                           ({"floor": 0}, "floor")])
+                                           ({"defensive": 0}, "defensive")])
 def test_online_poisson_rejects_bad_options(params, match):
     with pytest.raises(ValueError, match=match):
         OnlinePoissonDesign(**params)

@@ -18,7 +18,7 @@ import pytest
 
 import labelwise
 from labelwise.datasets import make_pool
-from labelwise.designs import get_design
+from labelwise.designs import make_design
 from labelwise.measures import build_measure
 from labelwise.oracle.annotators import TruthOracle
 from labelwise.session import LabelError, Session
@@ -73,11 +73,11 @@ def _assert_same_session(a: Session, b: Session):
 # ------------------------------------------------------------ exact resume
 @pytest.mark.parametrize("name,params", DESIGNS)
 def test_resume_after_each_batch_matches_uninterrupted_run(tmp_path, pool, f1, oracle, name, params):
-    reference = Session(pool, f1, get_design(name, **params), seed=123)
+    reference = Session(pool, f1, make_design(name, **params), seed=123)
     reference.run(oracle, 150, batch_size=30)
 
     path = tmp_path / "s.lws"
-    session = Session(pool, f1, get_design(name, **params), seed=123, path=path)
+    session = Session(pool, f1, make_design(name, **params), seed=123, path=path)
     for k in range(1, 6):  # close after every batch and reopen
         session.run(oracle, 30 * k, batch_size=30)
         session.close()
@@ -85,7 +85,7 @@ def test_resume_after_each_batch_matches_uninterrupted_run(tmp_path, pool, f1, o
         assert session.n_labels == 30 * k
     try:
         _assert_same_session(session, reference)
-        assert session.design.spec() == get_design(name, **params).spec()
+        assert session.design.spec() == make_design(name, **params).spec()
         assert session.measure.spec() == f1.spec()
         # the file holds the same draws, in order
         stored = [row[0] for row in _query(path, "SELECT item FROM draws ORDER BY seq")]
@@ -99,11 +99,11 @@ def test_resume_after_each_batch_matches_uninterrupted_run(tmp_path, pool, f1, o
 @pytest.mark.parametrize("name,params", DESIGNS)
 def test_resume_with_pending_batch(tmp_path, pool, f1, oracle, name, params):
     """Closed after drawing but before labeling: the same items come back, then the same draws."""
-    reference = Session(pool, f1, get_design(name, **params), seed=9)
+    reference = Session(pool, f1, make_design(name, **params), seed=9)
     reference.run(oracle, 100, batch_size=25)
 
     path = tmp_path / "s.lws"
-    session = Session(pool, f1, get_design(name, **params), seed=9, path=path)
+    session = Session(pool, f1, make_design(name, **params), seed=9, path=path)
     session.run(oracle, 50, batch_size=25)
     drawn = session.next_batch(25)
     session.add_labels(drawn[:7], oracle(drawn[:7]))
@@ -125,10 +125,10 @@ def test_resume_with_pending_batch(tmp_path, pool, f1, oracle, name, params):
 def test_resume_before_first_draw(tmp_path, pool, f1):
     """The initial generator state is stored with the file."""
     path = tmp_path / "s.lws"
-    Session(pool, f1, get_design("importance"), seed=5, path=path).close()
+    Session(pool, f1, make_design("importance"), seed=5, path=path).close()
     resumed = Session.open(path)
     try:
-        reference = Session(pool, f1, get_design("importance"), seed=5)
+        reference = Session(pool, f1, make_design("importance"), seed=5)
         np.testing.assert_array_equal(resumed.next_batch(40), reference.next_batch(40))
     finally:
         resumed.close()
@@ -136,10 +136,10 @@ def test_resume_before_first_draw(tmp_path, pool, f1):
 
 def test_resume_with_non_default_bit_generator(tmp_path, pool, f1, oracle):
     path = tmp_path / "s.lws"
-    s = Session(pool, f1, get_design("passive"), seed=np.random.Generator(np.random.MT19937(2)), path=path)
+    s = Session(pool, f1, make_design("passive"), seed=np.random.Generator(np.random.MT19937(2)), path=path)
     s.run(oracle, 20, batch_size=20)
     s.close()
-    reference = Session(pool, f1, get_design("passive"), seed=np.random.Generator(np.random.MT19937(2)))
+    reference = Session(pool, f1, make_design("passive"), seed=np.random.Generator(np.random.MT19937(2)))
     reference.run(oracle, 40, batch_size=20)
     resumed = Session.open(path)
     try:
@@ -152,7 +152,7 @@ def test_resume_with_non_default_bit_generator(tmp_path, pool, f1, oracle):
 
 def test_failed_store_write_leaves_session_as_on_disk(tmp_path, pool, f1, oracle, monkeypatch):
     path = tmp_path / "s.lws"
-    session = Session(pool, f1, get_design("importance"), seed=3, path=path)
+    session = Session(pool, f1, make_design("importance"), seed=3, path=path)
     session.run(oracle, 20, batch_size=20)
     state = session.rng.bit_generator.state
 
@@ -166,7 +166,7 @@ def test_failed_store_write_leaves_session_as_on_disk(tmp_path, pool, f1, oracle
     assert session.stage == 1 and len(session.draws) == len(_query(path, "SELECT seq FROM draws"))
     monkeypatch.undo()
 
-    reference = Session(pool, f1, get_design("importance"), seed=3)
+    reference = Session(pool, f1, make_design("importance"), seed=3)
     reference.run(oracle, 20, batch_size=20)
     np.testing.assert_array_equal(session.next_batch(20), reference.next_batch(20))
     session.close()
@@ -176,12 +176,12 @@ def test_failed_store_write_leaves_session_as_on_disk(tmp_path, pool, f1, oracle
 _CHILD = """
 import sys, time
 from labelwise.datasets import make_pool
-from labelwise.designs import get_design
+from labelwise.designs import make_design
 from labelwise.measures import build_measure
 from labelwise.session import Session
 
 pool = make_pool(**{pool_args!r})
-session = Session(pool, build_measure("f1", pool), get_design("importance", lam=0.9), seed=77, path=sys.argv[1])
+session = Session(pool, build_measure("f1", pool), make_design("importance", lam=0.9), seed=77, path=sys.argv[1])
 acked = 0
 while True:
     for item in session.next_batch({batch}):
@@ -254,7 +254,7 @@ def test_sigkill_mid_batch_loses_no_acknowledged_label(tmp_path, pool, f1, oracl
         assert _stored_labels(path) == {int(pool.item_ids[i]): int(pool.labels[i]) for i in labeled}
 
         # and the killed-and-resumed session is exactly the uninterrupted one
-        reference = Session(pool, f1, get_design("importance", lam=0.9), seed=77)
+        reference = Session(pool, f1, make_design("importance", lam=0.9), seed=77)
         ref_final = reference.run(oracle, 80, batch_size=batch)
         np.testing.assert_array_equal(resumed.draws.items, reference.draws.items)
         np.testing.assert_array_equal(final.value, ref_final.value)
@@ -266,7 +266,7 @@ def test_sigkill_mid_batch_loses_no_acknowledged_label(tmp_path, pool, f1, oracl
 @pytest.fixture
 def labeled_session(tmp_path, pool, f1, oracle):
     path = tmp_path / "s.lws"
-    session = Session(pool, f1, get_design("stratified", n_strata=4), seed=1, path=path)
+    session = Session(pool, f1, make_design("stratified", n_strata=4), seed=1, path=path)
     session.run(oracle, 20, batch_size=20)
     pending = session.next_batch(10)
     yield session, path, pending
@@ -406,10 +406,10 @@ def test_labels_survive_reopen_after_rejected_calls(labeled_session, pool):
 
 def test_session_file_errors(tmp_path, pool, f1):
     path = tmp_path / "s.lws"
-    Session(pool, f1, get_design("passive"), seed=0, path=path).close()
+    Session(pool, f1, make_design("passive"), seed=0, path=path).close()
     before = path.read_bytes()
     with pytest.raises(StoreError, match="already exists"):
-        Session(pool, f1, get_design("passive"), seed=0, path=path)
+        Session(pool, f1, make_design("passive"), seed=0, path=path)
     assert path.read_bytes() == before
     with pytest.raises(StoreError, match="does not exist"):
         Session.open(tmp_path / "missing.lws")
@@ -421,7 +421,7 @@ def test_session_file_errors(tmp_path, pool, f1):
 
 
 def test_next_batch_argument_checks(pool, f1):
-    session = Session(pool, f1, get_design("passive"), seed=0)
+    session = Session(pool, f1, make_design("passive"), seed=0)
     with pytest.raises(ValueError, match="at least one item"):
         session.next_batch(0)
     with pytest.raises(ValueError, match="only 3000 of 3000 are unlabeled"):
@@ -435,7 +435,7 @@ def test_next_batch_argument_checks(pool, f1):
 def test_label_rows_carry_weight_prob_stage_and_time(tmp_path, pool, f1, oracle, name, params):
     path = tmp_path / "s.lws"
     t0 = time.time()
-    session = Session(pool, f1, get_design(name, **params), seed=4, path=path)
+    session = Session(pool, f1, make_design(name, **params), seed=4, path=path)
     session.run(oracle, 60, batch_size=20)
     ids = session.next_batch(20)
     session.add_labels(ids[:5], oracle(ids[:5]), source="annotator-7")
@@ -467,7 +467,7 @@ def test_label_rows_carry_weight_prob_stage_and_time(tmp_path, pool, f1, oracle,
 
 
 def test_estimate_uses_labeled_prefix_of_draws(pool, f1, oracle):
-    session = Session(pool, f1, get_design("stratified", n_strata=4), seed=8)
+    session = Session(pool, f1, make_design("stratified", n_strata=4), seed=8)
     session.run(oracle, 10, batch_size=10)
     assert session.estimate().n_draws == 10
     ids = session.next_batch(10)
@@ -485,14 +485,14 @@ def test_estimate_uses_labeled_prefix_of_draws(pool, f1, oracle):
     np.testing.assert_array_equal(estimates[0], estimates[1])
     np.testing.assert_array_equal(estimates[6], estimates[8])
     # the estimate of the full prefix is the in-order one
-    in_order = Session(pool, f1, get_design("stratified", n_strata=4), seed=8)
+    in_order = Session(pool, f1, make_design("stratified", n_strata=4), seed=8)
     np.testing.assert_array_equal(in_order.run(oracle, 20, batch_size=10).value, estimates[-1])
 
 
 # ------------------------------------------------------------ sample reuse
 def test_sample_reuse_matches_importance_estimator_by_hand(tmp_path, pool, f1, oracle):
     path = tmp_path / "s.lws"
-    session = Session(pool, f1, get_design("importance", lam=0.9), seed=31, path=path)
+    session = Session(pool, f1, make_design("importance", lam=0.9), seed=31, path=path)
     f1_est = session.run(oracle, 200, batch_size=50)
     other = build_measure("precision,recall,accuracy", pool)
     est = session.estimate(measure=other)
@@ -530,7 +530,7 @@ def test_sample_reuse_matches_importance_estimator_by_hand(tmp_path, pool, f1, o
 
 def test_open_rejects_unknown_generator_in_file(tmp_path, pool, f1):
     path = tmp_path / "s.lws"
-    Session(pool, f1, get_design("passive"), seed=0, path=path).close()
+    Session(pool, f1, make_design("passive"), seed=0, path=path).close()
     with closing(sqlite3.connect(str(path))) as conn, conn:
         conn.execute("""UPDATE meta SET value='{"bit_generator": "seed"}' WHERE key='rng_state'""")
     with pytest.raises(StoreError, match="unknown random generator 'seed'"):

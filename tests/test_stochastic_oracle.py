@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from labelwise.datasets import make_pool
-from labelwise.designs import AISDesign, get_design
+from labelwise.designs import AISDesign, make_design
 from labelwise.measures import build_measure
 from labelwise.oracle.annotators import NoisyOracle, noisy_label_distribution
 from labelwise.pool import Pool
@@ -71,25 +71,25 @@ def test_true_value_is_the_expectation_over_the_answers():
 
 
 # ------------------------------------------------------- exact unbiasedness
-@pytest.mark.parametrize("design_params", [{"depth": 1, "branching": 3, "n_blocks": 3},
-                                           {"depth": 1, "branching": 3, "n_blocks": 3, "defensive": 0.3}])
+@pytest.mark.parametrize("design_params", [{"depth": 1, "branching": 3, "n_strata": 3},
+                                           {"depth": 1, "branching": 3, "n_strata": 3, "defensive": 0.3}])
 def test_two_stage_ais_estimate_is_exactly_unbiased(design_params):
     """Enumerate (x1, y1, x2, y2): E[(w1 l1 + w2 l2) / 2] = R under the oracle's p(y|x), with q2 learned from y1."""
     pool = _tiny_pool()
     measure = build_measure("f1", pool)
     e = 0.25
     p_y = noisy_label_distribution(pool, e)
-    design = AISDesign(oracle="stochastic", **design_params)
+    design = AISDesign(**design_params)
     outputs = pool.outputs()
     N = pool.n_items
     everything = np.arange(N)
     mean = np.zeros(measure.dim)
     total_prob = 0.0
     for x1, y1 in itertools.product(range(N), range(2)):
-        design.prepare(pool, measure)
-        q1 = design.q_of(everything)[x1]
-        design.observe(np.array([x1]), np.array([y1]))
-        q2 = design.q_of(everything)
+        sampler = design.start(pool, measure, rng=np.random.default_rng(0), oracle="stochastic")
+        q1 = sampler.q_of(everything)[x1]
+        sampler.observe(np.array([x1]), np.array([y1]))
+        q2 = sampler.q_of(everything)
         l1 = measure.loss(outputs, np.full(N, y1))[x1] / (N * q1)
         for x2, y2 in itertools.product(range(N), range(2)):
             prob = q1 * p_y[x1, y1] * q2[x2] * p_y[x2, y2]
@@ -108,7 +108,7 @@ def _labels_for(pool: Pool, ids, rng) -> np.ndarray:
 @pytest.mark.parametrize("design", ["ais", "importance", "passive"])
 def test_an_item_drawn_twice_is_labeled_twice_and_may_disagree(design):
     pool = make_pool(30, prevalence=0.3, seed=2)
-    s = Session(pool, build_measure("f1", pool), get_design(design, oracle="stochastic"), seed=1)
+    s = Session(pool, build_measure("f1", pool), make_design(design), oracle="stochastic", seed=1)
     ids = s.next_batch(60)  # more draws than items: every draw is its own label request
     assert ids.size == 60 and np.unique(ids).size < 60
     repeated = ids[np.flatnonzero(np.bincount(pool.positions(ids)) > 1)[:1]]
@@ -129,8 +129,8 @@ def test_an_item_drawn_twice_is_labeled_twice_and_may_disagree(design):
 
 def test_labels_are_matched_to_pending_draws_and_bad_calls_store_nothing(tmp_path, pool):
     path = tmp_path / "noisy.lws"
-    design = AISDesign(n_blocks=16, branching=16, oracle="stochastic")
-    s = Session(pool, build_measure("f1", pool), design, seed=4, path=path)
+    design = AISDesign(n_strata=16, branching=16)
+    s = Session(pool, build_measure("f1", pool), design, oracle="stochastic", seed=4, path=path)
     ids = s.next_batch(20)
     before = s.store.conn.execute("SELECT COUNT(*) FROM labels").fetchone()[0]
     once = ids[np.flatnonzero([np.sum(ids == i) == 1 for i in ids])[0]]
@@ -158,7 +158,7 @@ def test_labels_are_matched_to_pending_draws_and_bad_calls_store_nothing(tmp_pat
 def test_labels_with_their_draws_store_once_and_answer_that_draw(tmp_path, pool):
     """With draw numbers a label answers its own draw, and a resubmitted answer is skipped."""
     path = tmp_path / "noisy.lws"
-    s = Session(pool, build_measure("f1", pool), get_design("importance", oracle="stochastic"), seed=3, path=path)
+    s = Session(pool, build_measure("f1", pool), make_design("importance"), oracle="stochastic", seed=3, path=path)
     ids = s.next_batch(400)  # a small pool: some items are drawn more than once
     draws = s.pending_draws
     np.testing.assert_array_equal(draws, np.arange(400))
@@ -193,7 +193,7 @@ def test_labels_with_their_draws_store_once_and_answer_that_draw(tmp_path, pool)
     ("length", "got 2 ids but 1 draw numbers"),
 ])
 def test_bad_draw_numbers_are_refused_and_store_nothing(tmp_path, pool, case, message):
-    s = Session(pool, build_measure("f1", pool), get_design("passive", oracle="stochastic"), seed=2,
+    s = Session(pool, build_measure("f1", pool), make_design("passive"), oracle="stochastic", seed=2,
                 path=tmp_path / "s.lws")
     ids = s.next_batch(10)
     s.add_labels(ids[:2], [0, 1], draws=[0, 1])
@@ -218,10 +218,10 @@ def test_stochastic_session_resumes_exactly(tmp_path, pool, name):
     measure = build_measure("f1", pool)
 
     def design():
-        return get_design(name, n_blocks=16, branching=16, oracle="stochastic")
+        return make_design(name, n_strata=16, branching=16)
 
-    twin = Session(pool, measure, design(), seed=6)
-    s = Session(pool, measure, design(), seed=6, path=tmp_path / "s.lws")
+    twin = Session(pool, measure, design(), oracle="stochastic", seed=6)
+    s = Session(pool, measure, design(), oracle="stochastic", seed=6, path=tmp_path / "s.lws")
     oracle = NoisyOracle(pool, 0.15, rng=0)
     for _ in range(4):
         ids = s.next_batch(25)
@@ -259,7 +259,7 @@ def test_noisy_simulation_is_unbiased_for_the_expected_measure_and_covers(pool, 
     measure = build_measure("recall", pool)
     noise = 0.1
     repeats = 150
-    result = simulate(pool, measure, design, design_params={"oracle": "stochastic", **params}, budget=600,
+    result = simulate(pool, measure, design, design_params=params, budget=600,
                       batch_size=50, repeats=repeats, seed=3, checkpoints=[600], noise=noise)
     truth = true_value(pool, measure, noise)[0]
     clean = true_value(pool, measure)[0]
@@ -279,12 +279,12 @@ def test_poisson_interval_counts_the_label_noise_of_certain_items(pool):
     with eq. 28."""
     measure = build_measure("recall", pool)
     repeats = 100
-    result = simulate(pool, measure, "poisson", design_params={"oracle": "stochastic", "lam": 0.8}, budget=2000,
+    result = simulate(pool, measure, "poisson", design_params={"lam": 0.8}, budget=2000,
                       batch_size=500, repeats=repeats, seed=4, checkpoints=[2000], noise=0.1)
-    design = get_design("poisson", oracle="stochastic", lam=0.8, budget=2000)
-    design.prepare(pool, measure)
-    design.draw(1, np.zeros(pool.n_items, bool), np.random.default_rng(0))
-    assert np.sum(design.b == 1) > 200  # the regime this test is about
+    sampler = make_design("poisson", lam=0.8, budget=2000).start(pool, measure, rng=np.random.default_rng(0),
+                                                                  oracle="stochastic")
+    sampler.draw(1, np.zeros(pool.n_items, bool))
+    assert np.sum(sampler.b == 1) > 200  # the regime this test is about
     row = result.checkpoint_rows()[0]
     values = result.values[0, :, 0]
     truth = true_value(pool, measure, 0.1)[0]
@@ -297,7 +297,7 @@ def test_stratified_interval_under_noise_keeps_the_label_noise_of_strata_labeled
     but noisy labels still vary."""
     measure = build_measure("f1", pool)
     repeats = 100
-    result = simulate(pool, measure, "stratified", design_params={"oracle": "stochastic"}, budget=2900,
+    result = simulate(pool, measure, "stratified", budget=2900,
                       batch_size=500, repeats=repeats, seed=6, checkpoints=[2900], noise=0.1)
     values = result.values[0, :, 0]
     truth = true_value(pool, measure, 0.1)[0]
@@ -310,8 +310,8 @@ def test_online_poisson_census_under_noise_is_the_mean_of_its_labels_and_covers(
     interval (the labels' noise under the model) covers the noisy truth."""
     small = make_pool(150, prevalence=0.3, separation=2.0, seed=8)
     measure = build_measure("f1", small)
-    params = {"oracle": "stochastic", "lam": 0.6, "n_blocks": 8, "branching": 8}
-    s = Session(small, measure, get_design("online-poisson", **params), seed=1)
+    params = {"lam": 0.6, "n_strata": 8, "branching": 8}
+    s = Session(small, measure, make_design("online-poisson", **params), oracle="stochastic", seed=1)
     est = s.run(NoisyOracle(small, 0.2, rng=2), 150, 50)
     sample = s.sample()
     assert s.n_labels == 150 and np.unique(sample.draws.items).size == 150
@@ -329,6 +329,12 @@ def test_online_poisson_census_under_noise_is_the_mean_of_its_labels_and_covers(
     assert result.checkpoint_rows()[0]["coverage"] >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / repeats)
 
 
-def test_noise_needs_a_design_for_a_stochastic_oracle(pool):
-    with pytest.raises(ValueError, match="oracle=stochastic"):
-        simulate(pool, build_measure("f1", pool), "ais", noise=0.1, repeats=1, budget=100)
+def test_noise_needs_a_stochastic_oracle(pool):
+    """The oracle mode is the session's: noise implies a stochastic oracle, and contradicting it is refused."""
+    measure = build_measure("f1", pool)
+    with pytest.raises(ValueError, match="the annotators are noisy but the oracle is deterministic"):
+        simulate(pool, measure, "ais", noise=0.1, oracle="deterministic", repeats=1, budget=100)
+    with pytest.raises(ValueError, match="oracle: choose 'deterministic' or 'stochastic'"):
+        Session(pool, measure, make_design("ais"), oracle="noisy")
+    with pytest.raises(ValueError, match="oracle: choose 'deterministic' or 'stochastic'"):
+        simulate(pool, measure, "ais", oracle="noisy", repeats=1, budget=100)

@@ -2,8 +2,10 @@
 
 Estimate F1, precision, recall, accuracy, PR curves and other generalized
 measures on a large unlabeled pool from few labels, with intervals that hold.
+The estimators are pure functions in :mod:`labelwise.estimators`.
 """
 
+from . import estimators
 from .datasets import make_multilabel_pool, make_pool
 from .designs import (
     DESIGNS,
@@ -14,14 +16,12 @@ from .designs import (
     OnlinePoissonDesign,
     PassiveDesign,
     PoissonDesign,
+    Sampler,
     StratifiedDesign,
-    design_from_spec,
-    get_design,
+    make_design,
     register_design,
 )
-from .diagnostics import kl_divergence, optimal_proposal_given_truth
 from .estimators import Estimate
-from .hierarchy import Hierarchy, feature_hierarchy, score_hierarchy
 from .measures import (
     MCC,
     MEASURE_NAMES,
@@ -43,20 +43,11 @@ from .measures import (
     Recall,
     build_measure,
     combine,
-    measure_from_spec,
 )
-from .oracle import DirichletTreeModel
-from .oracle.annotators import CallableOracle, FileOracle, NoisyOracle, TruthOracle
-from .partition import Strata, make_strata
-from .pool import (
-    Pool,
-    PoolError,
-    decode_multilabel,
-    encode_multilabel,
-    multilabel_joint,
-)
+from .oracle import CallableOracle, FileOracle, NoisyOracle, TruthOracle
+from .pool import Pool, PoolError, decode_multilabel, encode_multilabel
 from .session import LabelError, Session
-from .simulate import SimulationResult, simulate, true_risk, true_value
+from .simulate import SimulationResult, simulate, true_value
 from .store import StoreError
 
 __version__ = "0.1.0"
@@ -72,12 +63,10 @@ __all__ = [
     "CallableOracle",
     "CustomMeasure",
     "Design",
-    "DirichletTreeModel",
     "Estimate",
     "FBeta",
     "FileOracle",
     "FowlkesMallows",
-    "Hierarchy",
     "ImportanceDesign",
     "LabelError",
     "MacroF1",
@@ -97,29 +86,21 @@ __all__ = [
     "PoolError",
     "Precision",
     "Recall",
+    "Sampler",
     "Session",
     "SimulationResult",
     "StoreError",
-    "Strata",
     "StratifiedDesign",
     "TruthOracle",
     "build_measure",
     "combine",
     "decode_multilabel",
-    "design_from_spec",
     "encode_multilabel",
-    "feature_hierarchy",
-    "get_design",
-    "kl_divergence",
+    "estimators",
+    "make_design",
     "make_multilabel_pool",
     "make_pool",
-    "make_strata",
-    "measure_from_spec",
-    "multilabel_joint",
-    "optimal_proposal_given_truth",
     "register_design",
-    "score_hierarchy",
     "simulate",
-    "true_risk",
     "true_value",
 ]

@@ -33,7 +33,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .datasets import make_pool
-from .designs import DESIGNS, Design, get_design
+from .designs import DESIGNS, Design, make_design
 from .estimators import Estimate
 from .measures import MEASURE_NAMES, Measure, build_measure
 from .oracle.annotators import TruthOracle, read_labels_file
@@ -193,13 +193,16 @@ def check_positive(**values: int) -> None:
             raise UserError(f"--{name.replace('_', '-')}: must be at least 1, got {value}")
 
 
-def make_design(name: str, params: Sequence[str] | None) -> Design:
-    """A registered design from its name and ``--param`` strings."""
-    return get_design(name, **parse_params(params))
+def design_options(name: str, params: Sequence[str] | None) -> tuple[Design, str | None]:
+    """A registered design from its name and ``--param`` strings, and the oracle mode if one was given
+    (``--param oracle=stochastic``: the mode is the session's, not the design's)."""
+    settings = parse_params(params)
+    oracle = settings.pop("oracle", None)
+    return make_design(name, **settings), oracle
 
 
 def describe_design(design: Design) -> str:
-    params = ", ".join(f"{k}={v}" for k, v in design.params().items())
+    params = ", ".join(f"{k}={v}" for k, v in design.spec().items() if k != "design")
     return f"{design.name} ({params})" if params else design.name
 
 
@@ -261,7 +264,9 @@ def init(
         pool = Pool.from_file(pool_file, label_col=None,
                               **pool_columns(id_col, pred_col, score_col, prob_col, multilabel))
         target = build_measure(measure, pool, parse_systems(systems))
-        with Session(pool, target, make_design(design, param), seed=seed, path=session, level=level) as s:
+        chosen, oracle = design_options(design, param)
+        with Session(pool, target, chosen, oracle=oracle or "deterministic", seed=seed, path=session,
+                     level=level) as s:
             typer.echo(f"created session {str(session)!r}")
             typer.echo(f"  items:   {pool.n_items} (pool {pool.name!r}, {pool.n_classes} classes)")
             typer.echo(f"  systems: {', '.join(pool.system_names)}")
@@ -437,14 +442,14 @@ def demo(
         pool = make_pool(n_items, prevalence, seed=seed)
         measure = build_measure("f1,precision,recall", pool)
         truth = np.asarray(true_value(pool, measure), dtype=float)
-        chosen = get_design(design)
+        chosen = make_design(design)
         typer.echo(f"pool: {pool.n_items} items, {int(pool.labels.sum())} positives; "
                    f"design {describe_design(chosen)}; budget {budget} labels", err=True)
         est = Session(pool, measure, chosen, seed=seed).run(TruthOracle(pool), budget, batch_size, progress=True)
         console = _console()
         console.print(demo_table(est, truth))
         if chosen.name != "passive":
-            passive = Session(pool, measure, get_design("passive"), seed=seed).run(TruthOracle(pool), budget,
+            passive = Session(pool, measure, make_design("passive"), seed=seed).run(TruthOracle(pool), budget,
                                                                                   batch_size)
             console.print(Text(passive_comparison(chosen.name, est, passive, truth)))
 
@@ -521,7 +526,7 @@ def simulate_cmd(
     multilabel: MultiLabelOpt = None,
     noise: Annotated[float, typer.Option(
         "--noise", help="Annotator noise: each answer is wrong (another class) with this probability, drawn "
-        "afresh per draw (a stochastic oracle; run the design with --param oracle=stochastic).")] = 0.0,
+        "afresh per draw (a stochastic oracle).")] = 0.0,
 ) -> None:
     """Run repeated simulated evaluations against the pool's ground truth.
 
@@ -536,10 +541,10 @@ def simulate_cmd(
         pool = Pool.from_file(pool_file, label_col=label_col,
                               **pool_columns(id_col, pred_col, score_col, prob_col, multilabel))
         target = build_measure(measure, pool, parse_systems(systems))
-        chosen = make_design(design, param)
+        chosen, oracle = design_options(design, param)
         show = sys.stderr.isatty() if progress is None else progress
         result = simulate(pool, target, chosen, budget=budget, batch_size=batch_size, repeats=repeats, seed=seed,
-                          checkpoints=marks, level=level, noise=noise, progress=show)
+                          checkpoints=marks, level=level, noise=noise, oracle=oracle, progress=show)
         if as_json:
             print_json(result.to_dict())
         else:

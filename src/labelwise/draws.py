@@ -18,7 +18,7 @@ class Draws:
     items : ndarray of int
         Pool positions (an item may appear more than once under with-replacement designs).
     weight : ndarray of float
-        ``p(x) / q(x)`` at draw time (Poms et al. 2021, Algorithm 1); 1 for designs without weights.
+        ``p(x) / q(x)`` at draw time (Marchant & Rubinstein, KDD 2021, Algorithm 1); 1 for designs without weights.
     prob : ndarray of float
         Probability of the draw (``q(x)``), or the inclusion probability for
         designs without replacement.

@@ -10,9 +10,10 @@ memory (simulations).
 Estimates use the longest prefix of draws whose items are all labeled, so
 labels that arrive out of order never bias the estimate.
 
-Under a stochastic oracle (a design created with ``oracle="stochastic"``:
-noisy labels, several annotators) every draw is a label request of its
-own: an item drawn twice is labeled twice, and its labels may differ.
+The oracle mode is the session's: under a deterministic oracle an item has
+one true label, asked once; under a stochastic oracle (noisy labels,
+several annotators) every draw is a label request of its own, an item drawn
+twice is labeled twice, and its labels may differ (:mod:`labelwise.ledger`).
 """
 
 from __future__ import annotations
@@ -24,52 +25,17 @@ from typing import Self
 
 import numpy as np
 
-from .designs import Design, design_from_spec
+from .designs import Design, Sampler, design_from_spec
+from .designs.base import check_oracle
 from .draws import Draws, Sample
 from .estimators import Estimate
+from .ledger import DrawLedger, LabelError, Ledger, as_int_labels, make_ledger, show_id
 from .measures import Measure, measure_from_spec
 from .pool import Pool, PoolError
 from .progress import progress_bar
 from .store import Store, StoreError
 
 __all__ = ["LabelError", "Session"]
-
-
-class LabelError(ValueError):
-    """Labels that cannot be accepted; nothing was stored."""
-
-
-def _is_number(value) -> bool:
-    if value is None:
-        return False
-    try:
-        float(value)
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
-def _as_int_labels(labels, n_classes: int) -> np.ndarray:
-    arr = np.asarray(labels)
-    if arr.dtype.kind in "OUS":
-        # element by element: NumPy turns [True, "1"] into strings ["True", "1"]
-        values = list(labels) if isinstance(labels, (list, tuple)) else arr.ravel().tolist()
-        bad = [v for v in values if not _is_number(v)]
-        if bad:
-            raise LabelError(
-                f"label: values {bad[:5]} are not numbers; labels must be integers 0..{n_classes - 1}"
-            )
-        arr = np.array([float(v) for v in values])
-    if arr.dtype.kind == "b":
-        arr = arr.astype(np.int64)
-    as_float = arr.astype(float)
-    bad = ~np.isfinite(as_float) | (as_float != np.round(as_float)) | (as_float < 0) | (as_float >= n_classes)
-    if bad.any():
-        raise LabelError(
-            f"label: values {np.unique(arr[bad])[:5].tolist()} are outside the label set 0..{n_classes - 1}; "
-            "fix them in the labels you give"
-        )
-    return as_float.astype(np.int64)
 
 
 class Session:
@@ -82,6 +48,13 @@ class Session:
         The target measure (it shapes the design); any other measure can be
         estimated from the same labels with ``estimate(measure=...)``.
     design : Design
+    oracle : {"deterministic", "stochastic"}
+        ``"stochastic"`` for noisy or several annotators: every draw is
+        labeled afresh and the target is the measure's expectation over the
+        annotators' answers.
+    budget : int, optional
+        Labels the session will ask for in total, for designs that plan for
+        it (``poisson``); :meth:`run` sets it when nothing was drawn yet.
     seed : int or numpy.random.Generator, optional
         Source of randomness (the only one).
     path : str or Path, optional
@@ -90,25 +63,25 @@ class Session:
         Default confidence level of estimates.
     """
 
-    def __init__(self, pool: Pool, measure: Measure, design: Design, *, seed=None,
-                 path: str | Path | None = None, level: float = 0.95):
-        self.pool = pool
-        self.measure = measure
-        self.design = design
+    def __init__(self, pool: Pool, measure: Measure, design: Design, *, oracle: str = "deterministic",
+                 budget: int | None = None, seed=None, path: str | Path | None = None, level: float = 0.95):
+        self.pool, self.measure, self.design = pool, measure, design
+        self.oracle = check_oracle(oracle)
+        self.budget = budget
         self.level = float(level)
         self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-        self._reset_labels()
+        self.ledger: Ledger = make_ledger(oracle, pool)
         self._draw_parts: list[Draws] = []
         self._draws_cache: Draws | None = None
         self.stage = 0
         self.store: Store | None = None
-        design.prepare(pool, measure)
+        self.sampler: Sampler = design.start(pool, measure, rng=self.rng, budget=budget, oracle=oracle)
         if path is not None:
-            spec = measure.spec()
             # the generator's initial state goes in with the file, so a session
             # reopened before its first draw still draws what this one would
             self.store = Store.create(path, pool, {
-                "measure": spec, "design": design.spec(), "level": self.level, "created": time.time(),
+                "measure": measure.spec(), "design": design.spec(), "oracle": oracle, "budget": budget,
+                "level": self.level, "created": time.time(),
             }, rng_state=self.rng.bit_generator.state)
 
     # ------------------------------------------------------------- resume
@@ -134,12 +107,6 @@ class Session:
         config = store.config()
         if config["measure"] is None and measure is None:
             raise ValueError("this session uses a user-defined measure: pass it again with measure=")
-        pool = store.load_pool()
-        measure = measure if measure is not None else measure_from_spec(config["measure"])
-        design = design_from_spec(config["design"])
-        self = cls.__new__(cls)
-        self.pool, self.measure, self.design = pool, measure, design
-        self.level = float(config.get("level", 0.95))
         state = store.rng_state()
         name = str(state.get("bit_generator", "PCG64"))
         kind = getattr(np.random, name, None)
@@ -147,24 +114,24 @@ class Session:
             raise StoreError(f"{str(store.path)!r}: unknown random generator {name!r} in the session file")
         bit_generator = kind()
         bit_generator.state = state
-        self.rng = np.random.Generator(bit_generator)
-        self._reset_labels()
+        # files written before the oracle mode was the session's keep it in the design's spec
+        oracle = config.get("oracle") or config["design"].get("oracle", "deterministic")
+        self = cls(store.load_pool(), measure if measure is not None else measure_from_spec(config["measure"]),
+                   design_from_spec(config["design"]), oracle=oracle, budget=config.get("budget"),
+                   seed=np.random.Generator(bit_generator), level=float(config.get("level", 0.95)))
         draws = store.load_draws()
         self._draw_parts = [draws] if len(draws) else []
-        self._draws_cache = None
         self.stage = int(draws.round.max()) + 1 if len(draws) else 0
         self.store = store
-        design.prepare(pool, measure)
         items, labels, calls, answered = store.load_labels()
-        if self.stochastic:
-            self._draw_labels = np.full(len(draws), -1, dtype=np.int64)
-            self._draw_labels[answered] = labels
-        self._set_labels(items, labels)
+        if isinstance(self.ledger, DrawLedger):
+            self.ledger.extend(len(draws))
         # replay the labels call by call, as they arrived, so adaptive designs end in the same state
         for chunk in np.split(np.arange(items.size), np.flatnonzero(np.diff(calls)) + 1):
             if chunk.size:
-                design.observe(items[chunk], labels[chunk])
-        design.set_state(store.design_states())
+                self.ledger.record(answered[chunk], items[chunk], labels[chunk])
+                self.sampler.observe(items[chunk], labels[chunk])
+        self.sampler.set_state(store.design_states())
         return self
 
     def close(self) -> None:
@@ -190,34 +157,20 @@ class Session:
 
     @property
     def stochastic(self) -> bool:
-        """Whether the design assumes a stochastic oracle (a label per draw)."""
-        return self.design.oracle == "stochastic"
+        """Whether every draw is labeled afresh (noisy or several annotators)."""
+        return self.oracle == "stochastic"
 
     @property
     def n_labels(self) -> int:
-        """Labels received: distinct items labeled (deterministic oracle) or labeled draws (stochastic)."""
-        return int(self._n_labeled)
+        """Labels received: distinct items labeled (deterministic oracle) or answered draws (stochastic)."""
+        return self.ledger.n_labels
 
-    def _reset_labels(self) -> None:
-        #: per item: its label (deterministic oracle; -1 while unlabeled) ...
-        self.labels = np.full(self.pool.n_items, -1, dtype=np.int64)
-        self._labeled = np.zeros(self.pool.n_items, dtype=bool)
-        #: ... or per draw (stochastic oracle; -1 while pending)
-        self._draw_labels = np.empty(0, dtype=np.int64)
-        self._n_labeled = 0
-
-    def _set_labels(self, positions: np.ndarray, labels: np.ndarray) -> None:
-        """Record new labels in memory (deterministic: positions not labeled before)."""
-        if not self.stochastic:
-            self.labels[positions] = labels
-        self._labeled[positions] = True
-        self._n_labeled += positions.size
-
-    def _waiting(self) -> np.ndarray:
-        """Whether each draw still waits for a label."""
-        if self.stochastic:
-            return self._draw_labels < 0
-        return self.labels[self.draws.items] < 0
+    @property
+    def labels(self) -> np.ndarray:
+        """Each item's label, -1 while unlabeled (deterministic oracle)."""
+        if isinstance(self.ledger, DrawLedger):
+            raise AttributeError("a stochastic session has labels per draw, not per item: see sample()")
+        return self.ledger.labels
 
     @property
     def pending_draws(self) -> np.ndarray:
@@ -228,10 +181,7 @@ class Session:
         (see :meth:`add_labels`).  Under a deterministic oracle each pending
         item's first draw.
         """
-        waiting = np.flatnonzero(self._waiting())
-        if not self.stochastic:
-            waiting = waiting[np.sort(np.unique(self.draws.items[waiting], return_index=True)[1])]
-        return waiting
+        return self.ledger.pending(self.draws)
 
     @property
     def pending(self) -> np.ndarray:
@@ -264,9 +214,9 @@ class Session:
             )
         before = self.rng.bit_generator.state
         try:
-            draws = self.design.draw(n, self._labeled, self.rng).in_round(self.stage)
+            draws = self.sampler.draw(n, self.ledger.labeled).in_round(self.stage)
             if self.store is not None:
-                self.store.append_draws(self.stage + 1, draws, self.rng.bit_generator.state, self.design.state())
+                self.store.append_draws(self.stage + 1, draws, self.rng.bit_generator.state, self.sampler.state())
         except BaseException:
             # nothing was stored: rewind the generator so memory matches the file
             self.rng.bit_generator.state = before
@@ -274,8 +224,8 @@ class Session:
         self.stage += 1
         self._draw_parts.append(draws)
         self._draws_cache = None
-        if self.stochastic:
-            self._draw_labels = np.concatenate([self._draw_labels, np.full(len(draws), -1, dtype=np.int64)])
+        if isinstance(self.ledger, DrawLedger):
+            self.ledger.extend(len(draws))
         return self.pending
 
     def add_labels(self, ids: Sequence, labels: Sequence, source: str = "api", draws: Sequence | None = None) -> int:
@@ -321,48 +271,18 @@ class Session:
             pos = self.pool.positions(ids)
         except PoolError as exc:
             raise LabelError(str(exc)) from None
-        y = _as_int_labels(labels, self.pool.n_classes)
-        if draws is not None:
-            answered = self._check_draws(ids, pos, draws)
-            if self.stochastic:
-                return self._add_answers(answered, pos, y, source)
-        elif self.stochastic:
-            return self._add_draw_labels(ids, pos, y, source)
-        order = np.argsort(pos, kind="stable")
-        sp, sy = pos[order], y[order]
-        same_item = sp[1:] == sp[:-1]
-        if np.any(same_item & (sy[1:] != sy[:-1])):
-            bad = self.pool.item_ids[sp[1:][same_item & (sy[1:] != sy[:-1])][0]]
-            raise LabelError(f"item {_show(bad)} is given two different labels in one call; keep one")
-        stored = self.labels[pos]
-        clash = (stored >= 0) & (stored != y)
-        if clash.any():
-            i = int(np.argmax(clash))
-            raise LabelError(
-                f"item {_show(ids[i])} already has label {int(stored[i])}; the new label {int(y[i])} contradicts it "
-                "(the oracle is deterministic). Nothing was stored"
-            )
-        draws = self.draws
-        drawn = np.isin(pos, draws.items)
-        if not drawn.all():
-            i = int(np.argmax(~drawn))
-            raise LabelError(
-                f"item {_show(ids[i])} was not proposed by the design; label only items returned by next_batch "
-                "(labels of other items have no design weight)"
-            )
-        # first occurrence of each item not yet labeled (indices into the whole call)
-        new_idx = np.flatnonzero(stored < 0)
-        new_idx = new_idx[np.sort(np.unique(pos[new_idx], return_index=True)[1])]
-        new_pos, new_y = pos[new_idx], y[new_idx]
-        if new_pos.size == 0:
+        y = as_int_labels(labels, self.pool.n_classes)
+        answered = None if draws is None else self._check_draws(ids, pos, draws)
+        all_draws = self.draws
+        answered, pos, y = self.ledger.accept(all_draws, ids, pos, y, answered if self.stochastic else None)
+        if pos.size == 0:
             return 0
         if self.store is not None:
-            first_draw = _first_index(draws.items, new_pos)
-            self.store.add_labels(new_pos, new_y, first_draw, draws.round[first_draw] + 1, draws.weight[first_draw],
-                                  draws.prob[first_draw], source)
-        self._set_labels(new_pos, new_y)
-        self.design.observe(new_pos, new_y)
-        return int(new_pos.size)
+            self.store.add_labels(pos, y, answered, all_draws.round[answered] + 1, all_draws.weight[answered],
+                                  all_draws.prob[answered], source)
+        self.ledger.record(answered, pos, y)
+        self.sampler.observe(pos, y)
+        return int(pos.size)
 
     def _check_draws(self, ids: np.ndarray, pos: np.ndarray, draws: Sequence) -> np.ndarray:
         """``draws`` as draw numbers, each checked to be a draw of its item."""
@@ -378,86 +298,17 @@ class Session:
         wrong = self.draws.items[d] != pos
         if wrong.any():
             i = int(np.argmax(wrong))
-            raise LabelError(f"draw {d[i]} is of item {_show(self.pool.item_ids[self.draws.items[d[i]]])}, not of "
-                             f"item {_show(ids[i])}; keep each row's id and draw together. Nothing was stored")
+            raise LabelError(f"draw {d[i]} is of item {show_id(self.pool.item_ids[self.draws.items[d[i]]])}, not "
+                             f"of item {show_id(ids[i])}; keep each row's id and draw together. Nothing was stored")
         return d
-
-    def _add_answers(self, answered: np.ndarray, pos: np.ndarray, y: np.ndarray, source: str) -> int:
-        """Stochastic oracle, labels given with their draws: new answers stored, repeats skipped."""
-        order = np.argsort(answered, kind="stable")
-        answered, pos, y = answered[order], pos[order], y[order]
-        twice = answered[1:] == answered[:-1]
-        if np.any(twice & (y[1:] != y[:-1])):
-            d = answered[1:][twice & (y[1:] != y[:-1])][0]
-            raise LabelError(f"draw {d} is given two different labels in one call; keep one. Nothing was stored")
-        keep = np.r_[True, ~twice]
-        answered, pos, y = answered[keep], pos[keep], y[keep]
-        stored = self._draw_labels[answered]
-        clash = (stored >= 0) & (stored != y)
-        if clash.any():
-            i = int(np.argmax(clash))
-            raise LabelError(f"draw {answered[i]} (item {_show(self.pool.item_ids[pos[i]])}) already has label "
-                             f"{int(stored[i])}; the new label {int(y[i])} contradicts it (a draw has one answer). "
-                             "Nothing was stored")
-        new = stored < 0
-        return self._store_answers(answered[new], pos[new], y[new], source)
-
-    def _store_answers(self, answered: np.ndarray, pos: np.ndarray, y: np.ndarray, source: str) -> int:
-        """Store answers to pending draws (sorted by draw), then learn from them."""
-        if answered.size == 0:
-            return 0
-        draws = self.draws
-        if self.store is not None:
-            self.store.add_labels(pos, y, answered, draws.round[answered] + 1, draws.weight[answered], draws.prob[answered],
-                                  source)
-        self._draw_labels[answered] = y
-        self._set_labels(pos, y)
-        self.design.observe(pos, y)
-        return int(pos.size)
-
-    def _add_draw_labels(self, ids: np.ndarray, pos: np.ndarray, y: np.ndarray, source: str) -> int:
-        """Stochastic oracle: the k-th label of an item in a call answers its k-th pending draw."""
-        draws = self.draws
-        pending = np.flatnonzero(self._draw_labels < 0)
-        by_item = pending[np.argsort(draws.items[pending], kind="stable")]  # by item, then draw order
-        items_sorted = draws.items[by_item]
-        uniq, start, count = np.unique(items_sorted, return_index=True, return_counts=True)
-        # occurrence number of each id within the call (0 for its first label, 1 for the second...)
-        order = np.argsort(pos, kind="stable")
-        run_start = np.r_[0, np.flatnonzero(np.diff(pos[order])) + 1]
-        occurrence = np.empty(pos.size, dtype=np.int64)
-        occurrence[order] = np.arange(pos.size) - np.repeat(run_start, np.diff(np.r_[run_start, pos.size]))
-        loc = np.minimum(np.searchsorted(uniq, pos), max(uniq.size - 1, 0))
-        ok = np.zeros(pos.size, dtype=bool)
-        if uniq.size:
-            found = uniq[loc] == pos
-            ok[found] = occurrence[found] < count[loc[found]]
-        if not ok.all():
-            i = int(np.argmax(~ok))
-            waiting = int(count[loc[i]]) if uniq.size and uniq[loc[i]] == pos[i] else 0
-            given = int(np.sum(pos == pos[i]))
-            raise LabelError(
-                f"item {_show(ids[i])} has {waiting} draw(s) waiting for a label but {given} label(s) were given; "
-                "label only items returned by next_batch, once per time they are returned. Nothing was stored"
-            )
-        answered = by_item[start[loc] + occurrence]
-        order = np.argsort(answered)  # store and learn in draw order
-        return self._store_answers(answered[order], pos[order], y[order], source)
 
     def sample(self) -> Sample:
         """The labeled prefix of the draws with their labels."""
-        draws = self.draws
-        unl = self._waiting()
-        cut = int(np.argmax(unl)) if unl.any() else len(draws)
-        head = draws.head(cut)
-        if self.stochastic:
-            return Sample(head, self._draw_labels[:cut], cut)
-        return Sample(head, self.labels[head.items], int(np.unique(head.items).size))
+        return self.ledger.sample(self.draws)
 
     def estimate(self, measure: Measure | None = None, level: float | None = None) -> Estimate:
         """Estimate the session's measure, or any other ``measure`` from the same labels (sample reuse)."""
-        return self.design.estimate(measure or self.measure, self.pool, self.sample(),
-                                    self.level if level is None else level)
+        return self.sampler.estimate(measure or self.measure, self.sample(), self.level if level is None else level)
 
     def run(
         self,
@@ -469,16 +320,18 @@ class Session:
         checkpoints: Sequence[int] = (),
         on_checkpoint: Callable[[int, Estimate], None] | None = None,
     ) -> Estimate:
-        """Label until ``budget`` distinct items are labeled, asking ``oracle`` a batch at a time.
+        """Label until ``budget`` labels are in, asking ``oracle`` a batch at a time.
 
         Parameters
         ----------
         oracle : callable
             ``oracle(item_ids) -> labels``.
         budget : int
-            Total distinct labels wanted (labels already in the session count).
+            Total labels wanted (:attr:`n_labels`: distinct items under a
+            deterministic oracle, answered draws under a stochastic one;
+            labels already in the session count).
         batch_size : int
-            Items per batch (the design is updated between batches).
+            Labels per batch (the design is updated between batches).
         progress : bool
             Show a progress bar.
         checkpoints : sequence of int
@@ -489,7 +342,10 @@ class Session:
             raise ValueError(f"budget: {budget} labels asked but the pool has {self.pool.n_items} items")
         if batch_size < 1:
             raise ValueError(f"batch_size: must be at least 1, got {batch_size}")
-        self.design.plan(budget)
+        if self.budget is None and len(self.draws) == 0:  # nothing drawn yet: plan the run for its budget
+            self.budget = budget
+            self.sampler = self.design.start(self.pool, self.measure, rng=self.rng, budget=budget,
+                                             oracle=self.oracle)
         marks = sorted(c for c in set(checkpoints) if self.n_labels < c <= budget)
         with progress_bar(progress, budget, "labeling", self.n_labels) as update:
             while self.n_labels < budget:
@@ -502,15 +358,3 @@ class Session:
                         on_checkpoint(marks[0], self.estimate())
                     marks.pop(0)
         return self.estimate()
-
-
-def _show(value) -> str:
-    """``repr`` of an id as the user wrote it (``5``, ``'a'``), not NumPy's ``np.int64(5)``."""
-    return repr(value.item() if isinstance(value, np.generic) else value)
-
-
-def _first_index(items: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    """Index of the first draw of each target item."""
-    uniq, first = np.unique(items, return_index=True)
-    return first[np.searchsorted(uniq, targets)]
-

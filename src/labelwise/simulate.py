@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .designs import Design, get_design
+from .designs import Design, make_design
+from .designs.base import check_oracle
 from .measures import Measure
 from .oracle.annotators import NoisyOracle, TruthOracle, noisy_label_distribution
 from .pool import Pool
@@ -118,6 +119,7 @@ def simulate(
     level: float = 0.95,
     design_params: dict | None = None,
     noise: float = 0.0,
+    oracle: str | None = None,
     progress: bool = False,
 ) -> SimulationResult:
     """Run ``repeats`` independent simulated evaluations of ``design`` on ``pool``.
@@ -142,9 +144,10 @@ def simulate(
         Confidence level whose coverage is measured.
     noise : float
         Annotator noise: with ``noise > 0`` the oracle is stochastic
-        (:class:`~labelwise.oracle.annotators.NoisyOracle`, a fresh answer per draw),
-        the design must be run with ``oracle="stochastic"``, and the truth is
-        the measure's expectation over the answers.
+        (:class:`~labelwise.oracle.annotators.NoisyOracle`, a fresh answer per draw)
+        and the truth is the measure's expectation over the answers.
+    oracle : {"deterministic", "stochastic"}, optional
+        The sessions' oracle mode; by default stochastic exactly when ``noise > 0``.
 
     Returns
     -------
@@ -154,13 +157,13 @@ def simulate(
         raise ValueError(f"repeats: must be at least 1, got {repeats}")
     if budget > pool.n_items:
         raise ValueError(f"budget: {budget} labels asked but the pool has {pool.n_items} items; lower --budget")
-    design_obj = get_design(design, **(design_params or {})) if isinstance(design, str) else design
+    design_obj = make_design(design, **(design_params or {})) if isinstance(design, str) else design
     marks = sorted(set(checkpoints)) if checkpoints else default_checkpoints(budget)
     if marks[-1] > budget:
         raise ValueError(f"checkpoints: {marks[-1]} exceeds the budget {budget}")
-    if noise and design_obj.oracle != "stochastic":
-        raise ValueError(f"noise: the oracle is noisy but design {design_obj.name!r} assumes a deterministic one; "
-                         "run it with --param oracle=stochastic")
+    oracle = check_oracle(oracle or ("stochastic" if noise else "deterministic"))
+    if noise and oracle != "stochastic":
+        raise ValueError("noise: the annotators are noisy but the oracle is deterministic; drop oracle=deterministic")
     truth = true_value(pool, measure, noise)
     m = measure.size
     shape = (len(marks), repeats, m)
@@ -170,8 +173,9 @@ def simulate(
     start = time.perf_counter()
     with progress_bar(progress, repeats, "simulating") as update:
         for r in range(repeats):
-            session = Session(pool, measure, design_obj, seed=np.random.default_rng(seeds[r]), level=level)
-            oracle = NoisyOracle(pool, noise, seeds[r].spawn(1)[0]) if noise else TruthOracle(pool)
+            session = Session(pool, measure, design_obj, oracle=oracle, budget=marks[-1],
+                              seed=np.random.default_rng(seeds[r]), level=level)
+            annotator = NoisyOracle(pool, noise, seeds[r].spawn(1)[0]) if noise else TruthOracle(pool)
 
             def record(n: int, est, r=r) -> None:
                 c = marks.index(n)
@@ -179,12 +183,12 @@ def simulate(
                 lower[c, r], upper[c, r] = est.interval()
                 defined[c, r] = est.defined
 
-            session.run(oracle, marks[-1], batch_size, checkpoints=marks, on_checkpoint=record)
+            session.run(annotator, marks[-1], batch_size, checkpoints=marks, on_checkpoint=record)
             update(r + 1)
     elapsed = time.perf_counter() - start
     return SimulationResult(
         pool=pool.name, n_items=pool.n_items, measure=measure.name, names=tuple(measure.names),
-        design=design_obj.name, design_params=design_obj.params(), true_value=np.asarray(truth, float),
+        design=design_obj.name, design_params={**{k: v for k, v in design_obj.spec().items() if k != "design"}, "oracle": oracle}, true_value=np.asarray(truth, float),
         repeats=repeats, seconds_per_run=elapsed / repeats, labels=marks, values=values, lower=lower,
         upper=upper, defined=defined, level=level, noise=float(noise),
     )

@@ -1,35 +1,35 @@
-"""Sampling designs, registered by name (``get_design("importance", lam=0.9)``)."""
+"""Sampling designs, registered by name (``make_design("importance", lam=0.9)``).
+
+A design is a frozen dataclass of settings; ``design.start(pool, measure, rng=...)``
+returns the :class:`Sampler` of one run.  A new design is one module with a
+:class:`Design` subclass and its sampler, registered with :func:`register_design`.
+"""
 
 from __future__ import annotations
 
-from .adaptive import AISDesign
-from .base import Design, Draws, Sample
+from .ais import AISDesign
+from .base import Design, Sampler
 from .importance import ImportanceDesign, PassiveDesign, optimal_proposal
 from .oasis import OASISDesign
 from .online_poisson import OnlinePoissonDesign
 from .poisson import PoissonDesign, inclusion_probabilities, systematic_sample
-from .sampling import draw_batch, draw_until_new, draw_with_replacement
 from .stratified import StratifiedDesign, allocate
 
 __all__ = [
     "DESIGNS",
     "AISDesign",
     "Design",
-    "Draws",
     "ImportanceDesign",
     "OASISDesign",
     "OnlinePoissonDesign",
     "PassiveDesign",
     "PoissonDesign",
-    "Sample",
+    "Sampler",
     "StratifiedDesign",
     "allocate",
     "design_from_spec",
-    "draw_batch",
-    "draw_until_new",
-    "draw_with_replacement",
-    "get_design",
     "inclusion_probabilities",
+    "make_design",
     "optimal_proposal",
     "register_design",
     "systematic_sample",
@@ -39,7 +39,7 @@ DESIGNS: dict[str, type[Design]] = {}
 
 
 def register_design(cls: type[Design]) -> type[Design]:
-    """Make a design available by its ``name`` (to ``simulate``, the CLI and session files)."""
+    """Make a design available by its ``name`` (to ``simulate``, the CLI and session files); usable as a decorator."""
     DESIGNS[cls.name] = cls
     return cls
 
@@ -49,19 +49,39 @@ for _cls in (PassiveDesign, StratifiedDesign, ImportanceDesign, AISDesign, OASIS
     register_design(_cls)
 
 
-def get_design(name: str, **params) -> Design:
-    """Instantiate the design registered as ``name`` with ``params``."""
+def make_design(name: str, **settings) -> Design:
+    """The design registered as ``name`` with ``settings``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name or setting (the message lists the choices).
+    """
     try:
         cls = DESIGNS[name]
     except KeyError:
         raise ValueError(f"unknown design {name!r}; choose from {', '.join(sorted(DESIGNS))}") from None
     try:
-        return cls(**params)
+        return cls(**settings)
     except TypeError as exc:
         raise ValueError(f"design {name!r}: {exc}") from None
 
 
+#: settings renamed since session files were first written: old name -> (new name, conversion)
+_RENAMED = {
+    "n_blocks": ("n_strata", lambda v: v),
+    "proposal": ("deviation", lambda v: {"optimal": "mean"}.get(v, v)),
+    "floor": ("defensive", lambda v: v / (1.0 + v)),  # h + f mean(h) is the mixture with weight f / (1 + f)
+    "epsilon": ("defensive", lambda v: v),
+}
+
+
 def design_from_spec(spec: dict) -> Design:
-    """Rebuild a design from :meth:`Design.spec`."""
-    params = {k: v for k, v in spec.items() if k != "design"}
-    return get_design(spec["design"], **params)
+    """Rebuild a design from :meth:`Design.spec` (also of files written with older setting names)."""
+    settings = {}
+    for key, value in spec.items():
+        if key in ("design", "oracle"):  # the oracle mode is now the session's
+            continue
+        new, convert = _RENAMED.get(key, (key, None))
+        settings[new] = value if convert is None else convert(value)
+    return make_design(spec["design"], **settings)

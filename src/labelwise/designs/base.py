@@ -1,19 +1,21 @@
-"""What every sampling design provides.
+"""What every sampling design provides: settings (:class:`Design`) and one run (:class:`Sampler`).
 
-A design decides which items are labeled and with what probability.  It is
-prepared once for a pool and a measure (:meth:`Design.prepare`), then asked
-for batches (:meth:`Design.draw`), told about labels as they arrive
-(:meth:`Design.observe`, used by adaptive designs) and finally turns the
-labeled draws into an estimate (:meth:`Design.estimate`).  Everything a
-design needs to resume is either recomputed from its ``spec`` or replayed
-from the stored draws and labels, so designs hold no state that a session
-file would have to pickle.
+A design is a frozen, keyword-only dataclass of settings; its
+:meth:`~Design.spec` (name and fields) is what a session file stores.
+:meth:`Design.start` fits it to a pool and a target measure and returns a
+:class:`Sampler`, which holds everything the run learns: it draws batches
+(:meth:`Sampler.draw`), learns from labels as they arrive
+(:meth:`Sampler.observe`) and turns labeled draws into an estimate
+(:meth:`Sampler.estimate`).  What a sampler needs to resume is replayed from
+the stored draws and labels, plus the small JSON :meth:`Sampler.state` it
+keeps per batch.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import ClassVar
 
 import numpy as np
 
@@ -22,44 +24,76 @@ from ..estimators import Estimate
 from ..measures import Measure
 from ..pool import Pool
 
-__all__ = ["ORACLES", "Design", "Draws", "Sample", "check_oracle"]
+__all__ = ["ORACLES", "Design", "Sampler", "check_oracle"]
 
 #: How labels behave: one true label per item, or a fresh label from p(y|x) at every draw.
 ORACLES = ("deterministic", "stochastic")
 
 
 def check_oracle(oracle: str) -> str:
-    """Validate a design's ``oracle`` option."""
+    """Validate an oracle mode."""
     if oracle not in ORACLES:
         raise ValueError(f"oracle: choose 'deterministic' or 'stochastic', got {oracle!r}")
     return oracle
 
 
+@dataclass(frozen=True, kw_only=True)
 class Design(ABC):
-    """Base class of sampling designs; subclasses register a unique ``name``."""
+    """Settings of a sampling design; subclasses register a unique ``name``."""
 
-    name: str = "design"
+    #: the name the design is registered and stored under
+    name: ClassVar[str] = "design"
     #: whether the design may draw an item again (a free re-draw under a deterministic oracle)
-    with_replacement: bool = True
-    #: ``"deterministic"``: an item has one true label, asked once.  ``"stochastic"`` (noisy or
-    #: several annotators): every draw is labeled afresh from ``p(y|x)`` and the measure is its
-    #: expectation; only designs with an ``oracle`` option support it
-    oracle: str = "deterministic"
-
-    def params(self) -> dict:
-        """Constructor arguments, for :meth:`spec`."""
-        return {}
+    with_replacement: ClassVar[bool] = True
 
     def spec(self) -> dict:
-        """JSON-able description: ``{"design": name, **params}``."""
-        return {"design": self.name, **self.params()}
+        """JSON-able description: ``{"design": name, **settings}``."""
+        return {"design": self.name, **{f.name: getattr(self, f.name) for f in fields(self)}}
 
     @abstractmethod
-    def prepare(self, pool: Pool, measure: Measure) -> None:
-        """Compute whatever the design needs from the pool and the target measure."""
+    def start(self, pool: Pool, measure: Measure, *, rng: np.random.Generator, budget: int | None = None,
+              oracle: str = "deterministic") -> Sampler:
+        """A new run of this design on ``pool`` for ``measure``.
+
+        Parameters
+        ----------
+        pool : Pool
+        measure : Measure
+            The target measure (it shapes the proposal).
+        rng : numpy.random.Generator
+            The run's only source of randomness.
+        budget : int, optional
+            Labels the run will ask for in total, for designs whose
+            probabilities depend on it (``poisson``).
+        oracle : {"deterministic", "stochastic"}
+            ``"deterministic"``: an item has one true label, asked once.
+            ``"stochastic"`` (noisy or several annotators): every draw is
+            labeled afresh from ``p(y|x)`` and the measure is its expectation.
+        """
+
+
+class Sampler(ABC):
+    """One run of a design: draws, learns from labels, estimates.
+
+    Attributes
+    ----------
+    pool : Pool
+    measure : Measure
+        The target measure.
+    oracle : str
+    rng : numpy.random.Generator
+    """
+
+    def __init__(self, pool: Pool, measure: Measure, oracle: str, rng: np.random.Generator):
+        self.pool, self.measure, self.oracle, self.rng = pool, measure, check_oracle(oracle), rng
+
+    @property
+    def stochastic(self) -> bool:
+        """Whether every draw is labeled afresh (noisy or several annotators)."""
+        return self.oracle == "stochastic"
 
     @abstractmethod
-    def draw(self, n_new: int, labeled: np.ndarray, rng: np.random.Generator) -> Draws:
+    def draw(self, n_new: int, labeled: np.ndarray) -> Draws:
         """Draw until ``n_new`` distinct items that are not yet ``labeled`` are included.
 
         Re-draws of labeled items (and repeats within the batch) are part of
@@ -68,30 +102,23 @@ class Design(ABC):
         ``n_new`` draws, each with count 1.
         """
 
-    def plan(self, budget: int) -> None:
-        """Told how many labels a run will ask for in total (by :meth:`Session.run`).
-
-        Designs whose probabilities depend on the budget (``poisson``) use it;
-        others ignore it.
-        """
-
-    def state(self) -> dict:
-        """JSON-able state of the batch just drawn that labels cannot replay.
-
-        Stored with the batch (so a session file grows by one batch's state
-        per batch, however long the session).
-        """
-        return {}
-
-    def set_state(self, states: list[dict]) -> None:
-        """Restore every batch's :meth:`state`, in order, after the labels were replayed (:meth:`Session.open`)."""
-
     def observe(self, items: np.ndarray, labels: np.ndarray) -> None:
         """Learn from new labels (adaptive designs); static designs ignore them.
 
         Under a stochastic oracle ``items`` may repeat and may have been labeled before.
         """
 
+    def state(self) -> dict:
+        """JSON-able state of the batch just drawn that labels cannot replay (stored with the batch)."""
+        return {}
+
+    def set_state(self, states: list[dict]) -> None:
+        """Restore every batch's :meth:`state`, in order, after the labels were replayed."""
+
     @abstractmethod
-    def estimate(self, measure: Measure, pool: Pool, sample: Sample, level: float = 0.95) -> Estimate:
-        """Estimate ``measure`` from labeled draws made by this design."""
+    def estimate(self, measure: Measure, sample: Sample, level: float = 0.95) -> Estimate:
+        """Estimate ``measure`` (the target or any other: sample reuse) from labeled draws of this run."""
+
+    def losses(self, measure: Measure, sample: Sample) -> np.ndarray:
+        """``measure``'s loss of every labeled draw, shape ``(n, d)``."""
+        return measure.loss(self.pool.outputs(sample.draws.items), sample.labels)

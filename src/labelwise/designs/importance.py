@@ -13,16 +13,19 @@ a wrong prior.  ``passive`` is the uniform proposal.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+from ..draws import Draws, Sample
 from ..estimators import Estimate, importance_moments, make_estimate
 from ..measures import Measure
 from ..oracle import score_prior
 from ..pool import Pool
-from .base import Design, Draws, Sample, check_oracle
+from .base import Design, Sampler
 from .sampling import draw_with_replacement, sample_from_cdf
 
-__all__ = ["ImportanceDesign", "PassiveDesign", "optimal_proposal", "prior_deviation"]
+__all__ = ["ImportanceDesign", "PassiveDesign", "ProposalSampler", "optimal_proposal", "prior_deviation"]
 
 
 def prior_deviation(measure: Measure, pool: Pool, label_probs: np.ndarray,
@@ -74,92 +77,77 @@ def optimal_proposal(measure: Measure, pool: Pool, label_probs: np.ndarray, R: n
     return (1.0 - defensive) * q + defensive / N
 
 
+@dataclass(frozen=True, kw_only=True)
 class ImportanceDesign(Design):
     """Static importance sampling with the asymptotically optimal proposal.
 
     Parameters
     ----------
     lam : float in [0, 1]
-        Shrinkage of the systems' probabilities toward 1/C (seed 002 eq. 13).
-        The default 1 trusts calibrated probabilities: under extreme
-        imbalance any ``lam < 1`` gives every item a prior positive rate of at
-        least ``(1 - lam) / 2``, which inflates the prior prevalence by orders
-        of magnitude (on abt-buy, 1:1074, ``lam = 0.99`` raised the MSE of F1
-        at 2000 labels from 4.1e-3 to 1.2e-2; see benchmarks/).
+        Shrinkage of the systems' probabilities toward 1/C (Yilmaz et al.
+        2021, eq. 13).  The default 1 trusts calibrated probabilities: under
+        extreme imbalance any ``lam < 1`` gives every item a prior positive
+        rate of at least ``(1 - lam) / 2``, which inflates the prior
+        prevalence by orders of magnitude.
     defensive : float in (0, 1]
-        Mixture weight of the uniform distribution (the defensive floor that
-        keeps every item's probability at least ``defensive / N``).
-    oracle : {"deterministic", "stochastic"}
-        ``"stochastic"`` (noisy or several annotators): every draw is labeled
-        afresh, so a batch is exactly ``n`` i.i.d. draws, and the estimate is of
-        the measure's expectation over the oracle's labels.
+        Weight of the uniform distribution in the proposal (the defensive
+        mixture of Marchant & Rubinstein 2021, sec. 3.3.1): every item's
+        probability is at least ``defensive / N``.
     """
 
     name = "importance"
+    lam: float = 1.0
+    defensive: float = 0.1
 
-    def __init__(self, lam: float = 1.0, defensive: float = 0.1, oracle: str = "deterministic"):
-        if not 0.0 <= lam <= 1.0:
-            raise ValueError(f"lam: must lie in [0, 1], got {lam}")
-        if not 0.0 < defensive <= 1.0:
-            raise ValueError(f"defensive: must lie in (0, 1], got {defensive}")
-        self.lam = float(lam)
-        self.defensive = float(defensive)
-        self.oracle = check_oracle(oracle)
-        self.q: np.ndarray | None = None
-
-    def params(self) -> dict:
-        return {"lam": self.lam, "defensive": self.defensive, "oracle": self.oracle}
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.lam <= 1.0:
+            raise ValueError(f"lam: must lie in [0, 1], got {self.lam}")
+        if not 0.0 < self.defensive <= 1.0:
+            raise ValueError(f"defensive: must lie in (0, 1], got {self.defensive}")
 
     def proposal(self, pool: Pool, measure: Measure) -> np.ndarray:
         """The static proposal q over the pool (sums to one)."""
         return optimal_proposal(measure, pool, score_prior(pool, self.lam), defensive=self.defensive)
 
-    def prepare(self, pool: Pool, measure: Measure) -> None:
-        if getattr(self, "_prepared_for", (None, None)) == (pool, measure):
-            return  # the proposal is static: reuse it across runs (simulations)
-        self._prepared_for = (pool, measure)
-        self.q = self.proposal(pool, measure)
-        self._cdf = np.cumsum(self.q)
-        self._n = pool.n_items
-
-    def draw(self, n_new: int, labeled: np.ndarray, rng: np.random.Generator) -> Draws:
-        if self.oracle == "stochastic":
-            items = sample_from_cdf(self._cdf, n_new, rng)
-        else:
-            items = draw_with_replacement(self._cdf, n_new, labeled, rng)
-        q = self.q[items]
-        return Draws(items, 1.0 / (self._n * q), q, np.full(items.size, -1, dtype=np.int64))
-
-    def estimate(self, measure: Measure, pool: Pool, sample: Sample, level: float = 0.95) -> Estimate:
-        d = sample.draws
-        if len(d) == 0:
-            return _no_labels(measure, level)
-        losses = measure.loss(pool.outputs(d.items), sample.labels)
-        R, _, cov = importance_moments(measure, losses, d.weight, counts=d.count)
-        return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level)
+    def start(self, pool: Pool, measure: Measure, *, rng: np.random.Generator, budget: int | None = None,
+              oracle: str = "deterministic") -> ProposalSampler:
+        return ProposalSampler(pool, measure, oracle, rng, self.proposal(pool, measure))
 
 
-class PassiveDesign(ImportanceDesign):
-    """Passive sampling: uniform draws with replacement (seed 001 Definition 2).
-
-    Parameters
-    ----------
-    oracle : {"deterministic", "stochastic"}
-        As for :class:`ImportanceDesign`.
-    """
+@dataclass(frozen=True, kw_only=True)
+class PassiveDesign(Design):
+    """Passive sampling: uniform draws with replacement (Marchant & Rubinstein 2021, Definition 2)."""
 
     name = "passive"
 
-    def __init__(self, oracle: str = "deterministic"):
-        super().__init__(lam=0.0, defensive=1.0, oracle=oracle)
-
-    def params(self) -> dict:
-        return {"oracle": self.oracle}
-
     def proposal(self, pool: Pool, measure: Measure) -> np.ndarray:
+        """The uniform distribution over the pool."""
         return np.full(pool.n_items, 1.0 / pool.n_items)
 
+    def start(self, pool: Pool, measure: Measure, *, rng: np.random.Generator, budget: int | None = None,
+              oracle: str = "deterministic") -> ProposalSampler:
+        return ProposalSampler(pool, measure, oracle, rng, self.proposal(pool, measure))
 
-def _no_labels(measure: Measure, level: float) -> Estimate:
-    nan = np.full(measure.dim, np.nan)
-    return make_estimate(measure, nan, np.full((measure.size, measure.size), np.nan), 0, 0, level)
+
+class ProposalSampler(Sampler):
+    """I.i.d. draws from a fixed proposal ``q`` over the pool, with the importance-sampling estimate."""
+
+    def __init__(self, pool: Pool, measure: Measure, oracle: str, rng: np.random.Generator, q: np.ndarray):
+        super().__init__(pool, measure, oracle, rng)
+        self.q = q
+        self._cdf = np.cumsum(q)
+
+    def draw(self, n_new: int, labeled: np.ndarray) -> Draws:
+        if self.stochastic:
+            items = sample_from_cdf(self._cdf, n_new, self.rng)
+        else:
+            items = draw_with_replacement(self._cdf, n_new, labeled, self.rng)
+        q = self.q[items]
+        return Draws(items, 1.0 / (self.pool.n_items * q), q)
+
+    def estimate(self, measure: Measure, sample: Sample, level: float = 0.95) -> Estimate:
+        d = sample.draws
+        if len(d) == 0:
+            return Estimate.undefined(measure, level)
+        R, _, cov = importance_moments(measure, self.losses(measure, sample), d.weight, counts=d.count)
+        return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level)

@@ -20,17 +20,20 @@ checkpoint.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from ..estimators import Estimate, make_estimate
+from ..draws import Draws, Sample
+from ..estimators import Estimate, horvitz_thompson_moments, make_estimate
 from ..measures import Measure
 from ..oracle import score_prior
 from ..pool import Pool
-from .adaptive import larger_variance
-from .base import Design, Draws, Sample, check_oracle
-from .importance import _no_labels, prior_deviation
+from .base import Design, Sampler
+from .importance import prior_deviation
 
-__all__ = ["PoissonDesign", "inclusion_probabilities", "systematic_sample"]
+__all__ = ["PoissonDesign", "PoissonSampler", "defensive_deviations", "inclusion_probabilities",
+           "systematic_sample"]
 
 
 def inclusion_probabilities(h: np.ndarray, budget: float, counts: np.ndarray | None = None) -> np.ndarray:
@@ -118,6 +121,22 @@ def _grouped_inclusion_probabilities(h: np.ndarray, budget: float, counts: np.nd
     return b
 
 
+def defensive_deviations(h: np.ndarray, defensive: float, counts: np.ndarray | None = None) -> np.ndarray:
+    """Deviations mixed with a constant: ``(1 - defensive) h / mean(h) + defensive``.
+
+    Inclusion probabilities proportional to the result put the share
+    ``defensive`` of the budget uniformly (before water-filling saturates
+    the largest), so every item keeps a positive probability: the defensive
+    mixture of Marchant & Rubinstein (KDD 2021, sec. 3.3.1) for Poisson
+    sampling.  ``counts`` weights the mean (groups of items, see
+    :func:`inclusion_probabilities`); groups with no item get 0.
+    """
+    weight = np.ones_like(h) if counts is None else np.asarray(counts, dtype=float)
+    mean = float(weight @ h) / weight.sum()
+    mixed = (1.0 - defensive) * h / mean + defensive if mean > 0 else np.ones_like(h)
+    return np.where(weight > 0, mixed, 0.0)
+
+
 def systematic_sample(b: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Randomised systematic sample: item n is included with probability ``b_n`` exactly.
 
@@ -134,65 +153,68 @@ def systematic_sample(b: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return rng.permutation(chosen)
 
 
+@dataclass(frozen=True, kw_only=True)
 class PoissonDesign(Design):
-    """Fixed-size optimal Poisson sampling for ratio metrics and generalized measures (seed 002, sec. 3).
+    """Fixed-size optimal Poisson sampling for ratio metrics and generalized measures.
+
+    Yilmaz et al., "Sample Efficient Model Evaluation" (2021), sec. 3.
 
     Parameters
     ----------
     budget : int, optional
         ``M``, the number of labels the inclusion probabilities are optimised
-        for; by default the budget of the first :meth:`Session.run`.
+        for; by default the budget the run is started with
+        (:meth:`Session.run`).
     lam : float in [0, 1]
-        Shrinkage of the systems' probabilities toward 1/C (seed 002 eq. 13).
-    floor : float
-        Every deviation is raised by ``floor`` times the mean deviation, so
-        every item keeps a positive inclusion probability (sample reuse,
+        Shrinkage of the systems' probabilities toward 1/C (eq. 13).
+    defensive : float in (0, 1)
+        Share of the budget spread uniformly (:func:`defensive_deviations`),
+        so every item keeps a positive inclusion probability (sample reuse,
         wrong priors) while the largest ones still saturate at ``b = 1``.
-    oracle : {"deterministic", "stochastic"}
-        ``"stochastic"`` (noisy or several annotators): the estimate is of the
-        measure's expectation over the oracle's labels, and its error counts
-        the label noise of every sampled item, the certain ones included
-        (seed 002 eq. 27, :meth:`estimate`).  Each item is still labeled once.
+
+    Under a stochastic oracle (noisy or several annotators) the estimate is
+    of the measure's expectation over the oracle's labels, and its error
+    counts the label noise of every sampled item, the certain ones included
+    (eq. 27).  Each item is still labeled once.
     """
 
     name = "poisson"
     with_replacement = False
+    budget: int | None = None
+    lam: float = 1.0
+    defensive: float = 0.1
 
-    def __init__(self, budget: int | None = None, lam: float = 1.0, floor: float = 0.1,
-                 oracle: str = "deterministic"):
-        if budget is not None and budget < 1:
-            raise ValueError(f"budget: must be at least 1, got {budget}")
-        if floor <= 0:
-            raise ValueError(f"floor: must be positive, got {floor}")
-        self.budget, self.lam, self.floor = budget, float(lam), float(floor)
-        self.oracle = check_oracle(oracle)
+    def __post_init__(self) -> None:
+        if self.budget is not None and self.budget < 1:
+            raise ValueError(f"budget: must be at least 1, got {self.budget}")
+        if not 0.0 < self.defensive < 1.0:
+            raise ValueError(f"defensive: must lie in (0, 1), got {self.defensive}")
 
-    def params(self) -> dict:
-        return {"budget": self.budget, "lam": self.lam, "floor": self.floor, "oracle": self.oracle}
+    def start(self, pool: Pool, measure: Measure, *, rng: np.random.Generator, budget: int | None = None,
+              oracle: str = "deterministic") -> PoissonSampler:
+        prior = score_prior(pool, self.lam)
+        h = defensive_deviations(prior_deviation(measure, pool, prior), self.defensive)
+        return PoissonSampler(pool, measure, oracle, rng, prior, h, self.budget or budget)
 
-    def prepare(self, pool: Pool, measure: Measure) -> None:
-        if getattr(self, "_prepared_for", (None, None)) != (pool, measure):
-            self._prior = score_prior(pool, self.lam)
-            h = prior_deviation(measure, pool, self._prior)
-            self._h = h + self.floor * (h.mean() if h.mean() > 0 else 1.0)
-            self._N = pool.n_items
-            self._prepared_for = (pool, measure)
-        self._M = self.budget
+
+class PoissonSampler(Sampler):
+    """One run of :class:`PoissonDesign`: a systematic sample planned at the first draw, handed out in order."""
+
+    def __init__(self, pool: Pool, measure: Measure, oracle: str, rng: np.random.Generator, prior: np.ndarray,
+                 h: np.ndarray, budget: int | None):
+        super().__init__(pool, measure, oracle, rng)
+        self.prior, self.h, self.budget = prior, h, budget
         self._seed: int | None = None
         self._queue: np.ndarray | None = None
         self._used = 0
 
-    def plan(self, budget: int) -> None:
-        if self._M is None:
-            self._M = int(budget)
-
     def state(self) -> dict:
-        return {"seed": self._seed, "M": self._M}
+        return {"seed": self._seed, "M": self.budget}
 
     def set_state(self, states: list[dict]) -> None:
         state = states[-1] if states else {}
         if state.get("seed") is not None:
-            self._M = state["M"]
+            self.budget = state["M"]
             self._build_queue(int(state["seed"]))
 
     def observe(self, items: np.ndarray, labels: np.ndarray) -> None:
@@ -200,14 +222,14 @@ class PoissonDesign(Design):
 
     def _build_queue(self, seed: int) -> None:
         self._seed = seed
-        self.b = inclusion_probabilities(self._h, min(self._M, self._N))
+        self.b = inclusion_probabilities(self.h, min(self.budget, self.pool.n_items))
         self._queue = systematic_sample(self.b, np.random.default_rng(seed))
 
-    def draw(self, n_new: int, labeled: np.ndarray, rng: np.random.Generator) -> Draws:
+    def draw(self, n_new: int, labeled: np.ndarray) -> Draws:
         if self._queue is None:
-            if self._M is None:
+            if self.budget is None:
                 raise ValueError("poisson: give budget=M (the number of labels to plan for) or use Session.run")
-            self._build_queue(int(rng.integers(2**62)))
+            self._build_queue(int(self.rng.integers(2**62)))
         if self._used + n_new > self._queue.size:
             raise ValueError(
                 f"poisson: the design was planned for {self._queue.size} labels and {self._used} are used; "
@@ -215,42 +237,24 @@ class PoissonDesign(Design):
             )
         items = self._queue[self._used:self._used + n_new]
         b = self.b[items]
-        return Draws(items, 1.0 / b, b, np.full(items.size, -1, dtype=np.int64))
+        return Draws(items, 1.0 / b, b)
 
-    def estimate(self, measure: Measure, pool: Pool, sample: Sample, level: float = 0.95) -> Estimate:
-        """Horvitz-Thompson estimate (seed 002 eq. 18) with the Poisson-sampling covariance (eqs. 25-28).
+    def estimate(self, measure: Measure, sample: Sample, level: float = 0.95) -> Estimate:
+        """Horvitz-Thompson estimate (eq. 18) with the Poisson-sampling covariance (eqs. 25-28).
 
         The first ``k`` of the ``|S|`` planned items have inclusion
-        probabilities ``pi_n = b_n k / |S|``; ``R-hat = (1/N) sum l_n / pi_n``
-        and ``cov(R-hat) = (1/N^2) sum (1 - pi_n) / pi_n^2 l_n l_n^T`` (the
-        unbiased variance estimator of Poisson sampling, conservative for the
-        fixed-size design), mapped to G by the delta method.  Items taken with
-        certainty add no variance: with every informative item labeled the
-        estimate is exact.
-
-        Under a stochastic oracle the labels are random too, and seed 002
-        eq. 27 gives ``(1/N^2) sum s_n / pi_n (<u u^T> / pi_n - <u><u>^T)``
-        with ``u = Dg l``: one label estimates ``<u u^T>``, and ``<u>`` is
-        taken under the design's prior ``p_a(y|x)`` (eq. 13).  A prior that
-        overstates ``<u>`` would understate the error, so the variance is
-        never below the deterministic formula's: a certain item then still
-        adds its label noise.
+        probabilities ``pi_n = b_n k / |S|``
+        (:func:`~labelwise.estimators.horvitz_thompson_moments`).  Under a
+        stochastic oracle ``<u>`` is taken under the design's prior.
         """
         d = sample.draws
         if len(d) == 0:
-            return _no_labels(measure, level)
+            return Estimate.undefined(measure, level)
         pi = np.minimum(self.b[d.items] * len(d) / self._queue.size, 1.0)
-        losses = measure.loss(pool.outputs(d.items), sample.labels)
-        N = pool.n_items
-        R = (losses / pi[:, None]).sum(axis=0) / N
-        with np.errstate(divide="ignore", invalid="ignore"):
-            J = measure.jacobian(R)
-            u = losses @ J.T
-            cov = (u.T * ((1 - pi) / pi**2)) @ u / N**2
-            if self.oracle == "stochastic":  # seed 002 eq. 27, <u> under the prior
-                outputs = pool.outputs(d.items)
-                mean_u = sum(self._prior[d.items, c, None] * measure.loss(outputs, np.full(len(d), c))
-                             for c in range(self._prior.shape[1])) @ J.T
-                noisy = ((u.T / pi**2) @ u - (mean_u.T / pi) @ mean_u) / N**2
-                cov = larger_variance(noisy, cov)
+        expected = None
+        if self.stochastic:
+            outputs = self.pool.outputs(d.items)
+            expected = sum(self.prior[d.items, c, None] * measure.loss(outputs, np.full(len(d), c))
+                           for c in range(self.prior.shape[1]))
+        R, cov = horvitz_thompson_moments(measure, self.losses(measure, sample), pi, self.pool.n_items, expected)
         return make_estimate(measure, R, cov, sample.n_labels, len(d), level)

@@ -10,17 +10,20 @@ projected loss ``Dg(R0) l`` within the stratum).  Every stratum first gets
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+from ..draws import Draws, Sample
 from ..estimators import Estimate, make_estimate, stratified_moments
 from ..measures import Measure
 from ..oracle import score_prior
-from ..partition import make_strata
+from ..partition import Strata, make_strata
 from ..pool import Pool
-from .base import Design, Draws, Sample, check_oracle
-from .importance import _no_labels
+from .base import Design, Sampler
+from .importance import prior_deviation
 
-__all__ = ["StratifiedDesign", "allocate"]
+__all__ = ["StratifiedDesign", "StratifiedSampler", "allocate"]
 
 
 def allocate(n: int, target: np.ndarray, counts: np.ndarray, capacity: np.ndarray, minimum: int = 2) -> np.ndarray:
@@ -73,6 +76,7 @@ def allocate(n: int, target: np.ndarray, counts: np.ndarray, capacity: np.ndarra
     return alloc + base
 
 
+@dataclass(frozen=True, kw_only=True)
 class StratifiedDesign(Design):
     """Stratified sampling on score bins, without replacement within a stratum.
 
@@ -86,95 +90,93 @@ class StratifiedDesign(Design):
     system : int
         Whose scores define the strata.
     lam : float
-        Prior shrinkage for Neyman allocation (seed 002 eq. 13).
+        Prior shrinkage for Neyman allocation (Yilmaz et al. 2021, eq. 13).
     min_per_stratum : int
         Labels every stratum receives before the allocation applies.
-    oracle : {"deterministic", "stochastic"}
-        ``"stochastic"`` (noisy or several annotators): each item is still
-        labeled once, the estimate is of the measure's expectation over the
-        oracle's labels, and its variance drops the finite-population
-        correction (a stratum labeled in full is not exact).
+
+    Under a stochastic oracle (noisy or several annotators) each item is
+    still labeled once, the estimate is of the measure's expectation over
+    the oracle's labels, and its variance drops the finite-population
+    correction (a stratum labeled in full is not exact).
     """
 
     name = "stratified"
     with_replacement = False
+    n_strata: int = 16
+    allocation: str = "proportional"
+    method: str = "csf"
+    system: int = 0
+    lam: float = 1.0
+    min_per_stratum: int = 2
 
-    def __init__(self, n_strata: int = 16, allocation: str = "proportional", method: str = "csf",
-                 system: int = 0, lam: float = 1.0, min_per_stratum: int = 2, oracle: str = "deterministic"):
-        if allocation not in ("proportional", "neyman"):
-            raise ValueError(f"allocation: choose 'proportional' or 'neyman', got {allocation!r}")
-        if n_strata < 1:
-            raise ValueError(f"n_strata: must be at least 1, got {n_strata}")
-        self.n_strata = int(n_strata)
-        self.allocation = allocation
-        self.method = method
-        self.system = int(system)
-        self.lam = float(lam)
-        self.min_per_stratum = int(min_per_stratum)
-        self.oracle = check_oracle(oracle)
+    def __post_init__(self) -> None:
+        if self.allocation not in ("proportional", "neyman"):
+            raise ValueError(f"allocation: choose 'proportional' or 'neyman', got {self.allocation!r}")
+        if self.n_strata < 1:
+            raise ValueError(f"n_strata: must be at least 1, got {self.n_strata}")
 
-    def params(self) -> dict:
-        return {"n_strata": self.n_strata, "allocation": self.allocation, "method": self.method,
-                "system": self.system, "lam": self.lam, "min_per_stratum": self.min_per_stratum, "oracle": self.oracle}
-
-    def prepare(self, pool: Pool, measure: Measure) -> None:
-        if getattr(self, "_prepared_for", (None, None)) == (pool, measure):
-            return  # strata and allocation are static: reuse them across runs
-        self._prepared_for = (pool, measure)
+    def start(self, pool: Pool, measure: Measure, *, rng: np.random.Generator, budget: int | None = None,
+              oracle: str = "deterministic") -> StratifiedSampler:
         strata = make_strata(pool.primary_scores(self.system), self.n_strata, method=self.method)
-        self.assignment = strata.assignment
-        self.sizes = strata.sizes.astype(np.int64)
-        self._order = np.argsort(self.assignment, kind="stable")
-        self._starts = np.concatenate([[0], np.cumsum(self.sizes)])
+        sizes = strata.sizes.astype(np.int64)
         if self.allocation == "proportional":
-            self.target = self.sizes / self.sizes.sum()
+            target = sizes / sizes.sum()
         else:
-            self.target = self._neyman_target(pool, measure)
+            target = self._neyman_target(pool, measure, strata)
+        return StratifiedSampler(pool, measure, oracle, rng, strata, target, self.min_per_stratum)
 
-    def _neyman_target(self, pool: Pool, measure: Measure) -> np.ndarray:
+    def _neyman_target(self, pool: Pool, measure: Measure, strata: Strata) -> np.ndarray:
         """``N_h S_h`` normalised; ``S_h^2`` is the prior within-stratum variance of ``Dg(R0) l``."""
         probs = score_prior(pool, self.lam)
-        outputs = pool.outputs()
-        R0 = measure.expected_loss_sum(outputs, probs) / pool.n_items
-        second = np.zeros(pool.n_items)
-        for c in range(probs.shape[1]):
-            second += probs[:, c] * measure.influence_norm_sq(outputs, np.full(pool.n_items, c), R0)
-        J = np.nan_to_num(measure.jacobian(R0))
-        K = self.sizes.size
-        S2 = np.zeros(K)
-        for h in range(K):
-            members = self._order[self._starts[h]:self._starts[h + 1]]
+        R0 = measure.expected_loss_sum(pool.outputs(), probs) / pool.n_items
+        second = prior_deviation(measure, pool, probs, R0) ** 2
+        J = measure.finite_jacobian(R0)
+        S2 = np.zeros(strata.n_strata)
+        for h in range(strata.n_strata):  # one pass per stratum, vectorised within
+            members = strata.members(h)
             mean_u = J @ (measure.expected_loss_sum(pool.outputs(members), probs[members]) / members.size)
             S2[h] = max(second[members].mean() - mean_u @ mean_u, 0.0)
-        weight = self.sizes * np.sqrt(S2)
+        weight = strata.sizes * np.sqrt(S2)
         if weight.sum() <= 0:
-            return self.sizes / self.sizes.sum()
+            return strata.sizes / strata.sizes.sum()
         return weight / weight.sum()
 
-    def draw(self, n_new: int, labeled: np.ndarray, rng: np.random.Generator) -> Draws:
+
+class StratifiedSampler(Sampler):
+    """One run of :class:`StratifiedDesign`."""
+
+    def __init__(self, pool: Pool, measure: Measure, oracle: str, rng: np.random.Generator, strata: Strata,
+                 target: np.ndarray, min_per_stratum: int):
+        super().__init__(pool, measure, oracle, rng)
+        self.assignment = strata.assignment
+        self.sizes = strata.sizes.astype(np.int64)
+        self.target, self.min_per_stratum = target, min_per_stratum
+        self._order = np.argsort(self.assignment, kind="stable")
+        self._starts = np.concatenate([[0], np.cumsum(self.sizes)])
+
+    def draw(self, n_new: int, labeled: np.ndarray) -> Draws:
         counts = np.bincount(self.assignment[labeled], minlength=self.sizes.size)
         capacity = self.sizes - counts
         if capacity.sum() < n_new:
             raise ValueError(f"only {int(capacity.sum())} unlabeled items left, cannot draw {n_new}")
         alloc = allocate(n_new, self.target, counts, capacity, self.min_per_stratum)
         chosen = []
-        for h in np.flatnonzero(alloc):
+        for h in np.flatnonzero(alloc):  # loop over strata (at most n_strata)
             members = self._order[self._starts[h]:self._starts[h + 1]]
-            chosen.append(_sample_unlabeled(members, int(alloc[h]), labeled, rng))
-        items = rng.permutation(np.concatenate(chosen))
+            chosen.append(_sample_unlabeled(members, int(alloc[h]), labeled, self.rng))
+        items = self.rng.permutation(np.concatenate(chosen))
         strata = self.assignment[items]
         after = counts + alloc
         n_h = after[strata].astype(float)
         N_h = self.sizes[strata].astype(float)
         return Draws(items, N_h / n_h, n_h / N_h, strata)
 
-    def estimate(self, measure: Measure, pool: Pool, sample: Sample, level: float = 0.95) -> Estimate:
+    def estimate(self, measure: Measure, sample: Sample, level: float = 0.95) -> Estimate:
         d = sample.draws
         if len(d) == 0:
-            return _no_labels(measure, level)
-        losses = measure.loss(pool.outputs(d.items), sample.labels)
-        R, _, cov, _ = stratified_moments(measure, losses, self.assignment[d.items], self.sizes,
-                                          finite_population=self.oracle == "deterministic")
+            return Estimate.undefined(measure, level)
+        R, _, cov, _ = stratified_moments(measure, self.losses(measure, sample), self.assignment[d.items],
+                                          self.sizes, finite_population=not self.stochastic)
         return make_estimate(measure, R, cov, sample.n_labels, len(d), level)
 
 

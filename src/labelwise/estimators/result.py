@@ -54,6 +54,12 @@ class Estimate:
     R: np.ndarray = field(repr=False)
     level: float = 0.95
 
+    @classmethod
+    def undefined(cls, measure: Measure, level: float = 0.95) -> Estimate:
+        """The estimate before any label: every component undefined, its interval the whole range."""
+        nan = np.full(measure.dim, np.nan)
+        return make_estimate(measure, nan, np.full((measure.size, measure.size), np.nan), 0, 0, level)
+
     @property
     def std(self) -> np.ndarray:
         """Standard error of each component."""

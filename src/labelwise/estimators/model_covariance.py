@@ -1,0 +1,155 @@
+"""Covariances of design-based estimators as an oracle model sees them, and the mixture interval.
+
+An *exception* is an unlabeled item whose label is not its group's most
+likely one and changes ``Dg l`` (a positive in a tail of negatives).  The
+oracle model's full variance averages over the likely case of no exception
+and the rare case that one is drawn with a huge weight;
+:func:`mixture_variance` turns the three cases into one variance whose normal
+interval covers them at the nominal level.  The split is labelwise's own;
+the plug-in is that of Marchant & Rubinstein, "Needle in a Haystack:
+Label-Efficient Evaluation under Extreme Class Imbalance" (KDD 2021, sec.
+3.3.2), the full variance that of Yilmaz et al., "Sample Efficient Model
+Evaluation" (2021, eq. 25).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from scipy import optimize, stats
+
+__all__ = ["ModelCovariance", "exception_terms", "larger_variance", "mixture_variance"]
+
+
+def exception_terms(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray,
+                    n_items: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What unlabeled items whose label is not their group's most likely one can do to an estimate.
+
+    Parameters
+    ----------
+    u : ndarray (C, G, m)
+        ``Dg(R) l`` of a group's items for each label.
+    pi : ndarray (G, C)
+        Posterior label distribution of a group's unlabeled items.
+    unlabeled : ndarray (G,)
+        Unlabeled items per group.
+    n_items : int
+
+    Returns
+    -------
+    u_mode : ndarray (G, m)
+        ``u`` at each group's most likely label.
+    exceptions : ndarray (G,)
+        Expected number of exceptions per group: unlabeled items whose
+        label is not the most likely one and changes ``u``.
+    miss : ndarray (m,)
+        Mean square of the shift of ``Dg R-hat`` if none of them is ever
+        sampled: each shifts it by ``-(u_c - u_mode) / N``.
+    """
+    G = pi.shape[0]
+    u_mode = u[np.argmax(pi, axis=1), np.arange(G)]
+    shift = (u - u_mode[None]).transpose(1, 0, 2) / n_items  # (G, C, m)
+    expected = unlabeled[:, None] * pi * np.any(shift != 0, axis=2)  # (G, C)
+    miss = np.einsum("gc,gcm->m", expected, shift**2) + np.einsum("gc,gcm->m", expected, shift) ** 2
+    return u_mode, expected.sum(axis=1), miss
+
+
+class ModelCovariance(NamedTuple):
+    """The AIS estimator's covariance as the oracle model sees it (deterministic oracle).
+
+    An *exception* is an unlabeled item whose label ``c`` is not its
+    group's most likely one and changes ``Dg l`` (a positive in a tail of
+    negatives).
+
+    Attributes
+    ----------
+    full : ndarray (m, m)
+        Per-draw covariance of ``w Dg l``, averaged over stages, with every
+        unlabeled item at its posterior label distribution.
+    modal : ndarray (m, m)
+        The same with every unlabeled item at its most likely label.
+    miss : ndarray (m,)
+        Mean square of the shift of ``Dg R-hat`` from exceptions never
+        drawn: each shifts it by ``-(u_c - u_mode) / N``.
+    exceptions : float
+        Expected number of exceptions.
+    hits : float
+        Expected number of draws so far that would have hit an exception.
+    """
+
+    full: np.ndarray
+    modal: np.ndarray
+    miss: np.ndarray
+    exceptions: float
+    hits: float
+
+
+def mixture_variance(base: np.ndarray, full: np.ndarray, model: ModelCovariance, level: float) -> np.ndarray:
+    """Variance of the normal whose ``level`` interval matches that of the model's three-case error.
+
+    An exception (see :class:`ModelCovariance`) changes the estimate in one
+    of two ways: usually it is never drawn, and the estimate misses its
+    small contribution; rarely it is drawn, at the tiny probability the
+    proposal of Prop. 2 gives it, and its weight is huge.  The ``full``
+    model variance averages over both and over the likely case of no
+    exception at all, so its normal interval is far too wide when
+    exceptions are unlikely.  With ``K`` exceptions ~ Poisson(``model.exceptions``)
+    and ``H`` draws of one ~ Poisson(``model.hits``), the error is taken
+    normal with variance
+
+    * ``base`` when ``K = 0``, probability ``exp(-exceptions)``;
+    * ``base + miss / P(K > 0)`` when ``K > 0`` and ``H = 0``, probability
+      ``exp(-hits) - exp(-exceptions)``;
+    * what is left of ``full`` otherwise, probability ``1 - exp(-hits)``
+      (so the mixture's variance is ``full``; when surprises are common this
+      case carries it all and the interval is ``full``'s).
+
+    The returned variance's normal interval covers this mixture with
+    probability ``level`` (cases less likely than ``1 - level`` need no
+    cover).  A normal for the last case overstates how far a hit moves the
+    estimate most of the time, which can make the interval wider than the
+    full variance's; capping it at the full variance's cost coverage where the
+    scores understate the positives, and taking the jumps' own distribution
+    under-covered (``benchmarks/miscalibrated.py``, ``benchmarks/tail_counterfactual.py``).
+    """
+    base = np.maximum(base, 0.0)
+    p_none = float(np.exp(-max(model.exceptions, 0.0)))
+    p_no_hit = max(float(np.exp(-max(model.hits, 0.0))), p_none)
+    probs = np.array([p_none, p_no_hit - p_none, 1.0 - p_no_hit])
+    missed = base + model.miss / max(1.0 - p_none, 1e-300)
+    # the rest of the full variance goes to the last case (all of it when surprises are common)
+    hit = np.maximum((full - probs[0] * base - probs[1] * missed) / max(probs[2], 1e-300), base)
+    live = probs > 0
+    probs = probs[live]
+    z = stats.norm.ppf(0.5 + level / 2)
+    out = np.empty_like(base)
+    for i, cases in enumerate(np.stack([base, missed, hit], axis=1)[:, live]):  # one root per component
+        sd = np.sqrt(cases)
+
+        def coverage_gap(h: float, sd: np.ndarray = sd) -> float:
+            inside = np.where(sd > 0, 2 * stats.norm.cdf(h / np.where(sd > 0, sd, 1.0)) - 1, 1.0)
+            return float(probs @ inside) - level
+
+        hi = z * sd.max()  # every case is covered with probability >= level there
+        if coverage_gap(0.0) >= 0:  # the cases that carry the mass have no variance
+            out[i] = 0.0
+        elif not np.isfinite(hi) or coverage_gap(hi) <= 0:  # all cases alike (up to rounding)
+            out[i] = cases.max()
+        else:
+            out[i] = (optimize.brentq(coverage_gap, 0.0, hi, xtol=1e-12 * hi) / z) ** 2
+    return out
+
+
+def larger_variance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Covariance ``a`` rescaled so each variance is the larger of ``a``'s and ``b``'s.
+
+    Correlations of ``a`` are kept; a component with no variance in ``a`` gets
+    ``b``'s variance and no covariance.
+    """
+    va = np.diag(a)
+    target = np.maximum(va, np.diag(b))
+    scale = np.sqrt(np.divide(target, va, out=np.zeros_like(va), where=va > 0))
+    out = a * scale[:, None] * scale[None, :]
+    out[np.diag_indices_from(out)] = target
+    return out

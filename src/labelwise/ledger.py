@@ -1,0 +1,244 @@
+"""Label ledgers: which draws are answered, for each oracle mode, and the checks on new labels.
+
+A deterministic oracle gives an item one true label, asked once: the
+:class:`ItemLedger` keeps a label per item, and every draw of a labeled item
+is answered.  A stochastic oracle (noisy or several annotators) answers
+every draw afresh: the :class:`DrawLedger` keeps a label per draw.  Both
+check new labels against what is stored and hand back only the labels to
+store, each with the draw it answers; nothing changes until :meth:`Ledger.record`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from .draws import Draws, Sample
+from .pool import Pool
+
+__all__ = ["DrawLedger", "ItemLedger", "LabelError", "Ledger", "as_int_labels", "make_ledger", "show_id"]
+
+
+class LabelError(ValueError):
+    """Labels that cannot be accepted; nothing was stored."""
+
+
+def _is_number(value) -> bool:
+    if value is None:
+        return False
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def as_int_labels(labels, n_classes: int) -> np.ndarray:
+    """Labels as integers in ``0..n_classes-1``; anything else raises :class:`LabelError` naming the values."""
+    arr = np.asarray(labels)
+    if arr.dtype.kind in "OUS":
+        # element by element: NumPy turns [True, "1"] into strings ["True", "1"]
+        values = list(labels) if isinstance(labels, (list, tuple)) else arr.ravel().tolist()
+        bad = [v for v in values if not _is_number(v)]
+        if bad:
+            raise LabelError(
+                f"label: values {bad[:5]} are not numbers; labels must be integers 0..{n_classes - 1}"
+            )
+        arr = np.array([float(v) for v in values])
+    if arr.dtype.kind == "b":
+        arr = arr.astype(np.int64)
+    as_float = arr.astype(float)
+    bad = ~np.isfinite(as_float) | (as_float != np.round(as_float)) | (as_float < 0) | (as_float >= n_classes)
+    if bad.any():
+        raise LabelError(
+            f"label: values {np.unique(arr[bad])[:5].tolist()} are outside the label set 0..{n_classes - 1}; "
+            "fix them in the labels you give"
+        )
+    return as_float.astype(np.int64)
+
+
+def show_id(value) -> str:
+    """``repr`` of an id as the user wrote it (``5``, ``'a'``), not NumPy's ``np.int64(5)``."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+class Ledger(ABC):
+    """The labels received so far, in memory.
+
+    Attributes
+    ----------
+    labeled : ndarray of bool, shape (N,)
+        Items with at least one label.
+    n_labels : int
+        Labels received: distinct items labeled (deterministic oracle) or
+        answered draws (stochastic).  A budget counts these.
+    """
+
+    def __init__(self, pool: Pool):
+        self.pool = pool
+        self.labeled = np.zeros(pool.n_items, dtype=bool)
+        self.n_labels = 0
+
+    @abstractmethod
+    def waiting(self, draws: Draws) -> np.ndarray:
+        """Whether each draw still waits for a label."""
+
+    def pending(self, draws: Draws) -> np.ndarray:
+        """Draw numbers of the rows a labeler is asked for, in draw order."""
+        return np.flatnonzero(self.waiting(draws))
+
+    @abstractmethod
+    def accept(self, draws: Draws, ids: np.ndarray, pos: np.ndarray, y: np.ndarray,
+               answered: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Check new labels; return the ones to store as (draws answered, items, labels), in storing order.
+
+        ``answered`` gives the draw each label answers, when the labeler said
+        (already checked to be a draw of its item).
+
+        Raises
+        ------
+        LabelError
+            A label that contradicts a stored one or another in the call, or
+            answers nothing waiting.
+        """
+
+    def record(self, answered: np.ndarray, pos: np.ndarray, y: np.ndarray) -> None:
+        """Take accepted labels into memory."""
+        self.labeled[pos] = True
+        self.n_labels += pos.size
+
+    @abstractmethod
+    def sample(self, draws: Draws) -> Sample:
+        """The labeled prefix of ``draws`` with its labels (labels out of order never bias an estimate)."""
+
+    def _prefix(self, draws: Draws) -> int:
+        waiting = self.waiting(draws)
+        return int(np.argmax(waiting)) if waiting.any() else len(draws)
+
+
+class ItemLedger(Ledger):
+    """Deterministic oracle: one label per item (-1 while unlabeled)."""
+
+    def __init__(self, pool: Pool):
+        super().__init__(pool)
+        self.labels = np.full(pool.n_items, -1, dtype=np.int64)
+
+    def waiting(self, draws: Draws) -> np.ndarray:
+        return self.labels[draws.items] < 0
+
+    def pending(self, draws: Draws) -> np.ndarray:
+        """Each waiting item's first draw."""
+        waiting = super().pending(draws)
+        return waiting[np.sort(np.unique(draws.items[waiting], return_index=True)[1])]
+
+    def accept(self, draws, ids, pos, y, answered):
+        order = np.argsort(pos, kind="stable")
+        sp, sy = pos[order], y[order]
+        differ = (sp[1:] == sp[:-1]) & (sy[1:] != sy[:-1])
+        if differ.any():
+            bad = self.pool.item_ids[sp[1:][differ][0]]
+            raise LabelError(f"item {show_id(bad)} is given two different labels in one call; keep one")
+        stored = self.labels[pos]
+        clash = (stored >= 0) & (stored != y)
+        if clash.any():
+            i = int(np.argmax(clash))
+            raise LabelError(
+                f"item {show_id(ids[i])} already has label {int(stored[i])}; the new label {int(y[i])} contradicts "
+                "it (the oracle is deterministic). Nothing was stored"
+            )
+        drawn = np.isin(pos, draws.items)
+        if not drawn.all():
+            i = int(np.argmax(~drawn))
+            raise LabelError(
+                f"item {show_id(ids[i])} was not proposed by the design; label only items returned by next_batch "
+                "(labels of other items have no design weight)"
+            )
+        # first occurrence of each item not yet labeled, stored at the item's first draw
+        new = np.flatnonzero(stored < 0)
+        new = new[np.sort(np.unique(pos[new], return_index=True)[1])]
+        uniq, first = np.unique(draws.items, return_index=True)
+        return first[np.searchsorted(uniq, pos[new])], pos[new], y[new]
+
+    def record(self, answered, pos, y):
+        super().record(answered, pos, y)
+        self.labels[pos] = y
+
+    def sample(self, draws: Draws) -> Sample:
+        head = draws.head(self._prefix(draws))
+        return Sample(head, self.labels[head.items], int(np.unique(head.items).size))
+
+
+class DrawLedger(Ledger):
+    """Stochastic oracle: one label per draw (-1 while pending)."""
+
+    def __init__(self, pool: Pool):
+        super().__init__(pool)
+        self.draw_labels = np.empty(0, dtype=np.int64)
+
+    def extend(self, n: int) -> None:
+        """Make room for ``n`` new draws."""
+        self.draw_labels = np.concatenate([self.draw_labels, np.full(n, -1, dtype=np.int64)])
+
+    def waiting(self, draws: Draws) -> np.ndarray:
+        return self.draw_labels < 0
+
+    def accept(self, draws, ids, pos, y, answered):
+        if answered is None:
+            answered = self._match(draws, ids, pos)
+        order = np.argsort(answered, kind="stable")
+        answered, pos, y = answered[order], pos[order], y[order]
+        twice = answered[1:] == answered[:-1]
+        if np.any(twice & (y[1:] != y[:-1])):
+            d = answered[1:][twice & (y[1:] != y[:-1])][0]
+            raise LabelError(f"draw {d} is given two different labels in one call; keep one. Nothing was stored")
+        keep = np.r_[True, ~twice]
+        answered, pos, y = answered[keep], pos[keep], y[keep]
+        stored = self.draw_labels[answered]
+        clash = (stored >= 0) & (stored != y)
+        if clash.any():
+            i = int(np.argmax(clash))
+            raise LabelError(f"draw {answered[i]} (item {show_id(self.pool.item_ids[pos[i]])}) already has label "
+                             f"{int(stored[i])}; the new label {int(y[i])} contradicts it (a draw has one answer). "
+                             "Nothing was stored")
+        new = stored < 0  # a repeated answer is skipped
+        return answered[new], pos[new], y[new]
+
+    def _match(self, draws: Draws, ids: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        """The draw each label answers when none is given: an item's k-th label in a call answers its k-th
+        pending draw."""
+        pending = np.flatnonzero(self.draw_labels < 0)
+        by_item = pending[np.argsort(draws.items[pending], kind="stable")]  # by item, then draw order
+        uniq, start, count = np.unique(draws.items[by_item], return_index=True, return_counts=True)
+        # occurrence number of each id within the call (0 for its first label, 1 for the second...)
+        order = np.argsort(pos, kind="stable")
+        run_start = np.r_[0, np.flatnonzero(np.diff(pos[order])) + 1]
+        occurrence = np.empty(pos.size, dtype=np.int64)
+        occurrence[order] = np.arange(pos.size) - np.repeat(run_start, np.diff(np.r_[run_start, pos.size]))
+        loc = np.minimum(np.searchsorted(uniq, pos), max(uniq.size - 1, 0))
+        ok = np.zeros(pos.size, dtype=bool)
+        if uniq.size:
+            found = uniq[loc] == pos
+            ok[found] = occurrence[found] < count[loc[found]]
+        if not ok.all():
+            i = int(np.argmax(~ok))
+            waiting = int(count[loc[i]]) if uniq.size and uniq[loc[i]] == pos[i] else 0
+            given = int(np.sum(pos == pos[i]))
+            raise LabelError(
+                f"item {show_id(ids[i])} has {waiting} draw(s) waiting for a label but {given} label(s) were given; "
+                "label only items returned by next_batch, once per time they are returned. Nothing was stored"
+            )
+        return by_item[start[loc] + occurrence]
+
+    def record(self, answered, pos, y):
+        super().record(answered, pos, y)
+        self.draw_labels[answered] = y
+
+    def sample(self, draws: Draws) -> Sample:
+        cut = self._prefix(draws)
+        return Sample(draws.head(cut), self.draw_labels[:cut], cut)
+
+
+def make_ledger(oracle: str, pool: Pool) -> Ledger:
+    """The ledger of an oracle mode."""
+    return DrawLedger(pool) if oracle == "stochastic" else ItemLedger(pool)
