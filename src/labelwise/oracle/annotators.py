@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -22,7 +21,6 @@ __all__ = [
     "FileOracle",
     "LabelFileError",
     "NoisyOracle",
-    "Oracle",
     "TruthOracle",
     "noisy_label_distribution",
     "read_labels_file",
@@ -31,10 +29,6 @@ __all__ = [
 
 class LabelFileError(ValueError):
     """A labels file that cannot be used; the message names the field and the fix."""
-
-
-class Oracle(Protocol):
-    def __call__(self, item_ids: np.ndarray) -> np.ndarray: ...
 
 
 class TruthOracle:
