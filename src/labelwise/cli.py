@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import numpy as np
-import pandas as pd
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -36,8 +35,8 @@ from .datasets import make_pool
 from .designs import DESIGNS, Design, get_design
 from .estimators import Estimate
 from .measures import MEASURE_NAMES, Measure, build_measure
-from .oracle.annotators import TruthOracle, read_labels_file
-from .pool import Pool
+from .oracle.annotators import TruthOracle
+from .pool import Pool, batch_frame, read_labels_file, write_batch
 from .session import Session
 from .simulate import SimulationResult, simulate, true_value
 from .store import StoreError
@@ -270,34 +269,6 @@ def init(
 
 
 # --------------------------------------------------------------------------- next
-def batch_frame(pool: Pool, ids: np.ndarray) -> pd.DataFrame:
-    """Item ids plus the systems' predictions, scores and (binary) probabilities for context."""
-    pos = pool.positions(ids)
-    outputs = pool.outputs(pos)
-    columns: dict[str, Any] = {"item_id": ids}
-    single = pool.n_systems == 1
-    for kind, arr in (("pred", outputs.preds), ("score", outputs.scores), ("prob", outputs.probs)):
-        if arr is None or arr.ndim != 2:
-            continue  # multi-class probabilities would need one column per class: left out
-        for s, name in enumerate(pool.system_names):
-            columns[kind if single else f"{kind}[{name}]"] = arr[:, s]
-    return pd.DataFrame(columns)
-
-
-def write_table(df: pd.DataFrame, out: Path | None) -> None:
-    """Write ``df`` as CSV or JSONL (by extension), or as CSV to standard output."""
-    if out is None:
-        sys.stdout.write(df.to_csv(index=False))
-        return
-    suffixes = "".join(out.suffixes).lower()
-    if ".jsonl" in suffixes or ".ndjson" in suffixes:
-        df.to_json(out, orient="records", lines=True)
-    elif ".csv" in suffixes:
-        df.to_csv(out, index=False)
-    else:
-        raise UserError(f"--out {str(out)!r}: unknown format; use a .csv or .jsonl file name")
-
-
 @app.command("next")
 def next_batch(
     session: Annotated[Path, typer.Argument(help="Session file (from `labelwise init`).")],
@@ -318,7 +289,7 @@ def next_batch(
         frame = batch_frame(s.pool, ids)
         if s.stochastic:  # a row per draw: its number lets `label` store a resubmitted file once
             frame.insert(1, "draw", s.pending_draws)
-        write_table(frame, out)
+        write_batch(frame, out)
         where = f" written to {str(out)!r}" if out is not None else ""
         if earlier:
             typer.echo(f"{len(ids)} items pending from an earlier batch{where}; label them before new items "
