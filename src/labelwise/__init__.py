@@ -21,7 +21,6 @@ from .designs import (
 )
 from .diagnostics import kl_divergence, optimal_proposal_given_truth
 from .estimators import Estimate
-from .hierarchy import Hierarchy, feature_hierarchy, score_hierarchy
 from .measures import (
     MCC,
     MEASURE_NAMES,
@@ -47,7 +46,13 @@ from .measures import (
 )
 from .oracle import DirichletTreeModel
 from .oracle.annotators import CallableOracle, FileOracle, NoisyOracle, TruthOracle
-from .partition import Strata, make_strata
+from .partition import (
+    Hierarchy,
+    Strata,
+    feature_hierarchy,
+    make_strata,
+    score_hierarchy,
+)
 from .pool import (
     Pool,
     PoolError,

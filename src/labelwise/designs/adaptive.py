@@ -28,7 +28,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from ..estimators import Estimate, importance_moments, make_estimate
-from ..hierarchy import Hierarchy, feature_hierarchy, score_hierarchy
+from ..partition import Hierarchy, feature_hierarchy, score_hierarchy
 from ..measures import Measure
 from ..oracle import score_prior
 from ..oracle import DirichletTreeModel

@@ -39,7 +39,7 @@ from typing import Literal
 
 import numpy as np
 
-from ..hierarchy import Hierarchy
+from ..partition import Hierarchy
 
 __all__ = ["DirichletTreeModel"]
 

@@ -39,8 +39,8 @@ from typing import Literal
 
 import numpy as np
 
-from .partition import make_strata
-from .validation import check_int
+from ..validation import check_int
+from .bins import make_strata
 
 __all__ = ["MAX_LEAVES", "Hierarchy", "feature_hierarchy", "score_hierarchy"]
 

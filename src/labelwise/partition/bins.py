@@ -31,7 +31,7 @@ from typing import Literal
 
 import numpy as np
 
-from .validation import check_int
+from ..validation import check_int
 
 __all__ = ["Strata", "csf_bins", "make_strata", "quantile_bins"]
 
