@@ -31,15 +31,15 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .datasets import make_pool
-from .designs import DESIGNS, Design, get_design
-from .estimators import Estimate
-from .measures import MEASURE_NAMES, Measure, build_measure
-from .oracle.annotators import TruthOracle
-from .pool import Pool, batch_frame, read_labels_file, write_batch
-from .session import Session
-from .simulate import SimulationResult, simulate, true_value
-from .store import StoreError
+from ..datasets import make_pool
+from ..designs import DESIGNS, Design, get_design
+from ..estimators import Estimate
+from ..measures import MEASURE_NAMES, Measure, build_measure
+from ..oracle.annotators import TruthOracle
+from ..pool import Pool, batch_frame, read_labels_file, write_batch
+from ..session import Session
+from ..simulate import SimulationResult, simulate, true_value
+from ..store import StoreError
 
 __all__ = ["app"]
 
