@@ -7,8 +7,8 @@ import pytest
 from scipy.optimize import minimize
 from scipy.special import log_softmax
 
-from labelwise.hierarchy import Hierarchy, score_hierarchy
 from labelwise.oracle.tree import DirichletTreeModel
+from labelwise.partition import Hierarchy, score_hierarchy
 
 
 # ---------------------------------------------------------------- brute force helpers (loops over nodes)

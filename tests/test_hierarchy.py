@@ -5,8 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from labelwise.hierarchy import Hierarchy, feature_hierarchy, score_hierarchy
-from labelwise.partition import make_strata
+from labelwise.partition import (
+    Hierarchy,
+    feature_hierarchy,
+    make_strata,
+    score_hierarchy,
+)
 
 SHAPES = [(1, 2), (1, 7), (2, 2), (3, 2), (2, 3), (4, 2), (2, 4)]
 

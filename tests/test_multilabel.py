@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 import labelwise as lw
 from labelwise.cli import app
-from labelwise.draws import Draws, Sample
 from labelwise.designs.importance import prior_deviation
+from labelwise.draws import Draws, Sample
 from labelwise.measures import Measure, finite_difference_jacobian, measure_from_spec
 from labelwise.oracle.prior import score_prior
 from labelwise.pool import MAX_LABELS, Pool, PoolError, multilabel_joint

@@ -11,14 +11,8 @@ import pytest
 from labelwise.datasets import make_pool
 from labelwise.designs import make_design
 from labelwise.measures import build_measure
-from labelwise.oracle.annotators import (
-    CallableOracle,
-    FileOracle,
-    LabelFileError,
-    TruthOracle,
-    read_labels_file,
-)
-from labelwise.pool import Pool, PoolError
+from labelwise.oracle.annotators import CallableOracle, FileOracle, TruthOracle
+from labelwise.pool import LabelFileError, Pool, PoolError, read_labels_file
 from labelwise.session import Session
 
 

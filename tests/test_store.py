@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from contextlib import closing
-from pathlib import Path
 
 import numpy as np
 import pytest

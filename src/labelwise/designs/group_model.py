@@ -19,7 +19,7 @@ import numpy as np
 
 from ..measures import Measure
 from ..oracle import DirichletTreeModel, score_prior
-from ..hierarchy import Hierarchy, feature_hierarchy, score_hierarchy
+from ..partition import Hierarchy, feature_hierarchy, score_hierarchy
 from ..pool import Pool
 from .base import Design
 from .grouped import GroupedPool

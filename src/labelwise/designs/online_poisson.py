@@ -186,9 +186,7 @@ class OnlinePoissonSampler(Sampler):
             return make_estimate(measure, R, cov, sample.n_labels, len(d), level)
         excess = np.sum(w[:, None] ** 2 * (1.0 / b_rounds - 1.0), axis=0)  # every round, per group
         unlabeled = self._unlabeled_covariance(J, excess, b_rounds.sum(axis=0))
-        if self.stochastic:  # the unlabeled items at their full model variance
-            cov = cov + unlabeled.full
-        elif self.design.variance == "model":
+        if self.stochastic or self.design.variance == "model":  # the unlabeled items at their full model variance
             cov = cov + unlabeled.full
         else:
             usual = cov + unlabeled.modal

@@ -7,7 +7,12 @@ Each can be called on a user's own arrays, so any number labelwise prints can be
 from .horvitz_thompson import horvitz_thompson_moments
 from .importance import importance_moments, importance_risk
 from .intervals import beta_interval, ellipsoid_radius_sq, normal_interval
-from .model_covariance import ModelCovariance, exception_terms, larger_variance, mixture_variance
+from .model_covariance import (
+    ModelCovariance,
+    exception_terms,
+    larger_variance,
+    mixture_variance,
+)
 from .result import Estimate, make_estimate
 from .rounds import round_weights, rounds_moments
 from .stratified import stratified_moments

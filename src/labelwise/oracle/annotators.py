@@ -10,31 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 import pandas as pd
 
-from ..pool import Pool
+from ..pool import LabelFileError, Pool, read_labels_file
 
 __all__ = [
     "CallableOracle",
     "FileOracle",
-    "LabelFileError",
     "NoisyOracle",
-    "Oracle",
     "TruthOracle",
     "noisy_label_distribution",
-    "read_labels_file",
 ]
-
-
-class LabelFileError(ValueError):
-    """A labels file that cannot be used; the message names the field and the fix."""
-
-
-class Oracle(Protocol):
-    def __call__(self, item_ids: np.ndarray) -> np.ndarray: ...
 
 
 class TruthOracle:
@@ -101,62 +89,6 @@ class CallableOracle:
         if labels.shape != (len(item_ids),):
             raise ValueError(f"oracle returned {labels.shape} labels for {len(item_ids)} items; return one per item")
         return labels
-
-
-def read_labels_file(path: str | Path, id_col: str = "item_id", label_col: str = "label",
-                     draw_col: str | None = "draw") -> pd.DataFrame:
-    """Read ``id_col`` and ``label_col`` from a CSV or JSONL (one object per line) file.
-
-    The result has columns ``item_id`` and ``label``, and ``draw`` when the
-    file has a ``draw_col`` column (the draw numbers ``labelwise next``
-    lists in a stochastic session; optional).
-
-    Raises
-    ------
-    LabelFileError
-        For a missing file, an unknown format, missing columns, empty ids or empty labels.
-    """
-    path = Path(path)
-    if not path.exists():
-        raise LabelFileError(f"labels file {str(path)!r} does not exist; check the path")
-    suffixes = "".join(path.suffixes).lower()
-    try:
-        if ".jsonl" in suffixes or ".ndjson" in suffixes:
-            df = pd.read_json(path, lines=True, dtype=False)
-        elif ".csv" in suffixes:
-            df = pd.read_csv(path)
-        else:
-            raise LabelFileError(f"labels file {str(path)!r}: unknown format; use .csv or .jsonl")
-    except (ValueError, pd.errors.ParserError) as exc:
-        if isinstance(exc, LabelFileError):
-            raise
-        raise LabelFileError(f"labels file {str(path)!r} could not be parsed: {exc}") from None
-    missing = [c for c in (id_col, label_col) if c not in df.columns]
-    if missing:
-        raise LabelFileError(
-            f"labels file {str(path)!r}: missing column(s) {missing}; found {list(map(str, df.columns))}. "
-            "Name the columns with --id-col/--label-col"
-        )
-    if df[id_col].isna().any():
-        row = int(np.flatnonzero(df[id_col].isna().to_numpy())[0]) + 1
-        raise LabelFileError(
-            f"labels file {str(path)!r}: column {id_col!r} is empty on data row {row}; "
-            "give every label the id of its item or drop the row"
-        )
-    _check_filled(df, path, label_col, id_col, "fill in every label or drop the row")
-    columns = {id_col: "item_id", label_col: "label"}
-    if draw_col is not None and draw_col in df.columns:
-        _check_filled(df, path, draw_col, id_col, "keep the draw numbers `next` listed, or drop the column")
-        columns[draw_col] = "draw"
-    return df[list(columns)].rename(columns=columns)
-
-
-def _check_filled(df: pd.DataFrame, path: Path, column: str, id_col: str, fix: str) -> None:
-    """``LabelFileError`` naming the first item whose ``column`` is empty, and ``fix``."""
-    if df[column].isna().any():
-        first = df.loc[df[column].isna(), id_col].iloc[0]
-        first = first.item() if isinstance(first, np.generic) else first
-        raise LabelFileError(f"labels file {str(path)!r}: column {column!r} is empty for item {first!r}; {fix}")
 
 
 class FileOracle:

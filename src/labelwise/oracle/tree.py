@@ -1,9 +1,9 @@
 """Online Bayesian models of the oracle response ``p(y|x)`` on a hierarchical partition.
 
-:class:`DirichletTreeModel` is the Dirichlet-tree model of seed 001,
-section 4.  The pool is partitioned into leaf blocks of a tree ``T``
-(:class:`labelwise.hierarchy.Hierarchy`) and the labels are generated as
-(seed 001, section 4.1)::
+:class:`DirichletTreeModel` is the Dirichlet-tree model of Marchant and
+Rubinstein, section 4.  The pool is partitioned into leaf blocks of a tree
+``T`` (:class:`labelwise.partition.Hierarchy`) and the labels are generated
+as (section 4.1)::
 
     theta              ~ Dirichlet(alpha)                      global class distribution
     y_i | theta        ~ Categorical(theta)                    i = 1..N
@@ -15,9 +15,9 @@ v})`` on the branch probabilities ``psi_y(c|v)`` of every internal node ``v``;
 the leaf probability ``psi_y(k)`` is the product of the branch probabilities
 on the root-to-leaf path.  Blocks that are close in the tree thus share
 statistical strength: a label in one block moves the estimates of its
-neighbours (seed 001, section 4).
+neighbours.
 
-Inference (seed 001, section 4.2) is by expectation-maximisation: point (MAP)
+Inference (section 4.2, :mod:`labelwise.oracle.em`) is by expectation-maximisation: point (MAP)
 estimates of ``theta`` and ``psi`` and a posterior ``r[k, y]`` over the label
 of every unlabeled item of block ``k``.  All work is on ``(n_leaves, C)``
 count arrays, so an update costs ``O(n_leaves * C * iterations)`` whatever the
@@ -26,10 +26,15 @@ pool size (the per-level sums over a complete tree add up to about
 
 The flat Beta-Bernoulli (Dirichlet-categorical) model with independent blocks
 is the depth-1 case ``Hierarchy(depth=1, branching=K)``: with the
-hyperparameters of seed 001 section 5.2 its EM fixed point is exactly the
+hyperparameters of section 5.2 its EM fixed point is exactly the
 per-block posterior mean ``r[k, y] = (lam s(y|k) + O[k, y]) / (lam + L_k)``
 (``L_k`` labels received in block ``k``, ``lam = prior_strength``), so no
 separate class is provided.
+
+References
+----------
+N. G. Marchant and B. I. P. Rubinstein, "Needle in a Haystack: Label-Efficient
+Evaluation under Extreme Class Imbalance", KDD 2021.
 """
 
 from __future__ import annotations
@@ -39,27 +44,15 @@ from typing import Literal
 
 import numpy as np
 
-from ..hierarchy import Hierarchy
+from ..partition import Hierarchy
+from . import em
+from .prior import tree_hyperparameters
 
 __all__ = ["DirichletTreeModel"]
 
 #: The constructor's fit (the no-label fixed point, reused by ``fresh``) may run
 #: ``INIT_FACTOR * max_iter`` EM iterations.
 INIT_FACTOR = 10
-
-
-def _row_max(x: np.ndarray) -> np.ndarray:
-    """``x.max(axis=1)`` for a 2-d array, by a loop over its (few) columns: much faster for narrow rows."""
-    out = x[:, 0].copy()
-    for c in range(1, x.shape[1]):  # loop over classes
-        np.maximum(out, x[:, c], out=out)
-    return out
-
-
-def _log(x: np.ndarray) -> np.ndarray:
-    """Natural log with ``log 0 = -inf`` and no warning."""
-    with np.errstate(divide="ignore"):
-        return np.log(x)
 
 
 class DirichletTreeModel:
@@ -71,24 +64,18 @@ class DirichletTreeModel:
         Tree over the pool; ``hierarchy.blocks`` gives each item's leaf block.
     prior_probs : ndarray, shape (N, C) or (N,)
         Prior label distribution ``s(y|x_i)`` of every item, e.g. classifier
-        probabilities (seed 001 section 5.2; see
+        probabilities (Marchant and Rubinstein, section 5.2; see
         :func:`labelwise.oracle.prior.score_prior`).  A 1-d array is read as the
         binary ``s(y=1|x_i)``.  Rows are normalised to sum to one.
     oracle : {"deterministic", "stochastic"}
         ``"deterministic"``: every item has one true label, observed at most
-        once (seed 001 section 4).  ``"stochastic"``: an item may be labeled
+        once (Marchant and Rubinstein, section 4).  ``"stochastic"``: an item may be labeled
         several times with differing labels; every label received is counted.
     prior_strength : float
         ``lam >= 0``, the weight of the score evidence in the hyperparameters
-        (seed 001 section 5.2, with ``lam = 1`` reproducing it exactly)::
-
-            alpha_y    = 1 + lam * sum_k s(y|k)
-            beta_{y,v} = depth(v)**2 + lam * sum_k s(y|k) delta_v(k)
-
-        where ``s(y|k)`` is the mean of ``prior_probs[:, y]`` over the items
-        of block ``k`` (0 for empty blocks), ``depth(v)`` the level of the
-        non-root node ``v`` and ``delta_v(k) = 1`` when ``v`` is on the path
-        to leaf ``k``.  ``lam = 0`` ignores the scores.
+        ``alpha`` and ``beta`` (:func:`~labelwise.oracle.prior.tree_hyperparameters`;
+        ``lam = 1`` reproduces Marchant and Rubinstein, section 5.2, exactly).
+        ``lam = 0`` ignores the scores.
     max_iter : int
         Maximum EM iterations (M-step + E-step pairs, including those of the
         acceleration) per fit.  The constructor's own fit (no labels, cold
@@ -121,45 +108,23 @@ class DirichletTreeModel:
 
     Notes
     -----
-    EM (seed 001 section 4.2).  With ``O[k, y]`` the labels ``y`` received in
-    block ``k`` and ``U[k]`` its unlabeled items, iterate
+    The fit is EM to the MAP estimates of ``theta`` and ``psi``, accelerated
+    by SQUAREM steps that never lower :meth:`log_posterior`
+    (:mod:`labelwise.oracle.em` gives the steps).  It is warm-started from
+    the last fixed point on every update; a fit may stop at ``max_iter``
+    before ``tol`` is met (see ``converged_last``), and later fits continue
+    from where it stopped.  ``r`` is the ``pi_t(y|x)`` (deterministic
+    oracle) or ``p_t(y|x)`` (stochastic oracle) of Marchant and Rubinstein,
+    Proposition 2, for every not-yet-labeled item ``x`` of the block.
 
-    * E-step: ``r[k, y] = theta_y psi_y(k) / sum_y' theta_y' psi_y'(k)``, the
-      posterior label of an unlabeled item of block ``k``; expected counts
-      ``n[k, y] = O[k, y] + U[k] r[k, y]``;
-    * M-step (MAP): ``theta_y ∝ alpha_y - 1 + sum_k n[k, y]`` and, at every
-      internal node ``v``, ``psi_y(c|v) ∝ beta_{y,c} - 1 + n_{y,c}`` with
-      ``n_{y,c}`` the sum of ``n[., y]`` over the leaves below child ``c``;
-
-    until ``max |r_new - r| < tol``.  The fit is warm-started from the last
-    fixed point on every update.  Leaf probabilities are accumulated in log
-    space, so deep trees (e.g. depth 20) do not underflow.  ``r`` is the
-    ``pi_t(y|x)`` (deterministic oracle) or ``p_t(y|x)`` (stochastic oracle)
-    of seed 001 Proposition 2 for every not-yet-labeled item ``x`` of the block.
-
-    Every numerator above is non-negative because ``alpha_y >= 1`` and
-    ``beta >= 1``; it is zero only where the prior scores give a class zero
-    mass in a whole level-1 subtree and no label of that class was seen there.
-    Such a class then gets zero probability, which violates the support
-    condition of seed 001 Proposition 2: keep ``prior_probs`` strictly
-    positive (``score_prior`` with ``lam < 1`` does).  Leaves with zero
-    probability under every class (only possible for empty leaves) report
-    ``theta`` as their predictive.
-
-    Plain EM converges linearly at a rate set by the fraction of missing
-    labels: with most items of a block unlabeled the rate is close to one
-    (for the flat tree it is ``U_k / (1 + n_k)`` in block ``k`` of ``n_k``
-    items) and hundreds to thousands of iterations are needed.  With
-    ``accelerate=True`` every cycle of two EM iterations ``r0 -> r1 -> r2`` is
-    followed by the SQUAREM step (Varadhan and Roland, Scand. J. Statist. 35,
-    2008, scheme S3) ``r' = r0 - 2a d1 + a**2 d2`` with ``d1 = r1 - r0``,
-    ``d2 = r2 - 2 r1 + r0`` and ``a = -|d1| / |d2|`` (negative entries of
-    ``r'`` set to 0, rows renormalised) and one EM iteration from ``r'``; the result
-    is kept only if it does not lower :meth:`log_posterior` relative to
-    ``r2``, so the objective stays monotone.  This cuts the iteration count
-    by one to two orders of magnitude.  A fit may still stop at
-    ``max_iter`` before ``tol`` is met (see ``converged_last``); later fits
-    continue from where it stopped.
+    Every numerator of the M-step is non-negative because ``alpha_y >= 1``
+    and ``beta >= 1``; it is zero only where the prior scores give a class
+    zero mass in a whole level-1 subtree and no label of that class was seen
+    there.  Such a class then gets zero probability, which violates the
+    support condition of Marchant and Rubinstein, Proposition 2: keep
+    ``prior_probs`` strictly positive (``score_prior`` with ``lam < 1``
+    does).  Leaves with zero probability under every class (only possible
+    for empty leaves) report ``theta`` as their predictive.
 
     Each update costs ``O(n_leaves * C * iterations)`` (the complete-tree
     level sums total ``O(n_leaves * C)``), independent of the pool size; the
@@ -168,7 +133,7 @@ class DirichletTreeModel:
 
     Examples
     --------
-    >>> from labelwise.hierarchy import Hierarchy
+    >>> from labelwise.partition import Hierarchy
     >>> h = Hierarchy(depth=2, branching=2, blocks=np.repeat(np.arange(4), 25))
     >>> s = np.repeat([[0.9, 0.1], [0.7, 0.3], [0.4, 0.6], [0.2, 0.8]], 25, axis=0)
     >>> m = DirichletTreeModel(h, s)
@@ -199,7 +164,7 @@ class DirichletTreeModel:
             raise ValueError(f"max_iter: must be an integer >= 1, got {max_iter!r}")
         if isinstance(tol, bool) or not isinstance(tol, Real) or not (np.isfinite(tol) and tol >= 0):
             raise ValueError(f"tol: must be a finite number >= 0, got {tol!r}")
-        probs = self._check_probs(prior_probs, hierarchy.n_items)
+        block_prior, alpha, beta = tree_hyperparameters(hierarchy, prior_probs, prior_strength)
 
         self.hierarchy = hierarchy
         self.oracle = oracle
@@ -207,22 +172,12 @@ class DirichletTreeModel:
         self.max_iter = int(max_iter)
         self.tol = float(tol)
         self.accelerate = bool(accelerate)
-        self.n_classes = int(probs.shape[1])
-
-        h, C, lam = hierarchy, self.n_classes, self.prior_strength
-        sizes = h.block_sizes.astype(np.float64)
-        cell = (h.blocks[:, None] * C + np.arange(C)).ravel()
-        sums = np.bincount(cell, weights=probs.ravel(), minlength=h.n_leaves * C).reshape(h.n_leaves, C)
-        s = sums / np.maximum(sizes, 1.0)[:, None]  # s(y|k), 0 for empty leaves
-        sub = h.subtree_sums(s)
-        self.block_prior = s
-        self.alpha = 1.0 + lam * sub[0][0]
-        self.beta: list[np.ndarray | None] = [None] + [
-            float(level) ** 2 + lam * sub[level] for level in range(1, h.depth + 1)
-        ]
-        self._beta_m1 = [None] + [beta - 1.0 for beta in self.beta[1:]]
+        self.n_classes = int(block_prior.shape[1])
+        self.block_prior, self.alpha, self.beta = block_prior, alpha, beta
+        self._beta_m1 = [None] + [b - 1.0 for b in beta[1:]]
+        sizes = hierarchy.block_sizes.astype(np.float64)
         self._sizes = sizes
-        self._O = np.zeros((h.n_leaves, C))
+        self._O = np.zeros((hierarchy.n_leaves, self.n_classes))
         self._U = sizes.copy()
         self.n_iter_last = 0
         self.converged_last = True
@@ -235,28 +190,6 @@ class DirichletTreeModel:
         self._init_state = (self._log_theta.copy(), [a.copy() for a in self._log_branch], self._r.copy())
 
     # ------------------------------------------------------------ validation
-    @staticmethod
-    def _check_probs(prior_probs, n_items: int) -> np.ndarray:
-        p = np.asarray(prior_probs)
-        if p.dtype.kind not in "biuf":
-            raise ValueError(f"prior_probs: must be numeric, got dtype {p.dtype}")
-        p = p.astype(np.float64)
-        if p.ndim == 1:
-            p = np.stack([1.0 - p, p], axis=1)
-        if p.ndim != 2 or p.shape[0] != n_items or p.shape[1] < 2:
-            raise ValueError(
-                f"prior_probs: expected shape ({n_items}, C) with C >= 2 (one row per item of the "
-                f"hierarchy) or ({n_items},), got {np.shape(prior_probs)}"
-            )
-        if not np.isfinite(p).all() or (p < 0).any():
-            raise ValueError("prior_probs: must be finite and non-negative")
-        total = p.sum(axis=1, keepdims=True)
-        if (total <= 0).any():
-            raise ValueError(
-                f"prior_probs: row {int(np.argmax(total[:, 0] <= 0))} sums to zero; every item needs a prior distribution"
-            )
-        return p / total
-
     def _check_obs(self, blocks, labels) -> tuple[np.ndarray, np.ndarray]:
         b = np.asarray(blocks)
         y = np.asarray(labels)
@@ -269,51 +202,17 @@ class DirichletTreeModel:
         return b.astype(np.int64, copy=False), y.astype(np.int64, copy=False)
 
     # ------------------------------------------------------------ EM steps
-    def _leaf_log_psi(self, log_branch: list[np.ndarray]) -> np.ndarray:
-        """``log psi_y(k)``, shape (n_leaves, C): path sums of log branch probabilities, top-down."""
-        acc = log_branch[1]
-        for level in range(2, self.hierarchy.depth + 1):  # loop over levels only
-            acc = np.repeat(acc, self.hierarchy.branching, axis=0) + log_branch[level]
-        return acc
-
-    def _e_step(self, log_theta: np.ndarray, log_branch: list[np.ndarray]) -> np.ndarray:
-        """Posterior ``r[k, y]`` of an unlabeled item's label in block ``k`` (seed 001 sec. 4.2)."""
-        lj = log_theta + self._leaf_log_psi(log_branch)
-        top = _row_max(lj)
-        dead = ~np.isfinite(top)  # zero probability under every class
-        top[dead] = 0.0
-        lj -= top[:, None]
-        r = np.exp(lj, out=lj)
-        r /= np.maximum(r @ np.ones(self.n_classes), np.finfo(float).tiny)[:, None]
-        if dead.any():
-            r[dead] = np.exp(log_theta)
-        return r
-
-    def _m_step(self, counts: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
-        """MAP ``log theta`` and ``log psi_y(c|v)`` per level given expected counts ``n[k, y]``."""
-        h, C, b = self.hierarchy, self.n_classes, self.hierarchy.branching
-        sub = h.subtree_sums(counts)
-        num = self.alpha - 1.0 + sub[0][0]
-        log_theta = _log(num) - np.log(num.sum())
-        log_branch: list[np.ndarray] = [np.zeros((1, C))]
-        for level in range(1, h.depth + 1):  # loop over levels only
-            num = self._beta_m1[level] + sub[level]
-            den = np.einsum("pbc->pc", num.reshape(b ** (level - 1), b, C))
-            lb = _log(num).reshape(b ** (level - 1), b, C)
-            lb -= _log(den)[:, None, :]
-            undefined = den <= 0
-            if undefined.any():  # no prior mass and no counts below the node: uniform (unused)
-                lb[np.broadcast_to(undefined[:, None, :], lb.shape)] = -np.log(b)
-            log_branch.append(lb.reshape(b**level, C))
-        return log_theta, log_branch
+    def _em_map(self, r: np.ndarray) -> em.State:
+        """One EM iteration from ``r``: M-step on the expected counts, then E-step."""
+        log_theta, log_branch = em.m_step(self.hierarchy, self.alpha, self._beta_m1, self._expected_counts(r))
+        return log_theta, log_branch, em.e_step(self.hierarchy, log_theta, log_branch)
 
     def _expected_counts(self, r: np.ndarray) -> np.ndarray:
         return self._O + self._U[:, None] * r
 
     def _cold_start(self) -> None:
         """Parameters from the M-step with the prior scores as the guess for unlabeled labels."""
-        self._log_theta, self._log_branch = self._m_step(self._expected_counts(self.block_prior))
-        self._r = self._e_step(self._log_theta, self._log_branch)
+        self._log_theta, self._log_branch, self._r = self._em_map(self.block_prior)
 
     # ------------------------------------------------------------ fitting
     def fit(self, warm_start: bool = True) -> DirichletTreeModel:
@@ -333,44 +232,8 @@ class DirichletTreeModel:
         if not warm_start:
             self._cold_start()
         state = (self._log_theta, self._log_branch, self._r)
-        n_maps = 0
-        converged = False
-
-        def em_map(r: np.ndarray) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
-            nonlocal n_maps
-            n_maps += 1
-            lt, lb = self._m_step(self._expected_counts(r))
-            return lt, lb, self._e_step(lt, lb)
-
-        while n_maps < self.max_iter and not converged:  # EM iterations
-            r0 = state[2]
-            s1 = em_map(r0)
-            converged = float(np.max(np.abs(s1[2] - r0))) < self.tol
-            state = s1
-            if converged or not self.accelerate or n_maps + 2 > self.max_iter:
-                continue
-            s2 = em_map(s1[2])
-            converged = float(np.max(np.abs(s2[2] - s1[2]))) < self.tol
-            state = s2
-            if converged:
-                continue
-            # SQUAREM extrapolation of the EM map on r (Varadhan & Roland 2008, scheme S3)
-            d1 = s1[2] - r0
-            d2 = s2[2] - 2.0 * s1[2] + r0
-            nd2 = float(np.sqrt(np.sum(d2 * d2)))
-            if nd2 == 0.0:
-                continue
-            a = -float(np.sqrt(np.sum(d1 * d1))) / nd2
-            if a >= -1.0:
-                continue  # the extrapolated point would be s2 itself
-            r_ext = np.maximum(r0 - 2.0 * a * d1 + a * a * d2, 0.0)
-            tot = (r_ext @ np.ones(self.n_classes))[:, None]
-            r_ext = np.where(tot > 0, r_ext / np.where(tot > 0, tot, 1.0), s2[2])
-            s3 = em_map(r_ext)
-            # keep the extrapolation only if it does not lower the objective (EM is monotone)
-            l2, l3 = self._log_posterior(s2[0], s2[1]), self._log_posterior(s3[0], s3[1])
-            if np.isfinite(l3) and l3 >= l2 - 1e-12 * abs(l2):
-                state = s3
+        state, n_maps, converged = em.iterate(self._em_map, self._log_posterior, state, self.max_iter, self.tol,
+                                              self.accelerate)
         self._log_theta, self._log_branch, self._r = state
         self.n_iter_last = n_maps
         self.converged_last = converged
@@ -437,7 +300,8 @@ class DirichletTreeModel:
         Returns
         -------
         ndarray, shape (n_leaves, C)
-            ``r[k, y]`` (seed 001 section 4.2; ``pi_t(y|x)`` of Proposition 2),
+            ``r[k, y]`` (Marchant and Rubinstein, section 4.2; ``pi_t(y|x)`` of
+            Proposition 2),
             rows summing to one.  Rows of empty leaves are defined but unused.
         """
         return self._r.copy()
@@ -460,7 +324,7 @@ class DirichletTreeModel:
     @property
     def leaf_probs(self) -> np.ndarray:
         """MAP ``psi_y(k)``, shape (n_leaves, C) (column ``y`` sums to one; may underflow to 0 for deep trees)."""
-        return np.exp(self._leaf_log_psi(self._log_branch))
+        return np.exp(em.leaf_log_psi(self.hierarchy, self._log_branch))
 
     @property
     def branch_probs(self) -> list[np.ndarray]:
@@ -484,34 +348,21 @@ class DirichletTreeModel:
     def log_posterior(self) -> float:
         """EM objective at the current parameters: log posterior of ``theta, psi`` up to a constant.
 
-        ``sum_y (alpha_y - 1) log theta_y + sum_{y,v} (beta_{y,v} - 1) log psi_y(v|parent v)
-        + sum_{k,y} O[k,y] log(theta_y psi_y(k)) + sum_k U[k] log sum_y theta_y psi_y(k)``:
-        the log Dirichlet and Dirichlet-tree prior densities (seed 001 section
-        4.1) plus the log likelihood of the observed labels and block
-        assignments, the unobserved labels summed out (seed 001 section 4.2;
-        the stochastic oracle counts every label in ``O``).  Terms with a zero
-        coefficient count as zero.  Each EM iteration does not decrease it, and
-        the MAP estimates maximise it.
+        The log Dirichlet and Dirichlet-tree prior densities (Marchant and
+        Rubinstein, section 4.1) plus the log likelihood of the observed
+        labels and block assignments, the unobserved labels summed out
+        (section 4.2; the stochastic oracle counts every label in ``O``), as
+        written out in :func:`labelwise.oracle.em.log_posterior`.  Each EM
+        iteration does not decrease it, and the MAP estimates maximise it.
+
+        Returns
+        -------
+        float
         """
         return self._log_posterior(self._log_theta, self._log_branch)
 
     def _log_posterior(self, log_theta: np.ndarray, log_branch: list[np.ndarray]) -> float:
-        def dot(coef: np.ndarray, logv: np.ndarray) -> float:
-            pos = coef > 0
-            return float(np.sum(np.where(pos, coef * np.where(pos, logv, 0.0), 0.0)))
-
-        total = dot(self.alpha - 1.0, log_theta)
-        for level in range(1, self.hierarchy.depth + 1):  # loop over levels only
-            total += dot(self.beta[level] - 1.0, log_branch[level])
-        lj = log_theta + self._leaf_log_psi(log_branch)
-        total += dot(self._O, lj)
-        live = self._U > 0
-        lj = lj[live]
-        top = _row_max(lj)
-        with np.errstate(invalid="ignore"):
-            lse = top + np.log(np.exp(lj - top[:, None]) @ np.ones(self.n_classes))
-        total += float(np.sum(self._U[live] * lse))
-        return total
+        return em.log_posterior(self.hierarchy, self.alpha, self.beta, self._O, self._U, log_theta, log_branch)
 
     # ------------------------------------------------------------ reuse
     def _clone(self, with_state: bool) -> DirichletTreeModel:

@@ -36,8 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..pool import Pool
 from ..draws import Draws
+from ..pool import Pool
 
 __all__ = ["Store", "StoreError"]
 

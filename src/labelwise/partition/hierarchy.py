@@ -1,8 +1,8 @@
 """Hierarchical partitions of a pool: complete trees over leaf blocks.
 
-The Dirichlet-tree model of the oracle response (seed 001, section 4) shares
-statistical strength between *hierarchically neighbouring* blocks of the
-pool.  It needs a hierarchical partition: a tree whose leaves are disjoint
+The Dirichlet-tree model of the oracle response (Marchant and Rubinstein,
+section 4) shares statistical strength between *hierarchically neighbouring*
+blocks of the pool.  It needs a hierarchical partition: a tree whose leaves are disjoint
 blocks of items.  This module represents such a tree as a **complete tree of
 given depth and branching factor**, with no node objects:
 
@@ -22,14 +22,20 @@ which is what makes per-node computations vectorised.
 
 Two builders are provided:
 
-* :func:`score_hierarchy` -- the construction of seed 001, section 5.2: CSF
-  bins of a classifier score (:func:`labelwise.partition.make_strata`) become
-  the leaves "in breadth-first order".  ``depth=1, branching=K`` is the flat
+* :func:`score_hierarchy` -- the construction of Marchant and Rubinstein,
+  section 5.2: CSF bins of a classifier score
+  (:func:`labelwise.partition.make_strata`) become the leaves "in
+  breadth-first order".  ``depth=1, branching=K`` is the flat
   (non-hierarchical) partition into ``K`` blocks ("Ours-1"); ``depth=8,
   branching=2`` over ``K = 2**8`` bins is "Ours-8".
-* :func:`feature_hierarchy` -- a k-d tree (seed 001, section 4 cites k-d
-  trees as one way to learn a hierarchical partition), built level by level
+* :func:`feature_hierarchy` -- a k-d tree (Marchant and Rubinstein, section
+  4, cite k-d trees as one way to learn a hierarchical partition), built level by level
   by equal-count splits on each node's highest-variance feature.
+
+References
+----------
+N. G. Marchant and B. I. P. Rubinstein, "Needle in a Haystack: Label-Efficient
+Evaluation under Extreme Class Imbalance", KDD 2021.
 """
 
 from __future__ import annotations
@@ -39,8 +45,8 @@ from typing import Literal
 
 import numpy as np
 
-from .partition import make_strata
-from .validation import check_int
+from ..validation import check_int
+from .strata import make_strata
 
 __all__ = ["MAX_LEAVES", "Hierarchy", "feature_hierarchy", "score_hierarchy"]
 
@@ -72,8 +78,8 @@ class Hierarchy:
     ----------
     depth : int
         Number of levels below the root (at least 1).  The root is at level 0
-        and the leaves at level ``depth``; ``depth(v)`` of seed 001 section
-        5.2 is the level of node ``v``.
+        and the leaves at level ``depth``; ``depth(v)`` of Marchant and
+        Rubinstein, section 5.2, is the level of node ``v``.
     branching : int
         Number of children of every internal node (at least 2).
     blocks : ndarray of int, shape (N,)
@@ -88,8 +94,9 @@ class Hierarchy:
     -----
     Node ``j`` of level ``l`` has children ``j*b .. j*b+b-1`` at level
     ``l+1``; leaves are numbered left to right, i.e. in breadth-first order
-    (seed 001 section 5.2).  ``Hierarchy(depth=1, branching=K, blocks=...)``
-    is a flat partition into ``K`` blocks.
+    (Marchant and Rubinstein, section 5.2).
+    ``Hierarchy(depth=1, branching=K, blocks=...)`` is a flat partition into
+    ``K`` blocks.
 
     Examples
     --------
@@ -155,7 +162,7 @@ class Hierarchy:
         ndarray of int64, shape (n_leaves,)
             ``k // branching**(depth - level)`` for leaf ``k``: the index of the
             node on the root-to-leaf path at that level, i.e. the nodes ``v``
-            with ``delta_v(k) = 1`` in seed 001 section 5.2.
+            with ``delta_v(k) = 1`` in Marchant and Rubinstein, section 5.2.
         """
         level = self._check_level(level)
         return np.arange(self.n_leaves, dtype=np.int64) // self.branching ** (self.depth - level)
@@ -217,7 +224,7 @@ def score_hierarchy(
     branching: int = 2,
     method: Literal["csf", "quantile"] = "csf",
 ) -> Hierarchy:
-    """Hierarchy whose leaves are score strata in score order (seed 001 section 5.2).
+    """Hierarchy whose leaves are score strata in score order (Marchant and Rubinstein, section 5.2).
 
     The pool is stratified on ``scores`` into ``K' <= n_blocks`` non-empty
     blocks ordered by score (:func:`labelwise.partition.make_strata`, CSF rule
@@ -225,7 +232,7 @@ def score_hierarchy(
     tree of the given ``depth`` and ``branching`` in breadth-first (left to
     right) order.  ``n_blocks = 2**8, depth = 8, branching = 2`` is "Ours-8"
     and ``n_blocks = K, depth = 1, branching = K`` is "Ours-1", the flat
-    partition, of seed 001 section 5.2.
+    partition, of Marchant and Rubinstein, section 5.2.
 
     When ``K' < branching**depth`` (fewer blocks asked for, or fewer distinct
     scores than blocks), block ``k`` goes to leaf ``floor(k * n_leaves / K')``:
@@ -285,8 +292,9 @@ def feature_hierarchy(features: np.ndarray, depth: int = 8, branching: int = 2) 
     is at the node's median.  Items with equal values are ordered by pool
     position, so the result is deterministic.  All nodes of a level are split
     at once with one sort on the composite key (node, value); nodes with fewer
-    than ``branching`` items leave some children empty.  Seed 001 section 4
-    lists k-d trees among the ways to build the hierarchical partition.
+    than ``branching`` items leave some children empty.  Marchant and
+    Rubinstein, section 4, list k-d trees among the ways to build the
+    hierarchical partition.
 
     Parameters
     ----------

@@ -1,0 +1,42 @@
+"""The ``labelwise`` command line: label-efficient evaluation from the shell.
+
+Annotation loop (the session file keeps everything, so each step is a
+separate process)::
+
+    labelwise init pool.csv --session eval.lw --measure f1 --design importance
+    labelwise next eval.lw -n 50 --out batch.csv     # give batch.csv to annotators
+    labelwise label eval.lw labels.csv               # ingest their labels
+    labelwise estimate eval.lw                       # estimate with intervals
+
+Simulation against ground truth: ``labelwise simulate --pool pool.csv ...``
+(its ``--json`` output is a stable contract) and ``labelwise demo``.
+
+Every user error is reported as one line starting with ``error:`` on
+standard error, with exit code 1.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from .options import parse_params, parse_systems, parse_value
+from .session_cmds import estimate, init, label, next_batch
+from .simulate_cmds import demo, simulate_cmd
+
+__all__ = ["app", "parse_params", "parse_systems", "parse_value"]
+
+app = typer.Typer(
+    name="labelwise",
+    help="Label-efficient evaluation of ML systems: estimate F1, precision, recall and more "
+    "from few human labels, with confidence intervals.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+
+app.command()(init)
+app.command("next")(next_batch)
+app.command()(label)
+app.command()(estimate)
+app.command()(demo)
+app.command("simulate")(simulate_cmd)

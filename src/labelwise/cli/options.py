@@ -1,0 +1,197 @@
+"""Shared options of the ``labelwise`` commands, their parsers and the handling of user errors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Annotated, Any
+
+import typer
+
+from ..designs import DESIGNS, Design, make_design
+from ..measures import MEASURE_NAMES
+from ..store import StoreError
+
+__all__ = [
+    "DESIGNS_HELP",
+    "MEASURES_HELP",
+    "BatchOpt",
+    "DesignOpt",
+    "IdCol",
+    "JsonOpt",
+    "LevelOpt",
+    "MeasureOpt",
+    "MultiLabelOpt",
+    "ParamOpt",
+    "PredCol",
+    "ProbCol",
+    "ScoreCol",
+    "SeedOpt",
+    "SystemsOpt",
+    "UserError",
+    "check_level",
+    "check_positive",
+    "describe_design",
+    "design_options",
+    "parse_checkpoints",
+    "parse_params",
+    "parse_systems",
+    "parse_value",
+    "pool_columns",
+    "user_errors",
+]
+
+MEASURES_HELP = "Comma-separated measure names, estimated together: " + ", ".join(MEASURE_NAMES) + "."
+DESIGNS_HELP = "Sampling design: " + ", ".join(sorted(DESIGNS)) + "."
+
+IdCol = Annotated[str, typer.Option("--id-col", help="Pool column holding the item ids.")]
+PredCol = Annotated[
+    str, typer.Option("--pred-col", help="Predicted-label column(s), comma-separated for several systems.")
+]
+ScoreCol = Annotated[str, typer.Option("--score-col", help="Score column(s), comma-separated for several systems.")]
+ProbCol = Annotated[str, typer.Option("--prob-col", help="Probability column(s), comma-separated for several systems.")]
+MultiLabelOpt = Annotated[
+    str | None,
+    typer.Option("--multilabel", help="Multi-label pool: comma-separated label names; label NAME is read from the "
+                 "columns <pred-col>_NAME, <prob-col>_NAME and <label-col>_NAME (e.g. pred_toxic)."),
+]
+MeasureOpt = Annotated[str, typer.Option("--measure", "-m", help=MEASURES_HELP)]
+DesignOpt = Annotated[str, typer.Option("--design", "-d", help=DESIGNS_HELP)]
+ParamOpt = Annotated[
+    list[str] | None,
+    typer.Option("--param", "-p", help="Design parameter as key=value (repeatable), e.g. --param lam=0.9."),
+]
+SystemsOpt = Annotated[str, typer.Option("--systems", help="Systems to evaluate: an index, 'all' or a list like 0,2.")]
+LevelOpt = Annotated[float, typer.Option("--level", help="Confidence level of the intervals.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Random seed (the only source of randomness).")]
+BatchOpt = Annotated[
+    int, typer.Option("--batch-size", help="Labels per batch (adaptive designs update between batches).")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")]
+
+
+class UserError(ValueError):
+    """A problem with the command line arguments themselves."""
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn the library's user-facing exceptions into ``error: ...`` and exit code 1."""
+    try:
+        yield
+    except (ValueError, StoreError, OSError) as exc:
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        typer.echo(f"error: {message}", err=True)
+        raise typer.Exit(code=1) from None
+
+
+def _split(value: str) -> list[str]:
+    """The non-empty, stripped parts of a comma-separated option value."""
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def _column_arg(value: str) -> str | list[str]:
+    """One column name, or a list when the option names several (one per system)."""
+    parts = _split(value)
+    if not parts:
+        raise UserError(f"column option: empty value {value!r}; give a column name")
+    return parts[0] if len(parts) == 1 else parts
+
+
+def pool_columns(id_col: str, pred_col: str, score_col: str, prob_col: str,
+                 multilabel: str | None = None) -> dict[str, Any]:
+    """Keyword arguments of :meth:`Pool.from_file` from the shared column flags.
+
+    ``multilabel`` (``--multilabel``) names the labels of a multi-label pool;
+    the pred/prob/label columns are then prefixes (see :meth:`Pool.from_dataframe`).
+    """
+    columns: dict[str, Any] = {
+        "id_col": id_col,
+        "pred_cols": _column_arg(pred_col),
+        "score_cols": _column_arg(score_col),
+        "prob_cols": _column_arg(prob_col),
+    }
+    if multilabel is not None:
+        names = _split(multilabel)
+        if not names:
+            raise UserError(f"--multilabel: expected label names like toxic,threat; got {multilabel!r}")
+        columns["multilabel"] = names
+    return columns
+
+
+def parse_value(text: str) -> bool | int | float | str:
+    """``true``/``false`` -> bool, then int, then float, else the string itself."""
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_params(items: Sequence[str] | None) -> dict[str, Any]:
+    """``["lam=0.9", "n_strata=8"]`` -> ``{"lam": 0.9, "n_strata": 8}``."""
+    params: dict[str, Any] = {}
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"--param: expected key=value, got {item!r}")
+        params[key.strip()] = parse_value(value.strip())
+    return params
+
+
+def parse_systems(value: str) -> str | int | list[int]:
+    """``"all"``, ``"1"`` or ``"0,2"`` as accepted by :func:`build_measure`."""
+    if value.strip().lower() == "all":
+        return "all"
+    try:
+        systems = [int(s) for s in _split(value)]
+    except ValueError:
+        raise UserError(f"--systems: expected an index, 'all' or a list like 0,2; got {value!r}") from None
+    if not systems:
+        raise UserError("--systems: give at least one system index")
+    return systems[0] if len(systems) == 1 else systems
+
+
+def parse_checkpoints(value: str | None) -> list[int] | None:
+    """``"250,500"`` -> ``[250, 500]``; ``None`` keeps the default checkpoints."""
+    if value is None:
+        return None
+    try:
+        marks = [int(s) for s in _split(value)]
+    except ValueError:
+        raise UserError(f"--checkpoints: expected label counts like 250,500,1000; got {value!r}") from None
+    if not marks or min(marks) < 1:
+        raise UserError(f"--checkpoints: give positive label counts, got {value!r}")
+    return marks
+
+
+def check_level(level: float) -> float:
+    """``level`` itself, or :class:`UserError` naming ``--level`` unless ``0 < level < 1``."""
+    if not 0.0 < level < 1.0:
+        raise UserError(f"--level: must lie strictly between 0 and 1, got {level}")
+    return level
+
+
+def check_positive(**values: int) -> None:
+    """:class:`UserError` naming the option (``batch_size`` is ``--batch-size``) of any value below 1."""
+    for name, value in values.items():
+        if value < 1:
+            raise UserError(f"--{name.replace('_', '-')}: must be at least 1, got {value}")
+
+
+def design_options(name: str, params: Sequence[str] | None) -> tuple[Design, str | None]:
+    """A registered design from its name and ``--param`` strings, and the oracle mode if one was given
+    (``--param oracle=stochastic``: the mode is the session's, not the design's)."""
+    settings = parse_params(params)
+    oracle = settings.pop("oracle", None)
+    return make_design(name, **settings), oracle
+
+
+def describe_design(design: Design) -> str:
+    """``name (key=value, ...)`` of a design and its parameters, or just its name without parameters."""
+    params = ", ".join(f"{k}={v}" for k, v in design.spec().items() if k != "design")
+    return f"{design.name} ({params})" if params else design.name

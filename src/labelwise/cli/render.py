@@ -1,0 +1,114 @@
+"""What the ``labelwise`` commands print: rich tables, one-line summaries and strict JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import numpy as np
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..estimators import Estimate
+from ..simulate import SimulationResult
+
+__all__ = [
+    "demo_table",
+    "estimate_table",
+    "passive_comparison",
+    "print_json",
+    "rich_console",
+    "simulation_table",
+]
+
+
+def _finite(obj: Any) -> Any:
+    """Replace NaN/inf by ``None`` so that the output is strict JSON."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def print_json(obj: dict) -> None:
+    """Print exactly one JSON object (and a newline) on standard output."""
+    typer.echo(json.dumps(_finite(obj)))
+
+
+def rich_console() -> Console:
+    """A console for standard output that leaves numbers and names uncoloured."""
+    return Console(highlight=False)
+
+
+def _fmt(x: float, spec: str = ".4f") -> str:
+    """``x`` formatted by ``spec``; ``nan`` when it is not finite."""
+    return "nan" if not math.isfinite(x) else format(x, spec)
+
+
+def estimate_table(est: Estimate, title: str) -> Table:
+    """Component, estimate, standard error, interval and defined flag."""
+    lo, hi = est.interval()
+    table = Table(title=Text(title), caption=Text(f"{est.n_labels} labels, {est.n_draws} draws, "
+                                                  f"{est.level:.0%} intervals"))
+    for header in ("component", "estimate", "std error", "interval", "defined"):
+        table.add_column(header, justify="left" if header == "component" else "right")
+    for name, v, s, a, b, d in zip(est.names, est.value, est.std, lo, hi, est.defined):
+        table.add_row(Text(name), _fmt(v), _fmt(s), f"[{_fmt(a)}, {_fmt(b)}]", "yes" if d else "no")
+    return table
+
+
+def demo_table(est: Estimate, truth: np.ndarray) -> Table:
+    """True value, estimate, interval and whether the interval covers the truth."""
+    lo, hi = est.interval()
+    table = Table(title="Estimates vs the truth",
+                  caption=f"{est.n_labels} labels, {est.level:.0%} intervals")
+    for header in ("component", "true value", "estimate", "interval", "covered?"):
+        table.add_column(header, justify="left" if header == "component" else "right")
+    for name, t, v, a, b in zip(est.names, truth, est.value, lo, hi):
+        table.add_row(Text(name), _fmt(t), _fmt(v), f"[{_fmt(a)}, {_fmt(b)}]", "yes" if a <= t <= b else "NO")
+    return table
+
+
+def passive_comparison(design: str, est: Estimate, passive: Estimate, truth: np.ndarray) -> str:
+    """One line: the first component by the design and by passive sampling with the same labels."""
+    def summary(e: Estimate) -> str:
+        lo, hi = e.interval()
+        covered = "covers" if lo[0] <= truth[0] <= hi[0] else "misses"
+        undefined = "" if e.defined[0] else ", undefined"
+        return (f"{_fmt(e.value[0])} [{_fmt(lo[0])}, {_fmt(hi[0])}] (error {_fmt(abs(e.value[0] - truth[0]))}, "
+                f"{covered} the truth{undefined})")
+
+    return (f"{est.names[0]} with {est.n_labels} labels: {design} {summary(est)}; "
+            f"passive sampling {summary(passive)}")
+
+
+def simulation_table(result: SimulationResult) -> Table:
+    """One row per checkpoint (and component, for vector measures)."""
+    truth = np.atleast_1d(result.true_value)
+    table = Table(
+        title=Text(f"{result.measure} on {result.pool} ({result.n_items} items), design {result.design}, "
+                   f"{result.repeats} repeats"),
+        caption=Text("true value " + ", ".join(f"{n} {_fmt(t)}" for n, t in zip(result.names, truth))
+                     + f"; {result.seconds_per_run:.2f} s per run; {result.level:.0%} intervals"),
+    )
+    vector = len(result.names) > 1
+    headers = (["labels"] + (["component"] if vector else [])
+               + ["mse", "bias", "undefined", "coverage", "mean width"])
+    for header in headers:
+        table.add_column(header, justify="left" if header == "component" else "right")
+    for row in result.checkpoint_rows():
+        for c, name in enumerate(result.names):
+            pick = (lambda v, c=c: float(np.atleast_1d(v)[c]))
+            table.add_row(
+                str(row["labels"]), *([Text(name)] if vector else []),
+                _fmt(pick(row["mse"]), ".3g"), _fmt(pick(row["bias"]), "+.4f"),
+                _fmt(pick(row["undefined_fraction"]), ".3f"), _fmt(pick(row["coverage"]), ".3f"),
+                _fmt(pick(row["mean_width"]), ".4f"),
+            )
+    return table

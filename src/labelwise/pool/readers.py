@@ -1,0 +1,277 @@
+"""Pool, label and batch files: every file format labelwise reads or writes.
+
+* Pool files: CSV (optionally gzipped), TSV or Parquet, one row per item
+  (:func:`read_pool_file`), whose columns :func:`frame_fields` maps to the
+  arrays of a :class:`~labelwise.pool.Pool`.
+* Label files: CSV or JSONL (one object per line) with an id and a label per
+  row (:func:`read_labels_file`).
+* Batch files: the items proposed for labeling with the systems' outputs for
+  context (:func:`batch_frame`), written as CSV or JSONL (:func:`write_batch`).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from .errors import PoolError
+
+if TYPE_CHECKING:
+    from .core import Pool
+
+__all__ = [
+    "DEFAULT_COLUMNS",
+    "LabelFileError",
+    "batch_frame",
+    "frame_fields",
+    "read_labels_file",
+    "read_pool_file",
+    "write_batch",
+]
+
+#: Default column names of a pool file (those of the benchmark pools).
+DEFAULT_COLUMNS = {"id": "item_id", "pred": "pred", "score": "score", "prob": "prob", "label": "label"}
+
+
+class LabelFileError(ValueError):
+    """A labels file that cannot be used; the message names the field and the fix."""
+
+
+def _suffixes(path: Path) -> str:
+    """All suffixes of ``path``, lower case (``".csv.gz"``)."""
+    return "".join(path.suffixes).lower()
+
+
+def _is_jsonl(suffixes: str) -> bool:
+    return ".jsonl" in suffixes or ".ndjson" in suffixes
+
+
+# ---------------------------------------------------------------- pool files
+def read_pool_file(path: Path) -> pd.DataFrame:
+    """The table of a pool file: CSV (optionally gzipped), TSV or Parquet, by extension.
+
+    Parameters
+    ----------
+    path : Path
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    PoolError
+        For a missing file or an unknown extension.
+    """
+    if not path.exists():
+        raise PoolError(f"pool file {str(path)!r} does not exist; check the path")
+    suffixes = _suffixes(path)
+    if ".parquet" in suffixes or ".pq" in suffixes:
+        return pd.read_parquet(path)
+    if ".csv" in suffixes or ".tsv" in suffixes or ".txt" in suffixes:
+        return pd.read_csv(path, sep="\t" if ".tsv" in suffixes else ",")
+    raise PoolError(f"pool file {str(path)!r}: unknown format; use .csv, .csv.gz, .tsv or .parquet")
+
+
+def frame_fields(
+    df: pd.DataFrame,
+    *,
+    id_col: str | None,
+    pred_cols: str | Sequence[str] | None,
+    score_cols: str | Sequence[str] | None,
+    prob_cols: str | Sequence[str] | None,
+    label_col: str | None,
+    feature_cols: Sequence[str] | None,
+    system_names: Sequence[str] | None,
+    multilabel: Sequence[str] | None,
+) -> dict[str, Any]:
+    """The pool fields held in the columns of ``df``.
+
+    The column options are those of :meth:`labelwise.pool.Pool.from_dataframe`:
+    one name or a list (one column per system); a default column name
+    (:data:`DEFAULT_COLUMNS`) that is absent is skipped, an explicitly named
+    column that is absent is an error.  With ``multilabel``, the pred, prob
+    and label options are prefixes of the columns ``<prefix>_<label name>``.
+
+    Returns
+    -------
+    dict
+        ``item_ids``, ``preds``, ``scores``, ``probs``, ``labels``,
+        ``features`` and ``system_names``: keyword arguments of
+        :meth:`~labelwise.pool.Pool.from_arrays`, or, with ``multilabel``,
+        of :meth:`~labelwise.pool.Pool.from_multilabel` together with
+        ``label_names``.  ``system_names`` defaults to the first column
+        option that lists several columns.
+
+    Raises
+    ------
+    PoolError
+        Naming the missing columns and the available ones, or a label column
+        with missing values.
+    """
+    cols = set(df.columns)
+    names = None if multilabel is None else [multilabel] if isinstance(multilabel, str) else list(multilabel)
+
+    def pick(arg, default, per_label=False):
+        if arg is None:
+            return None
+        heads = [arg] if isinstance(arg, str) else list(arg)
+        wanted = [f"{h}_{lab}" for h in heads for lab in names] if per_label else heads
+        missing = [c for c in wanted if c not in cols]
+        if missing:
+            if isinstance(arg, str) and arg == default and len(missing) == len(wanted):
+                return None
+            raise PoolError(
+                f"column(s) {missing} not found; available columns: {sorted(map(str, cols))}. "
+                + ("Multi-label pools read one column <prefix>_<label> per label; pass the right prefix "
+                   "with the matching *_col option" if per_label
+                   else "Pass the right name with the matching *_col option")
+            )
+        values = df[wanted].to_numpy()
+        return values.reshape(len(df), len(heads), len(names)) if per_label else values
+
+    ids = None
+    if id_col is not None:
+        if id_col in cols:
+            ids = df[id_col].to_numpy()
+        elif id_col != DEFAULT_COLUMNS["id"]:
+            raise PoolError(f"id column {id_col!r} not found; available columns: {sorted(map(str, cols))}")
+    per_label = names is not None
+    labels = pick(label_col, DEFAULT_COLUMNS["label"], per_label)
+    if labels is not None:
+        labels = labels[:, 0]
+        if pd.isna(labels).any():
+            raise PoolError(f"label column {label_col!r}: has missing values; ground truth must be complete")
+    fields: dict[str, Any] = {
+        "item_ids": ids,
+        "labels": labels,
+        "features": pick(list(feature_cols), None) if feature_cols else None,
+        "preds": pick(pred_cols, DEFAULT_COLUMNS["pred"], per_label),
+        "scores": pick(score_cols, DEFAULT_COLUMNS["score"]),
+        "probs": pick(prob_cols, DEFAULT_COLUMNS["prob"], per_label),
+        "system_names": system_names,
+    }
+    if system_names is None:
+        for arg in (pred_cols, score_cols, prob_cols):
+            if arg is not None and not isinstance(arg, str) and len(arg) > 1:
+                fields["system_names"] = list(arg)
+                break
+    if per_label:
+        fields["label_names"] = names
+    return fields
+
+
+# ---------------------------------------------------------------- label files
+def read_labels_file(path: str | Path, id_col: str = "item_id", label_col: str = "label",
+                     draw_col: str | None = "draw") -> pd.DataFrame:
+    """Read ``id_col`` and ``label_col`` from a CSV or JSONL (one object per line) file.
+
+    The result has columns ``item_id`` and ``label``, and ``draw`` when the
+    file has a ``draw_col`` column (the draw numbers ``labelwise next``
+    lists in a stochastic session; optional).
+
+    Raises
+    ------
+    LabelFileError
+        For a missing file, an unknown format, missing columns, empty ids or empty labels.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise LabelFileError(f"labels file {str(path)!r} does not exist; check the path")
+    suffixes = _suffixes(path)
+    try:
+        if _is_jsonl(suffixes):
+            df = pd.read_json(path, lines=True, dtype=False)
+        elif ".csv" in suffixes:
+            df = pd.read_csv(path)
+        else:
+            raise LabelFileError(f"labels file {str(path)!r}: unknown format; use .csv or .jsonl")
+    except (ValueError, pd.errors.ParserError) as exc:
+        if isinstance(exc, LabelFileError):
+            raise
+        raise LabelFileError(f"labels file {str(path)!r} could not be parsed: {exc}") from None
+    missing = [c for c in (id_col, label_col) if c not in df.columns]
+    if missing:
+        raise LabelFileError(
+            f"labels file {str(path)!r}: missing column(s) {missing}; found {list(map(str, df.columns))}. "
+            "Name the columns with --id-col/--label-col"
+        )
+    if df[id_col].isna().any():
+        row = int(np.flatnonzero(df[id_col].isna().to_numpy())[0]) + 1
+        raise LabelFileError(
+            f"labels file {str(path)!r}: column {id_col!r} is empty on data row {row}; "
+            "give every label the id of its item or drop the row"
+        )
+    _check_filled(df, path, label_col, id_col, "fill in every label or drop the row")
+    columns = {id_col: "item_id", label_col: "label"}
+    if draw_col is not None and draw_col in df.columns:
+        _check_filled(df, path, draw_col, id_col, "keep the draw numbers `next` listed, or drop the column")
+        columns[draw_col] = "draw"
+    return df[list(columns)].rename(columns=columns)
+
+
+def _check_filled(df: pd.DataFrame, path: Path, column: str, id_col: str, fix: str) -> None:
+    """``LabelFileError`` naming the first item whose ``column`` is empty, and ``fix``."""
+    if df[column].isna().any():
+        first = df.loc[df[column].isna(), id_col].iloc[0]
+        first = first.item() if isinstance(first, np.generic) else first
+        raise LabelFileError(f"labels file {str(path)!r}: column {column!r} is empty for item {first!r}; {fix}")
+
+
+# ---------------------------------------------------------------- batch files
+def batch_frame(pool: Pool, ids: np.ndarray) -> pd.DataFrame:
+    """Item ids plus the systems' predictions, scores and (binary) probabilities for context.
+
+    Parameters
+    ----------
+    pool : Pool
+    ids : ndarray
+        Ids of the items of the batch.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``item_id``, then ``pred``, ``score`` and ``prob`` for a
+        single system, or ``pred[<system>]``, ... for several.
+    """
+    pos = pool.positions(ids)
+    outputs = pool.outputs(pos)
+    columns: dict[str, Any] = {"item_id": ids}
+    single = pool.n_systems == 1
+    for kind, arr in (("pred", outputs.preds), ("score", outputs.scores), ("prob", outputs.probs)):
+        if arr is None or arr.ndim != 2:
+            continue  # multi-class probabilities would need one column per class: left out
+        for s, name in enumerate(pool.system_names):
+            columns[kind if single else f"{kind}[{name}]"] = arr[:, s]
+    return pd.DataFrame(columns)
+
+
+def write_batch(df: pd.DataFrame, out: Path | None) -> None:
+    """Write ``df`` as CSV or JSONL (by extension), or as CSV to standard output.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+    out : Path or None
+        The file to write (``.csv`` or ``.jsonl``); ``None`` for standard output.
+
+    Raises
+    ------
+    ValueError
+        For an unknown extension, naming the ``--out`` option of ``labelwise next``.
+    """
+    if out is None:
+        sys.stdout.write(df.to_csv(index=False))
+        return
+    suffixes = _suffixes(out)
+    if _is_jsonl(suffixes):
+        df.to_json(out, orient="records", lines=True)
+    elif ".csv" in suffixes:
+        df.to_csv(out, index=False)
+    else:
+        raise ValueError(f"--out {str(out)!r}: unknown format; use a .csv or .jsonl file name")
