@@ -27,6 +27,8 @@ from labelwise.measures import (
     MacroF1,
     Measure,
     MicroF1,
+    MultiLabelMacroF1,
+    MultiLabelMicroF1,
     PerClassPrecision,
     PerClassRecall,
     PRCurve,
@@ -580,6 +582,7 @@ def test_spec_round_trip(m):
     assert type(rebuilt) is type(m)
     assert rebuilt.names == m.names and rebuilt.dim == m.dim
     assert rebuilt.spec() == spec
+    assert rebuilt == m and hash(rebuilt) == hash(m)
     R = _interior_points(m.dim, shape=(3,), seed=21)
     assert_allclose(rebuilt.g(R), m.g(R), rtol=1e-15)
     pool = MC if getattr(m, "n_classes", 2) == C_MC else BIN
@@ -594,6 +597,40 @@ def test_multiclass_spec_format_and_equality():
     assert MicroF1(3).spec()["measure"] == "micro_f1"
     assert measure_from_spec(m.spec()) == m
     assert MacroF1(5) != MacroF1(6) and MacroF1(5) != MicroF1(5)
+
+
+def test_measures_with_equal_specs_are_equal():
+    """Equal specs make equal measures with equal hashes, for every kind; no spec means identity."""
+    pairs = [
+        (build_measure("f1", BIN), build_measure("f1", BIN)),
+        (Precision(), Precision()),
+        (FBeta(2.0, system=1), FBeta(2, system=1)),
+        (PerClassRecall(C_MC, system_name="s"), PerClassRecall(C_MC, system_name="s")),
+        (MultiLabelMacroF1(3), MultiLabelMacroF1(3)),
+        (build_measure("f1,precision", BIN, systems="all"), build_measure("f1,precision", BIN, systems="all")),
+        (PRCurve([0.2, 0.5, 0.8]), PRCurve([0.8, 0.5, 0.2, 0.5])),
+    ]
+    for a, b in pairs:
+        assert a is not b and a == b and hash(a) == hash(b)
+    assert len({Precision(), Precision(), Recall()}) == 2
+    unequal = [
+        (FBeta(2), FBeta(1)),
+        (Precision(), Recall()),
+        (Precision(), Precision(system=1)),
+        (Precision(), Precision(positive=0)),
+        (MacroF1(C_MC), MicroF1(C_MC)),
+        (MultiLabelMicroF1(3), MultiLabelMicroF1(3, alpha=0.2)),
+        (combine(Precision(system=0, system_name="a"), Recall(system=0, system_name="a")),
+         combine(Recall(system=0, system_name="a"), Precision(system=0, system_name="a"))),
+        (PRCurve([0.2, 0.5]), PRCurve([0.2, 0.6])),
+        (Precision(), "precision"),
+    ]
+    for a, b in unequal:
+        assert a != b
+    custom = _custom()
+    same = custom
+    assert same == custom and hash(same) == hash(custom)
+    assert custom != _custom() and combine(custom, Precision()) != combine(custom, Precision())
 
 
 def test_build_measure_all_systems():

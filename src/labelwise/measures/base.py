@@ -8,7 +8,6 @@ of ``g`` and ``jacobian`` broadcast over leading axes so that many estimates
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -16,7 +15,7 @@ import numpy as np
 
 from ..pool import Outputs
 
-__all__ = ["CombinedMeasure", "CustomMeasure", "Measure", "RatioOfTotals", "SpecEquality", "combine", "combine_keys", "finite_difference_jacobian"]
+__all__ = ["CombinedMeasure", "CustomMeasure", "Measure", "RatioOfTotals", "combine", "combine_keys", "finite_difference_jacobian"]
 
 # Rows per chunk when a default implementation must materialise (rows x d) losses.
 _CHUNK_ELEMENTS = 1 << 22
@@ -75,7 +74,7 @@ class Measure:
 
     def finite_jacobian(self, R: np.ndarray) -> np.ndarray:
         """``Dg(R)`` with entries left undefined by a zero denominator (NaN, inf) set to 0."""
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             return np.nan_to_num(self.jacobian(np.asarray(R, dtype=float)), nan=0.0, posinf=0.0, neginf=0.0)
 
     def influence_norm_sq(self, outputs: Outputs, y: np.ndarray, R: np.ndarray) -> np.ndarray:
@@ -114,8 +113,34 @@ class Measure:
                 total += label_probs[sl, c] @ self.loss(_take(outputs, sl), yc)
         return total
 
+    # -- identity --------------------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        """Equal when of the same type with the same (non-``None``) :meth:`spec`; else by identity."""
+        if self is other:
+            return True
+        if not isinstance(other, Measure):
+            return NotImplemented
+        spec = self.spec()
+        return spec is not None and type(self) is type(other) and spec == other.spec()
+
+    def __hash__(self) -> int:
+        """Consistent with ``==``: from the type and the spec, or the identity when the spec is ``None``."""
+        spec = self.spec()
+        if spec is None:
+            return object.__hash__(self)
+        return hash((type(self), _frozen(spec)))
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(self.names)})"
+
+
+def _frozen(value: object) -> object:
+    """A hashable copy of a JSON-like value (dicts, lists) that is equal where the value is equal."""
+    if isinstance(value, dict):
+        return frozenset((k, _frozen(v)) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return tuple(_frozen(v) for v in value)
+    return value
 
 
 def _take(outputs: Outputs, sl) -> Outputs:
@@ -159,16 +184,6 @@ def finite_difference_jacobian(g: Callable[[np.ndarray], np.ndarray], R: np.ndar
         with np.errstate(divide="ignore", invalid="ignore"):
             cols.append((np.asarray(g(R + hp)) - np.asarray(g(R - hp))) / (2 * h[..., None]))
     return np.stack(cols, axis=-1)
-
-
-class SpecEquality:
-    """Mixin for measures fully described by their :meth:`~Measure.spec`: equal when type and spec agree."""
-
-    def __eq__(self, other) -> bool:
-        return type(self) is type(other) and self.spec() == other.spec()
-
-    def __hash__(self) -> int:
-        return hash((type(self).__name__, json.dumps(self.spec(), sort_keys=True)))
 
 
 class RatioOfTotals:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..pool import Outputs
-from .base import Measure, RatioOfTotals, SpecEquality
+from .base import Measure, RatioOfTotals
 
 __all__ = ["MacroF1", "MicroF1", "PerClassPrecision", "PerClassRecall"]
 
@@ -41,7 +41,7 @@ def label_codes(arr, n_classes: int, what: str, fix: str) -> np.ndarray:
     return arr.astype(np.int64, copy=False)
 
 
-class _MultiClassMeasure(SpecEquality, Measure):
+class _MultiClassMeasure(Measure):
     """A measure of one system over the label set ``{0, ..., C-1}``.
 
     Parameters
@@ -113,12 +113,6 @@ class _MultiClassMeasure(SpecEquality, Measure):
             P = np.concatenate([P, np.zeros((P.shape[0], self.n_classes - P.shape[1]))], axis=1)
         return P
 
-    def _clean_jacobian(self, R: np.ndarray) -> np.ndarray:
-        """``Dg(R)`` with NaN/inf entries set to 0, as :meth:`Measure.influence_norm_sq` does."""
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            J = self.jacobian(np.asarray(R, dtype=float))
-        return np.nan_to_num(J, nan=0.0, posinf=0.0, neginf=0.0)
-
     def loss_is_nonzero(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
         """Always ``True``: every item has a nonzero denominator entry (its ``f(x)`` or ``y``)."""
         self._check_labels("labels", y)
@@ -177,7 +171,7 @@ class _PerClassRatio(_MultiClassMeasure):
         recall): it equals ``1{y = f(x)} / R_{C+k} - R_k / R_{C+k}^2``.
         Undefined Jacobian entries count as 0, as in the base class.
         """
-        J = self._clean_jacobian(R)
+        J = self.finite_jacobian(R)
         C = self.n_classes
         i = np.arange(C)
         a, b = J[i, i], J[i, C + i]
@@ -381,7 +375,7 @@ class MacroF1(_MultiClassMeasure):
         With ``a_c = dg/dR_c`` and ``b_c = dg/dR_{C+c}``,
         ``Dg l = a_y 1{y = f(x)} + (b_y + b_{f(x)}) / 2``.
         """
-        J = self._clean_jacobian(R)[0]
+        J = self.finite_jacobian(R)[0]
         C = self.n_classes
         a, b = J[:C], J[C:]
         y = self._check_labels("labels", y)
@@ -440,7 +434,7 @@ class MicroF1(RatioOfTotals, _MultiClassMeasure):
 
     def influence_norm_sq(self, outputs: Outputs, y: np.ndarray, R: np.ndarray) -> np.ndarray:
         """``(1{y = f(x)} J_1 + J_2)^2`` in ``O(n)``."""
-        J = self._clean_jacobian(R)[0]
+        J = self.finite_jacobian(R)[0]
         y = self._check_labels("labels", y)
         f = self._pred(outputs)
         u = J[0] * (y == f) + J[1]

@@ -34,13 +34,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..pool import MAX_LABELS, Outputs, decode_multilabel
-from .base import Measure, RatioOfTotals, SpecEquality
+from .base import Measure, RatioOfTotals
 from .multiclass import label_codes
 
 __all__ = ["MultiLabelMacroF1", "MultiLabelMicroF1"]
 
 
-class _MultiLabelMeasure(SpecEquality, Measure):
+class _MultiLabelMeasure(Measure):
     """A measure of one system on a multi-label pool with ``C`` labels (``2^C`` label codes).
 
     Subclasses implement :meth:`_loss_bits` (the loss from 0/1 indicators,
@@ -129,12 +129,6 @@ class _MultiLabelMeasure(SpecEquality, Measure):
             raise ValueError(f"label_probs: expected shape ({n}, <= {self.n_classes}), got {P.shape}")
         return P @ decode_multilabel(np.arange(P.shape[1]), self.n_labels).astype(float)
 
-    def _clean_row(self, R: np.ndarray) -> np.ndarray:
-        """The Jacobian row ``Dg(R)`` ``(d,)`` with NaN/inf set to 0, as :meth:`Measure.influence_norm_sq` does."""
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            J = self.jacobian(np.asarray(R, dtype=float))[0]
-        return np.nan_to_num(J, nan=0.0, posinf=0.0, neginf=0.0)
-
     # -- the Measure interface --------------------------------------------
     def loss(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
         """Loss ``(n, d)`` of items ``outputs`` with true label codes ``y``."""
@@ -152,7 +146,7 @@ class _MultiLabelMeasure(SpecEquality, Measure):
     def influence_norm_sq(self, outputs: Outputs, y: np.ndarray, R: np.ndarray) -> np.ndarray:
         """``(Dg(R) l(x, y))^2 = (sum_k u_k(p_k, t_k))^2`` per item, in ``O(n C)``."""
         T = self._bits("labels", y)
-        u0, u1 = self._label_terms(self._pred_bits(outputs), self._clean_row(R))
+        u0, u1 = self._label_terms(self._pred_bits(outputs), self.finite_jacobian(R)[0])
         u = np.sum(u0 + T * (u1 - u0), axis=1)
         return u * u
 
@@ -187,7 +181,7 @@ class _MultiLabelMeasure(SpecEquality, Measure):
         m = np.asarray(marginals, dtype=float)
         if m.shape != P.shape:
             raise ValueError(f"marginals: expected shape {P.shape}, got {m.shape}")
-        u0, u1 = self._label_terms(P, self._clean_row(R))
+        u0, u1 = self._label_terms(P, self.finite_jacobian(R)[0])
         mean = (1 - m) * u0 + m * u1
         second = (1 - m) * u0**2 + m * u1**2
         return np.sum(second - mean**2, axis=1) + np.sum(mean, axis=1) ** 2
