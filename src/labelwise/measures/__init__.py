@@ -29,7 +29,8 @@ from .binary import (
     Recall,
 )
 from .curves import PRCurve
-from .multiclass import MacroF1, MicroF1, PerClassPrecision, PerClassRecall
+from .multiclass import PerClassPrecision, PerClassRecall
+from .multiclass_f1 import MacroF1, MicroF1
 from .multilabel import MultiLabelMacroF1, MultiLabelMicroF1
 
 __all__ = [

@@ -10,12 +10,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..pool import Outputs
-from .base import Measure, RatioOfTotals
+from .base import RatioOfTotals
+from .system import SystemMeasure
 
 __all__ = [
     "MCC",
     "Accuracy",
     "BalancedAccuracy",
+    "BinaryMeasure",
     "Brier",
     "FBeta",
     "FowlkesMallows",
@@ -24,51 +26,39 @@ __all__ = [
 ]
 
 
-class _SystemMeasure(Measure):
-    """A measure of one system; ``kind`` names it in the registry."""
+class BinaryMeasure(SystemMeasure):
+    """A measure of one system that treats class ``positive`` as the positive class.
 
-    kind = ""
-    _lo, _hi = 0.0, 1.0
+    Parameters
+    ----------
+    system : int
+        Index of the system to evaluate.
+    positive : int
+        The positive class (the rest are negative, one-vs-rest).
+    system_name : str, optional
+        Appended to component names as ``[<system_name>]``.
+    """
+
+    spec_fields = ("system", "positive", "system_name")
 
     def __init__(self, system: int = 0, positive: int = 1, system_name: str | None = None):
-        self.system = int(system)
         self.positive = int(positive)
-        self.system_name = system_name
-        self.name = self.kind
-        suffix = f"[{system_name}]" if system_name else ""
-        self.names = tuple(f"{c}{suffix}" for c in self._components())
-        self.lower = np.full(len(self.names), self._lo)
-        self.upper = np.full(len(self.names), self._hi)
-
-    def _components(self) -> tuple[str, ...]:
-        return (self.kind,)
-
-    def spec(self) -> dict:
-        return {"measure": self.kind, "system": self.system, "positive": self.positive,
-                "system_name": self.system_name, **self._extra_spec()}
-
-    def _extra_spec(self) -> dict:
-        return {}
-
-    def loss_key(self, outputs: Outputs) -> np.ndarray | None:
-        """The loss depends on x only through the predicted label."""
-        return outputs.require("preds", self.kind)[:, self.system].astype(np.int64)
+        super().__init__(system, system_name)
 
     def _yf(self, outputs: Outputs, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Binary truth y and prediction f(x) as floats."""
-        f = outputs.require("preds", self.kind)[:, self.system] == self.positive
+        f = self._preds(outputs) == self.positive
         return (np.asarray(y) == self.positive).astype(float), f.astype(float)
 
 
-class Accuracy(_SystemMeasure):
+class Accuracy(BinaryMeasure):
     """Accuracy: ``l = 1{y != f(x)}``, ``g(R) = 1 - R`` (Table 1, row 1). Multi-class as is."""
 
     kind = "accuracy"
     dim = 1
 
     def loss(self, outputs, y):
-        f = outputs.require("preds", self.kind)[:, self.system]
-        return (np.asarray(y) != f).astype(float)[:, None]
+        return (np.asarray(y) != self._preds(outputs)).astype(float)[:, None]
 
     def g(self, R):
         return 1.0 - R
@@ -77,7 +67,7 @@ class Accuracy(_SystemMeasure):
         return np.broadcast_to(-np.ones((1, 1)), np.shape(R)[:-1] + (1, 1)).copy()
 
 
-class _TruthPredMeasure(_SystemMeasure):
+class _TruthPredMeasure(BinaryMeasure):
     """Measures with loss ``[y f(x), y, f(x)]`` (Table 1 rows 2, 6, 7)."""
 
     dim = 3
@@ -110,7 +100,7 @@ class MCC(_TruthPredMeasure):
     """Matthews correlation: ``(R1 - R2 R3) / sqrt(R2 R3 (1-R2) (1-R3))`` (Table 1, row 6)."""
 
     kind = "mcc"
-    _lo, _hi = -1.0, 1.0
+    bounds = (-1.0, 1.0)
 
     def g(self, R):
         R1, R2, R3 = R[..., 0], R[..., 1], R[..., 2]
@@ -141,7 +131,7 @@ class FowlkesMallows(_TruthPredMeasure):
         return np.stack([1 / np.sqrt(R2 * R3), -G / (2 * R2), -G / (2 * R3)], axis=-1)[..., None, :]
 
 
-class _Ratio(RatioOfTotals, _SystemMeasure):
+class _Ratio(RatioOfTotals, BinaryMeasure):
     """Ratio measures ``g(R) = R1 / R2`` (seed 002 eq. 1: sum f / sum g)."""
 
     dim = 2
@@ -170,15 +160,14 @@ class Recall(_Ratio):
 class FBeta(_Ratio):
     """F-beta: ``l = [y f(x), (beta^2 y + f(x)) / (1 + beta^2)]``, ``g = R1 / R2`` (Table 1, row 5)."""
 
+    spec_fields = (*BinaryMeasure.spec_fields, "beta")
+
     def __init__(self, beta: float = 1.0, system: int = 0, positive: int = 1, system_name: str | None = None):
         if not beta > 0:
             raise ValueError(f"beta: must be positive, got {beta}")
         self.beta = float(beta)
         self.kind = "f1" if self.beta == 1.0 else f"f{self.beta:g}"
         super().__init__(system, positive, system_name)
-
-    def _extra_spec(self) -> dict:
-        return {"beta": self.beta}
 
     def spec(self) -> dict:
         return {**super().spec(), "measure": "fbeta"}
@@ -189,7 +178,7 @@ class FBeta(_Ratio):
         return np.stack([yb * f, (b2 * yb + f) / (1 + b2)], axis=1)
 
 
-class Brier(_SystemMeasure):
+class Brier(BinaryMeasure):
     """Brier score: ``l = 2 (p1(x) - y)^2``, ``g = R`` (Table 1, row 8).
 
     This is the two-class form ``sum_c (p_c - 1{y=c})^2``, in [0, 2].
@@ -197,7 +186,7 @@ class Brier(_SystemMeasure):
 
     kind = "brier"
     dim = 1
-    _lo, _hi = 0.0, 2.0
+    bounds = (0.0, 2.0)
 
     def loss(self, outputs, y):
         p = outputs.require("probs", self.kind)[:, self.system]

@@ -13,12 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..pool import Outputs
-from .base import Measure
+from .binary import BinaryMeasure
 
 __all__ = ["PRCurve"]
 
 
-class PRCurve(Measure):
+class PRCurve(BinaryMeasure):
     """Precision and recall of one system at each threshold of a grid.
 
     Parameters
@@ -34,25 +34,21 @@ class PRCurve(Measure):
     """
 
     kind = "pr_curve"
+    spec_fields = ("thresholds", *BinaryMeasure.spec_fields)
 
     def __init__(self, thresholds, system: int = 0, positive: int = 1, system_name: str | None = None):
         tau = np.unique(np.asarray(thresholds, dtype=float))
         if tau.size == 0 or not np.all(np.isfinite(tau)):
             raise ValueError("thresholds: give at least one finite threshold")
         self.thresholds = tau
-        self.system = int(system)
-        self.positive = int(positive)
-        self.system_name = system_name
-        L = tau.size
-        self.L = L
-        self.dim = 2 * L + 1
-        self.name = self.kind
-        suffix = f"[{system_name}]" if system_name else ""
-        self.names = tuple(f"precision@{t:.6g}{suffix}" for t in tau) + tuple(
-            f"recall@{t:.6g}{suffix}" for t in tau
-        )
-        self.lower = np.zeros(2 * L)
-        self.upper = np.ones(2 * L)
+        self.L = tau.size
+        super().__init__(system, positive, system_name)
+
+    def _dim(self) -> int:
+        return 2 * self.L + 1
+
+    def _components(self) -> tuple[str, ...]:
+        return tuple(f"{stat}@{t:.6g}" for stat in ("precision", "recall") for t in self.thresholds)
 
     @classmethod
     def grid(cls, pool, n_thresholds: int = 50, system: int = 0, positive: int = 1,
@@ -63,10 +59,6 @@ class PRCurve(Measure):
         lo, hi = float(np.min(scores)), float(np.max(scores))
         return cls(np.linspace(lo, hi, n_thresholds) if hi > lo else [lo], system=system, positive=positive,
                    system_name=system_name)
-
-    def spec(self) -> dict:
-        return {"measure": self.kind, "thresholds": self.thresholds.tolist(), "system": self.system,
-                "positive": self.positive, "system_name": self.system_name}
 
     # -- helpers -----------------------------------------------------------
     def _scores(self, outputs: Outputs) -> np.ndarray:

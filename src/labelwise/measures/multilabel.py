@@ -34,18 +34,19 @@ from __future__ import annotations
 import numpy as np
 
 from ..pool import MAX_LABELS, Outputs, decode_multilabel
-from .base import Measure, RatioOfTotals
-from .multiclass import label_codes
+from .base import RatioOfTotals
+from .system import SystemMeasure, label_codes
 
-__all__ = ["MultiLabelMacroF1", "MultiLabelMicroF1"]
+__all__ = ["MultiLabelMacroF1", "MultiLabelMeasure", "MultiLabelMicroF1"]
 
 
-class _MultiLabelMeasure(Measure):
+class MultiLabelMeasure(SystemMeasure):
     """A measure of one system on a multi-label pool with ``C`` labels (``2^C`` label codes).
 
-    Subclasses implement :meth:`_loss_bits` (the loss from 0/1 indicators,
-    affine in the truth) and :meth:`_label_terms` (the per-label terms of
-    ``Dg(R) l``), plus ``g`` and ``jacobian``.
+    Subclasses set ``dim`` (or override ``_dim``) and implement
+    :meth:`_loss_bits` (the loss from 0/1 indicators, affine in the truth) and
+    :meth:`_label_terms` (the per-label terms of ``Dg(R) l``), plus ``g`` and
+    ``jacobian``.
 
     Parameters
     ----------
@@ -57,34 +58,14 @@ class _MultiLabelMeasure(Measure):
         Appended to the component name as ``[<system_name>]``.
     """
 
-    kind = ""
+    spec_fields = ("n_labels", *SystemMeasure.spec_fields)
 
     def __init__(self, n_labels: int, system: int = 0, system_name: str | None = None):
         if isinstance(n_labels, bool) or int(n_labels) != n_labels or not 1 <= int(n_labels) <= MAX_LABELS:
             raise ValueError(f"n_labels: must be an integer in 1..{MAX_LABELS}, got {n_labels!r}")
-        if int(system) != system or int(system) < 0:
-            raise ValueError(f"system: must be a non-negative integer, got {system!r}")
         self.n_labels = int(n_labels)
         self.n_classes = 2**self.n_labels
-        self.system = int(system)
-        self.system_name = system_name
-        self.name = self.kind
-        self.dim = self._dim()
-        suffix = f"[{system_name}]" if system_name else ""
-        self.names = (f"{self._component()}{suffix}",)
-        self.lower = np.zeros(1)
-        self.upper = np.ones(1)
-
-    # -- description ------------------------------------------------------
-    def _dim(self) -> int:
-        raise NotImplementedError
-
-    def _component(self) -> str:
-        return self.kind
-
-    def spec(self) -> dict:
-        return {"measure": self.kind, "n_labels": self.n_labels, "system": self.system,
-                "system_name": self.system_name}
+        super().__init__(system, system_name)
 
     # -- to implement -----------------------------------------------------
     def _loss_bits(self, P: np.ndarray, T: np.ndarray) -> np.ndarray:
@@ -116,11 +97,8 @@ class _MultiLabelMeasure(Measure):
                             "build the pool with Pool.from_multilabel and the measure with the pool's number of labels")
         return decode_multilabel(codes, self.n_labels).astype(float)
 
-    def _pred_codes(self, outputs: Outputs) -> np.ndarray:
-        return np.asarray(outputs.require("preds", self.kind)[:, self.system], dtype=np.int64)
-
     def _pred_bits(self, outputs: Outputs) -> np.ndarray:
-        return self._bits("predictions", self._pred_codes(outputs))
+        return self._bits("predictions", self._preds(outputs))
 
     def _marginals(self, label_probs: np.ndarray, n: int) -> np.ndarray:
         """Per-label marginals ``pi(v_k = 1 | x)`` ``(n, C)`` of label distributions ``(n, <= 2^C)``."""
@@ -134,10 +112,6 @@ class _MultiLabelMeasure(Measure):
         """Loss ``(n, d)`` of items ``outputs`` with true label codes ``y``."""
         return self._loss_bits(self._pred_bits(outputs), self._bits("labels", y))
 
-    def loss_key(self, outputs: Outputs) -> np.ndarray:
-        """The loss depends on x only through the predicted label code."""
-        return self._pred_codes(outputs)
-
     def expected_loss_sum(self, outputs: Outputs, label_probs: np.ndarray) -> np.ndarray:
         """``sum_i sum_c pi(c | x_i) l(x_i, c)``: the loss at the marginals, since it is affine in ``t``."""
         P = self._pred_bits(outputs)
@@ -150,44 +124,8 @@ class _MultiLabelMeasure(Measure):
         u = np.sum(u0 + T * (u1 - u0), axis=1)
         return u * u
 
-    def expected_influence_norm_sq(self, outputs: Outputs, marginals: np.ndarray, R: np.ndarray) -> np.ndarray:
-        """``E ||Dg(R) l(x, y)||^2`` per item when the labels are independent given x (seed 002 eq. 89).
 
-        With ``m_k = pi(v_k = 1 | x)`` and ``u = sum_k u_k(t_k)``,
-
-            E[u^2] = sum_k E[u_k^2] - sum_k E[u_k]^2 + (sum_k E[u_k])^2,
-
-        seed 002 eqs. (95)-(97) (the squared deviation ``h_n^2`` of eq. 94,
-        up to the factor ``R_2^2`` of a ratio metric).  It equals the generic
-        ``sum_c pi(c | x) influence_norm_sq(x, c)`` over the ``2^C`` label codes
-        under the product distribution, in ``O(n C)`` instead of
-        ``O(n C 2^C)``.  For macro F1, ``sum_k E[u_k^2]`` alone is seed 002
-        eq. (119); the other two terms are the cross-label products
-        ``sum_{k != j} E[u_k] E[u_j]`` that eq. (119) leaves out.
-
-        Parameters
-        ----------
-        outputs : Outputs
-        marginals : ndarray, shape (n, C)
-            ``pi(v_k = 1 | x)`` per item and label.
-        R : ndarray, shape (d,)
-            Where the Jacobian is evaluated.
-
-        Returns
-        -------
-        ndarray, shape (n,)
-        """
-        P = self._pred_bits(outputs)
-        m = np.asarray(marginals, dtype=float)
-        if m.shape != P.shape:
-            raise ValueError(f"marginals: expected shape {P.shape}, got {m.shape}")
-        u0, u1 = self._label_terms(P, self.finite_jacobian(R)[0])
-        mean = (1 - m) * u0 + m * u1
-        second = (1 - m) * u0**2 + m * u1**2
-        return np.sum(second - mean**2, axis=1) + np.sum(mean, axis=1) ** 2
-
-
-class MultiLabelMicroF1(RatioOfTotals, _MultiLabelMeasure):
+class MultiLabelMicroF1(RatioOfTotals, MultiLabelMeasure):
     """Micro-averaged F-alpha of a multi-label system (seed 002 eqs. 90-91).
 
     Pooling the counts of all labels,
@@ -212,6 +150,8 @@ class MultiLabelMicroF1(RatioOfTotals, _MultiLabelMeasure):
     """
 
     kind = "multilabel_micro_f1"
+    dim = 2
+    spec_fields = (*MultiLabelMeasure.spec_fields, "alpha")
 
     def __init__(self, n_labels: int, alpha: float = 0.5, system: int = 0, system_name: str | None = None):
         if not 0.0 <= alpha <= 1.0:
@@ -219,14 +159,8 @@ class MultiLabelMicroF1(RatioOfTotals, _MultiLabelMeasure):
         self.alpha = float(alpha)
         super().__init__(n_labels, system, system_name)
 
-    def _dim(self) -> int:
-        return 2
-
-    def _component(self) -> str:
-        return self.kind if self.alpha == 0.5 else f"multilabel_micro_f[alpha={self.alpha:g}]"
-
-    def spec(self) -> dict:
-        return {**super().spec(), "alpha": self.alpha}
+    def _components(self) -> tuple[str, ...]:
+        return (self.kind if self.alpha == 0.5 else f"multilabel_micro_f[alpha={self.alpha:g}]",)
 
     def _loss_bits(self, P: np.ndarray, T: np.ndarray) -> np.ndarray:
         """``[sum_k p_k t_k, sum_k (alpha p_k + (1 - alpha) t_k)]`` (seed 002 eq. 91)."""
@@ -238,7 +172,7 @@ class MultiLabelMicroF1(RatioOfTotals, _MultiLabelMeasure):
         return u0, u0 + J[0] * P + J[1] * (1 - self.alpha)
 
 
-class MultiLabelMacroF1(_MultiLabelMeasure):
+class MultiLabelMacroF1(MultiLabelMeasure):
     """Macro F1 of a multi-label system: ``2 P R / (P + R)`` of label-averaged precision and recall.
 
     Per seed 002 eqs. (98)-(107), with ``a_i, b_i, c_i`` the rates of true
