@@ -38,7 +38,12 @@ from labelwise.measures import (
     combine,
     finite_difference_jacobian,
     measure_from_spec,
+    measure_names,
+    register_measure,
+    registry,
 )
+from labelwise.measures.base import RatioOfTotals
+from labelwise.measures.binary import BinaryMeasure
 from labelwise.pool import Outputs, Pool, PoolError
 
 N_BIN = 300
@@ -663,6 +668,43 @@ def test_build_measure_multiclass_and_errors():
         build_measure("f1", BIN, systems=2)
     with pytest.raises(ValueError):
         measure_from_spec({"measure": "nope"})
+
+
+def test_register_measure_builds_by_name_and_from_spec(monkeypatch):
+    with monkeypatch.context() as mp:
+        mp.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))  # undone when the block ends
+
+        @register_measure("specificity")
+        class Specificity(RatioOfTotals, BinaryMeasure):
+            """True negative rate: ``l = [(1 - y)(1 - f(x)), 1 - y]``, ``g = R1 / R2``."""
+
+            kind = "specificity"
+            dim = 2
+
+            def loss(self, outputs, y):
+                yb, f = self._yf(outputs, y)
+                return np.stack([(1 - yb) * (1 - f), 1 - yb], axis=1)
+
+        assert measure_names()[-1] == "specificity"
+        m = build_measure("f1, specificity", BIN, systems="all")
+        assert m.names[2:] == ("specificity[system0]", "specificity[system1]")
+        y, f = BIN.labels, BIN.preds
+        assert_allclose(m.g(_mean_loss(m, BIN))[2:], [np.mean(f[y == 0, s] == 0) for s in (0, 1)], rtol=1e-12)
+        rebuilt = measure_from_spec(json.loads(json.dumps(m.spec())))
+        assert rebuilt == m and type(rebuilt.parts[2]) is Specificity
+        with pytest.raises(ValueError, match="already registered"):
+            register_measure("specificity", Specificity)
+        with pytest.raises(ValueError, match="choose from .*, specificity"):
+            build_measure("nope", BIN)
+        # options: constructor arguments from the pool and the text after the colon; an unlisted alias
+        register_measure("npv", Specificity, options=lambda pool, system, arg: {"positive": int(arg or 0)}, usage=())
+        assert build_measure("npv:1", BIN) == Specificity(positive=1, system_name="system0") and "npv" not in measure_names()
+        for bad in ("", "Upper", "a:b", "a,b"):
+            with pytest.raises(ValueError, match="register_measure: name"):
+                register_measure(bad, Specificity)
+    assert "specificity" not in measure_names()
+    with pytest.raises(ValueError, match="unknown measure 'specificity'; registered: accuracy, "):
+        measure_from_spec(m.spec()["combine"][2])
 
 
 def test_measure_needing_probs_on_pool_without_probs():

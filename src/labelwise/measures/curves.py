@@ -1,6 +1,8 @@
-"""Precision-recall curves as vector generalized measures (seed 001, Example 1).
+"""Precision-recall curves as vector generalized measures.
 
-With thresholds ``tau_1 < ... < tau_L`` the loss is
+Example 1 of N. G. Marchant and B. I. P. Rubinstein, "Needle in a Haystack:
+Label-Efficient Evaluation under Extreme Class Imbalance", KDD 2021.  With
+thresholds ``tau_1 < ... < tau_L`` the loss is
 ``[1{f >= tau_i}]_i, [y 1{f >= tau_i}]_i, y`` (d = 2L + 1) and
 ``G = [R_{L+i} / R_i]_i (precision), [R_{L+i} / R_{2L+1}]_i (recall)``.
 Everything that runs over the whole pool works on ``k(x)``, the number of
@@ -10,14 +12,27 @@ no (N x L) array is ever built.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..pool import Outputs
 from .binary import BinaryMeasure
+from .registry import register_measure
+
+if TYPE_CHECKING:
+    from ..pool import Pool
 
 __all__ = ["PRCurve"]
 
 
+def _grid_option(pool: Pool, system: int, arg: str) -> dict:
+    """``thresholds``: ``pr_curve:<n_thresholds>`` evenly spaced over the system's scores (50 by default)."""
+    return {"thresholds": PRCurve.grid(pool, int(arg) if arg else 50, system=system).thresholds}
+
+
+@register_measure("pr_curve", options=_grid_option, usage=("pr_curve", "pr_curve:<n_thresholds>"))
 class PRCurve(BinaryMeasure):
     """Precision and recall of one system at each threshold of a grid.
 
@@ -36,7 +51,7 @@ class PRCurve(BinaryMeasure):
     kind = "pr_curve"
     spec_fields = ("thresholds", *BinaryMeasure.spec_fields)
 
-    def __init__(self, thresholds, system: int = 0, positive: int = 1, system_name: str | None = None):
+    def __init__(self, thresholds: Sequence[float] | np.ndarray, system: int = 0, positive: int = 1, system_name: str | None = None):
         tau = np.unique(np.asarray(thresholds, dtype=float))
         if tau.size == 0 or not np.all(np.isfinite(tau)):
             raise ValueError("thresholds: give at least one finite threshold")
@@ -51,9 +66,23 @@ class PRCurve(BinaryMeasure):
         return tuple(f"{stat}@{t:.6g}" for stat in ("precision", "recall") for t in self.thresholds)
 
     @classmethod
-    def grid(cls, pool, n_thresholds: int = 50, system: int = 0, positive: int = 1,
+    def grid(cls, pool: Pool, n_thresholds: int = 50, system: int = 0, positive: int = 1,
              system_name: str | None = None) -> PRCurve:
-        """A curve with ``n_thresholds`` evenly spaced between the smallest and largest score of ``system``."""
+        """A curve with ``n_thresholds`` evenly spaced between the smallest and largest score of ``system``.
+
+        Parameters
+        ----------
+        pool : Pool
+            Supplies the system's scores (or probabilities of ``positive``).
+        n_thresholds : int
+            Number of thresholds (one when every score is the same).
+        system, positive, system_name
+            As for :class:`PRCurve`.
+
+        Returns
+        -------
+        PRCurve
+        """
         curve = cls([0.0], system=system, positive=positive, system_name=system_name)
         scores = curve._scores(pool.outputs())
         lo, hi = float(np.min(scores)), float(np.max(scores))

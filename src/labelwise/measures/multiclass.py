@@ -23,12 +23,23 @@ vectorised over items.  Because each item's loss touches at most the classes
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..pool import Outputs
+from .registry import register_measure
 from .system import SystemMeasure, label_codes
 
+if TYPE_CHECKING:
+    from ..pool import Pool
+
 __all__ = ["MultiClassMeasure", "PerClassPrecision", "PerClassRecall"]
+
+
+def n_classes_option(pool: Pool, system: int, arg: str) -> dict:
+    """``n_classes`` of a measure built by name: the pool's."""
+    return {"n_classes": pool.n_classes}
 
 
 class MultiClassMeasure(SystemMeasure):
@@ -167,6 +178,7 @@ class _PerClassRatio(MultiClassMeasure):
         raise NotImplementedError
 
 
+@register_measure("class_precision", options=n_classes_option)
 class PerClassPrecision(_PerClassRatio):
     """Precision of every class (one-vs-rest), a vector generalized measure.
 
@@ -204,6 +216,7 @@ class PerClassPrecision(_PerClassRatio):
         return np.bincount(f, weights=P.sum(axis=1), minlength=self.n_classes)
 
 
+@register_measure("class_recall", options=n_classes_option)
 class PerClassRecall(_PerClassRatio):
     """Recall of every class (one-vs-rest), a vector generalized measure.
 

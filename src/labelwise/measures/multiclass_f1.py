@@ -9,11 +9,13 @@ import numpy as np
 
 from ..pool import Outputs
 from .base import RatioOfTotals
-from .multiclass import MultiClassMeasure
+from .multiclass import MultiClassMeasure, n_classes_option
+from .registry import register_measure
 
 __all__ = ["MacroF1", "MicroF1"]
 
 
+@register_measure("macro_f1", options=n_classes_option)
 class MacroF1(MultiClassMeasure):
     """Macro-averaged F1 score, a scalar generalized measure.
 
@@ -135,6 +137,7 @@ class MacroF1(MultiClassMeasure):
         return np.concatenate([self._expected_tp(f, P), (P.sum(axis=0) + pred) / 2])
 
 
+@register_measure("micro_f1", options=n_classes_option)
 class MicroF1(RatioOfTotals, MultiClassMeasure):
     """Micro-averaged F1 score, a scalar generalized measure.
 

@@ -31,13 +31,33 @@ generalized measure (seed 001, Definition 1).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..pool import MAX_LABELS, Outputs, decode_multilabel
 from .base import RatioOfTotals
+from .registry import register_measure
 from .system import SystemMeasure, label_codes
 
+if TYPE_CHECKING:
+    from ..pool import Pool
+
 __all__ = ["MultiLabelMacroF1", "MultiLabelMeasure", "MultiLabelMicroF1"]
+
+
+def _n_labels_option(pool: Pool, system: int, arg: str) -> dict:
+    """``n_labels`` of a measure built by name: the pool's label names, else ``log2(n_classes)``.
+
+    A pool reloaded from a session file has no label names but ``2^C`` label codes.
+    """
+    if pool.label_names:
+        return {"n_labels": len(pool.label_names)}
+    C = pool.n_classes.bit_length() - 1
+    if pool.n_classes != 2**C:
+        raise ValueError(f"a multi-label measure needs a multi-label pool (2^C label codes), but the pool has "
+                         f"{pool.n_classes} classes; build it with Pool.from_multilabel")
+    return {"n_labels": C}
 
 
 class MultiLabelMeasure(SystemMeasure):
@@ -125,6 +145,7 @@ class MultiLabelMeasure(SystemMeasure):
         return u * u
 
 
+@register_measure("multilabel_micro_f1", options=_n_labels_option)
 class MultiLabelMicroF1(RatioOfTotals, MultiLabelMeasure):
     """Micro-averaged F-alpha of a multi-label system (seed 002 eqs. 90-91).
 
@@ -172,6 +193,7 @@ class MultiLabelMicroF1(RatioOfTotals, MultiLabelMeasure):
         return u0, u0 + J[0] * P + J[1] * (1 - self.alpha)
 
 
+@register_measure("multilabel_macro_f1", options=_n_labels_option)
 class MultiLabelMacroF1(MultiLabelMeasure):
     """Macro F1 of a multi-label system: ``2 P R / (P + R)`` of label-averaged precision and recall.
 
