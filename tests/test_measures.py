@@ -1,4 +1,8 @@
-"""Tests of the generalized measures (seed 001, Definition 1 and Table 1).
+"""Tests of the generalized measures.
+
+The measures are Definition 1 and Table 1 of N. G. Marchant and
+B. I. P. Rubinstein, "Needle in a Haystack: Label-Efficient Evaluation under
+Extreme Class Imbalance", KDD 2021.
 
 Every measure is checked against a direct computation from a confusion matrix
 (or its definition), every analytic Jacobian against central finite
@@ -698,7 +702,8 @@ def test_register_measure_builds_by_name_and_from_spec(monkeypatch):
             build_measure("nope", BIN)
         # options: constructor arguments from the pool and the text after the colon; an unlisted alias
         register_measure("npv", Specificity, options=lambda pool, system, arg: {"positive": int(arg or 0)}, usage=())
-        assert build_measure("npv:1", BIN) == Specificity(positive=1, system_name="system0") and "npv" not in measure_names()
+        assert build_measure("npv:1", BIN) == Specificity(positive=1, system_name="system0")
+        assert "npv" not in measure_names()
         for bad in ("", "Upper", "a:b", "a,b"):
             with pytest.raises(ValueError, match="register_measure: name"):
                 register_measure(bad, Specificity)

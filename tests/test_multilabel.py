@@ -1,4 +1,8 @@
-"""Multi-label pools and micro/macro F1 (seed 002, appendix D)."""
+"""Multi-label pools and micro/macro F1.
+
+Appendix D of E. Yilmaz, P. Hayes, R. Habib, J. Burgess and D. Barber, "Sample
+Efficient Model Evaluation", arXiv:2109.12043, 2021 ("Yilmaz et al." below).
+"""
 
 from __future__ import annotations
 
@@ -52,7 +56,7 @@ def test_bitmask_round_trip_and_product_distribution():
     assert joint.shape == (7, 2, 16)
     np.testing.assert_allclose(joint.sum(axis=-1), 1.0)
     bits = lw.decode_multilabel(np.arange(16), 4)
-    for code in (0, 5, 11, 15):  # seed 002 eq. (89), one label set at a time
+    for code in (0, 5, 11, 15):  # Yilmaz et al., eq. (89), one label set at a time
         np.testing.assert_allclose(joint[..., code], np.prod(np.where(bits[code] == 1, m, 1 - m), axis=-1))
     np.testing.assert_allclose(joint @ bits, m)  # the marginals come back
 
@@ -138,7 +142,7 @@ def test_micro_and_macro_f1_of_the_hand_made_pool():
     P, R = 2 / 3, 7 / 9
     assert lw.true_value(pool, macro)[0] == pytest.approx(2 * P * R / (P + R), abs=1e-15)
     assert 2 * P * R / (P + R) == pytest.approx(28 / 39)
-    # micro F_alpha (seed 002 eq. 90): alpha = 1 is precision 4/6, alpha = 0 recall 4/6; alpha = 0.25
+    # micro F_alpha (Yilmaz et al., eq. 90): alpha = 1 is precision 4/6, alpha = 0 recall 4/6; alpha = 0.25
     for alpha, value in ((1.0, 4 / 6), (0.0, 4 / 6), (0.25, 4 / (0.25 * 6 + 0.75 * 6))):
         assert lw.true_value(pool, lw.MultiLabelMicroF1(3, alpha=alpha))[0] == pytest.approx(value)
 
@@ -210,7 +214,11 @@ def test_registry_specs_and_pool_checks(tmp_path):
 
 # ----------------------------------------------------------------------------- unbiasedness, enumerated
 def test_importance_estimate_of_R_is_exactly_unbiased():
-    """All ordered pairs of draws from the design's proposal: E[R-hat] = R exactly (seed 001 eq. 1)."""
+    """All ordered pairs of draws from the design's proposal: E[R-hat] = R exactly.
+
+    Eq. 1 of N. G. Marchant and B. I. P. Rubinstein, "Needle in a Haystack: Label-Efficient Evaluation under
+    Extreme Class Imbalance", KDD 2021.
+    """
     pool = _tiny()
     measure = lw.build_measure("multilabel_macro_f1", pool)
     design = lw.ImportanceDesign(defensive=0.2)
@@ -246,7 +254,7 @@ def _systematic_distribution(b: np.ndarray) -> dict[tuple[int, ...], float]:
 
 @pytest.mark.parametrize("name", ["multilabel_micro_f1", "multilabel_macro_f1"])
 def test_poisson_horvitz_thompson_total_is_exactly_unbiased(name):
-    """Every possible sample of the fixed-size Poisson design: E[R-hat] = R (seed 002 eq. 18)."""
+    """Every possible sample of the fixed-size Poisson design: E[R-hat] = R (Yilmaz et al., eq. 18)."""
     pool = _tiny()
     measure = lw.build_measure(name, pool)
     design = lw.PoissonDesign(budget=3)

@@ -111,9 +111,17 @@ class BalancedAccuracy(_TruthPredMeasure):
 
 
 class _Ratio(RatioOfTotals, BinaryMeasure):
-    """Ratio measures ``g(R) = R1 / R2`` (Yilmaz et al. 2021, eq. 1: ``sum f / sum g``)."""
+    """Ratio measures ``g(R) = R1 / R2`` with loss ``[y f(x), den(y, f(x))]`` (Yilmaz et al. 2021, eq. 1)."""
 
     dim = 2
+
+    def _den(self, yb: np.ndarray, f: np.ndarray) -> np.ndarray:
+        """The denominator's loss from the binary truth and prediction."""
+        raise NotImplementedError
+
+    def loss(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
+        yb, f = self._yf(outputs, y)
+        return np.stack([yb * f, self._den(yb, f)], axis=1)
 
 
 @register_measure("precision")
@@ -122,9 +130,8 @@ class Precision(_Ratio):
 
     kind = "precision"
 
-    def loss(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
-        yb, f = self._yf(outputs, y)
-        return np.stack([yb * f, f], axis=1)
+    def _den(self, yb: np.ndarray, f: np.ndarray) -> np.ndarray:
+        return f
 
 
 @register_measure("recall")
@@ -133,9 +140,8 @@ class Recall(_Ratio):
 
     kind = "recall"
 
-    def loss(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
-        yb, f = self._yf(outputs, y)
-        return np.stack([yb * f, yb], axis=1)
+    def _den(self, yb: np.ndarray, f: np.ndarray) -> np.ndarray:
+        return yb
 
 
 @register_measure("mcc")
@@ -230,10 +236,9 @@ class FBeta(_Ratio):
         """The spec of :class:`BinaryMeasure` plus ``beta``, under the registered name ``fbeta``."""
         return {**super().spec(), "measure": "fbeta"}
 
-    def loss(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
-        yb, f = self._yf(outputs, y)
+    def _den(self, yb: np.ndarray, f: np.ndarray) -> np.ndarray:
         b2 = self.beta**2
-        return np.stack([yb * f, (b2 * yb + f) / (1 + b2)], axis=1)
+        return (b2 * yb + f) / (1 + b2)
 
 
 def _beta_option(pool: Pool, system: int, arg: str) -> dict:

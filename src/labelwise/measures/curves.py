@@ -51,7 +51,8 @@ class PRCurve(BinaryMeasure):
     kind = "pr_curve"
     spec_fields = ("thresholds", *BinaryMeasure.spec_fields)
 
-    def __init__(self, thresholds: Sequence[float] | np.ndarray, system: int = 0, positive: int = 1, system_name: str | None = None):
+    def __init__(self, thresholds: Sequence[float] | np.ndarray, system: int = 0, positive: int = 1,
+                 system_name: str | None = None):
         tau = np.unique(np.asarray(thresholds, dtype=float))
         if tau.size == 0 or not np.all(np.isfinite(tau)):
             raise ValueError("thresholds: give at least one finite threshold")
@@ -105,18 +106,18 @@ class PRCurve(BinaryMeasure):
         return self._k(outputs).astype(np.int64)
 
     # -- the measure -----------------------------------------------------
-    def loss(self, outputs, y):
+    def loss(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
         k = self._k(outputs)
         yb = (np.asarray(y) == self.positive).astype(float)
         above = (np.arange(self.L)[None, :] < k[:, None]).astype(float)
         return np.concatenate([above, above * yb[:, None], yb[:, None]], axis=1)
 
-    def g(self, R):
+    def g(self, R: np.ndarray) -> np.ndarray:
         L = self.L
         num = R[..., L : 2 * L]
         return np.concatenate([num / R[..., :L], num / R[..., 2 * L : 2 * L + 1]], axis=-1)
 
-    def jacobian(self, R):
+    def jacobian(self, R: np.ndarray) -> np.ndarray:
         R = np.asarray(R, dtype=float)
         L = self.L
         J = np.zeros(R.shape[:-1] + (2 * L, 2 * L + 1))
@@ -128,7 +129,7 @@ class PRCurve(BinaryMeasure):
         J[..., L + i, 2 * L] = -tp / pos[..., None] ** 2
         return J
 
-    def influence_norm_sq(self, outputs, y, R):
+    def influence_norm_sq(self, outputs: Outputs, y: np.ndarray, R: np.ndarray) -> np.ndarray:
         """``||Dg(R) l(x, y)||^2`` in O(n + L) from prefix sums over thresholds.
 
         With ``P_i`` precision and ``Q_i`` recall at ``R``:
@@ -152,10 +153,10 @@ class PRCurve(BinaryMeasure):
         rec = rec_above[k] + (rec_below[-1] - rec_below[k])
         return np.where(yb, prec_y1[k] + rec * inv_pos2, prec_y0[k])
 
-    def loss_is_nonzero(self, outputs, y):
+    def loss_is_nonzero(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
         return (self._k(outputs) > 0) | (np.asarray(y) == self.positive)
 
-    def expected_loss_sum(self, outputs, label_probs):
+    def expected_loss_sum(self, outputs: Outputs, label_probs: np.ndarray) -> np.ndarray:
         k = self._k(outputs)
         p1 = label_probs[:, self.positive]
         L = self.L

@@ -1,8 +1,10 @@
-"""Multi-class measures as generalized measures (seed 001, Definition 1).
+"""Multi-class measures as generalized measures.
 
-Seed 001, Table 1 writes the binary measures as ``G = g(R)`` with
-``R = E[l(x, y)]``; the measures here are their multi-class counterparts for
-one system with predicted label ``f(x)`` and true label ``y`` in
+N. G. Marchant and B. I. P. Rubinstein, "Needle in a Haystack: Label-Efficient
+Evaluation under Extreme Class Imbalance", KDD 2021 (Definition 1 and
+Table 1) write the binary measures as ``G = g(R)`` with ``R = E[l(x, y)]``;
+the measures here and in :mod:`labelwise.measures.multiclass_f1` are their
+multi-class counterparts for one system with predicted label ``f(x)`` and true label ``y`` in
 ``{0, ..., C-1}``.  Every loss is laid out in two blocks of ``C`` entries,
 like :class:`~labelwise.measures.curves.PRCurve`::
 
@@ -76,15 +78,18 @@ class MultiClassMeasure(SystemMeasure):
         """The system's predicted classes, checked to lie in the label set."""
         return self._check_labels("predictions", super()._preds(outputs))
 
+    def _labels_and_preds(self, outputs: Outputs, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """True classes ``y`` and predicted classes ``f(x)``, both checked to lie in the label set."""
+        return self._check_labels("labels", y), self._preds(outputs)
+
     def _onehots(self, outputs: Outputs, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """One-hot truth ``1{y = c}`` and prediction ``1{f(x) = c}``, each ``(n, C)`` float."""
         classes = np.arange(self.n_classes)
-        y = self._check_labels("labels", y)
-        f = self._preds(outputs)
+        y, f = self._labels_and_preds(outputs, y)
         return (y[:, None] == classes).astype(float), (f[:, None] == classes).astype(float)
 
     def _preds_and_probs(self, outputs: Outputs, label_probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Predicted classes ``(n,)`` and ``label_probs`` as ``(n, C)`` (missing trailing classes have probability 0)."""
+        """Predicted classes ``(n,)`` and ``label_probs`` as ``(n, C)``, missing trailing classes at probability 0."""
         P = np.asarray(label_probs, dtype=float)
         if P.ndim != 2 or P.shape[1] > self.n_classes:
             raise ValueError(
@@ -103,8 +108,7 @@ class MultiClassMeasure(SystemMeasure):
 
     def loss_is_nonzero(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
         """Always ``True``: every item has a nonzero denominator entry (its ``f(x)`` or ``y``)."""
-        self._check_labels("labels", y)
-        self._preds(outputs)
+        self._labels_and_preds(outputs, y)
         return np.ones(len(y), dtype=bool)
 
 
@@ -117,27 +121,13 @@ class _PerClassRatio(MultiClassMeasure):
         return tuple(f"{self.stem}[class={c}]" for c in range(self.n_classes))
 
     def g(self, R: np.ndarray) -> np.ndarray:
-        """``g_c(R) = R_c / R_{C+c}``; NaN (0/0) or inf where a denominator is 0.
-
-        Parameters
-        ----------
-        R : ndarray, shape (..., 2C)
-
-        Returns
-        -------
-        ndarray, shape (..., C)
-        """
+        """``g_c(R) = R_c / R_{C+c}``, ``(..., 2C) -> (..., C)``; NaN (0/0) or inf where a denominator is 0."""
         R = np.asarray(R, dtype=float)
         C = self.n_classes
         return R[..., :C] / R[..., C:]
 
     def jacobian(self, R: np.ndarray) -> np.ndarray:
-        """``d g_c / d R_c = 1 / R_{C+c}``, ``d g_c / d R_{C+c} = -R_c / R_{C+c}^2``, else 0.
-
-        Returns
-        -------
-        ndarray, shape (..., C, 2C)
-        """
+        """``d g_c / d R_c = 1 / R_{C+c}``, ``d g_c / d R_{C+c} = -R_c / R_{C+c}^2``, else 0: shape ``(..., C, 2C)``."""
         R = np.asarray(R, dtype=float)
         C = self.n_classes
         tp, den = R[..., :C], R[..., C:]
@@ -148,8 +138,17 @@ class _PerClassRatio(MultiClassMeasure):
         return J
 
     def _den_class(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
-        """The one class whose denominator entry of ``l(x, y)`` is 1."""
+        """Which of the truth ``y`` and the prediction ``f`` class ``c``'s denominator counts.
+
+        Given class codes it returns the one class whose denominator entry of
+        ``l(x, y)`` is 1; given one-hot rows, the denominator block of the loss.
+        """
         raise NotImplementedError
+
+    def loss(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
+        """``(n, 2C)`` loss ``[1{y=c, f(x)=c}]_c ++ [1{den(x, y) = c}]_c``."""
+        Y, F = self._onehots(outputs, y)
+        return np.concatenate([Y * F, self._den_class(Y, F)], axis=1)
 
     def influence_norm_sq(self, outputs: Outputs, y: np.ndarray, R: np.ndarray) -> np.ndarray:
         """``||Dg(R) l(x, y)||^2`` in ``O(n + C)``.
@@ -163,8 +162,7 @@ class _PerClassRatio(MultiClassMeasure):
         C = self.n_classes
         i = np.arange(C)
         a, b = J[i, i], J[i, C + i]
-        y = self._check_labels("labels", y)
-        f = self._preds(outputs)
+        y, f = self._labels_and_preds(outputs, y)
         k = self._den_class(y, f)
         u = a[k] * (y == f) + b[k]
         return u * u
@@ -175,6 +173,7 @@ class _PerClassRatio(MultiClassMeasure):
         return np.concatenate([self._expected_tp(f, P), self._expected_den(f, P)])
 
     def _expected_den(self, f: np.ndarray, P: np.ndarray) -> np.ndarray:
+        """The denominator block of :meth:`expected_loss_sum` from predictions ``f`` and probabilities ``P``."""
         raise NotImplementedError
 
 
@@ -182,8 +181,8 @@ class _PerClassRatio(MultiClassMeasure):
 class PerClassPrecision(_PerClassRatio):
     """Precision of every class (one-vs-rest), a vector generalized measure.
 
-    Following seed 001, Definition 1 and the precision row of Table 1, applied
-    to each class ``c`` in turn:
+    The precision row of Table 1 of Marchant and Rubinstein (KDD 2021),
+    applied to each class ``c`` in turn:
 
     * loss ``l(x, y) = [1{y=c, f(x)=c}]_{c<C} ++ [1{f(x)=c}]_{c<C}`` (``d = 2C``),
     * ``g_c(R) = R_c / R_{C+c} = TP_c / PP_c`` (``m = C``), component names
@@ -193,26 +192,17 @@ class PerClassPrecision(_PerClassRatio):
 
     Parameters
     ----------
-    n_classes : int
-        Size ``C`` of the label set.
-    system : int
-        Index of the system to evaluate.
-    system_name : str, optional
-        Appended to component names.
+    n_classes, system, system_name
+        As for :class:`MultiClassMeasure`.
     """
 
     kind = "class_precision"
     stem = "precision"
 
-    def loss(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
-        """``(n, 2C)`` loss ``[1{y=c, f=c}]_c ++ [1{f=c}]_c``."""
-        Y, F = self._onehots(outputs, y)
-        return np.concatenate([Y * F, F], axis=1)
-
-    def _den_class(self, y, f):
+    def _den_class(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
         return f
 
-    def _expected_den(self, f, P):
+    def _expected_den(self, f: np.ndarray, P: np.ndarray) -> np.ndarray:
         return np.bincount(f, weights=P.sum(axis=1), minlength=self.n_classes)
 
 
@@ -220,8 +210,8 @@ class PerClassPrecision(_PerClassRatio):
 class PerClassRecall(_PerClassRatio):
     """Recall of every class (one-vs-rest), a vector generalized measure.
 
-    Following seed 001, Definition 1 and the recall row of Table 1, applied to
-    each class ``c`` in turn:
+    The recall row of Table 1 of Marchant and Rubinstein (KDD 2021), applied
+    to each class ``c`` in turn:
 
     * loss ``l(x, y) = [1{y=c, f(x)=c}]_{c<C} ++ [1{y=c}]_{c<C}`` (``d = 2C``),
     * ``g_c(R) = R_c / R_{C+c} = TP_c / P_c`` (``m = C``), component names
@@ -231,24 +221,15 @@ class PerClassRecall(_PerClassRatio):
 
     Parameters
     ----------
-    n_classes : int
-        Size ``C`` of the label set.
-    system : int
-        Index of the system to evaluate.
-    system_name : str, optional
-        Appended to component names.
+    n_classes, system, system_name
+        As for :class:`MultiClassMeasure`.
     """
 
     kind = "class_recall"
     stem = "recall"
 
-    def loss(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
-        """``(n, 2C)`` loss ``[1{y=c, f=c}]_c ++ [1{y=c}]_c``."""
-        Y, F = self._onehots(outputs, y)
-        return np.concatenate([Y * F, Y], axis=1)
-
-    def _den_class(self, y, f):
+    def _den_class(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
         return y
 
-    def _expected_den(self, f, P):
+    def _expected_den(self, f: np.ndarray, P: np.ndarray) -> np.ndarray:
         return P.sum(axis=0)

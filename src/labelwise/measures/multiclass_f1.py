@@ -1,6 +1,9 @@
 """Macro- and micro-averaged F1 of a multi-class system as generalized measures.
 
-The loss layout and the fast paths follow :mod:`labelwise.measures.multiclass`.
+The F1 row of Table 1 of N. G. Marchant and B. I. P. Rubinstein, "Needle in a
+Haystack: Label-Efficient Evaluation under Extreme Class Imbalance", KDD 2021,
+averaged over classes; the loss layout and the fast paths follow
+:mod:`labelwise.measures.multiclass`.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ __all__ = ["MacroF1", "MicroF1"]
 class MacroF1(MultiClassMeasure):
     """Macro-averaged F1 score, a scalar generalized measure.
 
-    Per seed 001, Definition 1 with the F1 row of Table 1 applied to each
+    The F1 row of Table 1 (Marchant and Rubinstein, KDD 2021) applied to each
     class ``c`` (``F1_c = TP_c / ((P_c + PP_c) / 2) = 2TP_c / (2TP_c + FP_c + FN_c)``):
 
     * loss ``l(x, y) = [1{y=c, f(x)=c}]_{c<C} ++ [(1{y=c} + 1{f(x)=c}) / 2]_{c<C}``
@@ -29,12 +32,8 @@ class MacroF1(MultiClassMeasure):
 
     Parameters
     ----------
-    n_classes : int
-        Size ``C`` of the label set.
-    system : int
-        Index of the system to evaluate.
-    system_name : str, optional
-        Appended to the component name.
+    n_classes, system, system_name
+        As for :class:`~labelwise.measures.multiclass.MultiClassMeasure`.
 
     Notes
     -----
@@ -59,7 +58,7 @@ class MacroF1(MultiClassMeasure):
     This bias vanishes once every such class has been sampled and matters
     most for classes that are rare in both the truth and the predictions.
     Since ``g`` is discontinuous at these boundaries, the
-    delta-method intervals of seed 001 hold only when every class of ``A``
+    delta-method intervals of Marchant and Rubinstein hold only when every class of ``A``
     has a denominator bounded away from 0.  Treating excluded classes as
     ``F1_c = 0`` instead would make ``g`` depend on classes that do not exist
     in the data, and returning NaN for any excluded class would make every
@@ -73,7 +72,8 @@ class MacroF1(MultiClassMeasure):
         Y, F = self._onehots(outputs, y)
         return np.concatenate([Y * F, (Y + F) / 2], axis=1)
 
-    def _parts(self, R: np.ndarray):
+    def _parts(self, R: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``R``, true-positive rates, denominators (1 where 0), active classes and ``1 / |A|`` (NaN if none)."""
         R = np.asarray(R, dtype=float)
         C = self.n_classes
         tp, den = R[..., :C], R[..., C:]
@@ -85,27 +85,13 @@ class MacroF1(MultiClassMeasure):
         return R, tp, safe, active, inv_k
 
     def g(self, R: np.ndarray) -> np.ndarray:
-        """Mean of ``R_c / R_{C+c}`` over classes with ``R_{C+c} > 0`` (NaN if none).
-
-        Parameters
-        ----------
-        R : ndarray, shape (..., 2C)
-
-        Returns
-        -------
-        ndarray, shape (..., 1)
-        """
+        """Mean of ``R_c / R_{C+c}`` over classes with ``R_{C+c} > 0`` (NaN if none), ``(..., 2C) -> (..., 1)``."""
         R, tp, safe, active, inv_k = self._parts(R)
         total = np.where(active, tp / safe, 0.0).sum(axis=-1)
         return (total * inv_k)[..., None]
 
     def jacobian(self, R: np.ndarray) -> np.ndarray:
-        """Gradient of :meth:`g`; zero columns for excluded classes, NaN where ``g`` is NaN.
-
-        Returns
-        -------
-        ndarray, shape (..., 1, 2C)
-        """
+        """Gradient of :meth:`g`, shape ``(..., 1, 2C)``; zero columns for excluded classes, NaN where ``g`` is NaN."""
         R, tp, safe, active, inv_k = self._parts(R)
         inv_k = inv_k[..., None]
         d_tp = np.where(active, inv_k / safe, 0.0)
@@ -125,8 +111,7 @@ class MacroF1(MultiClassMeasure):
         J = self.finite_jacobian(R)[0]
         C = self.n_classes
         a, b = J[:C], J[C:]
-        y = self._check_labels("labels", y)
-        f = self._preds(outputs)
+        y, f = self._labels_and_preds(outputs, y)
         u = a[y] * (y == f) + (b[y] + b[f]) / 2
         return u * u
 
@@ -141,8 +126,8 @@ class MacroF1(MultiClassMeasure):
 class MicroF1(RatioOfTotals, MultiClassMeasure):
     """Micro-averaged F1 score, a scalar generalized measure.
 
-    Per seed 001, Definition 1, pooling the per-class F1 counts of Table 1
-    over classes:
+    The per-class F1 counts of Table 1 (Marchant and Rubinstein, KDD 2021)
+    pooled over classes:
 
     * loss ``l(x, y) = [sum_c 1{y=c, f(x)=c}, sum_c (1{y=c} + 1{f(x)=c}) / 2]
       = [1{y = f(x)}, 1]`` (``d = 2``),
@@ -156,12 +141,8 @@ class MicroF1(RatioOfTotals, MultiClassMeasure):
 
     Parameters
     ----------
-    n_classes : int
-        Size ``C`` of the label set.
-    system : int
-        Index of the system to evaluate.
-    system_name : str, optional
-        Appended to the component name.
+    n_classes, system, system_name
+        As for :class:`~labelwise.measures.multiclass.MultiClassMeasure`.
     """
 
     kind = "micro_f1"
@@ -171,15 +152,13 @@ class MicroF1(RatioOfTotals, MultiClassMeasure):
 
     def loss(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
         """``(n, 2)`` loss ``[1{y = f(x)}, 1]``."""
-        y = self._check_labels("labels", y)
-        f = self._preds(outputs)
+        y, f = self._labels_and_preds(outputs, y)
         return np.stack([(y == f).astype(float), np.ones(len(y))], axis=1)
 
     def influence_norm_sq(self, outputs: Outputs, y: np.ndarray, R: np.ndarray) -> np.ndarray:
         """``(1{y = f(x)} J_1 + J_2)^2`` in ``O(n)``."""
         J = self.finite_jacobian(R)[0]
-        y = self._check_labels("labels", y)
-        f = self._preds(outputs)
+        y, f = self._labels_and_preds(outputs, y)
         u = J[0] * (y == f) + J[1]
         return u * u
 

@@ -1,9 +1,11 @@
-"""Micro- and macro-F1 of multi-label systems as generalized measures (seed 002, appendix D).
+"""Micro- and macro-F1 of multi-label systems as generalized measures.
 
-A multi-label pool has ``C`` binary labels per item, stored as bitmask codes
+Appendix D of E. Yilmaz, P. Hayes, R. Habib, J. Burgess and D. Barber,
+"Sample Efficient Model Evaluation", arXiv:2109.12043, 2021 ("Yilmaz et al."
+below; equation numbers are theirs).  A multi-label pool has ``C`` binary labels per item, stored as bitmask codes
 ``sum_k v_k 2^k`` (:func:`labelwise.pool.encode_multilabel`), so predictions
 and labels are integers in ``{0, ..., 2^C - 1}`` and the pool's probabilities
-are the product distribution of seed 002 eq. (89).  With ``p_k = v^p_k`` the
+are the product distribution of eq. (89).  With ``p_k = v^p_k`` the
 predicted and ``t_k = v^t_k`` the true indicator of label ``k``:
 
 * micro F-alpha (eqs. 90-91) is a ratio ``sum_n f_n / sum_n g_n``, loss
@@ -18,15 +20,15 @@ in ``t_k``, so the per-item quantities the designs need are computed from the
 ``(n, C)`` indicators with a loop over labels at most:
 
 * ``expected_loss_sum`` replaces ``t_k`` by the marginal
-  ``pi(v_k = 1 | x)`` of the label distribution (seed 002 eq. 14);
+  ``pi(v_k = 1 | x)`` of the label distribution (eq. 14);
 * ``Dg(R) l(x, y) = sum_k u_k(p_k, t_k)`` with per-label terms ``u_k``, which
-  gives ``influence_norm_sq`` and, for independent labels,
-  :meth:`~_MultiLabelMeasure.expected_influence_norm_sq`, the deviations of
-  seed 002 eqs. (94)-(97) and (119) in ``O(n C)``.
+  gives ``influence_norm_sq`` in ``O(n C)``.
 
-Seed 002's optimal designs (eqs. 12, 25) and the delta-method intervals
-(eqs. 108-117) then follow from the generic machinery, as for every
-generalized measure (seed 001, Definition 1).
+The optimal designs (eqs. 12, 25) and the delta-method intervals
+(eqs. 108-117) of Yilmaz et al. then follow from the generic machinery, as
+for every generalized measure (Definition 1 of N. G. Marchant and
+B. I. P. Rubinstein, "Needle in a Haystack: Label-Efficient Evaluation under
+Extreme Class Imbalance", KDD 2021).
 """
 
 from __future__ import annotations
@@ -147,14 +149,14 @@ class MultiLabelMeasure(SystemMeasure):
 
 @register_measure("multilabel_micro_f1", options=_n_labels_option)
 class MultiLabelMicroF1(RatioOfTotals, MultiLabelMeasure):
-    """Micro-averaged F-alpha of a multi-label system (seed 002 eqs. 90-91).
+    """Micro-averaged F-alpha of a multi-label system (Yilmaz et al., eqs. 90-91).
 
     Pooling the counts of all labels,
 
         F_alpha = sum_n sum_k p_nk t_nk / sum_n sum_k (alpha p_nk + (1 - alpha) t_nk)
 
     a ratio ``sum_n f_n / sum_n g_n``: loss ``[f_n, g_n]`` (``d = 2``) and
-    ``g(R) = R_1 / R_2`` (seed 001, Definition 1).  ``alpha = 1/2`` is micro
+    ``g(R) = R_1 / R_2``.  ``alpha = 1/2`` is micro
     F1 (``2 TP / (2 TP + FP + FN)``), ``alpha = 1`` micro precision and
     ``alpha = 0`` micro recall.  Undefined (NaN) when ``R_2 = 0``.
 
@@ -164,10 +166,8 @@ class MultiLabelMicroF1(RatioOfTotals, MultiLabelMeasure):
         Number of labels ``C``.
     alpha : float in [0, 1]
         Weight of the predicted counts in the denominator.
-    system : int
-        Index of the system to evaluate.
-    system_name : str, optional
-        Appended to the component name.
+    system, system_name
+        As for :class:`MultiLabelMeasure`.
     """
 
     kind = "multilabel_micro_f1"
@@ -184,11 +184,14 @@ class MultiLabelMicroF1(RatioOfTotals, MultiLabelMeasure):
         return (self.kind if self.alpha == 0.5 else f"multilabel_micro_f[alpha={self.alpha:g}]",)
 
     def _loss_bits(self, P: np.ndarray, T: np.ndarray) -> np.ndarray:
-        """``[sum_k p_k t_k, sum_k (alpha p_k + (1 - alpha) t_k)]`` (seed 002 eq. 91)."""
+        """``[sum_k p_k t_k, sum_k (alpha p_k + (1 - alpha) t_k)]`` (Yilmaz et al., eq. 91)."""
         return np.stack([np.sum(P * T, axis=1), np.sum(self.alpha * P + (1 - self.alpha) * T, axis=1)], axis=1)
 
     def _label_terms(self, P: np.ndarray, J: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``u_k = J_1 p_k t_k + J_2 (alpha p_k + (1 - alpha) t_k)``: seed 002's ``h(v_nk)`` of eq. (95) over ``R_2``."""
+        """``u_k = J_1 p_k t_k + J_2 (alpha p_k + (1 - alpha) t_k)``.
+
+        The ``h(v_nk)`` of Yilmaz et al., eq. (95), over ``R_2``.
+        """
         u0 = J[1] * self.alpha * P
         return u0, u0 + J[0] * P + J[1] * (1 - self.alpha)
 
@@ -197,7 +200,7 @@ class MultiLabelMicroF1(RatioOfTotals, MultiLabelMeasure):
 class MultiLabelMacroF1(MultiLabelMeasure):
     """Macro F1 of a multi-label system: ``2 P R / (P + R)`` of label-averaged precision and recall.
 
-    Per seed 002 eqs. (98)-(107), with ``a_i, b_i, c_i`` the rates of true
+    Per Yilmaz et al., eqs. (98)-(107), with ``a_i, b_i, c_i`` the rates of true
     positives, false positives and false negatives of label ``i``
     (eqs. 98-100), ``P = (1/C) sum_i a_i / (a_i + b_i)`` and
     ``R = (1/C) sum_i a_i / (a_i + c_i)`` (eq. 101) and
@@ -211,12 +214,8 @@ class MultiLabelMacroF1(MultiLabelMeasure):
 
     Parameters
     ----------
-    n_labels : int
-        Number of labels ``C``.
-    system : int
-        Index of the system to evaluate.
-    system_name : str, optional
-        Appended to the component name.
+    n_labels, system, system_name
+        As for :class:`MultiLabelMeasure`.
 
     Notes
     -----
@@ -241,7 +240,7 @@ class MultiLabelMacroF1(MultiLabelMeasure):
         return 3 * self.n_labels
 
     def _loss_bits(self, P: np.ndarray, T: np.ndarray) -> np.ndarray:
-        """``[p t]_i ++ [p (1 - t)]_i ++ [(1 - p) t]_i``: the summands of seed 002 eqs. (98)-(100)."""
+        """``[p t]_i ++ [p (1 - t)]_i ++ [(1 - p) t]_i``: the summands of Yilmaz et al., eqs. (98)-(100)."""
         return np.concatenate([P * T, P * (1 - T), (1 - P) * T], axis=1)
 
     def _rates(self, R: np.ndarray):
@@ -261,7 +260,7 @@ class MultiLabelMacroF1(MultiLabelMeasure):
         return out, undefined
 
     def g(self, R: np.ndarray) -> np.ndarray:
-        """``F = (2 / C) S_P S_R / (S_P + S_R)`` (seed 002 eq. 107), shape ``(..., 1)``; NaN if ``S_P + S_R = 0``.
+        """``F = (2 / C) S_P S_R / (S_P + S_R)`` (Yilmaz et al., eq. 107), shape ``(..., 1)``; NaN if ``S_P + S_R = 0``.
 
         Parameters
         ----------
@@ -275,7 +274,7 @@ class MultiLabelMacroF1(MultiLabelMeasure):
         return np.where(undefined | (SP + SR == 0), np.nan, F)[..., None]
 
     def jacobian(self, R: np.ndarray) -> np.ndarray:
-        """Gradient of :meth:`g` (the ``d_a F``, ``d_b F``, ``d_c F`` of seed 002 eqs. 111-119).
+        """Gradient of :meth:`g` (the ``d_a F``, ``d_b F``, ``d_c F`` of Yilmaz et al., eqs. 111-119).
 
         ``dF/dS_P = 2 S_R^2 / (C (S_P + S_R)^2)``, ``dF/dS_R = 2 S_P^2 / (C (S_P + S_R)^2)``;
         ``d S_P / d a_i = b_i / (a_i + b_i)^2``, ``d S_P / d b_i = -a_i / (a_i + b_i)^2``,
@@ -295,7 +294,7 @@ class MultiLabelMacroF1(MultiLabelMeasure):
         return np.concatenate([fp * dp_a + fr * dr_a, fp * dp_b, fr * dr_c], axis=-1)[..., None, :]
 
     def _label_terms(self, P: np.ndarray, J: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``u_i = d_a F p t + d_b F p (1 - t) + d_c F (1 - p) t`` (the terms of seed 002 eq. 119)."""
+        """``u_i = d_a F p t + d_b F p (1 - t) + d_c F (1 - p) t`` (the terms of Yilmaz et al., eq. 119)."""
         C = self.n_labels
         Ja, Jb, Jc = J[:C], J[C:2 * C], J[2 * C:]
         return P * Jb, P * Ja + (1 - P) * Jc
