@@ -1,4 +1,8 @@
-"""Tests of the generalized measures (seed 001, Definition 1 and Table 1).
+"""Tests of the generalized measures.
+
+The measures are Definition 1 and Table 1 of N. G. Marchant and
+B. I. P. Rubinstein, "Needle in a Haystack: Label-Efficient Evaluation under
+Extreme Class Imbalance", KDD 2021.
 
 Every measure is checked against a direct computation from a confusion matrix
 (or its definition), every analytic Jacobian against central finite
@@ -27,6 +31,8 @@ from labelwise.measures import (
     MacroF1,
     Measure,
     MicroF1,
+    MultiLabelMacroF1,
+    MultiLabelMicroF1,
     PerClassPrecision,
     PerClassRecall,
     PRCurve,
@@ -36,7 +42,12 @@ from labelwise.measures import (
     combine,
     finite_difference_jacobian,
     measure_from_spec,
+    measure_names,
+    register_measure,
+    registry,
 )
+from labelwise.measures.base import RatioOfTotals
+from labelwise.measures.binary import BinaryMeasure
 from labelwise.pool import Outputs, Pool, PoolError
 
 N_BIN = 300
@@ -580,6 +591,7 @@ def test_spec_round_trip(m):
     assert type(rebuilt) is type(m)
     assert rebuilt.names == m.names and rebuilt.dim == m.dim
     assert rebuilt.spec() == spec
+    assert rebuilt == m and hash(rebuilt) == hash(m)
     R = _interior_points(m.dim, shape=(3,), seed=21)
     assert_allclose(rebuilt.g(R), m.g(R), rtol=1e-15)
     pool = MC if getattr(m, "n_classes", 2) == C_MC else BIN
@@ -594,6 +606,40 @@ def test_multiclass_spec_format_and_equality():
     assert MicroF1(3).spec()["measure"] == "micro_f1"
     assert measure_from_spec(m.spec()) == m
     assert MacroF1(5) != MacroF1(6) and MacroF1(5) != MicroF1(5)
+
+
+def test_measures_with_equal_specs_are_equal():
+    """Equal specs make equal measures with equal hashes, for every kind; no spec means identity."""
+    pairs = [
+        (build_measure("f1", BIN), build_measure("f1", BIN)),
+        (Precision(), Precision()),
+        (FBeta(2.0, system=1), FBeta(2, system=1)),
+        (PerClassRecall(C_MC, system_name="s"), PerClassRecall(C_MC, system_name="s")),
+        (MultiLabelMacroF1(3), MultiLabelMacroF1(3)),
+        (build_measure("f1,precision", BIN, systems="all"), build_measure("f1,precision", BIN, systems="all")),
+        (PRCurve([0.2, 0.5, 0.8]), PRCurve([0.8, 0.5, 0.2, 0.5])),
+    ]
+    for a, b in pairs:
+        assert a is not b and a == b and hash(a) == hash(b)
+    assert len({Precision(), Precision(), Recall()}) == 2
+    unequal = [
+        (FBeta(2), FBeta(1)),
+        (Precision(), Recall()),
+        (Precision(), Precision(system=1)),
+        (Precision(), Precision(positive=0)),
+        (MacroF1(C_MC), MicroF1(C_MC)),
+        (MultiLabelMicroF1(3), MultiLabelMicroF1(3, alpha=0.2)),
+        (combine(Precision(system=0, system_name="a"), Recall(system=0, system_name="a")),
+         combine(Recall(system=0, system_name="a"), Precision(system=0, system_name="a"))),
+        (PRCurve([0.2, 0.5]), PRCurve([0.2, 0.6])),
+        (Precision(), "precision"),
+    ]
+    for a, b in unequal:
+        assert a != b
+    custom = _custom()
+    same = custom
+    assert same == custom and hash(same) == hash(custom)
+    assert custom != _custom() and combine(custom, Precision()) != combine(custom, Precision())
 
 
 def test_build_measure_all_systems():
@@ -626,6 +672,44 @@ def test_build_measure_multiclass_and_errors():
         build_measure("f1", BIN, systems=2)
     with pytest.raises(ValueError):
         measure_from_spec({"measure": "nope"})
+
+
+def test_register_measure_builds_by_name_and_from_spec(monkeypatch):
+    with monkeypatch.context() as mp:
+        mp.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))  # undone when the block ends
+
+        @register_measure("specificity")
+        class Specificity(RatioOfTotals, BinaryMeasure):
+            """True negative rate: ``l = [(1 - y)(1 - f(x)), 1 - y]``, ``g = R1 / R2``."""
+
+            kind = "specificity"
+            dim = 2
+
+            def loss(self, outputs, y):
+                yb, f = self._yf(outputs, y)
+                return np.stack([(1 - yb) * (1 - f), 1 - yb], axis=1)
+
+        assert measure_names()[-1] == "specificity"
+        m = build_measure("f1, specificity", BIN, systems="all")
+        assert m.names[2:] == ("specificity[system0]", "specificity[system1]")
+        y, f = BIN.labels, BIN.preds
+        assert_allclose(m.g(_mean_loss(m, BIN))[2:], [np.mean(f[y == 0, s] == 0) for s in (0, 1)], rtol=1e-12)
+        rebuilt = measure_from_spec(json.loads(json.dumps(m.spec())))
+        assert rebuilt == m and type(rebuilt.parts[2]) is Specificity
+        with pytest.raises(ValueError, match="already registered"):
+            register_measure("specificity", Specificity)
+        with pytest.raises(ValueError, match="choose from .*, specificity"):
+            build_measure("nope", BIN)
+        # options: constructor arguments from the pool and the text after the colon; an unlisted alias
+        register_measure("npv", Specificity, options=lambda pool, system, arg: {"positive": int(arg or 0)}, usage=())
+        assert build_measure("npv:1", BIN) == Specificity(positive=1, system_name="system0")
+        assert "npv" not in measure_names()
+        for bad in ("", "Upper", "a:b", "a,b"):
+            with pytest.raises(ValueError, match="register_measure: name"):
+                register_measure(bad, Specificity)
+    assert "specificity" not in measure_names()
+    with pytest.raises(ValueError, match="unknown measure 'specificity'; registered: accuracy, "):
+        measure_from_spec(m.spec()["combine"][2])
 
 
 def test_measure_needing_probs_on_pool_without_probs():

@@ -1,14 +1,16 @@
-"""Generalized measures G = g(R), R = E[loss(x, y)] (seed 001, Definition 1).
+"""Generalized measures G = g(R), R = E[loss(x, y)].
 
-A measure is three things: a vector loss ``loss(outputs, y)`` of dimension
-``d``, a mapping ``g`` from R^d to R^m, and its Jacobian ``Dg`` (m x d).  All
-of ``g`` and ``jacobian`` broadcast over leading axes so that many estimates
-(one per simulated repeat) are mapped in one call.
+Definition 1 of N. G. Marchant and B. I. P. Rubinstein, "Needle in a Haystack:
+Label-Efficient Evaluation under Extreme Class Imbalance", KDD 2021 ("Marchant
+and Rubinstein" below).  A measure is three things: a vector loss
+``loss(outputs, y)`` of dimension ``d``, a mapping ``g`` from R^d to R^m, and
+its Jacobian ``Dg`` (m x d).  All of ``g`` and ``jacobian`` broadcast over
+leading axes so that many estimates (one per simulated repeat) are mapped in
+one call.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -16,7 +18,15 @@ import numpy as np
 
 from ..pool import Outputs
 
-__all__ = ["CombinedMeasure", "CustomMeasure", "Measure", "RatioOfTotals", "SpecEquality", "combine", "combine_keys", "finite_difference_jacobian"]
+__all__ = [
+    "CombinedMeasure",
+    "CustomMeasure",
+    "Measure",
+    "RatioOfTotals",
+    "combine",
+    "combine_keys",
+    "finite_difference_jacobian",
+]
 
 # Rows per chunk when a default implementation must materialise (rows x d) losses.
 _CHUNK_ELEMENTS = 1 << 22
@@ -29,6 +39,10 @@ class Measure:
     ``lower``/``upper`` (the range of each component, used for honest
     intervals when an estimate is undefined) and implement :meth:`loss`,
     :meth:`g` and :meth:`jacobian`.
+
+    Measures of the same type with the same :meth:`spec` are equal and hash
+    alike; a measure whose spec is ``None`` (a :class:`CustomMeasure`) is
+    equal only to itself.
     """
 
     name: str = "measure"
@@ -75,11 +89,11 @@ class Measure:
 
     def finite_jacobian(self, R: np.ndarray) -> np.ndarray:
         """``Dg(R)`` with entries left undefined by a zero denominator (NaN, inf) set to 0."""
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             return np.nan_to_num(self.jacobian(np.asarray(R, dtype=float)), nan=0.0, posinf=0.0, neginf=0.0)
 
     def influence_norm_sq(self, outputs: Outputs, y: np.ndarray, R: np.ndarray) -> np.ndarray:
-        """``||Dg(R) l(x, y)||_2^2`` per item (the integrand of seed 001 eq. 5).
+        """``||Dg(R) l(x, y)||_2^2`` per item (the integrand of Marchant and Rubinstein, eq. 5).
 
         The default materialises losses in chunks; measures with a large ``d``
         (PR curves) override it with an O(n + d) computation.
@@ -94,7 +108,7 @@ class Measure:
         return out
 
     def loss_is_nonzero(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
-        """Whether ``l(x, y) != 0`` per item (the support condition of seed 001 Prop. 2)."""
+        """Whether ``l(x, y) != 0`` per item (the support condition of Marchant and Rubinstein, Prop. 2)."""
         out = np.empty(len(y), dtype=bool)
         step = max(1, _CHUNK_ELEMENTS // max(self.dim, 1))
         for start in range(0, len(y), step):
@@ -114,8 +128,34 @@ class Measure:
                 total += label_probs[sl, c] @ self.loss(_take(outputs, sl), yc)
         return total
 
+    # -- identity --------------------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        """Equal when of the same type with the same (non-``None``) :meth:`spec`; else by identity."""
+        if self is other:
+            return True
+        if not isinstance(other, Measure):
+            return NotImplemented
+        spec = self.spec()
+        return spec is not None and type(self) is type(other) and spec == other.spec()
+
+    def __hash__(self) -> int:
+        """Consistent with ``==``: from the type and the spec, or the identity when the spec is ``None``."""
+        spec = self.spec()
+        if spec is None:
+            return object.__hash__(self)
+        return hash((type(self), _frozen(spec)))
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(self.names)})"
+
+
+def _frozen(value: object) -> object:
+    """A hashable copy of a JSON-like value (dicts, lists) that is equal where the value is equal."""
+    if isinstance(value, dict):
+        return frozenset((k, _frozen(v)) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return tuple(_frozen(v) for v in value)
+    return value
 
 
 def _take(outputs: Outputs, sl) -> Outputs:
@@ -161,18 +201,13 @@ def finite_difference_jacobian(g: Callable[[np.ndarray], np.ndarray], R: np.ndar
     return np.stack(cols, axis=-1)
 
 
-class SpecEquality:
-    """Mixin for measures fully described by their :meth:`~Measure.spec`: equal when type and spec agree."""
-
-    def __eq__(self, other) -> bool:
-        return type(self) is type(other) and self.spec() == other.spec()
-
-    def __hash__(self) -> int:
-        return hash((type(self).__name__, json.dumps(self.spec(), sort_keys=True)))
-
-
 class RatioOfTotals:
-    """Mixin for measures ``g(R) = R_1 / R_2`` (seed 002 eq. 1: sum f / sum g), put before the measure base."""
+    """Mixin for measures ``g(R) = R_1 / R_2``, put before the measure base.
+
+    These are the ratio metrics ``sum f / sum g`` (eq. 1) of E. Yilmaz, P. Hayes,
+    R. Habib, J. Burgess and D. Barber, "Sample Efficient Model Evaluation",
+    arXiv:2109.12043, 2021.
+    """
 
     def g(self, R: np.ndarray) -> np.ndarray:
         """``R_1 / R_2``, shape ``(..., 1)``; NaN/inf when ``R_2 = 0``."""

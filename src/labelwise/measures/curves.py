@@ -1,6 +1,8 @@
-"""Precision-recall curves as vector generalized measures (seed 001, Example 1).
+"""Precision-recall curves as vector generalized measures.
 
-With thresholds ``tau_1 < ... < tau_L`` the loss is
+Example 1 of N. G. Marchant and B. I. P. Rubinstein, "Needle in a Haystack:
+Label-Efficient Evaluation under Extreme Class Imbalance", KDD 2021.  With
+thresholds ``tau_1 < ... < tau_L`` the loss is
 ``[1{f >= tau_i}]_i, [y 1{f >= tau_i}]_i, y`` (d = 2L + 1) and
 ``G = [R_{L+i} / R_i]_i (precision), [R_{L+i} / R_{2L+1}]_i (recall)``.
 Everything that runs over the whole pool works on ``k(x)``, the number of
@@ -10,15 +12,28 @@ no (N x L) array is ever built.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..pool import Outputs
-from .base import Measure
+from .binary import BinaryMeasure
+from .registry import register_measure
+
+if TYPE_CHECKING:
+    from ..pool import Pool
 
 __all__ = ["PRCurve"]
 
 
-class PRCurve(Measure):
+def _grid_option(pool: Pool, system: int, arg: str) -> dict:
+    """``thresholds``: ``pr_curve:<n_thresholds>`` evenly spaced over the system's scores (50 by default)."""
+    return {"thresholds": PRCurve.grid(pool, int(arg) if arg else 50, system=system).thresholds}
+
+
+@register_measure("pr_curve", options=_grid_option, usage=("pr_curve", "pr_curve:<n_thresholds>"))
+class PRCurve(BinaryMeasure):
     """Precision and recall of one system at each threshold of a grid.
 
     Parameters
@@ -34,39 +49,46 @@ class PRCurve(Measure):
     """
 
     kind = "pr_curve"
+    spec_fields = ("thresholds", *BinaryMeasure.spec_fields)
 
-    def __init__(self, thresholds, system: int = 0, positive: int = 1, system_name: str | None = None):
+    def __init__(self, thresholds: Sequence[float] | np.ndarray, system: int = 0, positive: int = 1,
+                 system_name: str | None = None):
         tau = np.unique(np.asarray(thresholds, dtype=float))
         if tau.size == 0 or not np.all(np.isfinite(tau)):
             raise ValueError("thresholds: give at least one finite threshold")
         self.thresholds = tau
-        self.system = int(system)
-        self.positive = int(positive)
-        self.system_name = system_name
-        L = tau.size
-        self.L = L
-        self.dim = 2 * L + 1
-        self.name = self.kind
-        suffix = f"[{system_name}]" if system_name else ""
-        self.names = tuple(f"precision@{t:.6g}{suffix}" for t in tau) + tuple(
-            f"recall@{t:.6g}{suffix}" for t in tau
-        )
-        self.lower = np.zeros(2 * L)
-        self.upper = np.ones(2 * L)
+        self.L = tau.size
+        super().__init__(system, positive, system_name)
+
+    def _dim(self) -> int:
+        return 2 * self.L + 1
+
+    def _components(self) -> tuple[str, ...]:
+        return tuple(f"{stat}@{t:.6g}" for stat in ("precision", "recall") for t in self.thresholds)
 
     @classmethod
-    def grid(cls, pool, n_thresholds: int = 50, system: int = 0, positive: int = 1,
+    def grid(cls, pool: Pool, n_thresholds: int = 50, system: int = 0, positive: int = 1,
              system_name: str | None = None) -> PRCurve:
-        """A curve with ``n_thresholds`` evenly spaced between the smallest and largest score of ``system``."""
+        """A curve with ``n_thresholds`` evenly spaced between the smallest and largest score of ``system``.
+
+        Parameters
+        ----------
+        pool : Pool
+            Supplies the system's scores (or probabilities of ``positive``).
+        n_thresholds : int
+            Number of thresholds (one when every score is the same).
+        system, positive, system_name
+            As for :class:`PRCurve`.
+
+        Returns
+        -------
+        PRCurve
+        """
         curve = cls([0.0], system=system, positive=positive, system_name=system_name)
         scores = curve._scores(pool.outputs())
         lo, hi = float(np.min(scores)), float(np.max(scores))
         return cls(np.linspace(lo, hi, n_thresholds) if hi > lo else [lo], system=system, positive=positive,
                    system_name=system_name)
-
-    def spec(self) -> dict:
-        return {"measure": self.kind, "thresholds": self.thresholds.tolist(), "system": self.system,
-                "positive": self.positive, "system_name": self.system_name}
 
     # -- helpers -----------------------------------------------------------
     def _scores(self, outputs: Outputs) -> np.ndarray:
@@ -84,18 +106,18 @@ class PRCurve(Measure):
         return self._k(outputs).astype(np.int64)
 
     # -- the measure -----------------------------------------------------
-    def loss(self, outputs, y):
+    def loss(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
         k = self._k(outputs)
         yb = (np.asarray(y) == self.positive).astype(float)
         above = (np.arange(self.L)[None, :] < k[:, None]).astype(float)
         return np.concatenate([above, above * yb[:, None], yb[:, None]], axis=1)
 
-    def g(self, R):
+    def g(self, R: np.ndarray) -> np.ndarray:
         L = self.L
         num = R[..., L : 2 * L]
         return np.concatenate([num / R[..., :L], num / R[..., 2 * L : 2 * L + 1]], axis=-1)
 
-    def jacobian(self, R):
+    def jacobian(self, R: np.ndarray) -> np.ndarray:
         R = np.asarray(R, dtype=float)
         L = self.L
         J = np.zeros(R.shape[:-1] + (2 * L, 2 * L + 1))
@@ -107,7 +129,7 @@ class PRCurve(Measure):
         J[..., L + i, 2 * L] = -tp / pos[..., None] ** 2
         return J
 
-    def influence_norm_sq(self, outputs, y, R):
+    def influence_norm_sq(self, outputs: Outputs, y: np.ndarray, R: np.ndarray) -> np.ndarray:
         """``||Dg(R) l(x, y)||^2`` in O(n + L) from prefix sums over thresholds.
 
         With ``P_i`` precision and ``Q_i`` recall at ``R``:
@@ -131,10 +153,10 @@ class PRCurve(Measure):
         rec = rec_above[k] + (rec_below[-1] - rec_below[k])
         return np.where(yb, prec_y1[k] + rec * inv_pos2, prec_y0[k])
 
-    def loss_is_nonzero(self, outputs, y):
+    def loss_is_nonzero(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
         return (self._k(outputs) > 0) | (np.asarray(y) == self.positive)
 
-    def expected_loss_sum(self, outputs, label_probs):
+    def expected_loss_sum(self, outputs: Outputs, label_probs: np.ndarray) -> np.ndarray:
         k = self._k(outputs)
         p1 = label_probs[:, self.positive]
         L = self.L

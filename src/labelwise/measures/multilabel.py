@@ -1,9 +1,11 @@
-"""Micro- and macro-F1 of multi-label systems as generalized measures (seed 002, appendix D).
+"""Micro- and macro-F1 of multi-label systems as generalized measures.
 
-A multi-label pool has ``C`` binary labels per item, stored as bitmask codes
+Appendix D of E. Yilmaz, P. Hayes, R. Habib, J. Burgess and D. Barber,
+"Sample Efficient Model Evaluation", arXiv:2109.12043, 2021 ("Yilmaz et al."
+below; equation numbers are theirs).  A multi-label pool has ``C`` binary labels per item, stored as bitmask codes
 ``sum_k v_k 2^k`` (:func:`labelwise.pool.encode_multilabel`), so predictions
 and labels are integers in ``{0, ..., 2^C - 1}`` and the pool's probabilities
-are the product distribution of seed 002 eq. (89).  With ``p_k = v^p_k`` the
+are the product distribution of eq. (89).  With ``p_k = v^p_k`` the
 predicted and ``t_k = v^t_k`` the true indicator of label ``k``:
 
 * micro F-alpha (eqs. 90-91) is a ratio ``sum_n f_n / sum_n g_n``, loss
@@ -18,34 +20,55 @@ in ``t_k``, so the per-item quantities the designs need are computed from the
 ``(n, C)`` indicators with a loop over labels at most:
 
 * ``expected_loss_sum`` replaces ``t_k`` by the marginal
-  ``pi(v_k = 1 | x)`` of the label distribution (seed 002 eq. 14);
+  ``pi(v_k = 1 | x)`` of the label distribution (eq. 14);
 * ``Dg(R) l(x, y) = sum_k u_k(p_k, t_k)`` with per-label terms ``u_k``, which
-  gives ``influence_norm_sq`` and, for independent labels,
-  :meth:`~_MultiLabelMeasure.expected_influence_norm_sq`, the deviations of
-  seed 002 eqs. (94)-(97) and (119) in ``O(n C)``.
+  gives ``influence_norm_sq`` in ``O(n C)``.
 
-Seed 002's optimal designs (eqs. 12, 25) and the delta-method intervals
-(eqs. 108-117) then follow from the generic machinery, as for every
-generalized measure (seed 001, Definition 1).
+The optimal designs (eqs. 12, 25) and the delta-method intervals
+(eqs. 108-117) of Yilmaz et al. then follow from the generic machinery, as
+for every generalized measure (Definition 1 of N. G. Marchant and
+B. I. P. Rubinstein, "Needle in a Haystack: Label-Efficient Evaluation under
+Extreme Class Imbalance", KDD 2021).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..pool import MAX_LABELS, Outputs, decode_multilabel
-from .base import Measure, RatioOfTotals, SpecEquality
-from .multiclass import label_codes
+from .base import RatioOfTotals
+from .registry import register_measure
+from .system import SystemMeasure, label_codes
 
-__all__ = ["MultiLabelMacroF1", "MultiLabelMicroF1"]
+if TYPE_CHECKING:
+    from ..pool import Pool
+
+__all__ = ["MultiLabelMacroF1", "MultiLabelMeasure", "MultiLabelMicroF1"]
 
 
-class _MultiLabelMeasure(SpecEquality, Measure):
+def _n_labels_option(pool: Pool, system: int, arg: str) -> dict:
+    """``n_labels`` of a measure built by name: the pool's label names, else ``log2(n_classes)``.
+
+    A pool reloaded from a session file has no label names but ``2^C`` label codes.
+    """
+    if pool.label_names:
+        return {"n_labels": len(pool.label_names)}
+    C = pool.n_classes.bit_length() - 1
+    if pool.n_classes != 2**C:
+        raise ValueError(f"a multi-label measure needs a multi-label pool (2^C label codes), but the pool has "
+                         f"{pool.n_classes} classes; build it with Pool.from_multilabel")
+    return {"n_labels": C}
+
+
+class MultiLabelMeasure(SystemMeasure):
     """A measure of one system on a multi-label pool with ``C`` labels (``2^C`` label codes).
 
-    Subclasses implement :meth:`_loss_bits` (the loss from 0/1 indicators,
-    affine in the truth) and :meth:`_label_terms` (the per-label terms of
-    ``Dg(R) l``), plus ``g`` and ``jacobian``.
+    Subclasses set ``dim`` (or override ``_dim``) and implement
+    :meth:`_loss_bits` (the loss from 0/1 indicators, affine in the truth) and
+    :meth:`_label_terms` (the per-label terms of ``Dg(R) l``), plus ``g`` and
+    ``jacobian``.
 
     Parameters
     ----------
@@ -57,34 +80,14 @@ class _MultiLabelMeasure(SpecEquality, Measure):
         Appended to the component name as ``[<system_name>]``.
     """
 
-    kind = ""
+    spec_fields = ("n_labels", *SystemMeasure.spec_fields)
 
     def __init__(self, n_labels: int, system: int = 0, system_name: str | None = None):
         if isinstance(n_labels, bool) or int(n_labels) != n_labels or not 1 <= int(n_labels) <= MAX_LABELS:
             raise ValueError(f"n_labels: must be an integer in 1..{MAX_LABELS}, got {n_labels!r}")
-        if int(system) != system or int(system) < 0:
-            raise ValueError(f"system: must be a non-negative integer, got {system!r}")
         self.n_labels = int(n_labels)
         self.n_classes = 2**self.n_labels
-        self.system = int(system)
-        self.system_name = system_name
-        self.name = self.kind
-        self.dim = self._dim()
-        suffix = f"[{system_name}]" if system_name else ""
-        self.names = (f"{self._component()}{suffix}",)
-        self.lower = np.zeros(1)
-        self.upper = np.ones(1)
-
-    # -- description ------------------------------------------------------
-    def _dim(self) -> int:
-        raise NotImplementedError
-
-    def _component(self) -> str:
-        return self.kind
-
-    def spec(self) -> dict:
-        return {"measure": self.kind, "n_labels": self.n_labels, "system": self.system,
-                "system_name": self.system_name}
+        super().__init__(system, system_name)
 
     # -- to implement -----------------------------------------------------
     def _loss_bits(self, P: np.ndarray, T: np.ndarray) -> np.ndarray:
@@ -116,11 +119,8 @@ class _MultiLabelMeasure(SpecEquality, Measure):
                             "build the pool with Pool.from_multilabel and the measure with the pool's number of labels")
         return decode_multilabel(codes, self.n_labels).astype(float)
 
-    def _pred_codes(self, outputs: Outputs) -> np.ndarray:
-        return np.asarray(outputs.require("preds", self.kind)[:, self.system], dtype=np.int64)
-
     def _pred_bits(self, outputs: Outputs) -> np.ndarray:
-        return self._bits("predictions", self._pred_codes(outputs))
+        return self._bits("predictions", self._preds(outputs))
 
     def _marginals(self, label_probs: np.ndarray, n: int) -> np.ndarray:
         """Per-label marginals ``pi(v_k = 1 | x)`` ``(n, C)`` of label distributions ``(n, <= 2^C)``."""
@@ -129,20 +129,10 @@ class _MultiLabelMeasure(SpecEquality, Measure):
             raise ValueError(f"label_probs: expected shape ({n}, <= {self.n_classes}), got {P.shape}")
         return P @ decode_multilabel(np.arange(P.shape[1]), self.n_labels).astype(float)
 
-    def _clean_row(self, R: np.ndarray) -> np.ndarray:
-        """The Jacobian row ``Dg(R)`` ``(d,)`` with NaN/inf set to 0, as :meth:`Measure.influence_norm_sq` does."""
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            J = self.jacobian(np.asarray(R, dtype=float))[0]
-        return np.nan_to_num(J, nan=0.0, posinf=0.0, neginf=0.0)
-
     # -- the Measure interface --------------------------------------------
     def loss(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
         """Loss ``(n, d)`` of items ``outputs`` with true label codes ``y``."""
         return self._loss_bits(self._pred_bits(outputs), self._bits("labels", y))
-
-    def loss_key(self, outputs: Outputs) -> np.ndarray:
-        """The loss depends on x only through the predicted label code."""
-        return self._pred_codes(outputs)
 
     def expected_loss_sum(self, outputs: Outputs, label_probs: np.ndarray) -> np.ndarray:
         """``sum_i sum_c pi(c | x_i) l(x_i, c)``: the loss at the marginals, since it is affine in ``t``."""
@@ -152,56 +142,21 @@ class _MultiLabelMeasure(SpecEquality, Measure):
     def influence_norm_sq(self, outputs: Outputs, y: np.ndarray, R: np.ndarray) -> np.ndarray:
         """``(Dg(R) l(x, y))^2 = (sum_k u_k(p_k, t_k))^2`` per item, in ``O(n C)``."""
         T = self._bits("labels", y)
-        u0, u1 = self._label_terms(self._pred_bits(outputs), self._clean_row(R))
+        u0, u1 = self._label_terms(self._pred_bits(outputs), self.finite_jacobian(R)[0])
         u = np.sum(u0 + T * (u1 - u0), axis=1)
         return u * u
 
-    def expected_influence_norm_sq(self, outputs: Outputs, marginals: np.ndarray, R: np.ndarray) -> np.ndarray:
-        """``E ||Dg(R) l(x, y)||^2`` per item when the labels are independent given x (seed 002 eq. 89).
 
-        With ``m_k = pi(v_k = 1 | x)`` and ``u = sum_k u_k(t_k)``,
-
-            E[u^2] = sum_k E[u_k^2] - sum_k E[u_k]^2 + (sum_k E[u_k])^2,
-
-        seed 002 eqs. (95)-(97) (the squared deviation ``h_n^2`` of eq. 94,
-        up to the factor ``R_2^2`` of a ratio metric).  It equals the generic
-        ``sum_c pi(c | x) influence_norm_sq(x, c)`` over the ``2^C`` label codes
-        under the product distribution, in ``O(n C)`` instead of
-        ``O(n C 2^C)``.  For macro F1, ``sum_k E[u_k^2]`` alone is seed 002
-        eq. (119); the other two terms are the cross-label products
-        ``sum_{k != j} E[u_k] E[u_j]`` that eq. (119) leaves out.
-
-        Parameters
-        ----------
-        outputs : Outputs
-        marginals : ndarray, shape (n, C)
-            ``pi(v_k = 1 | x)`` per item and label.
-        R : ndarray, shape (d,)
-            Where the Jacobian is evaluated.
-
-        Returns
-        -------
-        ndarray, shape (n,)
-        """
-        P = self._pred_bits(outputs)
-        m = np.asarray(marginals, dtype=float)
-        if m.shape != P.shape:
-            raise ValueError(f"marginals: expected shape {P.shape}, got {m.shape}")
-        u0, u1 = self._label_terms(P, self._clean_row(R))
-        mean = (1 - m) * u0 + m * u1
-        second = (1 - m) * u0**2 + m * u1**2
-        return np.sum(second - mean**2, axis=1) + np.sum(mean, axis=1) ** 2
-
-
-class MultiLabelMicroF1(RatioOfTotals, _MultiLabelMeasure):
-    """Micro-averaged F-alpha of a multi-label system (seed 002 eqs. 90-91).
+@register_measure("multilabel_micro_f1", options=_n_labels_option)
+class MultiLabelMicroF1(RatioOfTotals, MultiLabelMeasure):
+    """Micro-averaged F-alpha of a multi-label system (Yilmaz et al., eqs. 90-91).
 
     Pooling the counts of all labels,
 
         F_alpha = sum_n sum_k p_nk t_nk / sum_n sum_k (alpha p_nk + (1 - alpha) t_nk)
 
     a ratio ``sum_n f_n / sum_n g_n``: loss ``[f_n, g_n]`` (``d = 2``) and
-    ``g(R) = R_1 / R_2`` (seed 001, Definition 1).  ``alpha = 1/2`` is micro
+    ``g(R) = R_1 / R_2``.  ``alpha = 1/2`` is micro
     F1 (``2 TP / (2 TP + FP + FN)``), ``alpha = 1`` micro precision and
     ``alpha = 0`` micro recall.  Undefined (NaN) when ``R_2 = 0``.
 
@@ -211,13 +166,13 @@ class MultiLabelMicroF1(RatioOfTotals, _MultiLabelMeasure):
         Number of labels ``C``.
     alpha : float in [0, 1]
         Weight of the predicted counts in the denominator.
-    system : int
-        Index of the system to evaluate.
-    system_name : str, optional
-        Appended to the component name.
+    system, system_name
+        As for :class:`MultiLabelMeasure`.
     """
 
     kind = "multilabel_micro_f1"
+    dim = 2
+    spec_fields = (*MultiLabelMeasure.spec_fields, "alpha")
 
     def __init__(self, n_labels: int, alpha: float = 0.5, system: int = 0, system_name: str | None = None):
         if not 0.0 <= alpha <= 1.0:
@@ -225,29 +180,27 @@ class MultiLabelMicroF1(RatioOfTotals, _MultiLabelMeasure):
         self.alpha = float(alpha)
         super().__init__(n_labels, system, system_name)
 
-    def _dim(self) -> int:
-        return 2
-
-    def _component(self) -> str:
-        return self.kind if self.alpha == 0.5 else f"multilabel_micro_f[alpha={self.alpha:g}]"
-
-    def spec(self) -> dict:
-        return {**super().spec(), "alpha": self.alpha}
+    def _components(self) -> tuple[str, ...]:
+        return (self.kind if self.alpha == 0.5 else f"multilabel_micro_f[alpha={self.alpha:g}]",)
 
     def _loss_bits(self, P: np.ndarray, T: np.ndarray) -> np.ndarray:
-        """``[sum_k p_k t_k, sum_k (alpha p_k + (1 - alpha) t_k)]`` (seed 002 eq. 91)."""
+        """``[sum_k p_k t_k, sum_k (alpha p_k + (1 - alpha) t_k)]`` (Yilmaz et al., eq. 91)."""
         return np.stack([np.sum(P * T, axis=1), np.sum(self.alpha * P + (1 - self.alpha) * T, axis=1)], axis=1)
 
     def _label_terms(self, P: np.ndarray, J: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``u_k = J_1 p_k t_k + J_2 (alpha p_k + (1 - alpha) t_k)``: seed 002's ``h(v_nk)`` of eq. (95) over ``R_2``."""
+        """``u_k = J_1 p_k t_k + J_2 (alpha p_k + (1 - alpha) t_k)``.
+
+        The ``h(v_nk)`` of Yilmaz et al., eq. (95), over ``R_2``.
+        """
         u0 = J[1] * self.alpha * P
         return u0, u0 + J[0] * P + J[1] * (1 - self.alpha)
 
 
-class MultiLabelMacroF1(_MultiLabelMeasure):
+@register_measure("multilabel_macro_f1", options=_n_labels_option)
+class MultiLabelMacroF1(MultiLabelMeasure):
     """Macro F1 of a multi-label system: ``2 P R / (P + R)`` of label-averaged precision and recall.
 
-    Per seed 002 eqs. (98)-(107), with ``a_i, b_i, c_i`` the rates of true
+    Per Yilmaz et al., eqs. (98)-(107), with ``a_i, b_i, c_i`` the rates of true
     positives, false positives and false negatives of label ``i``
     (eqs. 98-100), ``P = (1/C) sum_i a_i / (a_i + b_i)`` and
     ``R = (1/C) sum_i a_i / (a_i + c_i)`` (eq. 101) and
@@ -261,12 +214,8 @@ class MultiLabelMacroF1(_MultiLabelMeasure):
 
     Parameters
     ----------
-    n_labels : int
-        Number of labels ``C``.
-    system : int
-        Index of the system to evaluate.
-    system_name : str, optional
-        Appended to the component name.
+    n_labels, system, system_name
+        As for :class:`MultiLabelMeasure`.
 
     Notes
     -----
@@ -291,7 +240,7 @@ class MultiLabelMacroF1(_MultiLabelMeasure):
         return 3 * self.n_labels
 
     def _loss_bits(self, P: np.ndarray, T: np.ndarray) -> np.ndarray:
-        """``[p t]_i ++ [p (1 - t)]_i ++ [(1 - p) t]_i``: the summands of seed 002 eqs. (98)-(100)."""
+        """``[p t]_i ++ [p (1 - t)]_i ++ [(1 - p) t]_i``: the summands of Yilmaz et al., eqs. (98)-(100)."""
         return np.concatenate([P * T, P * (1 - T), (1 - P) * T], axis=1)
 
     def _rates(self, R: np.ndarray):
@@ -311,7 +260,7 @@ class MultiLabelMacroF1(_MultiLabelMeasure):
         return out, undefined
 
     def g(self, R: np.ndarray) -> np.ndarray:
-        """``F = (2 / C) S_P S_R / (S_P + S_R)`` (seed 002 eq. 107), shape ``(..., 1)``; NaN if ``S_P + S_R = 0``.
+        """``F = (2 / C) S_P S_R / (S_P + S_R)`` (Yilmaz et al., eq. 107), shape ``(..., 1)``; NaN if ``S_P + S_R = 0``.
 
         Parameters
         ----------
@@ -325,7 +274,7 @@ class MultiLabelMacroF1(_MultiLabelMeasure):
         return np.where(undefined | (SP + SR == 0), np.nan, F)[..., None]
 
     def jacobian(self, R: np.ndarray) -> np.ndarray:
-        """Gradient of :meth:`g` (the ``d_a F``, ``d_b F``, ``d_c F`` of seed 002 eqs. 111-119).
+        """Gradient of :meth:`g` (the ``d_a F``, ``d_b F``, ``d_c F`` of Yilmaz et al., eqs. 111-119).
 
         ``dF/dS_P = 2 S_R^2 / (C (S_P + S_R)^2)``, ``dF/dS_R = 2 S_P^2 / (C (S_P + S_R)^2)``;
         ``d S_P / d a_i = b_i / (a_i + b_i)^2``, ``d S_P / d b_i = -a_i / (a_i + b_i)^2``,
@@ -345,7 +294,7 @@ class MultiLabelMacroF1(_MultiLabelMeasure):
         return np.concatenate([fp * dp_a + fr * dr_a, fp * dp_b, fr * dr_c], axis=-1)[..., None, :]
 
     def _label_terms(self, P: np.ndarray, J: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``u_i = d_a F p t + d_b F p (1 - t) + d_c F (1 - p) t`` (the terms of seed 002 eq. 119)."""
+        """``u_i = d_a F p t + d_b F p (1 - t) + d_c F (1 - p) t`` (the terms of Yilmaz et al., eq. 119)."""
         C = self.n_labels
         Ja, Jb, Jc = J[:C], J[C:2 * C], J[2 * C:]
         return P * Jb, P * Ja + (1 - P) * Jc
