@@ -18,12 +18,12 @@ import time
 import numpy as np
 from pools import pool_paths
 
-from labelwise import Pool, Session, TruthOracle, build_measure, make_design, make_pool
+from labelwise import Pool, Session, TruthOracle, make_measure, make_design, make_pool
 
 
 def time_runs(pool: Pool, runs: int, design_name: str, **params) -> tuple[float, float, float]:
     """(prepare seconds, median seconds per 2000-label run, max) for ``runs`` runs."""
-    measure = build_measure("f1", pool)
+    measure = make_measure("f1", pool)
     design = make_design(design_name, **params)
     oracle = TruthOracle(pool)
     t0 = time.perf_counter()

@@ -150,7 +150,7 @@ def main() -> None:
     print(f"{head}\n{'-' * len(head)}")
     for path, ax in zip(paths, axes[0]):
         pool = lw.Pool.from_file(path)
-        measure = lw.build_measure("f1", pool)
+        measure = lw.make_measure("f1", pool)
         n_tail, by_prob, by_fit = tail_expectations(pool)
         print(f"{pool.name}: {n_tail} items below the last positive; prob expects {by_prob:.2f} positives there, "
               f"a logistic fit on every label {by_fit:.2f}")
@@ -158,7 +158,7 @@ def main() -> None:
         bound = [monotone_bound(u, m)[0] for m in marks]
         grid = np.arange(50, marks[-1] + 1, 25)
         curve = np.array([monotone_bound(u, m)[0] for m in grid])
-        runs = [lw.simulate(p, lw.build_measure("f1", p), "online-poisson", repeats=args.repeats, seed=args.seed)
+        runs = [lw.simulate(p, lw.make_measure("f1", p), "online-poisson", repeats=args.repeats, seed=args.seed)
                 for p in (pool, tail_told_empty(pool, args.tail_scale))]
         rows = [r.checkpoint_rows() for r in runs]
         for k, m in enumerate(marks):

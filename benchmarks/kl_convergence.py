@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 from pools import DATASETS, pool_paths
 
-from labelwise import Pool, Session, TruthOracle, build_measure, make_design
+from labelwise import Pool, Session, TruthOracle, make_measure, make_design
 from labelwise.diagnostics import kl_divergence, optimal_proposal_given_truth
 
 HERE = Path(__file__).resolve().parent
@@ -44,7 +44,7 @@ REPORT_AT = (250, 500, 1000, 2000)
 def setup(path: str, measure_name: str):
     """The pool, the measure and the optimal proposal ``q*`` (cached per worker process)."""
     pool = Pool.from_file(path)
-    measure = build_measure(measure_name, pool)
+    measure = make_measure(measure_name, pool)
     return pool, measure, optimal_proposal_given_truth(pool, measure)
 
 

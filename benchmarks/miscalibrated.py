@@ -31,7 +31,7 @@ def main() -> None:
     print(f"{head}\n{'-' * len(head)}")
     for shift in (float(c) for c in args.shifts.split(",")):
         pool = lw.make_pool(50_000, prevalence=0.002, separation=3.0, calibration_error=shift, seed=4)
-        measure = lw.build_measure("f1", pool)
+        measure = lw.make_measure("f1", pool)
         for label, params in SETTINGS.items():
             result = lw.simulate(pool, measure, "ais", design_params=params, repeats=args.repeats, seed=args.seed)
             for c in result.checkpoint_rows():

@@ -44,7 +44,7 @@ def run(job: tuple[str, str], args: argparse.Namespace) -> dict:
     """One ``simulate`` of a (measure, design) pair, as its JSON-able summary."""
     measure_name, design = job
     pool = toxic_pool(args.n_items, args.separation, args.pool_seed)
-    measure = lw.build_measure(measure_name, pool)
+    measure = lw.make_measure(measure_name, pool)
     result = lw.simulate(pool, measure, design, budget=args.budget, batch_size=args.batch_size,
                          repeats=args.repeats, seed=args.seed)
     return result.to_dict()

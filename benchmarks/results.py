@@ -289,7 +289,7 @@ def main() -> None:
     by_pool: dict[str, list[dict]] = {}
     for spec in specs:
         pool = spec.load()
-        measure = lw.build_measure(MEASURE, pool)
+        measure = lw.make_measure(MEASURE, pool)
         by_pool[spec.name] = []
         for design in designs:
             result = lw.simulate(pool, measure, design, budget=BUDGET, batch_size=BATCH_SIZE, repeats=runs,

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from pools import DATASETS, pool_paths
 
-from labelwise import Pool, Session, TruthOracle, build_measure, make_design, true_value
+from labelwise import Pool, Session, TruthOracle, make_measure, make_design, true_value
 
 METRICS = ("f1", "precision", "recall", "accuracy")
 
@@ -29,7 +29,7 @@ METRICS = ("f1", "precision", "recall", "accuracy")
 def reuse_table(path: Path, design: str, repeats: int, budget: int, batch_size: int) -> dict:
     """MSE and coverage of every post-sampling metric for every pre-sampling metric."""
     pool = Pool.from_file(path)
-    post = {name: build_measure(name, pool) for name in METRICS}
+    post = {name: make_measure(name, pool) for name in METRICS}
     truth = {name: true_value(pool, m)[0] for name, m in post.items()}
     oracle = TruthOracle(pool)
     table = {}

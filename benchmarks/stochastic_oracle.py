@@ -61,7 +61,7 @@ def main() -> None:
     head = f"{'pool':<14} {'design':<11} {'labels':>6} {'MSE':>9} {'bias':>9} {'cover':>6} {'width':>7} {'s/run':>6}"
     print(f"noise {args.noise}, lam {lam:g}, {args.repeats} repeats, measure {args.measure}\n{head}\n{'-' * len(head)}")
     for pool in pools(not args.no_real, args.n_items):
-        measure = lw.build_measure(args.measure, pool)
+        measure = lw.make_measure(args.measure, pool)
         for design, params in designs.items():
             result = lw.simulate(pool, measure, design, design_params={"oracle": "stochastic", **params},
                                  budget=args.budget, repeats=args.repeats, seed=args.seed, noise=args.noise)

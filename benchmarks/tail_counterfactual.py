@@ -82,7 +82,7 @@ def main() -> None:
     rows = []
     for path in pool_paths(names=args.pools.split(",")):
         original = lw.Pool.from_file(path)
-        measure = lw.build_measure("f1", original)
+        measure = lw.make_measure("f1", original)
         variants = [("original", original)] + [(f"tail-{v}", redraw_tail(original, args.top, v))
                                                for v in range(1, args.variants + 1)]
         rank = np.argsort(np.argsort(-original.scores[:, 0], kind="stable"), kind="stable")

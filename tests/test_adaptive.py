@@ -21,7 +21,7 @@ from labelwise.diagnostics import kl_divergence, optimal_proposal_given_truth
 from labelwise.draws import Draws, Sample
 from labelwise.estimators import ModelCovariance, importance_moments, mixture_variance
 from labelwise.estimators.importance import importance_risk
-from labelwise.measures import build_measure
+from labelwise.measures import make_measure
 from labelwise.oracle.annotators import TruthOracle
 from labelwise.oracle.prior import score_prior
 from labelwise.pool import Pool
@@ -71,7 +71,7 @@ def test_two_stage_ais_estimate_of_R_is_exactly_unbiased(measure_name, shape, or
     The expectation is enumerated exactly, so the identity holds to rounding.
     """
     pool = _tiny_pool()
-    measure = build_measure(measure_name, pool)
+    measure = make_measure(measure_name, pool)
     N, items = pool.n_items, np.arange(pool.n_items)
     depth, branching = shape
     design = AISDesign(depth=depth, branching=branching, n_strata=4, deviation=deviation)
@@ -120,7 +120,7 @@ def test_two_stage_ais_estimate_of_R_is_exactly_unbiased(measure_name, shape, or
 def test_ais_draws_follow_q_of_and_record_its_weights():
     """The design's draw() samples from q_of (labeled items included) and records w = 1/(N q)."""
     pool = _tiny_pool()
-    measure = build_measure("f1", pool)
+    measure = make_measure("f1", pool)
     sampler = AISDesign(depth=1, branching=4, n_strata=4).start(pool, measure, rng=np.random.default_rng(3))
     labeled_items = np.array([1, 4])
     sampler.observe(labeled_items, pool.labels[labeled_items])
@@ -178,7 +178,7 @@ def _prop2_proposal(sampler: AISSampler, pool: Pool, measure, labeled: np.ndarra
 def test_ais_proposal_is_seed_001_proposition_2(oracle, deviation, epsilon0, defensive, names):
     """The grouped O(groups) proposal equals Prop. 2 evaluated for every item."""
     pool = make_pool(3000, prevalence=0.03, seed=9)
-    measure = build_measure(names, pool)
+    measure = make_measure(names, pool)
     design = AISDesign(n_strata=32, branching=32, epsilon0=epsilon0, defensive=defensive, deviation=deviation)
     sampler = design.start(pool, measure, rng=np.random.default_rng(0), oracle=oracle)
     rng = np.random.default_rng(1)
@@ -202,7 +202,7 @@ def test_fully_labeled_pool_gives_the_optimal_proposal():
     pool = make_pool(600, prevalence=0.05, seed=2)
     for names, deviation in (("f1", "mean"), ("f1,precision,recall", "mean"), ("accuracy", "mean"),
                              ("f1", "rms")):
-        measure = build_measure(names, pool)
+        measure = make_measure(names, pool)
         sampler = AISDesign(n_strata=16, branching=16, deviation=deviation).start(pool, measure,
                                                                                   rng=np.random.default_rng(0))
         order = np.random.default_rng(0).permutation(pool.n_items)
@@ -221,7 +221,7 @@ def test_ais_fills_batches_when_fewer_items_than_asked_carry_loss():
     expectation) instead of looping until draw_until_new gives up.
     """
     pool = make_pool(3000, prevalence=0.01, seed=1)
-    measure = build_measure("precision", pool)
+    measure = make_measure("precision", pool)
     predicted = np.flatnonzero(pool.preds[:, 0] == 1)
     assert predicted.size == 21
     session = Session(pool, measure, AISDesign(), seed=0)
@@ -313,7 +313,7 @@ def test_draw_batch_matches_naive_iid_drawing_in_distribution():
 @pytest.mark.parametrize("with_ratio", [False, True])
 def test_importance_moments_with_counts_equals_repeated_rows(names, with_ratio):
     pool = make_pool(400, prevalence=0.3, separation=1.0, seed=4)  # FPs and FNs are common
-    measure = build_measure(names, pool)
+    measure = make_measure(names, pool)
     rng = np.random.default_rng(8)
     n = 25
     items = rng.choice(pool.n_items, size=n, replace=False)
@@ -340,7 +340,7 @@ def test_importance_moments_with_counts_equals_repeated_rows(names, with_ratio):
 
 def test_ais_estimate_is_the_same_for_aggregated_and_expanded_draws():
     pool = make_pool(2000, prevalence=0.05, seed=6)
-    measure = build_measure("f1", pool)
+    measure = make_measure("f1", pool)
     session = Session(pool, measure, AISDesign(variance="plugin"), seed=2)
     session.run(TruthOracle(pool), 100, 25)
     draws = session.draws
@@ -360,7 +360,7 @@ def test_ais_estimate_is_the_same_for_aggregated_and_expanded_draws():
 def imbalanced():
     """make_pool(20000, prevalence 0.005), 100 positives, calibrated probabilities."""
     pool = make_pool(20000, prevalence=0.005, seed=0)
-    measure = build_measure("f1", pool)
+    measure = make_measure("f1", pool)
     mse = {}
     for design in ("ais", "passive", "oasis"):
         result = simulate(pool, measure, design, budget=500, batch_size=50, repeats=20, seed=10)
@@ -385,7 +385,7 @@ def test_ais_beats_static_importance_when_the_prior_is_miscalibrated():
     e^3).  Measured AIS / IS ratio there: 0.16-0.41 at 40 repeats over 12 seeds.
     """
     pool = make_pool(20000, prevalence=0.005, seed=0, calibration_error=3.0)
-    measure = build_measure("f1", pool)
+    measure = make_measure("f1", pool)
     mse = {d: simulate(pool, measure, d, budget=500, batch_size=50, repeats=40, seed=2000).checkpoint_rows()[-1]["mse"]
            for d in ("ais", "importance", "passive")}
     assert mse["ais"] < 0.8 * mse["importance"], mse
@@ -401,13 +401,13 @@ def test_oasis_rejects_multiclass_pools():
     rng = np.random.default_rng(0)
     probs = rng.dirichlet(np.ones(3), size=60)
     pool = Pool.from_arrays(preds=probs.argmax(axis=1), probs=probs[:, None, :], labels=rng.integers(0, 3, 60))
-    measure = build_measure("accuracy", pool)
+    measure = make_measure("accuracy", pool)
     with pytest.raises(ValueError, match="binary"):
         OASISDesign().start(pool, measure, rng=np.random.default_rng(0))
     with pytest.raises(ValueError, match="oasis"):
         simulate(pool, measure, "oasis", budget=20, batch_size=10, repeats=1)
     # the adaptive design that does handle them
-    session = Session(pool, build_measure("macro_f1", pool), AISDesign(n_strata=4, branching=4), seed=0)
+    session = Session(pool, make_measure("macro_f1", pool), AISDesign(n_strata=4, branching=4), seed=0)
     est = session.run(TruthOracle(pool), 30, 10)
     assert np.all(np.isfinite(est.value)) and session.n_labels == 30
 
@@ -428,7 +428,7 @@ def _check_intervals(est):
 
 def test_ais_vector_measure_and_sample_reuse(pool_1pct):
     pool = pool_1pct
-    measure = build_measure("f1,precision,recall", pool)
+    measure = make_measure("f1,precision,recall", pool)
     # a defensive share keeps the plug-in variance of other measures honest (sample reuse, seed 001 3.3.1)
     session = Session(pool, measure, AISDesign(defensive=0.05), seed=1)
     est = session.run(TruthOracle(pool), 300, 50)
@@ -441,7 +441,7 @@ def test_ais_vector_measure_and_sample_reuse(pool_1pct):
     p, r = est["precision"], est["recall"]
     assert est["f1"] == pytest.approx(2 * p * r / (p + r), rel=1e-12)
     # sample reuse (seed 001 3.3.1): the F1 proposal covers accuracy's support
-    acc = build_measure("accuracy", pool)
+    acc = make_measure("accuracy", pool)
     reuse = session.estimate(acc)
     assert reuse.all_defined and reuse.n_draws == est.n_draws
     _check_intervals(reuse)
@@ -450,7 +450,7 @@ def test_ais_vector_measure_and_sample_reuse(pool_1pct):
 
 def test_ais_pr_curve(pool_1pct):
     pool = pool_1pct
-    measure = build_measure("pr_curve:10", pool)
+    measure = make_measure("pr_curve:10", pool)
     L = 10
     session = Session(pool, measure, AISDesign(), seed=1)
     est = session.run(TruthOracle(pool), 300, 50)
@@ -463,7 +463,7 @@ def test_ais_pr_curve(pool_1pct):
     # estimated TP counts are nested over thresholds, so recall cannot increase
     assert np.all(np.diff(recall[est.defined[L:]]) <= 1e-12)
     # reuse for a scalar measure from the same labels
-    reuse = session.estimate(build_measure("f1", pool))
+    reuse = session.estimate(make_measure("f1", pool))
     assert reuse.all_defined
     _check_intervals(reuse)
 
@@ -472,7 +472,7 @@ def test_ais_pr_curve(pool_1pct):
 def test_kl_from_the_optimal_proposal_decreases_with_labels():
     """KL(q* || q_t) (seed 001 Figure 2): from about 1.18 to 0.64-0.83 after 1000 labels."""
     pool = make_pool(20000, prevalence=0.005, seed=3)
-    measure = build_measure("f1", pool)
+    measure = make_measure("f1", pool)
     q_star = optimal_proposal_given_truth(pool, measure)
     assert q_star.sum() == pytest.approx(1.0)
     before, after = [], []
@@ -497,7 +497,7 @@ def test_kl_decrease_comes_from_the_oracle_model_when_the_prior_is_wrong():
     prior strength 10 unlearns more slowly: ratio 0.40-0.42.)
     """
     pool = make_pool(20000, prevalence=0.005, seed=3, calibration_error=3.0)
-    measure = build_measure("f1", pool)
+    measure = make_measure("f1", pool)
     q_star = optimal_proposal_given_truth(pool, measure)
     ratios = []
     for seed in range(3):
@@ -512,7 +512,7 @@ def test_kl_decrease_comes_from_the_oracle_model_when_the_prior_is_wrong():
 @pytest.fixture
 def interrupted(tmp_path):
     pool = make_pool(5000, prevalence=0.02, seed=7)
-    measure = build_measure("f1", pool)
+    measure = make_measure("f1", pool)
     path = tmp_path / "ais.lw"
     session = Session(pool, measure, AISDesign(), seed=11, path=path)
     session.run(TruthOracle(pool), 150, 50)
@@ -634,16 +634,16 @@ def test_oracle_mode_is_validated_by_the_session():
     """The oracle mode is the session's now, not a design setting; a bad one names the argument."""
     pool = _tiny_pool()
     with pytest.raises(ValueError, match="oracle: choose 'deterministic' or 'stochastic'"):
-        Session(pool, build_measure("f1", pool), AISDesign(n_strata=4, branching=4), oracle="noisy")
+        Session(pool, make_measure("f1", pool), AISDesign(n_strata=4, branching=4), oracle="noisy")
 
 
 def test_ais_feature_partition():
     pool = make_pool(3000, prevalence=0.05, seed=1)
-    measure = build_measure("f1", pool)
+    measure = make_measure("f1", pool)
     with pytest.raises(ValueError, match="features"):
         AISDesign(partition="features", depth=3, branching=2).start(pool, measure, rng=np.random.default_rng(0))
     with_features = make_pool(3000, prevalence=0.05, n_features=3, seed=1)
-    session = Session(with_features, build_measure("f1", with_features),
+    session = Session(with_features, make_measure("f1", with_features),
                       AISDesign(partition="features", depth=3, branching=2), seed=0)
     est = session.run(TruthOracle(with_features), 100, 50)
     assert session.n_labels == 100 and np.all(np.isfinite(est.value))
@@ -653,7 +653,7 @@ def test_ais_feature_partition():
 def test_variance_options_order_and_agree_on_the_estimate():
     """Same draws, three covariance estimators: 'mixture' rescales 'plugin' and never goes below it."""
     pool = make_pool(5000, prevalence=0.02, seed=12)
-    measure = build_measure("f1,precision", pool)
+    measure = make_measure("f1,precision", pool)
     estimates = {}
     for variance in ("plugin", "model", "mixture"):
         session = Session(pool, measure, AISDesign(variance=variance), seed=4)
@@ -712,7 +712,7 @@ def test_default_ais_intervals_cover(variance):
     the bound 0.95 - 3 x 0.0126 fails with probability < 0.2% if it holds.
     """
     pool = make_pool(4000, prevalence=0.02, seed=11)
-    result = simulate(pool, build_measure("f1", pool), "ais", budget=300, batch_size=50, repeats=300, seed=3,
+    result = simulate(pool, make_measure("f1", pool), "ais", budget=300, batch_size=50, repeats=300, seed=3,
                       checkpoints=[100, 200, 300], design_params={"variance": variance})
     for row in result.checkpoint_rows():
         assert row["coverage"] >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / 300), row

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from labelwise.cli import app, parse_params, parse_systems, parse_value
 from labelwise.datasets import make_pool
-from labelwise.measures import build_measure
+from labelwise.measures import make_measure
 from labelwise.session import Session
 
 runner = CliRunner()
@@ -130,7 +130,7 @@ def test_annotation_loop_matches_in_process_session(pool_csv, truth, tmp_path):
         args = ["estimate", session, "--json"] + (["--measure", measure] if measure else [])
         got = json.loads(ok(*args).stdout)
         with Session.open(session) as s:
-            target = s.measure if measure is None else build_measure(measure, s.pool)
+            target = s.measure if measure is None else make_measure(measure, s.pool)
             expected = s.estimate(target).to_dict()
         assert got["measure"] == target.name
         assert got["n_labels"] == expected["n_labels"] == total

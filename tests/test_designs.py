@@ -6,7 +6,7 @@ import pytest
 from labelwise.datasets import make_pool
 from labelwise.designs import StratifiedDesign, allocate, make_design
 from labelwise.designs.sampling import draw_with_replacement
-from labelwise.measures import build_measure
+from labelwise.measures import make_measure
 
 
 def test_draw_with_replacement_stops_at_exactly_n_new_items():
@@ -38,7 +38,7 @@ def test_allocation_respects_minimum_target_and_capacity():
 
 def test_stratified_design_never_draws_an_item_twice():
     pool = make_pool(5000, prevalence=0.05, seed=2)
-    measure = build_measure("f1", pool)
+    measure = make_measure("f1", pool)
     for allocation in ("proportional", "neyman"):
         design = StratifiedDesign(n_strata=8, allocation=allocation).start(pool, measure,
                                                                             rng=np.random.default_rng(1))
@@ -58,7 +58,7 @@ def test_stratified_design_never_draws_an_item_twice():
 
 def test_neyman_puts_more_labels_where_the_measure_varies():
     pool = make_pool(20000, prevalence=0.01, seed=4)
-    measure = build_measure("f1", pool)
+    measure = make_measure("f1", pool)
     rng = np.random.default_rng(0)
     prop = StratifiedDesign(allocation="proportional").start(pool, measure, rng=rng)
     ney = StratifiedDesign(allocation="neyman").start(pool, measure, rng=rng)

@@ -22,7 +22,7 @@ from labelwise.measures import (
     FBeta,
     Precision,
     Recall,
-    build_measure,
+    make_measure,
     combine,
 )
 from labelwise.pool import Pool
@@ -241,7 +241,7 @@ def test_confidence_ellipsoid_covers_precision_and_recall(coverage_pool):
 
 
 def test_proposal_is_a_distribution_with_a_defensive_floor(coverage_pool):
-    measure = build_measure("f1", coverage_pool)
+    measure = make_measure("f1", coverage_pool)
     design = ImportanceDesign(defensive=0.2)
     q = design.proposal(coverage_pool, measure)
     assert q.sum() == pytest.approx(1.0)

@@ -38,7 +38,7 @@ from labelwise.measures import (
     PRCurve,
     Precision,
     Recall,
-    build_measure,
+    make_measure,
     combine,
     finite_difference_jacobian,
     measure_from_spec,
@@ -611,12 +611,12 @@ def test_multiclass_spec_format_and_equality():
 def test_measures_with_equal_specs_are_equal():
     """Equal specs make equal measures with equal hashes, for every kind; no spec means identity."""
     pairs = [
-        (build_measure("f1", BIN), build_measure("f1", BIN)),
+        (make_measure("f1", BIN), make_measure("f1", BIN)),
         (Precision(), Precision()),
         (FBeta(2.0, system=1), FBeta(2, system=1)),
         (PerClassRecall(C_MC, system_name="s"), PerClassRecall(C_MC, system_name="s")),
         (MultiLabelMacroF1(3), MultiLabelMacroF1(3)),
-        (build_measure("f1,precision", BIN, systems="all"), build_measure("f1,precision", BIN, systems="all")),
+        (make_measure("f1,precision", BIN, systems="all"), make_measure("f1,precision", BIN, systems="all")),
         (PRCurve([0.2, 0.5, 0.8]), PRCurve([0.8, 0.5, 0.2, 0.5])),
     ]
     for a, b in pairs:
@@ -643,7 +643,7 @@ def test_measures_with_equal_specs_are_equal():
 
 
 def test_build_measure_all_systems():
-    m = build_measure("f1,precision", BIN, systems="all")
+    m = make_measure("f1,precision", BIN, systems="all")
     assert m.size == 4
     assert m.names == ("f1[system0]", "f1[system1]", "precision[system0]", "precision[system1]")
     y, f = BIN.labels, BIN.preds
@@ -651,12 +651,12 @@ def test_build_measure_all_systems():
                 _direct_binary("precision", y, f[:, 0]), _direct_binary("precision", y, f[:, 1])]
     assert_allclose(m.g(_mean_loss(m, BIN)), expected, rtol=1e-12)
     # one system of a multi-system pool still gets its name; names list and spaces are accepted
-    single = build_measure([" recall "], BIN, systems=1)
+    single = make_measure([" recall "], BIN, systems=1)
     assert single.names == ("recall[system1]",)
 
 
 def test_build_measure_multiclass_and_errors():
-    m = build_measure("macro_f1,class_recall,micro_f1", MC)
+    m = make_measure("macro_f1,class_recall,micro_f1", MC)
     assert m.names == ("macro_f1",) + tuple(f"recall[class={c}]" for c in range(C_MC)) + ("micro_f1",)
     ym, fm = MC.labels, MC.preds[:, 0]
     _, rec, _ = _direct_per_class(ym, fm, C_MC)
@@ -665,11 +665,11 @@ def test_build_measure_multiclass_and_errors():
     assert measure_from_spec(m.spec()).names == m.names
     for bad in ("nope", "f1,bogus", "fbeta:abc"):
         with pytest.raises(ValueError):
-            build_measure(bad, BIN)
+            make_measure(bad, BIN)
     with pytest.raises(ValueError):
-        build_measure("", BIN)
+        make_measure("", BIN)
     with pytest.raises(ValueError):
-        build_measure("f1", BIN, systems=2)
+        make_measure("f1", BIN, systems=2)
     with pytest.raises(ValueError):
         measure_from_spec({"measure": "nope"})
 
@@ -690,7 +690,7 @@ def test_register_measure_builds_by_name_and_from_spec(monkeypatch):
                 return np.stack([(1 - yb) * (1 - f), 1 - yb], axis=1)
 
         assert measure_names()[-1] == "specificity"
-        m = build_measure("f1, specificity", BIN, systems="all")
+        m = make_measure("f1, specificity", BIN, systems="all")
         assert m.names[2:] == ("specificity[system0]", "specificity[system1]")
         y, f = BIN.labels, BIN.preds
         assert_allclose(m.g(_mean_loss(m, BIN))[2:], [np.mean(f[y == 0, s] == 0) for s in (0, 1)], rtol=1e-12)
@@ -699,10 +699,10 @@ def test_register_measure_builds_by_name_and_from_spec(monkeypatch):
         with pytest.raises(ValueError, match="already registered"):
             register_measure("specificity", Specificity)
         with pytest.raises(ValueError, match="choose from .*, specificity"):
-            build_measure("nope", BIN)
+            make_measure("nope", BIN)
         # options: constructor arguments from the pool and the text after the colon; an unlisted alias
         register_measure("npv", Specificity, options=lambda pool, system, arg: {"positive": int(arg or 0)}, usage=())
-        assert build_measure("npv:1", BIN) == Specificity(positive=1, system_name="system0")
+        assert make_measure("npv:1", BIN) == Specificity(positive=1, system_name="system0")
         assert "npv" not in measure_names()
         for bad in ("", "Upper", "a:b", "a,b"):
             with pytest.raises(ValueError, match="register_measure: name"):
@@ -714,14 +714,14 @@ def test_register_measure_builds_by_name_and_from_spec(monkeypatch):
 
 def test_measure_needing_probs_on_pool_without_probs():
     pool = _binary_pool(with_probs=False)
-    m = build_measure("brier", pool)
+    m = make_measure("brier", pool)
     with pytest.raises(PoolError, match="probs"):
         m.loss(pool.outputs(), pool.labels)
     with pytest.raises(PoolError, match="probs"):
         m.influence_norm_sq(pool.outputs(), pool.labels, np.array([0.3]))
     no_preds = Pool.from_arrays(scores=BIN.scores[:, 0], labels=BIN.labels)
     with pytest.raises(PoolError, match="preds"):
-        build_measure("macro_f1", no_preds).loss(no_preds.outputs(), no_preds.labels)
+        make_measure("macro_f1", no_preds).loss(no_preds.outputs(), no_preds.labels)
 
 
 # ------------------------------------------------------------- undefined values

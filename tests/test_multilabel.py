@@ -135,8 +135,8 @@ def test_dataframe_and_file_columns(tmp_path):
 # ----------------------------------------------------------------------------- exact values
 def test_micro_and_macro_f1_of_the_hand_made_pool():
     pool = _tiny()
-    micro = lw.build_measure("multilabel_micro_f1", pool)
-    macro = lw.build_measure("multilabel_macro_f1", pool)
+    micro = lw.make_measure("multilabel_micro_f1", pool)
+    macro = lw.make_measure("multilabel_macro_f1", pool)
     # micro: TP 4, FP 2, FN 2 -> 2 * 4 / (2 * 4 + 2 + 2)
     assert lw.true_value(pool, micro)[0] == pytest.approx(2 / 3, abs=1e-15)
     # macro: P = (1 + 1/2 + 1/2) / 3, R = (1 + 1 + 1/3) / 3, F = 2PR / (P + R)
@@ -183,7 +183,7 @@ def test_jacobian_matches_finite_differences(measure):
 @pytest.mark.parametrize("name", ["multilabel_micro_f1", "multilabel_macro_f1"])
 def test_fast_paths_equal_the_generic_definitions(name):
     pool = lw.make_multilabel_pool(300, 3, prevalence=[0.3, 0.1, 0.05], separation=1.5, seed=4)
-    m = lw.build_measure(name, pool)
+    m = lw.make_measure(name, pool)
     out = pool.outputs()
     rng = np.random.default_rng(2)
     y = rng.integers(0, 8, pool.n_items)
@@ -197,16 +197,16 @@ def test_fast_paths_equal_the_generic_definitions(name):
 
 def test_registry_specs_and_pool_checks(tmp_path):
     pool = lw.make_multilabel_pool(500, 3, prevalence=0.1, seed=0)
-    both = lw.build_measure("multilabel_micro_f1,multilabel_macro_f1", pool)
+    both = lw.make_measure("multilabel_micro_f1,multilabel_macro_f1", pool)
     assert both.names == ("multilabel_micro_f1", "multilabel_macro_f1")
     for part in both.parts:
         assert part.n_labels == 3 and measure_from_spec(part.spec()) == part
     assert measure_from_spec(lw.MultiLabelMicroF1(3, alpha=0.2).spec()).alpha == 0.2
     # a pool reloaded from a session file has no label names: C comes from n_classes = 2^C
     coded = Pool.from_arrays(preds=pool.preds, labels=pool.labels, n_classes=8)
-    assert lw.build_measure("multilabel_macro_f1", coded).n_labels == 3
+    assert lw.make_measure("multilabel_macro_f1", coded).n_labels == 3
     with pytest.raises(ValueError, match="needs a multi-label pool"):
-        lw.build_measure("multilabel_micro_f1", Pool.from_arrays(preds=[0, 1, 2], n_classes=3))
+        lw.make_measure("multilabel_micro_f1", Pool.from_arrays(preds=[0, 1, 2], n_classes=3))
     with pytest.raises(ValueError, match="label codes 0..7"):
         lw.MultiLabelMacroF1(3).loss(pool.outputs(), np.full(pool.n_items, 8))
     with pytest.raises(ValueError, match="n_labels"):
@@ -221,7 +221,7 @@ def test_importance_estimate_of_R_is_exactly_unbiased():
     Extreme Class Imbalance", KDD 2021.
     """
     pool = _tiny()
-    measure = lw.build_measure("multilabel_macro_f1", pool)
+    measure = lw.make_measure("multilabel_macro_f1", pool)
     design = lw.ImportanceDesign(defensive=0.2).start(pool, measure, rng=np.random.default_rng(0))
     q, N = design.q, pool.n_items
     assert np.all(q > 0) and not np.allclose(q, 1 / N)
@@ -256,7 +256,7 @@ def _systematic_distribution(b: np.ndarray) -> dict[tuple[int, ...], float]:
 def test_poisson_horvitz_thompson_total_is_exactly_unbiased(name):
     """Every possible sample of the fixed-size Poisson design: E[R-hat] = R (Yilmaz et al., eq. 18)."""
     pool = _tiny()
-    measure = lw.build_measure(name, pool)
+    measure = lw.make_measure(name, pool)
     design = lw.PoissonDesign(budget=3).start(pool, measure, rng=np.random.default_rng(0))
     design.draw(3, np.zeros(pool.n_items, bool))  # plans the inclusion probabilities
     b = design.b
@@ -283,7 +283,7 @@ def test_simulation_coverage_and_efficiency(rare_pool, name):
     (On this pool, 2000 repeats gave coverage 0.943 and 0.943 for micro F1,
     0.951 and 0.935 for macro F1, and 5-9 times lower MSE than passive.)
     """
-    measure = lw.build_measure(name, rare_pool)
+    measure = lw.make_measure(name, rare_pool)
     repeats = 300
     tolerance = 3 * math.sqrt(0.95 * 0.05 / repeats)  # binomial 3 sigma
     rows = {}
@@ -303,7 +303,7 @@ DESIGNS = ["passive", "importance", "poisson", "online-poisson", "ais"]
 @pytest.mark.parametrize("design", DESIGNS)
 def test_sessions_resume_and_estimate_both_measures(design, tmp_path):
     pool = lw.make_multilabel_pool(3000, 4, prevalence=[0.08, 0.04, 0.02, 0.03], seed=5)
-    measure = lw.build_measure("multilabel_micro_f1,multilabel_macro_f1", pool)
+    measure = lw.make_measure("multilabel_micro_f1,multilabel_macro_f1", pool)
     truth = lw.true_value(pool, measure)
     path = tmp_path / "ml.lwsession"
     session = lw.Session(pool, measure, lw.make_design(design), seed=7, path=path)
@@ -318,7 +318,7 @@ def test_sessions_resume_and_estimate_both_measures(design, tmp_path):
 @pytest.mark.parametrize("design", ["poisson", "online-poisson"])
 def test_labelling_every_item_is_exact(design):
     pool = lw.make_multilabel_pool(300, 3, prevalence=[0.2, 0.1, 0.05], seed=6)
-    measure = lw.build_measure("multilabel_micro_f1,multilabel_macro_f1", pool)
+    measure = lw.make_measure("multilabel_micro_f1,multilabel_macro_f1", pool)
     est = lw.Session(pool, measure, lw.make_design(design), seed=1).run(lw.TruthOracle(pool), 300, 100)
     np.testing.assert_allclose(est.value, lw.true_value(pool, measure), rtol=1e-12)
     np.testing.assert_allclose(est.std, 0.0, atol=1e-12)

@@ -10,7 +10,7 @@ import pytest
 
 from labelwise.datasets import make_pool
 from labelwise.designs import make_design
-from labelwise.measures import build_measure
+from labelwise.measures import make_measure
 from labelwise.oracle.annotators import CallableOracle, FileOracle, TruthOracle
 from labelwise.pool import LabelFileError, Pool, PoolError, read_labels_file
 from labelwise.session import Session
@@ -157,7 +157,7 @@ def test_file_oracle_answers_from_file(tmp_path, pool, kind):
     order = np.array([17, 3, 250, 3])
     np.testing.assert_array_equal(oracle(pool.item_ids[order]), pool.labels[order])
     # drives a session end to end
-    measure = build_measure("f1", pool)
+    measure = make_measure("f1", pool)
     session = Session(pool, measure, make_design("passive"), seed=1)
     session.run(oracle, 60, batch_size=20)
     labeled = np.flatnonzero(session.labels >= 0)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from labelwise import Session, TruthOracle, build_measure, make_pool
+from labelwise import Session, TruthOracle, make_measure, make_pool
 from labelwise.designs import OnlinePoissonDesign, PoissonDesign, systematic_sample
 from labelwise.designs.poisson import inclusion_probabilities
 from labelwise.simulate import simulate, true_risk, true_value
@@ -69,7 +69,7 @@ def test_grouped_sampling_draws_members_uniformly_and_never_labeled_ones():
 def test_online_round_includes_each_item_with_its_probability():
     """First round of online-poisson: empirical inclusion frequencies match b (4 s.e.) and the size is exact."""
     pool = make_pool(600, prevalence=0.05, seed=4)
-    measure = build_measure("f1", pool)
+    measure = make_measure("f1", pool)
     design = OnlinePoissonDesign(n_strata=8, branching=8)
     rng = np.random.default_rng(1)
     sampler = None
@@ -145,7 +145,7 @@ def test_systematic_sample_has_the_inclusion_probabilities_and_a_fixed_size():
 def _assert_unbiased(design, seed: int, n_items: int, batch: int, runs: int, batches: int = 1) -> None:
     """Mean of R-hat over seeded runs of ``batches`` batches is within 4 standard errors of the true R."""
     pool = make_pool(n_items, prevalence=0.03, seed=seed)
-    measure = build_measure("f1", pool)
+    measure = make_measure("f1", pool)
     oracle = TruthOracle(pool)
     estimates = []
     for run in range(runs):
@@ -167,7 +167,7 @@ def test_horvitz_thompson_estimate_is_unbiased_at_a_checkpoint():
 
 def test_labelling_every_informative_item_is_exact():
     pool = make_pool(400, prevalence=0.05, seed=2)
-    measure = build_measure("f1,precision,recall", pool)
+    measure = make_measure("f1,precision,recall", pool)
     session = Session(pool, measure, PoissonDesign(), seed=1)
     est = session.run(TruthOracle(pool), 400, 50)
     np.testing.assert_allclose(est.value, true_value(pool, measure), rtol=1e-12)
@@ -176,7 +176,7 @@ def test_labelling_every_informative_item_is_exact():
 
 def test_poisson_session_resumes_exactly_and_respects_its_plan(tmp_path):
     pool = make_pool(2000, prevalence=0.02, seed=3)
-    measure = build_measure("f1", pool)
+    measure = make_measure("f1", pool)
     oracle = TruthOracle(pool)
     path = tmp_path / "p.lw"
     first = Session(pool, measure, PoissonDesign(budget=300), seed=9, path=path)
@@ -195,7 +195,7 @@ def test_poisson_session_resumes_exactly_and_respects_its_plan(tmp_path):
 
 def test_poisson_needs_a_budget_outside_run():
     pool = make_pool(200, prevalence=0.05, seed=1)
-    session = Session(pool, build_measure("f1", pool), PoissonDesign(), seed=0)
+    session = Session(pool, make_measure("f1", pool), PoissonDesign(), seed=0)
     with pytest.raises(ValueError, match="budget"):
         session.next_batch(10)
 
@@ -203,7 +203,7 @@ def test_poisson_needs_a_budget_outside_run():
 # ------------------------------------------------------- online rounds
 def test_online_rounds_draw_exactly_the_batch_among_unlabeled_items():
     pool = make_pool(3000, prevalence=0.02, seed=8)
-    measure = build_measure("f1", pool)
+    measure = make_measure("f1", pool)
     session = Session(pool, measure, OnlinePoissonDesign(), seed=3)
     oracle = TruthOracle(pool)
     seen = set()
@@ -218,7 +218,7 @@ def test_online_rounds_draw_exactly_the_batch_among_unlabeled_items():
 def test_online_first_round_is_unbiased_and_labelling_everything_is_exact():
     _assert_unbiased(OnlinePoissonDesign(), seed=6, n_items=2000, batch=50, runs=1500)
     small = make_pool(300, prevalence=0.05, seed=2)
-    m_small = build_measure("f1,precision", small)
+    m_small = make_measure("f1,precision", small)
     est = Session(small, m_small, OnlinePoissonDesign(), seed=1).run(TruthOracle(small), 300, 60)
     np.testing.assert_allclose(est.value, true_value(small, m_small), rtol=1e-12)
 
@@ -235,7 +235,7 @@ def test_online_poisson_intervals_cover():
     the bound 0.95 - 3 x 0.0126 fails with probability < 0.2% if it holds.
     """
     pool = make_pool(4000, prevalence=0.02, seed=11)
-    result = simulate(pool, build_measure("f1", pool), "online-poisson", budget=300, batch_size=50,
+    result = simulate(pool, make_measure("f1", pool), "online-poisson", budget=300, batch_size=50,
                       repeats=300, seed=3, checkpoints=[100, 200, 300])
     for row in result.checkpoint_rows():
         assert row["coverage"] >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / 300), row
@@ -250,7 +250,7 @@ def test_online_poisson_rejects_bad_options(params, match):
 
 def test_online_poisson_resumes_exactly(tmp_path):
     pool = make_pool(2000, prevalence=0.02, seed=4)
-    measure = build_measure("f1", pool)
+    measure = make_measure("f1", pool)
     oracle = TruthOracle(pool)
     path = tmp_path / "o.lw"
     first = Session(pool, measure, OnlinePoissonDesign(), seed=5, path=path)

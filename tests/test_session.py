@@ -19,7 +19,7 @@ import pytest
 import labelwise
 from labelwise.datasets import make_pool
 from labelwise.designs import make_design
-from labelwise.measures import build_measure
+from labelwise.measures import make_measure
 from labelwise.oracle.annotators import TruthOracle
 from labelwise.session import LabelError, Session
 from labelwise.store import StoreError
@@ -40,7 +40,7 @@ def pool():
 
 @pytest.fixture(scope="module")
 def f1(pool):
-    return build_measure("f1", pool)
+    return make_measure("f1", pool)
 
 
 @pytest.fixture(scope="module")
@@ -177,11 +177,11 @@ _CHILD = """
 import sys, time
 from labelwise.datasets import make_pool
 from labelwise.designs import make_design
-from labelwise.measures import build_measure
+from labelwise.measures import make_measure
 from labelwise.session import Session
 
 pool = make_pool(**{pool_args!r})
-session = Session(pool, build_measure("f1", pool), make_design("importance", lam=0.9), seed=77, path=sys.argv[1])
+session = Session(pool, make_measure("f1", pool), make_design("importance", lam=0.9), seed=77, path=sys.argv[1])
 acked = 0
 while True:
     for item in session.next_batch({batch}):
@@ -494,7 +494,7 @@ def test_sample_reuse_matches_importance_estimator_by_hand(tmp_path, pool, f1, o
     path = tmp_path / "s.lws"
     session = Session(pool, f1, make_design("importance", lam=0.9), seed=31, path=path)
     f1_est = session.run(oracle, 200, batch_size=50)
-    other = build_measure("precision,recall,accuracy", pool)
+    other = make_measure("precision,recall,accuracy", pool)
     est = session.estimate(measure=other)
     session.close()
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from labelwise.datasets import make_pool
-from labelwise.measures import build_measure
+from labelwise.measures import make_measure
 from labelwise.simulate import default_checkpoints, simulate, true_value
 
 CONTRACT = {"pool", "n_items", "measure", "design", "true_value", "repeats", "seconds_per_run", "checkpoints"}
@@ -17,7 +17,7 @@ def pool():
 
 
 def test_true_value_is_the_pool_metric(pool):
-    f1 = build_measure("f1", pool)
+    f1 = make_measure("f1", pool)
     y, f = pool.labels, pool.preds[:, 0]
     tp, fp, fn = np.sum(y & f), np.sum((1 - y) & f), np.sum(y & (1 - f))
     assert true_value(pool, f1)[0] == pytest.approx(2 * tp / (2 * tp + fp + fn))
@@ -31,7 +31,7 @@ def test_default_checkpoints():
 
 @pytest.mark.parametrize("design", ["passive", "stratified", "importance"])
 def test_simulate_summaries_match_the_raw_runs(pool, design):
-    measure = build_measure("f1", pool)
+    measure = make_measure("f1", pool)
     res = simulate(pool, measure, design, budget=500, batch_size=50, repeats=20, seed=1)
     out = res.to_dict()
     assert CONTRACT <= set(out) and [c["labels"] for c in out["checkpoints"]] == [250, 500]
@@ -51,7 +51,7 @@ def test_simulate_summaries_match_the_raw_runs(pool, design):
 
 def test_simulated_coverage_is_near_nominal(pool):
     """300 runs of 500 labels: coverage within 4 s.e. (0.05) of 0.95 for importance sampling."""
-    measure = build_measure("f1", pool)
+    measure = make_measure("f1", pool)
     res = simulate(pool, measure, "importance", budget=500, batch_size=100, repeats=300, seed=7)
     cov = res.to_dict()["checkpoints"][-1]["coverage"]
     assert 0.9 <= cov <= 0.99, cov
@@ -59,4 +59,4 @@ def test_simulated_coverage_is_near_nominal(pool):
 
 def test_budget_larger_than_pool_is_rejected(pool):
     with pytest.raises(ValueError, match="budget"):
-        simulate(pool, build_measure("f1", pool), "passive", budget=pool.n_items + 1)
+        simulate(pool, make_measure("f1", pool), "passive", budget=pool.n_items + 1)

@@ -13,7 +13,7 @@ import pytest
 
 from labelwise.datasets import make_pool
 from labelwise.designs import AISDesign, make_design
-from labelwise.measures import build_measure
+from labelwise.measures import make_measure
 from labelwise.oracle.annotators import NoisyOracle, noisy_label_distribution
 from labelwise.pool import Pool
 from labelwise.session import LabelError, Session
@@ -62,7 +62,7 @@ def test_noise_outside_its_range_is_refused(noise):
 def test_true_value_is_the_expectation_over_the_answers():
     """F1 of the expected counts: TP, predicted and actual positives under p(y|x)."""
     pool = _tiny_pool()  # preds 0 0 0 1 1 1, labels 0 1 0 1 0 1
-    measure = build_measure("f1", pool)
+    measure = make_measure("f1", pool)
     e = 0.2
     tp = 2 * (1 - e) + 1 * e            # items 3 and 5 positive w.p. 1-e, item 4 w.p. e
     actual = 3 * (1 - e) + 3 * e        # 3 true positives keep their label, 3 negatives flip
@@ -76,7 +76,7 @@ def test_true_value_is_the_expectation_over_the_answers():
 def test_two_stage_ais_estimate_is_exactly_unbiased(design_params):
     """Enumerate (x1, y1, x2, y2): E[(w1 l1 + w2 l2) / 2] = R under the oracle's p(y|x), with q2 learned from y1."""
     pool = _tiny_pool()
-    measure = build_measure("f1", pool)
+    measure = make_measure("f1", pool)
     e = 0.25
     p_y = noisy_label_distribution(pool, e)
     design = AISDesign(**design_params)
@@ -108,7 +108,7 @@ def _labels_for(pool: Pool, ids, rng) -> np.ndarray:
 @pytest.mark.parametrize("design", ["ais", "importance", "passive"])
 def test_an_item_drawn_twice_is_labeled_twice_and_may_disagree(design):
     pool = make_pool(30, prevalence=0.3, seed=2)
-    s = Session(pool, build_measure("f1", pool), make_design(design), oracle="stochastic", seed=1)
+    s = Session(pool, make_measure("f1", pool), make_design(design), oracle="stochastic", seed=1)
     ids = s.next_batch(60)  # more draws than items: every draw is its own label request
     assert ids.size == 60 and np.unique(ids).size < 60
     repeated = ids[np.flatnonzero(np.bincount(pool.positions(ids)) > 1)[:1]]
@@ -130,7 +130,7 @@ def test_an_item_drawn_twice_is_labeled_twice_and_may_disagree(design):
 def test_labels_are_matched_to_pending_draws_and_bad_calls_store_nothing(tmp_path, pool):
     path = tmp_path / "noisy.lws"
     design = AISDesign(n_strata=16, branching=16)
-    s = Session(pool, build_measure("f1", pool), design, oracle="stochastic", seed=4, path=path)
+    s = Session(pool, make_measure("f1", pool), design, oracle="stochastic", seed=4, path=path)
     ids = s.next_batch(20)
     before = s.store.conn.execute("SELECT COUNT(*) FROM labels").fetchone()[0]
     once = ids[np.flatnonzero([np.sum(ids == i) == 1 for i in ids])[0]]
@@ -158,7 +158,7 @@ def test_labels_are_matched_to_pending_draws_and_bad_calls_store_nothing(tmp_pat
 def test_labels_with_their_draws_store_once_and_answer_that_draw(tmp_path, pool):
     """With draw numbers a label answers its own draw, and a resubmitted answer is skipped."""
     path = tmp_path / "noisy.lws"
-    s = Session(pool, build_measure("f1", pool), make_design("importance"), oracle="stochastic", seed=3, path=path)
+    s = Session(pool, make_measure("f1", pool), make_design("importance"), oracle="stochastic", seed=3, path=path)
     ids = s.next_batch(400)  # a small pool: some items are drawn more than once
     draws = s.pending_draws
     np.testing.assert_array_equal(draws, np.arange(400))
@@ -193,7 +193,7 @@ def test_labels_with_their_draws_store_once_and_answer_that_draw(tmp_path, pool)
     ("length", "got 2 ids but 1 draw numbers"),
 ])
 def test_bad_draw_numbers_are_refused_and_store_nothing(tmp_path, pool, case, message):
-    s = Session(pool, build_measure("f1", pool), make_design("passive"), oracle="stochastic", seed=2,
+    s = Session(pool, make_measure("f1", pool), make_design("passive"), oracle="stochastic", seed=2,
                 path=tmp_path / "s.lws")
     ids = s.next_batch(10)
     s.add_labels(ids[:2], [0, 1], draws=[0, 1])
@@ -215,7 +215,7 @@ def test_bad_draw_numbers_are_refused_and_store_nothing(tmp_path, pool, case, me
 @pytest.mark.parametrize("name", ["ais", "online-poisson"])
 def test_stochastic_session_resumes_exactly(tmp_path, pool, name):
     """Stop with labels pending, reopen: same labels, estimate and next batch as a session never stopped."""
-    measure = build_measure("f1", pool)
+    measure = make_measure("f1", pool)
 
     def design():
         return make_design(name, n_strata=16, branching=16)
@@ -256,7 +256,7 @@ def test_noisy_simulation_is_unbiased_for_the_expected_measure_and_covers(pool, 
     """R-hat is unbiased for the noisy truth (4 s.e.), which differs from the noiseless one, and the
     95% interval covers it (binomial 3 s.e. below 0.95).  ``lam = 1 - 2 noise`` lets the prior
     expect wrong answers anywhere."""
-    measure = build_measure("recall", pool)
+    measure = make_measure("recall", pool)
     noise = 0.1
     repeats = 150
     result = simulate(pool, measure, design, design_params=params, budget=600,
@@ -277,7 +277,7 @@ def test_poisson_interval_counts_the_label_noise_of_certain_items(pool):
     """2000 of 3000 items labeled: hundreds are taken with certainty, where the deterministic error
     (seed 002 eq. 28) is zero but a noisy label still varies (eq. 27); the coverage assertion fails
     with eq. 28."""
-    measure = build_measure("recall", pool)
+    measure = make_measure("recall", pool)
     repeats = 100
     result = simulate(pool, measure, "poisson", design_params={"lam": 0.8}, budget=2000,
                       batch_size=500, repeats=repeats, seed=4, checkpoints=[2000], noise=0.1)
@@ -295,7 +295,7 @@ def test_poisson_interval_counts_the_label_noise_of_certain_items(pool):
 def test_stratified_interval_under_noise_keeps_the_label_noise_of_strata_labeled_in_full(pool):
     """2900 of 3000 items labeled: the finite-population correction would shrink the variance 30-fold,
     but noisy labels still vary."""
-    measure = build_measure("f1", pool)
+    measure = make_measure("f1", pool)
     repeats = 100
     result = simulate(pool, measure, "stratified", budget=2900,
                       batch_size=500, repeats=repeats, seed=6, checkpoints=[2900], noise=0.1)
@@ -309,7 +309,7 @@ def test_online_poisson_census_under_noise_is_the_mean_of_its_labels_and_covers(
     """Every item labeled once: the estimate is the measure at the mean noisy loss, not exact, and its
     interval (the labels' noise under the model) covers the noisy truth."""
     small = make_pool(150, prevalence=0.3, separation=2.0, seed=8)
-    measure = build_measure("f1", small)
+    measure = make_measure("f1", small)
     params = {"lam": 0.6, "n_strata": 8, "branching": 8}
     s = Session(small, measure, make_design("online-poisson", **params), oracle="stochastic", seed=1)
     est = s.run(NoisyOracle(small, 0.2, rng=2), 150, 50)
@@ -331,7 +331,7 @@ def test_online_poisson_census_under_noise_is_the_mean_of_its_labels_and_covers(
 
 def test_noise_needs_a_stochastic_oracle(pool):
     """The oracle mode is the session's: noise implies a stochastic oracle, and contradicting it is refused."""
-    measure = build_measure("f1", pool)
+    measure = make_measure("f1", pool)
     with pytest.raises(ValueError, match="the annotators are noisy but the oracle is deterministic"):
         simulate(pool, measure, "ais", noise=0.1, oracle="deterministic", repeats=1, budget=100)
     with pytest.raises(ValueError, match="oracle: choose 'deterministic' or 'stochastic'"):

@@ -41,7 +41,7 @@ from .measures import (
     PRCurve,
     Precision,
     Recall,
-    build_measure,
+    make_measure,
     combine,
 )
 from .oracle import CallableOracle, FileOracle, NoisyOracle, TruthOracle
@@ -92,7 +92,7 @@ __all__ = [
     "StoreError",
     "StratifiedDesign",
     "TruthOracle",
-    "build_measure",
+    "make_measure",
     "combine",
     "decode_multilabel",
     "encode_multilabel",

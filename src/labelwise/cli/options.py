@@ -144,7 +144,7 @@ def parse_params(items: Sequence[str] | None) -> dict[str, Any]:
 
 
 def parse_systems(value: str) -> str | int | list[int]:
-    """``"all"``, ``"1"`` or ``"0,2"`` as accepted by :func:`build_measure`."""
+    """``"all"``, ``"1"`` or ``"0,2"`` as accepted by :func:`make_measure`."""
     if value.strip().lower() == "all":
         return "all"
     try:

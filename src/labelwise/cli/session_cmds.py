@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from ..measures import Measure, build_measure
+from ..measures import Measure, make_measure
 from ..pool import Pool, batch_frame, read_labels_file, write_batch
 from ..session import Session
 from .options import (
@@ -72,7 +72,7 @@ def init(
         check_level(level)
         pool = Pool.from_file(pool_file, label_col=None,
                               **pool_columns(id_col, pred_col, score_col, prob_col, multilabel))
-        target = build_measure(measure, pool, parse_systems(systems))
+        target = make_measure(measure, pool, parse_systems(systems))
         chosen, oracle = design_options(design, param)
         with Session(pool, target, chosen, oracle=oracle or "deterministic", seed=seed, path=session,
                      level=level) as s:
@@ -164,7 +164,7 @@ def estimate(
         if level is not None:
             check_level(level)
         if measure is not None:
-            target: Measure = build_measure(measure, s.pool, parse_systems(systems or "0"))
+            target: Measure = make_measure(measure, s.pool, parse_systems(systems or "0"))
         elif systems is not None:
             raise UserError("--systems needs --measure: name the measures to estimate for those systems")
         else:

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from ..datasets import make_pool
 from ..designs import make_design
-from ..measures import build_measure
+from ..measures import make_measure
 from ..oracle.annotators import TruthOracle
 from ..pool import Pool
 from ..session import Session
@@ -68,7 +68,7 @@ def demo(
     with user_errors():
         check_positive(budget=budget, batch_size=batch_size)
         pool = make_pool(n_items, prevalence, seed=seed)
-        measure = build_measure("f1,precision,recall", pool)
+        measure = make_measure("f1,precision,recall", pool)
         truth = np.asarray(true_value(pool, measure), dtype=float)
         chosen = make_design(design)
         typer.echo(f"pool: {pool.n_items} items, {int(pool.labels.sum())} positives; "
@@ -128,7 +128,7 @@ def simulate_cmd(
         marks = parse_checkpoints(checkpoints)
         pool = Pool.from_file(pool_file, label_col=label_col,
                               **pool_columns(id_col, pred_col, score_col, prob_col, multilabel))
-        target = build_measure(measure, pool, parse_systems(systems))
+        target = make_measure(measure, pool, parse_systems(systems))
         chosen, oracle = design_options(design, param)
         show = sys.stderr.isatty() if progress is None else progress
         result = simulate(pool, target, chosen, budget=budget, batch_size=batch_size, repeats=repeats, seed=seed,

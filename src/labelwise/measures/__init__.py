@@ -1,6 +1,6 @@
 """Generalized measures: built-ins, user-defined measures and a name registry.
 
-``build_measure("f1,precision", pool, systems="all")`` turns the names used
+``make_measure("f1,precision", pool, systems="all")`` turns the names used
 on the command line into a (possibly vector) measure; ``measure_from_spec``
 rebuilds a measure saved in a session file; ``register_measure`` adds a name.
 """
@@ -28,7 +28,7 @@ from .curves import PRCurve
 from .multiclass import PerClassPrecision, PerClassRecall
 from .multiclass_f1 import MacroF1, MicroF1
 from .multilabel import MultiLabelMacroF1, MultiLabelMicroF1
-from .registry import build_measure, measure_from_spec, measure_names, register_measure
+from .registry import make_measure, measure_from_spec, measure_names, register_measure
 from .system import SystemMeasure
 
 __all__ = [
@@ -52,7 +52,7 @@ __all__ = [
     "Precision",
     "Recall",
     "SystemMeasure",
-    "build_measure",
+    "make_measure",
     "combine",
     "finite_difference_jacobian",
     "measure_from_spec",

@@ -7,7 +7,7 @@ A measure becomes available by name with one call next to its class::
         kind = "specificity"
         ...
 
-after which ``build_measure("specificity,f1", pool, systems="all")`` builds
+after which ``make_measure("specificity,f1", pool, systems="all")`` builds
 it for every system and ``measure_from_spec(m.spec())`` rebuilds it from a
 session file.
 """
@@ -24,7 +24,7 @@ from .base import Measure, combine
 if TYPE_CHECKING:
     from ..pool import Pool
 
-__all__ = ["build_measure", "measure_from_spec", "measure_names", "register_measure"]
+__all__ = ["make_measure", "measure_from_spec", "measure_names", "register_measure"]
 
 #: ``options(pool, system, arg) -> dict``: constructor arguments a name takes from the pool and from
 #: the text after its colon (``"64"`` in ``pr_curve:64``; ``""`` when there is none).
@@ -44,7 +44,7 @@ _REGISTRY: dict[str, _Entry] = {}
 
 def register_measure(name: str, factory: F | None = None, *, options: Options | None = None,
                      usage: Sequence[str] | None = None, replace: bool = False) -> F | Callable[[F], F]:
-    """Make a measure available by ``name`` to :func:`build_measure` and :func:`measure_from_spec`.
+    """Make a measure available by ``name`` to :func:`make_measure` and :func:`measure_from_spec`.
 
     Parameters
     ----------
@@ -100,7 +100,7 @@ def _one(name: str, pool: Pool, system: int) -> Measure:
     return entry.factory(system=system, system_name=sys_name, **kwargs)
 
 
-def build_measure(names: str | Sequence[str], pool: Pool, systems: str | int | Sequence[int] = 0) -> Measure:
+def make_measure(names: str | Sequence[str], pool: Pool, systems: str | int | Sequence[int] = 0) -> Measure:
     """Build a measure from registered names for one or several systems of ``pool``.
 
     Parameters
