@@ -18,7 +18,7 @@ import time
 import numpy as np
 from pools import pool_paths
 
-from labelwise import Pool, Session, TruthOracle, make_measure, make_design, make_pool
+from labelwise import Pool, Session, TruthOracle, make_design, make_measure, make_pool
 
 
 def time_runs(pool: Pool, runs: int, design_name: str, **params) -> tuple[float, float, float]:

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 from pools import DATASETS, pool_paths
 
-from labelwise import Pool, Session, TruthOracle, make_measure, make_design
+from labelwise import Pool, Session, TruthOracle, make_design, make_measure
 from labelwise.diagnostics import kl_divergence, optimal_proposal_given_truth
 
 HERE = Path(__file__).resolve().parent

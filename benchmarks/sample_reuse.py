@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from pools import DATASETS, pool_paths
 
-from labelwise import Pool, Session, TruthOracle, make_measure, make_design, true_value
+from labelwise import Pool, Session, TruthOracle, make_design, make_measure, true_value
 
 METRICS = ("f1", "precision", "recall", "accuracy")
 

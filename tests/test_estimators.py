@@ -22,8 +22,8 @@ from labelwise.measures import (
     FBeta,
     Precision,
     Recall,
-    make_measure,
     combine,
+    make_measure,
 )
 from labelwise.pool import Pool
 

@@ -41,8 +41,8 @@ from .measures import (
     PRCurve,
     Precision,
     Recall,
-    make_measure,
     combine,
+    make_measure,
 )
 from .oracle import CallableOracle, FileOracle, NoisyOracle, TruthOracle
 from .pool import Pool, PoolError, decode_multilabel, encode_multilabel
@@ -92,12 +92,12 @@ __all__ = [
     "StoreError",
     "StratifiedDesign",
     "TruthOracle",
-    "make_measure",
     "combine",
     "decode_multilabel",
     "encode_multilabel",
     "estimators",
     "make_design",
+    "make_measure",
     "make_multilabel_pool",
     "make_pool",
     "register_design",
