@@ -43,6 +43,7 @@ from .measures import (
     Recall,
     combine,
     make_measure,
+    register_measure,
 )
 from .oracle import CallableOracle, FileOracle, NoisyOracle, TruthOracle
 from .pool import Pool, PoolError, decode_multilabel, encode_multilabel
@@ -101,6 +102,7 @@ __all__ = [
     "make_multilabel_pool",
     "make_pool",
     "register_design",
+    "register_measure",
     "simulate",
     "true_value",
 ]

@@ -22,7 +22,7 @@ score means in noise standard deviations; the ROC AUC of system ``s`` is
 ``Phi(d_s / sqrt(2))``), ``rho`` is ``system_correlation`` and ``c`` is
 ``calibration_error``.
 
-:func:`make_multilabel_pool` draws a multi-label pool (seed 002 appendix D):
+:func:`make_multilabel_pool` draws a multi-label pool (Yilmaz et al. (2021) appendix D):
 one independent binary pool of this model per label (binary relevance), so
 the labels are independent given the per-label scores and the product of
 the calibrated per-label probabilities is the exact posterior (eq. 89).
@@ -228,7 +228,7 @@ def make_multilabel_pool(
         Fraction of items carrying each label (one value for all labels or
         one per label), strictly between 0 and 1.  Rare labels, e.g.
         ``(0.096, 0.010, 0.053, 0.003, 0.049, 0.009)``, mimic the Toxic
-        Comments challenge of seed 002 sec. 5.3.
+        Comments challenge of Yilmaz et al. (2021) sec. 5.3.
     separation : float or sequence of float
         Per-label separation ``d_k >= 0`` of the class-conditional scores.
     calibration_error : float

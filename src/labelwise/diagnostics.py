@@ -12,7 +12,7 @@ __all__ = ["kl_divergence", "optimal_proposal_given_truth"]
 
 
 def optimal_proposal_given_truth(pool: Pool, measure: Measure) -> np.ndarray:
-    """The asymptotically optimal proposal with the true labels (seed 001 eq. 5, deterministic oracle).
+    """The asymptotically optimal proposal with the true labels (Marchant & Rubinstein (KDD 2021) eq. 5, deterministic oracle).
 
     ``q*(x) ∝ p(x) ||Dg(R) l(x, y(x))||`` with R the pool's true risk.
     """
@@ -26,7 +26,7 @@ def kl_divergence(p: np.ndarray, q: np.ndarray) -> float:
 
     The optimal proposal is zero where an item's loss carries no information
     (e.g. true negatives for F1), so divergences are measured from it to the
-    current proposal, ``KL(q* || q_t)`` (seed 001 Figure 2, upper panel),
+    current proposal, ``KL(q* || q_t)`` (Marchant & Rubinstein (KDD 2021) Figure 2, upper panel),
     which is finite as long as ``q_t`` covers ``q*``'s support.
     """
     p = np.asarray(p, dtype=float)

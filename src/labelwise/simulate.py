@@ -37,7 +37,7 @@ def true_risk(pool: Pool, measure: Measure, noise: float = 0.0) -> np.ndarray:
 
 
 def true_value(pool: Pool, measure: Measure, noise: float = 0.0) -> np.ndarray:
-    """The measure on the whole pool: ``g`` of :func:`true_risk` (seed 001 eq. 1's target)."""
+    """The measure on the whole pool: ``g`` of :func:`true_risk` (Marchant & Rubinstein (KDD 2021) eq. 1's target)."""
     return measure.value(true_risk(pool, measure, noise))
 
 

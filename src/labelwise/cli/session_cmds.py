@@ -63,8 +63,8 @@ def init(
     Any ground-truth label column in the pool is ignored.  Labels of a
     multi-label pool (--multilabel) are the codes sum_k v_k 2^k of the label
     vectors, in the order of the names given.  The default design is
-    online-poisson; for multi-label pools it is importance, whose micro-F1
-    MSE was 3.7x lower there (benchmarks/multilabel.py).
+    online-poisson; for multi-label pools it is importance, which estimates
+    micro-F1 better there (benchmarks/multilabel.py).
     """
     if design is None:
         design = "importance" if multilabel else "online-poisson"

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from .ais import AISDesign
 from .base import Design, Sampler
-from .importance import ImportanceDesign, PassiveDesign, optimal_proposal
+from .importance import (
+    ImportanceDesign,
+    PassiveDesign,
+    ProposalSampler,
+    optimal_proposal,
+)
 from .oasis import OASISDesign
 from .online_poisson import OnlinePoissonDesign
 from .poisson import PoissonDesign, inclusion_probabilities, systematic_sample
@@ -24,6 +29,7 @@ __all__ = [
     "OnlinePoissonDesign",
     "PassiveDesign",
     "PoissonDesign",
+    "ProposalSampler",
     "Sampler",
     "StratifiedDesign",
     "allocate",

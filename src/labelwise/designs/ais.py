@@ -1,6 +1,6 @@
 """Adaptive importance sampling (AIS) driven by a Dirichlet-tree model of the oracle.
 
-Seed 001 Algorithm 1 with the proposals of Prop. 2: after every batch the
+Marchant & Rubinstein (KDD 2021) Algorithm 1 with the proposals of Prop. 2: after every batch the
 proposal is rebuilt from the current model ``pi_t(y|x)`` and the current
 risk estimate ``R_t``:
 

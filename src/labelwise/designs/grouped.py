@@ -85,7 +85,7 @@ class GroupedPool:
 
     def draw(self, q_group: np.ndarray, q_labeled: np.ndarray, n_new: int, n_pool: int,
              rng: np.random.Generator) -> Draws:
-        """A batch of i.i.d. draws from the proposal until ``n_new`` new items (seed 001 Algorithm 1).
+        """A batch of i.i.d. draws from the proposal until ``n_new`` new items (Marchant & Rubinstein (KDD 2021) Algorithm 1).
 
         Draws of labeled items are aggregated into counts (:func:`draw_batch`).
         """

@@ -1,12 +1,12 @@
 """Passive sampling and static importance sampling (with replacement).
 
-``importance`` draws from the asymptotically optimal proposal of seed 001
+``importance`` draws from the asymptotically optimal proposal of Marchant & Rubinstein (KDD 2021)
 Prop. 1 (eq. 5), ``q*(x) ∝ p(x) sqrt(E_pi ||Dg(R0) l(x, y)||^2)``, where the
 expectation is over a prior ``pi(y|x)`` from the systems' probabilities
-shrunk by ``lam`` (seed 002 eq. 13) and ``R0`` is the risk under that prior
-(the pre-sampling estimate, seed 002 eq. 14).  For ratio metrics this is
-seed 002's ``q ∝ |h_n|`` of eq. (12).  A defensive mixture with p(x) (seed
-001 3.3.1) keeps every item's probability positive, which makes the
+shrunk by ``lam`` (Yilmaz et al. (2021) eq. 13) and ``R0`` is the risk under that prior
+(the pre-sampling estimate, Yilmaz et al. (2021) eq. 14).  For ratio metrics this is
+Yilmaz et al. (2021)'s ``q ∝ |h_n|`` of eq. (12).  A defensive mixture with p(x)
+(Marchant & Rubinstein (KDD 2021) 3.3.1) keeps every item's probability positive, which makes the
 estimator valid for any other measure (sample reuse) and protects against
 a wrong prior.  ``passive`` is the uniform proposal.
 """
@@ -30,11 +30,11 @@ __all__ = ["ImportanceDesign", "PassiveDesign", "ProposalSampler", "optimal_prop
 
 def prior_deviation(measure: Measure, pool: Pool, label_probs: np.ndarray,
                     R: np.ndarray | None = None) -> np.ndarray:
-    """``sqrt(E_pi ||Dg(R) l(x, y)||^2)`` for every item: the deviation ``|h_n|`` of seed 002 eq. (12).
+    """``sqrt(E_pi ||Dg(R) l(x, y)||^2)`` for every item: the deviation ``|h_n|`` of Yilmaz et al. (2021) eq. (12).
 
-    For a ratio metric ``Dg(R) l = (f - F g) / R_2``, so this is seed 002's
+    For a ratio metric ``Dg(R) l = (f - F g) / R_2``, so this is Yilmaz et al. (2021)'s
     ``h_n`` up to a constant; for a generalized measure it is the integrand of
-    seed 001 eq. (5).
+    Marchant & Rubinstein (KDD 2021) eq. (5).
 
     Parameters
     ----------
@@ -44,7 +44,7 @@ def prior_deviation(measure: Measure, pool: Pool, label_probs: np.ndarray,
         Model of ``p(y|x)`` for every item.
     R : ndarray, shape (d,), optional
         Where to evaluate the Jacobian; by default the risk under the model
-        (seed 002 eq. 14).
+        (Yilmaz et al. (2021) eq. 14).
     """
     N = pool.n_items
     outputs = pool.outputs()
@@ -58,10 +58,10 @@ def prior_deviation(measure: Measure, pool: Pool, label_probs: np.ndarray,
 
 def optimal_proposal(measure: Measure, pool: Pool, label_probs: np.ndarray, R: np.ndarray | None = None,
                      defensive: float = 0.1) -> np.ndarray:
-    """Asymptotically optimal IS proposal under a label model (seed 001 eq. 5, Prop. 1).
+    """Asymptotically optimal IS proposal under a label model (Marchant & Rubinstein (KDD 2021) eq. 5, Prop. 1).
 
-    ``q ∝ prior_deviation`` (seed 002: ``q ∝ |h_n|``), mixed with p(x) = 1/N
-    with weight ``defensive`` (seed 001 3.3.1).
+    ``q ∝ prior_deviation`` (Yilmaz et al. (2021): ``q ∝ |h_n|``), mixed with p(x) = 1/N
+    with weight ``defensive`` (Marchant & Rubinstein (KDD 2021) 3.3.1).
 
     Returns
     -------

@@ -1,10 +1,10 @@
 """OASIS: stratified adaptive importance sampling (Marchant & Rubinstein, VLDB 2017).
 
-The baseline of seed 001 section 5.  The pool is cut into CSF score strata;
+The baseline of Marchant & Rubinstein (KDD 2021) section 5.  The pool is cut into CSF score strata;
 the oracle is modelled by a Beta-Bernoulli positive rate per stratum, with a
 prior centred on the stratum's mean probability; after every batch the
 stratum proposal is set to the asymptotically optimal one for a stochastic
-oracle (seed 001 Prop. 2),
+oracle (Marchant & Rubinstein (KDD 2021) Prop. 2),
 
     q_k ∝ omega_k sqrt( mean_{x in k} sum_y pi_k(y) ||Dg(R_t) l(x, y)||^2 ),
 

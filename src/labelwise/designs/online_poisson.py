@@ -1,16 +1,16 @@
-"""Online (multi-round) optimal Poisson sampling (seed 002 appendix E, generalized).
+"""Online (multi-round) optimal Poisson sampling (Yilmaz et al. (2021) appendix E, generalized).
 
 Labels arrive a batch at a time.  Round r draws among the items not yet
-labeled, with inclusion probabilities ``b_r`` from the water-filling of seed
-002 Algorithm 3 applied to the current deviations ``h_n`` under the
+labeled, with inclusion probabilities ``b_r`` from the water-filling of
+Yilmaz et al. (2021) Algorithm 3 applied to the current deviations ``h_n`` under the
 Dirichlet-tree model of the oracle (updated from every label so far, as in
 ``ais``), so that the round's expected -- and, with randomised systematic
 sampling, exact -- number of new labels is the batch size.
 
-The deviation is ``h_n = E_pi ||Dg(R_t) l(x_n, y)||`` by default (seed 002
+The deviation is ``h_n = E_pi ||Dg(R_t) l(x_n, y)||`` by default (Yilmaz et al. (2021)
 eq. 12, the importance-sampling form) rather than the root mean square
 ``sqrt(E_pi ||Dg l||^2)`` that minimises the round's variance under the
-model (seed 002 eq. 25): when scores put a small probability of a positive
+model (Yilmaz et al. (2021) eq. 25): when scores put a small probability of a positive
 on each of tens of thousands of low-ranked items, the square root spreads
 the budget over them.
 

@@ -1,7 +1,7 @@
-"""Optimal inclusion probabilities for Poisson (Bernoulli) sampling (seed 002, section 3.1).
+"""Optimal inclusion probabilities for Poisson (Bernoulli) sampling (Yilmaz et al. (2021), section 3.1).
 
 With independent inclusion indicators ``s_n ~ Bernoulli(b_n)`` the error of
-the Horvitz-Thompson-type estimator (seed 002 eq. 18) depends on ``b``
+the Horvitz-Thompson-type estimator (Yilmaz et al. (2021) eq. 18) depends on ``b``
 through ``sum_n h_n^2 / b_n`` (eq. 25).  Minimising it subject to
 ``sum_n b_n = M`` and ``0 <= b_n <= 1`` is a water-filling problem
 (appendix B.1, Algorithm 3): the items with the largest deviations ``h`` are
@@ -37,12 +37,12 @@ __all__ = ["PoissonDesign", "PoissonSampler", "defensive_deviations", "inclusion
 
 
 def inclusion_probabilities(h: np.ndarray, budget: float, counts: np.ndarray | None = None) -> np.ndarray:
-    """Inclusion probabilities minimising ``sum h^2 / b`` with ``sum b = budget`` (seed 002 Algorithm 3).
+    """Inclusion probabilities minimising ``sum h^2 / b`` with ``sum b = budget`` (Yilmaz et al. (2021) Algorithm 3).
 
     Parameters
     ----------
     h : ndarray, shape (N,)
-        Non-negative deviations ``|h_n|`` (seed 002 eq. 12).
+        Non-negative deviations ``|h_n|`` (Yilmaz et al. (2021) eq. 12).
     budget : float
         Expected number of items to label, ``M``.
     counts : ndarray, shape (N,), optional

@@ -1,7 +1,7 @@
 """Importance-sampling estimator of R and G = g(R) with its delta-method covariance.
 
-Seed 001 eq. (1): ``R-hat = (1/n) sum_j w_j l(x_j, y_j)`` with
-``w_j = p(x_j) / q_{j-1}(x_j)``, ``G-hat = g(R-hat)``.  Seed 001 3.3.2:
+Marchant & Rubinstein (KDD 2021) eq. (1): ``R-hat = (1/n) sum_j w_j l(x_j, y_j)`` with
+``w_j = p(x_j) / q_{j-1}(x_j)``, ``G-hat = g(R-hat)``.  Marchant & Rubinstein (KDD 2021) 3.3.2:
 
     Sigma-hat = Dg (1/n sum_j c_j w_j^2 l_j l_j^T - R R^T) Dg^T,
     c_j = q_{j-1}(x_j) / q_n(x_j)
@@ -25,7 +25,7 @@ __all__ = ["importance_moments", "importance_risk"]
 
 
 def importance_risk(losses: np.ndarray, weights: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
-    """``R-hat = mean_j w_j l_j`` over the last-but-one axis (seed 001 eq. 1).
+    """``R-hat = mean_j w_j l_j`` over the last-but-one axis (Marchant & Rubinstein (KDD 2021) eq. 1).
 
     ``counts`` (default 1) says how many identical draws each row stands for.
     """
@@ -51,7 +51,7 @@ def importance_moments(
     weights : ndarray, shape (..., n)
         ``p(x_j) / q_{j-1}(x_j)`` at the time of each draw.
     q_ratio : ndarray, shape (..., n), optional
-        ``q_{j-1}(x_j) / q_n(x_j)`` for adaptive designs (seed 001 3.3.2);
+        ``q_{j-1}(x_j) / q_n(x_j)`` for adaptive designs (Marchant & Rubinstein (KDD 2021) 3.3.2);
         1 when omitted (static proposal).
     counts : ndarray, shape (..., n), optional
         How many identical draws each row stands for (default 1).

@@ -2,8 +2,8 @@
 
 * normal intervals ``G +- z sd`` clipped to the measure's range;
 * Beta intervals for bounded scalars: a Beta distribution matched to the
-  estimate's mean and variance, rescaled to the range (seed 002, section 2.2);
-* the confidence ellipsoid of a vector G (seed 001, section 3.3.2).
+  estimate's mean and variance, rescaled to the range (Yilmaz et al. (2021), section 2.2);
+* the confidence ellipsoid of a vector G (Marchant & Rubinstein (KDD 2021), section 3.3.2).
 
 All functions broadcast over arrays of estimates.
 """
@@ -31,7 +31,7 @@ def normal_interval(value, var, level: float = 0.95, lower=-np.inf, upper=np.inf
 def beta_interval(value, var, level: float = 0.95, lower=0.0, upper=1.0, n=None):
     """Equal-tailed interval of a Beta distribution fitted to the estimate's mean and variance.
 
-    The estimate is rescaled from ``[lower, upper]`` to [0, 1].  Seed 002
+    The estimate is rescaled from ``[lower, upper]`` to [0, 1].  Yilmaz et al. (2021)
     (section 2.2) matches a Beta(a, b) to mean ``mu`` and variance ``s2``:
     ``a = mu k``, ``b = (1 - mu) k`` with ``k = mu (1 - mu) / s2 - 1`` (the
     Beta's "sample size").  With ``n`` (the number of draws behind the
@@ -78,7 +78,7 @@ def beta_interval(value, var, level: float = 0.95, lower=0.0, upper=1.0, n=None)
 def ellipsoid_radius_sq(n: int, k: int, level: float = 0.95) -> float:
     """Squared radius of the confidence ellipsoid in the metric of ``cov(G-hat)``.
 
-    Seed 001, 3.3.2 bounds ``(G - G-hat)^T S^{-1} (G - G-hat)`` by
+    Marchant & Rubinstein (KDD 2021), 3.3.2 bounds ``(G - G-hat)^T S^{-1} (G - G-hat)`` by
     ``(n-1) k / (n (n-k)) F_{k, n-k}(level)`` with ``S`` the per-label
     covariance; with ``cov(G-hat) = S / n`` the bound is multiplied by ``n``.
     For ``n <= k`` the chi-square limit is used.

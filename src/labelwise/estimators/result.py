@@ -25,7 +25,7 @@ class Estimate:
         whose estimate is undefined (e.g. F1 before any positive is seen)
         takes the midpoint of its range and ``defined`` is False for it.
     cov : ndarray, shape (m, m)
-        Estimated covariance of the estimator (delta method, seed 001 3.3.2).
+        Estimated covariance of the estimator (delta method, Marchant & Rubinstein (KDD 2021) 3.3.2).
         Undefined components get the variance of a uniform distribution on
         their range and no covariance with others.
     defined : ndarray of bool, shape (m,)
@@ -83,7 +83,7 @@ class Estimate:
         level : float, optional
             Confidence level (default ``self.level``).
         method : {"auto", "normal", "beta"}
-            ``beta`` (seed 002, 2.2, with the sample-size cap and Jeffreys
+            ``beta`` (Yilmaz et al. (2021), 2.2, with the sample-size cap and Jeffreys
             pseudo-counts of :func:`beta_interval`) applies to components with
             a finite range; ``auto`` uses it there and the normal interval elsewhere.
 
@@ -113,7 +113,7 @@ class Estimate:
         return lo, hi
 
     def ellipsoid_contains(self, point, level: float | None = None) -> bool:
-        """Whether ``point`` lies in the confidence ellipsoid of the defined components (seed 001 3.3.2)."""
+        """Whether ``point`` lies in the confidence ellipsoid of the defined components (Marchant & Rubinstein (KDD 2021) 3.3.2)."""
         level = self.level if level is None else level
         point = np.asarray(point, dtype=float)
         keep = self.defined

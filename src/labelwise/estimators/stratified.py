@@ -7,7 +7,7 @@ without replacement in stratum h,
     cov(G-hat) = sum_h W_h^2 (1 - n_h / N_h) S_h / n_h,
 
 where ``S_h`` is the sample covariance of the projected losses
-``u_j = Dg(R-hat) l_j`` in stratum h (the delta method of seed 001 3.3.2
+``u_j = Dg(R-hat) l_j`` in stratum h (the delta method of Marchant & Rubinstein (KDD 2021) 3.3.2
 applied to the classical stratified variance).  A stratum with a single
 label borrows the pooled within-stratum covariance; strata with no label
 yet are left out and the others re-weighted (reported by ``n_empty``).
