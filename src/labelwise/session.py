@@ -25,7 +25,7 @@ from typing import Self
 
 import numpy as np
 
-from .designs import Design, Sampler, design_from_spec
+from .designs import Design, Sampler, design_from_spec, make_design
 from .designs.base import check_oracle
 from .draws import Draws, Sample
 from .estimators import Estimate
@@ -47,7 +47,9 @@ class Session:
     measure : Measure
         The target measure (it shapes the design); any other measure can be
         estimated from the same labels with ``estimate(measure=...)``.
-    design : Design
+    design : Design or str
+        A design, or a registered name with default settings (``"default"``:
+        the design labelwise picks for ``pool``).
     oracle : {"deterministic", "stochastic"}
         ``"stochastic"`` for noisy or several annotators: every draw is
         labeled afresh and the target is the measure's expectation over the
@@ -63,8 +65,9 @@ class Session:
         Default confidence level of estimates.
     """
 
-    def __init__(self, pool: Pool, measure: Measure, design: Design, *, oracle: str = "deterministic",
+    def __init__(self, pool: Pool, measure: Measure, design: Design | str, *, oracle: str = "deterministic",
                  budget: int | None = None, seed=None, path: str | Path | None = None, level: float = 0.95):
+        design = make_design(design, pool) if isinstance(design, str) else design
         self.pool, self.measure, self.design = pool, measure, design
         self.oracle = check_oracle(oracle)
         self.budget = budget

@@ -56,6 +56,7 @@ class SimulationResult:
     measure: str
     names: tuple[str, ...]
     design: str
+    design_resolved: str
     design_params: dict
     true_value: np.ndarray
     repeats: int
@@ -95,6 +96,7 @@ class SimulationResult:
             "n_items": self.n_items,
             "measure": self.measure,
             "design": self.design,
+            "design_resolved": self.design_resolved,
             "design_params": self.design_params,
             "true_value": float(self.true_value[0]) if scalar else [float(v) for v in self.true_value],
             "components": list(self.names),
@@ -130,7 +132,8 @@ def simulate(
         Must carry ground-truth labels (they play the oracle).
     measure : Measure
     design : str or Design
-        A registered design name (with ``design_params``) or an instance.
+        A registered design name (with ``design_params``), ``"default"`` (the
+        design labelwise picks for ``pool``), or an instance.
     budget : int
         Distinct labels per run.
     batch_size : int
@@ -157,7 +160,7 @@ def simulate(
         raise ValueError(f"repeats: must be at least 1, got {repeats}")
     if budget > pool.n_items:
         raise ValueError(f"budget: {budget} labels asked but the pool has {pool.n_items} items; lower --budget")
-    design_obj = make_design(design, **(design_params or {})) if isinstance(design, str) else design
+    design_obj = make_design(design, pool, **(design_params or {})) if isinstance(design, str) else design
     marks = sorted(set(checkpoints)) if checkpoints else default_checkpoints(budget)
     if marks[-1] > budget:
         raise ValueError(f"checkpoints: {marks[-1]} exceeds the budget {budget}")
@@ -188,7 +191,8 @@ def simulate(
     elapsed = time.perf_counter() - start
     return SimulationResult(
         pool=pool.name, n_items=pool.n_items, measure=measure.name, names=tuple(measure.names),
-        design=design_obj.name, design_params={**{k: v for k, v in design_obj.spec().items() if k != "design"}, "oracle": oracle}, true_value=np.asarray(truth, float),
+        design=design if isinstance(design, str) else design_obj.name, design_resolved=design_obj.name,
+        design_params={**{k: v for k, v in design_obj.spec().items() if k != "design"}, "oracle": oracle}, true_value=np.asarray(truth, float),
         repeats=repeats, seconds_per_run=elapsed / repeats, labels=marks, values=values, lower=lower,
         upper=upper, defined=defined, level=level, noise=float(noise),
     )

@@ -10,6 +10,7 @@ import typer
 
 from ..designs import DESIGNS, Design, make_design
 from ..measures import MEASURE_NAMES
+from ..pool import Pool
 from ..store import StoreError
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "check_positive",
     "describe_design",
     "design_options",
+    "design_settings",
     "parse_checkpoints",
     "parse_params",
     "parse_systems",
@@ -42,7 +44,7 @@ __all__ = [
 ]
 
 MEASURES_HELP = "Comma-separated measure names, estimated together: " + ", ".join(MEASURE_NAMES) + "."
-DESIGNS_HELP = "Sampling design: " + ", ".join(sorted(DESIGNS)) + "."
+DESIGNS_HELP = "Sampling design: " + ", ".join(sorted(DESIGNS)) + ", or default (the one init picks for the pool)."
 
 IdCol = Annotated[str, typer.Option("--id-col", help="Pool column holding the item ids.")]
 PredCol = Annotated[
@@ -183,12 +185,17 @@ def check_positive(**values: int) -> None:
             raise UserError(f"--{name.replace('_', '-')}: must be at least 1, got {value}")
 
 
-def design_options(name: str, params: Sequence[str] | None) -> tuple[Design, str | None]:
-    """A registered design from its name and ``--param`` strings, and the oracle mode if one was given
-    (``--param oracle=stochastic``: the mode is the session's, not the design's)."""
+def design_options(name: str, params: Sequence[str] | None, pool: Pool) -> tuple[Design, str | None]:
+    """A registered design (or ``default`` for ``pool``) from its name and ``--param`` strings, and the
+    oracle mode if one was given (``--param oracle=stochastic``: the mode is the session's, not the design's)."""
+    settings, oracle = design_settings(params)
+    return make_design(name, pool, **settings), oracle
+
+
+def design_settings(params: Sequence[str] | None) -> tuple[dict[str, Any], str | None]:
+    """``--param`` strings as design settings, and the oracle mode if one was among them."""
     settings = parse_params(params)
-    oracle = settings.pop("oracle", None)
-    return make_design(name, **settings), oracle
+    return settings, settings.pop("oracle", None)
 
 
 def describe_design(design: Design) -> str:

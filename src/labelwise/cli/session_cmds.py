@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from ..designs import DEFAULT
 from ..measures import Measure, make_measure
 from ..pool import Pool, batch_frame, read_labels_file, write_batch
 from ..session import Session
@@ -66,14 +67,12 @@ def init(
     online-poisson; for multi-label pools it is importance, which estimates
     micro-F1 better there (benchmarks/multilabel.py).
     """
-    if design is None:
-        design = "importance" if multilabel else "online-poisson"
     with user_errors():
         check_level(level)
         pool = Pool.from_file(pool_file, label_col=None,
                               **pool_columns(id_col, pred_col, score_col, prob_col, multilabel))
         target = make_measure(measure, pool, parse_systems(systems))
-        chosen, oracle = design_options(design, param)
+        chosen, oracle = design_options(design or DEFAULT, param, pool)
         with Session(pool, target, chosen, oracle=oracle or "deterministic", seed=seed, path=session,
                      level=level) as s:
             typer.echo(f"created session {str(session)!r}")

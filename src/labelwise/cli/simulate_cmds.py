@@ -34,7 +34,7 @@ from .options import (
     check_level,
     check_positive,
     describe_design,
-    design_options,
+    design_settings,
     parse_checkpoints,
     parse_systems,
     pool_columns,
@@ -70,7 +70,7 @@ def demo(
         pool = make_pool(n_items, prevalence, seed=seed)
         measure = make_measure("f1,precision,recall", pool)
         truth = np.asarray(true_value(pool, measure), dtype=float)
-        chosen = make_design(design)
+        chosen = make_design(design, pool)
         typer.echo(f"pool: {pool.n_items} items, {int(pool.labels.sum())} positives; "
                    f"design {describe_design(chosen)}; budget {budget} labels", err=True)
         est = Session(pool, measure, chosen, seed=seed).run(TruthOracle(pool), budget, batch_size, progress=True)
@@ -129,9 +129,9 @@ def simulate_cmd(
         pool = Pool.from_file(pool_file, label_col=label_col,
                               **pool_columns(id_col, pred_col, score_col, prob_col, multilabel))
         target = make_measure(measure, pool, parse_systems(systems))
-        chosen, oracle = design_options(design, param)
+        settings, oracle = design_settings(param)
         show = sys.stderr.isatty() if progress is None else progress
-        result = simulate(pool, target, chosen, budget=budget, batch_size=batch_size, repeats=repeats, seed=seed,
+        result = simulate(pool, target, design, design_params=settings, budget=budget, batch_size=batch_size, repeats=repeats, seed=seed,
                           checkpoints=marks, level=level, noise=noise, oracle=oracle, progress=show)
         if as_json:
             print_json(result.to_dict())

@@ -7,6 +7,7 @@ returns the :class:`Sampler` of one run.  A new design is one module with a
 
 from __future__ import annotations
 
+from ..pool import Pool
 from .ais import AISDesign
 from .base import Design, Sampler
 from .importance import (
@@ -21,6 +22,7 @@ from .poisson import PoissonDesign, inclusion_probabilities, systematic_sample
 from .stratified import StratifiedDesign, allocate
 
 __all__ = [
+    "DEFAULT",
     "DESIGNS",
     "AISDesign",
     "Design",
@@ -33,6 +35,7 @@ __all__ = [
     "Sampler",
     "StratifiedDesign",
     "allocate",
+    "default_design",
     "design_from_spec",
     "inclusion_probabilities",
     "make_design",
@@ -55,18 +58,41 @@ for _cls in (PassiveDesign, StratifiedDesign, ImportanceDesign, AISDesign, OASIS
     register_design(_cls)
 
 
-def make_design(name: str, **settings) -> Design:
+#: The name that stands for :func:`default_design` of the pool at hand.
+DEFAULT = "default"
+
+
+def default_design(pool: Pool) -> str:
+    """The design labelwise picks for ``pool``: ``online-poisson``, or ``importance`` for multi-label pools
+    (whose label-set groups the tree model of ``online-poisson`` serves less well, ``benchmarks/multilabel.py``)."""
+    return "importance" if pool.label_names else "online-poisson"
+
+
+def make_design(name: str, pool: Pool | None = None, **settings) -> Design:
     """The design registered as ``name`` with ``settings``.
+
+    Parameters
+    ----------
+    name : str
+        A registered name, or ``"default"`` for :func:`default_design` of ``pool``.
+    pool : Pool, optional
+        Needed for ``"default"``.
+    **settings
+        The design's settings.
 
     Raises
     ------
     ValueError
         For an unknown name or setting (the message lists the choices).
     """
+    if name == DEFAULT:
+        if pool is None:
+            raise ValueError("design 'default' depends on the pool: pass pool=")
+        name = default_design(pool)
     try:
         cls = DESIGNS[name]
     except KeyError:
-        raise ValueError(f"unknown design {name!r}; choose from {', '.join(sorted(DESIGNS))}") from None
+        raise ValueError(f"unknown design {name!r}; choose from {', '.join(sorted(DESIGNS))} or {DEFAULT!r}") from None
     try:
         return cls(**settings)
     except TypeError as exc:
