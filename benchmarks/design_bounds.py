@@ -6,7 +6,8 @@
    nothing on items whose influence is zero (true negatives) and knows
    where the last positive ranks.  The variance of the Horvitz-Thompson
    estimate of F1 is ``sum_n (1/b_n - 1) u_n^2`` with ``u_n = Dg(R) l_n / N``
-   (seed 002 eq. 25, linearised); the minimum over non-increasing ``b`` in
+   (Yilmaz et al., "Sample Efficient Model Evaluation", arXiv:2109.12043,
+   2021, eq. 25, linearised); the minimum over non-increasing ``b`` in
    ``(0, 1]`` with ``sum b = M`` is found exactly (:func:`monotone_bound`).
    A design that knows only the scores does no better than this.
 2. **Told the tail is empty.** ``online-poisson`` with its defaults on a copy

@@ -1,6 +1,7 @@
-"""A small "digit 8 vs rest" evaluation pool from scikit-learn's bundled digits (seed 002 section 5.1).
+"""A small "digit 8 vs rest" evaluation pool from scikit-learn's bundled digits (Yilmaz et al. 2021, sec. 5.1).
 
-Seed 002 evaluates its samplers on an MNIST "8 vs rest" classifier (about
+Yilmaz et al., "Sample Efficient Model Evaluation" (arXiv:2109.12043, 2021,
+sec. 5.1) evaluate their samplers on an MNIST "8 vs rest" classifier (about
 one positive in ten).  This builds the same kind of pool without a
 download: scikit-learn's 1,797 8x8 digits are split in half (stratified,
 seeded), a logistic regression is trained on one half and scores the

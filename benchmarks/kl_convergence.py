@@ -1,4 +1,4 @@
-"""Convergence of the AIS proposal to the optimal one (cf. seed 001, Figure 2, upper panel).
+"""Convergence of the AIS proposal to the optimal one (cf. Marchant & Rubinstein 2021, Figure 2, upper panel).
 
 For each pool in ``../shared/datasets`` (skipped when absent) and each AIS
 variant, ``--runs`` runs label ``--budget`` items in batches of
@@ -6,9 +6,11 @@ variant, ``--runs`` runs label ``--budget`` items in batches of
 records ``KL(q* || q_t)``, where ``q*`` is the asymptotically optimal proposal
 given the true labels (``diagnostics.optimal_proposal_given_truth``) and
 ``q_t`` is the proposal the design would draw the next batch from
-(``design.proposal_over_pool()`` on the design object the session drives).
+(``session.sampler.q_of(np.arange(N))``, the proposal of the run the session
+drives).
 
-Variants (seed 001's "Ours-1" and "Ours-8"):
+Variants (the "Ours-1" and "Ours-8" of Marchant & Rubinstein, "Needle in a
+Haystack: Label-Efficient Evaluation under Extreme Class Imbalance", KDD 2021):
 
 * ``ais-1``: ``ais`` with its defaults, depth 1 and branching 256;
 * ``ais-8``: ``ais`` with depth 8 and branching 2.
@@ -53,13 +55,14 @@ def kl_trace(path: str, measure_name: str, variant: str, budget: int, batch_size
     """``KL(q* || q_t)`` at 0, batch_size, 2 batch_size, ..., budget labels for one run."""
     pool, measure, q_star = setup(path, measure_name)
     design = make_design("ais", **VARIANTS[variant])
-    session = Session(pool, measure, design, seed=np.random.default_rng(seed))
+    session = Session(pool, measure, design, budget=budget, seed=np.random.default_rng(seed))
     oracle = TruthOracle(pool)
-    trace = [kl_divergence(q_star, design.proposal_over_pool())]
+    everything = np.arange(pool.n_items)
+    trace = [kl_divergence(q_star, session.sampler.q_of(everything))]
     while session.n_labels < budget:
         ids = session.next_batch(min(batch_size, budget - session.n_labels))
         session.add_labels(ids, oracle(ids), source="oracle")
-        trace.append(kl_divergence(q_star, design.proposal_over_pool()))
+        trace.append(kl_divergence(q_star, session.sampler.q_of(everything)))
     return np.asarray(trace)
 
 

@@ -1,6 +1,7 @@
 """Micro- and macro-F1 of a multi-label system: designs compared on a generated Toxic-Comments-like pool.
 
-Seed 002 sec. 5.3 and appendix D evaluate six binary toxicity classifiers
+Yilmaz et al., "Sample Efficient Model Evaluation" (arXiv:2109.12043, 2021),
+sec. 5.3 and appendix D, evaluate six binary toxicity classifiers
 (toxic, severe toxic, obscene, threat, insult, identity hate) by micro and
 macro F1.  This benchmark generates a pool with the same six label
 prevalences (:func:`labelwise.make_multilabel_pool`, one calibrated

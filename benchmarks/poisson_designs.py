@@ -1,13 +1,15 @@
-"""Poisson against importance sampling: error and interval calibration (seed 002 section 5.1, Figures 2-3).
+"""Poisson against importance sampling: error and interval calibration (Yilmaz et al. 2021, sec. 5.1, Figures 2-3).
 
-Runs ``labelwise simulate --json`` (through :mod:`designs_f1`) for the
-designs ``passive`` (uniform), ``importance``, ``poisson`` (seed 002's
-Bernoulli sampling), ``online-poisson`` and ``ais`` on
+The experiment of Yilmaz et al., "Sample Efficient Model Evaluation"
+(arXiv:2109.12043, 2021), sec. 5.1.  Runs ``labelwise simulate --json``
+(through :mod:`designs_f1`) for the designs ``passive`` (uniform),
+``importance``, ``poisson`` (Yilmaz et al.'s Bernoulli sampling),
+``online-poisson`` and ``ais`` on
 
 * ``digits8``, the "8 vs rest" pool of :mod:`digits_pool` (about 900
   items, rebuilt into ``benchmarks/out/`` on every run; needs the ``bench``
   extra), with checkpoints at fractions of the pool (``--fractions``,
-  default 5%, 10%, ..., 50%), as in seed 002's MNIST experiment, and
+  default 5%, 10%, ..., 50%), as in Yilmaz et al.'s MNIST experiment, and
 * the real pools ``abt-buy`` and ``dblp-acm`` from ``../shared/datasets``
   (skipped when absent), with checkpoints at label counts
   (``--checkpoints``, default 250, 500, 1000, 2000).
@@ -16,9 +18,9 @@ Each run's budget is its pool's largest checkpoint; ``poisson`` plans its
 inclusion probabilities for that budget and the smaller checkpoints are
 prefixes of the plan.  ``--replan LABEL`` instead runs that entry once per
 checkpoint with the budget equal to the checkpoint (one optimal design per
-M, as in seed 002 Figure 2), which costs one simulation per checkpoint.
+M, as in Yilmaz et al.'s Figure 2), which costs one simulation per checkpoint.
 
-Intervals are at ``--level`` (default 90%, seed 002 Figure 3).  Prints one
+Intervals are at ``--level`` (default 90%, as in their Figure 3).  Prints one
 table (MSE, bias, undefined fraction, coverage, interval width, seconds
 per run, per checkpoint) and writes to ``benchmarks/out/``:
 ``poisson_designs_<measure>.json`` (the ``simulate`` objects, each with its

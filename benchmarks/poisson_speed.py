@@ -1,4 +1,8 @@
-"""Time of the water-filling inclusion probabilities (seed 002 Algorithm 3) on large pools.
+"""Time of the water-filling inclusion probabilities (Yilmaz et al. 2021, Algorithm 3) on large pools.
+
+Algorithm 3 of Yilmaz et al., "Sample Efficient Model Evaluation"
+(arXiv:2109.12043, 2021), as :func:`labelwise.designs.inclusion_probabilities`,
+on lognormal deviations.
 
 Usage::
 

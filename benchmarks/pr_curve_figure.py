@@ -1,6 +1,8 @@
-"""Precision-recall curves estimated by adaptive importance sampling (cf. seed 001, Figure 4).
+"""Precision-recall curves estimated by adaptive importance sampling (cf. Marchant & Rubinstein 2021, Figure 4).
 
-For each pool in ``../shared/datasets`` (skipped when absent), ``--runs``
+The figure follows Figure 4 of Marchant & Rubinstein, "Needle in a Haystack:
+Label-Efficient Evaluation under Extreme Class Imbalance" (KDD 2021).  For
+each pool in ``../shared/datasets`` (skipped when absent), ``--runs``
 independent runs of the ``ais`` design estimate the system's PR curve from
 ``--budget`` labels (batches of ``--batch-size``).  Every estimated curve is
 drawn thin and translucent with the true curve on top in black, one panel per
@@ -72,7 +74,7 @@ def one_run(path: str, n_thresholds: int, top: float, budget: int, batch_size: i
     """One ``ais`` run: (estimate, lower, upper, defined, seconds)."""
     pool, measure, _ = setup(path, n_thresholds, top)
     start = time.perf_counter()
-    session = Session(pool, measure, make_design("ais"), seed=np.random.default_rng(seed))
+    session = Session(pool, measure, make_design("ais"), budget=budget, seed=np.random.default_rng(seed))
     est = session.run(TruthOracle(pool), budget, batch_size)
     seconds = time.perf_counter() - start
     lower, upper = est.interval()

@@ -1,11 +1,12 @@
-"""Sample reuse: labels drawn for one metric estimate the others (seed 002 appendix F.1).
+"""Sample reuse: labels drawn for one metric estimate the others (Yilmaz et al. 2021, appendix F.1).
 
-For each pool, design and pre-sampling metric (the one the design optimises
-for), runs R sessions to a fixed budget and estimates every post-sampling
-metric from the same labels with ``Session.estimate(measure=...)``.  Prints
-one table per pool and design: rows are pre-sampling metrics, columns the
-MSE of each post-sampling metric (and, in brackets, the coverage of its 95%
-interval).
+As in appendix F.1 of Yilmaz et al., "Sample Efficient Model Evaluation"
+(arXiv:2109.12043, 2021): for each pool, design and pre-sampling metric (the
+one the design optimises for), runs R sessions to a fixed budget and
+estimates every post-sampling metric from the same labels with
+``Session.estimate(measure=...)``.  Prints one table per pool and design:
+rows are pre-sampling metrics, columns the MSE of each post-sampling metric
+(and, in brackets, the coverage of its 95% interval).
 
 Usage::
 
@@ -38,7 +39,7 @@ def reuse_table(path: Path, design: str, repeats: int, budget: int, batch_size: 
         errors = {name: [] for name in METRICS}
         covered = {name: [] for name in METRICS}
         for seed in range(repeats):
-            session = Session(pool, post[pre], design_obj, seed=seed)
+            session = Session(pool, post[pre], design_obj, budget=budget, seed=seed)
             session.run(oracle, budget, batch_size)
             for name, measure in post.items():
                 est = session.estimate(measure)

@@ -2,9 +2,12 @@
 
 Each run simulates annotators who give the wrong label with probability
 ``--noise`` (:class:`labelwise.NoisyOracle`); the truth is the measure's
-expectation over their answers.  ``importance``, ``ais`` and ``poisson`` get
-``lam = 1 - 2 noise`` so their prior expects wrong answers anywhere (see the
-``oracle`` option of :class:`labelwise.designs.AISDesign`).  Pools: a
+expectation over their answers (``simulate(..., noise=...)`` runs the
+sessions under a stochastic oracle).  Every design but ``passive`` gets
+``lam = 1 - 2 noise`` (``--lam``): the systems' scores know nothing of
+annotator noise, and with answers wrong at rate ``e`` among ``C`` classes
+``lam = 1 - C e / (C - 1)`` makes the prior expect wrong answers everywhere
+(the second usage line below compares it with ``lam=1``).  Pools: a
 generated one (10% positives) and, when ``../shared/datasets`` is present,
 the real pools.  Prints MSE, bias, coverage of the 95% interval, width and
 seconds per run at each checkpoint and writes ``benchmarks/out/stochastic_oracle.{json,png}``.
@@ -12,7 +15,7 @@ seconds per run at each checkpoint and writes ``benchmarks/out/stochastic_oracle
 Usage::
 
     .venv/bin/python benchmarks/stochastic_oracle.py [--repeats 200] [--noise 0.05] [--measure f1]
-    # the lam advice of AISDesign's ``oracle`` option (recall, 10% noise, 600 labels):
+    # the lam advice above (recall, 10% noise, 600 labels):
     .venv/bin/python benchmarks/stochastic_oracle.py --no-real --measure recall --noise 0.1 --budget 600 \
         --repeats 300 --n-items 3000 [--lam 1]
     # poisson near a census: its interval counts the noise of items taken with certainty
@@ -52,7 +55,7 @@ def main() -> None:
     parser.add_argument("--no-real", action="store_true", help="only the generated pool")
     parser.add_argument("--n-items", type=int, default=20_000, help="size of the generated pool")
     parser.add_argument("--lam", type=float, default=None,
-                        help="lam of importance, ais and poisson (default 1 - 2 noise)")
+                        help="lam of every design but passive (default 1 - 2 noise)")
     parser.add_argument("--designs", default="passive,importance,ais,poisson,online-poisson")
     args = parser.parse_args()
     lam = 1.0 - 2.0 * args.noise if args.lam is None else args.lam
@@ -63,8 +66,8 @@ def main() -> None:
     for pool in pools(not args.no_real, args.n_items):
         measure = lw.make_measure(args.measure, pool)
         for design, params in designs.items():
-            result = lw.simulate(pool, measure, design, design_params={"oracle": "stochastic", **params},
-                                 budget=args.budget, repeats=args.repeats, seed=args.seed, noise=args.noise)
+            result = lw.simulate(pool, measure, design, design_params=params, budget=args.budget,
+                                 repeats=args.repeats, seed=args.seed, noise=args.noise, oracle="stochastic")
             summary = result.to_dict() | {"label": design}
             results.append(summary)
             for c in summary["checkpoints"]:

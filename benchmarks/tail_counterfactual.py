@@ -10,10 +10,15 @@ for each pool it builds counterfactual variants whose labels below rank
 ``--top`` are re-drawn from ``prob`` (the head is kept), then runs ``ais``
 with its default ``mixture`` covariance, with ``max`` and with ``plugin``
 (``online-poisson``: ``mixture`` and ``model``) on the original and on each
-variant, printing MSE, coverage and width of the 95% interval.  ``no-hit``
-is ``mixture`` without its third case (a surprise drawn), i.e. conditioned
-on what the labels show: narrow enough for the original, it shows what such
-an interval costs on the variants (it is not a labelwise option).
+variant, printing MSE, coverage and width of the 95% interval.  ``max``
+(per component the larger of the plug-in and the oracle model's variance,
+the earlier ``ais`` default) is no longer a labelwise option and is computed
+by :mod:`variance_modes`.  ``no-hit`` is ``mixture`` without its third case
+(a surprise drawn), i.e. conditioned on what the labels show: narrow enough
+for the original, it shows what such an interval costs on the variants (it
+is not a labelwise option either).  ``--param oracle=stochastic`` runs the
+sessions under a stochastic oracle (the oracle mode is the session's, not a
+design setting).
 
 Usage::
 
@@ -30,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 from pools import pool_paths
+from variance_modes import ais_design
 
 import labelwise as lw
 from labelwise.cli import parse_params
@@ -37,7 +43,7 @@ from labelwise.designs import ais, online_poisson
 
 HERE = Path(__file__).resolve().parent
 #: The covariance options compared for each design.
-VARIANCES = {"ais": ("mixture", "plugin", "no-hit"), "online-poisson": ("mixture", "model", "no-hit")}
+VARIANCES = {"ais": ("mixture", "max", "plugin", "no-hit"), "online-poisson": ("mixture", "model", "no-hit")}
 
 
 @contextmanager
@@ -76,6 +82,7 @@ def main() -> None:
     parser.add_argument("--param", action="append", default=[], help="key=value design option (repeatable)")
     args = parser.parse_args()
     params = parse_params(args.param)
+    oracle = params.pop("oracle", None)  # the session's mode, not a design setting
     head = (f"{'pool':<10} {'variant':<9} {'tail+':>5} {'variance':<8} {'labels':>6} {'MSE':>9} {'cover':>6} "
             f"{'width':>7}")
     print(f"{head}\n{'-' * len(head)}")
@@ -90,9 +97,11 @@ def main() -> None:
             tail_positives = int(pool.labels[rank >= args.top].sum())
             for variance in VARIANCES[args.design]:
                 option = "mixture" if variance == "no-hit" else variance
+                settings = {**params, "variance": option}
+                design = ais_design(**settings) if args.design == "ais" else lw.make_design(args.design, **settings)
                 with without_hit_case() if variance == "no-hit" else nullcontext():
-                    result = lw.simulate(pool, measure, args.design, design_params={**params, "variance": option},
-                                         repeats=args.repeats, seed=args.seed, checkpoints=[1000, 2000])
+                    result = lw.simulate(pool, measure, design, repeats=args.repeats, seed=args.seed,
+                                         checkpoints=[1000, 2000], oracle=oracle)
                 for c in result.checkpoint_rows():
                     rows.append({"pool": original.name, "variant": name, "tail_positives": tail_positives,
                                  "variance": variance, **c})
