@@ -19,7 +19,7 @@ def _examples() -> list[str]:
     text = README.read_text()
     section = text[text.index("## Extending labelwise"):]
     section = section[:section.index("\n## ", 1)]
-    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    return re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
 
 
 @pytest.fixture
@@ -57,6 +57,7 @@ def test_measure_example_registers_a_measure_that_is_exact_on_a_census(scratch_r
     assert lw.true_value(pool, measure)[0] == pytest.approx(exact, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_design_example_registers_a_design_whose_estimate_is_unbiased(scratch_registries):
     ns = _run(_examples()[1])
     design = lw.make_design("top-heavy", power=1.0)

@@ -23,12 +23,24 @@ def test_true_value_is_the_pool_metric(pool):
     assert true_value(pool, f1)[0] == pytest.approx(2 * tp / (2 * tp + fp + fn))
 
 
+def test_true_value_is_the_expectation_over_the_answers(tiny_binary_pool):
+    """F1 of the expected counts: TP, predicted and actual positives under p(y|x)."""
+    pool = tiny_binary_pool  # preds 0 0 0 1 1 1, labels 0 1 0 1 0 1
+    measure = make_measure("f1", pool)
+    e = 0.2
+    tp = 2 * (1 - e) + 1 * e            # items 3 and 5 positive w.p. 1-e, item 4 w.p. e
+    actual = 3 * (1 - e) + 3 * e        # 3 true positives keep their label, 3 negatives flip
+    np.testing.assert_allclose(true_value(pool, measure, e), 2 * tp / (3 + actual))
+    np.testing.assert_allclose(true_value(pool, measure), [2 * 2 / (3 + 3)])
+
+
 def test_default_checkpoints():
     assert default_checkpoints(2000) == [250, 500, 1000, 2000]
     assert default_checkpoints(700) == [250, 500, 700]
     assert default_checkpoints(100) == [100]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("design", ["passive", "stratified", "importance"])
 def test_simulate_summaries_match_the_raw_runs(pool, design):
     measure = make_measure("f1", pool)
@@ -49,6 +61,7 @@ def test_simulate_summaries_match_the_raw_runs(pool, design):
     assert not np.array_equal(other.values, res.values)
 
 
+@pytest.mark.slow
 def test_simulated_coverage_is_near_nominal(pool):
     """300 runs of 500 labels: coverage within 4 s.e. (0.05) of 0.95 for importance sampling."""
     measure = make_measure("f1", pool)

@@ -1,4 +1,8 @@
-"""Tests of labelwise.hierarchy: complete trees over leaf blocks (seed 001 sections 4, 5.2)."""
+"""Tests of labelwise.partition.hierarchy: complete trees over leaf blocks.
+
+Sections 4 and 5.2 of N. G. Marchant and B. I. P. Rubinstein, "Needle in a
+Haystack: Label-Efficient Evaluation under Extreme Class Imbalance", KDD 2021.
+"""
 
 from __future__ import annotations
 

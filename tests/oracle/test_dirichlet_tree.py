@@ -1,4 +1,9 @@
-"""Tests of the Dirichlet-tree oracle model (seed 001 section 4, hyperparameters of section 5.2)."""
+"""Tests of the Dirichlet-tree oracle model.
+
+Section 4 (hyperparameters of section 5.2) of N. G. Marchant and
+B. I. P. Rubinstein, "Needle in a Haystack: Label-Efficient Evaluation under
+Extreme Class Imbalance", KDD 2021.
+"""
 
 from __future__ import annotations
 
@@ -89,7 +94,7 @@ def tiny_problem(seed: int = 0, depth: int = 2, b: int = 2, C: int = 2, n: int =
 
 # ---------------------------------------------------------------- hyperparameters
 @pytest.mark.parametrize("depth,b,lam", [(2, 2, 1.0), (3, 2, 2.5), (1, 5, 1.0), (2, 3, 0.0)])
-def test_hyperparameters_follow_seed_5_2(depth, b, lam):
+def test_hyperparameters_follow_section_5_2(depth, b, lam):
     h, probs, _, _ = tiny_problem(depth=depth, b=b, C=3, n=60)
     m = DirichletTreeModel(h, probs, prior_strength=lam)
     s, alpha, beta = brute_hyper(h, probs, lam)

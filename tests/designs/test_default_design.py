@@ -22,7 +22,7 @@ def test_default_is_online_poisson_and_importance_for_multilabel_pools():
         lw.make_design("default")
 
 
-def test_simulate_reports_the_resolved_design(tmp_path):
+def test_simulate_reports_the_resolved_design(tmp_path, write_pool_csv):
     pool = lw.make_pool(2000, prevalence=0.05, seed=3)
     result = lw.simulate(pool, lw.make_measure("f1", pool), "default", budget=100, repeats=2)
     out = result.to_dict()
@@ -31,12 +31,7 @@ def test_simulate_reports_the_resolved_design(tmp_path):
     assert same["design_resolved"] == "online-poisson"
     assert same["checkpoints"] == out["checkpoints"]  # the same design, the same seed: the same numbers
 
-    path = tmp_path / "pool.csv"
-    pool_frame = {"item_id": pool.item_ids, "pred": pool.preds[:, 0], "score": pool.scores[:, 0],
-                  "prob": pool.probs[:, 0], "label": pool.labels}
-    import pandas as pd
-
-    pd.DataFrame(pool_frame).to_csv(path, index=False)
+    path = write_pool_csv(pool, tmp_path / "pool.csv")
     runner = CliRunner()
     cli = runner.invoke(app, ["simulate", "--pool", str(path), "--design", "default", "--budget", "100",
                               "--repeats", "2", "--json"])

@@ -1,4 +1,9 @@
-"""Estimators: exact expectations by enumeration, and coverage by seeded simulation."""
+"""Estimators: exact expectations by enumeration, and coverage by seeded simulation.
+
+Importance-sampling estimates follow N. G. Marchant and B. I. P. Rubinstein,
+"Needle in a Haystack: Label-Efficient Evaluation under Extreme Class
+Imbalance", KDD 2021 ("Marchant & Rubinstein" below).
+"""
 
 import itertools
 
@@ -9,11 +14,13 @@ from scipy import stats
 from labelwise.datasets import make_pool
 from labelwise.designs import ImportanceDesign, PassiveDesign
 from labelwise.estimators import (
+    ModelCovariance,
     beta_interval,
     ellipsoid_radius_sq,
     importance_moments,
     importance_risk,
     make_estimate,
+    mixture_variance,
     normal_interval,
     stratified_moments,
 )
@@ -43,7 +50,7 @@ def _population_risk(measure, pool):
 
 
 def test_importance_estimator_of_R_is_exactly_unbiased(tiny_pool):
-    """Enumerate all N^M ordered with-replacement samples (seed 001 eq. 1)."""
+    """Enumerate all N^M ordered with-replacement samples (Marchant & Rubinstein eq. 1)."""
     measure = combine(FBeta(1.0), Accuracy())
     N, M = tiny_pool.n_items, 3
     q = np.array([0.35, 0.05, 0.25, 0.1, 0.25])
@@ -196,6 +203,7 @@ def _batched_estimates(pool, measure, q, seed):
     return importance_moments(measure, losses_all[idx], 1.0 / (N * q[idx]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("design", [PassiveDesign(), ImportanceDesign()], ids=["passive", "importance"])
 def test_95_percent_intervals_cover_f1(coverage_pool, design):
     """Coverage of the 95% Beta interval over 2000 seeded repeats of 1000 labels.
@@ -216,6 +224,7 @@ def test_95_percent_intervals_cover_f1(coverage_pool, design):
     assert abs(G[:, 0].mean() - truth) < 3 * G[:, 0].std() / np.sqrt(REPEATS) + 0.01
 
 
+@pytest.mark.slow
 def test_importance_beats_passive_on_f1(coverage_pool):
     measure = FBeta(1.0)
     truth = measure.value(_population_risk(measure, coverage_pool))[0]
@@ -226,6 +235,7 @@ def test_importance_beats_passive_on_f1(coverage_pool):
     assert mse["importance"] < 0.5 * mse["passive"], mse
 
 
+@pytest.mark.slow
 def test_confidence_ellipsoid_covers_precision_and_recall(coverage_pool):
     pool = coverage_pool
     measure = combine(Precision(), Recall())
@@ -286,3 +296,67 @@ def test_passive_accuracy_intervals_cover_when_errors_are_rare():
     # the plain moment-matched interval collapses to a point whenever no error is drawn
     lo0, hi0 = beta_interval(G[:, 0], cov[:, 0, 0], 0.95)
     assert np.mean((lo0 <= truth) & (truth <= hi0)) < 0.7
+
+
+# ---------------------------------------- counts == repeated rows
+@pytest.mark.parametrize("names", ["f1", "f1,precision,recall"])
+@pytest.mark.parametrize("with_ratio", [False, True])
+def test_importance_moments_with_counts_equals_repeated_rows(names, with_ratio):
+    pool = make_pool(400, prevalence=0.3, separation=1.0, seed=4)  # FPs and FNs are common
+    measure = make_measure(names, pool)
+    rng = np.random.default_rng(8)
+    n = 25
+    items = rng.choice(pool.n_items, size=n, replace=False)
+    losses = measure.loss(pool.outputs(items), pool.labels[items])
+    weights = rng.uniform(0.2, 5.0, n)
+    counts = rng.integers(1, 6, n)
+    ratio = rng.uniform(0.5, 2.0, n) if with_ratio else None
+    R, G, cov = importance_moments(measure, losses, weights, ratio, counts)
+    rep = np.repeat(np.arange(n), counts)
+    R2, G2, cov2 = importance_moments(measure, losses[rep], weights[rep], None if ratio is None else ratio[rep])
+    np.testing.assert_allclose(R, R2, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(G, G2, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(cov, cov2, rtol=1e-10, atol=1e-15)
+    assert np.all(np.isfinite(cov)) and np.all(np.diag(cov) > 0)
+    # the risk alone, and broadcasting over a leading (repeat) axis
+    np.testing.assert_allclose(importance_risk(losses, weights, counts), R2, rtol=1e-12)
+    stack_R, _, stack_cov = importance_moments(measure, np.stack([losses, losses[::-1]]),
+                                               np.stack([weights, weights[::-1]]),
+                                               None if ratio is None else np.stack([ratio, ratio[::-1]]),
+                                               np.stack([counts, counts[::-1]]))
+    np.testing.assert_allclose(stack_R, [R2, R2], rtol=1e-12)
+    np.testing.assert_allclose(stack_cov, [cov2, cov2], rtol=1e-10, atol=1e-15)
+
+
+# ---------------------------------------- the model-based mixture variance
+@pytest.mark.parametrize("exceptions, hits, level", [(0.0, 0.0, 0.95), (0.01, 0.001, 0.95), (2.0, 0.01, 0.95),
+                                                     (3.0, 0.5, 0.9), (50.0, 40.0, 0.99)])
+def test_mixture_variance_covers_the_three_case_error_exactly(exceptions, hits, level):
+    """The returned variance's normal interval covers the model's three-case mixture with probability ``level``."""
+    base, full, miss = np.array([1e-4, 2.0]), np.array([5e-3, 2.5]), np.array([4e-4, 0.1])
+    model = ModelCovariance(np.diag(full), np.diag(base), miss, exceptions, hits)
+    v = mixture_variance(base, full, model, level)
+    p_none, p_no_hit = np.exp(-exceptions), np.exp(-hits)
+    missed = base + miss / (1 - p_none) if exceptions else base
+    probs = [p_none, p_no_hit - p_none, 1 - p_no_hit]
+    hit = np.maximum((full - probs[0] * base - probs[1] * missed) / probs[2], base) if hits else missed
+    h = stats.norm.ppf(0.5 + level / 2) * np.sqrt(v)
+    inside = [2 * stats.norm.cdf(h / np.sqrt(case)) - 1 for case in (base, missed, hit)]
+    covered = probs[0] * inside[0] + probs[1] * inside[1] + probs[2] * inside[2]
+    np.testing.assert_allclose(covered, level, atol=1e-9)
+    if hits or exceptions:  # the mixture's variance is the full one
+        np.testing.assert_allclose(probs[0] * base + probs[1] * missed + probs[2] * hit, full, rtol=1e-9)
+    if exceptions == 0.0:  # nothing can surprise: the usual variance
+        np.testing.assert_allclose(v, base)
+    if hits >= 40:  # a hit is certain: its case's variance
+        np.testing.assert_allclose(v, hit, rtol=1e-9)
+    if exceptions <= 0.01:  # surprises rarer than 5% need no cover: near the usual variance, far below full
+        assert np.all(v <= base * 1.1) and v[0] < full[0] / 40
+
+
+@pytest.mark.parametrize("level", [0.9, 0.95])
+def test_mixture_variance_with_identical_cases_is_that_variance(level):
+    """No miss and nothing beyond the usual variance: the three cases coincide (no root to search)."""
+    base = np.array([3e-4, 0.0])
+    model = ModelCovariance(np.diag(base), np.diag(base), np.zeros(2), 0.7, 0.2)
+    np.testing.assert_allclose(mixture_variance(base, base, model, level), base, rtol=1e-12)

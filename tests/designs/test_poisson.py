@@ -1,4 +1,9 @@
-"""Water-filling inclusion probabilities for Poisson sampling (seed 002, Algorithm 3)."""
+"""Poisson and online Poisson designs: water-filling inclusion probabilities, systematic samples, rounds.
+
+Algorithm 3 and appendix E of E. Yilmaz, P. Hayes, R. Habib, J. Burgess and
+D. Barber, "Sample Efficient Model Evaluation", arXiv:2109.12043, 2021
+("Yilmaz et al." below).
+"""
 
 import numpy as np
 import pytest
@@ -43,29 +48,7 @@ def test_grouped_probabilities_equal_those_of_the_expanded_items(seed, budget):
     assert (counts * b).sum() == pytest.approx(min(budget, counts[h > 0].sum()))
 
 
-def test_grouped_sampling_draws_members_uniformly_and_never_labeled_ones():
-    """Both paths of GroupedPool.sample_members (enumeration, rejection) give uniform distinct unlabeled members."""
-    from labelwise.designs.grouped import GroupedPool
-
-    blocks = np.repeat([0, 1], [40, 400])
-    groups = GroupedPool(blocks, np.zeros(440, dtype=int))
-    groups.mark_labeled(np.array([0, 1, 2, 3, 400, 401]))
-    rng = np.random.default_rng(0)
-    freq = np.zeros(440)
-    runs = 3000
-    for _ in range(runs):
-        picked = groups.sample_members(np.array([0, 1]), np.array([20, 5]), rng)  # enumerate / reject
-        assert picked.size == 25 and np.unique(picked).size == 25 and not groups.known[picked].any()
-        freq[picked] += 1
-    for members, k in ((np.arange(4, 40), 20), (np.arange(40, 440)[~groups.known[40:440]], 5)):
-        p = k / members.size
-        z = (freq[members] - runs * p) / np.sqrt(runs * p * (1 - p))
-        assert np.all(np.abs(z) < 4.5), z
-    assert freq[groups.known].sum() == 0
-    with pytest.raises(ValueError, match="counts"):
-        groups.sample_members(np.array([0]), np.array([37]), rng)
-
-
+@pytest.mark.slow
 def test_online_round_includes_each_item_with_its_probability():
     """First round of online-poisson: empirical inclusion frequencies match b (4 s.e.) and the size is exact."""
     pool = make_pool(600, prevalence=0.05, seed=4)
@@ -87,7 +70,7 @@ def test_online_round_includes_each_item_with_its_probability():
 
 
 def test_optimality_conditions():
-    """Saturated items have the largest h; the others are proportional to h (seed 002 eq. 74)."""
+    """Saturated items have the largest h; the others are proportional to h (Yilmaz et al. eq. 74)."""
     rng = np.random.default_rng(7)
     h = np.concatenate([rng.random(1000), [50.0, 40.0, 30.0]])
     b = inclusion_probabilities(h, 40.0)
@@ -128,6 +111,7 @@ def test_bad_input(h, budget, match):
 # ------------------------------------------------------------- the design
 
 
+@pytest.mark.slow
 def test_systematic_sample_has_the_inclusion_probabilities_and_a_fixed_size():
     rng = np.random.default_rng(0)
     b = inclusion_probabilities(np.array([5.0, 3.0, 1.0, 1.0, 0.5, 0.5, 0.2, 0.1]), 3.0)
@@ -160,6 +144,7 @@ def _assert_unbiased(design, seed: int, n_items: int, batch: int, runs: int, bat
     assert np.all(np.abs(estimates.mean(axis=0) - R) <= 4 * se), (estimates.mean(axis=0), R, se)
 
 
+@pytest.mark.slow
 def test_horvitz_thompson_estimate_is_unbiased_at_a_checkpoint():
     """60 of 150 planned labels: inclusion probabilities b k / M keep the HT estimate unbiased."""
     _assert_unbiased(PoissonDesign(budget=150), seed=5, n_items=3000, batch=60, runs=3000)
@@ -215,6 +200,7 @@ def test_online_rounds_draw_exactly_the_batch_among_unlabeled_items():
     assert session.draws.round.max() == 5 and session.n_labels == 240
 
 
+@pytest.mark.slow
 def test_online_first_round_is_unbiased_and_labelling_everything_is_exact():
     _assert_unbiased(OnlinePoissonDesign(), seed=6, n_items=2000, batch=50, runs=1500)
     small = make_pool(300, prevalence=0.05, seed=2)
@@ -223,11 +209,13 @@ def test_online_first_round_is_unbiased_and_labelling_everything_is_exact():
     np.testing.assert_allclose(est.value, true_value(small, m_small), rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_online_rounds_with_labels_in_between_stay_unbiased():
     """Rounds 2 and 3 depend on the labels of the earlier ones; fixed weights keep R-hat unbiased."""
     _assert_unbiased(OnlinePoissonDesign(), seed=7, n_items=1500, batch=30, runs=800, batches=3)
 
 
+@pytest.mark.slow
 def test_online_poisson_intervals_cover():
     """95% intervals for F1 at every checkpoint; the hindsight covariance is conservative by design.
 

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+import labelwise as lw
 from labelwise.cli import app, parse_params, parse_systems, parse_value
 from labelwise.datasets import make_pool
 from labelwise.measures import make_measure
@@ -26,15 +27,16 @@ CHECKPOINT_FIELDS = {"labels", "mse", "bias", "undefined_fraction", "coverage", 
 
 
 @pytest.fixture(scope="module")
-def pool_csv(tmp_path_factory) -> Path:
+def pool_csv(tmp_path_factory, write_pool_csv) -> Path:
     """A generated binary pool with ground truth, written as CSV."""
     pool = make_pool(3000, prevalence=0.05, separation=2.5, seed=7)
-    path = tmp_path_factory.mktemp("pool") / "pool.csv"
-    pd.DataFrame({
-        "item_id": pool.item_ids, "pred": pool.preds[:, 0], "score": pool.scores[:, 0],
-        "prob": pool.probs[:, 0], "label": pool.labels,
-    }).to_csv(path, index=False)
-    return path
+    return write_pool_csv(pool, tmp_path_factory.mktemp("pool") / "pool.csv")
+
+
+@pytest.fixture
+def small_pool_file(tmp_path, write_pool_csv) -> Path:
+    """A 40-item pool written as CSV (no labels), for annotation loops."""
+    return write_pool_csv(make_pool(40, prevalence=0.3, seed=5), tmp_path / "pool.csv", labels=False)
 
 
 @pytest.fixture(scope="module")
@@ -286,7 +288,7 @@ def test_demo_prints_table():
 
 
 def test_python_m_labelwise_help():
-    src = str(Path(__file__).resolve().parents[1] / "src")
+    src = str(Path(__file__).resolve().parents[2] / "src")
     env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
     proc = subprocess.run([sys.executable, "-m", "labelwise", "--help"], capture_output=True, text=True, env=env,
                           check=False, timeout=60)
@@ -314,18 +316,9 @@ def test_simulate_with_annotator_noise(pool_csv):
     assert bad.exit_code != 0 and "oracle=deterministic" in bad.output
 
 
-def _small_pool_file(tmp_path) -> Path:
-    """A 40-item pool written as CSV (no labels), for annotation loops."""
-    pool = make_pool(40, prevalence=0.3, seed=5)
-    pool_file = tmp_path / "pool.csv"
-    pd.DataFrame({"item_id": pool.item_ids, "pred": pool.preds[:, 0], "score": pool.scores[:, 0],
-                  "prob": pool.probs[:, 0]}).to_csv(pool_file, index=False)
-    return pool_file
-
-
-def test_annotation_loop_with_several_annotators(tmp_path):
+def test_annotation_loop_with_several_annotators(tmp_path, small_pool_file):
     """oracle=stochastic: `next` lists an item once per draw, and `label` takes one (maybe different) label each."""
-    pool_file = _small_pool_file(tmp_path)
+    pool_file = small_pool_file
     session = tmp_path / "noisy.lw"
     ok("init", pool_file, "--session", session, "--design", "ais", "--param", "oracle=stochastic", "--param",
        "n_strata=4", "--param", "branching=4")
@@ -343,8 +336,8 @@ def test_annotation_loop_with_several_annotators(tmp_path):
         assert json.loads(ok("estimate", session, "--json").stdout)["n_labels"] == 60
 
 
-def test_a_stochastic_batch_lists_draws_and_a_resubmitted_file_is_stored_once(tmp_path):
-    pool_file = _small_pool_file(tmp_path)
+def test_a_stochastic_batch_lists_draws_and_a_resubmitted_file_is_stored_once(tmp_path, small_pool_file):
+    pool_file = small_pool_file
     session = tmp_path / "noisy.lw"
     ok("init", pool_file, "--session", session, "--design", "importance", "--param", "oracle=stochastic")
     ok("next", session, "-n", "60", "--out", tmp_path / "batch.jsonl")
@@ -364,3 +357,29 @@ def test_a_stochastic_batch_lists_draws_and_a_resubmitted_file_is_stored_once(tm
     assert "column 'draw' is empty" in fails("label", session, tmp_path / "hole.csv")
     with Session.open(session) as s:
         np.testing.assert_array_equal(s.sample().labels, answers["label"].to_numpy())
+
+
+# ------------------------------------------------------------------ multi-label pools
+def test_cli_reads_multilabel_pools(tmp_path):
+    pool = lw.make_multilabel_pool(2000, 2, prevalence=[0.1, 0.05], seed=8, label_names=["toxic", "threat"])
+    frame = pd.DataFrame({"item_id": pool.item_ids})
+    V, F = lw.decode_multilabel(pool.labels, 2), lw.decode_multilabel(pool.preds[:, 0], 2)
+    marginals = pool.probs[:, 0] @ lw.decode_multilabel(np.arange(4), 2)
+    for k, name in enumerate(pool.label_names):
+        frame[f"pred_{name}"], frame[f"prob_{name}"], frame[f"label_{name}"] = F[:, k], marginals[:, k], V[:, k]
+    csv = tmp_path / "toxic.csv"
+    frame.to_csv(csv, index=False)
+    res = runner.invoke(app, ["simulate", "--pool", str(csv), "--multilabel", "toxic,threat", "--measure",
+                              "multilabel_macro_f1", "--design", "importance", "--budget", "200", "--repeats", "2",
+                              "--json", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["true_value"] == pytest.approx(lw.true_value(pool, lw.MultiLabelMacroF1(2))[0], rel=1e-12)
+    assert out["checkpoints"][-1]["labels"] == 200
+    session = tmp_path / "toxic.lwsession"
+    res = runner.invoke(app, ["init", str(csv), "--session", str(session), "--multilabel", "toxic,threat",
+                              "--measure", "multilabel_micro_f1"])
+    assert res.exit_code == 0 and "4 classes" in res.stdout, res.output
+    assert "design:  importance" in res.stdout  # the default for multi-label pools
+    res = runner.invoke(app, ["simulate", "--pool", str(csv), "--multilabel", "toxic,obscene"])
+    assert res.exit_code == 1 and "label_obscene" in res.output and "<prefix>_<label>" in res.output

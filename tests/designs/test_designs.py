@@ -1,23 +1,11 @@
-"""Designs: draws, allocation and the stratified design's without-replacement guarantee."""
+"""Designs: allocation, the stratified design's without-replacement guarantee, names and specs."""
 
 import numpy as np
 import pytest
 
 from labelwise.datasets import make_pool
 from labelwise.designs import StratifiedDesign, allocate, make_design
-from labelwise.designs.sampling import draw_with_replacement
 from labelwise.measures import make_measure
-
-
-def test_draw_with_replacement_stops_at_exactly_n_new_items():
-    rng = np.random.default_rng(0)
-    q = np.array([0.5, 0.3, 0.1, 0.05, 0.05])
-    labeled = np.array([True, False, False, False, False])
-    items = draw_with_replacement(np.cumsum(q), 3, labeled, rng)
-    new = np.unique(items[~labeled[items]])
-    assert new.size == 3
-    # the last draw is the one that completed the batch
-    assert not labeled[items[-1]] and items[-1] not in items[:-1]
 
 
 def test_allocation_respects_minimum_target_and_capacity():

@@ -1,4 +1,4 @@
-"""Oracles: ground truth, wrapped functions and label files."""
+"""Oracles: ground truth, noisy annotators, wrapped functions and label files."""
 
 from __future__ import annotations
 
@@ -11,7 +11,13 @@ import pytest
 from labelwise.datasets import make_pool
 from labelwise.designs import make_design
 from labelwise.measures import make_measure
-from labelwise.oracle.annotators import CallableOracle, FileOracle, TruthOracle
+from labelwise.oracle.annotators import (
+    CallableOracle,
+    FileOracle,
+    NoisyOracle,
+    TruthOracle,
+    noisy_label_distribution,
+)
 from labelwise.pool import LabelFileError, Pool, PoolError, read_labels_file
 from labelwise.session import Session
 
@@ -49,6 +55,34 @@ def test_truth_oracle_needs_labels():
 def test_truth_oracle_unknown_id(pool):
     with pytest.raises(PoolError, match="not in the pool"):
         TruthOracle(pool)(np.array([0, 10_000]))
+
+
+# ---------------------------------------------------------------- noisy
+def test_noisy_oracle_answers_follow_its_label_distribution():
+    labels = np.repeat([0, 1, 2], 4000)
+    pool = Pool.from_arrays(preds=labels, labels=labels, n_classes=3)
+    oracle = NoisyOracle(pool, noise=0.3, rng=5)
+    answers = oracle(pool.item_ids)
+    wrong = answers != labels
+    n = labels.size
+    assert abs(wrong.mean() - 0.3) < 4 * np.sqrt(0.3 * 0.7 / n)
+    # a wrong answer is uniformly one of the two other classes
+    for c in range(3):
+        others = answers[wrong & (labels == c)]
+        share = np.mean(others == (c + 1) % 3)
+        assert abs(share - 0.5) < 4 * np.sqrt(0.25 / others.size)
+    # asking again gives fresh answers, not the same ones
+    assert np.mean(oracle(pool.item_ids) != answers) > 0.3
+    probs = noisy_label_distribution(pool, 0.3)
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0)
+    np.testing.assert_allclose(probs[np.arange(n), labels], 0.7)
+
+
+@pytest.mark.parametrize("noise", [-0.1, 0.5, 1.0])
+def test_noise_outside_its_range_is_refused(tiny_binary_pool, noise):
+    pool = tiny_binary_pool
+    with pytest.raises(ValueError, match=r"noise: must lie in \[0, 0.5\)"):
+        NoisyOracle(pool, noise)
 
 
 # ------------------------------------------------------------- callable

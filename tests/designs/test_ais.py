@@ -1,28 +1,28 @@
-"""Adaptive designs (AIS with a Dirichlet-tree oracle model, OASIS) and their sampling machinery.
+"""Adaptive designs: AIS with a Dirichlet-tree oracle model, and OASIS.
 
-Seed 001 sections 3-4: Algorithm 1 (draw i.i.d. from q_{t-1}, weight
-p/q_{t-1}, update), the proposals of Prop. 2, the martingale argument behind
-Theorem 1 (E[w_j l_j | F_{j-1}] = R for every j, hence exact unbiasedness of
-R-hat at every N), sample reuse (3.3.1) and the KL diagnostic of Figure 2.
+Sections 3-4 of N. G. Marchant and B. I. P. Rubinstein, "Needle in a
+Haystack: Label-Efficient Evaluation under Extreme Class Imbalance", KDD 2021
+("Marchant & Rubinstein" below): Algorithm 1 (draw i.i.d. from q_{t-1},
+weight p/q_{t-1}, update), the proposals of Prop. 2, the martingale argument
+behind Theorem 1 (E[w_j l_j | F_{j-1}] = R for every j, hence exact
+unbiasedness of R-hat at every N), sample reuse (3.3.1) and the KL diagnostic
+of Figure 2.  The sampling machinery the designs share (``draw_batch``,
+groups of items) is tested in ``test_sampling.py``.
 """
 
 import copy
+import itertools
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from labelwise.datasets import make_pool
 from labelwise.designs import AISDesign, OASISDesign
 from labelwise.designs.ais import AISSampler
-from labelwise.designs.grouped import GroupedPool
-from labelwise.designs.sampling import draw_batch, draw_with_replacement
 from labelwise.diagnostics import kl_divergence, optimal_proposal_given_truth
 from labelwise.draws import Draws, Sample
-from labelwise.estimators import ModelCovariance, importance_moments, mixture_variance
-from labelwise.estimators.importance import importance_risk
 from labelwise.measures import make_measure
-from labelwise.oracle.annotators import TruthOracle
+from labelwise.oracle.annotators import TruthOracle, noisy_label_distribution
 from labelwise.oracle.prior import score_prior
 from labelwise.pool import Pool
 from labelwise.session import Session
@@ -30,18 +30,6 @@ from labelwise.simulate import simulate, true_risk, true_value
 
 
 # ---------------------------------------------------------------- helpers
-def _tiny_pool() -> Pool:
-    """Six binary items with every (pred, label) combination: TN, FN, FP, TP."""
-    probs = np.array([0.05, 0.2, 0.4, 0.55, 0.7, 0.9])
-    return Pool.from_arrays(
-        preds=(probs > 0.5).astype(int),
-        scores=np.log(probs / (1 - probs)),
-        probs=probs,
-        labels=[0, 1, 0, 1, 0, 1],
-        name="tiny",
-    )
-
-
 def _nonzero_for_some_label(measure, pool: Pool) -> np.ndarray:
     out = pool.outputs()
     return np.any([measure.loss_is_nonzero(out, np.full(pool.n_items, c)) for c in range(pool.n_classes)], axis=0)
@@ -64,13 +52,13 @@ def _sample(items, q, labels, n_pool) -> Sample:
 @pytest.mark.parametrize("shape", [(1, 4), (2, 2)])
 @pytest.mark.parametrize("oracle, deviation", [("deterministic", "mean"), ("deterministic", "rms"),
                                                ("stochastic", "mean")])
-def test_two_stage_ais_estimate_of_R_is_exactly_unbiased(measure_name, shape, oracle, deviation):
-    """E[R-hat] over all (x1, x2) ~ q0(x1) q1(x2 | x1) equals R (martingale, seed 001 Thm 1 proof).
+def test_two_stage_ais_estimate_of_R_is_exactly_unbiased(tiny_binary_pool, measure_name, shape, oracle, deviation):
+    """E[R-hat] over all (x1, x2) ~ q0(x1) q1(x2 | x1) equals R (martingale, Marchant & Rubinstein Thm 1 proof).
 
     Stage 1 draws x1 ~ q0, the design observes y(x1), stage 2 draws x2 ~ q1.
     The expectation is enumerated exactly, so the identity holds to rounding.
     """
-    pool = _tiny_pool()
+    pool = tiny_binary_pool
     measure = make_measure(measure_name, pool)
     N, items = pool.n_items, np.arange(pool.n_items)
     depth, branching = shape
@@ -107,7 +95,7 @@ def test_two_stage_ais_estimate_of_R_is_exactly_unbiased(measure_name, shape, or
             assert q1[x1] == q1[np.flatnonzero(groups.of_item == groups.of_item[x1])].max()
         for x2 in np.flatnonzero(q1 > 0):
             prob = q0[x1] * q1[x2]
-            # through the design's own estimator, weights 1/(N q_{j-1}(x_j)) (seed 001 eq. 1)
+            # through the design's own estimator, weights 1/(N q_{j-1}(x_j)) (Marchant & Rubinstein eq. 1)
             est = branch.estimate(measure, _sample([x1, x2], [q0[x1], q1[x2]], pool.labels, N))
             manual = (loss_true[x1] / (N * q0[x1]) + loss_true[x2] / (N * q1[x2])) / 2
             np.testing.assert_allclose(est.R, manual, rtol=1e-12, atol=1e-15)
@@ -117,9 +105,39 @@ def test_two_stage_ais_estimate_of_R_is_exactly_unbiased(measure_name, shape, or
     np.testing.assert_allclose(expected_R, R_true, rtol=1e-12, atol=1e-15)
 
 
-def test_ais_draws_follow_q_of_and_record_its_weights():
+@pytest.mark.parametrize("design_params", [{"depth": 1, "branching": 3, "n_strata": 3},
+                                           {"depth": 1, "branching": 3, "n_strata": 3, "defensive": 0.3}])
+def test_two_stage_ais_estimate_is_exactly_unbiased(tiny_binary_pool, design_params):
+    """Enumerate (x1, y1, x2, y2): E[(w1 l1 + w2 l2) / 2] = R under the oracle's p(y|x), with q2 learned from y1."""
+    pool = tiny_binary_pool
+    measure = make_measure("f1", pool)
+    e = 0.25
+    p_y = noisy_label_distribution(pool, e)
+    design = AISDesign(**design_params)
+    outputs = pool.outputs()
+    N = pool.n_items
+    everything = np.arange(N)
+    mean = np.zeros(measure.dim)
+    total_prob = 0.0
+    for x1, y1 in itertools.product(range(N), range(2)):
+        sampler = design.start(pool, measure, rng=np.random.default_rng(0), oracle="stochastic")
+        q1 = sampler.q_of(everything)[x1]
+        sampler.observe(np.array([x1]), np.array([y1]))
+        q2 = sampler.q_of(everything)
+        l1 = measure.loss(outputs, np.full(N, y1))[x1] / (N * q1)
+        for x2, y2 in itertools.product(range(N), range(2)):
+            prob = q1 * p_y[x1, y1] * q2[x2] * p_y[x2, y2]
+            l2 = measure.loss(outputs, np.full(N, y2))[x2] / (N * q2[x2])
+            mean += prob * (l1 + l2) / 2
+            total_prob += prob
+    assert total_prob == pytest.approx(1.0, abs=1e-12)
+    np.testing.assert_allclose(mean, true_risk(pool, measure, e), rtol=1e-10)
+
+
+@pytest.mark.slow
+def test_ais_draws_follow_q_of_and_record_its_weights(tiny_binary_pool):
     """The design's draw() samples from q_of (labeled items included) and records w = 1/(N q)."""
-    pool = _tiny_pool()
+    pool = tiny_binary_pool
     measure = make_measure("f1", pool)
     sampler = AISDesign(depth=1, branching=4, n_strata=4).start(pool, measure, rng=np.random.default_rng(3))
     labeled_items = np.array([1, 4])
@@ -140,7 +158,7 @@ def test_ais_draws_follow_q_of_and_record_its_weights():
 
 
 def _prop2_proposal(sampler: AISSampler, pool: Pool, measure, labeled: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Seed 001 Prop. 2 / Prop. 3, item by item (no groups): the proposal and the model's R_t."""
+    """Marchant & Rubinstein Prop. 2 / Prop. 3, item by item (no groups): the proposal and the model's R_t."""
     N, C = pool.n_items, pool.n_classes
     out = pool.outputs()
     design = sampler.design
@@ -175,7 +193,7 @@ def _prop2_proposal(sampler: AISSampler, pool: Pool, measure, labeled: np.ndarra
                                                ("stochastic", "mean")])
 @pytest.mark.parametrize("epsilon0, defensive", [(1e-3, 0.0), (40.0, 0.0), (40.0, 0.2)])  # 40: the floor binds
 @pytest.mark.parametrize("names", ["f1", "f1,precision,recall"])
-def test_ais_proposal_is_seed_001_proposition_2(oracle, deviation, epsilon0, defensive, names):
+def test_ais_proposal_is_marchant_rubinstein_proposition_2(oracle, deviation, epsilon0, defensive, names):
     """The grouped O(groups) proposal equals Prop. 2 evaluated for every item."""
     pool = make_pool(3000, prevalence=0.03, seed=9)
     measure = make_measure(names, pool)
@@ -234,110 +252,7 @@ def test_ais_fills_batches_when_fewer_items_than_asked_carry_loss():
     assert q.sum() == pytest.approx(1.0, abs=1e-12) and np.all(q[session.labels < 0] > 0)
 
 
-# ---------------------------------------- 2. draw_batch == i.i.d. drawing
-def _batch_setup():
-    q = np.array([0.30, 0.05, 0.20, 0.02, 0.15, 0.08, 0.12, 0.08])
-    labeled = np.zeros(q.size, dtype=bool)
-    labeled[[0, 2, 4, 6]] = True
-    return q, labeled
-
-
-def test_draw_batch_labeled_draws_are_negative_binomial_and_multinomial():
-    q, labeled = _batch_setup()
-    lab_items = np.flatnonzero(labeled)
-    unl_items = np.flatnonzero(~labeled)
-    L, U = q[labeled].sum(), q[~labeled].sum()
-    p_unl = U / (U + L)
-    rng = np.random.default_rng(12)
-    sample_unl = lambda k: rng.choice(unl_items, size=k, p=q[unl_items] / U)
-    n_new, n_batches = 3, 4000
-    n_lab_total = 0
-    expected, variance = 0.0, 0.0
-    per_item = np.zeros(q.size)
-    for _ in range(n_batches):
-        items, counts = draw_batch(sample_unl, U, lab_items, q[lab_items], n_new, rng)
-        is_lab = labeled[items]
-        m_u = int(np.sum(~is_lab))
-        assert np.all(counts[~is_lab] == 1) and np.all(counts >= 1)
-        assert np.unique(items[is_lab]).size == is_lab.sum()  # one row per labeled item
-        assert np.array_equal(is_lab, np.arange(items.size) >= m_u)  # unlabeled draws first
-        unl = items[~is_lab]
-        assert np.unique(unl).size == n_new and unl[-1] not in unl[:-1]  # last draw completes the batch
-        n_lab_total += int(counts[is_lab].sum())
-        np.add.at(per_item, items[is_lab], counts[is_lab])
-        # NegBin(M_U, P(unlabeled)): mean M_U L / U, variance M_U (1 - p) / p^2
-        expected += m_u * L / U
-        variance += m_u * (1 - p_unl) / p_unl**2
-    z = (n_lab_total - expected) / np.sqrt(variance)
-    assert abs(z) < 4, z
-    assert n_lab_total == pytest.approx(expected, rel=0.05)
-    share = q[lab_items] / L
-    z_items = (per_item[lab_items] - n_lab_total * share) / np.sqrt(n_lab_total * share * (1 - share))
-    assert np.all(np.abs(z_items) < 4), z_items
-
-
-def test_draw_batch_matches_naive_iid_drawing_in_distribution():
-    """Aggregated batches vs plain draws from the full q until 3 new items (draw_with_replacement)."""
-    q, labeled = _batch_setup()
-    lab_items = np.flatnonzero(labeled)
-    unl_items = np.flatnonzero(~labeled)
-    U = q[~labeled].sum()
-    rng = np.random.default_rng(21)
-    sample_unl = lambda k: rng.choice(unl_items, size=k, p=q[unl_items] / U)
-    n_new, n_batches = 3, 4000
-    agg_total, agg_lab = np.empty(n_batches), np.empty(n_batches)
-    naive_total, naive_lab = np.empty(n_batches), np.empty(n_batches)
-    agg_items, naive_items = np.zeros(q.size), np.zeros(q.size)
-    cdf = np.cumsum(q)
-    for b in range(n_batches):
-        items, counts = draw_batch(sample_unl, U, lab_items, q[lab_items], n_new, rng)
-        agg_total[b], agg_lab[b] = counts.sum(), counts[labeled[items]].sum()
-        np.add.at(agg_items, items, counts)
-        drawn = draw_with_replacement(cdf, n_new, labeled, rng)
-        naive_total[b], naive_lab[b] = drawn.size, labeled[drawn].sum()
-        np.add.at(naive_items, drawn, 1)
-    for a, n in ((agg_total, naive_total), (agg_lab, naive_lab)):
-        se = np.sqrt(a.var(ddof=1) / a.size + n.var(ddof=1) / n.size)
-        assert abs(a.mean() - n.mean()) < 4 * se, (a.mean(), n.mean(), se)
-    # whole distributions of draws per batch, and the draws per item
-    bins = np.array([0, 4, 6, 8, 10, 13, 17, 25, np.inf])
-    table = np.stack([np.histogram(agg_total, bins)[0], np.histogram(naive_total, bins)[0]])
-    assert stats.chi2_contingency(table[:, table.sum(axis=0) > 0])[1] > 1e-3
-    assert stats.chi2_contingency(np.stack([agg_items, naive_items]))[1] > 1e-3
-    # and both agree with i.i.d. theory: E[draws] = E[unlabeled draws] / P(unlabeled)
-    assert agg_total.mean() == pytest.approx((agg_total - agg_lab).mean() / U, rel=0.05)
-
-
-# ------------------------------------------ 3. counts == repeated rows
-@pytest.mark.parametrize("names", ["f1", "f1,precision,recall"])
-@pytest.mark.parametrize("with_ratio", [False, True])
-def test_importance_moments_with_counts_equals_repeated_rows(names, with_ratio):
-    pool = make_pool(400, prevalence=0.3, separation=1.0, seed=4)  # FPs and FNs are common
-    measure = make_measure(names, pool)
-    rng = np.random.default_rng(8)
-    n = 25
-    items = rng.choice(pool.n_items, size=n, replace=False)
-    losses = measure.loss(pool.outputs(items), pool.labels[items])
-    weights = rng.uniform(0.2, 5.0, n)
-    counts = rng.integers(1, 6, n)
-    ratio = rng.uniform(0.5, 2.0, n) if with_ratio else None
-    R, G, cov = importance_moments(measure, losses, weights, ratio, counts)
-    rep = np.repeat(np.arange(n), counts)
-    R2, G2, cov2 = importance_moments(measure, losses[rep], weights[rep], None if ratio is None else ratio[rep])
-    np.testing.assert_allclose(R, R2, rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(G, G2, rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(cov, cov2, rtol=1e-10, atol=1e-15)
-    assert np.all(np.isfinite(cov)) and np.all(np.diag(cov) > 0)
-    # the risk alone, and broadcasting over a leading (repeat) axis
-    np.testing.assert_allclose(importance_risk(losses, weights, counts), R2, rtol=1e-12)
-    stack_R, _, stack_cov = importance_moments(measure, np.stack([losses, losses[::-1]]),
-                                               np.stack([weights, weights[::-1]]),
-                                               None if ratio is None else np.stack([ratio, ratio[::-1]]),
-                                               np.stack([counts, counts[::-1]]))
-    np.testing.assert_allclose(stack_R, [R2, R2], rtol=1e-12)
-    np.testing.assert_allclose(stack_cov, [cov2, cov2], rtol=1e-10, atol=1e-15)
-
-
+# ------------------------------- 2. aggregated draws == expanded draws
 def test_ais_estimate_is_the_same_for_aggregated_and_expanded_draws():
     pool = make_pool(2000, prevalence=0.05, seed=6)
     measure = make_measure("f1", pool)
@@ -355,7 +270,7 @@ def test_ais_estimate_is_the_same_for_aggregated_and_expanded_draws():
     assert a.n_draws == b.n_draws == draws.n_draws
 
 
-# --------------------------------------------- 4./5. label efficiency
+# --------------------------------------------- 3./4. label efficiency
 @pytest.fixture(scope="module")
 def imbalanced():
     """make_pool(20000, prevalence 0.005), 100 positives, calibrated probabilities."""
@@ -370,18 +285,20 @@ def imbalanced():
     return mse
 
 
+@pytest.mark.slow
 def test_ais_beats_passive_on_an_imbalanced_pool(imbalanced):
     # measured over seeds: ais/passive MSE ratio 0.02-0.08 at 20 repeats
     assert imbalanced["ais"] < 0.3 * imbalanced["passive"], imbalanced
 
 
+@pytest.mark.slow
 def test_ais_beats_static_importance_when_the_prior_is_miscalibrated():
     """AIS learns the oracle; static IS is stuck with the proposal of an overconfident prior.
 
     With calibrated probabilities (``imbalanced``) the static proposal is
     already close to optimal and AIS / IS MSE ratios scatter around 1 (0.7-1.1
-    at 200 repeats over pool seeds), so the comparison is made where seed 001
-    section 3 says AIS matters: a wrong prior (probabilities over-stated by
+    at 200 repeats over pool seeds), so the comparison is made where Marchant &
+    Rubinstein section 3 says AIS matters: a wrong prior (probabilities over-stated by
     e^3).  Measured AIS / IS ratio there: 0.16-0.41 at 40 repeats over 12 seeds.
     """
     pool = make_pool(20000, prevalence=0.005, seed=0, calibration_error=3.0)
@@ -392,6 +309,7 @@ def test_ais_beats_static_importance_when_the_prior_is_miscalibrated():
     assert mse["ais"] < 0.3 * mse["passive"], mse
 
 
+@pytest.mark.slow
 def test_oasis_beats_passive(imbalanced):
     # measured ratio 0.025-0.12
     assert imbalanced["oasis"] < 0.3 * imbalanced["passive"], imbalanced
@@ -412,7 +330,7 @@ def test_oasis_rejects_multiclass_pools():
     assert np.all(np.isfinite(est.value)) and session.n_labels == 30
 
 
-# ------------------------------------------------ 6. vector measures
+# ------------------------------------------------ 5. vector measures
 @pytest.fixture(scope="module")
 def pool_1pct():
     return make_pool(20000, prevalence=0.01, seed=5)
@@ -429,7 +347,7 @@ def _check_intervals(est):
 def test_ais_vector_measure_and_sample_reuse(pool_1pct):
     pool = pool_1pct
     measure = make_measure("f1,precision,recall", pool)
-    # a defensive share keeps the plug-in variance of other measures honest (sample reuse, seed 001 3.3.1)
+    # a defensive share keeps the plug-in variance of other measures honest (sample reuse, Marchant & Rubinstein 3.3.1)
     session = Session(pool, measure, AISDesign(defensive=0.05), seed=1)
     est = session.run(TruthOracle(pool), 300, 50)
     assert est.names == ("f1", "precision", "recall") and est.n_labels == 300 and est.n_draws >= 300
@@ -440,7 +358,7 @@ def test_ais_vector_measure_and_sample_reuse(pool_1pct):
     # F1 is the harmonic mean of precision and recall for the same R-hat
     p, r = est["precision"], est["recall"]
     assert est["f1"] == pytest.approx(2 * p * r / (p + r), rel=1e-12)
-    # sample reuse (seed 001 3.3.1): the F1 proposal covers accuracy's support
+    # sample reuse (Marchant & Rubinstein 3.3.1): the F1 proposal covers accuracy's support
     acc = make_measure("accuracy", pool)
     reuse = session.estimate(acc)
     assert reuse.all_defined and reuse.n_draws == est.n_draws
@@ -468,9 +386,10 @@ def test_ais_pr_curve(pool_1pct):
     _check_intervals(reuse)
 
 
-# ------------------------------------------------- 7. AIS learns
+# ------------------------------------------------- 6. AIS learns
+@pytest.mark.slow
 def test_kl_from_the_optimal_proposal_decreases_with_labels():
-    """KL(q* || q_t) (seed 001 Figure 2): from about 1.18 to 0.64-0.83 after 1000 labels."""
+    """KL(q* || q_t) (Marchant & Rubinstein Figure 2): from about 1.18 to 0.64-0.83 after 1000 labels."""
     pool = make_pool(20000, prevalence=0.005, seed=3)
     measure = make_measure("f1", pool)
     q_star = optimal_proposal_given_truth(pool, measure)
@@ -488,10 +407,11 @@ def test_kl_from_the_optimal_proposal_decreases_with_labels():
     assert after.mean() < 0.8 * before.mean(), (before, after)
 
 
+@pytest.mark.slow
 def test_kl_decrease_comes_from_the_oracle_model_when_the_prior_is_wrong():
     """Probabilities over-stated by e^3: the Dirichlet-tree model must unlearn them.
 
-    Measured KL(q* || q) with seed 001's hyperparameters (prior strength 1):
+    Measured KL(q* || q) with Marchant & Rubinstein's hyperparameters (prior strength 1):
     0.71 before, 0.18-0.21 after 1000 labels; with the model frozen at its
     prior (only labeled items and R_t updated) 0.39-0.40.  (The default
     prior strength 10 unlearns more slowly: ratio 0.40-0.42.)
@@ -508,7 +428,7 @@ def test_kl_decrease_comes_from_the_oracle_model_when_the_prior_is_wrong():
     assert np.mean(ratios) < 0.4, ratios
 
 
-# --------------------------------------------------- 8. resume
+# --------------------------------------------------- 7. resume
 @pytest.fixture
 def interrupted(tmp_path):
     pool = make_pool(5000, prevalence=0.02, seed=7)
@@ -564,58 +484,7 @@ def test_resumed_proposal_equals_the_uninterrupted_one(interrupted):
         resumed.close()
 
 
-# --------------------------------------------------- 9. groups
-def test_grouped_pool_q_of_and_unlabeled_sampling():
-    blocks = np.array([0, 0, 0, 1, 1, 1, 1, 2, 2])
-    key = np.array([5, 5, 9, 5, 5, 9, 9, 5, 5])  # arbitrary key values are densified
-    g = GroupedPool(blocks, key)
-    assert g.n_groups == 5
-    assert np.array_equal(g.sizes, [2, 1, 2, 2, 2])
-    assert np.array_equal(g.of_item, [0, 0, 1, 2, 2, 3, 3, 4, 4])
-    assert np.array_equal(g.block, [0, 0, 1, 1, 2])
-    q_group = np.array([0.05, 0.10, 0.07, 0.12, 0.09])
-    items = np.arange(9)
-    np.testing.assert_array_equal(g.q_of(items, q_group, np.empty(0)), q_group[g.of_item])
-    # labeled in two calls and out of order; q_labeled is aligned with labeled_items
-    g.mark_labeled(np.array([5]))
-    g.mark_labeled(np.array([2, 0]))
-    assert np.array_equal(g.labeled_items, [5, 2, 0])
-    assert np.array_equal(g.unlabeled, [1, 0, 2, 1, 2])
-    q_lab = np.array([0.5, 0.3, 0.2])
-    q = g.q_of(items, q_group, q_lab)
-    expected = q_group[g.of_item].copy()
-    expected[[5, 2, 0]] = q_lab
-    np.testing.assert_array_equal(q, expected)
-    np.testing.assert_array_equal(g.q_of(np.array([0, 1, 0, 6]), q_group, q_lab), [0.2, 0.05, 0.2, 0.12])
-
-    mass = q_group * g.unlabeled  # group 1 (item 2 only) is fully labeled: no mass
-    rng = np.random.default_rng(5)
-    drawn = g.sample_unlabeled(20000, mass, rng)
-    assert not np.any(g.known[drawn])
-    assert set(np.unique(drawn)) == {1, 3, 4, 6, 7, 8}
-    # a group with probability mass / total, then a uniform unlabeled member: each item q_group
-    freq = np.bincount(drawn, minlength=9) / drawn.size
-    target = np.where(g.known, 0.0, q_group[g.of_item]) / mass.sum()
-    se = np.sqrt(target * (1 - target) / drawn.size)
-    assert np.all(np.abs(freq - target) <= 4 * se + 1e-12)
-    # a batch: probabilities and weights from q_of, rows of labeled items aggregated
-    d = g.draw(q_group, q_lab, 2, n_pool=9, rng=rng)
-    np.testing.assert_array_equal(d.prob, g.q_of(d.items, q_group, q_lab))
-    np.testing.assert_allclose(d.weight, 1 / (9 * d.prob))
-    assert np.unique(d.items[~g.known[d.items]]).size == 2
-    g.reset()
-    assert g.labeled_items.size == 0 and not g.known.any() and np.array_equal(g.unlabeled, g.sizes)
-
-
-def test_grouped_pool_without_key_makes_one_group_per_item():
-    g = GroupedPool(np.array([0, 0, 1, 1]), None)
-    assert g.n_groups == 4 and np.all(g.sizes == 1)
-    g.mark_labeled(np.array([1]))
-    drawn = g.sample_unlabeled(500, np.array([0.25, 0.25, 0.25, 0.25]) * g.unlabeled, np.random.default_rng(0))
-    assert 1 not in drawn and set(np.unique(drawn)) == {0, 2, 3}
-
-
-# ------------------------------------------------ 10. validation
+# ------------------------------------------------ 8. validation
 @pytest.mark.parametrize("kwargs, argument", [
     ({"partition": "kmeans"}, "partition"),
     ({"defensive": -0.1}, "defensive"),
@@ -630,9 +499,9 @@ def test_ais_parameter_validation_names_the_argument(kwargs, argument):
         AISDesign(**kwargs)
 
 
-def test_oracle_mode_is_validated_by_the_session():
+def test_oracle_mode_is_validated_by_the_session(tiny_binary_pool):
     """The oracle mode is the session's now, not a design setting; a bad one names the argument."""
-    pool = _tiny_pool()
+    pool = tiny_binary_pool
     with pytest.raises(ValueError, match="oracle: choose 'deterministic' or 'stochastic'"):
         Session(pool, make_measure("f1", pool), AISDesign(n_strata=4, branching=4), oracle="noisy")
 
@@ -671,39 +540,7 @@ def test_variance_options_order_and_agree_on_the_estimate():
     assert corr(estimates["mixture"].cov) == pytest.approx(corr(estimates["plugin"].cov), rel=1e-9)
 
 
-@pytest.mark.parametrize("exceptions, hits, level", [(0.0, 0.0, 0.95), (0.01, 0.001, 0.95), (2.0, 0.01, 0.95),
-                                                     (3.0, 0.5, 0.9), (50.0, 40.0, 0.99)])
-def test_mixture_variance_covers_the_three_case_error_exactly(exceptions, hits, level):
-    """The returned variance's normal interval covers the model's three-case mixture with probability ``level``."""
-    base, full, miss = np.array([1e-4, 2.0]), np.array([5e-3, 2.5]), np.array([4e-4, 0.1])
-    model = ModelCovariance(np.diag(full), np.diag(base), miss, exceptions, hits)
-    v = mixture_variance(base, full, model, level)
-    p_none, p_no_hit = np.exp(-exceptions), np.exp(-hits)
-    missed = base + miss / (1 - p_none) if exceptions else base
-    probs = [p_none, p_no_hit - p_none, 1 - p_no_hit]
-    hit = np.maximum((full - probs[0] * base - probs[1] * missed) / probs[2], base) if hits else missed
-    h = stats.norm.ppf(0.5 + level / 2) * np.sqrt(v)
-    inside = [2 * stats.norm.cdf(h / np.sqrt(case)) - 1 for case in (base, missed, hit)]
-    covered = probs[0] * inside[0] + probs[1] * inside[1] + probs[2] * inside[2]
-    np.testing.assert_allclose(covered, level, atol=1e-9)
-    if hits or exceptions:  # the mixture's variance is the full one
-        np.testing.assert_allclose(probs[0] * base + probs[1] * missed + probs[2] * hit, full, rtol=1e-9)
-    if exceptions == 0.0:  # nothing can surprise: the usual variance
-        np.testing.assert_allclose(v, base)
-    if hits >= 40:  # a hit is certain: its case's variance
-        np.testing.assert_allclose(v, hit, rtol=1e-9)
-    if exceptions <= 0.01:  # surprises rarer than 5% need no cover: near the usual variance, far below full
-        assert np.all(v <= base * 1.1) and v[0] < full[0] / 40
-
-
-@pytest.mark.parametrize("level", [0.9, 0.95])
-def test_mixture_variance_with_identical_cases_is_that_variance(level):
-    """No miss and nothing beyond the usual variance: the three cases coincide (no root to search)."""
-    base = np.array([3e-4, 0.0])
-    model = ModelCovariance(np.diag(base), np.diag(base), np.zeros(2), 0.7, 0.2)
-    np.testing.assert_allclose(mixture_variance(base, base, model, level), base, rtol=1e-12)
-
-
+@pytest.mark.slow
 @pytest.mark.parametrize("variance", ["mixture"])
 def test_default_ais_intervals_cover(variance):
     """The model-based covariances cover at every checkpoint on a generated pool.
