@@ -19,7 +19,7 @@ def _examples() -> list[str]:
     text = README.read_text()
     section = text[text.index("## Extending labelwise"):]
     section = section[:section.index("\n## ", 1)]
-    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    return re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
 
 
 @pytest.fixture
