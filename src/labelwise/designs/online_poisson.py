@@ -54,6 +54,7 @@ from ..estimators import (
     make_estimate,
     mixture_variance,
     rounds_moments,
+    rounds_plugin_covariance,
 )
 from ..measures import Measure
 from ..pool import Pool
@@ -182,8 +183,12 @@ class OnlinePoissonSampler(Sampler):
             later = 1.0 - np.cumsum(w)  # sum of the weights of the rounds after each one
             c = w[d.round] / b_rounds[d.round, group] + later[d.round]
             cov = cov + self._label_noise(measure, d.items, J, c / N)
-        if measure != self.measure:  # sample reuse: no model of the unlabeled items for this measure
-            return make_estimate(measure, R, cov, sample.n_labels, len(d), level)
+        # never below the design-based estimate, which needs no model: the model's variance for the
+        # unlabeled items is too small where it is wrong and the design trusted it (over-confident
+        # scores), and other measures (sample reuse) have no model of the unlabeled items at all
+        plugin = rounds_plugin_covariance(losses @ J.T / N, d.round, b_rounds[d.round, group], w)
+        if measure != self.measure:
+            return make_estimate(measure, R, larger_variance(cov, plugin), sample.n_labels, len(d), level)
         excess = np.sum(w[:, None] ** 2 * (1.0 / b_rounds - 1.0), axis=0)  # every round, per group
         unlabeled = self._unlabeled_covariance(J, excess, b_rounds.sum(axis=0))
         if self.stochastic or self.design.variance == "model":  # the unlabeled items at their full model variance
@@ -192,7 +197,7 @@ class OnlinePoissonSampler(Sampler):
             usual = cov + unlabeled.modal
             target = mixture_variance(np.diag(usual), np.diag(cov + unlabeled.full), unlabeled, level)
             cov = larger_variance(usual, np.diag(target))
-        return make_estimate(measure, R, cov, sample.n_labels, len(d), level)
+        return make_estimate(measure, R, larger_variance(cov, plugin), sample.n_labels, len(d), level)
 
     def _label_noise(self, measure: Measure, items: np.ndarray, J: np.ndarray, coef: np.ndarray) -> np.ndarray:
         """``sum_n coef_n^2 Var(u_n)`` with ``u_n = J l(x_n, y)`` and ``y`` from the interval's model."""

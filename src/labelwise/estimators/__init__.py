@@ -14,7 +14,7 @@ from .model_covariance import (
     mixture_variance,
 )
 from .result import Estimate, make_estimate
-from .rounds import round_weights, rounds_moments
+from .rounds import round_weights, rounds_moments, rounds_plugin_covariance
 from .stratified import stratified_moments
 
 __all__ = [
@@ -32,5 +32,6 @@ __all__ = [
     "normal_interval",
     "round_weights",
     "rounds_moments",
+    "rounds_plugin_covariance",
     "stratified_moments",
 ]

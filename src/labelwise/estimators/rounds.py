@@ -27,7 +27,7 @@ import numpy as np
 
 from ..measures import Measure
 
-__all__ = ["round_weights", "rounds_moments"]
+__all__ = ["round_weights", "rounds_moments", "rounds_plugin_covariance"]
 
 
 def round_weights(counts: np.ndarray, gamma: float) -> np.ndarray:
@@ -94,3 +94,30 @@ def rounds_moments(measure: Measure, losses: np.ndarray, rounds: np.ndarray, inc
     excess = np.where(np.arange(n_rounds) <= rounds[:, None], per_round, 0.0).sum(axis=1)
     u = losses @ J.T / n_items
     return R, (u.T * excess) @ u, w, J
+
+
+def rounds_plugin_covariance(u: np.ndarray, rounds: np.ndarray, inclusion: np.ndarray,
+                             weights: np.ndarray) -> np.ndarray:
+    """Design-based estimate of ``cov(R-hat)`` projected by ``Dg``: no model of the unlabeled items.
+
+    ``sum_r w_r^2 sum_{n in S_r} (1 - b_rn) / b_rn^2 u_n u_n^T``: each round's
+    inner sum is the Horvitz-Thompson estimate of ``cov(T_r | past)`` under
+    Poisson sampling (Yilmaz et al. 2021, eq. 25), unbiased for it and
+    conservative for a fixed-size sample.  It misses what no round sampled
+    (a rare positive among items of tiny ``b``), so it is a floor, not the
+    interval.
+
+    Parameters
+    ----------
+    u : ndarray, shape (n, m)
+        ``Dg(R-hat) l_n / N`` of the labeled items.
+    rounds : ndarray of int, shape (n,)
+        Round in which each item was labeled.
+    inclusion : ndarray, shape (n,)
+        Each item's inclusion probability in its round.
+    weights : ndarray, shape (rounds,)
+        The rounds' weights (:func:`round_weights`).
+    """
+    b = np.asarray(inclusion, dtype=float)
+    coef = np.asarray(weights)[np.asarray(rounds)] ** 2 * (1.0 - b) / b**2
+    return (u.T * coef) @ u
