@@ -395,8 +395,8 @@ def fmt_rel(ratio: float, se: float) -> str:
     if math.isinf(ratio):
         return "inf"
     text = f"{ratio:.2g}"
-    if not math.isnan(se) and se > 0:
-        text += f"±{se:.1g}"
+    if not math.isnan(se) and se > 1e-9 * ratio:  # not the rounding noise of two identical sets of errors
+        text += f"±{se:.2g}" if se >= 1 else f"±{se:.1g}"
     return text
 
 
@@ -493,7 +493,7 @@ def check_text(pools: list[dict], runs: int, measure: str) -> str:
             + f". {runs} runs per design (coverage s.e. about {cov_se:.3f} at {LEVEL}).")]
     rows = check_rows(with_default, runs, measure)
     n_cells = sum(1 for p in with_default for c in cells(p, "default") if c.labels >= TARGET_FROM)
-    out += ["", f"{len(rows)} of {n_cells} pool/checkpoints miss a target ({len(with_default)} pools).", ""]
+    out += ["", f"{len(rows)} of {n_cells} pool/checkpoints miss a target ({len(with_default)} pool{'s' if len(with_default) > 1 else ''}).", ""]
     if rows:
         out.append(table(["pool", "labels", "MSE", f"MSE/{REFERENCE}", "coverage", "mean width", "width ratio",
                           "misses"], rows))
@@ -588,6 +588,7 @@ def plot(data: dict, path: Path) -> None:
     designs = list(dict.fromkeys(e["summary"]["design"] for p in pools for e in p["results"] if "summary" in e))
     nr, nc = len(pools), len(designs) * len(CHECKPOINTS)
     ratio, cover, width = (np.full((nr, nc), np.nan) for _ in range(3))
+    wide = np.zeros((nr, nc), dtype=bool)  # the width misses of Cell.misses (finite ratio > target)
     for i, p in enumerate(pools):
         for j, d in enumerate(designs):
             for k, cell in enumerate(cells(p, d) or []):
@@ -598,6 +599,7 @@ def plot(data: dict, path: Path) -> None:
                 cover[i, col] = cell.coverage
                 if not math.isnan(cell.width):
                     width[i, col] = math.log2(min(max(cell.width, 2.0**-2), 2.0**5))
+                wide[i, col] = cell.labels >= WIDTH_FROM and math.isfinite(cell.width) and cell.width > WIDTH_TARGET
     panels = [
         (ratio, f"log10 MSE / {REFERENCE}  (x: coverage < {COVERAGE_TARGET})", "RdBu_r", TwoSlopeNorm(0, -3, 3)),
         (cover, f"coverage of the {LEVEL:.0%} interval", "RdYlGn", TwoSlopeNorm(LEVEL, 0.6, 1.0)),
@@ -620,7 +622,7 @@ def plot(data: dict, path: Path) -> None:
         for col in range(nc):
             if cover[i, col] < COVERAGE_TARGET:
                 axes[0, 0].text(col, i, "x", ha="center", va="center", fontsize=7)
-            if CHECKPOINTS[col % len(CHECKPOINTS)] >= WIDTH_FROM and width[i, col] > math.log2(WIDTH_TARGET):
+            if wide[i, col]:
                 axes[0, 2].plot(col, i, "k.", ms=3)
     meta = data["meta"]
     fig.suptitle(f"labelwise robustness grid: {meta['measure']}, {meta['runs']} runs, batches of {BATCH_SIZE}",
