@@ -63,10 +63,15 @@ class Session:
         Session file to create; the session is then durable and resumable.
     level : float
         Default confidence level of estimates.
+    sampler : Sampler, optional
+        A sampler of ``design`` that has seen no label, started for this
+        pool, measure, budget and oracle and drawing from ``seed`` (see
+        :meth:`Sampler.copy`); by default the session starts one.
     """
 
     def __init__(self, pool: Pool, measure: Measure, design: Design | str, *, oracle: str = "deterministic",
-                 budget: int | None = None, seed=None, path: str | Path | None = None, level: float = 0.95):
+                 budget: int | None = None, seed=None, path: str | Path | None = None, level: float = 0.95,
+                 sampler: Sampler | None = None):
         design = make_design(design, pool) if isinstance(design, str) else design
         self.pool, self.measure, self.design = pool, measure, design
         self.oracle = check_oracle(oracle)
@@ -78,7 +83,9 @@ class Session:
         self._draws_cache: Draws | None = None
         self.stage = 0
         self.store: Store | None = None
-        self.sampler: Sampler = design.start(pool, measure, rng=self.rng, budget=budget, oracle=oracle)
+        if sampler is not None and sampler.rng is not self.rng:
+            raise ValueError("sampler: it must draw from the session's generator; pass seed=sampler.rng")
+        self.sampler: Sampler = sampler or design.start(pool, measure, rng=self.rng, budget=budget, oracle=oracle)
         if path is not None:
             # the generator's initial state goes in with the file, so a session
             # reopened before its first draw still draws what this one would

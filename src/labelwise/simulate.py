@@ -174,10 +174,13 @@ def simulate(
     defined = np.empty(shape, dtype=bool)
     seeds = np.random.SeedSequence(seed).spawn(repeats)
     start = time.perf_counter()
+    # one set-up for every run: each run copies the started sampler (start draws nothing at random)
+    template = design_obj.start(pool, measure, rng=np.random.default_rng(0), budget=marks[-1], oracle=oracle)
     with progress_bar(progress, repeats, "simulating") as update:
         for r in range(repeats):
-            session = Session(pool, measure, design_obj, oracle=oracle, budget=marks[-1],
-                              seed=np.random.default_rng(seeds[r]), level=level)
+            rng = np.random.default_rng(seeds[r])
+            session = Session(pool, measure, design_obj, oracle=oracle, budget=marks[-1], seed=rng, level=level,
+                              sampler=template.copy(rng))
             annotator = NoisyOracle(pool, noise, seeds[r].spawn(1)[0]) if noise else TruthOracle(pool)
 
             def record(n: int, est, r=r) -> None:

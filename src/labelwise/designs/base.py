@@ -13,6 +13,7 @@ keeps per batch.
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, fields
 from typing import ClassVar
@@ -91,6 +92,14 @@ class Sampler(ABC):
     def stochastic(self) -> bool:
         """Whether every draw is labeled afresh (noisy or several annotators)."""
         return self.oracle == "stochastic"
+
+    def copy(self, rng: np.random.Generator) -> Sampler:
+        """An independent copy drawing from ``rng`` (sharing the pool and the measure).
+
+        A copy of a sampler that has seen no label is a new run without the
+        set-up cost of :meth:`Design.start` (simulations reuse one set-up).
+        """
+        return copy.deepcopy(self, memo={id(self.pool): self.pool, id(self.measure): self.measure, id(self.rng): rng})
 
     @abstractmethod
     def draw(self, n_new: int, labeled: np.ndarray) -> Draws:
