@@ -28,7 +28,7 @@ from ..pool import Pool
 __all__ = ["check_prior_probs", "score_prior", "tree_hyperparameters"]
 
 
-def score_prior(pool: Pool, lam: float = 0.9, systems: list[int] | None = None) -> np.ndarray:
+def score_prior(pool: Pool, lam: float = 1.0, systems: list[int] | None = None) -> np.ndarray:
     """Prior label distribution ``p_a(y|x)`` for every item, shape ``(N, C)``.
 
     Parameters
