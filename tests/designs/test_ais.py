@@ -553,3 +553,24 @@ def test_default_ais_intervals_cover(variance):
                       checkpoints=[100, 200, 300], design_params={"variance": variance})
     for row in result.checkpoint_rows():
         assert row["coverage"] >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / 300), row
+
+
+def test_ais_fills_batches_when_over_confident_scores_concentrate_the_proposal():
+    """Over-confident scores (logit x 3) put almost all unlabeled mass on a handful of items: the batch
+    mixes in uniform mass instead of drawing millions of times and giving up."""
+    from scipy.special import expit
+
+    rng = np.random.default_rng(0)
+    n, n_pos, d = 20_000, 20, 4.0
+    labels = np.zeros(n, dtype=np.int8)
+    labels[rng.choice(n, size=n_pos, replace=False)] = 1
+    x = rng.standard_normal(n) + d * labels
+    logit = 3.0 * (np.log(n_pos / (n - n_pos)) + d * x - d * d / 2)
+    preds = np.zeros(n, dtype=np.int8)
+    preds[np.argsort(-x)[:n_pos]] = 1
+    pool = Pool.from_arrays(None, preds=preds, scores=logit, probs=expit(logit), labels=labels)
+    measure = make_measure("f1", pool)
+    session = Session(pool, measure, AISDesign(), seed=5, budget=1000)
+    est = session.run(TruthOracle(pool), 1000)
+    assert session.n_labels == 1000 and session.sampler._fill
+    assert est.defined[0]

@@ -44,6 +44,11 @@ from .group_model import GroupModel, TreeModelDesign
 
 __all__ = ["AISDesign", "AISSampler"]
 
+#: A batch of ``n`` new items may take ``DRAWS_PER_NEW_ITEM * n`` draws of unlabeled items; when fewer than
+#: ``FILL_MARGIN * n`` distinct ones are expected in that many, a little uniform mass fills the batch up.
+DRAWS_PER_NEW_ITEM = 1000
+FILL_MARGIN = 1.5
+
 
 @dataclass(frozen=True, kw_only=True)
 class AISDesign(TreeModelDesign):
@@ -111,7 +116,7 @@ class AISSampler(Sampler):
         self._eps_scale = scale if np.isfinite(scale) and scale > 0 else 1.0
         # per batch: draws, proposal per group, labeled items (sorted) and their proposal
         self._history: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []
-        self._fill = False  # set once batches need more items than carry mass
+        self._fill = False  # set once a batch could not find its new items in a reasonable number of draws
         self._dirty = True
 
     def observe(self, items: np.ndarray, labels: np.ndarray) -> None:
@@ -143,7 +148,6 @@ class AISSampler(Sampler):
         if not np.isfinite(total) or total <= 0:  # no information at all: sample uniformly
             v_g, v_lab, total = np.ones(gm.groups.n_groups), np.ones(lab_items.size), float(N)
         d = self.design.defensive
-        self._n_reachable = int(U[v_g > 0].sum())
         if self._fill:
             # fewer unlabeled items have any mass than a batch asks for (e.g. precision once the
             # predicted positives are labeled): a little uniform mass on items whose loss is zero
@@ -152,6 +156,20 @@ class AISSampler(Sampler):
         self._q_group = (1 - d) * v_g / total + d / N
         self._q_lab = (1 - d) * v_lab / total + d / N
         self._dirty = False
+
+    def _reachable(self, n_draws: int) -> float:
+        """Expected number of distinct unlabeled items among ``n_draws`` draws from the unlabeled part of q.
+
+        ``sum_g U_g (1 - exp(-n q_g / M_U))``: below the batch size, the
+        proposal keeps (almost) all its unlabeled mass on fewer items than a
+        batch needs (e.g. precision once the predicted positives are
+        labeled, or over-confident scores), and the batch would not fill up.
+        """
+        U = self.gm.groups.unlabeled.astype(float)
+        mass = float(U @ self._q_group)
+        if mass <= 0:
+            return 0.0
+        return float(U @ -np.expm1(-n_draws * self._q_group / mass))
 
     def q_of(self, items: np.ndarray) -> np.ndarray:
         """Current proposal probability of each item (labeled items at their label)."""
@@ -164,7 +182,7 @@ class AISSampler(Sampler):
         if self.stochastic:  # every draw is a label; labeled items keep their group's q
             self._history.append((n_new, self._q_group, np.empty(0, np.int64), np.empty(0)))
             return groups.draw_any(self._q_group, n_new, N, self.rng)
-        if self._n_reachable < n_new and not self._fill:
+        if not self._fill and self._reachable(DRAWS_PER_NEW_ITEM * n_new) < FILL_MARGIN * n_new:
             self._fill, self._dirty = True, True
             self._update()
         draws = groups.draw(self._q_group, self._q_lab, n_new, N, self.rng)
