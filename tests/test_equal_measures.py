@@ -21,7 +21,5 @@ def test_an_equal_measure_gets_the_targets_covariance(design, tmp_path):
     assert other.value[0] == pytest.approx(target.value[0], abs=1e-5)
     assert not np.allclose(other.cov, target.cov, rtol=1e-3)
     session.close()
-    if design == "ais":  # ais keeps the proposals of the batches drawn since it was opened (not stored)
-        return
     reopened = lw.Session.open(tmp_path / "s.lws")  # the measure rebuilt from the file's spec
     np.testing.assert_allclose(reopened.estimate(lw.make_measure("f1", pool)).cov, target.cov, rtol=1e-9)

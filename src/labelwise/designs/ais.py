@@ -123,6 +123,21 @@ class AISSampler(Sampler):
         self.gm.observe(items, labels)
         self._dirty = True
 
+    def state(self) -> dict:
+        """The newest batch's proposal (per group, and each labeled item's), which the interval needs and
+        labels replayed in a later process cannot rebuild: without it a reopened session's interval
+        would fall back to the plug-in."""
+        n_t, q_group, labeled, q_labeled = self._history[-1]
+        return {"n_draws": int(n_t), "q_group": q_group.tolist(), "labeled": labeled.tolist(),
+                "q_labeled": q_labeled.tolist(), "fill": self._fill}
+
+    def set_state(self, states: list[dict]) -> None:
+        self._history = [(int(s["n_draws"]), np.asarray(s["q_group"], dtype=float),
+                          np.asarray(s["labeled"], dtype=np.int64), np.asarray(s["q_labeled"], dtype=float))
+                         for s in states if "q_group" in s]
+        self._fill = bool(states[-1].get("fill", False)) if states else False
+        self._dirty = True
+
     def _update(self) -> None:
         """Rebuild the proposal from the current model and risk estimate (Prop. 2)."""
         if not self._dirty:
