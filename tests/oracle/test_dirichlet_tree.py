@@ -360,3 +360,21 @@ def test_validation_names_the_argument():
     with pytest.raises(ValueError, match="blocks"):
         m.observe(np.array([0, 0]), np.array([0, 1]))  # block 0 holds one item only
     np.testing.assert_array_equal(m.observed_counts, 0)  # a rejected batch leaves no trace
+
+
+def test_set_prior_keeps_the_labels_and_reset_restores_the_prior():
+    """Flat model: after set_prior the fixed point is (lam s' + O) / (lam + L) with the new prior and strength."""
+    from labelwise.partition import Hierarchy
+
+    h = Hierarchy(depth=1, branching=4, blocks=np.repeat(np.arange(4), 25))
+    m = DirichletTreeModel(h, np.full(100, 0.3), prior_strength=5.0)
+    original = m.predictive().copy()
+    m.observe(np.array([0, 0, 1, 2]), np.array([1, 1, 0, 1]))
+    s1 = np.array([0.1, 0.4, 0.6, 0.9])
+    new_prior = np.stack([1 - s1, s1], axis=1)
+    m.set_prior(new_prior, 20.0)
+    O = m.observed_counts
+    expected = (20.0 * new_prior + O) / (20.0 + O.sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(m.predictive(), expected, atol=1e-5)
+    m.reset()
+    np.testing.assert_allclose(m.predictive(), original, atol=1e-8)

@@ -19,6 +19,13 @@ import numpy as np
 
 from ..measures import Measure
 from ..oracle import DirichletTreeModel, score_prior
+from ..oracle.calibration import (
+    Platt,
+    block_quantiles,
+    fit_platt,
+    logits_of,
+    marginal_strength,
+)
 from ..partition import Hierarchy, feature_hierarchy, score_hierarchy
 from ..pool import Pool
 from .base import Design
@@ -29,6 +36,9 @@ __all__ = ["GroupModel", "TreeModelDesign"]
 #: Convergence tolerance of the oracle model's EM (largest change of a posterior probability): it only
 #: steers the proposal and the covariance, and 1e-8 cost 40% more time for the same error.
 MODEL_TOL = 1e-6
+
+#: Prior strength before the first label when it is learned (``prior_strength="auto"``).
+START_STRENGTH = 10.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,12 +53,21 @@ class TreeModelDesign(Design):
         branching 2 is "Ours-8").
     n_strata : int
         Number of CSF score strata (the tree's leaves), at most ``branching ** depth``.
-    prior_strength : float
+    prior_strength : float or "auto"
         Weight of the systems' scores in the tree's hyperparameters (1 in
-        Marchant & Rubinstein sec. 5.2; the default 10 trusts them more).
+        Marchant & Rubinstein sec. 5.2).  ``"auto"`` (default) chooses it
+        after every batch by the labels' marginal likelihood
+        (:func:`~labelwise.oracle.calibration.marginal_strength`; 10 before
+        any label).
     interval_prior_strength : float, optional
         Prior strength of a separate model behind the interval, fitted only
         when an estimate asks; ``None`` (default) uses the proposal's model.
+    calibration : {"platt", "none"}
+        ``"platt"`` (default): binary pools' probabilities are recalibrated
+        after every batch by a monotone Platt map fitted to the labels
+        (:mod:`labelwise.oracle.calibration`), so over- or under-confident
+        scores are corrected before they steer the design or the interval;
+        ``"none"`` takes them at face value.
     lam : float
         Shrinkage of the systems' probabilities used as scores (Yilmaz et al. 2021, eq. 13).
     partition : {"score", "features"}
@@ -60,8 +79,9 @@ class TreeModelDesign(Design):
     depth: int = 1
     branching: int = 256
     n_strata: int = 256
-    prior_strength: float = 10.0
+    prior_strength: float | str = "auto"
     interval_prior_strength: float | None = None
+    calibration: str = "platt"
     lam: float = 1.0
     partition: str = "score"
     system: int = 0
@@ -69,6 +89,10 @@ class TreeModelDesign(Design):
     def __post_init__(self) -> None:
         if self.partition not in ("score", "features"):
             raise ValueError(f"partition: choose 'score' or 'features', got {self.partition!r}")
+        if self.calibration not in ("platt", "none"):
+            raise ValueError(f"calibration: choose 'platt' or 'none', got {self.calibration!r}")
+        if isinstance(self.prior_strength, str) and self.prior_strength != "auto":
+            raise ValueError(f"prior_strength: a number >= 0 or 'auto', got {self.prior_strength!r}")
         if self.interval_prior_strength is not None and self.interval_prior_strength < 0:
             raise ValueError(f"interval_prior_strength: must be non-negative, got {self.interval_prior_strength}")
 
@@ -83,9 +107,9 @@ class TreeModelDesign(Design):
 
     def group_model(self, pool: Pool, measure: Measure, oracle: str) -> GroupModel:
         """A fresh model (no labels) of ``pool`` for ``measure``."""
-        interval = self.prior_strength if self.interval_prior_strength is None else self.interval_prior_strength
         return GroupModel(pool, measure, oracle, self.hierarchy(pool), score_prior(pool, self.lam),
-                          self.prior_strength, interval)
+                          self.prior_strength, self.interval_prior_strength,
+                          calibrate=self.calibration == "platt" and pool.n_classes == 2)
 
 
 class GroupModel:
@@ -109,17 +133,26 @@ class GroupModel:
     """
 
     def __init__(self, pool: Pool, measure: Measure, oracle: str, hierarchy: Hierarchy, prior: np.ndarray,
-                 prior_strength: float, interval_prior_strength: float):
+                 prior_strength: float | str, interval_prior_strength: float | None = None, *,
+                 calibrate: bool = False):
         self.pool, self.measure, self.oracle = pool, measure, oracle
         self.n_items, self.n_classes = pool.n_items, pool.n_classes
         self.hierarchy = hierarchy
         self.prior = prior
-        self.model = DirichletTreeModel(hierarchy, prior, oracle=oracle, prior_strength=prior_strength,
-                                        tol=MODEL_TOL)
+        self.auto_strength = prior_strength == "auto"
+        strength = START_STRENGTH if self.auto_strength else float(prior_strength)
+        self.model = DirichletTreeModel(hierarchy, prior, oracle=oracle, prior_strength=strength, tol=MODEL_TOL)
         self.interval_model = self.model
-        if interval_prior_strength != prior_strength:
+        if interval_prior_strength is not None and (self.auto_strength or interval_prior_strength != strength):
             self.interval_model = DirichletTreeModel(hierarchy, prior, oracle=oracle,
                                                      prior_strength=interval_prior_strength, tol=MODEL_TOL)
+        self.calibrate = calibrate
+        self.platt = Platt()
+        if calibrate:  # the block means of recalibrated scores, by quadrature over each block's logits
+            self._quantiles = block_quantiles(hierarchy.blocks, logits_of(prior[:, 1]), hierarchy.n_leaves)
+            self._seen_items = np.empty(0, dtype=np.int64)
+            self._seen_logits = np.empty(0)
+            self._seen_y = np.empty(0)
         self._interval_fitted = True
         self.groups = GroupedPool(hierarchy.blocks, measure.loss_key(pool.outputs()))
         G, C = self.groups.n_groups, self.n_classes
@@ -141,13 +174,37 @@ class GroupModel:
         if self.interval_model is not self.model:  # fitted when an interval needs it
             self.interval_model.observe(blocks, labels, new=new, refit=False)
             self._interval_fitted = False
-        self.model.observe(blocks, labels, new=new)
+        learns = self.calibrate or self.auto_strength
+        self.model.observe(blocks, labels, new=new, refit=not learns)
         if new is None:
             self.groups.mark_labeled(items)
             self.labeled_y = np.concatenate([self.labeled_y, labels])
             self.labeled_loss_sum += self.measure.loss(self.pool.outputs(items), labels).sum(axis=0)
         else:
             self.groups.mark_labeled(items[new])
+        if learns:
+            self._learn_prior(items, labels)
+
+    def _learn_prior(self, items: np.ndarray, labels: np.ndarray) -> None:
+        """Refit the scores' recalibration and the prior strength to every label so far."""
+        model = self.model
+        block_prior = model.block_prior
+        if self.calibrate:
+            self._seen_items = np.concatenate([self._seen_items, items])
+            self._seen_logits = np.concatenate([self._seen_logits, logits_of(self.prior[items, 1])])
+            self._seen_y = np.concatenate([self._seen_y, labels])
+            groups = self.groups.of_item[self._seen_items]
+            labeled = np.maximum(self.groups.sizes - self.groups.unlabeled, 1)
+            self.platt = fit_platt(self._seen_logits, self._seen_y, self.groups.sizes[groups] / labeled[groups])
+            s1 = self.platt(self._quantiles).mean(axis=1)
+            filled = self.hierarchy.block_sizes > 0
+            block_prior = np.where(filled[:, None], np.stack([1.0 - s1, s1], axis=1), 0.0)
+        strength = model.prior_strength
+        if self.auto_strength:
+            strength = marginal_strength(block_prior, model.observed_counts)
+        model.set_prior(block_prior, strength)
+        if self.interval_model is not model:
+            self.interval_model.set_prior(block_prior, self.interval_model.prior_strength, refit=False)
 
     def posterior(self, interval: bool = False) -> np.ndarray:
         """Posterior label distribution of an unlabeled member of each group, ``(G, C)``.

@@ -82,6 +82,17 @@ class OnlinePoissonDesign(TreeModelDesign):
     variance : {"mixture", "model"}
         Interval from the model's likely cases, or from its full variance
         (module docstring; a stochastic oracle always uses the full one).
+    estimator : {"horvitz-thompson", "difference"}
+        Each round's total as the plain weighted sum of its labels
+        (default), or as the oracle model's prediction plus the weighted
+        residuals of the round's labels (the model is the one fitted before
+        the round, so the round stays unbiased; its power is tuned from the
+        labels, :meth:`OnlinePoissonSampler._power`); see
+        :func:`~labelwise.estimators.rounds_moments`.  The difference
+        estimator also steers the design by the residuals' spread instead of
+        the losses'.  It gains most on balanced pools, but a model that
+        extrapolates badly into a large unlabeled tail can cost it more than
+        it gains (``benchmarks/RESULTS.md``), hence not the default yet.
     **model
         The oracle model's settings (:class:`~labelwise.designs.group_model.TreeModelDesign`).
     """
@@ -89,9 +100,10 @@ class OnlinePoissonDesign(TreeModelDesign):
     name = "online-poisson"
     with_replacement = False
     defensive: float = 0.03
-    gamma: float = 2.0
+    gamma: float = 1.0
     deviation: str = "mean"
     variance: str = "mixture"
+    estimator: str = "horvitz-thompson"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -99,6 +111,8 @@ class OnlinePoissonDesign(TreeModelDesign):
             raise ValueError(f"deviation: choose 'mean' or 'rms', got {self.deviation!r}")
         if self.variance not in ("mixture", "model"):
             raise ValueError(f"variance: choose 'mixture' or 'model', got {self.variance!r}")
+        if self.estimator not in ("difference", "horvitz-thompson"):
+            raise ValueError(f"estimator: choose 'difference' or 'horvitz-thompson', got {self.estimator!r}")
         if not 0.0 < self.defensive < 1.0:
             raise ValueError(f"defensive: must lie in (0, 1), got {self.defensive}")
         if self.gamma < 0:
@@ -109,6 +123,13 @@ class OnlinePoissonDesign(TreeModelDesign):
         return OnlinePoissonSampler(self, self.group_model(pool, measure, oracle), rng)
 
 
+def _predicting(pi: np.ndarray, beta: float) -> np.ndarray:
+    """Label weights of each group's prediction: ``1 - beta`` on its mode, ``beta`` on its posterior, ``(G, C)``."""
+    out = beta * pi
+    out[np.arange(pi.shape[0]), np.argmax(pi, axis=1)] += 1.0 - beta
+    return out
+
+
 class OnlinePoissonSampler(Sampler):
     """One run of :class:`OnlinePoissonDesign`."""
 
@@ -117,17 +138,24 @@ class OnlinePoissonSampler(Sampler):
         self.design, self.gm = design, model
         self._sizes: list[int] = []  # items drawn per round
         self._b_groups: list[np.ndarray] = []  # inclusion probability of an unlabeled member, per group
+        self._pi_groups: list[np.ndarray] = []  # label weights of each group's prediction, per round
+        self._betas: list[float] = []  # power of each round's prediction (:meth:`_power`)
+        self._reuse: list[tuple[Measure, np.ndarray | None]] = []  # other measures' group losses
 
     def observe(self, items: np.ndarray, labels: np.ndarray) -> None:
         self.gm.observe(items, labels)
 
     def state(self) -> dict:
-        """The newest round: its size and its inclusion probability per group."""
-        return {"sizes": self._sizes[-1:], "b_groups": [b.tolist() for b in self._b_groups[-1:]]}
+        """The newest round: its size, its inclusion probability and the model's prediction per group."""
+        return {"sizes": self._sizes[-1:], "b_groups": [b.tolist() for b in self._b_groups[-1:]],
+                "pi_groups": [p.tolist() for p in self._pi_groups[-1:]], "betas": self._betas[-1:]}
 
     def set_state(self, states: list[dict]) -> None:
         self._sizes = [int(n) for state in states for n in state.get("sizes", [])]
         self._b_groups = [np.asarray(b, dtype=float) for state in states for b in state.get("b_groups", [])]
+        # sessions written before the difference estimator have no predictions: they keep Horvitz-Thompson
+        self._pi_groups = [np.asarray(p, dtype=float) for state in states for p in state.get("pi_groups", [])]
+        self._betas = [float(b) for state in states for b in state.get("betas", [])]
 
     def draw(self, n_new: int, labeled: np.ndarray) -> Draws:
         """Round r: water-filling inclusion probabilities over unlabeled items, exactly ``n_new`` drawn."""
@@ -136,7 +164,12 @@ class OnlinePoissonSampler(Sampler):
         if n_new > left:  # a stochastic session does not check: items may be drawn again by other designs
             raise ValueError(f"online-poisson labels each item once: {n_new} new items asked for but {left} are "
                              "unlabeled; ask for fewer")
-        pi, _, inf_g = self.gm.influence()
+        pi, R, inf_g = self.gm.influence()
+        u = np.einsum("cgd,md->cgm", self.gm.rep_loss, self.measure.finite_jacobian(R))
+        beta = self._power(pi, u)
+        predicting = _predicting(pi, beta)
+        if self.design.estimator == "difference":  # the spread of the residual u - m instead of u
+            inf_g = np.sum((u - np.einsum("gc,cgm->gm", predicting, u)[None]) ** 2, axis=2)
         if self.design.deviation == "rms":
             h_group = np.sqrt(np.maximum(np.sum(pi.T * inf_g, axis=0), 0.0))
         else:
@@ -156,6 +189,8 @@ class OnlinePoissonSampler(Sampler):
         chosen = rng.permutation(groups.sample_members(asked, per_group[asked], rng))
         self._sizes.append(int(chosen.size))
         self._b_groups.append(b_group)
+        self._pi_groups.append(predicting)
+        self._betas.append(beta)
         b_chosen = b_group[groups.of_item[chosen]]
         return Draws(chosen, 1.0 / b_chosen, b_chosen).in_round(len(self._sizes) - 1)
 
@@ -178,19 +213,27 @@ class OnlinePoissonSampler(Sampler):
         shrink = counts / np.asarray(self._sizes[:n_rounds], dtype=float)
         b_rounds = np.minimum(np.stack(self._b_groups[:n_rounds]) * shrink[:, None], 1.0)  # (rounds, G)
         group = self.gm.groups.of_item[d.items]
-        R, cov, w, J = rounds_moments(measure, losses, d.round, b_rounds[:, group].T, N, self.design.gamma)
+        M = self._predictions(measure, n_rounds)
+        predicted = predicted_unlabeled = None
+        if M is not None:
+            predicted = M[:, group].transpose(1, 0, 2)  # (n, rounds, d)
+            predicted_unlabeled = np.einsum("rg,rgd->rd", self._unlabeled_by_round(d.round, group, n_rounds), M)
+        R, cov, w, J = rounds_moments(measure, losses, d.round, b_rounds[:, group].T, N, self.design.gamma,
+                                      predicted, predicted_unlabeled)
         if self.stochastic:  # each label's noise, with coefficient c_n (module docstring)
             later = 1.0 - np.cumsum(w)  # sum of the weights of the rounds after each one
             c = w[d.round] / b_rounds[d.round, group] + later[d.round]
             cov = cov + self._label_noise(measure, d.items, J, c / N)
         # never below the design-based estimate, which needs no model: the model's variance for the
         # unlabeled items is too small where it is wrong and the design trusted it (over-confident
-        # scores), and other measures (sample reuse) have no model of the unlabeled items at all
-        plugin = rounds_plugin_covariance(losses @ J.T / N, d.round, b_rounds[d.round, group], w)
-        if measure != self.measure:
+        # scores), and a measure whose loss the groups do not determine has no model of them at all
+        residuals = losses if M is None else losses - predicted[np.arange(len(d)), d.round]
+        plugin = rounds_plugin_covariance(residuals @ J.T / N, d.round, b_rounds[d.round, group], w)
+        rep_loss = self._group_losses(measure)
+        if rep_loss is None:
             return make_estimate(measure, R, larger_variance(cov, plugin), sample.n_labels, len(d), level)
-        excess = np.sum(w[:, None] ** 2 * (1.0 / b_rounds - 1.0), axis=0)  # every round, per group
-        unlabeled = self._unlabeled_covariance(J, excess, b_rounds.sum(axis=0))
+        coef = w[:, None] ** 2 * (1.0 / b_rounds - 1.0)  # (rounds, G): every round, per group
+        unlabeled = self._unlabeled_covariance(J, rep_loss, coef, b_rounds.sum(axis=0), M)
         if self.stochastic or self.design.variance == "model":  # the unlabeled items at their full model variance
             cov = cov + unlabeled.full
         else:
@@ -198,6 +241,51 @@ class OnlinePoissonSampler(Sampler):
             target = mixture_variance(np.diag(usual), np.diag(cov + unlabeled.full), unlabeled, level)
             cov = larger_variance(usual, np.diag(target))
         return make_estimate(measure, R, larger_variance(cov, plugin), sample.n_labels, len(d), level)
+
+    def _predictions(self, measure: Measure, n_rounds: int) -> np.ndarray | None:
+        """``M[r, g]``: a group's expected loss under the model of round r's start, ``(rounds, G, d)``.
+
+        ``None`` (Horvitz-Thompson) for the plain estimator, for other
+        measures than the design's (sample reuse) and for sessions without
+        stored predictions.
+        """
+        if self.design.estimator != "difference" or measure != self.measure or len(self._pi_groups) < n_rounds:
+            return None
+        return np.einsum("rgc,cgd->rgd", np.stack(self._pi_groups[:n_rounds]), self.gm.rep_loss)
+
+    def _unlabeled_by_round(self, rounds: np.ndarray, group: np.ndarray, n_rounds: int) -> np.ndarray:
+        """Unlabeled members of each group at the start of each round, ``(rounds, G)``."""
+        G = self.gm.groups.n_groups
+        per = np.bincount(rounds * G + group, minlength=n_rounds * G).reshape(n_rounds, G)
+        return self.gm.groups.sizes[None, :] - (np.cumsum(per, axis=0) - per)
+
+    def _power(self, pi: np.ndarray, u: np.ndarray) -> float:
+        """How far the next round's prediction moves from each group's mode to its posterior mean.
+
+        The power tuning of PPI++ (Angelopoulos, Duchi & Zrnic, "PPI++:
+        Efficient Prediction-Powered Inference", 2023), applied to the
+        groups: the prediction is ``u_mode + beta (E_pi u - u_mode)`` with
+        ``beta`` in [0, 1] minimizing the round's variance
+        ``sum (1/b - 1) ||u - m||^2`` over the pool, estimated from the
+        labels so far (each weighted by one over its group's inclusion
+        probability summed over the rounds, the next round's ``b`` taken as
+        the last round's).  Scores the labels contradict get ``beta`` near 0:
+        the plain estimator, whose residuals are the labels' losses.  The
+        labels are all in before the round draws, so the round stays unbiased.
+        """
+        gm = self.gm
+        if self.design.estimator != "difference" or not self._b_groups or self.stochastic:
+            return 0.0
+        items, y = gm.groups.labeled_items, gm.labeled_y
+        g = gm.groups.of_item[items]
+        G = pi.shape[0]
+        u_mode = u[np.argmax(pi, axis=1), np.arange(G)]
+        a = (np.einsum("gc,cgm->gm", pi, u) - u_mode)[g]  # the prediction's move, per labeled item
+        e = u[y, g] - u_mode[g]  # the label's
+        seen = np.minimum(np.sum(self._b_groups, axis=0), 1.0)[g]
+        c = (1.0 / self._b_groups[-1][g] - 1.0) / seen
+        den = float(np.sum(c * np.sum(a * a, axis=1)))
+        return float(np.clip(np.sum(c * np.sum(a * e, axis=1)) / den, 0.0, 1.0)) if den > 0 else 0.0
 
     def _label_noise(self, measure: Measure, items: np.ndarray, J: np.ndarray, coef: np.ndarray) -> np.ndarray:
         """``sum_n coef_n^2 Var(u_n)`` with ``u_n = J l(x_n, y)`` and ``y`` from the interval's model."""
@@ -208,20 +296,55 @@ class OnlinePoissonSampler(Sampler):
         second = np.einsum("n,nc,cni,cnj->ij", coef**2, pi, u, u)
         return second - np.einsum("n,ni,nj->ij", coef**2, mean, mean)
 
-    def _unlabeled_covariance(self, J: np.ndarray, excess: np.ndarray, b_seen: np.ndarray) -> ModelCovariance:
+    def _group_losses(self, measure: Measure) -> np.ndarray | None:
+        """A group's loss for each label under ``measure``, ``(C, G, d)``; ``None`` where it varies within a group.
+
+        The design's own measure has it by construction; another measure
+        (sample reuse: recall or accuracy from an F1 session) has it when its
+        loss depends on x only through what the groups fix (the prediction).
+        """
+        if measure == self.measure:
+            return self.gm.rep_loss
+        for known, rep_loss in self._reuse:
+            if known == measure:
+                return rep_loss
+        gm, rep_loss = self.gm, None
+        key = measure.loss_key(self.pool.outputs())
+        if key is not None:
+            key = np.unique(key, return_inverse=True)[1]
+            pairs = np.unique(gm.groups.of_item.astype(np.int64) * (int(key.max()) + 1) + key).size
+            if pairs == gm.groups.n_groups:
+                G = gm.groups.n_groups
+                rep_loss = np.stack([measure.loss(gm.rep_out, np.full(G, c)) for c in range(self.pool.n_classes)])
+        self._reuse.append((measure, rep_loss))
+        return rep_loss
+
+    def _unlabeled_covariance(self, J: np.ndarray, rep_loss: np.ndarray, coef: np.ndarray, b_seen: np.ndarray,
+                              M: np.ndarray | None) -> ModelCovariance:
         """The unlabeled items' part of the covariance under the interval's oracle model.
 
-        ``full`` is ``sum_g excess_g * (unlabeled items of g) * E_pi[u u^T] / N^2``,
-        ``modal`` the same at each group's most likely label; ``hits`` counts
-        the exceptions the rounds would have sampled (``b_seen``: each
-        group's inclusion probabilities summed over the rounds).
+        Round r adds ``coef[r, g] (u - m_rg)(u - m_rg)^T / N^2`` for each
+        unlabeled item of group g, with ``u = Dg l`` and ``m_rg`` the round's
+        prediction (0 for Horvitz-Thompson).  Around the current model's mean
+        ``c_g`` this is ``coef (u - c_g)(u - c_g)^T`` plus the drift
+        ``coef (c_g - m_rg)(c_g - m_rg)^T``.  ``full`` takes ``u`` at the
+        posterior, ``modal`` at each group's most likely label; ``hits``
+        counts the exceptions the rounds would have sampled (``b_seen``:
+        each group's inclusion probabilities summed over the rounds).
         """
         gm, N = self.gm, self.pool.n_items
         pi = gm.posterior(interval=True)
-        u = np.einsum("cgd,md->cgm", gm.rep_loss, J)  # (C, G, m)
+        u = np.einsum("cgd,md->cgm", rep_loss, J)  # (C, G, m)
         U = gm.groups.unlabeled.astype(float)
-        u_mode, exceptions, miss = exception_terms(u, pi, U, N)
-        scale = excess * U / N**2
-        full = np.einsum("g,gc,cgi,cgj->ij", scale, pi, u, u)
-        modal = np.einsum("g,gi,gj->ij", scale, u_mode, u_mode)
+        beta = 0.0 if M is None else self._betas[-1]
+        center = np.einsum("gc,cgm->gm", _predicting(pi, beta), u) if M is not None else np.zeros(u.shape[1:])
+        u = u - center[None]
+        u_mode, exceptions, miss = exception_terms(u, pi, U, N, predicted=beta)
+        scale = coef.sum(axis=0) * U / N**2
+        drift = np.zeros((J.shape[0], J.shape[0]))
+        if M is not None:  # how far each round's prediction was from today's
+            gap = center[None] - M @ J.T  # (rounds, G, m)
+            drift = np.einsum("rg,g,rgi,rgj->ij", coef, U / N**2, gap, gap)
+        full = np.einsum("g,gc,cgi,cgj->ij", scale, pi, u, u) + drift
+        modal = np.einsum("g,gi,gj->ij", scale, u_mode, u_mode) + drift
         return ModelCovariance(full, modal, miss, float(exceptions.sum()), float(exceptions @ np.minimum(b_seen, 1)))

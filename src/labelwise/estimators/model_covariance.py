@@ -22,8 +22,8 @@ from scipy import optimize, stats
 __all__ = ["ModelCovariance", "exception_terms", "larger_variance", "mixture_variance"]
 
 
-def exception_terms(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray,
-                    n_items: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def exception_terms(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, n_items: int,
+                    predicted: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """What unlabeled items whose label is not their group's most likely one can do to an estimate.
 
     Parameters
@@ -35,6 +35,10 @@ def exception_terms(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray,
     unlabeled : ndarray (G,)
         Unlabeled items per group.
     n_items : int
+    predicted : float in [0, 1]
+        Share of the expected exceptions the estimator already counts (a
+        difference estimator predicting ``beta`` times the posterior mean's
+        move from the mode): of their mean, only the rest is missed.
 
     Returns
     -------
@@ -51,7 +55,8 @@ def exception_terms(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray,
     u_mode = u[np.argmax(pi, axis=1), np.arange(G)]
     shift = (u - u_mode[None]).transpose(1, 0, 2) / n_items  # (G, C, m)
     expected = unlabeled[:, None] * pi * np.any(shift != 0, axis=2)  # (G, C)
-    miss = np.einsum("gc,gcm->m", expected, shift**2) + np.einsum("gc,gcm->m", expected, shift) ** 2
+    # Poisson counts: the variance of the missed sum, plus the square of the part of its mean not predicted
+    miss = np.einsum("gc,gcm->m", expected, shift**2) + ((1.0 - predicted) * np.einsum("gc,gcm->m", expected, shift)) ** 2
     return u_mode, expected.sum(axis=1), miss
 
 

@@ -42,12 +42,28 @@ def round_weights(counts: np.ndarray, gamma: float) -> np.ndarray:
     """
     counts = np.asarray(counts, dtype=float)
     a = counts * np.cumsum(counts) ** gamma
-    return a / a.sum()
+    total = a.sum()
+    return a / total if total > 0 else np.full(a.size, 1.0 / a.size)  # no labels yet: equal weights
 
 
 def rounds_moments(measure: Measure, losses: np.ndarray, rounds: np.ndarray, inclusion: np.ndarray,
-                   n_items: int, gamma: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                   n_items: int, gamma: float, predicted: np.ndarray | None = None,
+                   predicted_unlabeled: np.ndarray | None = None,
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Round-weighted estimate of R and the labeled items' part of the covariance of G-hat.
+
+    With ``predicted`` (an oracle model's expected losses, fitted before
+    each round) every round is a difference estimator (Särndal, Swensson &
+    Wretman, "Model Assisted Survey Sampling", 1992, sec. 6.3): the
+    prediction for every unlabeled item plus the Horvitz-Thompson sum of
+    the residuals,
+
+        T_r = (losses labeled before r) + sum_{n unlabeled at r} m_rn + sum_{n in S_r} (l_n - m_rn) / b_rn,
+
+    unbiased whatever the model, since ``m_r`` is fixed before round ``r``
+    draws; its variance has the residuals ``l_n - m_rn`` where the plain
+    estimator has ``l_n`` (components the model knows, such as the
+    predictions' count in F1, then cost nothing).
 
     Parameters
     ----------
@@ -63,13 +79,19 @@ def rounds_moments(measure: Measure, losses: np.ndarray, rounds: np.ndarray, inc
         Pool size ``N``.
     gamma : float
         Round weights (:func:`round_weights`).
+    predicted : ndarray, shape (n, rounds, d), optional
+        ``m_rn``: item n's expected loss under round r's model (entries
+        after its own round are ignored).  ``None``: zero (Horvitz-Thompson).
+    predicted_unlabeled : ndarray, shape (rounds, d), optional
+        Sum of ``m_rn`` over the items unlabeled at the start of round ``r``
+        (required with ``predicted``).
 
     Returns
     -------
     R : ndarray, shape (d,)
     cov_G : ndarray, shape (m, m)
-        ``sum_n excess_n u_n u_n^T / N^2`` with ``excess_n = sum_{r <= rho_n}
-        w_r^2 (1/b_rn - 1)`` (``rho_n`` item n's round), ``u_n = Dg(R-hat) l_n``.
+        ``sum_n sum_{r <= rho_n} w_r^2 (1/b_rn - 1) e_rn e_rn^T / N^2`` with
+        ``e_rn = Dg(R-hat) (l_n - m_rn)`` (``rho_n`` item n's round).
     weights : ndarray, shape (rounds,)
         The rounds' weights ``w_r``.
     J : ndarray, shape (m, d)
@@ -78,22 +100,27 @@ def rounds_moments(measure: Measure, losses: np.ndarray, rounds: np.ndarray, inc
     losses = np.asarray(losses, dtype=float)
     rounds = np.asarray(rounds, dtype=np.int64)
     b = np.asarray(inclusion, dtype=float)
-    n_rounds = b.shape[1]
+    n, n_rounds = b.shape
+    own = np.arange(n)
+    own_prediction = 0.0 if predicted is None else predicted[own, rounds]
     counts = np.bincount(rounds, minlength=n_rounds)
-    b_own = b[np.arange(rounds.size), rounds]
     known = np.zeros((n_rounds, losses.shape[1]))  # sum of losses labeled in each round
-    sampled = np.zeros_like(known)  # HT sum of each round's sample
+    sampled = np.zeros_like(known)  # HT sum of each round's residuals
     np.add.at(known, rounds, losses)
-    np.add.at(sampled, rounds, losses / b_own[:, None])
+    np.add.at(sampled, rounds, (losses - own_prediction) / b[own, rounds][:, None])
     before = np.cumsum(known, axis=0) - known
+    if predicted_unlabeled is not None:
+        before = before + predicted_unlabeled
     w = round_weights(counts, gamma)
     R = w @ (before + sampled) / n_items
     J = measure.finite_jacobian(R)
     # an item labeled in round rho was unlabeled (and uncertain) in rounds 0..rho
-    per_round = w**2 * (1.0 / b - 1.0)
-    excess = np.where(np.arange(n_rounds) <= rounds[:, None], per_round, 0.0).sum(axis=1)
-    u = losses @ J.T / n_items
-    return R, (u.T * excess) @ u, w, J
+    coef = np.where(np.arange(n_rounds) <= rounds[:, None], w**2 * (1.0 / b - 1.0), 0.0)  # (n, rounds)
+    if predicted is None:  # the same residual l_n in every round
+        u = losses @ J.T / n_items
+        return R, (u.T * coef.sum(axis=1)) @ u, w, J
+    e = (losses[:, None, :] - predicted) @ J.T / n_items  # (n, rounds, m)
+    return R, np.einsum("nr,nri,nrj->ij", coef, e, e), w, J
 
 
 def rounds_plugin_covariance(u: np.ndarray, rounds: np.ndarray, inclusion: np.ndarray,

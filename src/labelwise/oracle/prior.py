@@ -25,7 +25,7 @@ from scipy.special import expit
 from ..partition import Hierarchy
 from ..pool import Pool
 
-__all__ = ["check_prior_probs", "score_prior", "tree_hyperparameters"]
+__all__ = ["block_hyperparameters", "check_prior_probs", "score_prior", "tree_hyperparameters"]
 
 
 def score_prior(pool: Pool, lam: float = 1.0, systems: list[int] | None = None) -> np.ndarray:
@@ -139,11 +139,19 @@ def tree_hyperparameters(
         ``beta[0]`` is ``None`` (the root has none).
     """
     probs = check_prior_probs(prior_probs, hierarchy.n_items)
-    h, C, lam = hierarchy, probs.shape[1], float(prior_strength)
+    h, C = hierarchy, probs.shape[1]
     sizes = h.block_sizes.astype(np.float64)
     cell = (h.blocks[:, None] * C + np.arange(C)).ravel()
     sums = np.bincount(cell, weights=probs.ravel(), minlength=h.n_leaves * C).reshape(h.n_leaves, C)
     s = sums / np.maximum(sizes, 1.0)[:, None]  # s(y|k), 0 for empty leaves
-    sub = h.subtree_sums(s)
-    beta: list[np.ndarray | None] = [None] + [float(level) ** 2 + lam * sub[level] for level in range(1, h.depth + 1)]
-    return s, 1.0 + lam * sub[0][0], beta
+    return (s, *block_hyperparameters(hierarchy, s, prior_strength))
+
+
+def block_hyperparameters(hierarchy: Hierarchy, block_prior: np.ndarray,
+                          prior_strength: float) -> tuple[np.ndarray, list[np.ndarray | None]]:
+    """``alpha`` and ``beta`` of :func:`tree_hyperparameters` from the block prior ``s(y|k)``, shape ``(n_leaves, C)``."""
+    lam = float(prior_strength)
+    sub = hierarchy.subtree_sums(block_prior)
+    beta: list[np.ndarray | None] = [None] + [float(level) ** 2 + lam * sub[level]
+                                              for level in range(1, hierarchy.depth + 1)]
+    return 1.0 + lam * sub[0][0], beta

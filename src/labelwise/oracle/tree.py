@@ -46,7 +46,7 @@ import numpy as np
 
 from ..partition import Hierarchy
 from . import em
-from .prior import tree_hyperparameters
+from .prior import block_hyperparameters, tree_hyperparameters
 
 __all__ = ["DirichletTreeModel"]
 
@@ -188,6 +188,26 @@ class DirichletTreeModel:
         finally:
             self.max_iter = budget
         self._init_state = (self._log_theta.copy(), [a.copy() for a in self._log_branch], self._r.copy())
+        self._init_prior = (self.block_prior, self.alpha, self.beta, self._beta_m1, self.prior_strength)
+
+    def set_prior(self, block_prior: np.ndarray, prior_strength: float, refit: bool = True) -> None:
+        """Replace the prior ``s(y|k)`` and its strength, keeping the labels; refit (warm start).
+
+        Parameters
+        ----------
+        block_prior : ndarray, shape (n_leaves, C)
+            New prior label distribution of each block (e.g. recalibrated scores).
+        prior_strength : float
+            ``lam >= 0``.
+        refit : bool
+            Run EM now (``False``: the caller fits later).
+        """
+        self.block_prior = np.asarray(block_prior, dtype=float)
+        self.prior_strength = float(prior_strength)
+        self.alpha, self.beta = block_hyperparameters(self.hierarchy, self.block_prior, self.prior_strength)
+        self._beta_m1 = [None] + [b - 1.0 for b in self.beta[1:]]
+        if refit:
+            self.fit(warm_start=True)
 
     # ------------------------------------------------------------ validation
     def _check_obs(self, blocks, labels) -> tuple[np.ndarray, np.ndarray]:
@@ -381,6 +401,7 @@ class DirichletTreeModel:
     def reset(self) -> None:
         """Forget all labels: back to the no-label fixed point computed by the constructor (``O(n_leaves C)``)."""
         log_theta, log_branch, r = self._init_state
+        self.block_prior, self.alpha, self.beta, self._beta_m1, self.prior_strength = self._init_prior
         self._O = np.zeros_like(self._O)
         self._U = self._sizes.copy()
         self._log_theta = log_theta.copy()

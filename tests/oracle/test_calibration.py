@@ -1,0 +1,67 @@
+"""Learning the scores' calibration and the prior strength from labels."""
+
+import numpy as np
+import pytest
+from scipy.special import expit
+
+from labelwise.oracle.calibration import (
+    STRENGTHS,
+    block_quantiles,
+    fit_platt,
+    logits_of,
+    marginal_strength,
+)
+
+
+def test_platt_recovers_an_over_confident_slope():
+    """Scores whose logits are 3x the truth's: the fitted slope is 1/3 within 3 posterior standard errors."""
+    rng = np.random.default_rng(0)
+    true_logit = rng.normal(-1.0, 2.0, 20_000)
+    y = (rng.random(true_logit.size) < expit(true_logit)).astype(int)
+    platt = fit_platt(3.0 * true_logit, y)
+    se = np.sqrt(np.diag(platt.cov))
+    assert abs(platt.a - 1 / 3) < 3 * se[0]
+    assert abs(platt.b) < 3 * se[1]
+    assert 0 < se[0] < 0.02
+
+
+def test_platt_without_labels_is_the_identity_and_stays_monotone():
+    platt = fit_platt(np.empty(0), np.empty(0))
+    assert (platt.a, platt.b) == pytest.approx((1.0, 0.0))
+    anti = fit_platt(np.array([-5.0, -4.0, 4.0, 5.0] * 50), np.array([1, 1, 0, 0] * 50))  # labels against the scores
+    assert anti.a >= 0.01
+
+
+def test_weights_make_the_fit_follow_the_population():
+    """Labels only from the top, where the scores say nothing, plus one weighted tail stratum: the slope survives."""
+    top_x = np.linspace(5, 10, 200)
+    top_y = (np.arange(200) % 5 != 0).astype(int)  # 80% positives whatever the score
+    tail_x = np.full(20, -8.0)
+    tail_y = np.zeros(20, dtype=int)
+    x, y = np.concatenate([top_x, tail_x]), np.concatenate([top_y, tail_y])
+    unweighted = fit_platt(x, y)
+    weighted = fit_platt(x, y, np.concatenate([np.ones(200), np.full(20, 500.0)]))
+    assert weighted(np.array([-8.0]))[0] < unweighted(np.array([-8.0]))[0]
+    assert weighted(np.array([-8.0]))[0] < 0.01
+
+
+def test_block_quantiles_are_the_mid_quantiles_of_each_block():
+    blocks = np.array([1, 0, 1, 1, 0, 1])
+    values = np.array([4.0, 10.0, 1.0, 3.0, 20.0, 2.0])
+    q = block_quantiles(blocks, values, n_blocks=3, k=2)
+    np.testing.assert_array_equal(q, [[10.0, 20.0], [2.0, 4.0], [0.0, 0.0]])
+
+
+def test_logits_are_clipped():
+    assert logits_of(np.array([0.0, 0.5, 1.0])) == pytest.approx([-30.0, 0.0, 30.0], abs=1e-6)
+
+
+def test_marginal_strength_trusts_matching_scores_and_not_contradicted_ones():
+    rng = np.random.default_rng(1)
+    s1 = np.linspace(0.05, 0.95, 40)
+    counts = np.full(40, 30)
+    matching = rng.binomial(counts, s1)
+    contradicted = rng.binomial(counts, 1 - s1)
+    prior = np.stack([1 - s1, s1], axis=1)
+    assert marginal_strength(prior, np.stack([counts - matching, matching], axis=1)) >= 100
+    assert marginal_strength(prior, np.stack([counts - contradicted, contradicted], axis=1)) <= STRENGTHS[1]
