@@ -252,6 +252,7 @@ class Pool:
         fields = frame_fields(
             df, id_col=id_col, pred_cols=pred_cols, score_cols=score_cols, prob_cols=prob_cols,
             label_col=label_col, feature_cols=feature_cols, system_names=system_names, multilabel=multilabel,
+            n_classes=n_classes,
         )
         if multilabel is not None:
             return cls.from_multilabel(**fields, name=name)
