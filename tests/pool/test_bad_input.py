@@ -59,7 +59,7 @@ BAD_POOLS: list[tuple[str, str, Callable[[Path], bytes], tuple[str, ...], str]] 
      (", line 2, column 'pred': value 0.5 is not a class; predictions must be whole numbers 0..C-1 "
      "(0 or 1 for a binary pool)")),
     ("duplicate id", "pool.csv", lambda _: replace_row(4, "x1,0,0.2,0.5"), (),
-     ", line 6, column 'item_id': id 'x1' is also on line 3; every item needs a unique id"),
+     ": item_ids: duplicate ids ['x1']; every item needs a unique id"),
     ("empty id", "pool.csv", lambda _: replace_row(4, ",0,0.2,0.5"), (),
      ", line 6, column 'item_id': is empty; give every item an id or drop the row"),
     ("not UTF-8", "pool.csv", lambda _: replace_row(3, "caf\xe9,1,0.1,0.4").decode().encode("latin-1"), (),

@@ -126,9 +126,7 @@ def frame_fields(
         near = folded.get(name.strip().casefold(), [])
         return near[0] if len(near) == 1 else None
 
-    roles: dict[str, list] = {}
-
-    def pick(role, arg, default, per_label=False):
+    def pick(arg, default, per_label=False):
         if arg is None:
             return None
         heads = [arg] if isinstance(arg, str) else list(arg)
@@ -144,7 +142,6 @@ def frame_fields(
                    "with the matching *_col option" if per_label
                    else "Pass the right name with the matching *_col option")
             )
-        roles[role] = columns
         return columns
 
     def values(columns, per_label=False):
@@ -154,12 +151,12 @@ def frame_fields(
         return out.reshape(len(df), -1, len(names)) if per_label else out
 
     use = {
-        "id": pick("id", id_col, DEFAULT_COLUMNS["id"]),
-        "label": pick("label", label_col, DEFAULT_COLUMNS["label"], per_label),
-        "pred": pick("pred", pred_cols, DEFAULT_COLUMNS["pred"], per_label),
-        "score": pick("score", score_cols, DEFAULT_COLUMNS["score"]),
-        "prob": pick("prob", prob_cols, DEFAULT_COLUMNS["prob"], per_label),
-        "feature": pick("feature", list(feature_cols), None) if feature_cols else None,
+        "id": pick(id_col, DEFAULT_COLUMNS["id"]),
+        "label": pick(label_col, DEFAULT_COLUMNS["label"], per_label),
+        "pred": pick(pred_cols, DEFAULT_COLUMNS["pred"], per_label),
+        "score": pick(score_cols, DEFAULT_COLUMNS["score"]),
+        "prob": pick(prob_cols, DEFAULT_COLUMNS["prob"], per_label),
+        "feature": pick(list(feature_cols), None) if feature_cols else None,
     }
     if use["pred"] is None and use["score"] is None and use["prob"] is None:
         expected = [DEFAULT_COLUMNS[k] for k in ("pred", "score", "prob")]
@@ -173,7 +170,7 @@ def frame_fields(
         n_classes, why = 2, "the pool has one probability column per system"
     else:
         why = f"n_classes is {n_classes}"
-    check_cells(df, roles, n_classes, why)
+    check_cells(df, {role: columns for role, columns in use.items() if columns is not None}, n_classes, why)
     labels = values(use["label"], per_label)
     fields: dict[str, Any] = {
         "item_ids": None if use["id"] is None else values(use["id"])[:, 0],

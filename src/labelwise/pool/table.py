@@ -91,7 +91,9 @@ def read_table(path: Path) -> pd.DataFrame:
         raise PoolError(f"pool file {name}: {str(exc).strip()}; every line needs as many {_sep_name(sep)}-separated fields "
                         "as the header (quote values that contain the delimiter)") from None
     df.index = pd.RangeIndex(2, len(df) + 2)
-    df = df[df.notna().any(axis=1)]
+    blank = df.isna().all(axis=1).to_numpy()
+    if blank.any():
+        df = df[~blank]
     df.attrs["source"] = (str(path), "line")
     return df
 
