@@ -41,6 +41,7 @@ from .options import (
     user_errors,
 )
 from .render import (
+    demo_legend,
     demo_table,
     passive_comparison,
     print_json,
@@ -73,13 +74,22 @@ def demo(
         chosen = make_design(design, pool)
         typer.echo(f"pool: {pool.n_items} items, {int(pool.labels.sum())} positives; "
                    f"design {describe_design(chosen)}; budget {budget} labels", err=True)
-        est = Session(pool, measure, chosen, seed=seed).run(TruthOracle(pool), budget, batch_size, progress=True)
+        session = Session(pool, measure, chosen, seed=seed)
+        est = session.run(TruthOracle(pool), budget, batch_size, progress=True)
+        runs = [(chosen.name, est, _positives(session))]
+        if chosen.name != "passive":
+            uniform = Session(pool, measure, make_design("passive"), seed=seed)
+            runs.append(("passive", uniform.run(TruthOracle(pool), budget, batch_size), _positives(uniform)))
         console = rich_console()
         console.print(demo_table(est, truth))
-        if chosen.name != "passive":
-            passive = Session(pool, measure, make_design("passive"), seed=seed).run(TruthOracle(pool), budget,
-                                                                                  batch_size)
-            console.print(Text(passive_comparison(chosen.name, est, passive, truth)))
+        if len(runs) > 1:
+            console.print(Text(passive_comparison(chosen.name, est, runs[1][1], truth)))
+        console.print(demo_legend(runs, truth, float(np.mean(pool.labels == 1))))
+
+
+def _positives(session: Session) -> int:
+    """Positives among the items the session has labeled."""
+    return int(np.sum(session.labels == 1))
 
 
 # --------------------------------------------------------------------------- simulate

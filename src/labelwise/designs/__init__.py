@@ -7,6 +7,8 @@ returns the :class:`Sampler` of one run.  A new design is one module with a
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 from ..pool import Pool
 from .ais import AISDesign
 from .base import Design, Sampler
@@ -83,7 +85,8 @@ def make_design(name: str, pool: Pool | None = None, **settings) -> Design:
     Raises
     ------
     ValueError
-        For an unknown name or setting (the message lists the choices).
+        For an unknown name or setting (the message lists the choices), or a
+        setting the design rejects.
     """
     if name == DEFAULT:
         if pool is None:
@@ -93,10 +96,18 @@ def make_design(name: str, pool: Pool | None = None, **settings) -> Design:
         cls = DESIGNS[name]
     except KeyError:
         raise ValueError(f"unknown design {name!r}; choose from {', '.join(sorted(DESIGNS))} or {DEFAULT!r}") from None
+    valid = sorted(f.name for f in fields(cls))
+    unknown = sorted(set(settings) - set(valid))
+    if unknown:
+        listed = ", ".join(map(repr, unknown))
+        known = f"its settings are {', '.join(valid)}" if valid else "it takes no settings"
+        raise ValueError(f"design {name!r}: unknown setting {listed}; {known}")
     try:
         return cls(**settings)
-    except TypeError as exc:
-        raise ValueError(f"design {name!r}: {exc}") from None
+    except TypeError as exc:  # e.g. a string where a number belongs: name the settings and their values
+        given = ", ".join(f"{k}={v!r}" for k, v in settings.items())
+        raise ValueError(f"design {name!r}: invalid settings {given} ({exc}); give numbers where the "
+                         f"defaults are numbers: {cls()}") from None
 
 
 #: settings renamed since session files were first written: old name -> (new name, conversion)

@@ -8,24 +8,29 @@ shrunk by ``lam`` (Yilmaz et al. (2021) eq. 13) and ``R0`` is the risk under tha
 Yilmaz et al. (2021)'s ``q ∝ |h_n|`` of eq. (12).  A defensive mixture with p(x)
 (Marchant & Rubinstein (KDD 2021) 3.3.1) keeps every item's probability positive, which makes the
 estimator valid for any other measure (sample reuse) and protects against
-a wrong prior.  ``passive`` is the uniform proposal.
+a wrong prior.  ``passive`` is the uniform proposal; its interval is the
+posterior of the measure under a Dirichlet over the pool's loss cells
+(:mod:`~labelwise.estimators.posterior`), which stays honest when few
+positives have been drawn.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..draws import Draws, Sample
 from ..estimators import Estimate, importance_moments, make_estimate
+from ..estimators.posterior import cell_counts, loss_cells, posterior_draws
 from ..measures import Measure
 from ..oracle import score_prior
 from ..pool import Pool
 from .base import Design, Sampler
 from .sampling import draw_with_replacement, sample_from_cdf
 
-__all__ = ["ImportanceDesign", "PassiveDesign", "ProposalSampler", "optimal_proposal", "prior_deviation"]
+__all__ = ["ImportanceDesign", "PassiveDesign", "PassiveSampler", "ProposalSampler", "optimal_proposal",
+           "prior_deviation"]
 
 
 def prior_deviation(measure: Measure, pool: Pool, label_probs: np.ndarray,
@@ -116,7 +121,11 @@ class ImportanceDesign(Design):
 
 @dataclass(frozen=True, kw_only=True)
 class PassiveDesign(Design):
-    """Passive sampling: uniform draws with replacement (Marchant & Rubinstein 2021, Definition 2)."""
+    """Passive sampling: uniform draws with replacement (Marchant & Rubinstein 2021, Definition 2).
+
+    The point estimate is the sample's plug-in; the interval is the posterior
+    of :class:`PassiveSampler`.
+    """
 
     name = "passive"
 
@@ -125,8 +134,8 @@ class PassiveDesign(Design):
         return np.full(pool.n_items, 1.0 / pool.n_items)
 
     def start(self, pool: Pool, measure: Measure, *, rng: np.random.Generator, budget: int | None = None,
-              oracle: str = "deterministic") -> ProposalSampler:
-        return ProposalSampler(pool, measure, oracle, rng, self.proposal(pool, measure))
+              oracle: str = "deterministic") -> PassiveSampler:
+        return PassiveSampler(pool, measure, oracle, rng, self.proposal(pool, measure))
 
 
 class ProposalSampler(Sampler):
@@ -151,3 +160,30 @@ class ProposalSampler(Sampler):
             return Estimate.undefined(measure, level)
         R, _, cov = importance_moments(measure, self.losses(measure, sample), d.weight, counts=d.count)
         return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level)
+
+
+class PassiveSampler(ProposalSampler):
+    """Uniform draws, whose interval is the Dirichlet posterior over the pool's loss cells.
+
+    Measures whose losses take more values than
+    :data:`~labelwise.estimators.posterior.MAX_CELLS` (continuous scores) keep
+    the delta-method interval of :class:`ProposalSampler`.
+    """
+
+    def __init__(self, pool: Pool, measure: Measure, oracle: str, rng: np.random.Generator, q: np.ndarray):
+        super().__init__(pool, measure, oracle, rng, q)
+        self._cells: dict[Measure, np.ndarray | None] = {}
+
+    def cells(self, measure: Measure) -> np.ndarray | None:
+        """The pool's distinct loss vectors for ``measure`` (computed once per measure), or ``None``."""
+        if measure not in self._cells:
+            self._cells[measure] = loss_cells(measure, self.pool.outputs(), self.pool.n_classes)
+        return self._cells[measure]
+
+    def estimate(self, measure: Measure, sample: Sample, level: float = 0.95) -> Estimate:
+        est = super().estimate(measure, sample, level)
+        cells = self.cells(measure)
+        if cells is None or len(sample.draws) == 0:
+            return est
+        counts = cell_counts(self.losses(measure, sample), cells, sample.draws.count)
+        return replace(est, posterior=posterior_draws(measure, cells, counts))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -41,6 +42,9 @@ class Estimate:
         Estimated risk vector R.
     level : float
         Default confidence level of :meth:`interval`.
+    posterior : ndarray, shape (k, m), optional
+        Draws of G from a posterior (:mod:`~labelwise.estimators.posterior`,
+        passive sampling): where given, :meth:`interval` takes its quantiles.
     """
 
     names: tuple[str, ...]
@@ -53,6 +57,7 @@ class Estimate:
     n_draws: int
     R: np.ndarray = field(repr=False)
     level: float = 0.95
+    posterior: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def undefined(cls, measure: Measure, level: float = 0.95) -> Estimate:
@@ -82,10 +87,14 @@ class Estimate:
         ----------
         level : float, optional
             Confidence level (default ``self.level``).
-        method : {"auto", "normal", "beta"}
-            ``beta`` (Yilmaz et al. (2021), 2.2, with the sample-size cap and Jeffreys
-            pseudo-counts of :func:`beta_interval`) applies to components with
-            a finite range; ``auto`` uses it there and the normal interval elsewhere.
+        method : {"auto", "posterior", "normal", "beta"}
+            ``posterior``: the equal-tailed quantiles of :attr:`posterior`,
+            widened to hold the estimate itself (an estimate on the boundary
+            keeps it, as the Jeffreys interval does).  ``beta`` (Yilmaz et al.
+            (2021), 2.2, with the sample-size cap and Jeffreys pseudo-counts of
+            :func:`beta_interval`) applies to components with a finite range.
+            ``auto``: the posterior where there is one, else ``beta`` on
+            bounded components and ``normal`` elsewhere.
 
         Returns
         -------
@@ -95,7 +104,18 @@ class Estimate:
         level = self.level if level is None else level
         var = np.diag(self.cov)
         bounded = np.isfinite(self.lower_bound) & np.isfinite(self.upper_bound)
-        if method == "normal":
+        if method == "auto" and self.posterior is not None:
+            method = "posterior"
+        if method == "posterior":
+            if self.posterior is None:
+                raise ValueError("no posterior draws: this estimate has no posterior interval; use method='auto'")
+            alpha = 1 - level
+            with warnings.catch_warnings():  # a component undefined in every draw is undefined (whole range)
+                warnings.simplefilter("ignore", RuntimeWarning)
+                lo, hi = np.nanquantile(self.posterior, [alpha / 2, 1 - alpha / 2], axis=0)
+            lo = np.where(np.isnan(lo), self.lower_bound, np.fmin(lo, self.value))
+            hi = np.where(np.isnan(hi), self.upper_bound, np.fmax(hi, self.value))
+        elif method == "normal":
             lo, hi = normal_interval(self.value, var, level, self.lower_bound, self.upper_bound)
         elif method in ("beta", "auto"):
             if method == "beta" and not bounded.all():
@@ -107,7 +127,7 @@ class Estimate:
             )
             lo, hi = np.where(bounded, lo_b, lo_n), np.where(bounded, hi_b, hi_n)
         else:
-            raise ValueError(f"method: choose 'auto', 'normal' or 'beta', got {method!r}")
+            raise ValueError(f"method: choose 'auto', 'posterior', 'normal' or 'beta', got {method!r}")
         lo = np.where(self.defined, lo, self.lower_bound)
         hi = np.where(self.defined, hi, self.upper_bound)
         return lo, hi
@@ -150,8 +170,11 @@ class Estimate:
 
 
 def make_estimate(measure: Measure, R: np.ndarray, cov_G: np.ndarray, n_labels: int, n_draws: int,
-                  level: float = 0.95) -> Estimate:
-    """Build an :class:`Estimate` from ``R`` and the covariance of G, handling undefined components."""
+                  level: float = 0.95, posterior: np.ndarray | None = None) -> Estimate:
+    """Build an :class:`Estimate` from ``R`` and the covariance of G, handling undefined components.
+
+    ``posterior`` (draws of G, shape ``(k, m)``) makes the interval the posterior's (:meth:`Estimate.interval`).
+    """
     value = np.asarray(measure.value(R), dtype=float)
     cov = np.array(cov_G, dtype=float)
     var = np.diag(cov)
@@ -166,5 +189,5 @@ def make_estimate(measure: Measure, R: np.ndarray, cov_G: np.ndarray, n_labels: 
     return Estimate(
         names=tuple(measure.names), value=value, cov=cov, defined=defined, lower_bound=lo.copy(),
         upper_bound=hi.copy(), n_labels=int(n_labels), n_draws=int(n_draws), R=np.asarray(R, float),
-        level=level,
+        level=level, posterior=posterior,
     )

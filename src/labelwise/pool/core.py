@@ -252,6 +252,7 @@ class Pool:
         fields = frame_fields(
             df, id_col=id_col, pred_cols=pred_cols, score_cols=score_cols, prob_cols=prob_cols,
             label_col=label_col, feature_cols=feature_cols, system_names=system_names, multilabel=multilabel,
+            n_classes=n_classes,
         )
         if multilabel is not None:
             return cls.from_multilabel(**fields, name=name)
@@ -262,11 +263,21 @@ class Pool:
         """Read a pool from CSV (optionally gzipped), TSV or Parquet (:func:`~labelwise.pool.readers.read_pool_file`).
 
         Keyword arguments are the column options of :meth:`from_dataframe`.
+
+        Raises
+        ------
+        PoolError
+            Whose message starts with ``pool file '<path>'``.
         """
         path = Path(path)
         df = read_pool_file(path)
         columns.setdefault("name", path.name.split(".")[0])
-        return cls.from_dataframe(df, **columns)
+        try:
+            return cls.from_dataframe(df, **columns)
+        except PoolError as exc:  # the checks of whole arrays (e.g. duplicate ids) know no file: name it
+            if str(exc).startswith(f"pool file {str(path)!r}"):
+                raise
+            raise PoolError(f"pool file {str(path)!r}: {exc}") from None
 
     # ------------------------------------------------------------------ use
     @property

@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .cells import check_cells, source
 from .errors import PoolError
+from .table import file_suffixes, read_table
 
 if TYPE_CHECKING:
     from .core import Pool
@@ -42,18 +44,13 @@ class LabelFileError(ValueError):
     """A labels file that cannot be used; the message names the field and the fix."""
 
 
-def _suffixes(path: Path) -> str:
-    """All suffixes of ``path``, lower case (``".csv.gz"``)."""
-    return "".join(path.suffixes).lower()
-
-
 def _is_jsonl(suffixes: str) -> bool:
     return ".jsonl" in suffixes or ".ndjson" in suffixes
 
 
 # ---------------------------------------------------------------- pool files
 def read_pool_file(path: Path) -> pd.DataFrame:
-    """The table of a pool file: CSV (optionally gzipped), TSV or Parquet, by extension.
+    """The table of a pool file: CSV (optionally gzipped), TSV or Parquet (:func:`~labelwise.pool.table.read_table`).
 
     Parameters
     ----------
@@ -62,20 +59,14 @@ def read_pool_file(path: Path) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
+        Indexed by the line (text) or row (Parquet) of each item in the file.
 
     Raises
     ------
     PoolError
-        For a missing file or an unknown extension.
+        Naming the file, the line and the fix.
     """
-    if not path.exists():
-        raise PoolError(f"pool file {str(path)!r} does not exist; check the path")
-    suffixes = _suffixes(path)
-    if ".parquet" in suffixes or ".pq" in suffixes:
-        return pd.read_parquet(path)
-    if ".csv" in suffixes or ".tsv" in suffixes or ".txt" in suffixes:
-        return pd.read_csv(path, sep="\t" if ".tsv" in suffixes else ",")
-    raise PoolError(f"pool file {str(path)!r}: unknown format; use .csv, .csv.gz, .tsv or .parquet")
+    return read_table(Path(path))
 
 
 def frame_fields(
@@ -89,14 +80,21 @@ def frame_fields(
     feature_cols: Sequence[str] | None,
     system_names: Sequence[str] | None,
     multilabel: Sequence[str] | None,
+    n_classes: int | None = None,
 ) -> dict[str, Any]:
     """The pool fields held in the columns of ``df``.
 
     The column options are those of :meth:`labelwise.pool.Pool.from_dataframe`:
     one name or a list (one column per system); a default column name
     (:data:`DEFAULT_COLUMNS`) that is absent is skipped, an explicitly named
-    column that is absent is an error.  With ``multilabel``, the pred, prob
-    and label options are prefixes of the columns ``<prefix>_<label name>``.
+    column that is absent is an error.  Column names match regardless of
+    case and surrounding spaces where no column matches exactly.  With
+    ``multilabel``, the pred, prob and label options are prefixes of the
+    columns ``<prefix>_<label name>``.  The values are checked
+    (:func:`~labelwise.pool.cells.check_cells`) before they become arrays, so
+    that a bad value is named by its line in the file; a pool with one
+    probability column per system, a multi-label pool or ``n_classes=2`` is
+    binary.
 
     Returns
     -------
@@ -111,49 +109,76 @@ def frame_fields(
     Raises
     ------
     PoolError
-        Naming the missing columns and the available ones, or a label column
-        with missing values.
+        Naming the missing columns and the available ones, or the line and
+        column of a bad value.
     """
-    cols = set(df.columns)
     names = None if multilabel is None else [multilabel] if isinstance(multilabel, str) else list(multilabel)
+    per_label = names is not None
+    found = sorted(map(str, df.columns))
+    folded: dict[str, list] = {}
+    for c in df.columns:
+        folded.setdefault(str(c).strip().casefold(), []).append(c)
+
+    def resolve(name: str):
+        """The column called ``name``, else the one column that matches it but for case and spaces."""
+        if name in df.columns:
+            return name
+        near = folded.get(name.strip().casefold(), [])
+        return near[0] if len(near) == 1 else None
 
     def pick(arg, default, per_label=False):
         if arg is None:
             return None
         heads = [arg] if isinstance(arg, str) else list(arg)
         wanted = [f"{h}_{lab}" for h in heads for lab in names] if per_label else heads
-        missing = [c for c in wanted if c not in cols]
+        columns = [resolve(c) for c in wanted]
+        missing = [w for w, c in zip(wanted, columns) if c is None]
         if missing:
             if isinstance(arg, str) and arg == default and len(missing) == len(wanted):
                 return None
             raise PoolError(
-                f"column(s) {missing} not found; available columns: {sorted(map(str, cols))}. "
+                f"{source(df)}: column(s) {missing} not found; available columns: {found}. "
                 + ("Multi-label pools read one column <prefix>_<label> per label; pass the right prefix "
                    "with the matching *_col option" if per_label
                    else "Pass the right name with the matching *_col option")
             )
-        values = df[wanted].to_numpy()
-        return values.reshape(len(df), len(heads), len(names)) if per_label else values
+        return columns
 
-    ids = None
-    if id_col is not None:
-        if id_col in cols:
-            ids = df[id_col].to_numpy()
-        elif id_col != DEFAULT_COLUMNS["id"]:
-            raise PoolError(f"id column {id_col!r} not found; available columns: {sorted(map(str, cols))}")
-    per_label = names is not None
-    labels = pick(label_col, DEFAULT_COLUMNS["label"], per_label)
-    if labels is not None:
-        labels = labels[:, 0]
-        if pd.isna(labels).any():
-            raise PoolError(f"label column {label_col!r}: has missing values; ground truth must be complete")
+    def values(columns, per_label=False):
+        if columns is None:
+            return None
+        out = df[columns].to_numpy()
+        return out.reshape(len(df), -1, len(names)) if per_label else out
+
+    use = {
+        "id": pick(id_col, DEFAULT_COLUMNS["id"]),
+        "label": pick(label_col, DEFAULT_COLUMNS["label"], per_label),
+        "pred": pick(pred_cols, DEFAULT_COLUMNS["pred"], per_label),
+        "score": pick(score_cols, DEFAULT_COLUMNS["score"]),
+        "prob": pick(prob_cols, DEFAULT_COLUMNS["prob"], per_label),
+        "feature": pick(list(feature_cols), None) if feature_cols else None,
+    }
+    if use["pred"] is None and use["score"] is None and use["prob"] is None:
+        expected = [DEFAULT_COLUMNS[k] for k in ("pred", "score", "prob")]
+        raise PoolError(
+            f"{source(df)}: no column of system outputs; expected {expected} (any case), found {found}. "
+            "Name yours with the pred/score/prob column options (--pred-col, --score-col, --prob-col)"
+        )
+    if per_label:
+        n_classes, why = 2, "a multi-label pool's columns are per label"
+    elif use["prob"] is not None:
+        n_classes, why = 2, "the pool has one probability column per system"
+    else:
+        why = f"n_classes is {n_classes}"
+    check_cells(df, {role: columns for role, columns in use.items() if columns is not None}, n_classes, why)
+    labels = values(use["label"], per_label)
     fields: dict[str, Any] = {
-        "item_ids": ids,
-        "labels": labels,
-        "features": pick(list(feature_cols), None) if feature_cols else None,
-        "preds": pick(pred_cols, DEFAULT_COLUMNS["pred"], per_label),
-        "scores": pick(score_cols, DEFAULT_COLUMNS["score"]),
-        "probs": pick(prob_cols, DEFAULT_COLUMNS["prob"], per_label),
+        "item_ids": None if use["id"] is None else values(use["id"])[:, 0],
+        "labels": None if labels is None else labels[:, 0],
+        "features": values(use["feature"]),
+        "preds": values(use["pred"], per_label),
+        "scores": values(use["score"]),
+        "probs": values(use["prob"], per_label),
         "system_names": system_names,
     }
     if system_names is None:
@@ -183,7 +208,7 @@ def read_labels_file(path: str | Path, id_col: str = "item_id", label_col: str =
     path = Path(path)
     if not path.exists():
         raise LabelFileError(f"labels file {str(path)!r} does not exist; check the path")
-    suffixes = _suffixes(path)
+    suffixes = file_suffixes(path)
     try:
         if _is_jsonl(suffixes):
             df = pd.read_json(path, lines=True, dtype=False)
@@ -268,7 +293,7 @@ def write_batch(df: pd.DataFrame, out: Path | None) -> None:
     if out is None:
         sys.stdout.write(df.to_csv(index=False))
         return
-    suffixes = _suffixes(out)
+    suffixes = file_suffixes(out)
     if _is_jsonl(suffixes):
         df.to_json(out, orient="records", lines=True)
     elif ".csv" in suffixes:

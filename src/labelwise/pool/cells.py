@@ -1,0 +1,127 @@
+"""The values of a pool table, checked column by column, each problem named by file, line and column.
+
+:func:`check_cells` runs before a table's columns become a pool's arrays, so
+that a bad value is reported where the user can find it: the line of a text
+file (header = line 1), the row of a Parquet file or the index label of a
+DataFrame (see :mod:`~labelwise.pool.table`).  Every check is a vectorised
+mask over a column; the first offending row is named, with the number of
+others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .errors import PoolError
+
+__all__ = ["ROLES", "check_cells", "source"]
+
+#: What a column can hold: role -> (one value, several values).
+ROLES = {
+    "id": ("item id", "item ids"),
+    "pred": ("prediction", "predictions"),
+    "label": ("label", "labels"),
+    "score": ("score", "scores"),
+    "prob": ("probability", "probabilities"),
+    "feature": ("feature", "features"),
+}
+
+
+def source(df: pd.DataFrame) -> str:
+    """``pool file 'x.csv'`` for a table read from a file, else ``pool``."""
+    where = df.attrs.get("source")
+    return f"pool file {where[0]!r}" if where else "pool"
+
+
+def _unit(df: pd.DataFrame) -> str:
+    """What the index of ``df`` counts: ``line`` (text file), ``row`` (Parquet) or ``index`` (a DataFrame)."""
+    where = df.attrs.get("source")
+    return where[1] if where else "index"
+
+
+def _at(df: pd.DataFrame, row, column: str) -> str:
+    """``pool file 'x.csv', line 7, column 'pred'``."""
+    return f"{source(df)}, {_unit(df)} {row}, column {column!r}"
+
+
+def _show(value) -> str:
+    """A value as the user wrote it: ``2`` rather than ``2.0``, strings quoted."""
+    if isinstance(value, (float, np.floating)) and np.isfinite(value) and float(value).is_integer():
+        return str(int(value))
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _first(df: pd.DataFrame, column: str, bad: np.ndarray, problem: str, fix: str) -> None:
+    """Raise naming the first row of ``bad`` (if any), its value and how many rows share the problem."""
+    if not bad.any():
+        return
+    rows = np.flatnonzero(bad)
+    value = df[column].iloc[rows[0]]
+    more = f" (and {len(rows) - 1} more row{'s' if len(rows) > 2 else ''})" if len(rows) > 1 else ""
+    raise PoolError(f"{_at(df, df.index[rows[0]], column)}: {problem.format(value=_show(value))}{more}; {fix}")
+
+
+def _numbers(df: pd.DataFrame, column: str, role: str) -> np.ndarray:
+    """The column as floats; empty cells and text that is not a number raise."""
+    raw = df[column]
+    _first(df, column, raw.isna().to_numpy(), "is empty (or NaN)",
+           f"fill in every item's {ROLES[role][0]} or drop the row")
+    values = raw if pd.api.types.is_numeric_dtype(raw) else pd.to_numeric(raw, errors="coerce")
+    bad = values.isna().to_numpy()
+    comma = raw.astype(str).str.fullmatch(r"-?\d*,\d+").to_numpy(dtype=bool) if bad.any() else bad
+    _first(df, column, bad & comma, "{value} is not a number", "write decimals with a point (0.5, not 0,5)")
+    _first(df, column, bad, "{value} is not a number", f"{ROLES[role][1]} must be numbers")
+    return values.to_numpy(dtype=float, na_value=np.nan)
+
+
+def _check_classes(df: pd.DataFrame, column: str, values: np.ndarray, role: str, n_classes: int | None,
+                   why: str) -> None:
+    """Whole numbers 0..C-1; with ``n_classes`` (``why`` says where it comes from) below it."""
+    _first(df, column, ~np.isfinite(values) | (values != np.round(values)) | (values < 0),
+           "value {value} is not a class", f"{ROLES[role][1]} must be whole numbers 0..C-1 (0 or 1 for a binary pool)")
+    if n_classes is not None:
+        allowed = "0 or 1" if n_classes == 2 else f"0..{n_classes - 1}"
+        _first(df, column, values >= n_classes, f"value {{value}} is not {allowed}",
+               f"{why}, so {ROLES[role][1]} must be {allowed}")
+
+
+def check_cells(df: pd.DataFrame, columns: Mapping[str, Sequence[str]], n_classes: int | None = None,
+                why: str = "") -> None:
+    """Check the values of the columns of ``df`` that a pool is built from.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        A pool table (its index locates rows in the file, :mod:`~labelwise.pool.table`).
+    columns : mapping
+        Role (a key of :data:`ROLES`) -> the columns holding it.
+    n_classes : int, optional
+        Size of the label set when it is known before the values are read
+        (2 for a pool with one probability column per system or a
+        multi-label pool); predictions and labels must lie below it.
+    why : str
+        Why the label set has that size, for the message.
+
+    Raises
+    ------
+    PoolError
+        Naming the file, the line (or row) and column of the first bad
+        value, the value, and the fix: empty ids, empty cells, text where a number belongs, infinite values, predictions and
+        labels that are not classes (or outside the label set), and
+        probabilities outside [0, 1].
+    """
+    for column in columns.get("id", ()):  # duplicates are found on the arrays (checks.py), at a tenth of the cost
+        _first(df, column, df[column].isna().to_numpy(), "is empty", "give every item an id or drop the row")
+    for role in ("pred", "label", "score", "prob", "feature"):
+        for column in columns.get(role, ()):
+            values = _numbers(df, column, role)
+            if role in ("pred", "label"):
+                _check_classes(df, column, values, role, n_classes, why)
+                continue
+            _first(df, column, ~np.isfinite(values), "value {value} is infinite", f"{ROLES[role][1]} must be finite")
+            if role == "prob":
+                _first(df, column, (values < 0) | (values > 1), "value {value} is outside [0, 1]",
+                       "probabilities must lie in [0, 1]")
