@@ -20,6 +20,7 @@ import pandas as pd
 
 from .checks import check_fields
 from .errors import PoolError
+from .ids import match_pool_ids
 from .multilabel import encode_outputs
 from .readers import DEFAULT_COLUMNS, frame_fields, read_pool_file
 
@@ -71,7 +72,8 @@ class Pool:
     Attributes
     ----------
     item_ids : ndarray, shape (N,)
-        Unique item identifiers (integers or strings).
+        Unique item identifiers exactly as given: int64, or an object array
+        of strings (:mod:`labelwise.pool.ids`).
     preds : ndarray of int, shape (N, S), optional
         Predicted label of each system, in ``{0, ..., n_classes-1}``.
     scores : ndarray of float, shape (N, S), optional
@@ -264,7 +266,7 @@ class Pool:
         Keyword arguments are the column options of :meth:`from_dataframe`.
         """
         path = Path(path)
-        df = read_pool_file(path)
+        df = read_pool_file(path, id_col=columns.get("id_col", DEFAULT_COLUMNS["id"]))
         columns.setdefault("name", path.name.split(".")[0])
         return cls.from_dataframe(df, **columns)
 
@@ -299,14 +301,7 @@ class Pool:
 
     def positions(self, ids, *, field_name: str = "item_id") -> np.ndarray:
         """Positions of ``ids`` in the pool; raises :class:`PoolError` for unknown ids."""
-        ids = np.asarray(ids)
-        if ids.dtype.kind in "iu" and self.item_ids.dtype.kind in "OUS":
-            ids = ids.astype(str)
-        elif ids.dtype.kind in "OUS" and self.item_ids.dtype.kind in "iu":
-            try:
-                ids = ids.astype(np.int64)
-            except ValueError:
-                pass
+        ids = match_pool_ids(np.asarray(ids), self.item_ids)
         pos = self.index.get_indexer(ids)
         if (pos < 0).any():
             unknown = ids[pos < 0][:5].tolist()

@@ -288,6 +288,11 @@ class Store:
         raw = self._meta("rng_state")
         return None if raw is None else load_state(json.loads(raw))
 
+    def load_item_ids(self) -> np.ndarray:
+        """The pool's item ids alone (no other array is read)."""
+        row = self.conn.execute("SELECT data FROM pool_arrays WHERE name='item_ids'").fetchone()
+        return decode_array(row[0])
+
     def load_pool(self) -> Pool:
         arrays = {name: decode_array(data) for name, data in self.conn.execute("SELECT name, data FROM pool_arrays")}
         meta = self.pool_meta()
@@ -341,12 +346,12 @@ class Store:
         return None if row is None else bytes(row[0])
 
     def journal_rows(self) -> list[tuple]:
-        """Every label with its draw and time, and every correction after it: (draw, item, label, weight,
-        created, source), in stored order (the export of ``labelwise export``)."""
+        """Every label and every correction: (draw, item, label, weight, created, source, event), oldest
+        first, ``event`` being ``"label"`` or ``"relabel"`` (the export of ``labelwise export``)."""
         return self.conn.execute(
-            "SELECT draw, item, label, weight, created, source FROM labels "
-            "UNION ALL SELECT r.draw, r.item, r.label, l.weight, r.created, r.source "
-            "FROM relabels r JOIN labels l ON l.draw = r.draw ORDER BY created"
+            "SELECT draw, item, label, weight, created, source, 'label' AS event, seq, 0 AS kind FROM labels "
+            "UNION ALL SELECT r.draw, r.item, r.label, l.weight, r.created, r.source, 'relabel', r.seq, 1 "
+            "FROM relabels r JOIN labels l ON l.draw = r.draw ORDER BY created, kind, seq"
         ).fetchall()
 
     # --------------------------------------------------------------- writes
