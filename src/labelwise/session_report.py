@@ -9,6 +9,7 @@ file's revision (:func:`save_estimate`); ``labelwise estimate`` and
 from __future__ import annotations
 
 import json
+
 import numpy as np
 import pandas as pd
 

@@ -77,6 +77,7 @@ def init(
     """
     with user_errors():
         check_level(level)
+        Store.check_new(session)
         columns = pool_columns(id_col, pred_col, score_col, prob_col, multilabel)
         df = read_pool_file(pool_file, id_col=id_col)
         pool = Pool.from_dataframe(df, label_col=None, name=pool_file.name.split(".")[0], **columns)

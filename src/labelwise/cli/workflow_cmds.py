@@ -10,7 +10,12 @@ import typer
 
 from ..pool import write_batch
 from ..session import Session
-from ..session_report import cached_estimate, export_frame, save_estimate, session_status
+from ..session_report import (
+    cached_estimate,
+    export_frame,
+    save_estimate,
+    session_status,
+)
 from ..store import Store
 from .options import JsonOpt, user_errors
 from .render import estimate_table, print_json, rich_console
@@ -69,8 +74,8 @@ def status(session: SessionArg, as_json: JsonOpt = False) -> None:
         f"session  {info['session']}",
         f"pool     {info['pool']}: {info['n_items']} items, systems {', '.join(info['systems'])}",
         f"design   {info['design']['design']} ({design}), {info['oracle']} oracle",
-        f"labels   {info['labels']} ({info['draws']} draws), {info['pending']} pending of which "
-        f"{info['deferred']} deferred, {info['relabels']} corrections",
+        (f"labels   {info['labels']} ({info['draws']} draws), {info['pending']} pending of which "
+         f"{info['deferred']} deferred, {info['relabels']} corrections"),
         f"file     {'ok' if info['health'] == 'ok' else 'DAMAGED: ' + info['health']}",
     ]
     typer.echo("\n".join(lines))

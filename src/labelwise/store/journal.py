@@ -143,12 +143,7 @@ class Store:
     def create(cls, path: str | Path, pool: Pool, config: dict, rng_state: dict | None = None) -> Store:
         """Create a new session file holding ``pool``, ``config`` and the initial
         generator state ``rng_state`` (one transaction); refuses to overwrite."""
-        path = Path(path)
-        if path.exists():
-            raise StoreError(f"session file {str(path)!r} already exists; `labelwise status {path}` shows it, "
-                             "`labelwise next` continues it, or choose another path")
-        if not path.parent.is_dir():
-            raise StoreError(f"cannot create session file {str(path)!r}: directory {str(path.parent)!r} does not exist")
+        path = cls.check_new(path)
         meta = {
             "schema_version": str(SCHEMA_VERSION),
             "revision": "0",
@@ -180,6 +175,17 @@ class Store:
                 raise StoreError(f"cannot create session file {str(path)!r}: {exc}") from None
             raise
         return cls(path, conn)
+
+    @staticmethod
+    def check_new(path: str | Path) -> Path:
+        """``path`` if a session file can be created there, else :class:`StoreError` saying why."""
+        path = Path(path)
+        if path.exists():
+            raise StoreError(f"session file {str(path)!r} already exists; `labelwise status {path}` shows it, "
+                             "`labelwise next` continues it, or choose another path")
+        if not path.parent.is_dir():
+            raise StoreError(f"cannot create session file {str(path)!r}: directory {str(path.parent)!r} does not exist")
+        return path
 
     @classmethod
     def open(cls, path: str | Path) -> Store:
