@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import shutil
 import sqlite3
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -18,24 +16,17 @@ from labelwise.measures import make_measure
 from labelwise.session import Session
 from labelwise.store import StoreError
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
 POOL_ARGS = dict(n_items=400, prevalence=0.2, separation=2.0, seed=3)
 
-# each child waits for the go file, so both ask for the lock at (almost) the same time
-_CHILD = textwrap.dedent("""
-    import sys, time
-    from pathlib import Path
-    from labelwise.session import Session
-    path, go, what = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
-    while not go.exists():
-        time.sleep(0.005)
+def _child(path: str, go, queue, what: str, ids=None, labels=None) -> None:
+    """One command in a forked process (labelwise already imported): starts when ``go`` is set."""
+    go.wait()
     with Session.open(path) as s:
         if what == "next":
-            print(" ".join(map(str, s.next_batch(15, new_only=True))))
+            queue.put(" ".join(map(str, s.next_batch(15, new_only=True))))
         else:
-            s.add_labels([int(i) for i in sys.argv[4].split(",")], [int(y) for y in sys.argv[5].split(",")])
-            print(s.n_labels)
-""")
+            s.add_labels(ids, labels)
+            queue.put(str(s.n_labels))
 
 
 def _draw_rows(path: Path) -> list[tuple]:
@@ -43,22 +34,21 @@ def _draw_rows(path: Path) -> list[tuple]:
         return conn.execute("SELECT stage, item, weight, prob, stratum, count FROM draws ORDER BY seq").fetchall()
 
 
-def _run_together(tmp_path: Path, path: Path, *argv: list[str]) -> list[str]:
-    script, go = tmp_path / "child.py", tmp_path / "go"
-    script.write_text(_CHILD)
-    env = {"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin"}
-    procs = [subprocess.Popen([sys.executable, str(script), str(path), str(go), *a], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=env) for a in argv]
-    go.touch()
-    outs = []
+def _run_together(path: Path, *argv: tuple) -> list[str]:
+    """Fork one process per ``argv`` and release them at once; their outputs."""
+    ctx = multiprocessing.get_context("fork")
+    go, queue = ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=_child, args=(str(path), go, queue, *a)) for a in argv]
     for p in procs:
-        out, err = p.communicate(timeout=120)
-        assert p.returncode == 0 and not err, err
-        outs.append(out.strip())
+        p.start()
+    go.set()
+    outs = [queue.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(timeout=120)
+        assert p.exitcode == 0
     return outs
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(DESIGNS))
 def test_two_next_at_once_serialize_like_two_in_a_row(tmp_path, name):
     pool = make_pool(**POOL_ARGS)
@@ -70,7 +60,7 @@ def test_two_next_at_once_serialize_like_two_in_a_row(tmp_path, name):
         with Session.open(sequential) as s:
             s.next_batch(15, new_only=True)
 
-    outs = _run_together(tmp_path, path, ["next"], ["next"])
+    outs = _run_together(path, ("next",), ("next",))
     assert _draw_rows(path) == _draw_rows(sequential)  # no draw made twice, none lost
     handed = [set(o.split()) for o in outs]
     if not make_design(name).with_replacement:
@@ -80,7 +70,6 @@ def test_two_next_at_once_serialize_like_two_in_a_row(tmp_path, name):
         assert all(handed) and not handed[0] & handed[1]  # disjoint new items
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", ["importance", "online-poisson"])
 def test_two_label_at_once_both_land(tmp_path, name):
     pool = make_pool(**POOL_ARGS)
@@ -89,8 +78,7 @@ def test_two_label_at_once_both_land(tmp_path, name):
         ids = s.next_batch(20)
     pos = pool.positions(ids)
     halves = [(ids[:10], pool.labels[pos[:10]]), (ids[10:], pool.labels[pos[10:]])]
-    outs = _run_together(tmp_path, path, *[["label", ",".join(map(str, i)), ",".join(map(str, y))]
-                                           for i, y in halves])
+    outs = _run_together(path, *[("label", i, y) for i, y in halves])
     assert sorted(int(o) for o in outs) == [10, 20]  # the second saw the first's labels
     with Session.open(path) as s:
         assert s.n_labels == 20 and s.pending.size == 0
