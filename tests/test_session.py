@@ -113,9 +113,11 @@ def test_resume_with_pending_batch(tmp_path, pool, f1, oracle, name, params):
     try:
         n_draw_rows = len(_query(path, "SELECT seq FROM draws"))
         np.testing.assert_array_equal(resumed.pending, drawn[7:])
-        # asking for a different size still returns the pending items, without drawing
-        np.testing.assert_array_equal(resumed.next_batch(5), drawn[7:])
+        # pending items come first, without drawing
+        np.testing.assert_array_equal(resumed.next_batch(5), drawn[7:12])
+        np.testing.assert_array_equal(resumed.next_batch(18), drawn[7:])
         assert len(_query(path, "SELECT seq FROM draws")) == n_draw_rows
+        resumed.add_labels(drawn[7:], oracle(drawn[7:]))
         resumed.run(oracle, 100, batch_size=25)
         _assert_same_session(resumed, reference)
     finally:
@@ -160,7 +162,7 @@ def test_failed_store_write_leaves_session_as_on_disk(tmp_path, pool, f1, oracle
         raise sqlite3.OperationalError("disk I/O error")
 
     monkeypatch.setattr(session.store, "append_draws", fail)
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(StoreError, match="disk I/O error"):
         session.next_batch(20)
     assert session.rng.bit_generator.state == state
     assert session.stage == 1 and len(session.draws) == len(_query(path, "SELECT seq FROM draws"))
@@ -243,8 +245,9 @@ def test_sigkill_mid_batch_loses_no_acknowledged_label(tmp_path, pool, f1, oracl
         assert 0 < len(expected) < batch  # killed mid-batch
         assert len(expected) + len(stored) == 2 * batch
         assert resumed.pending.tolist() == expected
-        assert resumed.next_batch(batch).tolist() == expected
+        assert resumed.next_batch(len(expected)).tolist() == expected
         assert len(_query(path, "SELECT seq FROM draws")) == len(draw_rows)  # nothing new drawn
+        resumed.add_labels(expected, oracle(expected))
 
         final = resumed.run(oracle, 80, batch_size=batch)
         labeled = np.flatnonzero(resumed.labels >= 0)
@@ -424,8 +427,7 @@ def test_next_batch_argument_checks(pool, f1):
     session = Session(pool, f1, make_design("passive"), seed=0)
     with pytest.raises(ValueError, match="at least one item"):
         session.next_batch(0)
-    with pytest.raises(ValueError, match="only 3000 of 3000 are unlabeled"):
-        session.next_batch(3001)
+    assert session.next_batch(3001).size == 3000  # all there is
     with pytest.raises(ValueError, match="the pool has 3000 items"):
         session.run(TruthOracle(pool), 3001)
 

@@ -109,6 +109,21 @@ class Ledger(ABC):
         self.n_labels += pos.size
 
     @abstractmethod
+    def label_of(self, answered: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        """The current label of each draw ``answered`` of item ``pos`` (-1 where unlabeled)."""
+
+    @abstractmethod
+    def correct(self, answered: np.ndarray, pos: np.ndarray, y: np.ndarray) -> None:
+        """Replace stored labels by corrections (in order: the latest wins)."""
+
+    def first_draws(self, draws: Draws, pos: np.ndarray) -> np.ndarray:
+        """Each item's first draw (where a deterministic label is stored); -1 for items never drawn."""
+        uniq, idx = np.unique(draws.items, return_index=True)
+        first = np.full(self.pool.n_items, -1, dtype=np.int64)
+        first[uniq] = idx
+        return first[pos]
+
+    @abstractmethod
     def sample(self, draws: Draws) -> Sample:
         """The labeled prefix of ``draws`` with its labels (labels out of order never bias an estimate)."""
 
@@ -162,6 +177,12 @@ class ItemLedger(Ledger):
 
     def record(self, answered, pos, y):
         super().record(answered, pos, y)
+        self.labels[pos] = y
+
+    def label_of(self, answered, pos):
+        return self.labels[pos]
+
+    def correct(self, answered, pos, y):
         self.labels[pos] = y
 
     def sample(self, draws: Draws) -> Sample:
@@ -232,6 +253,12 @@ class DrawLedger(Ledger):
 
     def record(self, answered, pos, y):
         super().record(answered, pos, y)
+        self.draw_labels[answered] = y
+
+    def label_of(self, answered, pos):
+        return self.draw_labels[answered]
+
+    def correct(self, answered, pos, y):
         self.draw_labels[answered] = y
 
     def sample(self, draws: Draws) -> Sample:

@@ -8,7 +8,17 @@ where a killed process stopped.  Without a path the session lives in
 memory (simulations).
 
 Estimates use the longest prefix of draws whose items are all labeled, so
-labels that arrive out of order never bias the estimate.
+labels that arrive out of order never bias the estimate: an item skipped by
+an annotator (:meth:`Session.skip`) stays a draw of the design and is only
+handed out later; the estimate waits for it.  A corrected label
+(:meth:`Session.relabel`) replaces the first one in every estimate; the
+file keeps both.
+
+Every write holds the session file's write lock and first re-reads the file
+if another process wrote to it since, so concurrent processes serialize:
+each sees the others' draws and labels, and no draw is made twice.  The
+design's set-up is stored with the file, so opening a session does not redo
+it.
 
 The oracle mode is the session's: under a deterministic oracle an item has
 one true label, asked once; under a stochastic oracle (noisy labels,
@@ -18,8 +28,11 @@ twice is labeled twice, and its labels may differ (:mod:`labelwise.ledger`).
 
 from __future__ import annotations
 
+import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 from typing import Self
 
@@ -34,8 +47,18 @@ from .measures import Measure, measure_from_spec
 from .pool import Pool, PoolError
 from .progress import progress_bar
 from .store import Store, StoreError
+from .store.codec import dump_sampler, load_sampler
 
 __all__ = ["LabelError", "Session"]
+
+
+@cache
+def _setup_tag() -> bytes:
+    """Prefix of a stored set-up: a digest of labelwise's code, so a set-up stored by other code is redone."""
+    digest = hashlib.sha256()
+    for source in sorted(Path(__file__).parent.rglob("*.py")):
+        digest.update(source.read_bytes())
+    return b"setup " + digest.hexdigest().encode() + b"\n"
 
 
 class Session:
@@ -82,7 +105,9 @@ class Session:
         self._draw_parts: list[Draws] = []
         self._draws_cache: Draws | None = None
         self.stage = 0
+        self.deferred = np.empty(0, dtype=np.int64)  # pool positions of skipped items, latest skip last
         self.store: Store | None = None
+        self._revision = 0  # the file's revision this session has read
         if sampler is not None and sampler.rng is not self.rng:
             raise ValueError("sampler: it must draw from the session's generator; pass seed=sampler.rng")
         self.sampler: Sampler = sampler or design.start(pool, measure, rng=self.rng, budget=budget, oracle=oracle)
@@ -93,6 +118,12 @@ class Session:
                 "measure": measure.spec(), "design": design.spec(), "oracle": oracle, "budget": budget,
                 "level": self.level, "created": time.time(),
             }, rng_state=self.rng.bit_generator.state)
+            self._save_setup()
+
+    def _save_setup(self) -> None:
+        """Store the design's set-up (a sampler that has seen no label), so opening the file skips it."""
+        if self.store is not None:
+            self.store.put_cache("sampler", _setup_tag() + dump_sampler(self.sampler))
 
     # ------------------------------------------------------------- resume
     @classmethod
@@ -114,26 +145,34 @@ class Session:
 
     @classmethod
     def _resume(cls, store: Store, measure: Measure | None) -> Session:
-        config = store.config()
+        with store.reading():  # one snapshot: no other command's write lands in between
+            config, state, revision = store.config(), store.rng_state(), store.revision()
+            pool, draws, setup = store.load_pool(), store.load_draws(), store.cached("sampler")
+            items, labels, calls, answered = store.load_labels()
+            corrected, deferred, states = store.load_relabels(), store.load_deferred(), store.design_states()
         if config["measure"] is None and measure is None:
             raise ValueError("this session uses a user-defined measure: pass it again with measure=")
-        state = store.rng_state()
         name = str(state.get("bit_generator", "PCG64"))
         kind = getattr(np.random, name, None)
         if not (isinstance(kind, type) and issubclass(kind, np.random.BitGenerator)):
             raise StoreError(f"{str(store.path)!r}: unknown random generator {name!r} in the session file")
         bit_generator = kind()
         bit_generator.state = state
+        rng = np.random.Generator(bit_generator)
+        measure = measure if measure is not None else measure_from_spec(config["measure"])
+        sampler, tag = None, _setup_tag()
+        if setup is not None and setup.startswith(tag):  # a set-up stored by other code is redone
+            try:
+                sampler = load_sampler(setup[len(tag):], pool, measure, rng)
+            except Exception:  # noqa: BLE001 - an unreadable set-up is only a lost shortcut
+                sampler = None
         # files written before the oracle mode was the session's keep it in the design's spec
         oracle = config.get("oracle") or config["design"].get("oracle", "deterministic")
-        self = cls(store.load_pool(), measure if measure is not None else measure_from_spec(config["measure"]),
-                   design_from_spec(config["design"]), oracle=oracle, budget=config.get("budget"),
-                   seed=np.random.Generator(bit_generator), level=float(config.get("level", 0.95)))
-        draws = store.load_draws()
+        self = cls(pool, measure, design_from_spec(config["design"]), oracle=oracle, budget=config.get("budget"),
+                   seed=rng, level=float(config.get("level", 0.95)), sampler=sampler)
         self._draw_parts = [draws] if len(draws) else []
         self.stage = int(draws.round.max()) + 1 if len(draws) else 0
-        self.store = store
-        items, labels, calls, answered = store.load_labels()
+        self.store, self._revision, self.deferred = store, revision, deferred
         if isinstance(self.ledger, DrawLedger):
             self.ledger.extend(len(draws))
         # replay the labels call by call, as they arrived, so adaptive designs end in the same state
@@ -141,8 +180,30 @@ class Session:
             if chunk.size:
                 self.ledger.record(answered[chunk], items[chunk], labels[chunk])
                 self.sampler.observe(items[chunk], labels[chunk])
-        self.sampler.set_state(store.design_states())
+        self.ledger.correct(*corrected)  # corrections reach the estimates, not the design (as when made)
+        self.sampler.set_state(states)
         return self
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Hold the file's write lock, on the file's latest state: re-read it if another process wrote since.
+
+        A failed write leaves memory possibly ahead of the file: the next write re-reads it.
+        """
+        if self.store is None:
+            yield
+            return
+        done = False
+        try:
+            with self.store.writing():
+                if self.store.revision() != self._revision:
+                    self.__dict__.update(type(self)._resume(self.store, self.measure).__dict__)
+                yield
+                self._revision = self.store.revision()
+            done = True
+        finally:
+            if not done:
+                self._revision = -1
 
     def close(self) -> None:
         """Close the session file (the session stays usable in memory)."""
@@ -203,28 +264,67 @@ class Session:
         return self.pool.item_ids[self.draws.items[self.pending_draws]]
 
     # ---------------------------------------------------------- the loop
-    def next_batch(self, n: int) -> np.ndarray:
-        """Ids of the next items to label.
+    def next_batch(self, n: int, *, new_only: bool = False) -> np.ndarray:
+        """Ids of the next items to label (:meth:`hand_out`)."""
+        rows = self.hand_out(n, new_only=new_only)
+        return self.pool.item_ids[self.draws.items[rows]]
 
-        If items drawn earlier still wait for labels, those are returned
-        (nothing new is drawn until they are labeled, so no drawn item is
-        ever skipped).  Otherwise the design draws ``n`` new items; the draws
-        and the generator state are stored before the ids are returned.
+    def hand_out(self, n: int, *, new_only: bool = False) -> np.ndarray:
+        """Draw numbers of the next (at most) ``n`` rows to label: pending ones first, then new draws.
+
+        Pending rows come in draw order, skipped items (:meth:`skip`) last.
+        The rest of ``n`` is drawn by the design and stored (with the
+        generator state) before the draw numbers are returned.  Fewer than
+        ``n`` rows come back when the pool has no more items to draw, or
+        when a design without replacement (``poisson``, ``online-poisson``,
+        ``stratified``) waits for its pending items before it draws a new
+        round (see :meth:`can_draw`).
+
+        Parameters
+        ----------
+        n : int
+        new_only : bool
+            Hand out only new draws (``n`` of them), e.g. for a second
+            annotator while the first labels the pending rows.
         """
         if n < 1:
             raise ValueError(f"n: ask for at least one item, got {n}")
-        waiting = self.pending
-        if waiting.size:
-            return waiting
-        unlabeled = self.pool.n_items - self.n_labels
-        if n > unlabeled and not self.stochastic:
-            raise ValueError(
-                f"n: asked for {n} new items but only {unlabeled} of {self.pool.n_items} are unlabeled; "
-                "ask for fewer"
-            )
+        with self._writing():
+            order = self.pending_in_order()
+            taken = order[:0] if new_only else order[:n]
+            first_new = len(self.draws)
+            want = min(n - taken.size, self.can_draw())
+            if want > 0:
+                self._draw(want)
+        if want <= 0:
+            return taken
+        fresh = self.pending_in_order()
+        return np.concatenate([taken, fresh[fresh >= first_new]])[:n]
+
+    def can_draw(self) -> int:
+        """How many new items the design can draw now (any number under a stochastic oracle).
+
+        Under a deterministic oracle items neither labeled nor pending; 0
+        while a design without replacement has pending items (its next
+        round depends on their labels).
+        """
+        if self.stochastic:
+            return np.iinfo(np.int64).max
+        if not self.design.with_replacement and self.pending_draws.size:
+            return 0
+        return int(self.pool.n_items - np.count_nonzero(self._handed_out()))
+
+    def _handed_out(self) -> np.ndarray:
+        """Items labeled or pending: a new draw must include others."""
+        handed = self.ledger.labeled.copy()
+        handed[self.draws.items[self.pending_draws]] = True
+        return handed
+
+    def _draw(self, n: int) -> None:
+        """Draw ``n`` new items and store them (inside :meth:`_writing`)."""
         before = self.rng.bit_generator.state
         try:
-            draws = self.sampler.draw(n, self.ledger.labeled).in_round(self.stage)
+            draws = self.sampler.draw(n, self._handed_out()).in_round(self.stage)
             if self.store is not None:
                 self.store.append_draws(self.stage + 1, draws, self.rng.bit_generator.state, self.sampler.state())
         except BaseException:
@@ -236,7 +336,101 @@ class Session:
         self._draws_cache = None
         if isinstance(self.ledger, DrawLedger):
             self.ledger.extend(len(draws))
-        return self.pending
+
+    def pending_in_order(self) -> np.ndarray:
+        """:attr:`pending_draws` in hand-out order: draw order, skipped items last (latest skip last)."""
+        pending = self.pending_draws
+        items = self.draws.items[pending]
+        rank = np.full(self.pool.n_items, -1, dtype=np.int64)
+        rank[self.deferred] = np.arange(self.deferred.size)
+        return pending[np.argsort(rank[items], kind="stable")]
+
+    def skip(self, ids: Sequence) -> int:
+        """Defer pending items: they are handed out again after the other pending items.
+
+        A skipped item stays a draw of the design, so the estimate (the
+        labeled prefix of the draws) waits for its label; skipping only
+        changes the order of :meth:`hand_out`.  Returns how many items were
+        deferred.
+
+        Raises
+        ------
+        LabelError
+            For unknown items and items that are not pending; nothing is stored.
+        """
+        pos = self._positions(ids)
+        with self._writing():
+            waiting = np.isin(pos, self.draws.items[self.pending_draws])
+            if not waiting.all():
+                i = int(np.argmax(~waiting))
+                raise LabelError(f"item {show_id(np.asarray(ids)[i])} is not waiting for a label; skip only "
+                                 "items `next` handed out and not yet labeled. Nothing was stored")
+            pos = pos[np.sort(np.unique(pos, return_index=True)[1])]
+            if self.store is not None:
+                self.store.defer(pos)
+            self.deferred = np.concatenate([self.deferred[~np.isin(self.deferred, pos)], pos])
+        return int(pos.size)
+
+    def relabel(self, ids: Sequence, labels: Sequence, source: str = "api", draws: Sequence | None = None) -> int:
+        """Correct stored labels; returns how many changed.
+
+        The file keeps the first label and every correction (an audit
+        trail); estimates use the latest.  The design has learned from the
+        first label (its later draws stay valid: their probabilities are
+        stored), so a correction changes estimates, not the draws made.
+
+        Parameters
+        ----------
+        ids, labels : sequences of equal length
+        source : str
+        draws : sequence of int, optional
+            Under a stochastic oracle the draw whose label is corrected (required there).
+
+        Raises
+        ------
+        LabelError
+            For unknown or unlabeled items, labels outside the label set and,
+            under a stochastic oracle, missing or wrong draw numbers.
+        """
+        ids, pos, y = self._checked(ids, labels)
+        with self._writing():
+            if self.stochastic:
+                if draws is None:
+                    raise LabelError("a stochastic session labels draws: give the draw of each label to correct")
+                answered = self._check_draws(ids, pos, draws)
+            else:
+                answered = self.ledger.first_draws(self.draws, pos)
+            old = self.ledger.label_of(answered, pos)
+            unlabeled = old < 0
+            if unlabeled.any():
+                i = int(np.argmax(unlabeled))
+                raise LabelError(f"item {show_id(ids[i])} has no label to correct; give it one with `label` first. "
+                                 "Nothing was stored")
+            change = old != y
+            if change.any() and self.store is not None:
+                self.store.relabel(answered[change], pos[change], old[change], y[change], source)
+            self.ledger.correct(answered[change], pos[change], y[change])
+        return int(change.sum())
+
+    def _positions(self, ids: Sequence) -> np.ndarray:
+        try:
+            return self.pool.positions(np.asarray(ids).ravel())
+        except PoolError as exc:
+            raise LabelError(str(exc)) from None
+
+    def _checked(self, ids: Sequence, labels: Sequence) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Ids, their pool positions and integer labels, checked (:class:`LabelError`)."""
+        ids = np.asarray(ids)
+        if ids.ndim != 1:
+            ids = ids.ravel()
+        if np.ndim(labels) == 0:
+            labels = [labels]
+        elif not isinstance(labels, (list, tuple)):
+            labels = np.asarray(labels).ravel()
+        if len(ids) != len(labels):
+            raise LabelError(f"got {len(ids)} ids but {len(labels)} labels; give one label per id")
+        pos = self._positions(ids) if len(ids) else np.empty(0, dtype=np.int64)
+        return ids, pos, as_int_labels(labels, self.pool.n_classes)
 
     def add_labels(self, ids: Sequence, labels: Sequence, source: str = "api", draws: Sequence | None = None) -> int:
         """Record labels for drawn items; returns how many were new.
@@ -266,32 +460,20 @@ class Session:
             other): per item under the deterministic oracle, per draw under
             the stochastic one.
         """
-        ids = np.asarray(ids)
-        if ids.ndim != 1:
-            ids = ids.ravel()
-        if np.ndim(labels) == 0:
-            labels = [labels]
-        elif not isinstance(labels, (list, tuple)):
-            labels = np.asarray(labels).ravel()
-        if len(ids) != len(labels):
-            raise LabelError(f"got {len(ids)} ids but {len(labels)} labels; give one label per id")
+        ids, pos, y = self._checked(ids, labels)
         if len(ids) == 0:
             return 0
-        try:
-            pos = self.pool.positions(ids)
-        except PoolError as exc:
-            raise LabelError(str(exc)) from None
-        y = as_int_labels(labels, self.pool.n_classes)
-        answered = None if draws is None else self._check_draws(ids, pos, draws)
-        all_draws = self.draws
-        answered, pos, y = self.ledger.accept(all_draws, ids, pos, y, answered if self.stochastic else None)
-        if pos.size == 0:
-            return 0
-        if self.store is not None:
-            self.store.add_labels(pos, y, answered, all_draws.round[answered] + 1, all_draws.weight[answered],
-                                  all_draws.prob[answered], source)
-        self.ledger.record(answered, pos, y)
-        self.sampler.observe(pos, y)
+        with self._writing():
+            answered = None if draws is None else self._check_draws(ids, pos, draws)
+            all_draws = self.draws
+            answered, pos, y = self.ledger.accept(all_draws, ids, pos, y, answered if self.stochastic else None)
+            if pos.size == 0:
+                return 0
+            if self.store is not None:
+                self.store.add_labels(pos, y, answered, all_draws.round[answered] + 1, all_draws.weight[answered],
+                                      all_draws.prob[answered], source)
+            self.ledger.record(answered, pos, y)
+            self.sampler.observe(pos, y)
         return int(pos.size)
 
     def _check_draws(self, ids: np.ndarray, pos: np.ndarray, draws: Sequence) -> np.ndarray:

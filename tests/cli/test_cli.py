@@ -117,8 +117,8 @@ def test_annotation_loop_matches_in_process_session(pool_csv, truth, tmp_path):
             out = tmp_path / f"batch{round_}{suffix}"
             result = ok("next", session, "-n", "40", "--out", out)
             batch = pd.read_json(out, lines=True) if suffix == ".jsonl" else pd.read_csv(out)
-        assert "new items" in result.stderr
-        assert list(batch.columns) == ["item_id", "pred", "score", "prob"]
+        assert "pending from earlier" in result.stderr
+        assert list(batch.columns) == ["item_id", "label", "pred", "score", "prob"]
         assert len(batch) == 40
         labels = write_labels(batch["item_id"].tolist(), truth, tmp_path / f"labels{round_}{suffix or '.csv'}")
         result = ok("label", session, labels)
@@ -151,14 +151,16 @@ def test_annotation_loop_matches_in_process_session(pool_csv, truth, tmp_path):
     assert "unknown format" in fails("next", session, "--out", tmp_path / "batch.xlsx")
 
 
-def test_next_twice_returns_same_pending_items(pool_csv, tmp_path):
-    session = init_session(pool_csv, tmp_path)
+def test_next_hands_out_pending_items_first(pool_csv, tmp_path):
+    session = init_session(pool_csv, tmp_path)  # online-poisson: a new round waits for the pending items
     first = ok("next", session, "-n", "25")
+    assert "0 pending from earlier, 25 new" in first.stderr
     second = ok("next", session, "-n", "10")
-    assert first.stdout == second.stdout
-    assert len(pd.read_csv(io.StringIO(second.stdout))) == 25
-    assert "pending from an earlier batch" in second.stderr
-    assert "pending" not in first.stderr
+    assert second.stdout.splitlines() == first.stdout.splitlines()[:11]
+    assert "10 pending from earlier, 0 new" in second.stderr
+    more = ok("next", session, "-n", "40")
+    assert more.stdout == first.stdout
+    assert "online-poisson draws its next round once the 25 pending items are labeled" in more.stderr
 
 
 @pytest.mark.parametrize("problem", ["unknown id", "contradiction", "label 7", "not proposed"])
@@ -221,7 +223,8 @@ def test_init_with_several_systems(tmp_path):
                 "--systems", "all", "--measure", "precision")
     assert "pa, pb" in result.stdout
     batch = pd.read_csv(io.StringIO(ok("next", session, "-n", "5").stdout))
-    assert list(batch.columns) == ["item_id", "pred[pa]", "pred[pb]", "score[pa]", "score[pb]"]
+    assert list(batch.columns) == ["item_id", "label", "pred_pa", "pred_pb", "score_pa", "score_pb"]
+    assert batch["label"].isna().all() and batch["item_id"].str.startswith("x").all()
     got = json.loads(ok("estimate", session, "--json").stdout)
     assert [c["name"] for c in got["components"]] == ["precision[pa]", "precision[pb]"]
 

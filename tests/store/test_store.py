@@ -118,7 +118,7 @@ def test_add_labels_is_all_or_nothing(tmp_path, pool):
         store.add_labels(np.array([3]), one, np.array([0]), one, np.ones(1), np.ones(1), "api")
         before = store.conn.execute("SELECT * FROM labels ORDER BY item").fetchall()
         # draw 0 already has its label: the whole batch (draws 1 and 0) must be refused
-        with pytest.raises(sqlite3.IntegrityError):
+        with pytest.raises(StoreError, match="UNIQUE constraint failed"):
             store.add_labels(np.array([5, 3]), np.array([0, 1]), np.array([1, 0]), np.array([1, 1]), np.ones(2),
                              np.ones(2), "api")
         assert store.conn.execute("SELECT * FROM labels ORDER BY item").fetchall() == before

@@ -1,19 +1,28 @@
 """The annotation loop: ``labelwise init``, ``next``, ``label`` and ``estimate``.
 
 The session file keeps everything, so each step is a separate process.
+After every write the session's estimate is stored with the file
+(:func:`~labelwise.session_report.save_estimate`), so ``estimate`` reads
+it without the pool or the design.
 """
 
 from __future__ import annotations
 
+from contextlib import closing
 from pathlib import Path
 from typing import Annotated
 
+import numpy as np
 import typer
 
 from ..designs import DEFAULT
+from ..estimators import Estimate
 from ..measures import Measure, make_measure
-from ..pool import Pool, batch_frame, read_labels_file, write_batch
+from ..pool import Pool, batch_frame, read_labels_file, read_pool_file, write_batch
+from ..pool.core import naming_file
 from ..session import Session
+from ..session_report import cached_estimate, save_estimate
+from ..store import Store
 from .options import (
     DESIGNS_HELP,
     MEASURES_HELP,
@@ -69,9 +78,14 @@ def init(
     """
     with user_errors():
         check_level(level)
-        pool = Pool.from_file(pool_file, label_col=None,
-                              **pool_columns(id_col, pred_col, score_col, prob_col, multilabel))
-        target = make_measure(measure, pool, parse_systems(systems))
+        Store.check_new(session)
+        columns = pool_columns(id_col, pred_col, score_col, prob_col, multilabel)
+        df = read_pool_file(pool_file, id_col=id_col)
+        with naming_file(pool_file):
+            pool = Pool.from_dataframe(df, label_col=None, name=pool_file.name.split(".")[0], **columns)
+        chosen_systems = parse_systems(systems)
+        target = make_measure(measure, pool, chosen_systems)
+        _warn_about(pool, id_col in df.columns, chosen_systems)
         chosen, oracle = design_options(design or DEFAULT, param, pool)
         with Session(pool, target, chosen, oracle=oracle or "deterministic", seed=seed, path=session,
                      level=level) as s:
@@ -82,39 +96,65 @@ def init(
             typer.echo(f"  design:  {describe_design(s.design)}, seed {seed}, level {level:g}")
 
 
+def _warn_about(pool: Pool, has_ids: bool, systems: str | int | list[int]) -> None:
+    """Warnings on standard error for pools that are valid but probably not what the user meant."""
+    if not has_ids:
+        typer.echo("warning: the pool has no id column; items are numbered by row (0, 1, ...). Name the id "
+                   "column with --id-col so batches and exports show your ids", err=True)
+    evaluated = list(range(pool.n_systems)) if systems == "all" else [systems] if isinstance(systems, int) \
+        else list(systems)
+    flat = [pool.system_names[s] for s in evaluated if np.ptp(pool.primary_scores(s)) == 0]
+    if flat:
+        typer.echo(f"warning: every item has the same score for {', '.join(flat)}; adaptive designs cannot "
+                   "focus the labels (check the score/prob columns)", err=True)
+    if len(evaluated) < pool.n_systems:
+        typer.echo(f"warning: the pool has {pool.n_systems} systems ({', '.join(pool.system_names)}) but only "
+                   f"{', '.join(pool.system_names[s] for s in evaluated)} is evaluated; pass --systems all for "
+                   "every one", err=True)
+
+
 # --------------------------------------------------------------------------- next
 def next_batch(
     session: Annotated[Path, typer.Argument(help="Session file (from `labelwise init`).")],
-    batch_size: Annotated[int, typer.Option("-n", "--batch-size", help="How many new items to draw.")] = 50,
+    batch_size: Annotated[int, typer.Option("-n", "--batch-size", help="How many items to hand out: pending "
+                                            "ones first, then new draws.")] = 50,
     out: Annotated[
         Path | None,
-        typer.Option("--out", "-o", help="Write the batch to this .csv or .jsonl file (default: CSV on stdout)."),
+        typer.Option("--out", "-o", help="Write the batch to this .csv, .jsonl or .parquet file (default: CSV on "
+                     "stdout)."),
     ] = None,
+    new: Annotated[bool, typer.Option("--new", help="Hand out new draws only (e.g. for a second annotator "
+                                      "while the pending items are with the first).")] = False,
 ) -> None:
-    """Propose the next items to label, with the systems' outputs for context.
+    """Hand out items to label, with the systems' outputs for context and an empty label column.
 
-    Items proposed earlier but not labeled yet are returned again (and
-    nothing new is drawn) until they are labeled.
+    Items handed out earlier and not labeled yet come first (skipped ones
+    last), then the design draws new items.  Asking for more than the pool
+    has left hands out what there is.
     """
     with user_errors(), Session.open(session) as s:
-        earlier = s.pending.size > 0
-        ids = s.next_batch(batch_size)
-        frame = batch_frame(s.pool, ids)
+        before = len(s.draws)
+        rows = s.hand_out(batch_size, new_only=new)
+        frame = batch_frame(s.pool, s.pool.item_ids[s.draws.items[rows]])
         if s.stochastic:  # a row per draw: its number lets `label` store a resubmitted file once
-            frame.insert(1, "draw", s.pending_draws)
+            frame.insert(1, "draw", rows)
         write_batch(frame, out)
+        save_estimate(s)
         where = f" written to {str(out)!r}" if out is not None else ""
-        if earlier:
-            typer.echo(f"{len(ids)} items pending from an earlier batch{where}; label them before new items "
-                       "are drawn", err=True)
-        else:
-            typer.echo(f"{len(ids)} new items to label{where}", err=True)
+        fresh = int(np.sum(rows >= before))
+        typer.echo(f"{rows.size} items to label{where}: {rows.size - fresh} pending from earlier, {fresh} new",
+                   err=True)
+        if rows.size < batch_size:
+            why = (f"{s.design.name} draws its next round once the {s.pending_draws.size} pending items are "
+                   "labeled" if s.can_draw() == 0 and s.pending_draws.size else "no unlabeled item is left to draw")
+            typer.echo(f"note: {batch_size} asked for, {rows.size} handed out: {why}", err=True)
 
 
 # --------------------------------------------------------------------------- label
 def label(
     session: Annotated[Path, typer.Argument(help="Session file (from `labelwise init`).")],
-    labels_file: Annotated[Path, typer.Argument(help="Labels as CSV or JSONL (one object per line).")],
+    labels_file: Annotated[Path, typer.Argument(help="Labels as CSV, TSV, JSONL (one object per line) or "
+                                                "Parquet; - reads CSV/TSV/JSONL from standard input.")],
     id_col: Annotated[str, typer.Option("--id-col", help="Labels-file column holding the item ids.")] = "item_id",
     label_col: Annotated[str, typer.Option("--label-col", help="Labels-file column holding the labels.")] = "label",
     draw_col: Annotated[str, typer.Option("--draw-col", help="Labels-file column holding the draw numbers `next` "
@@ -122,24 +162,30 @@ def label(
 ) -> None:
     """Store annotators' labels for proposed items.
 
-    The whole file is rejected, and nothing stored changes, if any id is
-    unknown or was not proposed, any label lies outside the label set, or
-    any label contradicts one already stored.  In a session whose design
-    has oracle=stochastic (noisy or several annotators) an id may appear as
+    Rows with an empty label (a batch file partly filled in) are left
+    pending.  The whole file is rejected, and nothing stored changes, if
+    any id is unknown or was not proposed, any label lies outside the
+    label set, or any label contradicts one already stored (correct a label
+    with `labelwise relabel`).  In a session whose design has
+    oracle=stochastic (noisy or several annotators) an id may appear as
     many times as `next` returned it, and its labels may differ; keep the
     draw column `next` wrote, and submitting a file twice stores it once.
     """
     with user_errors(), Session.open(session) as s:
-        df = read_labels_file(labels_file, id_col=id_col, label_col=label_col, draw_col=draw_col)
+        df = read_labels_file(labels_file, id_col=id_col, label_col=label_col, draw_col=draw_col, skip_empty=True)
         draws = df["draw"].to_numpy() if "draw" in df.columns else None
-        new = s.add_labels(df["item_id"].to_numpy(), df["label"].to_numpy(), source=f"file:{labels_file.name}",
-                           draws=draws)
+        source = "stdin" if str(labels_file) == "-" else f"file:{labels_file.name}"
+        new = s.add_labels(df["item_id"].to_numpy(), df["label"].to_numpy(), source=source, draws=draws)
+        save_estimate(s)
+        empty = df.attrs["empty_labels"]
+        blank = f"; {empty} rows without a label left pending" if empty else ""
         if s.stochastic:  # every row answers a draw of its own
             again = f" ({len(df) - new} rows already stored)" if draws is not None else ""
-            typer.echo(f"stored {new} labels{again}; total {s.n_labels} labels, {s.pending.size} still pending")
+            typer.echo(f"stored {new} labels{again}; total {s.n_labels} labels, {s.pending.size} still "
+                       f"pending{blank}")
         else:
             typer.echo(f"stored {new} new labels ({len(df) - new} rows already stored); total {s.n_labels} labeled "
-                       f"items, {s.pending.size} still pending")
+                       f"items, {s.pending.size} still pending{blank}")
 
 
 # --------------------------------------------------------------------------- estimate
@@ -159,9 +205,15 @@ def estimate(
     as_json: JsonOpt = False,
 ) -> None:
     """Estimate the measure from the labels so far, with confidence intervals."""
-    with user_errors(), Session.open(session) as s:
+    with user_errors():
         if level is not None:
             check_level(level)
+        if measure is None and systems is None:  # the stored estimate, if the file has not changed since
+            with closing(Store.open(session)) as store:
+                cached = cached_estimate(store, level)
+                if cached is not None:
+                    return _print_estimate(*cached, store.pool_meta()["name"], as_json)
+    with user_errors(), Session.open(session) as s:
         if measure is not None:
             target: Measure = make_measure(measure, s.pool, parse_systems(systems or "0"))
         elif systems is not None:
@@ -169,7 +221,13 @@ def estimate(
         else:
             target = s.measure
         est = s.estimate(target, level)
-        if as_json:
-            print_json({"measure": target.name, **est.to_dict()})
-        else:
-            rich_console().print(estimate_table(est, f"{target.name} on {s.pool.name}"))
+        if target is s.measure and (level is None or level == s.level):
+            save_estimate(s)
+        _print_estimate(est, target.name, s.pool.name, as_json)
+
+
+def _print_estimate(est: Estimate, measure_name: str, pool_name: str, as_json: bool) -> None:
+    if as_json:
+        print_json({"measure": measure_name, **est.to_dict()})
+    else:
+        rich_console().print(estimate_table(est, f"{measure_name} on {pool_name}"))

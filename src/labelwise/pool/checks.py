@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import PoolError
+from .ids import as_item_ids
 
 __all__ = ["check_fields"]
 
@@ -28,16 +29,11 @@ def _as_2d(name: str, values, n: int | None) -> np.ndarray | None:
 
 
 def _check_ids(item_ids, n: int) -> tuple[np.ndarray, pd.Index]:
-    """Unique item ids (``0..n-1`` by default; whole floats become int64, objects str) and their index."""
+    """Unique item ids (``0..n-1`` by default; :func:`~labelwise.pool.ids.as_item_ids`) and their index."""
     ids = np.arange(n) if item_ids is None else np.asarray(item_ids)
     if ids.ndim != 1:
         raise PoolError(f"item_ids: expected a 1-d array, got shape {ids.shape}")
-    if ids.dtype.kind == "f":
-        if not np.all(np.isfinite(ids)) or np.any(ids != np.round(ids)):
-            raise PoolError("item_ids: floating-point ids must be whole numbers; give integer or string ids")
-        ids = ids.astype(np.int64)
-    elif ids.dtype.kind == "O":
-        ids = ids.astype(str)
+    ids = as_item_ids(ids)
     index = pd.Index(ids)
     if not index.is_unique:
         dup = index[index.duplicated()][:5].tolist()

@@ -11,7 +11,8 @@ files by :meth:`Pool.from_file` (see :mod:`labelwise.pool.readers`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import pandas as pd
 
 from .checks import check_fields
 from .errors import PoolError
+from .ids import match_pool_ids
 from .multilabel import encode_outputs
 from .readers import DEFAULT_COLUMNS, frame_fields, read_pool_file
 
@@ -62,6 +64,18 @@ class Outputs:
         return arr
 
 
+@contextmanager
+def naming_file(path: Path) -> Iterator[None]:
+    """Prefix ``pool file '<path>'`` to the pool errors raised inside (whole-array checks, such as
+    duplicate ids, know no file)."""
+    try:
+        yield
+    except PoolError as exc:
+        if str(exc).startswith(f"pool file {str(path)!r}"):
+            raise
+        raise PoolError(f"pool file {str(path)!r}: {exc}") from None
+
+
 @dataclass(frozen=True, eq=False)
 class Pool:
     """Items to evaluate and the outputs of the systems under evaluation.
@@ -71,7 +85,8 @@ class Pool:
     Attributes
     ----------
     item_ids : ndarray, shape (N,)
-        Unique item identifiers (integers or strings).
+        Unique item identifiers exactly as given: int64, or an object array
+        of strings (:mod:`labelwise.pool.ids`).
     preds : ndarray of int, shape (N, S), optional
         Predicted label of each system, in ``{0, ..., n_classes-1}``.
     scores : ndarray of float, shape (N, S), optional
@@ -270,14 +285,10 @@ class Pool:
             Whose message starts with ``pool file '<path>'``.
         """
         path = Path(path)
-        df = read_pool_file(path)
+        df = read_pool_file(path, id_col=columns.get("id_col", DEFAULT_COLUMNS["id"]))
         columns.setdefault("name", path.name.split(".")[0])
-        try:
+        with naming_file(path):
             return cls.from_dataframe(df, **columns)
-        except PoolError as exc:  # the checks of whole arrays (e.g. duplicate ids) know no file: name it
-            if str(exc).startswith(f"pool file {str(path)!r}"):
-                raise
-            raise PoolError(f"pool file {str(path)!r}: {exc}") from None
 
     # ------------------------------------------------------------------ use
     @property
@@ -310,14 +321,7 @@ class Pool:
 
     def positions(self, ids, *, field_name: str = "item_id") -> np.ndarray:
         """Positions of ``ids`` in the pool; raises :class:`PoolError` for unknown ids."""
-        ids = np.asarray(ids)
-        if ids.dtype.kind in "iu" and self.item_ids.dtype.kind in "OUS":
-            ids = ids.astype(str)
-        elif ids.dtype.kind in "OUS" and self.item_ids.dtype.kind in "iu":
-            try:
-                ids = ids.astype(np.int64)
-            except ValueError:
-                pass
+        ids = match_pool_ids(np.asarray(ids), self.item_ids)
         pos = self.index.get_indexer(ids)
         if (pos < 0).any():
             unknown = ids[pos < 0][:5].tolist()

@@ -3,14 +3,15 @@
 * Pool files: CSV (optionally gzipped), TSV or Parquet, one row per item
   (:func:`read_pool_file`), whose columns :func:`frame_fields` maps to the
   arrays of a :class:`~labelwise.pool.Pool`.
-* Label files: CSV or JSONL (one object per line) with an id and a label per
-  row (:func:`read_labels_file`).
+* Label files: CSV, TSV, JSONL (one object per line), Parquet or standard
+  input with an id and a label per row (:func:`read_labels_file`).
 * Batch files: the items proposed for labeling with the systems' outputs for
   context (:func:`batch_frame`), written as CSV or JSONL (:func:`write_batch`).
 """
 
 from __future__ import annotations
 
+import io
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +22,7 @@ import pandas as pd
 
 from .cells import check_cells, source
 from .errors import PoolError
+from .ids import ids_from_text
 from .table import file_suffixes, read_table
 
 if TYPE_CHECKING:
@@ -49,12 +51,14 @@ def _is_jsonl(suffixes: str) -> bool:
 
 
 # ---------------------------------------------------------------- pool files
-def read_pool_file(path: Path) -> pd.DataFrame:
+def read_pool_file(path: Path, id_col: str | None = None) -> pd.DataFrame:
     """The table of a pool file: CSV (optionally gzipped), TSV or Parquet (:func:`~labelwise.pool.table.read_table`).
 
     Parameters
     ----------
     path : Path
+    id_col : str, optional
+        Read as text from CSV/TSV, so ids keep leading zeros (see :func:`frame_fields`).
 
     Returns
     -------
@@ -66,7 +70,7 @@ def read_pool_file(path: Path) -> pd.DataFrame:
     PoolError
         Naming the file, the line and the fix.
     """
-    return read_table(Path(path))
+    return read_table(Path(path), id_col)
 
 
 def frame_fields(
@@ -173,7 +177,7 @@ def frame_fields(
     check_cells(df, {role: columns for role, columns in use.items() if columns is not None}, n_classes, why)
     labels = values(use["label"], per_label)
     fields: dict[str, Any] = {
-        "item_ids": None if use["id"] is None else values(use["id"])[:, 0],
+        "item_ids": None if use["id"] is None else _ids(df[use["id"][0]]),
         "labels": None if labels is None else labels[:, 0],
         "features": values(use["feature"]),
         "preds": values(use["pred"], per_label),
@@ -191,14 +195,22 @@ def frame_fields(
     return fields
 
 
+def _ids(column: pd.Series) -> np.ndarray:
+    """Ids as given: numbers as read, text kept as text (``00123`` stays ``00123``) unless plain integers."""
+    return column.to_numpy() if pd.api.types.is_numeric_dtype(column) else ids_from_text(column)
+
+
 # ---------------------------------------------------------------- label files
 def read_labels_file(path: str | Path, id_col: str = "item_id", label_col: str = "label",
-                     draw_col: str | None = "draw") -> pd.DataFrame:
-    """Read ``id_col`` and ``label_col`` from a CSV or JSONL (one object per line) file.
+                     draw_col: str | None = "draw", skip_empty: bool = False) -> pd.DataFrame:
+    """Read ``id_col`` and ``label_col`` from a CSV, TSV, JSONL (one object per line) or Parquet file,
+    or from standard input (``-``: CSV, TSV or JSONL).
 
     The result has columns ``item_id`` and ``label``, and ``draw`` when the
     file has a ``draw_col`` column (the draw numbers ``labelwise next``
-    lists in a stochastic session; optional).
+    lists in a stochastic session; optional).  With ``skip_empty`` rows
+    without a label (a batch file partly filled in) are left out and counted
+    in ``attrs["empty_labels"]``.
 
     Raises
     ------
@@ -206,16 +218,26 @@ def read_labels_file(path: str | Path, id_col: str = "item_id", label_col: str =
         For a missing file, an unknown format, missing columns, empty ids or empty labels.
     """
     path = Path(path)
-    if not path.exists():
+    stdin = str(path) == "-"
+    if not stdin and not path.exists():
         raise LabelFileError(f"labels file {str(path)!r} does not exist; check the path")
     suffixes = file_suffixes(path)
+    text = {id_col: str}  # ids as written: 00123 stays 00123
     try:
-        if _is_jsonl(suffixes):
+        if stdin:  # JSONL when the first line is an object, else CSV or TSV (by the first line)
+            data = sys.stdin.read()
+            first = data.lstrip().split("\n", 1)[0]
+            df = (pd.read_json(io.StringIO(data), lines=True, dtype=False) if first.startswith("{") else
+                  pd.read_csv(io.StringIO(data), sep="\t" if "\t" in first else ",", dtype=text))
+        elif _is_jsonl(suffixes):
             df = pd.read_json(path, lines=True, dtype=False)
-        elif ".csv" in suffixes:
-            df = pd.read_csv(path)
+        elif ".parquet" in suffixes or ".pq" in suffixes:
+            df = pd.read_parquet(path)
+        elif ".csv" in suffixes or ".tsv" in suffixes:
+            df = pd.read_csv(path, sep="\t" if ".tsv" in suffixes else ",", dtype=text)
         else:
-            raise LabelFileError(f"labels file {str(path)!r}: unknown format; use .csv or .jsonl")
+            raise LabelFileError(f"labels file {str(path)!r}: unknown format; use .csv, .tsv, .jsonl or .parquet, "
+                                 "or - for standard input")
     except (ValueError, pd.errors.ParserError) as exc:
         if isinstance(exc, LabelFileError):
             raise
@@ -232,12 +254,17 @@ def read_labels_file(path: str | Path, id_col: str = "item_id", label_col: str =
             f"labels file {str(path)!r}: column {id_col!r} is empty on data row {row}; "
             "give every label the id of its item or drop the row"
         )
+    empty = df[label_col].isna() | (df[label_col].astype(str).str.strip() == "")
+    if skip_empty:
+        df = df[~empty.to_numpy()]
     _check_filled(df, path, label_col, id_col, "fill in every label or drop the row")
     columns = {id_col: "item_id", label_col: "label"}
     if draw_col is not None and draw_col in df.columns:
         _check_filled(df, path, draw_col, id_col, "keep the draw numbers `next` listed, or drop the column")
         columns[draw_col] = "draw"
-    return df[list(columns)].rename(columns=columns)
+    out = df[list(columns)].rename(columns=columns)
+    out.attrs["empty_labels"] = int(empty.sum())
+    return out
 
 
 def _check_filled(df: pd.DataFrame, path: Path, column: str, id_col: str, fix: str) -> None:
@@ -261,29 +288,30 @@ def batch_frame(pool: Pool, ids: np.ndarray) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns ``item_id``, then ``pred``, ``score`` and ``prob`` for a
-        single system, or ``pred[<system>]``, ... for several.
+        Columns ``item_id``, an empty ``label`` column to fill in, then
+        ``pred``, ``score`` and ``prob`` for a single system, or
+        ``pred_<system>``, ... for several.
     """
     pos = pool.positions(ids)
     outputs = pool.outputs(pos)
-    columns: dict[str, Any] = {"item_id": ids}
+    columns: dict[str, Any] = {"item_id": ids, "label": ""}
     single = pool.n_systems == 1
     for kind, arr in (("pred", outputs.preds), ("score", outputs.scores), ("prob", outputs.probs)):
         if arr is None or arr.ndim != 2:
             continue  # multi-class probabilities would need one column per class: left out
         for s, name in enumerate(pool.system_names):
-            columns[kind if single else f"{kind}[{name}]"] = arr[:, s]
+            columns[kind if single else f"{kind}_{name}"] = arr[:, s]
     return pd.DataFrame(columns)
 
 
 def write_batch(df: pd.DataFrame, out: Path | None) -> None:
-    """Write ``df`` as CSV or JSONL (by extension), or as CSV to standard output.
+    """Write ``df`` as CSV, JSONL or Parquet (by extension), or as CSV to standard output.
 
     Parameters
     ----------
     df : pandas.DataFrame
     out : Path or None
-        The file to write (``.csv`` or ``.jsonl``); ``None`` for standard output.
+        The file to write (``.csv``, ``.jsonl`` or ``.parquet``); ``None`` for standard output.
 
     Raises
     ------
@@ -298,5 +326,7 @@ def write_batch(df: pd.DataFrame, out: Path | None) -> None:
         df.to_json(out, orient="records", lines=True)
     elif ".csv" in suffixes:
         df.to_csv(out, index=False)
+    elif ".parquet" in suffixes:
+        df.to_parquet(out, index=False)
     else:
-        raise ValueError(f"--out {str(out)!r}: unknown format; use a .csv or .jsonl file name")
+        raise ValueError(f"--out {str(out)!r}: unknown format; use a .csv, .jsonl or .parquet file name")

@@ -36,12 +36,15 @@ def file_suffixes(path: Path) -> str:
     return "".join(path.suffixes).lower()
 
 
-def read_table(path: Path) -> pd.DataFrame:
+def read_table(path: Path, id_col: str | None = None) -> pd.DataFrame:
     """The table of a pool file: Parquet, or delimited UTF-8 text (optionally gzipped).
 
     Parameters
     ----------
     path : Path
+    id_col : str, optional
+        The id column, read from text as text (``00123`` stays ``00123``);
+        matched regardless of case and surrounding spaces, as every column.
 
     Returns
     -------
@@ -84,7 +87,8 @@ def read_table(path: Path) -> pd.DataFrame:
         raise PoolError(f"pool file {name}: the first line is empty; line 1 must hold the column names")
     sep = _delimiter(header, "\t" if ".tsv" in suffixes else ",")
     try:
-        df = pd.read_csv(path, sep=sep, compression=compression, encoding="utf-8-sig", skip_blank_lines=False)
+        df = pd.read_csv(path, sep=sep, compression=compression, encoding="utf-8-sig", skip_blank_lines=False,
+                         dtype=_text_columns(header, sep, id_col))
     except UnicodeDecodeError:
         raise _not_utf8(path, opener, sep) from None
     except pd.errors.ParserError as exc:
@@ -96,6 +100,15 @@ def read_table(path: Path) -> pd.DataFrame:
         df = df[~blank]
     df.attrs["source"] = (str(path), "line")
     return df
+
+
+def _text_columns(header: bytes, sep: str, id_col: str | None) -> dict[str, type] | None:
+    """``{name: str}`` for the header's column that is ``id_col`` but for case, spaces and quotes."""
+    if id_col is None:
+        return None
+    names = header.decode("utf-8-sig", errors="replace").rstrip("\r\n").split(sep)
+    wanted = id_col.strip().casefold()
+    return {n.strip().strip('"'): str for n in names if n.strip().strip('"').strip().casefold() == wanted} or None
 
 
 def _delimiter(header: bytes, default: str) -> str:

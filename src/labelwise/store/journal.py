@@ -2,15 +2,23 @@
 
 Every write is one transaction, committed (``synchronous=FULL``) before the
 session acknowledges it, so a process killed at any point loses nothing it
-acknowledged.  The pool is stored as ``.npy`` blobs, which makes a session
-file self-contained.
+acknowledged.  A writer holds the file's write lock (``BEGIN IMMEDIATE``,
+:meth:`Store.writing`) from before it reads the state it acts on until it
+commits, so concurrent commands serialize; one that cannot get the lock
+within ``LABELWISE_BUSY_TIMEOUT`` seconds (default 30) stops with a
+:class:`StoreError`.  Every SQLite failure (read-only file, full disk,
+damaged file) becomes a one-line :class:`StoreError` naming the file and
+the fix.  The pool is stored compressed (:mod:`labelwise.store.codec`),
+which makes a session file self-contained.
 
 Tables
 ------
 meta(key, value)
     ``schema_version``, ``config`` (measure, design, level as JSON),
-    ``pool_meta`` and ``rng_state`` (the generator state at creation, then
-    after the last stored draw; arrays of MT19937/Philox states are encoded).
+    ``pool_meta``, ``rng_state`` (the generator state at creation, then
+    after the last stored draw; arrays of MT19937/Philox states are encoded)
+    and ``revision`` (raised by every write: a session whose revision is
+    older re-reads the file before it writes).
 design_states(stage, state)
     The design's state for each batch of draws (JSON), when it has one.
 pool_arrays(name, data)
@@ -23,14 +31,24 @@ labels(seq, draw, item, label, stage, weight, prob, created, source, call)
     probability and the time the label was stored.  Under a deterministic
     oracle an item is labeled once, at its first draw; under a stochastic
     oracle every draw gets its own label, so an item may have several.
+relabels(seq, draw, item, old, label, created, source)
+    Corrections: the label of ``draw`` changed from ``old`` to ``label``
+    (the labels row keeps the first answer; estimates use the latest).
+deferred(seq, item, created)
+    Items an annotator skipped: handed out again after the other pending items.
+cache(key, data)
+    What saves work when a session is opened: the design's set-up
+    (``sampler``) and the latest estimate (``estimate``).
 """
 
 from __future__ import annotations
 
-import io
 import json
+import os
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -38,10 +56,12 @@ import numpy as np
 
 from ..draws import Draws
 from ..pool import Pool
+from .codec import decode_array, dump_state, encode_array, load_state
 
 __all__ = ["Store", "StoreError"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+_READABLE_VERSIONS = (2, 3)  # version 2 files gain the tables of version 3 when opened
 _POOL_FIELDS = ("item_ids", "preds", "scores", "probs", "labels", "features")
 
 _SCHEMA = """
@@ -60,7 +80,24 @@ CREATE TABLE labels (
 CREATE TABLE design_states (stage INTEGER PRIMARY KEY, state TEXT NOT NULL);
 """
 
+_SCHEMA_3 = """
+CREATE TABLE IF NOT EXISTS relabels (
+    seq INTEGER PRIMARY KEY, draw INTEGER NOT NULL, item INTEGER NOT NULL, old INTEGER NOT NULL,
+    label INTEGER NOT NULL, created REAL NOT NULL, source TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS deferred (seq INTEGER PRIMARY KEY, item INTEGER NOT NULL, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, data BLOB NOT NULL);
+"""
+
 _SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def busy_timeout() -> float:
+    """Seconds a command waits for another one's write lock: ``LABELWISE_BUSY_TIMEOUT``, default 30."""
+    try:
+        return max(float(os.environ.get("LABELWISE_BUSY_TIMEOUT", "30")), 0.0)
+    except ValueError:
+        return 30.0
 
 
 def _set_pragmas(conn: sqlite3.Connection) -> None:
@@ -69,41 +106,30 @@ def _set_pragmas(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA synchronous=FULL")
 
 
+def _statements(script: str) -> list[str]:
+    return [s for s in script.strip().split(";") if s.strip()]
+
+
 class StoreError(RuntimeError):
-    """A session file that cannot be created or read."""
+    """A session file that cannot be created, read or written; the message names the file and the fix."""
 
 
-def _to_blob(arr: np.ndarray) -> bytes:
-    buf = io.BytesIO()
-    np.save(buf, arr, allow_pickle=False)
-    return buf.getvalue()
-
-
-def _from_blob(data: bytes) -> np.ndarray:
-    return np.load(io.BytesIO(data), allow_pickle=False)
-
-
-def _dump_state(state: dict) -> str:
-    """JSON of a bit generator's state (MT19937 and Philox states hold arrays)."""
-
-    def enc(v):
-        if isinstance(v, np.ndarray):
-            return {"__ndarray__": v.tolist(), "dtype": str(v.dtype)}
-        if isinstance(v, dict):
-            return {k: enc(x) for k, x in v.items()}
-        if isinstance(v, np.integer):
-            return int(v)
-        return v
-
-    return json.dumps(enc(state))
-
-
-def _load_state(obj):
-    if isinstance(obj, dict):
-        if "__ndarray__" in obj:
-            return np.asarray(obj["__ndarray__"], dtype=obj["dtype"])
-        return {k: _load_state(v) for k, v in obj.items()}
-    return obj
+def operational_error(path: Path, exc: sqlite3.Error) -> StoreError:
+    """A one-line :class:`StoreError` for an SQLite failure on ``path``: what happened and what to do."""
+    text = str(exc)
+    where = f"session file {str(path)!r}"
+    if "readonly" in text or "read-only" in text:
+        fix = "is read-only; make it and its folder writable (chmod u+w) or copy it somewhere writable"
+    elif "full" in text:
+        fix = "cannot grow: the disk is full; free some space and run the command again"
+    elif "locked" in text or "busy" in text:
+        fix = (f"is busy: another labelwise command held its write lock for {busy_timeout():g} s; run the "
+               "command again when it has finished (LABELWISE_BUSY_TIMEOUT sets the wait)")
+    elif "malformed" in text or "not a database" in text or "corrupt" in text:
+        fix = f"is damaged ({text}); restore it from a backup (`labelwise status` checks a file)"
+    else:
+        fix = f"could not be used ({text}); check the file and run the command again"
+    return StoreError(f"{where} {fix}. Nothing was stored")
 
 
 class Store:
@@ -117,31 +143,28 @@ class Store:
     def create(cls, path: str | Path, pool: Pool, config: dict, rng_state: dict | None = None) -> Store:
         """Create a new session file holding ``pool``, ``config`` and the initial
         generator state ``rng_state`` (one transaction); refuses to overwrite."""
-        path = Path(path)
-        if path.exists():
-            raise StoreError(f"session file {str(path)!r} already exists; open it to resume or choose another path")
-        if not path.parent.is_dir():
-            raise StoreError(f"cannot create session file {str(path)!r}: directory {str(path.parent)!r} does not exist")
+        path = cls.check_new(path)
         meta = {
             "schema_version": str(SCHEMA_VERSION),
+            "revision": "0",
             "config": json.dumps(config),
             "pool_meta": json.dumps({"system_names": list(pool.system_names), "n_classes": pool.n_classes,
-                                     "name": pool.name, "label_names": list(pool.label_names)}),
+                                     "name": pool.name, "label_names": list(pool.label_names),
+                                     "n_items": pool.n_items}),
         }
         if rng_state is not None:
-            meta["rng_state"] = _dump_state(rng_state)
+            meta["rng_state"] = dump_state(rng_state)
         conn = None
         try:
-            conn = sqlite3.connect(str(path), isolation_level=None, timeout=30.0)
+            conn = sqlite3.connect(str(path), isolation_level=None, timeout=busy_timeout())
             _set_pragmas(conn)
             with _transaction(conn):
-                for statement in _SCHEMA.strip().split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
+                for statement in _statements(_SCHEMA) + _statements(_SCHEMA_3):
+                    conn.execute(statement)
                 conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
                 conn.executemany(
                     "INSERT INTO pool_arrays VALUES (?, ?)",
-                    [(f, _to_blob(getattr(pool, f))) for f in _POOL_FIELDS if getattr(pool, f) is not None],
+                    [(f, encode_array(getattr(pool, f))) for f in _POOL_FIELDS if getattr(pool, f) is not None],
                 )
         except BaseException as exc:
             if conn is not None:
@@ -152,6 +175,17 @@ class Store:
                 raise StoreError(f"cannot create session file {str(path)!r}: {exc}") from None
             raise
         return cls(path, conn)
+
+    @staticmethod
+    def check_new(path: str | Path) -> Path:
+        """``path`` if a session file can be created there, else :class:`StoreError` saying why."""
+        path = Path(path)
+        if path.exists():
+            raise StoreError(f"session file {str(path)!r} already exists; `labelwise status {path}` shows it, "
+                             "`labelwise next` continues it, or choose another path")
+        if not path.parent.is_dir():
+            raise StoreError(f"cannot create session file {str(path)!r}: directory {str(path.parent)!r} does not exist")
+        return path
 
     @classmethod
     def open(cls, path: str | Path) -> Store:
@@ -176,27 +210,73 @@ class Store:
         if header != _SQLITE_HEADER:
             raise StoreError(f"{str(path)!r} is not a labelwise session file (not an SQLite database)")
         try:
-            conn = sqlite3.connect(str(path), isolation_level=None, timeout=30.0)
+            conn = sqlite3.connect(str(path), isolation_level=None, timeout=busy_timeout())
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open session file {str(path)!r}: {exc}") from None
         try:
             version = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         except sqlite3.DatabaseError as exc:
             conn.close()
+            if "malformed" in str(exc) or "locked" in str(exc):
+                raise operational_error(path, exc) from None
             raise StoreError(f"{str(path)!r} is not a labelwise session file ({exc})") from None
-        if version is None or not str(version[0]).isdigit() or int(version[0]) != SCHEMA_VERSION:
+        if version is None or not str(version[0]).isdigit() or int(version[0]) not in _READABLE_VERSIONS:
             conn.close()
             found = None if version is None else version[0]
             raise StoreError(f"{str(path)!r}: unsupported session schema {found!r}; expected {SCHEMA_VERSION}")
+        store = cls(path, conn)
         try:
             _set_pragmas(conn)
-        except sqlite3.Error as exc:
+            if int(version[0]) < SCHEMA_VERSION:
+                with store.writing():
+                    for statement in _statements(_SCHEMA_3):
+                        conn.execute(statement)
+                    conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+        except (sqlite3.Error, StoreError) as exc:
             conn.close()
-            raise StoreError(f"cannot open session file {str(path)!r}: {exc}") from None
-        return cls(path, conn)
+            raise exc if isinstance(exc, StoreError) else operational_error(path, exc) from None
+        return store
 
     def close(self) -> None:
         self.conn.close()
+
+    # -------------------------------------------------------------- locking
+    @contextmanager
+    def writing(self) -> Iterator[sqlite3.Connection]:
+        """Hold the file's write lock: one transaction, committed on success, rolled back on any error.
+
+        Reentrant: inside an outer :meth:`writing` it joins that transaction.
+        SQLite failures become :class:`StoreError` (:func:`operational_error`).
+        """
+        try:
+            with _transaction(self.conn):
+                yield self.conn
+        except sqlite3.Error as exc:
+            raise operational_error(self.path, exc) from None
+
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """A consistent snapshot: no other command's write lands between the reads inside."""
+        try:
+            with _transaction(self.conn, "BEGIN"):
+                yield self.conn
+        except sqlite3.Error as exc:
+            raise operational_error(self.path, exc) from None
+
+    def revision(self) -> int:
+        """Raised by every write: a session compares it with the one it read."""
+        raw = self._meta("revision")
+        return 0 if raw is None else int(raw)
+
+    def _bump(self) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('revision', ?)", (str(self.revision() + 1),))
+
+    def quick_check(self) -> str:
+        """``"ok"`` or SQLite's first complaint about the file (``PRAGMA quick_check``)."""
+        try:
+            return str(self.conn.execute("PRAGMA quick_check(1)").fetchone()[0])
+        except sqlite3.Error as exc:
+            return str(exc)
 
     # ---------------------------------------------------------------- reads
     def _meta(self, key: str) -> str | None:
@@ -206,13 +286,22 @@ class Store:
     def config(self) -> dict:
         return json.loads(self._meta("config"))
 
+    def pool_meta(self) -> dict:
+        """System names, number of classes, name and label names of the pool (and ``n_items`` in new files)."""
+        return json.loads(self._meta("pool_meta"))
+
     def rng_state(self) -> dict | None:
         raw = self._meta("rng_state")
-        return None if raw is None else _load_state(json.loads(raw))
+        return None if raw is None else load_state(json.loads(raw))
+
+    def load_item_ids(self) -> np.ndarray:
+        """The pool's item ids alone (no other array is read)."""
+        row = self.conn.execute("SELECT data FROM pool_arrays WHERE name='item_ids'").fetchone()
+        return decode_array(row[0])
 
     def load_pool(self) -> Pool:
-        arrays = {name: _from_blob(data) for name, data in self.conn.execute("SELECT name, data FROM pool_arrays")}
-        meta = json.loads(self._meta("pool_meta"))
+        arrays = {name: decode_array(data) for name, data in self.conn.execute("SELECT name, data FROM pool_arrays")}
+        meta = self.pool_meta()
         pool = Pool.from_arrays(
             arrays["item_ids"], preds=arrays.get("preds"), scores=arrays.get("scores"), probs=arrays.get("probs"),
             labels=arrays.get("labels"), features=arrays.get("features"), system_names=meta["system_names"],
@@ -237,10 +326,45 @@ class Store:
         arr = np.array(rows, dtype=np.int64).reshape(-1, 4)
         return arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3]
 
-    # --------------------------------------------------------------- writes
+    def load_relabels(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Corrections in stored order: the draw, its item and the new label."""
+        rows = self.conn.execute("SELECT draw, item, label FROM relabels ORDER BY seq").fetchall()
+        arr = np.array(rows, dtype=np.int64).reshape(-1, 3)
+        return arr[:, 0], arr[:, 1], arr[:, 2]
+
+    def load_deferred(self) -> np.ndarray:
+        """Items deferred by ``skip``, latest deferral last (an item deferred twice counts at its latest)."""
+        rows = self.conn.execute("SELECT item FROM deferred GROUP BY item ORDER BY MAX(seq)").fetchall()
+        return np.array(rows, dtype=np.int64).reshape(-1)
+
+    def counts(self) -> dict[str, int]:
+        """Rows of the draws, labels, relabels and deferred tables."""
+        return {t: int(self.conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0])
+                for t in ("draws", "labels", "relabels", "deferred")}
+
     def design_states(self) -> list[dict]:
         """The design's state stored with each batch of draws, in order (batches without one left out)."""
         return [json.loads(raw) for (raw,) in self.conn.execute("SELECT state FROM design_states ORDER BY stage")]
+
+    def cached(self, key: str) -> bytes | None:
+        """What :meth:`put_cache` stored under ``key``."""
+        row = self.conn.execute("SELECT data FROM cache WHERE key=?", (key,)).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def journal_rows(self) -> list[tuple]:
+        """Every label and every correction: (draw, item, label, weight, created, source, event), oldest
+        first, ``event`` being ``"label"`` or ``"relabel"`` (the export of ``labelwise export``)."""
+        return self.conn.execute(
+            "SELECT draw, item, label, weight, created, source, 'label' AS event, seq, 0 AS kind FROM labels "
+            "UNION ALL SELECT r.draw, r.item, r.label, l.weight, r.created, r.source, 'relabel', r.seq, 1 "
+            "FROM relabels r JOIN labels l ON l.draw = r.draw ORDER BY created, kind, seq"
+        ).fetchall()
+
+    # --------------------------------------------------------------- writes
+    def put_cache(self, key: str, data: bytes) -> None:
+        """Store ``data`` under ``key`` (not a change of the session: the revision stays)."""
+        with self.writing():
+            self.conn.execute("INSERT OR REPLACE INTO cache VALUES (?, ?)", (key, data))
 
     def append_draws(self, stage: int, draws: Draws, rng_state: dict, design_state: dict | None = None) -> None:
         """Store a batch of draws, the generator state after it and the design's state, atomically."""
@@ -249,14 +373,15 @@ class Store:
             (stage, int(i), float(w), float(p), int(s), int(c), now)
             for i, w, p, s, c in zip(draws.items, draws.weight, draws.prob, draws.stratum, draws.count)
         ]
-        with _transaction(self.conn):
+        with self.writing():
             self.conn.executemany(
                 "INSERT INTO draws (stage, item, weight, prob, stratum, count, created) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)", rows,
             )
-            self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('rng_state', ?)", (_dump_state(rng_state),))
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('rng_state', ?)", (dump_state(rng_state),))
             if design_state:
                 self.conn.execute("INSERT INTO design_states VALUES (?, ?)", (stage, json.dumps(design_state)))
+            self._bump()
 
     def add_labels(self, items: np.ndarray, labels: np.ndarray, draw: np.ndarray, stage: np.ndarray,
                    weight: np.ndarray, prob: np.ndarray, source: str) -> None:
@@ -264,7 +389,7 @@ class Store:
 
         Raises
         ------
-        sqlite3.IntegrityError
+        StoreError
             If a draw already has a label (nothing is stored).
         """
         now = time.time()
@@ -272,7 +397,7 @@ class Store:
             (int(d), int(i), int(y), int(s), float(w), float(p), now, source)
             for d, i, y, s, w, p in zip(draw, items, labels, stage, weight, prob)
         ]
-        with _transaction(self.conn):
+        with self.writing():
             call = self.conn.execute("SELECT COALESCE(MAX(call), 0) + 1 FROM labels").fetchone()[0]
             rows = [row + (call,) for row in rows]
             self.conn.executemany(
@@ -280,21 +405,53 @@ class Store:
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
+            self._bump()
+
+    def relabel(self, draw: np.ndarray, items: np.ndarray, old: np.ndarray, labels: np.ndarray, source: str) -> None:
+        """Store corrections of labeled draws (the first answers stay in ``labels``)."""
+        now = time.time()
+        with self.writing():
+            self.conn.executemany(
+                "INSERT INTO relabels (draw, item, old, label, created, source) VALUES (?, ?, ?, ?, ?, ?)",
+                [(int(d), int(i), int(o), int(y), now, source) for d, i, o, y in zip(draw, items, old, labels)],
+            )
+            self._bump()
+
+    def defer(self, items: np.ndarray) -> None:
+        """Record that ``items`` were skipped (handed out again after the other pending items)."""
+        now = time.time()
+        with self.writing():
+            self.conn.executemany("INSERT INTO deferred (item, created) VALUES (?, ?)",
+                                  [(int(i), now) for i in items])
+            self._bump()
 
 
 class _transaction:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any error."""
+    """``BEGIN IMMEDIATE`` (or ``begin``) ... ``COMMIT``, rolled back on any error; joins an open transaction."""
 
-    def __init__(self, conn: sqlite3.Connection):
-        self.conn = conn
+    def __init__(self, conn: sqlite3.Connection, begin: str = "BEGIN IMMEDIATE"):
+        self.conn, self.begin = conn, begin
+        self.outer = False
 
     def __enter__(self):
-        self.conn.execute("BEGIN IMMEDIATE")
+        self.outer = not self.conn.in_transaction
+        if self.outer:
+            self.conn.execute(self.begin)
         return self.conn
 
     def __exit__(self, exc_type, exc, tb):
+        if not self.outer:
+            return False
         if exc_type is None:
-            self.conn.execute("COMMIT")
-        else:
-            self.conn.execute("ROLLBACK")
+            try:
+                self.conn.execute("COMMIT")
+                return False
+            except BaseException:
+                self._rollback()
+                raise
+        self._rollback()
         return False
+
+    def _rollback(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")

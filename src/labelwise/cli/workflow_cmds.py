@@ -1,0 +1,94 @@
+"""Looking after a session: ``labelwise skip``, ``relabel``, ``status`` and ``export``."""
+
+from __future__ import annotations
+
+from contextlib import closing
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..pool import write_batch
+from ..session import Session
+from ..session_report import (
+    cached_estimate,
+    export_frame,
+    save_estimate,
+    session_status,
+)
+from ..store import Store
+from .options import JsonOpt, user_errors
+from .render import estimate_table, print_json, rich_console
+
+__all__ = ["export", "relabel", "skip", "status"]
+
+SessionArg = Annotated[Path, typer.Argument(help="Session file (from `labelwise init`).")]
+
+
+def skip(
+    session: SessionArg,
+    items: Annotated[list[str], typer.Argument(help="Ids of pending items to hand out later.", show_default=False)],
+) -> None:
+    """Defer items an annotator wants to come back to: `next` hands them out after the other pending items.
+
+    A skipped item is still a draw of the design: the estimate waits for its
+    label (it stays unbiased), so label it, or correct nothing and come back.
+    """
+    with user_errors(), Session.open(session) as s:
+        n = s.skip(items)
+        save_estimate(s)
+        typer.echo(f"deferred {n} items; {s.pending.size} pending in all")
+
+
+def relabel(
+    session: SessionArg,
+    item: Annotated[str, typer.Argument(help="Id of a labeled item.", show_default=False)],
+    new_label: Annotated[str, typer.Argument(metavar="LABEL", help="Its correct label.", show_default=False)],
+    draw: Annotated[int | None, typer.Option("--draw", help="The draw whose label is corrected (stochastic "
+                                             "sessions, as listed by `next` or `export`).")] = None,
+) -> None:
+    """Correct a stored label.  The file keeps the first label and the correction; estimates use the latest."""
+    with user_errors(), Session.open(session) as s:
+        changed = s.relabel([item], [new_label], source="cli", draws=None if draw is None else [draw])
+        est = save_estimate(s)
+        if changed:
+            typer.echo(f"item {item}: label corrected to {new_label}; {est.n_labels} labels in the estimate")
+        else:
+            typer.echo(f"item {item} already has label {new_label}; nothing changed")
+
+
+def status(session: SessionArg, as_json: JsonOpt = False) -> None:
+    """Pool, design, labels, pending and deferred items, the current estimate and the file's health."""
+    with user_errors():
+        with closing(Store.open(session)) as store:
+            info, cached = session_status(store), cached_estimate(store)
+        if cached is None:  # written by a library session: estimate once and store it
+            with Session.open(session) as s:
+                cached = save_estimate(s), s.measure.name
+        est, measure = cached
+    if as_json:
+        print_json({**info, "estimate": {"measure": measure, **est.to_dict()}})
+        return
+    design = ", ".join(f"{k}={v}" for k, v in info["design"].items() if k != "design")
+    lines = [
+        f"session  {info['session']}",
+        f"pool     {info['pool']}: {info['n_items']} items, systems {', '.join(info['systems'])}",
+        f"design   {info['design']['design']} ({design}), {info['oracle']} oracle",
+        (f"labels   {info['labels']} ({info['draws']} draws), {info['pending']} pending of which "
+         f"{info['deferred']} deferred, {info['relabels']} corrections"),
+        f"file     {'ok' if info['health'] == 'ok' else 'DAMAGED: ' + info['health']}",
+    ]
+    typer.echo("\n".join(lines))
+    rich_console().print(estimate_table(est, f"{measure} on {info['pool']}"))
+
+
+def export(
+    session: SessionArg,
+    out: Annotated[Path, typer.Option("--out", "-o", help="File to write: .csv, .jsonl or .parquet.",
+                                      show_default=False)],
+) -> None:
+    """Write every label and correction: item id as given, label, draw, weight, time, source, event."""
+    with user_errors(), closing(Store.open(session)) as store:
+        frame = export_frame(store)
+        write_batch(frame, out)
+        typer.echo(f"wrote {len(frame)} rows to {str(out)!r}", err=True)

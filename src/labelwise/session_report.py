@@ -1,0 +1,94 @@
+"""What a session file holds, read without the design's set-up: status, the latest estimate, the export.
+
+After every write the command line stores the session's estimate with the
+file's revision (:func:`save_estimate`); ``labelwise estimate`` and
+``labelwise status`` print it while the revision is current
+(:func:`cached_estimate`), so they read a few rows, not the pool.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from .estimators import Estimate
+from .session import Session
+from .store import Store
+
+__all__ = ["cached_estimate", "export_frame", "save_estimate", "session_status"]
+
+_ARRAYS = ("value", "cov", "defined", "lower_bound", "upper_bound", "R")
+
+
+def save_estimate(session: Session) -> Estimate:
+    """The session's estimate at its level, stored in its file with the file's revision."""
+    est = session.estimate()
+    if session.store is not None:
+        record = {"revision": session.store.revision(), "measure": session.measure.name, "names": list(est.names), "n_labels": est.n_labels,
+                  "n_draws": est.n_draws, "level": est.level, **{k: getattr(est, k).tolist() for k in _ARRAYS}}
+        session.store.put_cache("estimate", json.dumps(record).encode())
+    return est
+
+
+def cached_estimate(store: Store, level: float | None = None) -> tuple[Estimate, str] | None:
+    """The stored estimate and its measure's name if the file has not changed since (and ``level`` is its
+    level), else ``None``."""
+    raw = store.cached("estimate")
+    if raw is None:
+        return None
+    record = json.loads(raw)
+    if record["revision"] != store.revision() or (level is not None and level != record["level"]):
+        return None
+    arrays = {k: np.asarray(record[k], dtype=bool if k == "defined" else float) for k in _ARRAYS}
+    est = Estimate(names=tuple(record["names"]), n_labels=record["n_labels"], n_draws=record["n_draws"],
+                   level=record["level"], **arrays)
+    return est, record["measure"]
+
+
+def session_status(store: Store) -> dict:
+    """Pool, design, labels, pending and deferred items, corrections and file health, from a few rows.
+
+    ``pending`` counts items waiting for a label (draws under a stochastic oracle).
+    """
+    config, pool_meta = store.config(), store.pool_meta()
+    stochastic = (config.get("oracle") or config["design"].get("oracle")) == "stochastic"
+    q = store.conn.execute
+    if stochastic:
+        pending = q("SELECT COUNT(*) FROM draws WHERE seq - 1 NOT IN (SELECT draw FROM labels)").fetchone()[0]
+        labels = q("SELECT COUNT(*) FROM labels").fetchone()[0]
+    else:
+        pending = q("SELECT COUNT(DISTINCT item) FROM draws WHERE item NOT IN (SELECT item FROM labels)").fetchone()[0]
+        labels = q("SELECT COUNT(DISTINCT item) FROM labels").fetchone()[0]
+    deferred = q("SELECT COUNT(DISTINCT item) FROM deferred WHERE item NOT IN (SELECT item FROM labels)").fetchone()[0]
+    n_items = pool_meta.get("n_items")
+    return {
+        "session": str(store.path), "pool": pool_meta["name"],
+        "n_items": int(n_items) if n_items is not None else int(store.load_item_ids().size),
+        "systems": pool_meta["system_names"], "measure": config["measure"], "design": config["design"],
+        "oracle": "stochastic" if stochastic else "deterministic", "labels": int(labels), "pending": int(pending),
+        "deferred": int(deferred), "relabels": store.counts()["relabels"],
+        "draws": int(q("SELECT COALESCE(SUM(count), 0) FROM draws").fetchone()[0]), "health": store.quick_check(),
+    }
+
+
+def export_frame(store: Store) -> pd.DataFrame:
+    """Every label and every correction, oldest first: item id as given, label, draw, weight, time, source.
+
+    ``event`` is ``label`` for an annotator's answer and ``relabel`` for a
+    correction; an item's latest row is the label its estimates use.
+    """
+    columns = ["draw", "item", "label", "weight", "created", "source", "event", "seq", "kind"]
+    rows = pd.DataFrame(store.journal_rows(), columns=columns)
+    ids = store.load_item_ids()
+    return pd.DataFrame({
+        "item_id": ids[rows["item"].to_numpy(dtype=np.int64)],
+        "label": rows["label"].to_numpy(dtype=np.int64),
+        "draw": rows["draw"].to_numpy(dtype=np.int64),
+        "weight": rows["weight"].to_numpy(dtype=float),
+        "time": pd.to_datetime(rows["created"].to_numpy(dtype=float), unit="s", utc=True).strftime(
+            "%Y-%m-%dT%H:%M:%S.%fZ") if len(rows) else pd.Series([], dtype=str),
+        "source": rows["source"].astype(str).to_numpy(),
+        "event": rows["event"].astype(str).to_numpy(),
+    })

@@ -1,0 +1,173 @@
+"""The session workflow from the shell: skip, relabel, status, export, ids as given, labels from any
+format, and operational errors (read-only, full disk, damaged file) as one line with the file untouched."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from labelwise.cli import app
+from labelwise.datasets import make_pool
+from labelwise.store import Store
+
+runner = CliRunner()
+
+
+def run(*args, input: str | None = None):
+    return runner.invoke(app, [str(a) for a in args], input=input)
+
+
+def ok(*args, input: str | None = None):
+    result = run(*args, input=input)
+    assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
+    return result
+
+
+def fails(*args) -> str:
+    result = run(*args)
+    assert result.exit_code == 1 and (result.exception is None or isinstance(result.exception, SystemExit))
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    return lines[0]
+
+
+@pytest.fixture
+def zero_pool(tmp_path) -> tuple[Path, dict]:
+    """A pool whose ids have leading zeros ("00007") and both "01" and "1"; its truth by id."""
+    pool = make_pool(300, prevalence=0.3, separation=2.0, seed=4)
+    ids = [f"{i:05d}" for i in range(300)]
+    ids[0], ids[1] = "01", "1"
+    path = tmp_path / "pool.csv"
+    pd.DataFrame({"item_id": ids, "pred": pool.preds[:, 0], "score": pool.scores[:, 0]}).to_csv(path, index=False)
+    return path, dict(zip(ids, pool.labels.tolist()))
+
+
+def _batch(session, n, *extra) -> pd.DataFrame:
+    return pd.read_csv(io.StringIO(ok("next", session, "-n", n, *extra).stdout), dtype={"item_id": str})
+
+
+def test_ids_come_back_as_given_and_the_workflow_round_trips(tmp_path, zero_pool):
+    pool_file, truth = zero_pool
+    session = tmp_path / "s.lw"
+    ok("init", pool_file, "--session", session, "--design", "importance")
+    batch = _batch(session, 12)
+    assert list(batch.columns) == ["item_id", "label", "pred", "score"] and batch["label"].isna().all()
+    assert all(len(i) == 5 or i in ("01", "1") for i in batch["item_id"])
+    # fill in half the batch, as TSV on standard input: the rest stays pending
+    half = batch.iloc[:6].assign(label=[truth[i] for i in batch["item_id"][:6]])
+    out = ok("label", session, "-", input=half.to_csv(sep="\t", index=False)).stdout
+    assert "stored 6 new labels" in out and "6 still pending" in out
+    # skip the first pending item: it comes back last
+    pending = list(batch["item_id"][6:])
+    ok("skip", session, pending[0])
+    assert list(_batch(session, 6)["item_id"]) == pending[1:] + pending[:1]
+    rest = pd.DataFrame({"item_id": pending, "label": [truth[i] for i in pending]})
+    rest.to_parquet(tmp_path / "rest.parquet")
+    ok("label", session, tmp_path / "rest.parquet")
+    # correct one label: both rows stay in the export, the estimate uses the latest
+    target = pending[2]
+    ok("relabel", session, target, str(1 - truth[target]))
+    ok("export", session, "--out", tmp_path / "all.csv")
+    export = pd.read_csv(tmp_path / "all.csv", dtype={"item_id": str})
+    assert list(export.columns) == ["item_id", "label", "draw", "weight", "time", "source", "event"]
+    assert set(export["item_id"]) == set(batch["item_id"])
+    rows = export[export["item_id"] == target]
+    assert rows["event"].tolist() == ["label", "relabel"] and rows["label"].tolist() == [truth[target],
+                                                                                          1 - truth[target]]
+    status = json.loads(ok("status", session, "--json").stdout)
+    assert (status["labels"], status["pending"], status["deferred"], status["relabels"]) == (12, 0, 0, 1)
+    assert status["health"] == "ok" and status["estimate"]["n_labels"] == 12
+    # the stored estimate is the one a full open computes
+    full = json.loads(ok("estimate", session, "--json", "--level", "0.9").stdout)
+    cached = json.loads(ok("estimate", session, "--json").stdout)
+    assert cached["components"][0]["value"] == pytest.approx(full["components"][0]["value"], abs=1e-12)
+
+
+def test_rejected_workflow_commands_leave_the_file_byte_identical(tmp_path, zero_pool):
+    pool_file = zero_pool[0]
+    session = tmp_path / "s.lw"
+    ok("init", pool_file, "--session", session, "--design", "importance")
+    batch = _batch(session, 5)
+    before = session.read_bytes()
+    assert "not waiting for a label" in fails("skip", session, "00299")
+    assert "not in the pool" in fails("skip", session, "299")  # 00299 is not 299
+    assert "no label to correct" in fails("relabel", session, batch["item_id"][0], "1")
+    assert "outside the label set" in fails("relabel", session, batch["item_id"][0], "5")
+    assert session.read_bytes() == before
+
+
+def test_init_warns_about_missing_ids_equal_scores_and_unevaluated_systems(tmp_path):
+    path = tmp_path / "p.csv"
+    pd.DataFrame({"pa": [0, 1] * 50, "pb": [1, 0] * 50, "sa": 0.5, "sb": np.linspace(0, 1, 100)}).to_csv(
+        path, index=False)
+    args = ("init", path, "--session", tmp_path / "s.lw", "--pred-col", "pa,pb", "--score-col", "sa,sb")
+    err = ok(*args, "--design", "passive").stderr
+    assert "no id column" in err and "same score for pa" in err and "--systems all" in err
+    assert "already exists; `labelwise status" in fails(*args)
+
+
+def test_an_id_longer_than_the_limit_is_one_line(tmp_path):
+    path = tmp_path / "p.csv"
+    pd.DataFrame({"item_id": ["a", "b" * 5000], "pred": [0, 1]}).to_csv(path, index=False)
+    assert "has 5000 characters; ids may have at most 1000" in fails("init", path, "--session", tmp_path / "s.lw")
+
+
+# ----------------------------------------------------------- operational errors
+@pytest.fixture
+def session_file(tmp_path, zero_pool) -> Path:
+    session = tmp_path / "s.lw"
+    ok("init", zero_pool[0], "--session", session, "--design", "importance")
+    ok("next", session, "-n", "5")
+    return session
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes read-only files")
+def test_read_only_session_file(session_file):
+    before = session_file.read_bytes()
+    session_file.chmod(0o444)
+    try:
+        assert "is read-only" in fails("next", session_file, "-n", "5", "--new")
+    finally:
+        session_file.chmod(0o644)
+    assert session_file.read_bytes() == before
+
+
+def test_read_only_connection_is_one_line(session_file, monkeypatch):
+    """Where the file cannot be made read-only (root), a read-only connection stands in."""
+    before = session_file.read_bytes()
+    real = sqlite3.connect
+    monkeypatch.setattr(sqlite3, "connect", lambda p, **kw: real(f"file:{p}?mode=ro", uri=True, **kw))
+    assert "is read-only; make it and its folder writable" in fails("next", session_file, "-n", "5", "--new")
+    assert session_file.read_bytes() == before
+
+
+def test_full_disk_is_one_line(session_file, monkeypatch):
+    before = session_file.read_bytes()
+    real_open = Store.open
+
+    def full(path):
+        store = real_open(path)
+        pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
+        store.conn.execute(f"PRAGMA max_page_count={pages}")
+        return store
+
+    monkeypatch.setattr(Store, "open", staticmethod(full))
+    assert "the disk is full; free some space" in fails("next", session_file, "-n", "400", "--new")
+    assert session_file.read_bytes() == before
+
+
+def test_damaged_file_is_one_line(session_file):
+    data = bytearray(session_file.read_bytes())
+    data[200:4000] = b"\xff" * 3800  # the first page's b-tree, past the SQLite header
+    session_file.write_bytes(bytes(data))
+    message = fails("estimate", session_file)
+    assert str(session_file) in message and ("damaged" in message or "not a labelwise session" in message)
+    assert session_file.read_bytes() == bytes(data)
