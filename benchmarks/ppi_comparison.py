@@ -415,7 +415,8 @@ def summary_table(pools: list[dict], measure: str, labels: int) -> str:
     """Rows = pools; per method MSE / passive and coverage at ``labels``."""
     methods = methods_of(pools, measure)
     c = CHECKPOINTS.index(labels)
-    head = ["pool", f"true {measure}", f"{REFERENCE} MSE"] + [f"{m} {k}" for m in methods for k in ("MSE/p", "cov")]
+    head = ["pool", f"true {measure}", f"{REFERENCE} MSE", f"{REFERENCE} cov"] + [
+        f"{m} {k}" for m in methods if m != REFERENCE for k in ("MSE/p", "cov")]
     rows = []
     for p in pools:
         view = _view(p, measure)
@@ -423,8 +424,11 @@ def summary_table(pools: list[dict], measure: str, labels: int) -> str:
             continue
         first = next(e["summary"] for e in view["results"] if "summary" in e)
         ref = cells(view, REFERENCE)
-        row = [p["name"], f"{first['true_value']:.4g}", fmt_mse(ref[c].mse) if ref else "n/a"]
+        row = [p["name"], f"{first['true_value']:.4g}", fmt_mse(ref[c].mse) if ref else "n/a",
+               fmt_cov(ref[c].coverage) if ref else "n/a"]
         for m in methods:
+            if m == REFERENCE:
+                continue
             cs = cells(view, m)
             row += ([fmt_rel(cs[c].ratio, cs[c].ratio_se), fmt_cov(cs[c].coverage)] if cs else ["error", ""])
         rows.append(row)
@@ -432,13 +436,17 @@ def summary_table(pools: list[dict], measure: str, labels: int) -> str:
 
 
 def aggregate_table(pools: list[dict], measure: str, labels: int) -> str:
-    """Per method over the pools: geometric mean of MSE / passive, pools better than ``ppi++``, coverage range."""
+    """Per method over the generated pools: geometric mean and range of MSE / passive, pools where the MSE is
+    below ``ppi++``'s, coverage range and median width ratio (the real pools, where estimates can be exact,
+    are left to the per-pool tables)."""
     methods = methods_of(pools, measure)
     c = CHECKPOINTS.index(labels)
     rows = []
     for m in methods:
         ratios, covs, widths, wins, n_pools = [], [], [], 0, 0
         for p in pools:
+            if p["kind"] != "generated":
+                continue
             view = _view(p, measure)
             cs, ppi = cells(view, m), cells(view, PPI)
             if not cs:
@@ -459,6 +467,35 @@ def aggregate_table(pools: list[dict], measure: str, labels: int) -> str:
                      f"{np.median(widths):.2f}" if widths else "n/a"])
     head = ["method", "pools", f"geo-mean MSE/{REFERENCE} @{labels}", f"range @{labels}",
             f"pools with MSE < {PPI} @{labels}", "coverage 500-2000", f"median width ratio @{labels}"]
+    return table(head, rows)
+
+
+def paired_ratio(pool: dict, measure: str, c: int) -> tuple[float, float]:
+    """``ppi++``'s MSE over ``classical``'s at checkpoint index ``c`` (the same labels) and the standard error of
+    its log, from the paired runs: ``se(log ratio)**2 = var(e_ppi**2 / mse_ppi - e_cl**2 / mse_cl) / R``."""
+    by = {e["summary"]["design"]: e for e in pool["results"].get(measure, []) if "summary" in e}
+    if PPI not in by or CLASSICAL not in by:
+        return math.nan, math.nan
+    truth = by[PPI]["summary"]["true_value"]
+    a = (np.asarray(by[PPI]["runs"]["values"][c]) - truth) ** 2
+    b = (np.asarray(by[CLASSICAL]["runs"]["values"][c]) - truth) ** 2
+    if b.mean() == 0 or a.mean() == 0:
+        return math.nan, math.nan
+    d = a / a.mean() - b / b.mean()
+    return float(a.mean() / b.mean()), float(np.std(d, ddof=1) / math.sqrt(d.size))
+
+
+def paired_table(pools: list[dict], measures: list[str]) -> str:
+    """Rows = pools; per measure and checkpoint ``ppi++`` / ``classical`` MSE on the same labels."""
+    head = ["pool"] + [f"{m} {n}" for m in measures for n in CHECKPOINTS]
+    rows = []
+    for p in pools:
+        row = [p["name"]]
+        for m in measures:
+            for c in range(len(CHECKPOINTS)):
+                r, se = paired_ratio(p, m, c)
+                row.append(fmt_rel(r, r * se))
+        rows.append(row)
     return table(head, rows)
 
 
@@ -489,6 +526,10 @@ def ppi_notes(pool: dict, measure: str) -> list[str]:
             used = e["labels_used"]
             text = (f"`{e['summary']['design']}`: mean lam " + "/".join(f"{v:.2f}" for v in e["mean_lam"])
                     + ", labeled items in the frame " + "/".join(f"{v:.0f}" for v in used))
+            undefined = [c["undefined_fraction"] for c in e["summary"]["checkpoints"]]
+            if any(undefined):
+                text += ", runs without a labeled item in the frame (estimate 1/2, interval [0, 1]) " + "/".join(
+                    f"{v:.2f}" for v in undefined)
             out.append(text)
     return out
 
@@ -527,8 +568,14 @@ def render(data: dict) -> str:
     ]
     for measure in meta["measures"]:
         out += ["", f"## {measure} at {last} labels", "", summary_table(pools, measure, last), "",
-                f"Over the pools ({measure}, coverage over the checkpoints 500-{last}):", "",
+                (f"Over the generated pools ({measure}; coverage over the checkpoints 500-{last}; the real pools "
+                 "are in the table above):"), "",
                 aggregate_table(pools, measure, last)]
+    out += ["", "## What the predictions add: `ppi++` / `classical` on the same labels", "",
+            ("MSE of `ppi++` over that of `classical` (lam = 0) on the same labels, ± the paired standard error: "
+             "below 1 where the predictions help. The pairing removes the sampling noise that the ratios to "
+             f"`{REFERENCE}` (independent runs) carry; n/a where both are exact."), "",
+            paired_table(pools, meta["measures"])]
     for p in pools:
         out += ["", f"## {p['name']}", "",
                 (f"{p['n_items']:,} items, {p['positives']:,} positives, {p['predicted_positives']:,} predicted "
@@ -558,22 +605,25 @@ def plot(data: dict, path: Path) -> None:
     fig, axes = plt.subplots(2, len(measures), figsize=(max(6.0, 0.45 * len(pools) + 2.5) * len(measures), 8),
                              squeeze=False)
     markers = "os^vD<>ph*"
+    everyone = list(dict.fromkeys(m for measure in measures for m in methods_of(pools, measure)))
     for j, measure in enumerate(measures):
         methods = methods_of(pools, measure)
-        for k, m in enumerate(methods):
+        for m in methods:
+            k = everyone.index(m)  # the same marker and color for a method in every panel
             xs, ratio, cover = [], [], []
             for i, p in enumerate(pools):
                 cs = cells(_view(p, measure), m)
                 if cs:
-                    xs.append(i + (k - (len(methods) - 1) / 2) * 0.08)
+                    xs.append(i + (k - (len(everyone) - 1) / 2) * 0.1)
                     ratio.append(min(max(cs[c].ratio, 1e-3), 1e3) if not math.isnan(cs[c].ratio) else np.nan)
                     cover.append(cs[c].coverage)
-            style = dict(marker=markers[k % len(markers)], ls="none", ms=6, label=m,
+            style = dict(marker=markers[k % len(markers)], color=f"C{k % 10}", ls="none", ms=6, label=m,
                          mfc="none" if m in (CLASSICAL, PPI_POOL_FRAME) else None)
             axes[0, j].plot(xs, ratio, **style)
             axes[1, j].plot(xs, cover, **style)
         axes[0, j].axhline(1.0, color="grey", lw=0.8, ls="--")
-        axes[0, j].set(yscale="log", ylabel=f"MSE / {REFERENCE} at {CHECKPOINTS[-1]} labels", title=measure)
+        axes[0, j].set(yscale="log", title=measure)
+        axes[0, j].set_ylabel(f"MSE / {REFERENCE} at {CHECKPOINTS[-1]} labels (clipped to 1e-3..1e3)", fontsize=8)
         axes[1, j].axhline(LEVEL, color="grey", lw=0.8, ls="--")
         axes[1, j].set(ylim=(max(0.0, min(0.5, axes[1, j].get_ylim()[0])), 1.01),
                        ylabel=f"coverage of the {LEVEL:.0%} interval")
