@@ -47,3 +47,18 @@ def test_sample_reuse_intervals_cover():
     others = {name: lw.make_measure(name, pool) for name in ("recall", "accuracy")}
     coverage = _coverage(pool, lw.make_measure("f1", pool), others, runs=40, budget=1000)
     assert min(coverage.values()) >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / 40), coverage
+
+
+def test_every_estimate_says_what_its_interval_assumes():
+    """The model's part is stated for the session's measure; a measure the groups do not determine
+    (Brier's loss depends on the probability itself) gets the design-based interval and says so."""
+    from labelwise.designs.online_poisson import MODEL_BASIS, PLUGIN_BASIS
+
+    pool = lw.make_pool(3000, prevalence=0.05, seed=3)
+    session = lw.Session(pool, lw.make_measure("f1", pool), lw.OnlinePoissonDesign(n_strata=16, branching=16),
+                         seed=1)
+    session.run(lw.TruthOracle(pool), budget=200)
+    assert session.estimate().basis == MODEL_BASIS
+    assert session.estimate().to_dict()["interval_basis"] == MODEL_BASIS
+    assert session.estimate(lw.make_measure("accuracy", pool)).basis == MODEL_BASIS  # (pred, y) fixes its loss
+    assert session.estimate(lw.make_measure("brier", pool)).basis == PLUGIN_BASIS

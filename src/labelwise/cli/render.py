@@ -55,8 +55,8 @@ def _fmt(x: float, spec: str = ".4f") -> str:
 def estimate_table(est: Estimate, title: str) -> Table:
     """Component, estimate, standard error, interval and defined flag."""
     lo, hi = est.interval()
-    table = Table(title=Text(title), caption=Text(f"{est.n_labels} labels, {est.n_draws} draws, "
-                                                  f"{est.level:.0%} intervals"))
+    caption = f"{est.n_labels} labels, {est.n_draws} draws, {est.level:.0%} intervals"
+    table = Table(title=Text(title), caption=Text(caption + (f"; interval: {est.basis}" if est.basis else "")))
     for header in ("component", "estimate", "std error", "interval", "defined"):
         table.add_column(header, justify="left" if header == "component" else "right")
     for name, v, s, a, b, d in zip(est.names, est.value, est.std, lo, hi, est.defined):

@@ -186,4 +186,5 @@ class PassiveSampler(ProposalSampler):
         if cells is None or len(sample.draws) == 0:
             return est
         counts = cell_counts(self.losses(measure, sample), cells, sample.draws.count)
-        return replace(est, posterior=posterior_draws(measure, cells, counts))
+        return replace(est, posterior=posterior_draws(measure, cells, counts),
+                       basis="posterior of the pool's confusion counts given a uniform sample (Jeffreys prior)")

@@ -64,6 +64,13 @@ from .poisson import defensive_deviations, inclusion_probabilities
 
 __all__ = ["OnlinePoissonDesign", "OnlinePoissonSampler"]
 
+#: What the interval assumes, shown with every estimate (:attr:`~labelwise.estimators.Estimate.basis`).
+MODEL_BASIS = ("design-based for the labeled items; the items not labeled yet enter through the oracle model "
+               "(the systems' scores recalibrated on the labels), so the interval assumes those scores do not "
+               "understate the positives left among them")
+PLUGIN_BASIS = ("design-based from the labeled items alone: positives among items no round has reached yet are "
+                "not accounted for")
+
 
 @dataclass(frozen=True, kw_only=True)
 class OnlinePoissonDesign(TreeModelDesign):
@@ -231,7 +238,8 @@ class OnlinePoissonSampler(Sampler):
         plugin = rounds_plugin_covariance(residuals @ J.T / N, d.round, b_rounds[d.round, group], w)
         rep_loss = self._group_losses(measure)
         if rep_loss is None:
-            return make_estimate(measure, R, larger_variance(cov, plugin), sample.n_labels, len(d), level)
+            return make_estimate(measure, R, larger_variance(cov, plugin), sample.n_labels, len(d), level,
+                                 basis=PLUGIN_BASIS)
         coef = w[:, None] ** 2 * (1.0 / b_rounds - 1.0)  # (rounds, G): every round, per group
         unlabeled = self._unlabeled_covariance(J, rep_loss, coef, b_rounds.sum(axis=0), M)
         if self.stochastic or self.design.variance == "model":  # the unlabeled items at their full model variance
@@ -240,7 +248,8 @@ class OnlinePoissonSampler(Sampler):
             usual = cov + unlabeled.modal
             target = mixture_variance(np.diag(usual), np.diag(cov + unlabeled.full), unlabeled, level)
             cov = larger_variance(usual, np.diag(target))
-        return make_estimate(measure, R, larger_variance(cov, plugin), sample.n_labels, len(d), level)
+        return make_estimate(measure, R, larger_variance(cov, plugin), sample.n_labels, len(d), level,
+                             basis=MODEL_BASIS)
 
     def _predictions(self, measure: Measure, n_rounds: int) -> np.ndarray | None:
         """``M[r, g]``: a group's expected loss under the model of round r's start, ``(rounds, G, d)``.

@@ -45,6 +45,10 @@ class Estimate:
     posterior : ndarray, shape (k, m), optional
         Draws of G from a posterior (:mod:`~labelwise.estimators.posterior`,
         passive sampling): where given, :meth:`interval` takes its quantiles.
+    basis : str
+        What the interval rests on, in a sentence for the user (e.g. which
+        part comes from a model of the items not labeled yet, and what that
+        assumes); empty when it is the design-based normal interval alone.
     """
 
     names: tuple[str, ...]
@@ -58,6 +62,7 @@ class Estimate:
     R: np.ndarray = field(repr=False)
     level: float = 0.95
     posterior: np.ndarray | None = field(default=None, repr=False, compare=False)
+    basis: str = field(default="", compare=False)
 
     @classmethod
     def undefined(cls, measure: Measure, level: float = 0.95) -> Estimate:
@@ -157,6 +162,7 @@ class Estimate:
                  "defined": bool(d)}
                 for n, v, s, a, b, d in zip(self.names, self.value, self.std, lo, hi, self.defined)
             ],
+            **({"interval_basis": self.basis} if self.basis else {}),
         }
 
     def __str__(self) -> str:
@@ -170,7 +176,7 @@ class Estimate:
 
 
 def make_estimate(measure: Measure, R: np.ndarray, cov_G: np.ndarray, n_labels: int, n_draws: int,
-                  level: float = 0.95, posterior: np.ndarray | None = None) -> Estimate:
+                  level: float = 0.95, posterior: np.ndarray | None = None, basis: str = "") -> Estimate:
     """Build an :class:`Estimate` from ``R`` and the covariance of G, handling undefined components.
 
     ``posterior`` (draws of G, shape ``(k, m)``) makes the interval the posterior's (:meth:`Estimate.interval`).
@@ -189,5 +195,5 @@ def make_estimate(measure: Measure, R: np.ndarray, cov_G: np.ndarray, n_labels: 
     return Estimate(
         names=tuple(measure.names), value=value, cov=cov, defined=defined, lower_bound=lo.copy(),
         upper_bound=hi.copy(), n_labels=int(n_labels), n_draws=int(n_draws), R=np.asarray(R, float),
-        level=level, posterior=posterior,
+        level=level, posterior=posterior, basis=basis,
     )
