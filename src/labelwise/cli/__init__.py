@@ -21,6 +21,7 @@ from __future__ import annotations
 import typer
 
 from .options import parse_params, parse_systems, parse_value
+from .serve_cmds import annotators, serve
 from .session_cmds import estimate, init, label, next_batch
 from .simulate_cmds import demo, simulate_cmd
 from .workflow_cmds import export, relabel, skip, status
@@ -46,3 +47,5 @@ app.command()(status)
 app.command()(export)
 app.command()(demo)
 app.command("simulate")(simulate_cmd)
+app.command()(serve)
+app.add_typer(annotators)

@@ -1,0 +1,283 @@
+"""The labeling desk: leases, answers, undo and overlap on one open session.
+
+Every method runs on the server's single session thread (the session and
+its SQLite connection are not shared), inside the session file's write
+lock, so an answer and its idempotency key are one transaction, committed
+before the method returns.
+
+Undo records a retraction (``serve_retractions``) and hides the answer
+from the session in memory: the draw is pending again (handed out first,
+to the annotator who undid it) and the estimate, which uses the labeled
+prefix of the draws, waits for it.  The next answer to that draw is stored
+as a correction (:meth:`Session.relabel`).  Only the server knows about open
+retractions: ``labelwise estimate`` run beside it still counts a retracted
+answer until the draw is answered again.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ledger import LabelError
+from ..pool import PoolError
+from ..session import Session
+from .tables import LATEST, LIVE, Annotator, ensure_tables, session_writing
+
+__all__ = ["Desk", "Handout", "ServeError"]
+
+_HASH = 2654435761  # Knuth's multiplicative hash: picks the overlap items, the same ones at every start
+_OPEN_RETRACTIONS = ("SELECT a.draw, a.item FROM serve_retractions r JOIN serve_answers a ON a.seq = r.answer "
+                     f"WHERE a.role = 'label' AND {LATEST.format(a='a')}")
+
+
+class ServeError(ValueError):
+    """A request that cannot be served; ``status`` is its HTTP status (nothing was stored).
+
+    ``clean`` says that memory was not touched either, so the session need not re-read its file.
+    """
+
+    def __init__(self, message: str, status: int = 422, clean: bool = True):
+        super().__init__(message)
+        self.status, self.clean = status, clean
+
+
+@dataclass(frozen=True)
+class Handout:
+    """A draw handed to an annotator: ``role`` is ``label`` or ``overlap`` (a second opinion)."""
+
+    draw: int
+    item: int
+    role: str
+
+
+class Desk:
+    """Hands out draws under leases and stores answers, idempotently, on an open session.
+
+    Parameters
+    ----------
+    session : Session
+        A session with a file.
+    lease_seconds : float
+        How long a handed-out draw is kept for its annotator.
+    overlap : float
+        Fraction of labeled items handed to a second annotator for agreement.
+    """
+
+    def __init__(self, session: Session, lease_seconds: float = 600.0, overlap: float = 0.0):
+        if session.store is None:
+            raise ValueError("the server needs a session file")
+        if not 0.0 <= overlap <= 1.0:
+            raise ValueError(f"overlap: a fraction from 0 to 1, got {overlap}")
+        self.session, self.lease_seconds, self.overlap = session, float(lease_seconds), float(overlap)
+        self._ledger = None  # the ledger open retractions were applied to
+        self._hidden: dict[int, tuple[int, int]] = {}  # draw -> (item, label) of retracted answers
+        self.version = 0  # raised by every change the file's revision does not show (retractions)
+        with self.writing() as conn:
+            ensure_tables(conn)
+
+    # ----------------------------------------------------------- locking
+    @contextmanager
+    def writing(self) -> Iterator[sqlite3.Connection]:
+        """The session's write lock on the file's latest state, open retractions applied.
+
+        A clean :class:`ServeError` inside ends the (empty) transaction normally and is raised after it.
+        """
+        refused = None
+        with session_writing(self.session) as conn:
+            if self.session.ledger is not self._ledger:  # first use, or the session re-read its file
+                self._hidden = {}
+                for draw, item in conn.execute(_OPEN_RETRACTIONS).fetchall():
+                    self._hide(int(draw), int(item))
+                self._ledger = self.session.ledger
+                self.version += 1
+            try:
+                yield conn
+            except ServeError as exc:
+                if not exc.clean:
+                    raise
+                refused = exc
+        if refused is not None:
+            raise refused
+
+    def _hide(self, draw: int, item: int) -> None:
+        ledger = self.session.ledger
+        d, p = np.array([draw]), np.array([item])
+        old = int(ledger.label_of(d, p)[0])
+        if old >= 0:
+            ledger.correct(d, p, np.array([-1]))
+            ledger.n_labels -= 1
+            self._hidden[draw] = (item, old)
+
+    def _unhide(self, draw: int) -> None:
+        item, old = self._hidden.pop(draw)
+        self.session.ledger.correct(np.array([draw]), np.array([item]), np.array([old]))
+        self.session.ledger.n_labels += 1
+
+    # ---------------------------------------------------------- handing out
+    def next(self, who: Annotator, n: int) -> list[Handout]:
+        """Up to ``n`` draws for ``who``: its leased ones, second opinions, pending draws, then new draws.
+
+        Every draw returned is leased to ``who`` for :attr:`lease_seconds`.
+        """
+        now = time.time()
+        with self.writing() as conn:
+            conn.execute("DELETE FROM serve_leases WHERE expires <= ?", (now,))
+            leases = dict(conn.execute("SELECT draw, annotator FROM serve_leases").fetchall())
+            pending = self.session.pending_in_order()
+            taken = np.array([d for d, a in leases.items() if a != who.id], dtype=np.int64)
+            mine = [d for d, a in leases.items() if a == who.id]
+            chosen = [int(d) for d in pending[np.isin(pending, mine)]]
+            chosen += [d for d in self._overlap_draws(conn, who, n) if d not in chosen]
+            chosen += [int(d) for d in pending[~np.isin(pending, taken) & ~np.isin(pending, chosen)]]
+            chosen = chosen[:n]
+            if len(chosen) < n:
+                chosen += [int(d) for d in self.session.hand_out(n - len(chosen), new_only=True)]
+            conn.executemany("INSERT OR REPLACE INTO serve_leases VALUES (?, ?, ?)",
+                             [(d, who.id, now + self.lease_seconds) for d in chosen])
+            items = self.session.draws.items
+            waiting = set(self.session.pending_draws.tolist())
+            return [Handout(d, int(items[d]), "label" if d in waiting or d in self._hidden else "overlap")
+                    for d in chosen]
+
+    def _overlap_draws(self, conn: sqlite3.Connection, who: Annotator, n: int) -> list[int]:
+        """Labeled draws picked for a second opinion that ``who`` did not answer and nobody holds."""
+        if self.overlap <= 0:
+            return []
+        rows = conn.execute(
+            f"SELECT a.draw FROM serve_answers a WHERE a.role = 'label' AND a.annotator != ? AND {LIVE.format(a='a')} "
+            "AND ((a.item * ?) % 4294967296) < ? "
+            "AND NOT EXISTS (SELECT 1 FROM serve_answers b WHERE b.draw = a.draw AND b.role = 'overlap' AND "
+            f"{LIVE.format(a='b')}) AND NOT EXISTS (SELECT 1 FROM serve_leases l WHERE l.draw = a.draw) "
+            "ORDER BY a.seq LIMIT ?", (who.id, _HASH, int(self.overlap * 2**32), n)).fetchall()
+        return [int(d) for (d,) in rows if int(d) not in self._hidden]
+
+    # ------------------------------------------------------------- answers
+    def answer(self, who: Annotator, item_id, label: int, draw: int | None, key: str) -> dict:
+        """Store ``who``'s answer once per idempotency ``key``; returns what was stored.
+
+        Raises
+        ------
+        ServeError
+            404 for an unknown item, 409 for a key reused with another answer
+            or an answer contradicting the stored label, 422 for a draw that
+            is not the item's; nothing is stored then.
+        """
+        try:
+            pos = int(self.session.pool.positions(np.array([item_id]))[0])
+        except PoolError as exc:
+            raise ServeError(str(exc), 404) from None
+        with self.writing() as conn:
+            row = conn.execute("SELECT seq, item, draw, label, role FROM serve_answers WHERE key = ?",
+                               (key,)).fetchone()
+            if row is not None:
+                if (row[1], row[3]) != (pos, label):
+                    raise ServeError(f"idempotency_key {key!r} was used for another answer; use a new key per "
+                                     "answer", 409)
+                return self._stored(row, replayed=True)
+            d = self._draw_of(pos, draw)
+            role = self._store(who, item_id, pos, d, label)
+            cur = conn.execute(
+                "INSERT INTO serve_answers (key, annotator, item, draw, label, role, created) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)", (key, who.id, pos, d, label, role, time.time()))
+            conn.execute("DELETE FROM serve_leases WHERE draw = ? AND annotator = ?", (d, who.id))
+            return self._stored((cur.lastrowid, pos, d, label, role), replayed=False)
+
+    def _draw_of(self, pos: int, draw: int | None) -> int:
+        """The draw an answer to item ``pos`` is stored at (checked)."""
+        draws = self.session.draws
+        if self.session.stochastic:
+            if draw is None:
+                raise ServeError("draw: this session labels draws (stochastic oracle); give the draw /api/next listed")
+            if not 0 <= draw < len(draws) or draws.items[draw] != pos:
+                raise ServeError(f"draw: {draw} is not a draw of item {self._id(pos)}; keep the draw /api/next gave")
+            return draw
+        first = int(self.session.ledger.first_draws(draws, np.array([pos]))[0])
+        if first < 0:
+            raise ServeError(f"item {self._id(pos)} was not handed out; label the items /api/next gives")
+        if draw is not None and (not 0 <= draw < len(draws) or draws.items[draw] != pos):
+            raise ServeError(f"draw: {draw} is not a draw of item {self._id(pos)}; keep the draw /api/next gave")
+        return first
+
+    def _store(self, who: Annotator, item_id, pos: int, d: int, label: int) -> str:
+        """Write the answer into the session; its role (``overlap`` answers are kept for agreement only)."""
+        s, draws = self.session, [d] if self.session.stochastic else None
+        source = f"serve:{who.name}"
+        try:
+            if d in self._hidden:  # answered again after an undo: a correction of the retracted answer
+                self._unhide(d)
+                self.version += 1
+                s.relabel([item_id], [label], source=source, draws=draws)
+                return "label"
+            current = int(s.ledger.label_of(np.array([d]), np.array([pos]))[0])
+            if current < 0:
+                s.add_labels([item_id], [label], source=source, draws=draws)
+                return "label"
+        except LabelError as exc:
+            raise ServeError(str(exc), clean=False) from None
+        if self.overlap > 0:
+            return "overlap"
+        if current != label:
+            raise ServeError(f"item {self._id(pos)} already has label {current}; the answer {label} contradicts "
+                             "it. Nothing was stored", 409)
+        return "label"
+
+    def _id(self, pos: int):
+        return self.session.pool.item_ids[pos].item()
+
+    def _stored(self, row: tuple, replayed: bool) -> dict:
+        seq, pos, d, label, role = row
+        return {"answer": int(seq), "item_id": self._id(int(pos)), "draw": int(d), "label": int(label),
+                "role": role, "replayed": replayed, "n_labels": int(self.session.n_labels)}
+
+    # ---------------------------------------------------------------- undo
+    def undo(self, who: Annotator, key: str) -> dict:
+        """Retract ``who``'s latest answer still standing (once per ``key``); its draw is leased back to ``who``.
+
+        Raises
+        ------
+        ServeError
+            409 when ``who`` has no answer left to undo.
+        """
+        with self.writing() as conn:
+            row = conn.execute("SELECT a.seq, a.item, a.draw, a.label, a.role FROM serve_retractions r JOIN "
+                               "serve_answers a ON a.seq = r.answer WHERE r.key = ?", (key,)).fetchone()
+            if row is not None:
+                return self._stored(row, replayed=True)
+            row = conn.execute(
+                f"SELECT a.seq, a.item, a.draw, a.label, a.role FROM serve_answers a WHERE a.annotator = ? AND "
+                f"{LIVE.format(a='a')} AND {LATEST.format(a='a')} ORDER BY a.seq DESC LIMIT 1", (who.id,)).fetchone()
+            if row is None:
+                raise ServeError("nothing to undo: every answer of yours is already undone", 409)
+            now = time.time()
+            conn.execute("INSERT INTO serve_retractions (key, answer, created) VALUES (?, ?, ?)", (key, row[0], now))
+            if row[4] == "label":
+                self._hide(int(row[2]), int(row[1]))
+                self.version += 1
+            conn.execute("INSERT OR REPLACE INTO serve_leases VALUES (?, ?, ?)",
+                         (row[2], who.id, now + self.lease_seconds))
+            return self._stored(row, replayed=False)
+
+    # ---------------------------------------------------------------- skip
+    def skip(self, who: Annotator, item_id) -> dict:
+        """Defer a pending item (``who`` is unsure): it is handed out again after the other pending items.
+
+        Skipping a second opinion only gives it back.  Raises :class:`ServeError` (404) for an unknown item.
+        """
+        try:
+            pos = int(self.session.pool.positions(np.array([item_id]))[0])
+        except PoolError as exc:
+            raise ServeError(str(exc), 404) from None
+        with self.writing() as conn:
+            draws = self.session.pending_draws
+            waiting = draws[self.session.draws.items[draws] == pos]
+            if waiting.size:
+                self.session.skip([item_id])
+            conn.executemany("DELETE FROM serve_leases WHERE draw = ? AND annotator = ?",
+                             [(int(d), who.id) for d in np.flatnonzero(self.session.draws.items == pos)])
+            return {"item_id": self._id(pos), "deferred": bool(waiting.size)}

@@ -1,0 +1,115 @@
+"""What the dashboard and the export show: the estimate and its history, progress, agreement, the labels.
+
+Each function runs on the server's session thread, after :class:`Desk`
+has brought the session up to date with its file.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+
+from ..session_report import export_frame
+from .desk import Desk
+from .tables import LATEST, LIVE
+
+__all__ = ["EstimateHistory", "cohen_kappa", "export_table", "progress"]
+
+
+class EstimateHistory:
+    """The session's estimate, computed once per state of the labels, and every one computed so far.
+
+    The history (labels in the estimate, value and interval of each
+    component) feeds the dashboard's plot; it starts when the server does.
+    """
+
+    def __init__(self, desk: Desk):
+        self.desk = desk
+        self._key: tuple | None = None
+        self._latest: dict | None = None
+        self.points: list[dict] = []
+
+    def current(self) -> dict:
+        """The estimate as ``labelwise estimate --json`` prints it."""
+        s = self.desk.session
+        with self.desk.writing():  # re-reads the file if another process wrote to it
+            key = (s.store.revision(), self.desk.version)
+        if key != self._key:
+            est = s.estimate()
+            self._latest, self._key = {"measure": s.measure.name, **est.to_dict()}, key
+            if not self.points or self.points[-1]["n_labels"] != est.n_labels:
+                self.points.append({"n_labels": est.n_labels, "time": time.time(),
+                                    **{k: [c[k] for c in self._latest["components"]]
+                                       for k in ("value", "lower", "upper")}})
+        return self._latest
+
+
+def progress(desk: Desk, window: float = 600.0) -> dict:
+    """Answers per annotator, labels so far, pending draws and the rate (answers per minute over ``window``)."""
+    with desk.writing() as conn:
+        rows = conn.execute(
+            "SELECT n.name, a.role, COUNT(a.seq) - COUNT(r.seq), COUNT(r.seq) FROM serve_annotators n "
+            "JOIN serve_answers a ON a.annotator = n.id LEFT JOIN serve_retractions r ON r.answer = a.seq "
+            "GROUP BY n.id, a.role ORDER BY n.name").fetchall()
+        recent = conn.execute("SELECT COUNT(*) FROM serve_answers WHERE created > ?",
+                              (time.time() - window,)).fetchone()[0]
+        pending = int(desk.session.pending_draws.size)
+    per: dict[str, dict] = {}
+    for name, role, live, undone in rows:
+        entry = per.setdefault(name, {"name": name, "label": 0, "overlap": 0, "undone": 0})
+        entry[role] += int(live)
+        entry["undone"] += int(undone)
+    return {"n_labels": int(desk.session.n_labels), "pending": pending, "per_annotator": list(per.values()),
+            "rate_per_minute": recent * 60.0 / window, "agreement": agreement(desk)}
+
+
+def agreement(desk: Desk) -> dict | None:
+    """Cohen's kappa between first and second answers of the overlap items (``None`` without overlap)."""
+    if desk.overlap <= 0:
+        return None
+    pairs = desk.session.store.conn.execute(
+        f"SELECT a.label, b.label FROM serve_answers a JOIN serve_answers b ON b.draw = a.draw "
+        f"WHERE a.role = 'label' AND b.role = 'overlap' AND {LIVE.format(a='a')} AND {LIVE.format(a='b')} "
+        f"AND {LATEST.format(a='a')} AND {LATEST.format(a='b')}").fetchall()
+    first, second = (np.array(col, dtype=np.int64) for col in zip(*pairs)) if pairs else (np.empty(0),) * 2
+    return {"pairs": len(pairs), "cohen_kappa": cohen_kappa(first, second, desk.session.pool.n_classes)}
+
+
+def cohen_kappa(a: np.ndarray, b: np.ndarray, n_classes: int) -> float | None:
+    """Cohen's kappa of two raters' labels (``None`` without pairs; 1.0 when both always give one class)."""
+    if a.size == 0:
+        return None
+    table = np.zeros((n_classes, n_classes))
+    np.add.at(table, (a.astype(np.int64), b.astype(np.int64)), 1.0)
+    table /= a.size
+    observed = float(np.trace(table))
+    expected = float(table.sum(axis=1) @ table.sum(axis=0))
+    return 1.0 if expected >= 1.0 else (observed - expected) / (1.0 - expected)
+
+
+def export_table(desk: Desk) -> pd.DataFrame:
+    """Every label, correction and retraction, oldest first (``labelwise export``'s columns).
+
+    A retraction row repeats the retracted label with ``event`` ``retract``;
+    overlap answers, kept for agreement only, have ``event`` ``overlap``.
+    """
+    with desk.writing() as conn:
+        frame = export_frame(desk.session.store)
+        rows = conn.execute(
+            "SELECT a.item, a.label, a.draw, r.created, n.name, 'retract' FROM serve_retractions r "
+            "JOIN serve_answers a ON a.seq = r.answer JOIN serve_annotators n ON n.id = a.annotator "
+            "UNION ALL SELECT a.item, a.label, a.draw, a.created, n.name, 'overlap' FROM serve_answers a "
+            "JOIN serve_annotators n ON n.id = a.annotator WHERE a.role = 'overlap'").fetchall()
+        weight = desk.session.draws.weight
+    if not rows:
+        return frame
+    item, label, draw, created, name, event = (np.array(c) for c in zip(*rows))
+    extra = pd.DataFrame({
+        "item_id": desk.session.pool.item_ids[item.astype(np.int64)], "label": label.astype(np.int64),
+        "draw": draw.astype(np.int64), "weight": weight[draw.astype(np.int64)],
+        "time": pd.to_datetime(created.astype(float), unit="s", utc=True).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        "source": [f"serve:{n}" for n in name], "event": event,
+    })
+    return pd.concat([frame, extra], ignore_index=True).sort_values("time", kind="stable", ignore_index=True)
