@@ -21,9 +21,9 @@ def _template(name: str) -> str:
     return (STATIC / name).read_text(encoding="utf-8")
 
 
-def page(name: str, markup: dict[str, str] | None = None, **text: object) -> str:
-    """Template ``name`` with its slots filled: ``text`` values escaped, ``markup`` values as given."""
-    out = _template(name)
+def page(template: str, markup: dict[str, str] | None = None, /, **text: object) -> str:
+    """Template file ``template`` with its slots filled: ``text`` values escaped, ``markup`` values as given."""
+    out = _template(template)
     for key, value in text.items():
         out = out.replace("{{" + key + "}}", html.escape(str(value)))
     for key, value in (markup or {}).items():
