@@ -8,6 +8,7 @@ const OUTBOX = "labelwise-outbox";  // writes not yet answered by the server, se
 let queue = [];                      // items to show, the current one first
 let chain = Promise.resolve();       // writes and fetches, one after the other, in order
 let fetching = false;
+const inFlight = new Set();          // draws answered or skipped here whose write the server has not answered
 let saved = 0;
 
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
@@ -78,7 +79,7 @@ function fill() {
       const data = await reply.json();
       const shown = queue.length;
       for (const item of data.items || []) {
-        if (!queue.some((q) => q.draw === item.draw)) queue.push(item);
+        if (!inFlight.has(item.draw) && !queue.some((q) => q.draw === item.draw)) queue.push(item);
       }
       if (shown === 0) render();
       status(`${data.n_labels} labels in the session`);
@@ -90,22 +91,29 @@ function fill() {
   });
 }
 
-function answer(label) {
+// Show the next item at once; the write follows (an item in flight is never shown again meanwhile).
+function leave(path, body) {
   const item = queue.shift();
-  if (!item) return;
+  if (!item) return null;
   render();
-  write("/api/labels", {item_id: item.item_id, label, draw: item.draw, idempotency_key: newKey()}).then((reply) => {
+  inFlight.add(item.draw);
+  const done = write(path, body(item));
+  done.then(() => inFlight.delete(item.draw));
+  fill();
+  return done;
+}
+
+function answer(label) {
+  const done = leave("/api/labels", (item) => ({item_id: item.item_id, label, draw: item.draw,
+                                                 idempotency_key: newKey()}));
+  if (done) done.then((reply) => {
     if (reply.ok) { saved += reply.body.replayed ? 0 : 1; status(`${reply.body.n_labels} labels in the session`); }
   });
-  fill();
 }
 
 function skip() {
-  const item = queue.shift();
-  if (!item) return;
-  render();
-  write("/api/skip", {item_id: item.item_id}).then(() => status("skipped: it comes back later"));
-  fill();
+  const done = leave("/api/skip", (item) => ({item_id: item.item_id}));
+  if (done) done.then(() => status("skipped: it comes back later"));
 }
 
 function undo() {
