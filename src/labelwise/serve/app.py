@@ -1,15 +1,15 @@
 """The web application of ``labelwise serve``: pages and a JSON API on one session file.
 
-The session and its SQLite connection live on one thread (:class:`Server`);
-every request that touches them is queued there, so writes never contend
-and an answer is committed before its request is answered.
+The session and its SQLite connection live on one thread
+(:class:`~labelwise.serve.worker.SessionWorker`); every request that
+touches them is queued there, so writes never contend, and an answer is
+committed (with the answers that arrived with it) before its request is
+answered.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -36,6 +36,7 @@ from .desk import Desk, ServeError
 from .pages import label_buttons, page, static_file
 from .reports import EstimateHistory, export_table, progress
 from .tables import Annotator, annotator_by_token
+from .worker import SessionWorker
 
 __all__ = ["Server", "create_app"]
 
@@ -62,12 +63,13 @@ class Server:
 
     def __init__(self, path: Path, content: Path | None = None, content_id: str = "item_id",
                  predictions: bool = False, lease_seconds: float = 600.0, overlap: float = 0.0):
-        self._thread = ThreadPoolExecutor(1, thread_name_prefix="labelwise-session")
+        self._worker = SessionWorker()
         try:
-            self.desk = self._thread.submit(self._open, path, lease_seconds, overlap).result()
+            self.desk = self._worker.submit(self._open, path, lease_seconds, overlap).result()
         except BaseException:
-            self._thread.shutdown()
+            self._worker.shutdown()
             raise
+        self._worker.transaction = self.desk.writing
         self.content = Content(self.desk.session.pool, content, content_id, predictions)
         self.history = EstimateHistory(self.desk)
 
@@ -80,9 +82,9 @@ class Server:
             session.close()
             raise
 
-    async def run(self, fn: Callable, *args) -> Any:
-        """``fn(*args)`` on the session thread."""
-        return await asyncio.wrap_future(self._thread.submit(fn, *args))
+    async def run(self, fn: Callable, *args, group: bool = False) -> Any:
+        """``fn(*args)`` on the session thread (``group``: it may share a commit with others)."""
+        return await self._worker.run(fn, *args, group=group)
 
     async def annotator(self, request: Request) -> Annotator:
         """The active annotator whose token ``request`` carries, else :class:`AuthError`."""
@@ -92,8 +94,8 @@ class Server:
 
     def close(self) -> None:
         """Close the session file and stop the session thread."""
-        self._thread.submit(self.desk.session.close).result()
-        self._thread.shutdown()
+        self._worker.submit(self.desk.session.close).result()
+        self._worker.shutdown()
 
 
 class LabelIn(BaseModel):
@@ -204,7 +206,7 @@ def create_app(server: Server) -> FastAPI:
     @app.post("/api/labels")
     async def post_label(who: Anyone, body: LabelIn) -> dict:
         y = label_value(body.label, pool.n_classes)
-        return await server.run(desk.answer, who, body.item_id, y, body.draw, body.idempotency_key)
+        return await server.run(desk.answer, who, body.item_id, y, body.draw, body.idempotency_key, group=True)
 
     @app.post("/api/undo")
     async def undo(who: Anyone, body: UndoIn) -> dict:

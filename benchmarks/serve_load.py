@@ -1,0 +1,178 @@
+"""Load and crash test of ``labelwise serve``: concurrent annotators over loopback, 0 labels lost or duplicated.
+
+Each annotator (a thread with its own HTTP connection) asks ``/api/next``
+for items and posts one answer per item with a fresh idempotency key,
+retrying the same request (same key) on any network error or 5xx until the
+server answers.  With ``--kill-after K`` the server is killed (SIGKILL)
+after K acknowledged answers and started again; the annotators ride over
+it by retrying.  At the end the session file is read with sqlite3:
+
+* lost: answers acknowledged (200) whose key or label is not in the file;
+* duplicated: keys or draws stored more than once.
+
+Prints one JSON object (also the p50/p95/max latency of ``POST /api/labels``
+as the clients see it, retries included, and the server's restart time).
+
+    python benchmarks/serve_load.py --annotators 20 --labels 500
+    python benchmarks/serve_load.py --annotators 20 --labels 100 --kill-after 1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from contextlib import closing
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+from labelwise.measures import make_measure
+from labelwise.pool import Pool
+from labelwise.serve.tables import add_annotator
+from labelwise.session import Session
+from labelwise.store import Store
+
+
+def make_session(path: Path, n_items: int, annotators: int) -> list[str]:
+    """A session on a seeded binary pool (``importance``: it draws while items are pending); the tokens."""
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=n_items)
+    pool = Pool.from_arrays(preds=(p > 0.5).astype(int), scores=p, name="load")
+    Session(pool, make_measure("f1", pool), "importance", seed=0, path=path).close()
+    with closing(Store.open(path)) as store:
+        return [add_annotator(store, f"a{k}") for k in range(annotators)]
+
+
+class ServerProcess:
+    """``labelwise serve`` in a child process on a free loopback port."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        with closing(socket.socket()) as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> float:
+        """Start the server; seconds until it answers."""
+        t0 = time.perf_counter()
+        self.proc = subprocess.Popen([sys.executable, "-m", "labelwise", "serve", str(self.path), "--port",
+                                      str(self.port)], stderr=subprocess.DEVNULL)
+        while True:
+            try:
+                httpx.get(self.url + "/login", timeout=1.0)
+                return time.perf_counter() - t0
+            except httpx.TransportError:
+                time.sleep(0.05)
+
+    def kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(30)
+
+
+def annotate(url: str, token: str, labels: int, acked: list, latencies: list, deadline: float,
+             counter: list, lock: threading.Lock) -> None:
+    """One annotator: answer ``labels`` items (label = item parity), retrying each request until answered."""
+    headers = {"Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=url, headers=headers, timeout=30.0) as client:
+        done = 0
+        while done < labels and time.time() < deadline:
+            items = _retry(lambda: client.get("/api/next", params={"n": 10}), deadline).json()["items"]
+            if not items:
+                time.sleep(0.05)
+            for item in items[: labels - done]:
+                body = {"item_id": item["item_id"], "label": item["item_id"] % 2, "draw": item["draw"],
+                        "idempotency_key": uuid.uuid4().hex}
+                t0 = time.perf_counter()
+                reply = _retry(lambda b=body: client.post("/api/labels", json=b), deadline)
+                latencies.append(time.perf_counter() - t0)
+                if reply.status_code == 200:
+                    acked.append((body["idempotency_key"], body["item_id"], body["label"]))
+                    done += 1
+                    with lock:
+                        counter[0] += 1
+
+
+def _retry(request, deadline: float) -> httpx.Response:
+    """``request()`` until it gets an answer other than a network error or a 5xx."""
+    while True:
+        try:
+            reply = request()
+            if reply.status_code < 500:
+                return reply
+        except httpx.TransportError:
+            if time.time() > deadline:
+                raise
+        time.sleep(0.05)
+
+
+def check(path: Path, acked: list) -> dict:
+    """Lost and duplicated answers, from the session file."""
+    with closing(sqlite3.connect(path)) as conn:
+        stored = {k: (i, y) for k, i, y in conn.execute("SELECT key, item, label FROM serve_answers")}
+        keys = conn.execute("SELECT COUNT(*) - COUNT(DISTINCT key) FROM serve_answers").fetchone()[0]
+        draws = conn.execute("SELECT COUNT(*) - COUNT(DISTINCT draw) FROM labels").fetchone()[0]
+        labels = conn.execute("SELECT COUNT(*) FROM labels").fetchone()[0]
+    lost = sum(stored.get(k) != (i, y) for k, i, y in acked)
+    return {"acknowledged": len(acked), "stored_labels": labels, "lost": lost, "duplicated": int(keys + draws)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--annotators", type=int, default=20)
+    parser.add_argument("--labels", type=int, default=500, help="answers per annotator")
+    parser.add_argument("--kill-after", type=int, default=0, help="SIGKILL and restart after this many answers")
+    parser.add_argument("--max-seconds", type=float, default=600.0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "load.lw"
+        tokens = make_session(path, max(20_000, 2 * args.annotators * args.labels), args.annotators)
+        server = ServerProcess(path)
+        server.start()
+        acked: list = []
+        latencies: list = []
+        counter, lock = [0], threading.Lock()
+        deadline = time.time() + args.max_seconds
+        threads = [threading.Thread(target=annotate, args=(server.url, t, args.labels, acked, latencies, deadline,
+                                                           counter, lock)) for t in tokens]
+        t0 = time.perf_counter()
+        for t in threads:
+            t.start()
+        restart = None
+        if args.kill_after:
+            while counter[0] < args.kill_after and any(t.is_alive() for t in threads):
+                time.sleep(0.01)
+            server.kill()
+            restart = server.start()
+        for t in threads:
+            t.join()
+        wall = time.perf_counter() - t0
+        server.stop()
+        ms = np.array(latencies) * 1000
+        report = {"annotators": args.annotators, "labels_each": args.labels, "killed_after": args.kill_after or None,
+                  "restart_seconds": None if restart is None else round(restart, 2), "wall_seconds": round(wall, 1),
+                  "labels_per_second": round(len(acked) / wall, 1),
+                  "post_labels_ms": {"p50": round(float(np.percentile(ms, 50)), 1),
+                                     "p95": round(float(np.percentile(ms, 95)), 1), "max": round(float(ms.max()), 1)},
+                  "cpu_cores": os.cpu_count(), **check(path, acked)}
+        print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
