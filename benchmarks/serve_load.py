@@ -12,8 +12,12 @@ it by retrying.  At the end the session file is read with sqlite3:
 
 Prints one JSON object (also the p50/p95/max latency of ``POST /api/labels``
 as the clients see it, retries included, and the server's restart time).
+Without ``--pace`` the annotators answer as fast as the server lets them
+(a saturation test: latency is then the queue of 20 clients, whose own
+CPU competes with the server's); ``--pace 1`` is a fast human.
 
     python benchmarks/serve_load.py --annotators 20 --labels 500
+    python benchmarks/serve_load.py --annotators 20 --labels 100 --pace 1
     python benchmarks/serve_load.py --annotators 20 --labels 100 --kill-after 1000
 """
 
@@ -86,9 +90,10 @@ class ServerProcess:
         self.proc.wait(30)
 
 
-def annotate(url: str, token: str, labels: int, acked: list, latencies: list, deadline: float,
+def annotate(url: str, token: str, labels: int, pace: float, acked: list, latencies: list, deadline: float,
              counter: list, lock: threading.Lock) -> None:
-    """One annotator: answer ``labels`` items (label = item parity), retrying each request until answered."""
+    """One annotator: answer ``labels`` items (label = item parity), one every ``pace`` seconds at most,
+    retrying each request until answered."""
     headers = {"Authorization": f"Bearer {token}"}
     with httpx.Client(base_url=url, headers=headers, timeout=30.0) as client:
         done = 0
@@ -97,6 +102,7 @@ def annotate(url: str, token: str, labels: int, acked: list, latencies: list, de
             if not items:
                 time.sleep(0.05)
             for item in items[: labels - done]:
+                time.sleep(pace)
                 body = {"item_id": item["item_id"], "label": item["item_id"] % 2, "draw": item["draw"],
                         "idempotency_key": uuid.uuid4().hex}
                 t0 = time.perf_counter()
@@ -137,6 +143,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--annotators", type=int, default=20)
     parser.add_argument("--labels", type=int, default=500, help="answers per annotator")
+    parser.add_argument("--pace", type=float, default=0.0,
+                        help="seconds each annotator thinks before an answer (0: as fast as the server allows)")
     parser.add_argument("--kill-after", type=int, default=0, help="SIGKILL and restart after this many answers")
     parser.add_argument("--max-seconds", type=float, default=600.0)
     args = parser.parse_args()
@@ -149,7 +157,7 @@ def main() -> None:
         latencies: list = []
         counter, lock = [0], threading.Lock()
         deadline = time.time() + args.max_seconds
-        threads = [threading.Thread(target=annotate, args=(server.url, t, args.labels, acked, latencies, deadline,
+        threads = [threading.Thread(target=annotate, args=(server.url, t, args.labels, args.pace, acked, latencies, deadline,
                                                            counter, lock)) for t in tokens]
         t0 = time.perf_counter()
         for t in threads:
@@ -165,7 +173,7 @@ def main() -> None:
         wall = time.perf_counter() - t0
         server.stop()
         ms = np.array(latencies) * 1000
-        report = {"annotators": args.annotators, "labels_each": args.labels, "killed_after": args.kill_after or None,
+        report = {"annotators": args.annotators, "labels_each": args.labels, "pace": args.pace, "killed_after": args.kill_after or None,
                   "restart_seconds": None if restart is None else round(restart, 2), "wall_seconds": round(wall, 1),
                   "labels_per_second": round(len(acked) / wall, 1),
                   "post_labels_ms": {"p50": round(float(np.percentile(ms, 50)), 1),
