@@ -119,7 +119,8 @@ def test_a_contradicting_answer_is_refused(serve_env, post_answer):
     item = env.client.get("/api/next?n=1", headers=env.auth["ann"]).json()["items"][0]
     y = post_answer(env, "ann", item).json()["label"]
     assert post_answer(env, "bob", item, label=1 - y, key="other").status_code == 409
-    assert post_answer(env, "bob", item, label=y, key="same").status_code == 200
+    same = post_answer(env, "bob", item, label=y, key="same")
+    assert same.status_code == 200 and same.json()["replayed"] is True  # already stored: nothing new
 
 
 def test_undo_retracts_the_last_answer_and_the_item_comes_back(serve_env, post_answer, db_rows):
@@ -218,8 +219,11 @@ def test_overlap_gives_second_opinions_and_kappa(serve_env, post_answer):
     c = env.client
     for item in c.get("/api/next?n=4", headers=env.auth["ann"]).json()["items"]:
         post_answer(env, "ann", item)
+    again = post_answer(env, "ann", c.get("/api/next?n=1", headers=env.auth["bob"]).json()["items"][0], key="x")
+    assert again.json()["role"] == "label" and again.json()["replayed"] is True  # not a second opinion of one's own
     second = c.get("/api/next?n=4", headers=env.auth["bob"]).json()["items"]
     assert [i["role"] for i in second] == ["overlap"] * 4
+    assert c.get("/api/next?n=4", headers=env.auth["bob"]).json()["items"] == second  # kept for bob on a reload
     for item in second:
         assert post_answer(env, "bob", item).json()["role"] == "overlap"
     agreement = c.get("/api/dashboard", headers=env.auth["boss"]).json()["progress"]["agreement"]

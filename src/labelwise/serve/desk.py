@@ -142,7 +142,7 @@ class Desk:
                              [(d, who.id, now + self.lease_seconds) for d in chosen])
             items = self.session.draws.items
             waiting = set(self.session.pending_draws.tolist())
-            return [Handout(d, int(items[d]), "label" if d in waiting or d in self._hidden else "overlap")
+            return [Handout(d, int(items[d]), "label" if d in waiting else "overlap")
                     for d in chosen]
 
     def _overlap_draws(self, conn: sqlite3.Connection, who: Annotator, n: int) -> list[int]:
@@ -153,8 +153,8 @@ class Desk:
             f"SELECT a.draw FROM serve_answers a WHERE a.role = 'label' AND a.annotator != ? AND {LIVE.format(a='a')} "
             "AND ((a.item * ?) % 4294967296) < ? "
             "AND NOT EXISTS (SELECT 1 FROM serve_answers b WHERE b.draw = a.draw AND b.role = 'overlap' AND "
-            f"{LIVE.format(a='b')}) AND NOT EXISTS (SELECT 1 FROM serve_leases l WHERE l.draw = a.draw) "
-            "ORDER BY a.seq LIMIT ?", (who.id, _HASH, int(self.overlap * 2**32), n)).fetchall()
+            f"{LIVE.format(a='b')}) AND NOT EXISTS (SELECT 1 FROM serve_leases l WHERE l.draw = a.draw AND "
+            "l.annotator != ?) ORDER BY a.seq LIMIT ?", (who.id, _HASH, int(self.overlap * 2**32), who.id, n)).fetchall()
         return [int(d) for (d,) in rows if int(d) not in self._hidden]
 
     # ------------------------------------------------------------- answers
@@ -181,7 +181,9 @@ class Desk:
                                      "answer", 409)
                 return self._stored(row, replayed=True)
             d = self._draw_of(pos, draw)
-            role = self._store(who, item_id, pos, d, label)
+            role = self._store(conn, who, item_id, pos, d, label)
+            if role is None:  # the same answer again, under a new key: nothing new to store
+                return self._stored((None, pos, d, label, "label"), replayed=True)
             cur = conn.execute(
                 "INSERT INTO serve_answers (key, annotator, item, draw, label, role, created) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)", (key, who.id, pos, d, label, role, time.time()))
@@ -204,8 +206,9 @@ class Desk:
             raise ServeError(f"draw: {draw} is not a draw of item {self._id(pos)}; keep the draw /api/next gave")
         return first
 
-    def _store(self, who: Annotator, item_id, pos: int, d: int, label: int) -> str:
-        """Write the answer into the session; its role (``overlap`` answers are kept for agreement only)."""
+    def _store(self, conn: sqlite3.Connection, who: Annotator, item_id, pos: int, d: int, label: int) -> str | None:
+        """Write the answer into the session; its role (``overlap`` answers are kept for agreement only), or
+        ``None`` for an answer the session already holds."""
         s, draws = self.session, [d] if self.session.stochastic else None
         source = f"serve:{who.name}"
         try:
@@ -220,20 +223,22 @@ class Desk:
                 return "label"
         except LabelError as exc:
             raise ServeError(str(exc), clean=False) from None
-        if self.overlap > 0:
+        first = conn.execute("SELECT annotator FROM serve_answers WHERE draw = ? AND role = 'label' ORDER BY seq DESC "
+                             "LIMIT 1", (d,)).fetchone()
+        if self.overlap > 0 and first is not None and first[0] != who.id:
             return "overlap"
         if current != label:
             raise ServeError(f"item {self._id(pos)} already has label {current}; the answer {label} contradicts "
                              "it. Nothing was stored", 409)
-        return "label"
+        return None
 
     def _id(self, pos: int):
         return self.session.pool.item_ids[pos].item()
 
     def _stored(self, row: tuple, replayed: bool) -> dict:
         seq, pos, d, label, role = row
-        return {"answer": int(seq), "item_id": self._id(int(pos)), "draw": int(d), "label": int(label),
-                "role": role, "replayed": replayed, "n_labels": int(self.session.n_labels)}
+        return {"answer": None if seq is None else int(seq), "item_id": self._id(int(pos)), "draw": int(d),
+                "label": int(label), "role": role, "replayed": replayed, "n_labels": int(self.session.n_labels)}
 
     # ---------------------------------------------------------------- undo
     def undo(self, who: Annotator, key: str) -> dict:
