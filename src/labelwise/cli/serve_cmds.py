@@ -56,6 +56,9 @@ def serve(
             if not any(a["revoked"] is None for a in list_annotators(store)):
                 typer.echo(f"note: no annotator yet; add one with `labelwise annotators add {session} NAME "
                            "--admin`", err=True)
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            typer.echo(f"warning: listening on {host}: tokens travel in clear over HTTP; put the server behind "
+                       "an HTTPS proxy or an SSH tunnel beyond a trusted network", err=True)
         typer.echo(f"serving {str(session)!r} on http://{host}:{port}/ (Ctrl-C stops)", err=True)
         uvicorn.run(create_app(server), host=host, port=port, log_level="warning")
 

@@ -70,7 +70,11 @@ class Server:
             self._worker.shutdown()
             raise
         self._worker.transaction = self.desk.writing
-        self.content = Content(self.desk.session.pool, content, content_id, predictions)
+        try:
+            self.content = Content(self.desk.session.pool, content, content_id, predictions)
+        except BaseException:
+            self.close()
+            raise
         self.history = EstimateHistory(self.desk)
 
     @staticmethod
@@ -281,6 +285,8 @@ class Gate:
         self.app, self.server = app, server
 
     async def __call__(self, scope, receive, send):
+        if scope["type"] == "websocket":  # none served
+            return await send({"type": "websocket.close", "code": 1008})
         if scope["type"] != "http" or scope["path"] in _OPEN:
             return await self.app(scope, receive, send)
         request = Request(scope)

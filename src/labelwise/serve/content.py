@@ -54,6 +54,9 @@ class Content:
         self.frame = pd.DataFrame(index=pd.RangeIndex(0))
         self.row = np.full(pool.n_items, -1, dtype=np.int64)
         if path is not None:
+            if not Path(path).is_file():
+                raise PoolError(f"--content {str(path)!r} does not exist; give the CSV/Parquet file of the items' "
+                                "content")
             frame = read_pool_file(Path(path), id_col=id_col)
             if id_col not in frame.columns:
                 raise PoolError(f"--content {str(path)!r}: no id column {id_col!r}; name it with --content-id")
