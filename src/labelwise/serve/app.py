@@ -27,7 +27,6 @@ from fastapi.responses import (
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
-from ..pool import PoolError
 from ..session import Session
 from ..store import StoreError
 from .auth import COOKIE, AuthError, check, token_of
@@ -120,12 +119,12 @@ class SkipIn(BaseModel):
     item_id: int | str
 
 
-def _anyone(request: Request) -> Annotator:
+async def _anyone(request: Request) -> Annotator:
     """The annotator :class:`Gate` found."""
     return request.state.annotator
 
 
-def _admin(request: Request) -> Annotator:
+async def _admin(request: Request) -> Annotator:
     """The annotator :class:`Gate` found, if an admin (403 else)."""
     return check(request.state.annotator, admin=True)
 
@@ -193,7 +192,7 @@ def create_app(server: Server) -> FastAPI:
 
     @app.get("/image/{item_id}/{column}")
     async def image(item_id: str, column: str, who: Anyone) -> Response:
-        path = await server.run(lambda: content.image_file(int(pool.positions([item_id])[0]), column))
+        path = await server.run(lambda: content.image_file(desk.position(item_id), column))
         if path is None:
             raise HTTPException(404, f"item {item_id!r} has no local image in column {column!r}")
         return FileResponse(path)
@@ -216,7 +215,7 @@ def create_app(server: Server) -> FastAPI:
     async def undo(who: Anyone, body: UndoIn) -> dict:
         def retract() -> dict:
             done = desk.undo(who, body.idempotency_key)
-            return {**done, "html": content.html(int(pool.positions([done["item_id"]])[0]))}
+            return {**done, "html": content.html(desk.position(done["item_id"]))}
         return await server.run(retract)
 
     @app.post("/api/skip")
@@ -259,10 +258,6 @@ def _errors(app: FastAPI) -> None:
     @app.exception_handler(ServeError)
     async def serve_error(request: Request, exc: ServeError) -> Response:
         return _reply(request, exc.status, str(exc))
-
-    @app.exception_handler(PoolError)
-    async def unknown_item(request: Request, exc: PoolError) -> Response:
-        return _reply(request, 404, str(exc))
 
     @app.exception_handler(StoreError)
     async def store_error(request: Request, exc: StoreError) -> Response:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ledger import LabelError
-from ..pool import PoolError
+from ..pool.ids import match_pool_ids
 from ..session import Session
 from .tables import LATEST, LIVE, Annotator, ensure_tables, session_writing
 
@@ -168,10 +168,7 @@ class Desk:
             or an answer contradicting the stored label, 422 for a draw that
             is not the item's; nothing is stored then.
         """
-        try:
-            pos = int(self.session.pool.positions(np.array([item_id]))[0])
-        except PoolError as exc:
-            raise ServeError(str(exc), 404) from None
+        pos = self.position(item_id)
         with self.writing() as conn:
             row = conn.execute("SELECT seq, item, draw, label, role FROM serve_answers WHERE key = ?",
                                (key,)).fetchone()
@@ -232,6 +229,16 @@ class Desk:
                              "it. Nothing was stored", 409)
         return None
 
+    def position(self, item_id) -> int:
+        """The pool position of one item id (text ``"17"`` finds id 17); a 404 :class:`ServeError` if unknown."""
+        pool = self.session.pool
+        try:
+            found = pool.index.get_loc(match_pool_ids(np.array([item_id]), pool.item_ids)[0])
+        except (KeyError, TypeError):
+            raise ServeError(f"item_id: {item_id!r} is not in the pool; use ids exactly as /api/next gives them",
+                             404) from None
+        return int(found)
+
     def _id(self, pos: int):
         return self.session.pool.item_ids[pos].item()
 
@@ -274,10 +281,7 @@ class Desk:
 
         Skipping a second opinion only gives it back.  Raises :class:`ServeError` (404) for an unknown item.
         """
-        try:
-            pos = int(self.session.pool.positions(np.array([item_id]))[0])
-        except PoolError as exc:
-            raise ServeError(str(exc), 404) from None
+        pos = self.position(item_id)
         with self.writing() as conn:
             draws = self.session.pending_draws
             waiting = draws[self.session.draws.items[draws] == pos]
