@@ -9,6 +9,7 @@ answered.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -34,12 +35,13 @@ from .content import Content
 from .desk import Desk, ServeError
 from .pages import label_buttons, page, static_file
 from .reports import EstimateHistory, export_table, progress
-from .tables import Annotator, annotator_by_token
+from .tables import Annotator, annotator_by_token, hash_token, is_active
 from .worker import SessionWorker
 
 __all__ = ["Server", "create_app"]
 
 MAX_BODY = 16_384  # bytes: an answer is a few dozen
+RECHECK = 2.0  # seconds a token found valid is trusted for pages (the API checks it again with its work)
 _OPEN = ("/login", "/logout")  # the only paths served without a token
 
 
@@ -75,6 +77,7 @@ class Server:
             self.close()
             raise
         self.history = EstimateHistory(self.desk)
+        self._known: dict[str, tuple[Annotator, float]] = {}  # token hash -> (annotator, when to look again)
 
     @staticmethod
     def _open(path: Path, lease_seconds: float, overlap: float) -> Desk:
@@ -90,10 +93,28 @@ class Server:
         return await self._worker.run(fn, *args, group=group)
 
     async def annotator(self, request: Request) -> Annotator:
-        """The active annotator whose token ``request`` carries, else :class:`AuthError`."""
+        """The active annotator whose token ``request`` carries, else :class:`AuthError`.
+
+        A token seen in the last :data:`RECHECK` seconds is not looked up again; :meth:`run_as` checks
+        on the session thread, with the work, that the annotator is still active.
+        """
         token = token_of(request)
-        return check(None if token is None else await self.run(annotator_by_token, self.desk.session.store.conn,
-                                                                token))
+        key = None if token is None else hash_token(token)
+        known = self._known.get(key)
+        if known is None or known[1] < time.monotonic():
+            found = check(None if token is None else await self.run(annotator_by_token,
+                                                                     self.desk.session.store.conn, token))
+            known = self._known[key] = (found, time.monotonic() + RECHECK)
+        return known[0]
+
+    async def run_as(self, who: Annotator, fn: Callable, *args, group: bool = False) -> Any:
+        """:meth:`run` for ``who``, refused (401) if their token was revoked meanwhile."""
+        def job():
+            if not is_active(self.desk.session.store.conn, who.id):
+                self._known.clear()
+                check(None)
+            return fn(*args)
+        return await self.run(job, group=group)
 
     def close(self) -> None:
         """Close the session file and stop the session thread."""
@@ -192,7 +213,7 @@ def create_app(server: Server) -> FastAPI:
 
     @app.get("/image/{item_id}/{column}")
     async def image(item_id: str, column: str, who: Anyone) -> Response:
-        path = await server.run(lambda: content.image_file(desk.position(item_id), column))
+        path = await server.run_as(who, lambda: content.image_file(desk.position(item_id), column))
         if path is None:
             raise HTTPException(404, f"item {item_id!r} has no local image in column {column!r}")
         return FileResponse(path)
@@ -204,38 +225,38 @@ def create_app(server: Server) -> FastAPI:
             return {"items": [{"item_id": pool.item_ids[h.item].item(), "draw": h.draw, "role": h.role,
                                "html": content.html(h.item)} for h in given],
                     "n_labels": int(desk.session.n_labels), "pending": int(desk.session.pending_draws.size)}
-        return await server.run(hand)
+        return await server.run_as(who, hand)
 
     @app.post("/api/labels")
     async def post_label(who: Anyone, body: LabelIn) -> dict:
         y = label_value(body.label, pool.n_classes)
-        return await server.run(desk.answer, who, body.item_id, y, body.draw, body.idempotency_key, group=True)
+        return await server.run_as(who, desk.answer, who, body.item_id, y, body.draw, body.idempotency_key, group=True)
 
     @app.post("/api/undo")
     async def undo(who: Anyone, body: UndoIn) -> dict:
         def retract() -> dict:
             done = desk.undo(who, body.idempotency_key)
             return {**done, "html": content.html(desk.position(done["item_id"]))}
-        return await server.run(retract)
+        return await server.run_as(who, retract)
 
     @app.post("/api/skip")
     async def skip(who: Anyone, body: SkipIn) -> dict:
-        return await server.run(desk.skip, who, body.item_id)
+        return await server.run_as(who, desk.skip, who, body.item_id)
 
     @app.get("/api/estimate")
     async def estimate(who: Anyone) -> dict:
-        return await server.run(server.history.current)
+        return await server.run_as(who, server.history.current)
 
     @app.get("/api/dashboard")
     async def dashboard(who: Admin) -> dict:
         def report() -> dict:
             return {"estimate": server.history.current(), "history": server.history.points,
                     "progress": progress(desk)}
-        return await server.run(report)
+        return await server.run_as(who, report)
 
     @app.get("/api/export")
     async def export(who: Admin) -> Response:
-        frame = await server.run(export_table, desk)
+        frame = await server.run_as(who, export_table, desk)
         return Response(frame.to_csv(index=False), media_type="text/csv",
                         headers={"Content-Disposition": f'attachment; filename="{pool.name}-labels.csv"'})
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from ..session import Session
 from ..store import Store
 
-__all__ = ["LATEST", "LIVE", "Annotator", "add_annotator", "annotator_by_token", "ensure_tables", "hash_token", "list_annotators",
+__all__ = ["LATEST", "LIVE", "Annotator", "add_annotator", "annotator_by_token", "ensure_tables", "hash_token", "is_active", "list_annotators",
            "revoke_annotator", "session_writing"]
 
 # SQL conditions on an answer row aliased {a}: not retracted; not followed by an answer of its role to its draw
@@ -138,3 +138,9 @@ def annotator_by_token(conn: sqlite3.Connection, token: str) -> Annotator | None
     row = conn.execute("SELECT id, name, admin FROM serve_annotators WHERE token_hash=? AND revoked IS NULL",
                        (hash_token(token),)).fetchone()
     return None if row is None else Annotator(int(row[0]), str(row[1]), bool(row[2]))
+
+
+def is_active(conn: sqlite3.Connection, annotator: int) -> bool:
+    """Whether annotator ``annotator`` (an id) exists and is not revoked."""
+    return conn.execute("SELECT 1 FROM serve_annotators WHERE id=? AND revoked IS NULL", (annotator,)).fetchone() \
+        is not None
