@@ -250,3 +250,14 @@ def test_stochastic_sessions_need_the_draw(serve_env, db_rows):
 def test_serve_command_errors_are_one_line(tmp_path):
     result = CliRunner().invoke(cli, ["serve", str(tmp_path / "missing.lw")])
     assert result.exit_code == 1 and result.output.count("\n") == 1 and "error:" in result.output
+
+
+def test_an_item_not_handed_out_cannot_be_labeled(serve_env, db_rows):
+    env = serve_env()
+    drawn = {i["item_id"] for i in env.client.get("/api/next?n=3", headers=env.auth["ann"]).json()["items"]}
+    other = next(i for i in range(1000, 1300) if i not in drawn)
+    before = env.path.read_bytes()
+    reply = env.client.post("/api/labels", json={"item_id": str(other), "label": 0, "idempotency_key": "k"},
+                            headers=env.auth["ann"])
+    assert reply.status_code == 422 and "not handed out" in reply.json()["detail"]
+    assert env.path.read_bytes() == before

@@ -188,20 +188,19 @@ class Desk:
             return self._stored((cur.lastrowid, pos, d, label, role), replayed=False)
 
     def _draw_of(self, pos: int, draw: int | None) -> int:
-        """The draw an answer to item ``pos`` is stored at (checked)."""
-        draws = self.session.draws
+        """The draw an answer to item ``pos`` is stored at (checked): the one given under a stochastic
+        oracle, the item's first draw under a deterministic one."""
+        items = self.session.draws.items
+        if draw is not None and (not 0 <= draw < items.size or items[draw] != pos):
+            raise ServeError(f"draw: {draw} is not a draw of item {self._id(pos)}; keep the draw /api/next gave")
         if self.session.stochastic:
             if draw is None:
                 raise ServeError("draw: this session labels draws (stochastic oracle); give the draw /api/next listed")
-            if not 0 <= draw < len(draws) or draws.items[draw] != pos:
-                raise ServeError(f"draw: {draw} is not a draw of item {self._id(pos)}; keep the draw /api/next gave")
             return draw
-        first = int(self.session.ledger.first_draws(draws, np.array([pos]))[0])
-        if first < 0:
+        drawn = items == pos
+        if not drawn.any():
             raise ServeError(f"item {self._id(pos)} was not handed out; label the items /api/next gives")
-        if draw is not None and (not 0 <= draw < len(draws) or draws.items[draw] != pos):
-            raise ServeError(f"draw: {draw} is not a draw of item {self._id(pos)}; keep the draw /api/next gave")
-        return first
+        return int(np.argmax(drawn))
 
     def _store(self, conn: sqlite3.Connection, who: Annotator, item_id, pos: int, d: int, label: int) -> str | None:
         """Write the answer into the session; its role (``overlap`` answers are kept for agreement only), or
