@@ -19,6 +19,7 @@ CPU competes with the server's); ``--pace 1`` is a fast human.
     python benchmarks/serve_load.py --annotators 20 --labels 500
     python benchmarks/serve_load.py --annotators 20 --labels 100 --pace 1
     python benchmarks/serve_load.py --annotators 20 --labels 100 --kill-after 1000
+    python benchmarks/serve_load.py --page-load 1000000 --design online-poisson
 """
 
 from __future__ import annotations
@@ -48,12 +49,12 @@ from labelwise.session import Session
 from labelwise.store import Store
 
 
-def make_session(path: Path, n_items: int, annotators: int) -> list[str]:
-    """A session on a seeded binary pool (``importance``: it draws while items are pending); the tokens."""
+def make_session(path: Path, n_items: int, annotators: int, design: str = "importance") -> list[str]:
+    """A session on a seeded binary pool (``importance`` draws while items are pending); the tokens."""
     rng = np.random.default_rng(0)
     p = rng.uniform(size=n_items)
     pool = Pool.from_arrays(preds=(p > 0.5).astype(int), scores=p, name="load")
-    Session(pool, make_measure("f1", pool), "importance", seed=0, path=path).close()
+    Session(pool, make_measure("f1", pool), design, seed=0, path=path).close()
     with closing(Store.open(path)) as store:
         return [add_annotator(store, f"a{k}") for k in range(annotators)]
 
@@ -139,6 +140,28 @@ def check(path: Path, acked: list) -> dict:
     return {"acknowledged": len(acked), "stored_labels": labels, "lost": lost, "duplicated": int(keys + draws)}
 
 
+def page_load(n_items: int, design: str, times: int = 10) -> dict:
+    """Milliseconds to load the labeling page, its script and a first ``/api/next?n=8`` on a big pool."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "big.lw"
+        token = make_session(path, n_items, 1, design)[0]
+        server = ServerProcess(path)
+        server.start()
+        ms = []
+        with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {token}"}) as client:
+            for _ in range(times):
+                t0 = time.perf_counter()
+                for url in ("/", "/static/label.js", "/static/style.css", "/api/next?n=8"):
+                    client.get(url).raise_for_status()
+                ms.append(1000 * (time.perf_counter() - t0))
+                for item in client.get("/api/next?n=8").json()["items"]:  # answered: the next load draws anew
+                    client.post("/api/labels", json={"item_id": item["item_id"], "label": 1, "draw": item["draw"],
+                                                     "idempotency_key": uuid.uuid4().hex})
+        server.stop()
+    return {"n_items": n_items, "design": design, "page_load_ms": {"p50": round(float(np.median(ms)), 1),
+                                                                    "max": round(max(ms), 1)}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--annotators", type=int, default=20)
@@ -147,7 +170,13 @@ def main() -> None:
                         help="seconds each annotator thinks before an answer (0: as fast as the server allows)")
     parser.add_argument("--kill-after", type=int, default=0, help="SIGKILL and restart after this many answers")
     parser.add_argument("--max-seconds", type=float, default=600.0)
+    parser.add_argument("--page-load", type=int, default=0, metavar="N",
+                        help="instead: time the labeling page on an N-item pool (--design)")
+    parser.add_argument("--design", default="online-poisson")
     args = parser.parse_args()
+    if args.page_load:
+        print(json.dumps(page_load(args.page_load, args.design)))
+        return
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "load.lw"
         tokens = make_session(path, max(20_000, 2 * args.annotators * args.labels), args.annotators)
