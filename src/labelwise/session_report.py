@@ -26,8 +26,11 @@ def save_estimate(session: Session) -> Estimate:
     """The session's estimate at its level, stored in its file with the file's revision."""
     est = session.estimate()
     if session.store is not None:
-        record = {"revision": session.store.revision(), "measure": session.measure.name, "names": list(est.names), "n_labels": est.n_labels,
-                  "n_draws": est.n_draws, "level": est.level, **{k: getattr(est, k).tolist() for k in _ARRAYS}}
+        record = {"revision": session.store.revision(), "measure": session.measure.name, "names": list(est.names),
+                  "n_labels": est.n_labels, "n_draws": est.n_draws, "level": est.level, "basis": est.basis,
+                  # passive's interval is its posterior's quantiles: keep the draws, or the interval changes
+                  "posterior": None if est.posterior is None else est.posterior.tolist(),
+                  **{k: getattr(est, k).tolist() for k in _ARRAYS}}
         session.store.put_cache("estimate", json.dumps(record).encode())
     return est
 
@@ -42,8 +45,10 @@ def cached_estimate(store: Store, level: float | None = None) -> tuple[Estimate,
     if record["revision"] != store.revision() or (level is not None and level != record["level"]):
         return None
     arrays = {k: np.asarray(record[k], dtype=bool if k == "defined" else float) for k in _ARRAYS}
+    posterior = record.get("posterior")
     est = Estimate(names=tuple(record["names"]), n_labels=record["n_labels"], n_draws=record["n_draws"],
-                   level=record["level"], **arrays)
+                   level=record["level"], basis=record.get("basis", ""),
+                   posterior=None if posterior is None else np.asarray(posterior, dtype=float), **arrays)
     return est, record["measure"]
 
 
