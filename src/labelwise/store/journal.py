@@ -47,7 +47,6 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -271,15 +270,12 @@ class Store:
         return decode_array(row[0])
 
     def load_pool(self) -> Pool:
+        """The stored pool, as checked when the session was created (not checked again: 2 s at 10^7 items)."""
         arrays = {name: decode_array(data) for name, data in self.conn.execute("SELECT name, data FROM pool_arrays")}
         meta = self.pool_meta()
-        pool = Pool.from_arrays(
-            arrays["item_ids"], preds=arrays.get("preds"), scores=arrays.get("scores"), probs=arrays.get("probs"),
-            labels=arrays.get("labels"), features=arrays.get("features"), system_names=meta["system_names"],
-            n_classes=meta["n_classes"], name=meta["name"],
-        )
         # multi-label names (files written before they were stored have none: measures count 2^C codes)
-        return replace(pool, label_names=tuple(meta.get("label_names", ())))
+        return Pool(**{f: arrays.get(f) for f in _POOL_FIELDS}, system_names=tuple(meta["system_names"]),
+                    n_classes=meta["n_classes"], name=meta["name"], label_names=tuple(meta.get("label_names", ())))
 
     def load_draws(self) -> Draws:
         """All draws in order (a draw's ``round`` is its batch's stage less one)."""
