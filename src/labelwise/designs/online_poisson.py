@@ -146,8 +146,8 @@ def _round_variance(b: np.ndarray, unlabeled: np.ndarray, pi: np.ndarray, inf_g:
     """The oracle model's variance of a round's total with inclusion ``b`` per group (Yilmaz et al. 2021,
     eq. 25): ``sum_g U_g (1/b_g - 1) E_pi ||u||^2``."""
     live = unlabeled > 0
-    second = np.sum(pi.T * inf_g, axis=0)
-    return float(np.sum((unlabeled * (1.0 / b - 1.0) * second)[live]))
+    second = np.sum(pi.T * inf_g, axis=0)[live]
+    return float(np.sum(unlabeled[live] * (1.0 / b[live] - 1.0) * second))
 
 
 def _predicting(pi: np.ndarray, beta: float) -> np.ndarray:
