@@ -5,7 +5,11 @@ labeled, with inclusion probabilities ``b_r`` from the water-filling of
 Yilmaz et al. (2021) Algorithm 3 applied to the current deviations ``h_n`` under the
 Dirichlet-tree model of the oracle (updated from every label so far, as in
 ``ais``), so that the round's expected -- and, with randomised systematic
-sampling, exact -- number of new labels is the batch size.
+sampling, exact -- number of new labels is the batch size.  The oracle
+model recalibrates the scores on the labels after every batch
+(:class:`~labelwise.designs.group_model.TreeModelDesign`, ``calibration``);
+a round whose adaptive allocation the model expects to reduce the round's
+variance by less than ``1 - hedge`` is drawn uniformly instead (``hedge``).
 
 The deviation is ``h_n = E_pi ||Dg(R_t) l(x_n, y)||`` by default (Yilmaz et al. (2021)
 eq. 12, the importance-sampling form) rather than the root mean square
