@@ -33,7 +33,7 @@ def test_hedge_zero_is_uniform_sampling_and_a_large_one_always_adapts():
     assert all(b.max() > 5 * b.min() for b in adapted[1:])
 
 
-def test_default_hedge_adapts_under_imbalance_and_not_on_a_balanced_weak_pool():
+def test_a_hedge_below_one_adapts_under_imbalance_and_not_on_a_balanced_weak_pool():
     """The model's promised gain decides: 1:100 with a good system adapts every round; a balanced pool
     with a weak system (every item about as uncertain) draws most rounds uniformly."""
     rare = _inclusions(lw.make_pool(5000, prevalence=0.01, separation=3.0, seed=2), hedge=0.9)
