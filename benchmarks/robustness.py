@@ -726,17 +726,25 @@ def main() -> None:
         stem = OUT / f"robustness{tag}"
         out_path(stem, ".json").write_text(json.dumps(data))
 
-    text = render(data)
+    check = check_text(data["pools"], data["meta"]["runs"], data["meta"]["measure"]) if args.check else None
+    write_report(data, stem, render, plot, json_written=not args.from_json, with_plot=not args.no_plot,
+                 check=check)
+
+
+def write_report(data: dict, stem: Path, render_fn, plot_fn, *, json_written: bool, with_plot: bool,
+                 check: str | None = None) -> None:
+    """Write ``stem.md`` (and the plot ``stem.png``), print the report and what was written."""
+    text = render_fn(data)
     out_path(stem, ".md").write_text(text)
     print()
     print(text)
-    if args.check:
+    if check is not None:
         print("=" * 30, "check", "=" * 30)
-        print(check_text(data["pools"], data["meta"]["runs"], data["meta"]["measure"]))
-    written = [out_path(stem, ".md")] + ([] if args.from_json else [out_path(stem, ".json")])
-    if not args.no_plot:
+        print(check)
+    written = [out_path(stem, ".md")] + ([out_path(stem, ".json")] if json_written else [])
+    if with_plot:
         try:
-            plot(data, out_path(stem, ".png"))
+            plot_fn(data, out_path(stem, ".png"))
             written.append(out_path(stem, ".png"))
         except ImportError:
             print("matplotlib not installed: no plot")
