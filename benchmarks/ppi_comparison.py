@@ -143,6 +143,7 @@ from robustness import (
     out_path,
     real_specs,
     table,
+    write_report,
 )
 from scipy.special import ndtri
 
@@ -769,18 +770,7 @@ def main() -> None:
         stem = OUT / ("ppi_comparison" + (".quick" if args.quick else ""))
         out_path(stem, ".json").write_text(json.dumps(data))
 
-    text = render(data)
-    out_path(stem, ".md").write_text(text)
-    print()
-    print(text)
-    written = [out_path(stem, ".md")] + ([] if args.from_json else [out_path(stem, ".json")])
-    if not args.no_plot:
-        try:
-            plot(data, out_path(stem, ".png"))
-            written.append(out_path(stem, ".png"))
-        except ImportError:
-            print("matplotlib not installed: no plot")
-    print(f"\nwrote {', '.join(map(str, written))} ({data['meta']['elapsed'] / 60:.1f} min of simulation)")
+    write_report(data, stem, render, plot, json_written=not args.from_json, with_plot=not args.no_plot)
 
 
 if __name__ == "__main__":

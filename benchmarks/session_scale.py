@@ -28,7 +28,9 @@ from labelwise import Session, make_design, make_measure, make_pool
 def timed(*args: str) -> tuple[float, str]:
     """Wall seconds of ``labelwise ARGS`` in a fresh process (imports included) and its stdout."""
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "labelwise", *args], capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, "-m", "labelwise", *args], capture_output=True, text=True, check=False)
+    if done.returncode:
+        sys.exit(f"labelwise {' '.join(args)} failed: {done.stderr.strip()}")
     return time.perf_counter() - start, done.stdout
 
 

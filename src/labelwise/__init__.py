@@ -47,6 +47,7 @@ from .measures import (
 )
 from .oracle import CallableOracle, FileOracle, NoisyOracle, TruthOracle
 from .pool import Pool, PoolError, decode_multilabel, encode_multilabel
+from .pool.ids import MAX_ID_LENGTH
 from .session import LabelError, Session
 from .simulate import SimulationResult, simulate, true_value
 from .store import StoreError
@@ -55,6 +56,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DESIGNS",
+    "MAX_ID_LENGTH",
     "MCC",
     "MEASURE_NAMES",
     "AISDesign",

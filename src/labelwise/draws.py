@@ -78,8 +78,14 @@ class Draws:
 
 @dataclass(frozen=True)
 class Sample:
-    """Labeled draws handed to an estimator: the draws, each draw's label and the labels counted."""
+    """Labeled draws handed to an estimator: the draws, each draw's label and the labels counted.
+
+    ``excluded`` marks the draws of items excluded from the population as not
+    judgeable (:meth:`labelwise.Session.exclude`); their labels are
+    placeholders and their losses count as zero (:meth:`Sampler.losses`).
+    """
 
     draws: Draws
     labels: np.ndarray
     n_labels: int
+    excluded: np.ndarray | None = None

@@ -6,6 +6,10 @@ is answered.  A stochastic oracle (noisy or several annotators) answers
 every draw afresh: the :class:`DrawLedger` keeps a label per draw.  Both
 check new labels against what is stored and hand back only the labels to
 store, each with the draw it answers; nothing changes until :meth:`Ledger.record`.
+
+An item excluded as not judgeable (:meth:`Ledger.exclude`) takes no label:
+its draws count as answered, and a :class:`~labelwise.draws.Sample` marks
+them so that their losses are zero.
 """
 
 from __future__ import annotations
@@ -73,12 +77,31 @@ class Ledger(ABC):
     n_labels : int
         Labels received: distinct items labeled (deterministic oracle) or
         answered draws (stochastic).  A budget counts these.
+    excluded : ndarray of bool, shape (N,)
+        Items excluded from the population as not judgeable.
     """
+
+    #: whether every draw takes a label of its own (stochastic oracle) rather than every item
+    stochastic_labels: bool = False
 
     def __init__(self, pool: Pool):
         self.pool = pool
         self.labeled = np.zeros(pool.n_items, dtype=bool)
+        self.excluded = np.zeros(pool.n_items, dtype=bool)
         self.n_labels = 0
+
+    def exclude(self, pos: np.ndarray) -> None:
+        """Take items out of the population: their draws wait for no label and their losses are zero."""
+        self.excluded[pos] = True
+
+    def _sample(self, draws: Draws, labels: np.ndarray) -> Sample:
+        """A sample of the labeled prefix ``draws``, excluded items marked (their labels replaced by 0, and
+        not counted as labels)."""
+        out = self.excluded[draws.items]
+        answered = draws.items[~out] if self.stochastic_labels else np.unique(draws.items[~out])
+        if not out.any():
+            return Sample(draws, labels, answered.size)
+        return Sample(draws, np.where(out, 0, labels), answered.size, excluded=out)
 
     @abstractmethod
     def waiting(self, draws: Draws) -> np.ndarray:
@@ -140,7 +163,7 @@ class ItemLedger(Ledger):
         self.labels = np.full(pool.n_items, -1, dtype=np.int64)
 
     def waiting(self, draws: Draws) -> np.ndarray:
-        return self.labels[draws.items] < 0
+        return (self.labels[draws.items] < 0) & ~self.excluded[draws.items]
 
     def pending(self, draws: Draws) -> np.ndarray:
         """Each waiting item's first draw."""
@@ -187,11 +210,13 @@ class ItemLedger(Ledger):
 
     def sample(self, draws: Draws) -> Sample:
         head = draws.head(self._prefix(draws))
-        return Sample(head, self.labels[head.items], int(np.unique(head.items).size))
+        return self._sample(head, self.labels[head.items])
 
 
 class DrawLedger(Ledger):
     """Stochastic oracle: one label per draw (-1 while pending)."""
+
+    stochastic_labels = True
 
     def __init__(self, pool: Pool):
         super().__init__(pool)
@@ -202,7 +227,7 @@ class DrawLedger(Ledger):
         self.draw_labels = np.concatenate([self.draw_labels, np.full(n, -1, dtype=np.int64)])
 
     def waiting(self, draws: Draws) -> np.ndarray:
-        return self.draw_labels < 0
+        return (self.draw_labels < 0) & ~self.excluded[draws.items]
 
     def accept(self, draws, ids, pos, y, answered):
         if answered is None:
@@ -228,7 +253,7 @@ class DrawLedger(Ledger):
     def _match(self, draws: Draws, ids: np.ndarray, pos: np.ndarray) -> np.ndarray:
         """The draw each label answers when none is given: an item's k-th label in a call answers its k-th
         pending draw."""
-        pending = np.flatnonzero(self.draw_labels < 0)
+        pending = np.flatnonzero(self.waiting(draws))
         by_item = pending[np.argsort(draws.items[pending], kind="stable")]  # by item, then draw order
         uniq, start, count = np.unique(draws.items[by_item], return_index=True, return_counts=True)
         # occurrence number of each id within the call (0 for its first label, 1 for the second...)
@@ -263,7 +288,7 @@ class DrawLedger(Ledger):
 
     def sample(self, draws: Draws) -> Sample:
         cut = self._prefix(draws)
-        return Sample(draws.head(cut), self.draw_labels[:cut], cut)
+        return self._sample(draws.head(cut), self.draw_labels[:cut])
 
 
 def make_ledger(oracle: str, pool: Pool) -> Ledger:

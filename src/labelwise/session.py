@@ -12,7 +12,9 @@ labels that arrive out of order never bias the estimate: an item skipped by
 an annotator (:meth:`Session.skip`) stays a draw of the design and is only
 handed out later; the estimate waits for it.  A corrected label
 (:meth:`Session.relabel`) replaces the first one in every estimate; the
-file keeps both.
+file keeps both.  An item annotators cannot judge can be excluded from the
+population (:meth:`Session.exclude`): estimates are then over the judgeable
+items (:mod:`labelwise.session_workflow`).
 
 Every write holds the session file's write lock and first re-reads the file
 if another process wrote to it since, so concurrent processes serialize:
@@ -42,10 +44,12 @@ from .designs import Design, Sampler, design_from_spec, make_design
 from .designs.base import check_oracle
 from .draws import Draws, Sample
 from .estimators import Estimate
-from .ledger import DrawLedger, LabelError, Ledger, as_int_labels, make_ledger, show_id
+from .ledger import DrawLedger, LabelError, Ledger, make_ledger, show_id
 from .measures import Measure, measure_from_spec
-from .pool import Pool, PoolError
+from .measures.domain import over_judgeable
+from .pool import Pool
 from .progress import progress_bar
+from .session_workflow import HandOut
 from .store import Store, StoreError
 from .store.codec import dump_sampler, load_sampler
 
@@ -61,7 +65,7 @@ def _setup_tag() -> bytes:
     return b"setup " + digest.hexdigest().encode() + b"\n"
 
 
-class Session:
+class Session(HandOut):
     """Pool + measure + design + the labels so far.
 
     Parameters
@@ -150,6 +154,7 @@ class Session:
             pool, draws, setup = store.load_pool(), store.load_draws(), store.cached("sampler")
             items, labels, calls, answered = store.load_labels()
             corrected, deferred, states = store.load_relabels(), store.load_deferred(), store.design_states()
+            excluded = store.load_excluded()
         if config["measure"] is None and measure is None:
             raise ValueError("this session uses a user-defined measure: pass it again with measure=")
         name = str(state.get("bit_generator", "PCG64"))
@@ -175,6 +180,7 @@ class Session:
         self.store, self._revision, self.deferred = store, revision, deferred
         if isinstance(self.ledger, DrawLedger):
             self.ledger.extend(len(draws))
+        self.ledger.exclude(excluded)
         # replay the labels call by call, as they arrived, so adaptive designs end in the same state
         for chunk in np.split(np.arange(items.size), np.flatnonzero(np.diff(calls)) + 1):
             if chunk.size:
@@ -264,62 +270,6 @@ class Session:
         return self.pool.item_ids[self.draws.items[self.pending_draws]]
 
     # ---------------------------------------------------------- the loop
-    def next_batch(self, n: int, *, new_only: bool = False) -> np.ndarray:
-        """Ids of the next items to label (:meth:`hand_out`)."""
-        rows = self.hand_out(n, new_only=new_only)
-        return self.pool.item_ids[self.draws.items[rows]]
-
-    def hand_out(self, n: int, *, new_only: bool = False) -> np.ndarray:
-        """Draw numbers of the next (at most) ``n`` rows to label: pending ones first, then new draws.
-
-        Pending rows come in draw order, skipped items (:meth:`skip`) last.
-        The rest of ``n`` is drawn by the design and stored (with the
-        generator state) before the draw numbers are returned.  Fewer than
-        ``n`` rows come back when the pool has no more items to draw, or
-        when a design without replacement (``poisson``, ``online-poisson``,
-        ``stratified``) waits for its pending items before it draws a new
-        round (see :meth:`can_draw`).
-
-        Parameters
-        ----------
-        n : int
-        new_only : bool
-            Hand out only new draws (``n`` of them), e.g. for a second
-            annotator while the first labels the pending rows.
-        """
-        if n < 1:
-            raise ValueError(f"n: ask for at least one item, got {n}")
-        with self._writing():
-            order = self.pending_in_order()
-            taken = order[:0] if new_only else order[:n]
-            first_new = len(self.draws)
-            want = min(n - taken.size, self.can_draw())
-            if want > 0:
-                self._draw(want)
-        if want <= 0:
-            return taken
-        fresh = self.pending_in_order()
-        return np.concatenate([taken, fresh[fresh >= first_new]])[:n]
-
-    def can_draw(self) -> int:
-        """How many new items the design can draw now (any number under a stochastic oracle).
-
-        Under a deterministic oracle items neither labeled nor pending; 0
-        while a design without replacement has pending items (its next
-        round depends on their labels).
-        """
-        if self.stochastic:
-            return np.iinfo(np.int64).max
-        if not self.design.with_replacement and self.pending_draws.size:
-            return 0
-        return int(self.pool.n_items - np.count_nonzero(self._handed_out()))
-
-    def _handed_out(self) -> np.ndarray:
-        """Items labeled or pending: a new draw must include others."""
-        handed = self.ledger.labeled.copy()
-        handed[self.draws.items[self.pending_draws]] = True
-        return handed
-
     def _draw(self, n: int) -> None:
         """Draw ``n`` new items and store them (inside :meth:`_writing`)."""
         before = self.rng.bit_generator.state
@@ -336,101 +286,6 @@ class Session:
         self._draws_cache = None
         if isinstance(self.ledger, DrawLedger):
             self.ledger.extend(len(draws))
-
-    def pending_in_order(self) -> np.ndarray:
-        """:attr:`pending_draws` in hand-out order: draw order, skipped items last (latest skip last)."""
-        pending = self.pending_draws
-        items = self.draws.items[pending]
-        rank = np.full(self.pool.n_items, -1, dtype=np.int64)
-        rank[self.deferred] = np.arange(self.deferred.size)
-        return pending[np.argsort(rank[items], kind="stable")]
-
-    def skip(self, ids: Sequence) -> int:
-        """Defer pending items: they are handed out again after the other pending items.
-
-        A skipped item stays a draw of the design, so the estimate (the
-        labeled prefix of the draws) waits for its label; skipping only
-        changes the order of :meth:`hand_out`.  Returns how many items were
-        deferred.
-
-        Raises
-        ------
-        LabelError
-            For unknown items and items that are not pending; nothing is stored.
-        """
-        pos = self._positions(ids)
-        with self._writing():
-            waiting = np.isin(pos, self.draws.items[self.pending_draws])
-            if not waiting.all():
-                i = int(np.argmax(~waiting))
-                raise LabelError(f"item {show_id(np.asarray(ids)[i])} is not waiting for a label; skip only "
-                                 "items `next` handed out and not yet labeled. Nothing was stored")
-            pos = pos[np.sort(np.unique(pos, return_index=True)[1])]
-            if self.store is not None:
-                self.store.defer(pos)
-            self.deferred = np.concatenate([self.deferred[~np.isin(self.deferred, pos)], pos])
-        return int(pos.size)
-
-    def relabel(self, ids: Sequence, labels: Sequence, source: str = "api", draws: Sequence | None = None) -> int:
-        """Correct stored labels; returns how many changed.
-
-        The file keeps the first label and every correction (an audit
-        trail); estimates use the latest.  The design has learned from the
-        first label (its later draws stay valid: their probabilities are
-        stored), so a correction changes estimates, not the draws made.
-
-        Parameters
-        ----------
-        ids, labels : sequences of equal length
-        source : str
-        draws : sequence of int, optional
-            Under a stochastic oracle the draw whose label is corrected (required there).
-
-        Raises
-        ------
-        LabelError
-            For unknown or unlabeled items, labels outside the label set and,
-            under a stochastic oracle, missing or wrong draw numbers.
-        """
-        ids, pos, y = self._checked(ids, labels)
-        with self._writing():
-            if self.stochastic:
-                if draws is None:
-                    raise LabelError("a stochastic session labels draws: give the draw of each label to correct")
-                answered = self._check_draws(ids, pos, draws)
-            else:
-                answered = self.ledger.first_draws(self.draws, pos)
-            old = self.ledger.label_of(answered, pos)
-            unlabeled = old < 0
-            if unlabeled.any():
-                i = int(np.argmax(unlabeled))
-                raise LabelError(f"item {show_id(ids[i])} has no label to correct; give it one with `label` first. "
-                                 "Nothing was stored")
-            change = old != y
-            if change.any() and self.store is not None:
-                self.store.relabel(answered[change], pos[change], old[change], y[change], source)
-            self.ledger.correct(answered[change], pos[change], y[change])
-        return int(change.sum())
-
-    def _positions(self, ids: Sequence) -> np.ndarray:
-        try:
-            return self.pool.positions(np.asarray(ids).ravel())
-        except PoolError as exc:
-            raise LabelError(str(exc)) from None
-
-    def _checked(self, ids: Sequence, labels: Sequence) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Ids, their pool positions and integer labels, checked (:class:`LabelError`)."""
-        ids = np.asarray(ids)
-        if ids.ndim != 1:
-            ids = ids.ravel()
-        if np.ndim(labels) == 0:
-            labels = [labels]
-        elif not isinstance(labels, (list, tuple)):
-            labels = np.asarray(labels).ravel()
-        if len(ids) != len(labels):
-            raise LabelError(f"got {len(ids)} ids but {len(labels)} labels; give one label per id")
-        pos = self._positions(ids) if len(ids) else np.empty(0, dtype=np.int64)
-        return ids, pos, as_int_labels(labels, self.pool.n_classes)
 
     def add_labels(self, ids: Sequence, labels: Sequence, source: str = "api", draws: Sequence | None = None) -> int:
         """Record labels for drawn items; returns how many were new.
@@ -455,7 +310,7 @@ class Session:
         ------
         LabelError
             For length mismatches, unknown ids, labels outside the label set,
-            items the design has not proposed, draws that are not of the
+            items the design has not proposed, excluded items, draws that are not of the
             item given, and labels that contradict a stored one (or each
             other): per item under the deterministic oracle, per draw under
             the stochastic one.
@@ -465,6 +320,10 @@ class Session:
             return 0
         with self._writing():
             answered = None if draws is None else self._check_draws(ids, pos, draws)
+            out = self.ledger.excluded[pos]
+            if out.any():
+                raise LabelError(f"item {show_id(ids[int(np.argmax(out))])} was excluded as not judgeable "
+                                 "(`labelwise exclude`); drop its label. Nothing was stored")
             all_draws = self.draws
             answered, pos, y = self.ledger.accept(all_draws, ids, pos, y, answered if self.stochastic else None)
             if pos.size == 0:
@@ -476,31 +335,20 @@ class Session:
             self.sampler.observe(pos, y)
         return int(pos.size)
 
-    def _check_draws(self, ids: np.ndarray, pos: np.ndarray, draws: Sequence) -> np.ndarray:
-        """``draws`` as draw numbers, each checked to be a draw of its item."""
-        d = np.asarray(draws).ravel()
-        if d.size != pos.size:
-            raise LabelError(f"got {pos.size} ids but {d.size} draw numbers; give one draw per id")
-        whole = d.dtype.kind in "iu" or (d.dtype.kind == "f" and bool(np.all(np.isfinite(d) & (d == np.round(d)))))
-        n = len(self.draws)
-        if not whole or np.any((d < 0) | (d >= n)):
-            raise LabelError(f"draw numbers must be whole numbers from 0 to {n - 1} (as listed by next_batch); "
-                             "fix or drop the draw column. Nothing was stored")
-        d = d.astype(np.int64)
-        wrong = self.draws.items[d] != pos
-        if wrong.any():
-            i = int(np.argmax(wrong))
-            raise LabelError(f"draw {d[i]} is of item {show_id(self.pool.item_ids[self.draws.items[d[i]]])}, not "
-                             f"of item {show_id(ids[i])}; keep each row's id and draw together. Nothing was stored")
-        return d
-
     def sample(self) -> Sample:
         """The labeled prefix of the draws with their labels."""
         return self.ledger.sample(self.draws)
 
     def estimate(self, measure: Measure | None = None, level: float | None = None) -> Estimate:
-        """Estimate the session's measure, or any other ``measure`` from the same labels (sample reuse)."""
-        return self.sampler.estimate(measure or self.measure, self.sample(), self.level if level is None else level)
+        """Estimate the session's measure, or any other ``measure`` from the same labels (sample reuse).
+
+        With items excluded (:meth:`exclude`) the estimate is over the judgeable items.
+        """
+        sample = self.sample()
+        target = measure or self.measure
+        if sample.excluded is not None:
+            target = over_judgeable(target)
+        return self.sampler.estimate(target, sample, self.level if level is None else level)
 
     def run(
         self,

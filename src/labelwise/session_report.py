@@ -26,8 +26,11 @@ def save_estimate(session: Session) -> Estimate:
     """The session's estimate at its level, stored in its file with the file's revision."""
     est = session.estimate()
     if session.store is not None:
-        record = {"revision": session.store.revision(), "measure": session.measure.name, "names": list(est.names), "n_labels": est.n_labels,
-                  "n_draws": est.n_draws, "level": est.level, **{k: getattr(est, k).tolist() for k in _ARRAYS}}
+        record = {"revision": session.store.revision(), "measure": session.measure.name, "names": list(est.names),
+                  "n_labels": est.n_labels, "n_draws": est.n_draws, "level": est.level, "basis": est.basis,
+                  # passive's interval is its posterior's quantiles: keep the draws, or the interval changes
+                  "posterior": None if est.posterior is None else est.posterior.tolist(),
+                  **{k: getattr(est, k).tolist() for k in _ARRAYS}}
         session.store.put_cache("estimate", json.dumps(record).encode())
     return est
 
@@ -42,49 +45,57 @@ def cached_estimate(store: Store, level: float | None = None) -> tuple[Estimate,
     if record["revision"] != store.revision() or (level is not None and level != record["level"]):
         return None
     arrays = {k: np.asarray(record[k], dtype=bool if k == "defined" else float) for k in _ARRAYS}
+    posterior = record.get("posterior")
     est = Estimate(names=tuple(record["names"]), n_labels=record["n_labels"], n_draws=record["n_draws"],
-                   level=record["level"], **arrays)
+                   level=record["level"], basis=record.get("basis", ""),
+                   posterior=None if posterior is None else np.asarray(posterior, dtype=float), **arrays)
     return est, record["measure"]
 
 
 def session_status(store: Store) -> dict:
-    """Pool, design, labels, pending and deferred items, corrections and file health, from a few rows.
+    """Pool, design, labels, pending, deferred and excluded items, corrections and file health, from a few rows.
 
     ``pending`` counts items waiting for a label (draws under a stochastic oracle).
     """
     config, pool_meta = store.config(), store.pool_meta()
     stochastic = (config.get("oracle") or config["design"].get("oracle")) == "stochastic"
     q = store.conn.execute
+    out = "item NOT IN (SELECT item FROM excluded)"
     if stochastic:
-        pending = q("SELECT COUNT(*) FROM draws WHERE seq - 1 NOT IN (SELECT draw FROM labels)").fetchone()[0]
+        pending = q(f"SELECT COUNT(*) FROM draws WHERE seq - 1 NOT IN (SELECT draw FROM labels) AND {out}").fetchone()[0]
         labels = q("SELECT COUNT(*) FROM labels").fetchone()[0]
     else:
-        pending = q("SELECT COUNT(DISTINCT item) FROM draws WHERE item NOT IN (SELECT item FROM labels)").fetchone()[0]
+        pending = q(f"SELECT COUNT(DISTINCT item) FROM draws WHERE item NOT IN (SELECT item FROM labels) AND {out}"
+                    ).fetchone()[0]
         labels = q("SELECT COUNT(DISTINCT item) FROM labels").fetchone()[0]
-    deferred = q("SELECT COUNT(DISTINCT item) FROM deferred WHERE item NOT IN (SELECT item FROM labels)").fetchone()[0]
+    deferred = q("SELECT COUNT(DISTINCT item) FROM deferred WHERE item NOT IN (SELECT item FROM labels) "
+                 f"AND {out}").fetchone()[0]
+    counts = store.counts()
     n_items = pool_meta.get("n_items")
     return {
         "session": str(store.path), "pool": pool_meta["name"],
         "n_items": int(n_items) if n_items is not None else int(store.load_item_ids().size),
         "systems": pool_meta["system_names"], "measure": config["measure"], "design": config["design"],
         "oracle": "stochastic" if stochastic else "deterministic", "labels": int(labels), "pending": int(pending),
-        "deferred": int(deferred), "relabels": store.counts()["relabels"],
+        "deferred": int(deferred), "relabels": counts["relabels"], "excluded": counts["excluded"],
         "draws": int(q("SELECT COALESCE(SUM(count), 0) FROM draws").fetchone()[0]), "health": store.quick_check(),
     }
 
 
 def export_frame(store: Store) -> pd.DataFrame:
-    """Every label and every correction, oldest first: item id as given, label, draw, weight, time, source.
+    """Every label, correction and exclusion, oldest first: item id as given, label, draw, weight, time, source.
 
-    ``event`` is ``label`` for an annotator's answer and ``relabel`` for a
-    correction; an item's latest row is the label its estimates use.
+    ``event`` is ``label`` for an annotator's answer, ``relabel`` for a
+    correction (an item's latest label is the one its estimates use) and
+    ``exclude`` for an item excluded as not judgeable (no label; the draw is
+    the item's first).
     """
     columns = ["draw", "item", "label", "weight", "created", "source", "event", "seq", "kind"]
     rows = pd.DataFrame(store.journal_rows(), columns=columns)
     ids = store.load_item_ids()
     return pd.DataFrame({
         "item_id": ids[rows["item"].to_numpy(dtype=np.int64)],
-        "label": rows["label"].to_numpy(dtype=np.int64),
+        "label": rows["label"].astype("Int64").to_numpy(),
         "draw": rows["draw"].to_numpy(dtype=np.int64),
         "weight": rows["weight"].to_numpy(dtype=float),
         "time": pd.to_datetime(rows["created"].to_numpy(dtype=float), unit="s", utc=True).strftime(

@@ -171,3 +171,33 @@ def test_damaged_file_is_one_line(session_file):
     message = fails("estimate", session_file)
     assert str(session_file) in message and ("damaged" in message or "not a labelwise session" in message)
     assert session_file.read_bytes() == bytes(data)
+
+
+def test_exclude_states_itself_in_estimate_status_and_export(tmp_path, zero_pool):
+    pool_file, truth = zero_pool
+    session = tmp_path / "s.lw"
+    ok("init", pool_file, "--session", session, "--design", "importance", "--measure", "accuracy")
+    batch = _batch(session, 8)
+    out, rest = batch["item_id"][0], batch["item_id"][1:]
+    before = session.read_bytes()
+    assert "not waiting for a label" in fails("exclude", session, "00299")
+    assert session.read_bytes() == before
+    assert "excluded 1 items as not judgeable (1 in all); 7 pending" in ok("exclude", session, out).stdout
+    ok("label", session, "-", input=pd.DataFrame({"item_id": rest, "label": [truth[i] for i in rest]}).to_csv(
+        index=False))
+    note = "1 items excluded as not judgeable; the estimate is over the judgeable items"
+    assert note in ok("estimate", session).stdout and note in ok("estimate", session, "--level", "0.8").stdout
+    status = ok("status", session)
+    assert note in status.stdout and "1 excluded" in status.stdout
+    info = json.loads(ok("status", session, "--json").stdout)
+    assert (info["excluded"], info["pending"], info["labels"]) == (1, 0, 7)
+    estimate = json.loads(ok("estimate", session, "--json").stdout)
+    assert estimate["excluded"] == 1 and estimate["n_labels"] == 7
+    ok("export", session, "--out", tmp_path / "all.csv")
+    export = pd.read_csv(tmp_path / "all.csv", dtype={"item_id": str})
+    row = export[export["event"] == "exclude"]
+    assert row["item_id"].tolist() == [out] and row["label"].isna().all() and row["source"].tolist() == ["cli"]
+    pd.DataFrame({"item_id": [out], "label": [0]}).to_csv(tmp_path / "late.csv", index=False)
+    before = session.read_bytes()
+    assert "excluded as not judgeable" in fails("label", session, tmp_path / "late.csv")
+    assert session.read_bytes() == before

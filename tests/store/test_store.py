@@ -252,3 +252,17 @@ def test_multilabel_names_survive_the_session_file(tmp_path):
         assert store.load_pool().label_names == ()
     finally:
         store.close()
+
+
+def test_a_schema_3_file_gains_the_excluded_table_when_opened(tmp_path, pool):
+    path = tmp_path / "s.lws"
+    Store.create(path, pool, {}).close()
+    with closing(sqlite3.connect(str(path))) as conn, conn:
+        conn.execute("DROP TABLE excluded")
+        conn.execute("UPDATE meta SET value='3' WHERE key='schema_version'")
+    store = Store.open(path)
+    try:
+        assert store.load_excluded().size == 0 and store.counts()["excluded"] == 0
+        assert store._meta("schema_version") == str(SCHEMA_VERSION) == "4"
+    finally:
+        store.close()

@@ -7,7 +7,8 @@ separate process)::
     labelwise next eval.lw -n 50 --out batch.csv     # give batch.csv to annotators
     labelwise label eval.lw labels.csv               # ingest their labels
     labelwise estimate eval.lw                       # estimate with intervals
-    labelwise skip eval.lw ID / relabel eval.lw ID LABEL / status eval.lw / export eval.lw --out all.csv
+    labelwise skip eval.lw ID / exclude eval.lw ID / relabel eval.lw ID LABEL
+    labelwise status eval.lw / export eval.lw --out all.csv
 
 Simulation against ground truth: ``labelwise simulate --pool pool.csv ...``
 (its ``--json`` output is a stable contract) and ``labelwise demo``.
@@ -24,7 +25,7 @@ from .options import parse_params, parse_systems, parse_value
 from .serve_cmds import annotators, serve
 from .session_cmds import estimate, init, label, next_batch
 from .simulate_cmds import demo, simulate_cmd
-from .workflow_cmds import export, relabel, skip, status
+from .workflow_cmds import exclude, export, relabel, skip, status
 
 __all__ = ["app", "parse_params", "parse_systems", "parse_value"]
 
@@ -42,6 +43,7 @@ app.command("next")(next_batch)
 app.command()(label)
 app.command()(estimate)
 app.command()(skip)
+app.command()(exclude)
 app.command()(relabel)
 app.command()(status)
 app.command()(export)

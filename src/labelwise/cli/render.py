@@ -19,6 +19,7 @@ __all__ = [
     "demo_legend",
     "demo_table",
     "estimate_table",
+    "excluded_note",
     "passive_comparison",
     "print_json",
     "rich_console",
@@ -50,6 +51,11 @@ def rich_console() -> Console:
 def _fmt(x: float, spec: str = ".4f") -> str:
     """``x`` formatted by ``spec``; ``nan`` when it is not finite."""
     return "nan" if not math.isfinite(x) else format(x, spec)
+
+
+def excluded_note(n_excluded: int) -> str:
+    """The line every estimate of a session with excluded items carries."""
+    return f"{n_excluded} items excluded as not judgeable; the estimate is over the judgeable items"
 
 
 def estimate_table(est: Estimate, title: str) -> Table:

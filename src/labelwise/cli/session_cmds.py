@@ -45,7 +45,7 @@ from .options import (
     pool_columns,
     user_errors,
 )
-from .render import estimate_table, print_json, rich_console
+from .render import estimate_table, excluded_note, print_json, rich_console
 
 __all__ = ["estimate", "init", "label", "next_batch"]
 
@@ -212,7 +212,7 @@ def estimate(
             with closing(Store.open(session)) as store:
                 cached = cached_estimate(store, level)
                 if cached is not None:
-                    return _print_estimate(*cached, store.pool_meta()["name"], as_json)
+                    return _print_estimate(*cached, store.pool_meta()["name"], store.counts()["excluded"], as_json)
     with user_errors(), Session.open(session) as s:
         if measure is not None:
             target: Measure = make_measure(measure, s.pool, parse_systems(systems or "0"))
@@ -223,11 +223,14 @@ def estimate(
         est = s.estimate(target, level)
         if target is s.measure and (level is None or level == s.level):
             save_estimate(s)
-        _print_estimate(est, target.name, s.pool.name, as_json)
+        _print_estimate(est, target.name, s.pool.name, s.n_excluded, as_json)
 
 
-def _print_estimate(est: Estimate, measure_name: str, pool_name: str, as_json: bool) -> None:
+def _print_estimate(est: Estimate, measure_name: str, pool_name: str, n_excluded: int, as_json: bool) -> None:
+    """The estimate as a table (with a line on excluded items, if any) or as JSON (``excluded``: their number)."""
     if as_json:
-        print_json({"measure": measure_name, **est.to_dict()})
-    else:
-        rich_console().print(estimate_table(est, f"{measure_name} on {pool_name}"))
+        print_json({"measure": measure_name, "excluded": n_excluded, **est.to_dict()})
+        return
+    rich_console().print(estimate_table(est, f"{measure_name} on {pool_name}"))
+    if n_excluded:
+        typer.echo(excluded_note(n_excluded))

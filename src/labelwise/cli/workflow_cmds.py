@@ -1,4 +1,4 @@
-"""Looking after a session: ``labelwise skip``, ``relabel``, ``status`` and ``export``."""
+"""Looking after a session: ``labelwise skip``, ``exclude``, ``relabel``, ``status`` and ``export``."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from ..session_report import (
 )
 from ..store import Store
 from .options import JsonOpt, user_errors
-from .render import estimate_table, print_json, rich_console
+from .render import estimate_table, excluded_note, print_json, rich_console
 
-__all__ = ["export", "relabel", "skip", "status"]
+__all__ = ["exclude", "export", "relabel", "skip", "status"]
 
 SessionArg = Annotated[Path, typer.Argument(help="Session file (from `labelwise init`).")]
 
@@ -38,6 +38,25 @@ def skip(
         n = s.skip(items)
         save_estimate(s)
         typer.echo(f"deferred {n} items; {s.pending.size} pending in all")
+
+
+def exclude(
+    session: SessionArg,
+    items: Annotated[list[str], typer.Argument(help="Ids of pending items annotators cannot judge.",
+                                               show_default=False)],
+) -> None:
+    """Exclude items annotators cannot judge from the population: every estimate is then over the judgeable items.
+
+    An excluded item is handed out no more and takes no label.  Its draws
+    stay draws of the design, counted as outside the population, so F1,
+    precision and recall become exactly those of the judgeable items, and
+    other measures (accuracy, MCC) are estimated over the estimated number of
+    judgeable items.  The file records every exclusion (time, source).
+    """
+    with user_errors(), Session.open(session) as s:
+        n = s.exclude(items, source="cli")
+        save_estimate(s)
+        typer.echo(f"excluded {n} items as not judgeable ({s.n_excluded} in all); {s.pending.size} pending")
 
 
 def relabel(
@@ -75,11 +94,13 @@ def status(session: SessionArg, as_json: JsonOpt = False) -> None:
         f"pool     {info['pool']}: {info['n_items']} items, systems {', '.join(info['systems'])}",
         f"design   {info['design']['design']} ({design}), {info['oracle']} oracle",
         (f"labels   {info['labels']} ({info['draws']} draws), {info['pending']} pending of which "
-         f"{info['deferred']} deferred, {info['relabels']} corrections"),
+         f"{info['deferred']} deferred, {info['relabels']} corrections, {info['excluded']} excluded"),
         f"file     {'ok' if info['health'] == 'ok' else 'DAMAGED: ' + info['health']}",
     ]
     typer.echo("\n".join(lines))
     rich_console().print(estimate_table(est, f"{measure} on {info['pool']}"))
+    if info["excluded"]:
+        typer.echo(excluded_note(info["excluded"]))
 
 
 def export(
@@ -87,7 +108,7 @@ def export(
     out: Annotated[Path, typer.Option("--out", "-o", help="File to write: .csv, .jsonl or .parquet.",
                                       show_default=False)],
 ) -> None:
-    """Write every label and correction: item id as given, label, draw, weight, time, source, event."""
+    """Write every label, correction and exclusion: item id as given, label, draw, weight, time, source, event."""
     with user_errors(), closing(Store.open(session)) as store:
         frame = export_frame(store)
         write_batch(frame, out)

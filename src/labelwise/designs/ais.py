@@ -107,9 +107,10 @@ class AISSampler(Sampler):
         measure, N, C = model.measure, model.n_items, model.n_classes
         # eps scale: mean over the pool of E_prior ||Dg(R0) l|| (Prop. 2 is scale dependent)
         groups = model.groups
-        R0 = measure.expected_loss_sum(self.pool.outputs(), model.prior) / N
+        prior = model.item_prior()
+        R0 = measure.expected_loss_sum(self.pool.outputs(), prior) / N
         prior_g = np.zeros((groups.n_groups, C))
-        np.add.at(prior_g, groups.of_item, model.prior)
+        np.add.at(prior_g, groups.of_item, prior)
         norms = np.stack([np.sqrt(measure.influence_norm_sq(model.rep_out, np.full(groups.n_groups, c), R0))
                           for c in range(C)])
         scale = float(np.sum(prior_g.T * norms)) / N

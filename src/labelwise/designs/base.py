@@ -129,5 +129,12 @@ class Sampler(ABC):
         """Estimate ``measure`` (the target or any other: sample reuse) from labeled draws of this run."""
 
     def losses(self, measure: Measure, sample: Sample) -> np.ndarray:
-        """``measure``'s loss of every labeled draw, shape ``(n, d)``."""
-        return measure.loss(self.pool.outputs(sample.draws.items), sample.labels)
+        """``measure``'s loss of every labeled draw, shape ``(n, d)``; zero for the draws of excluded items.
+
+        An item excluded as not judgeable lies outside the population: its
+        zero loss makes every total a total over the judgeable items (a
+        domain estimate), exact for measures of ratios of totals
+        (:attr:`~labelwise.measures.Measure.scale_free`).
+        """
+        losses = measure.loss(self.pool.outputs(sample.draws.items), sample.labels)
+        return losses if sample.excluded is None else np.where(sample.excluded[:, None], 0.0, losses)

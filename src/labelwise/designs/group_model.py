@@ -107,8 +107,7 @@ class TreeModelDesign(Design):
 
     def group_model(self, pool: Pool, measure: Measure, oracle: str) -> GroupModel:
         """A fresh model (no labels) of ``pool`` for ``measure``."""
-        return GroupModel(pool, measure, oracle, self.hierarchy(pool), score_prior(pool, self.lam),
-                          self.prior_strength, self.interval_prior_strength,
+        return GroupModel(pool, measure, oracle, self.hierarchy(pool), self.lam, self.prior_strength, self.interval_prior_strength,
                           calibrate=self.calibration == "platt" and pool.n_classes == 2)
 
 
@@ -132,13 +131,14 @@ class GroupModel:
         Sum of the labeled items' losses (deterministic oracle).
     """
 
-    def __init__(self, pool: Pool, measure: Measure, oracle: str, hierarchy: Hierarchy, prior: np.ndarray,
+    def __init__(self, pool: Pool, measure: Measure, oracle: str, hierarchy: Hierarchy, lam: float,
                  prior_strength: float | str, interval_prior_strength: float | None = None, *,
                  calibrate: bool = False):
         self.pool, self.measure, self.oracle = pool, measure, oracle
         self.n_items, self.n_classes = pool.n_items, pool.n_classes
         self.hierarchy = hierarchy
-        self.prior = prior
+        self.lam = lam  # the prior is recomputed from the pool when needed, not held: a stored set-up stays small
+        prior = self.item_prior()
         self.auto_strength = prior_strength == "auto"
         strength = START_STRENGTH if self.auto_strength else float(prior_strength)
         self.model = DirichletTreeModel(hierarchy, prior, oracle=oracle, prior_strength=strength, tol=MODEL_TOL)
@@ -185,13 +185,18 @@ class GroupModel:
         if learns:
             self._learn_prior(items, labels)
 
+    def item_prior(self, items: np.ndarray | None = None) -> np.ndarray:
+        """The systems' scores as a prior on the labels of ``items`` (default all), ``(n, C)``
+        (:func:`~labelwise.oracle.score_prior`)."""
+        return score_prior(self.pool, self.lam, items=items)
+
     def _learn_prior(self, items: np.ndarray, labels: np.ndarray) -> None:
         """Refit the scores' recalibration and the prior strength to every label so far."""
         model = self.model
         block_prior = model.block_prior
         if self.calibrate:
             self._seen_items = np.concatenate([self._seen_items, items])
-            self._seen_logits = np.concatenate([self._seen_logits, logits_of(self.prior[items, 1])])
+            self._seen_logits = np.concatenate([self._seen_logits, logits_of(self.item_prior(items)[:, 1])])
             self._seen_y = np.concatenate([self._seen_y, labels])
             groups = self.groups.of_item[self._seen_items]
             labeled = np.maximum(self.groups.sizes - self.groups.unlabeled, 1)

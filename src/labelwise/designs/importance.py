@@ -185,6 +185,8 @@ class PassiveSampler(ProposalSampler):
         cells = self.cells(measure)
         if cells is None or len(sample.draws) == 0:
             return est
+        if sample.excluded is not None:  # items outside the population: a cell of their own, the zero loss
+            cells = np.unique(np.vstack([cells, np.zeros((1, cells.shape[1]))]), axis=0)
         counts = cell_counts(self.losses(measure, sample), cells, sample.draws.count)
         return replace(est, posterior=posterior_draws(measure, cells, counts),
                        basis="posterior of the pool's confusion counts given a uniform sample (Jeffreys prior)")

@@ -5,7 +5,11 @@ labeled, with inclusion probabilities ``b_r`` from the water-filling of
 Yilmaz et al. (2021) Algorithm 3 applied to the current deviations ``h_n`` under the
 Dirichlet-tree model of the oracle (updated from every label so far, as in
 ``ais``), so that the round's expected -- and, with randomised systematic
-sampling, exact -- number of new labels is the batch size.
+sampling, exact -- number of new labels is the batch size.  The oracle
+model recalibrates the scores on the labels after every batch
+(:class:`~labelwise.designs.group_model.TreeModelDesign`, ``calibration``);
+a round whose adaptive allocation the model expects to do no better than
+uniform sampling is drawn uniformly instead (``hedge``).
 
 The deviation is ``h_n = E_pi ||Dg(R_t) l(x_n, y)||`` by default (Yilmaz et al. (2021)
 eq. 12, the importance-sampling form) rather than the root mean square
@@ -100,6 +104,19 @@ class OnlinePoissonDesign(TreeModelDesign):
         the losses'.  It gains most on balanced pools, but a model that
         extrapolates badly into a large unlabeled tail can cost it more than
         it gains (``benchmarks/RESULTS.md``), hence not the default yet.
+    hedge : float
+        A round is drawn uniformly when the oracle model's variance for the
+        adaptive allocation is at least ``hedge`` times its variance for
+        uniform sampling (0 never adapts, above 1 always does).  The
+        default 1 goes uniform only when adapting promises nothing, as on
+        balanced pools with a weak system, where the water-filling of the
+        mean deviations is no better than uniform even under the model;
+        under imbalance adapting promises a factor of 2 to 10.  A smaller
+        ``hedge`` (0.9) also won on 30%-positive pools but cost abt-buy
+        ten times its error: once its positives are found, the model sees
+        the tail as alike and uniform rounds waste the budget there.  The
+        choice uses only the labels before the round, which keeps the round
+        unbiased.
     **model
         The oracle model's settings (:class:`~labelwise.designs.group_model.TreeModelDesign`).
     """
@@ -111,6 +128,7 @@ class OnlinePoissonDesign(TreeModelDesign):
     deviation: str = "mean"
     variance: str = "mixture"
     estimator: str = "horvitz-thompson"
+    hedge: float = 1.0
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -122,12 +140,22 @@ class OnlinePoissonDesign(TreeModelDesign):
             raise ValueError(f"estimator: choose 'difference' or 'horvitz-thompson', got {self.estimator!r}")
         if not 0.0 < self.defensive < 1.0:
             raise ValueError(f"defensive: must lie in (0, 1), got {self.defensive}")
+        if self.hedge < 0:
+            raise ValueError(f"hedge: must be non-negative, got {self.hedge}")
         if self.gamma < 0:
             raise ValueError(f"gamma: must be non-negative, got {self.gamma}")
 
     def start(self, pool: Pool, measure: Measure, *, rng: np.random.Generator, budget: int | None = None,
               oracle: str = "deterministic") -> OnlinePoissonSampler:
         return OnlinePoissonSampler(self, self.group_model(pool, measure, oracle), rng)
+
+
+def _round_variance(b: np.ndarray, unlabeled: np.ndarray, pi: np.ndarray, inf_g: np.ndarray) -> float:
+    """The oracle model's variance of a round's total with inclusion ``b`` per group (Yilmaz et al. 2021,
+    eq. 25): ``sum_g U_g (1/b_g - 1) E_pi ||u||^2``."""
+    live = unlabeled > 0
+    second = np.sum(pi.T * inf_g, axis=0)[live]
+    return float(np.sum(unlabeled[live] * (1.0 / b[live] - 1.0) * second))
 
 
 def _predicting(pi: np.ndarray, beta: float) -> np.ndarray:
@@ -184,6 +212,9 @@ class OnlinePoissonSampler(Sampler):
         # all unlabeled members of a group share h, hence b: O(groups + batch) per round, not O(N)
         U = groups.unlabeled.astype(float)
         b_group = inclusion_probabilities(defensive_deviations(h_group, self.design.defensive, U), n_new, counts=U)
+        uniform = np.full_like(b_group, n_new / U.sum())
+        if _round_variance(b_group, U, pi, inf_g) >= self.design.hedge * _round_variance(uniform, U, pi, inf_g):
+            b_group = uniform  # the model promises too little gain from adapting: this round is uniform
         b_group[U == 0] = 1.0  # groups with no unlabeled member are never used
         # randomised systematic sampling of how many members each group gives (exactly n_new in
         # all, each count's mean U_g b_g), then that many members uniformly

@@ -11,7 +11,9 @@ All functions broadcast over arrays of estimates.
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
+
+# scipy.special, not scipy.stats (1 s to import)
+from scipy.special import betaincinv, chdtri, fdtri, ndtri
 
 __all__ = ["beta_interval", "ellipsoid_radius_sq", "normal_interval"]
 
@@ -23,7 +25,7 @@ def normal_interval(value, var, level: float = 0.95, lower=-np.inf, upper=np.inf
     -------
     (lo, hi) : tuple of ndarray
     """
-    z = stats.norm.ppf(0.5 + level / 2)
+    z = ndtri(0.5 + level / 2)
     sd = np.sqrt(np.maximum(var, 0.0))
     return np.clip(value - z * sd, lower, upper), np.clip(value + z * sd, lower, upper)
 
@@ -58,8 +60,8 @@ def beta_interval(value, var, level: float = 0.95, lower=0.0, upper=1.0, n=None)
         k = np.maximum(np.nan_to_num(k, nan=0.0), 0.0)
         a, b = m * k + 0.5, (1 - m) * k + 0.5
         # as for the Jeffreys interval, an estimate on the boundary keeps that boundary in its interval
-        lo = np.where(m <= 0, 0.0, stats.beta.ppf(alpha / 2, a, b))
-        hi = np.where(m >= 1, 1.0, stats.beta.ppf(1 - alpha / 2, a, b))
+        lo = np.where(m <= 0, 0.0, betaincinv(a, b, alpha / 2))
+        hi = np.where(m >= 1, 1.0, betaincinv(a, b, 1 - alpha / 2))
         return lower + span * lo, lower + span * hi
     n_lo, n_hi = normal_interval(value, var, level, lower, upper)
     inside = (mu > 0) & (mu < 1)
@@ -68,8 +70,8 @@ def beta_interval(value, var, level: float = 0.95, lower=0.0, upper=1.0, n=None)
     with np.errstate(divide="ignore", invalid="ignore"):
         k = np.where(ok, mu * (1 - mu) / np.where(s2 > 0, s2, 1.0) - 1, 1.0)
     a, b = np.where(ok, mu * k, 1.0), np.where(ok, (1 - mu) * k, 1.0)
-    b_lo = stats.beta.ppf(alpha / 2, a, b)
-    b_hi = stats.beta.ppf(1 - alpha / 2, a, b)
+    b_lo = betaincinv(a, b, alpha / 2)
+    b_hi = betaincinv(a, b, 1 - alpha / 2)
     lo = np.where(ok, lower + span * b_lo, np.where(too_wide, lower, n_lo))
     hi = np.where(ok, lower + span * b_hi, np.where(too_wide, upper, n_hi))
     return lo, hi
@@ -84,5 +86,5 @@ def ellipsoid_radius_sq(n: int, k: int, level: float = 0.95) -> float:
     For ``n <= k`` the chi-square limit is used.
     """
     if n > k:
-        return float((n - 1) * k / (n - k) * stats.f.ppf(level, k, n - k))
-    return float(stats.chi2.ppf(level, k))
+        return float((n - 1) * k / (n - k) * fdtri(k, n - k, level))
+    return float(chdtri(k, 1 - level))

@@ -17,7 +17,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy import optimize, stats
+
+# scipy.special, not scipy.stats and scipy.optimize (1.3 s to import)
+from scipy.special import ndtr, ndtri
 
 __all__ = ["ModelCovariance", "exception_terms", "larger_variance", "mixture_variance"]
 
@@ -118,6 +120,8 @@ def mixture_variance(base: np.ndarray, full: np.ndarray, model: ModelCovariance,
     scores understate the positives, and taking the jumps' own distribution
     under-covered (``benchmarks/miscalibrated.py``, ``benchmarks/tail_counterfactual.py``).
     """
+    from scipy.optimize import brentq  # only here: scipy.optimize costs 0.5 s to import
+
     base = np.maximum(base, 0.0)
     p_none = float(np.exp(-max(model.exceptions, 0.0)))
     p_no_hit = max(float(np.exp(-max(model.hits, 0.0))), p_none)
@@ -127,13 +131,13 @@ def mixture_variance(base: np.ndarray, full: np.ndarray, model: ModelCovariance,
     hit = np.maximum((full - probs[0] * base - probs[1] * missed) / max(probs[2], 1e-300), base)
     live = probs > 0
     probs = probs[live]
-    z = stats.norm.ppf(0.5 + level / 2)
+    z = ndtri(0.5 + level / 2)
     out = np.empty_like(base)
     for i, cases in enumerate(np.stack([base, missed, hit], axis=1)[:, live]):  # one root per component
         sd = np.sqrt(cases)
 
         def coverage_gap(h: float, sd: np.ndarray = sd) -> float:
-            inside = np.where(sd > 0, 2 * stats.norm.cdf(h / np.where(sd > 0, sd, 1.0)) - 1, 1.0)
+            inside = np.where(sd > 0, 2 * ndtr(h / np.where(sd > 0, sd, 1.0)) - 1, 1.0)
             return float(probs @ inside) - level
 
         hi = z * sd.max()  # every case is covered with probability >= level there
@@ -142,7 +146,7 @@ def mixture_variance(base: np.ndarray, full: np.ndarray, model: ModelCovariance,
         elif not np.isfinite(hi) or coverage_gap(hi) <= 0:  # all cases alike (up to rounding)
             out[i] = cases.max()
         else:
-            out[i] = (optimize.brentq(coverage_gap, 0.0, hi, xtol=1e-12 * hi) / z) ** 2
+            out[i] = (brentq(coverage_gap, 0.0, hi, xtol=1e-12 * hi) / z) ** 2
     return out
 
 

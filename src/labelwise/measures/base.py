@@ -74,6 +74,18 @@ class Measure:
         """A JSON-able description to rebuild the measure, or ``None`` if it cannot be."""
         return None
 
+    @property
+    def scale_free(self) -> bool:
+        """Whether ``g(cR) = g(R)`` for every ``c > 0``: a function of ratios of loss totals.
+
+        Precision, recall and F-beta are; accuracy, MCC and the Brier score are
+        not (they need the population's size).  Zero losses for items outside
+        the population then give the measure over the rest exactly
+        (:mod:`labelwise.measures.domain`).  Checked at random points.
+        """
+        R = np.random.default_rng(0).uniform(0.05, 1.0, (4, self.dim))
+        return bool(np.allclose(self.value(R), self.value(0.37 * R), equal_nan=True))
+
     def loss_key(self, outputs: Outputs) -> np.ndarray | None:
         """Integer key per item such that items with equal keys have equal losses for every label.
 

@@ -28,7 +28,8 @@ from ..pool import Pool
 __all__ = ["block_hyperparameters", "check_prior_probs", "score_prior", "tree_hyperparameters"]
 
 
-def score_prior(pool: Pool, lam: float = 1.0, systems: list[int] | None = None) -> np.ndarray:
+def score_prior(pool: Pool, lam: float = 1.0, systems: list[int] | None = None,
+                items: np.ndarray | None = None) -> np.ndarray:
     """Prior label distribution ``p_a(y|x)`` for every item, shape ``(N, C)``.
 
     Parameters
@@ -39,6 +40,8 @@ def score_prior(pool: Pool, lam: float = 1.0, systems: list[int] | None = None) 
         uniform prior, 1 takes the probabilities at face value.
     systems : list of int, optional
         Systems whose outputs are averaged (default: all).
+    items : ndarray of int, optional
+        Pool positions to compute the prior for (default: every item).
 
     Returns
     -------
@@ -49,20 +52,23 @@ def score_prior(pool: Pool, lam: float = 1.0, systems: list[int] | None = None) 
         raise ValueError(f"lam: must lie in [0, 1], got {lam}")
     systems = list(range(pool.n_systems)) if systems is None else list(systems)
     C = pool.n_classes
+    rows = slice(None) if items is None else np.asarray(items, dtype=np.int64)
+    n = pool.n_items if items is None else rows.size
     if pool.probs is not None:
-        p = pool.probs[:, systems].mean(axis=1)
+        p = pool.probs[rows][:, systems].mean(axis=1)
         probs = np.stack([1 - p, p], axis=1) if C == 2 else p
     elif C == 2 and pool.scores is not None:
         # Non-probabilistic scores: the logistic link (softmax for two classes, Marchant and Rubinstein 5.2).
-        p = expit(pool.scores[:, systems]).mean(axis=1)
+        p = expit(pool.scores[rows][:, systems]).mean(axis=1)
         probs = np.stack([1 - p, p], axis=1)
     elif pool.preds is not None:
-        onehot = np.zeros((pool.n_items, C))
+        onehot = np.zeros((n, C))
+        preds = pool.preds[rows]
         for s in systems:
-            onehot[np.arange(pool.n_items), pool.preds[:, s]] += 1.0 / len(systems)
+            onehot[np.arange(n), preds[:, s]] += 1.0 / len(systems)
         probs = onehot
     else:
-        probs = np.full((pool.n_items, C), 1.0 / C)
+        probs = np.full((n, C), 1.0 / C)
     return lam * probs + (1.0 - lam) / C
 
 

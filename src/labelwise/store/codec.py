@@ -7,8 +7,9 @@
   their UTF-8 bytes joined by NUL (``LWS``, zlib-compressed), so the file and
   the memory they take are proportional to the bytes of the ids.
 * The design's set-up (a started :class:`~labelwise.designs.Sampler`) is
-  pickled without the pool, the measure and the generator, and unpickled by
-  a loader that only builds labelwise classes and NumPy arrays.
+  pickled without the pool, the measure and the generator, its large
+  integer arrays in the narrowest integer type that holds them, and
+  unpickled by a loader that only builds labelwise classes and NumPy arrays.
 """
 
 from __future__ import annotations
@@ -86,6 +87,21 @@ def _layout(arr: np.ndarray) -> tuple:
     return arr.__array_interface__["data"][0], arr.shape, arr.strides, arr.dtype.str
 
 
+#: Integer arrays of at least this many elements are stored in the narrowest integer type holding their values.
+_NARROW_FROM = 1 << 12
+
+
+def _narrowest(arr: np.ndarray) -> np.dtype:
+    """The smallest integer type holding every value of ``arr`` (its own type if no smaller one does)."""
+    small = np.result_type(np.min_scalar_type(int(arr.min())), np.min_scalar_type(int(arr.max())))
+    return small if small.kind in "iu" else arr.dtype
+
+
+def _widened(arr: np.ndarray, dtype: str) -> np.ndarray:
+    """``arr`` back in the integer type it was set up in (see :func:`dump_sampler`)."""
+    return arr.astype(dtype)
+
+
 def dump_sampler(sampler) -> bytes:
     """A started sampler, without the pool, measure and generator it shares with the session (zlib)."""
     pool = sampler.pool
@@ -100,6 +116,13 @@ def dump_sampler(sampler) -> bytes:
             if key is None and isinstance(obj, np.ndarray) and obj.dtype != object:
                 key = arrays.get(_layout(obj))
             return key
+
+        def reducer_override(self, obj):
+            if isinstance(obj, np.ndarray) and obj.dtype.kind in "iu" and obj.size >= _NARROW_FROM:
+                small = _narrowest(obj)
+                if small.itemsize < obj.dtype.itemsize:
+                    return _widened, (obj.astype(small), obj.dtype.str)
+            return NotImplemented
 
     buf = io.BytesIO()
     _Pickler(buf, protocol=5).dump(sampler)
@@ -118,7 +141,7 @@ def load_sampler(data: bytes, pool, measure, rng):
     class _Unpickler(pickle.Unpickler):
         def find_class(self, module, name):
             found = super().find_class(module, name)
-            if (module.startswith("labelwise.") and isinstance(found, type)) or (
+            if (module.startswith("labelwise.") and isinstance(found, type)) or found is _widened or (
                     module.split(".")[0] == "numpy" and (name in _NUMPY or module == "numpy.dtypes")) or (
                     module == "builtins" and name in _BUILTINS):
                 return found

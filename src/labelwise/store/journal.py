@@ -2,14 +2,10 @@
 
 Every write is one transaction, committed (``synchronous=FULL``) before the
 session acknowledges it, so a process killed at any point loses nothing it
-acknowledged.  A writer holds the file's write lock (``BEGIN IMMEDIATE``,
-:meth:`Store.writing`) from before it reads the state it acts on until it
-commits, so concurrent commands serialize; one that cannot get the lock
-within ``LABELWISE_BUSY_TIMEOUT`` seconds (default 30) stops with a
-:class:`StoreError`.  Every SQLite failure (read-only file, full disk,
-damaged file) becomes a one-line :class:`StoreError` naming the file and
-the fix.  The pool is stored compressed (:mod:`labelwise.store.codec`),
-which makes a session file self-contained.
+acknowledged.  Writers serialize on the file's write lock and SQLite
+failures become one-line :class:`StoreError` (:mod:`labelwise.store.sqlite`).
+The pool is stored compressed (:mod:`labelwise.store.codec`), which makes a
+session file self-contained.
 
 Tables
 ------
@@ -36,6 +32,9 @@ relabels(seq, draw, item, old, label, created, source)
     (the labels row keeps the first answer; estimates use the latest).
 deferred(seq, item, created)
     Items an annotator skipped: handed out again after the other pending items.
+excluded(seq, item, draw, created, source)
+    Items excluded from the population as not judgeable, with the item's
+    first draw (schema 4).
 cache(key, data)
     What saves work when a session is opened: the design's set-up
     (``sampler``) and the latest estimate (``estimate``).
@@ -44,12 +43,10 @@ cache(key, data)
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -57,11 +54,19 @@ import numpy as np
 from ..draws import Draws
 from ..pool import Pool
 from .codec import decode_array, dump_state, encode_array, load_state
+from .sqlite import (
+    StoreError,
+    connect,
+    operational_error,
+    set_pragmas,
+    statements,
+    transaction,
+)
 
 __all__ = ["Store", "StoreError"]
 
-SCHEMA_VERSION = 3
-_READABLE_VERSIONS = (2, 3)  # version 2 files gain the tables of version 3 when opened
+SCHEMA_VERSION = 4
+_READABLE_VERSIONS = (2, 3, 4)  # older files gain the newer tables when opened
 _POOL_FIELDS = ("item_ids", "preds", "scores", "probs", "labels", "features")
 
 _SCHEMA = """
@@ -80,56 +85,21 @@ CREATE TABLE labels (
 CREATE TABLE design_states (stage INTEGER PRIMARY KEY, state TEXT NOT NULL);
 """
 
-_SCHEMA_3 = """
+# tables added after schema 2 (IF NOT EXISTS: an older file gains them when opened)
+_SCHEMA_ADDED = """
 CREATE TABLE IF NOT EXISTS relabels (
     seq INTEGER PRIMARY KEY, draw INTEGER NOT NULL, item INTEGER NOT NULL, old INTEGER NOT NULL,
     label INTEGER NOT NULL, created REAL NOT NULL, source TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS deferred (seq INTEGER PRIMARY KEY, item INTEGER NOT NULL, created REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS excluded (
+    seq INTEGER PRIMARY KEY, item INTEGER NOT NULL UNIQUE, draw INTEGER NOT NULL, created REAL NOT NULL,
+    source TEXT NOT NULL
+);
 """
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
-
-
-def busy_timeout() -> float:
-    """Seconds a command waits for another one's write lock: ``LABELWISE_BUSY_TIMEOUT``, default 30."""
-    try:
-        return max(float(os.environ.get("LABELWISE_BUSY_TIMEOUT", "30")), 0.0)
-    except ValueError:
-        return 30.0
-
-
-def _set_pragmas(conn: sqlite3.Connection) -> None:
-    # a rollback journal (not WAL) keeps every committed label in the one session file
-    conn.execute("PRAGMA journal_mode=DELETE")
-    conn.execute("PRAGMA synchronous=FULL")
-
-
-def _statements(script: str) -> list[str]:
-    return [s for s in script.strip().split(";") if s.strip()]
-
-
-class StoreError(RuntimeError):
-    """A session file that cannot be created, read or written; the message names the file and the fix."""
-
-
-def operational_error(path: Path, exc: sqlite3.Error) -> StoreError:
-    """A one-line :class:`StoreError` for an SQLite failure on ``path``: what happened and what to do."""
-    text = str(exc)
-    where = f"session file {str(path)!r}"
-    if "readonly" in text or "read-only" in text:
-        fix = "is read-only; make it and its folder writable (chmod u+w) or copy it somewhere writable"
-    elif "full" in text:
-        fix = "cannot grow: the disk is full; free some space and run the command again"
-    elif "locked" in text or "busy" in text:
-        fix = (f"is busy: another labelwise command held its write lock for {busy_timeout():g} s; run the "
-               "command again when it has finished (LABELWISE_BUSY_TIMEOUT sets the wait)")
-    elif "malformed" in text or "not a database" in text or "corrupt" in text:
-        fix = f"is damaged ({text}); restore it from a backup (`labelwise status` checks a file)"
-    else:
-        fix = f"could not be used ({text}); check the file and run the command again"
-    return StoreError(f"{where} {fix}. Nothing was stored")
 
 
 class Store:
@@ -156,10 +126,10 @@ class Store:
             meta["rng_state"] = dump_state(rng_state)
         conn = None
         try:
-            conn = sqlite3.connect(str(path), isolation_level=None, timeout=busy_timeout())
-            _set_pragmas(conn)
-            with _transaction(conn):
-                for statement in _statements(_SCHEMA) + _statements(_SCHEMA_3):
+            conn = connect(path)
+            set_pragmas(conn)
+            with transaction(conn):
+                for statement in statements(_SCHEMA) + statements(_SCHEMA_ADDED):
                     conn.execute(statement)
                 conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
                 conn.executemany(
@@ -210,7 +180,7 @@ class Store:
         if header != _SQLITE_HEADER:
             raise StoreError(f"{str(path)!r} is not a labelwise session file (not an SQLite database)")
         try:
-            conn = sqlite3.connect(str(path), isolation_level=None, timeout=busy_timeout())
+            conn = connect(path)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open session file {str(path)!r}: {exc}") from None
         try:
@@ -226,10 +196,10 @@ class Store:
             raise StoreError(f"{str(path)!r}: unsupported session schema {found!r}; expected {SCHEMA_VERSION}")
         store = cls(path, conn)
         try:
-            _set_pragmas(conn)
+            set_pragmas(conn)
             if int(version[0]) < SCHEMA_VERSION:
                 with store.writing():
-                    for statement in _statements(_SCHEMA_3):
+                    for statement in statements(_SCHEMA_ADDED):
                         conn.execute(statement)
                     conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
         except (sqlite3.Error, StoreError) as exc:
@@ -249,7 +219,7 @@ class Store:
         SQLite failures become :class:`StoreError` (:func:`operational_error`).
         """
         try:
-            with _transaction(self.conn):
+            with transaction(self.conn):
                 yield self.conn
         except sqlite3.Error as exc:
             raise operational_error(self.path, exc) from None
@@ -258,7 +228,7 @@ class Store:
     def reading(self) -> Iterator[sqlite3.Connection]:
         """A consistent snapshot: no other command's write lands between the reads inside."""
         try:
-            with _transaction(self.conn, "BEGIN"):
+            with transaction(self.conn, "BEGIN"):
                 yield self.conn
         except sqlite3.Error as exc:
             raise operational_error(self.path, exc) from None
@@ -300,15 +270,12 @@ class Store:
         return decode_array(row[0])
 
     def load_pool(self) -> Pool:
+        """The stored pool, as checked when the session was created (not checked again: 2 s at 10^7 items)."""
         arrays = {name: decode_array(data) for name, data in self.conn.execute("SELECT name, data FROM pool_arrays")}
         meta = self.pool_meta()
-        pool = Pool.from_arrays(
-            arrays["item_ids"], preds=arrays.get("preds"), scores=arrays.get("scores"), probs=arrays.get("probs"),
-            labels=arrays.get("labels"), features=arrays.get("features"), system_names=meta["system_names"],
-            n_classes=meta["n_classes"], name=meta["name"],
-        )
         # multi-label names (files written before they were stored have none: measures count 2^C codes)
-        return replace(pool, label_names=tuple(meta.get("label_names", ())))
+        return Pool(**{f: arrays.get(f) for f in _POOL_FIELDS}, system_names=tuple(meta["system_names"]),
+                    n_classes=meta["n_classes"], name=meta["name"], label_names=tuple(meta.get("label_names", ())))
 
     def load_draws(self) -> Draws:
         """All draws in order (a draw's ``round`` is its batch's stage less one)."""
@@ -337,10 +304,15 @@ class Store:
         rows = self.conn.execute("SELECT item FROM deferred GROUP BY item ORDER BY MAX(seq)").fetchall()
         return np.array(rows, dtype=np.int64).reshape(-1)
 
+    def load_excluded(self) -> np.ndarray:
+        """Items excluded as not judgeable, in the order they were excluded."""
+        rows = self.conn.execute("SELECT item FROM excluded ORDER BY seq").fetchall()
+        return np.array(rows, dtype=np.int64).reshape(-1)
+
     def counts(self) -> dict[str, int]:
-        """Rows of the draws, labels, relabels and deferred tables."""
+        """Rows of the draws, labels, relabels, deferred and excluded tables."""
         return {t: int(self.conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0])
-                for t in ("draws", "labels", "relabels", "deferred")}
+                for t in ("draws", "labels", "relabels", "deferred", "excluded")}
 
     def design_states(self) -> list[dict]:
         """The design's state stored with each batch of draws, in order (batches without one left out)."""
@@ -352,12 +324,15 @@ class Store:
         return None if row is None else bytes(row[0])
 
     def journal_rows(self) -> list[tuple]:
-        """Every label and every correction: (draw, item, label, weight, created, source, event), oldest
-        first, ``event`` being ``"label"`` or ``"relabel"`` (the export of ``labelwise export``)."""
+        """Every label, correction and exclusion: (draw, item, label, weight, created, source, event), oldest
+        first, ``event`` being ``"label"``, ``"relabel"`` or ``"exclude"`` (whose label is ``None``): the
+        export of ``labelwise export``."""
         return self.conn.execute(
             "SELECT draw, item, label, weight, created, source, 'label' AS event, seq, 0 AS kind FROM labels "
             "UNION ALL SELECT r.draw, r.item, r.label, l.weight, r.created, r.source, 'relabel', r.seq, 1 "
-            "FROM relabels r JOIN labels l ON l.draw = r.draw ORDER BY created, kind, seq"
+            "FROM relabels r JOIN labels l ON l.draw = r.draw "
+            "UNION ALL SELECT e.draw, e.item, NULL, d.weight, e.created, e.source, 'exclude', e.seq, 2 "
+            "FROM excluded e JOIN draws d ON d.seq = e.draw + 1 ORDER BY created, kind, seq"
         ).fetchall()
 
     # --------------------------------------------------------------- writes
@@ -417,6 +392,14 @@ class Store:
             )
             self._bump()
 
+    def exclude(self, items: np.ndarray, draws: np.ndarray, source: str) -> None:
+        """Record that ``items`` (first drawn at ``draws``) are excluded as not judgeable."""
+        now = time.time()
+        with self.writing():
+            self.conn.executemany("INSERT INTO excluded (item, draw, created, source) VALUES (?, ?, ?, ?)",
+                                  [(int(i), int(d), now, source) for i, d in zip(items, draws)])
+            self._bump()
+
     def defer(self, items: np.ndarray) -> None:
         """Record that ``items`` were skipped (handed out again after the other pending items)."""
         now = time.time()
@@ -425,33 +408,3 @@ class Store:
                                   [(int(i), now) for i in items])
             self._bump()
 
-
-class _transaction:
-    """``BEGIN IMMEDIATE`` (or ``begin``) ... ``COMMIT``, rolled back on any error; joins an open transaction."""
-
-    def __init__(self, conn: sqlite3.Connection, begin: str = "BEGIN IMMEDIATE"):
-        self.conn, self.begin = conn, begin
-        self.outer = False
-
-    def __enter__(self):
-        self.outer = not self.conn.in_transaction
-        if self.outer:
-            self.conn.execute(self.begin)
-        return self.conn
-
-    def __exit__(self, exc_type, exc, tb):
-        if not self.outer:
-            return False
-        if exc_type is None:
-            try:
-                self.conn.execute("COMMIT")
-                return False
-            except BaseException:
-                self._rollback()
-                raise
-        self._rollback()
-        return False
-
-    def _rollback(self) -> None:
-        if self.conn.in_transaction:
-            self.conn.execute("ROLLBACK")

@@ -1,0 +1,25 @@
+"""The estimate stored in the session file reads back as the one computed: same interval, same basis."""
+
+from contextlib import closing
+
+import numpy as np
+import pytest
+
+import labelwise as lw
+from labelwise.session_report import cached_estimate, save_estimate
+from labelwise.store import Store
+
+
+@pytest.mark.parametrize("design", ["passive", "online-poisson"])
+def test_cached_estimate_keeps_the_interval_and_its_basis(design, tmp_path):
+    pool = lw.make_pool(2000, prevalence=0.01, seed=4)
+    path = tmp_path / "s.lws"
+    with lw.Session(pool, lw.make_measure("f1", pool), lw.make_design(design), seed=1, path=path) as s:
+        s.run(lw.TruthOracle(pool), budget=150)
+        computed = save_estimate(s)
+    with closing(Store.open(path)) as store:
+        cached, name = cached_estimate(store)
+    assert name == "f1"
+    np.testing.assert_allclose(cached.interval(), computed.interval(), rtol=0, atol=1e-12)
+    assert cached.basis == computed.basis != ""
+    assert cached.to_dict() == computed.to_dict()
