@@ -17,7 +17,7 @@ from .estimators import Estimate
 from .session import Session
 from .store import Store
 
-__all__ = ["cached_estimate", "export_frame", "save_estimate", "session_status"]
+__all__ = ["cached_estimate", "estimate_record", "export_frame", "save_estimate", "session_status"]
 
 _ARRAYS = ("value", "cov", "defined", "lower_bound", "upper_bound", "R")
 
@@ -33,6 +33,11 @@ def save_estimate(session: Session) -> Estimate:
                   **{k: getattr(est, k).tolist() for k in _ARRAYS}}
         session.store.put_cache("estimate", json.dumps(record).encode())
     return est
+
+
+def estimate_record(est: Estimate, measure_name: str, n_excluded: int) -> dict:
+    """The estimate as ``labelwise estimate --json`` prints it (and ``labelwise serve``'s ``/api/estimate``)."""
+    return {"measure": measure_name, "excluded": n_excluded, **est.to_dict()}
 
 
 def cached_estimate(store: Store, level: float | None = None) -> tuple[Estimate, str] | None:

@@ -21,7 +21,7 @@ from ..measures import Measure, make_measure
 from ..pool import Pool, batch_frame, read_labels_file, read_pool_file, write_batch
 from ..pool.core import naming_file
 from ..session import Session
-from ..session_report import cached_estimate, save_estimate
+from ..session_report import cached_estimate, estimate_record, save_estimate
 from ..store import Store
 from .options import (
     DESIGNS_HELP,
@@ -229,7 +229,7 @@ def estimate(
 def _print_estimate(est: Estimate, measure_name: str, pool_name: str, n_excluded: int, as_json: bool) -> None:
     """The estimate as a table (with a line on excluded items, if any) or as JSON (``excluded``: their number)."""
     if as_json:
-        print_json({"measure": measure_name, "excluded": n_excluded, **est.to_dict()})
+        print_json(estimate_record(est, measure_name, n_excluded))
         return
     rich_console().print(estimate_table(est, f"{measure_name} on {pool_name}"))
     if n_excluded:

@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from ..session_report import export_frame
+from ..session_report import estimate_record, export_frame
 from .desk import Desk
 from .tables import LATEST, LIVE
 
@@ -38,7 +38,7 @@ class EstimateHistory:
             key = (s.store.revision(), self.desk.version)
         if key != self._key:
             est = s.estimate()
-            self._latest, self._key = {"measure": s.measure.name, **est.to_dict()}, key
+            self._latest, self._key = estimate_record(est, s.measure.name, s.n_excluded), key
             if not self.points or self.points[-1]["n_labels"] != est.n_labels:
                 self.points.append({"n_labels": est.n_labels, "time": time.time(),
                                     **{k: [c[k] for c in self._latest["components"]]
