@@ -99,9 +99,14 @@ class HandOut:
         """:attr:`pending_draws` in hand-out order: draw order, skipped items last (latest skip last)."""
         pending = self.pending_draws
         items = self.draws.items[pending]
-        rank = np.full(self.pool.n_items, -1, dtype=np.int64)
-        rank[self.deferred] = np.arange(self.deferred.size)
-        return pending[np.argsort(rank[items], kind="stable")]
+        # rank of each pending item among the deferred ones (-1: not deferred), without an O(N) array
+        rank = np.full(items.size, -1, dtype=np.int64)
+        if self.deferred.size:
+            order = np.argsort(self.deferred)
+            at = np.minimum(np.searchsorted(self.deferred, items, sorter=order), self.deferred.size - 1)
+            hit = self.deferred[order[at]] == items
+            rank[hit] = order[at[hit]]
+        return pending[np.argsort(rank, kind="stable")]
 
     def skip(self, ids: Sequence) -> int:
         """Defer pending items: they are handed out again after the other pending items.
