@@ -5,54 +5,59 @@ measures on a large unlabeled pool from few labels, with intervals that hold.
 The estimators are pure functions in :mod:`labelwise.estimators`.
 """
 
-from . import estimators
-from .datasets import make_multilabel_pool, make_pool
-from .designs import (
-    DESIGNS,
-    AISDesign,
-    Design,
-    ImportanceDesign,
-    OASISDesign,
-    OnlinePoissonDesign,
-    PassiveDesign,
-    PoissonDesign,
-    Sampler,
-    StratifiedDesign,
-    make_design,
-    register_design,
-)
-from .estimators import Estimate
-from .measures import (
-    MCC,
-    MEASURE_NAMES,
-    Accuracy,
-    BalancedAccuracy,
-    Brier,
-    CustomMeasure,
-    FBeta,
-    FowlkesMallows,
-    MacroF1,
-    Measure,
-    MicroF1,
-    MultiLabelMacroF1,
-    MultiLabelMicroF1,
-    PerClassPrecision,
-    PerClassRecall,
-    PRCurve,
-    Precision,
-    Recall,
-    combine,
-    make_measure,
-    register_measure,
-)
-from .oracle import CallableOracle, FileOracle, NoisyOracle, TruthOracle
-from .pool import Pool, PoolError, decode_multilabel, encode_multilabel
-from .pool.ids import MAX_ID_LENGTH
-from .session import LabelError, Session
-from .simulate import SimulationResult, simulate, true_value
-from .store import StoreError
+import importlib
+import sys
+import types
 
 __version__ = "0.1.0"
+
+# public name -> the submodule defining it; imported on first use, so that a command that reads a
+# session file does not pay for pandas, scipy and every design
+_PUBLIC = {
+    "estimators": ".estimators",
+    **dict.fromkeys(("make_multilabel_pool", "make_pool"), ".datasets"),
+    **dict.fromkeys(("DESIGNS", "AISDesign", "Design", "ImportanceDesign", "OASISDesign", "OnlinePoissonDesign",
+                     "PassiveDesign", "PoissonDesign", "Sampler", "StratifiedDesign", "make_design",
+                     "register_design"), ".designs"),
+    "Estimate": ".estimators",
+    **dict.fromkeys(("MCC", "MEASURE_NAMES", "Accuracy", "BalancedAccuracy", "Brier", "CustomMeasure", "FBeta",
+                     "FowlkesMallows", "MacroF1", "Measure", "MicroF1", "MultiLabelMacroF1", "MultiLabelMicroF1",
+                     "PerClassPrecision", "PerClassRecall", "PRCurve", "Precision", "Recall", "combine",
+                     "make_measure", "register_measure"), ".measures"),
+    **dict.fromkeys(("CallableOracle", "FileOracle", "NoisyOracle", "TruthOracle"), ".oracle"),
+    **dict.fromkeys(("Pool", "PoolError", "decode_multilabel", "encode_multilabel"), ".pool"),
+    "MAX_ID_LENGTH": ".pool.ids",
+    **dict.fromkeys(("LabelError", "Session"), ".session"),
+    **dict.fromkeys(("SimulationResult", "simulate", "true_value"), ".simulate"),
+    "StoreError": ".store",
+}
+
+
+def __getattr__(name: str):
+    """A public name, imported from its submodule on first use."""
+    if name not in _PUBLIC:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(_PUBLIC[name], __name__)
+    value = module if name == "estimators" else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    """``labelwise.simulate`` stays the function when the submodule of that name is imported."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "simulate" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
 
 __all__ = [
     "DESIGNS",

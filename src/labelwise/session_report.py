@@ -9,13 +9,17 @@ file's revision (:func:`save_estimate`); ``labelwise estimate`` and
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
-from .estimators import Estimate
-from .session import Session
+from .estimators.result import Estimate
 from .store import Store
+
+if TYPE_CHECKING:  # pandas and the session (designs, scipy) are not needed to read a stored estimate
+    import pandas as pd
+
+    from .session import Session
 
 __all__ = ["cached_estimate", "estimate_record", "export_frame", "save_estimate", "session_status"]
 
@@ -95,6 +99,8 @@ def export_frame(store: Store) -> pd.DataFrame:
     ``exclude`` for an item excluded as not judgeable (no label; the draw is
     the item's first).
     """
+    import pandas as pd
+
     columns = ["draw", "item", "label", "weight", "created", "source", "event", "seq", "kind"]
     rows = pd.DataFrame(store.journal_rows(), columns=columns)
     ids = store.load_item_ids()

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..designs import DESIGNS, Design, make_design
-from ..measures import MEASURE_NAMES
-from ..pool import Pool
 from ..store import StoreError
 
+if TYPE_CHECKING:
+    from ..designs import Design
+    from ..pool import Pool
+
 __all__ = [
+    "BUILTIN_DESIGNS",
+    "BUILTIN_MEASURES",
     "DESIGNS_HELP",
     "MEASURES_HELP",
     "BatchOpt",
@@ -43,8 +46,17 @@ __all__ = [
     "user_errors",
 ]
 
-MEASURES_HELP = "Comma-separated measure names, estimated together: " + ", ".join(MEASURE_NAMES) + "."
-DESIGNS_HELP = "Sampling design: " + ", ".join(sorted(DESIGNS)) + ", or default (the one init picks for the pool)."
+# The built-in measures (as MEASURE_NAMES lists them) and designs (sorted), written out so that the
+# commands are registered without importing every measure and design (pandas, scipy): `labelwise status`
+# reads a few rows.  tests/cli/test_options.py checks them against the registries.
+BUILTIN_MEASURES = (
+    "accuracy", "balanced_accuracy", "precision", "recall", "mcc", "fowlkes_mallows", "brier", "f1", "fbeta:<beta>",
+    "pr_curve", "pr_curve:<n_thresholds>", "class_precision", "class_recall", "macro_f1", "micro_f1",
+    "multilabel_micro_f1", "multilabel_macro_f1",
+)
+BUILTIN_DESIGNS = ("ais", "importance", "oasis", "online-poisson", "passive", "poisson", "stratified")
+MEASURES_HELP = "Comma-separated measure names, estimated together: " + ", ".join(BUILTIN_MEASURES) + "."
+DESIGNS_HELP = "Sampling design: " + ", ".join(BUILTIN_DESIGNS) + ", or default (the one init picks for the pool)."
 
 IdCol = Annotated[str, typer.Option("--id-col", help="Pool column holding the item ids.")]
 PredCol = Annotated[
@@ -188,6 +200,8 @@ def check_positive(**values: int) -> None:
 def design_options(name: str, params: Sequence[str] | None, pool: Pool) -> tuple[Design, str | None]:
     """A registered design (or ``default`` for ``pool``) from its name and ``--param`` strings, and the
     oracle mode if one was given (``--param oracle=stochastic``: the mode is the session's, not the design's)."""
+    from ..designs import make_design
+
     settings, oracle = design_settings(params)
     return make_design(name, pool, **settings), oracle
 

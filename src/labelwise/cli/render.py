@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import typer
@@ -12,8 +12,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..estimators import Estimate
-from ..simulate import SimulationResult
+if TYPE_CHECKING:
+    from ..estimators import Estimate
+    from ..simulate import SimulationResult
 
 __all__ = [
     "demo_legend",

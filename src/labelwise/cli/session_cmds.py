@@ -10,17 +10,11 @@ from __future__ import annotations
 
 from contextlib import closing
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import numpy as np
 import typer
 
-from ..designs import DEFAULT
-from ..estimators import Estimate
-from ..measures import Measure, make_measure
-from ..pool import Pool, batch_frame, read_labels_file, read_pool_file, write_batch
-from ..pool.core import naming_file
-from ..session import Session
 from ..session_report import cached_estimate, estimate_record, save_estimate
 from ..store import Store
 from .options import (
@@ -46,6 +40,13 @@ from .options import (
     user_errors,
 )
 from .render import estimate_table, excluded_note, print_json, rich_console
+
+if TYPE_CHECKING:
+    from ..estimators import Estimate
+    from ..measures import Measure
+    from ..pool import Pool
+
+# pandas, scipy and the designs are imported in the commands that need them: the stored estimate does not
 
 __all__ = ["estimate", "init", "label", "next_batch"]
 
@@ -76,6 +77,12 @@ def init(
     online-poisson; for multi-label pools it is importance, which estimates
     micro-F1 better there (benchmarks/multilabel.py).
     """
+    from ..designs import DEFAULT
+    from ..measures import make_measure
+    from ..pool import Pool, read_pool_file
+    from ..pool.core import naming_file
+    from ..session import Session
+
     with user_errors():
         check_level(level)
         Store.check_new(session)
@@ -132,6 +139,9 @@ def next_batch(
     last), then the design draws new items.  Asking for more than the pool
     has left hands out what there is.
     """
+    from ..pool import batch_frame, write_batch
+    from ..session import Session
+
     with user_errors(), Session.open(session) as s:
         before = len(s.draws)
         rows = s.hand_out(batch_size, new_only=new)
@@ -171,6 +181,9 @@ def label(
     many times as `next` returned it, and its labels may differ; keep the
     draw column `next` wrote, and submitting a file twice stores it once.
     """
+    from ..pool import read_labels_file
+    from ..session import Session
+
     with user_errors(), Session.open(session) as s:
         df = read_labels_file(labels_file, id_col=id_col, label_col=label_col, draw_col=draw_col, skip_empty=True)
         draws = df["draw"].to_numpy() if "draw" in df.columns else None
@@ -213,6 +226,9 @@ def estimate(
                 cached = cached_estimate(store, level)
                 if cached is not None:
                     return _print_estimate(*cached, store.pool_meta()["name"], store.counts()["excluded"], as_json)
+    from ..measures import make_measure
+    from ..session import Session
+
     with user_errors(), Session.open(session) as s:
         if measure is not None:
             target: Measure = make_measure(measure, s.pool, parse_systems(systems or "0"))

@@ -4,19 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import numpy as np
 import typer
 from rich.text import Text
 
-from ..datasets import make_pool
-from ..designs import make_design
-from ..measures import make_measure
-from ..oracle.annotators import TruthOracle
-from ..pool import Pool
-from ..session import Session
-from ..simulate import simulate, true_value
 from .options import (
     BatchOpt,
     DesignOpt,
@@ -49,6 +42,11 @@ from .render import (
     simulation_table,
 )
 
+if TYPE_CHECKING:
+    from ..session import Session
+
+# the library (pandas, scipy, the designs) is imported when a simulation runs, not to register the commands
+
 __all__ = ["demo", "simulate_cmd"]
 
 
@@ -66,6 +64,13 @@ def demo(
     The pool's ground truth plays the annotator; the final table compares
     the estimates with the true values.
     """
+    from ..datasets import make_pool
+    from ..designs import make_design
+    from ..measures import make_measure
+    from ..oracle.annotators import TruthOracle
+    from ..session import Session
+    from ..simulate import true_value
+
     with user_errors():
         check_positive(budget=budget, batch_size=batch_size)
         pool = make_pool(n_items, prevalence, seed=seed)
@@ -132,6 +137,10 @@ def simulate_cmd(
     estimates, interval coverage and mean interval width. With --json,
     standard output is exactly one JSON object.
     """
+    from ..measures import make_measure
+    from ..pool import Pool
+    from ..simulate import simulate
+
     with user_errors():
         check_positive(budget=budget, batch_size=batch_size, repeats=repeats)
         check_level(level)

@@ -8,8 +8,6 @@ from typing import Annotated
 
 import typer
 
-from ..pool import write_batch
-from ..session import Session
 from ..session_report import (
     cached_estimate,
     export_frame,
@@ -34,6 +32,8 @@ def skip(
     A skipped item is still a draw of the design: the estimate waits for its
     label (it stays unbiased), so label it, or correct nothing and come back.
     """
+    from ..session import Session
+
     with user_errors(), Session.open(session) as s:
         n = s.skip(items)
         save_estimate(s)
@@ -53,6 +53,8 @@ def exclude(
     other measures (accuracy, MCC) are estimated over the estimated number of
     judgeable items.  The file records every exclusion (time, source).
     """
+    from ..session import Session
+
     with user_errors(), Session.open(session) as s:
         n = s.exclude(items, source="cli")
         save_estimate(s)
@@ -67,6 +69,8 @@ def relabel(
                                              "sessions, as listed by `next` or `export`).")] = None,
 ) -> None:
     """Correct a stored label.  The file keeps the first label and the correction; estimates use the latest."""
+    from ..session import Session
+
     with user_errors(), Session.open(session) as s:
         changed = s.relabel([item], [new_label], source="cli", draws=None if draw is None else [draw])
         est = save_estimate(s)
@@ -78,10 +82,15 @@ def relabel(
 
 def status(session: SessionArg, as_json: JsonOpt = False) -> None:
     """Pool, design, labels, pending and deferred items, the current estimate and the file's health."""
+    from ..session import Session  # the designs and pandas: not for the stored estimate
+
+
     with user_errors():
         with closing(Store.open(session)) as store:
             info, cached = session_status(store), cached_estimate(store)
         if cached is None:  # written by a library session: estimate once and store it
+            from ..session import Session
+
             with Session.open(session) as s:
                 cached = save_estimate(s), s.measure.name
         est, measure = cached
@@ -109,6 +118,8 @@ def export(
                                       show_default=False)],
 ) -> None:
     """Write every label, correction and exclusion: item id as given, label, draw, weight, time, source, event."""
+    from ..pool import write_batch
+
     with user_errors(), closing(Store.open(session)) as store:
         frame = export_frame(store)
         write_batch(frame, out)

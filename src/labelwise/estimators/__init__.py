@@ -4,18 +4,33 @@ losses, rounds) that return an estimate of ``R`` and the covariance of ``G = g(R
 Each can be called on a user's own arrays, so any number labelwise prints can be checked by hand.
 """
 
-from .horvitz_thompson import horvitz_thompson_moments
-from .importance import importance_moments, importance_risk
-from .intervals import beta_interval, ellipsoid_radius_sq, normal_interval
-from .model_covariance import (
-    ModelCovariance,
-    exception_terms,
-    larger_variance,
-    mixture_variance,
-)
-from .result import Estimate, make_estimate
-from .rounds import round_weights, rounds_moments, rounds_plugin_covariance
-from .stratified import stratified_moments
+import importlib
+
+# public name -> its module, imported on first use: a stored estimate is read without the measures and pandas
+_PUBLIC = {
+    "horvitz_thompson_moments": ".horvitz_thompson",
+    **dict.fromkeys(("importance_moments", "importance_risk"), ".importance"),
+    **dict.fromkeys(("beta_interval", "ellipsoid_radius_sq", "normal_interval"), ".intervals"),
+    **dict.fromkeys(("ModelCovariance", "exception_terms", "larger_variance", "mixture_variance"),
+                    ".model_covariance"),
+    **dict.fromkeys(("Estimate", "make_estimate"), ".result"),
+    **dict.fromkeys(("round_weights", "rounds_moments", "rounds_plugin_covariance"), ".rounds"),
+    "stratified_moments": ".stratified",
+}
+
+
+def __getattr__(name: str):
+    """A public name, imported from its module on first use."""
+    if name not in _PUBLIC:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_PUBLIC[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "Estimate",

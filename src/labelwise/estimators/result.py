@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..measures import Measure
 from .intervals import beta_interval, ellipsoid_radius_sq, normal_interval
+
+if TYPE_CHECKING:
+    from ..measures import Measure
 
 __all__ = ["Estimate", "make_estimate"]
 

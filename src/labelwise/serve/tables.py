@@ -29,9 +29,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..session import Session
 from ..store import Store
+
+if TYPE_CHECKING:  # `labelwise annotators` reads and writes these tables without the designs
+    from ..session import Session
 
 __all__ = ["LATEST", "LIVE", "Annotator", "add_annotator", "annotator_by_token", "ensure_tables", "hash_token", "is_active", "list_annotators",
            "revoke_annotator", "session_writing"]

@@ -48,11 +48,11 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..draws import Draws
-from ..pool import Pool
 from .codec import decode_array, dump_state, encode_array, load_state
 from .sqlite import (
     StoreError,
@@ -62,6 +62,9 @@ from .sqlite import (
     statements,
     transaction,
 )
+
+if TYPE_CHECKING:  # the pool (pandas) is imported to load one, not to read a few rows
+    from ..pool import Pool
 
 __all__ = ["Store", "StoreError"]
 
@@ -271,6 +274,8 @@ class Store:
 
     def load_pool(self) -> Pool:
         """The stored pool, as checked when the session was created (not checked again: 2 s at 10^7 items)."""
+        from ..pool import Pool
+
         arrays = {name: decode_array(data) for name, data in self.conn.execute("SELECT name, data FROM pool_arrays")}
         meta = self.pool_meta()
         # multi-label names (files written before they were stored have none: measures count 2^C codes)
