@@ -82,9 +82,6 @@ def relabel(
 
 def status(session: SessionArg, as_json: JsonOpt = False) -> None:
     """Pool, design, labels, pending and deferred items, the current estimate and the file's health."""
-    from ..session import Session  # the designs and pandas: not for the stored estimate
-
-
     with user_errors():
         with closing(Store.open(session)) as store:
             info, cached = session_status(store), cached_estimate(store)
