@@ -23,3 +23,18 @@ def test_cached_estimate_keeps_the_interval_and_its_basis(design, tmp_path):
     np.testing.assert_allclose(cached.interval(), computed.interval(), rtol=0, atol=1e-12)
     assert cached.basis == computed.basis != ""
     assert cached.to_dict() == computed.to_dict()
+
+
+def test_stored_interval_is_the_computed_one_and_only_at_its_level(tmp_path):
+    pool = lw.make_pool(2000, prevalence=0.02, seed=5)
+    path = tmp_path / "s.lws"
+    with lw.Session(pool, lw.make_measure("f1,precision", pool), lw.make_design("online-poisson"), seed=2,
+                    path=path) as s:
+        s.run(lw.TruthOracle(pool), budget=100)
+        computed = save_estimate(s)
+    with closing(Store.open(path)) as store:
+        cached, _ = cached_estimate(store)
+    assert cached.stored_interval is not None and computed.stored_interval is None
+    np.testing.assert_array_equal(cached.interval(), computed.interval())
+    np.testing.assert_array_equal(cached.interval(0.8), computed.interval(0.8))  # another level: computed
+    np.testing.assert_array_equal(cached.interval(method="normal"), computed.interval(method="normal"))

@@ -34,6 +34,8 @@ def save_estimate(session: Session) -> Estimate:
                   "n_labels": est.n_labels, "n_draws": est.n_draws, "level": est.level, "basis": est.basis,
                   # passive's interval is its posterior's quantiles: keep the draws, or the interval changes
                   "posterior": None if est.posterior is None else est.posterior.tolist(),
+                  # the printed interval, so that reading the estimate back needs no scipy
+                  "interval": [bound.tolist() for bound in est.interval()],
                   **{k: getattr(est, k).tolist() for k in _ARRAYS}}
         session.store.put_cache("estimate", json.dumps(record).encode())
     return est
@@ -58,6 +60,8 @@ def cached_estimate(store: Store, level: float | None = None) -> tuple[Estimate,
     est = Estimate(names=tuple(record["names"]), n_labels=record["n_labels"], n_draws=record["n_draws"],
                    level=record["level"], basis=record.get("basis", ""),
                    posterior=None if posterior is None else np.asarray(posterior, dtype=float), **arrays)
+    if record.get("interval") is not None:  # files written before it was stored have none
+        est = est.with_stored_interval(*record["interval"])
     return est, record["measure"]
 
 

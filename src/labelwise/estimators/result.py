@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
-
-from .intervals import beta_interval, ellipsoid_radius_sq, normal_interval
 
 if TYPE_CHECKING:
     from ..measures import Measure
@@ -52,6 +50,11 @@ class Estimate:
         What the interval rests on, in a sentence for the user (e.g. which
         part comes from a model of the items not labeled yet, and what that
         assumes); empty when it is the design-based normal interval alone.
+    stored_interval : (lower, upper) or None
+        The interval at ``level`` (method ``auto``) as computed when the
+        estimate was stored in a session file (:meth:`with_stored_interval`):
+        :meth:`interval` returns it instead of computing it again, so reading
+        a stored estimate needs no scipy.  Not copied by ``dataclasses.replace``.
     """
 
     names: tuple[str, ...]
@@ -66,12 +69,20 @@ class Estimate:
     level: float = 0.95
     posterior: np.ndarray | None = field(default=None, repr=False, compare=False)
     basis: str = field(default="", compare=False)
+    stored_interval: tuple[np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False,
+                                                                  compare=False)
 
     @classmethod
     def undefined(cls, measure: Measure, level: float = 0.95) -> Estimate:
         """The estimate before any label: every component undefined, its interval the whole range."""
         nan = np.full(measure.dim, np.nan)
         return make_estimate(measure, nan, np.full((measure.size, measure.size), np.nan), 0, 0, level)
+
+    def with_stored_interval(self, lower, upper) -> Estimate:
+        """This estimate with its interval at ``level`` (method ``auto``) as computed when it was stored."""
+        est = replace(self)
+        object.__setattr__(est, "stored_interval", (np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)))
+        return est
 
     @property
     def std(self) -> np.ndarray:
@@ -109,6 +120,11 @@ class Estimate:
         (lower, upper) : tuple of ndarray, shape (m,)
             Undefined components get their whole range.
         """
+        if self.stored_interval is not None and method == "auto" and (level is None or level == self.level):
+            return tuple(np.array(b, dtype=float) for b in self.stored_interval)
+        # imported here: scipy.special takes 0.3 s, and a stored estimate is printed without it
+        from .intervals import beta_interval, normal_interval
+
         level = self.level if level is None else level
         var = np.diag(self.cov)
         bounded = np.isfinite(self.lower_bound) & np.isfinite(self.upper_bound)
@@ -151,6 +167,8 @@ class Estimate:
         diff = (point - self.value)[keep]
         cov = self.cov[np.ix_(keep, keep)]
         dist = float(diff @ np.linalg.pinv(cov) @ diff)
+        from .intervals import ellipsoid_radius_sq
+
         return dist <= ellipsoid_radius_sq(self.n_draws, k, level)
 
     def to_dict(self, level: float | None = None) -> dict:
