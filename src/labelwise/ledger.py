@@ -156,11 +156,16 @@ class Ledger(ABC):
 
 
 class ItemLedger(Ledger):
-    """Deterministic oracle: one label per item (-1 while unlabeled)."""
+    """Deterministic oracle: one label per item (-1 while unlabeled).
+
+    ``labels`` is in the narrowest signed integer type holding the classes
+    (int8 for up to 128): a tenth of the memory of int64 at 10^7 items, and
+    as much less time to allocate on every open.  Labels handed out leave as int64.
+    """
 
     def __init__(self, pool: Pool):
         super().__init__(pool)
-        self.labels = np.full(pool.n_items, -1, dtype=np.int64)
+        self.labels = np.full(pool.n_items, -1, dtype=np.min_scalar_type(-max(pool.n_classes, 1)))
 
     def waiting(self, draws: Draws) -> np.ndarray:
         return (self.labels[draws.items] < 0) & ~self.excluded[draws.items]
@@ -203,14 +208,14 @@ class ItemLedger(Ledger):
         self.labels[pos] = y
 
     def label_of(self, answered, pos):
-        return self.labels[pos]
+        return self.labels[pos].astype(np.int64)
 
     def correct(self, answered, pos, y):
         self.labels[pos] = y
 
     def sample(self, draws: Draws) -> Sample:
         head = draws.head(self._prefix(draws))
-        return self._sample(head, self.labels[head.items])
+        return self._sample(head, self.labels[head.items].astype(np.int64))
 
 
 class DrawLedger(Ledger):

@@ -244,7 +244,8 @@ class Session(HandOut):
 
     @property
     def labels(self) -> np.ndarray:
-        """Each item's label, -1 while unlabeled (deterministic oracle)."""
+        """Each item's label, -1 while unlabeled (deterministic oracle; the narrowest signed integer type
+        holding the classes)."""
         if isinstance(self.ledger, DrawLedger):
             raise AttributeError("a stochastic session has labels per draw, not per item: see sample()")
         return self.ledger.labels
