@@ -147,7 +147,7 @@ def tree_hyperparameters(
     probs = check_prior_probs(prior_probs, hierarchy.n_items)
     h, C = hierarchy, probs.shape[1]
     sizes = h.block_sizes.astype(np.float64)
-    cell = (h.blocks[:, None] * C + np.arange(C)).ravel()
+    cell = (h.blocks[:, None].astype(np.int64) * C + np.arange(C)).ravel()
     sums = np.bincount(cell, weights=probs.ravel(), minlength=h.n_leaves * C).reshape(h.n_leaves, C)
     s = sums / np.maximum(sizes, 1.0)[:, None]  # s(y|k), 0 for empty leaves
     return (s, *block_hyperparameters(hierarchy, s, prior_strength))
