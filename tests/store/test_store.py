@@ -266,3 +266,18 @@ def test_a_schema_3_file_gains_the_excluded_table_when_opened(tmp_path, pool):
         assert store._meta("schema_version") == str(SCHEMA_VERSION) == "4"
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("arr", [
+    np.random.default_rng(0).integers(0, 3, 5000),                       # labels: int8 on disk
+    np.random.default_rng(1).integers(-40000, 40000, (5000, 2)),          # int32 on disk, 2-d
+    np.random.default_rng(2).integers(0, 3, 5000).astype(np.int32),      # int32 -> int8
+    np.random.default_rng(3).integers(0, 2**62, 5000),                   # kept int64
+    np.arange(5, 5005),                                                   # not a 0..N-1 range
+])
+def test_integer_columns_read_back_in_their_own_type(arr):
+    from labelwise.store.codec import decode_array, encode_array
+
+    back = decode_array(encode_array(arr))
+    assert back.dtype == arr.dtype and back.shape == arr.shape
+    np.testing.assert_array_equal(back, arr)
