@@ -112,6 +112,7 @@ class Session(HandOut):
         self.deferred = np.empty(0, dtype=np.int64)  # pool positions of skipped items, latest skip last
         self.store: Store | None = None
         self._revision = 0  # the file's revision this session has read
+        self._unsaved_setup: bytes | None = None  # a set-up redone on open, stored by the next write
         if sampler is not None and sampler.rng is not self.rng:
             raise ValueError("sampler: it must draw from the session's generator; pass seed=sampler.rng")
         self.sampler: Sampler = sampler or design.start(pool, measure, rng=self.rng, budget=budget, oracle=oracle)
@@ -175,6 +176,8 @@ class Session(HandOut):
         oracle = config.get("oracle") or config["design"].get("oracle", "deterministic")
         self = cls(pool, measure, design_from_spec(config["design"]), oracle=oracle, budget=config.get("budget"),
                    seed=rng, level=float(config.get("level", 0.95)), sampler=sampler)
+        if sampler is None:  # redone (the file's was stored by other code): kept, before any label, for the
+            self._unsaved_setup = dump_sampler(self.sampler)  # next write, so later opens skip it again
         self._draw_parts = [draws] if len(draws) else []
         self.stage = int(draws.round.max()) + 1 if len(draws) else 0
         self.store, self._revision, self.deferred = store, revision, deferred
@@ -205,6 +208,9 @@ class Session(HandOut):
                 if self.store.revision() != self._revision:
                     self.__dict__.update(type(self)._resume(self.store, self.measure).__dict__)
                 yield
+                if self._unsaved_setup is not None:
+                    self.store.put_cache("sampler", _setup_tag() + self._unsaved_setup)
+                    self._unsaved_setup = None
                 self._revision = self.store.revision()
             done = True
         finally:
