@@ -142,6 +142,8 @@ from robustness import (
     grid_specs,
     out_path,
     real_specs,
+    run_plan,
+    saved_run,
     table,
     write_report,
 )
@@ -730,14 +732,9 @@ def main() -> None:
         return
     OUT.mkdir(exist_ok=True)
     if args.from_json is not None:
-        data = json.loads(args.from_json.read_text())
-        stem = args.from_json.parent / args.from_json.name.removesuffix(".json")
+        data, stem = saved_run(args.from_json)
     else:
-        runs = args.runs if args.runs is not None else (QUICK_RUNS if args.quick else DEFAULT_RUNS)
-        if runs < 2:
-            ap.error("--runs: at least 2 (the MSE ratio needs a variance)")
-        grid = QUICK_GRID if args.quick else {"prevalences": PREVALENCES, "calibrations": tuple(CALIBRATIONS),
-                                               "separations": tuple(SEPARATIONS), "real": POOLS}
+        runs, grid = run_plan(args, ap, quick_runs=QUICK_RUNS, default_runs=DEFAULT_RUNS, quick_grid=QUICK_GRID)
         measures = _split(args.measures, MEASURES, choices=MEASURES)
         designs = parse_designs(args.designs)
         specs = real_specs(args.datasets, _split(args.real, grid["real"], choices=POOLS)) + grid_specs(

@@ -687,14 +687,9 @@ def main() -> None:
     tag = ("" if args.measure == "f1" else f"-{args.measure}") + (".quick" if args.quick else "")
     OUT.mkdir(exist_ok=True)
     if args.from_json is not None:
-        data = json.loads(args.from_json.read_text())
-        stem = args.from_json.parent / args.from_json.name.removesuffix(".json")
+        data, stem = saved_run(args.from_json)
     else:
-        runs = args.runs if args.runs is not None else (QUICK_RUNS if args.quick else DEFAULT_RUNS)
-        if runs < 2:
-            ap.error("--runs: at least 2 (the MSE ratio needs a variance)")
-        grid = QUICK_GRID if args.quick else {"prevalences": PREVALENCES, "calibrations": tuple(CALIBRATIONS),
-                                               "separations": tuple(SEPARATIONS), "real": POOLS}
+        runs, grid = run_plan(args, ap, quick_runs=QUICK_RUNS, default_runs=DEFAULT_RUNS, quick_grid=QUICK_GRID)
         prevalences = _split(args.prevalences, grid["prevalences"], float)
         calibrations = _split(args.calibrations, grid["calibrations"], choices=tuple(CALIBRATIONS))
         separations = _split(args.separations, grid["separations"], choices=tuple(SEPARATIONS))
@@ -729,6 +724,22 @@ def main() -> None:
     check = check_text(data["pools"], data["meta"]["runs"], data["meta"]["measure"]) if args.check else None
     write_report(data, stem, render, plot, json_written=not args.from_json, with_plot=not args.no_plot,
                  check=check)
+
+
+def saved_run(path: Path) -> tuple[dict, Path]:
+    """A run's JSON (``--from-json``) and the stem its report is written under."""
+    return json.loads(path.read_text()), path.parent / path.name.removesuffix(".json")
+
+
+def run_plan(args: argparse.Namespace, ap: argparse.ArgumentParser, *, quick_runs: int, default_runs: int,
+             quick_grid: dict) -> tuple[int, dict]:
+    """Runs per design and pool, and the grid (``--quick`` or the full one) the options narrow down."""
+    runs = args.runs if args.runs is not None else (quick_runs if args.quick else default_runs)
+    if runs < 2:
+        ap.error("--runs: at least 2 (the MSE ratio needs a variance)")
+    grid = quick_grid if args.quick else {"prevalences": PREVALENCES, "calibrations": tuple(CALIBRATIONS),
+                                          "separations": tuple(SEPARATIONS), "real": POOLS}
+    return runs, grid
 
 
 def write_report(data: dict, stem: Path, render_fn, plot_fn, *, json_written: bool, with_plot: bool,
