@@ -141,6 +141,7 @@ from robustness import (
     fmt_rel,
     grid_specs,
     out_path,
+    parse_designs,
     real_specs,
     run_plan,
     saved_run,
@@ -150,7 +151,6 @@ from robustness import (
 from scipy.special import ndtri
 
 import labelwise as lw
-from labelwise.cli.options import design_settings
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
@@ -254,20 +254,6 @@ def cross_check(ppi_py: Any, y: np.ndarray, f: np.ndarray, mask: np.ndarray, f_p
 
 
 # --------------------------------------------------------------------------- running
-def parse_designs(text: str) -> list[tuple[str, str, dict, str | None]]:
-    """``"passive;online-poisson:estimator=difference"`` -> ``[(label, name, settings, oracle), ...]``."""
-    out = []
-    for item in (t.strip() for t in text.split(";")):
-        if not item:
-            continue
-        name, _, params = item.partition(":")
-        settings, oracle = design_settings([p for p in params.split(",") if p.strip()])
-        out.append((item, name.strip(), settings, oracle))
-    if REFERENCE not in [label for label, *_ in out]:
-        out.append((REFERENCE, REFERENCE, {}, None))
-    return out
-
-
 def frame_of(pool: lw.Pool, measure: str) -> dict[str, np.ndarray]:
     """The outcome ``y`` and prediction ``f`` of every item, and the items whose mean the measure is."""
     pred = np.asarray(pool.preds)[:, 0].astype(bool)

@@ -152,6 +152,7 @@ from results import fmt_mse, fmt_ratio, git_revision, undefined_note, width_rati
 from scipy.special import expit, ndtr
 
 import labelwise as lw
+from labelwise.cli.options import design_settings
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
@@ -724,6 +725,20 @@ def main() -> None:
     check = check_text(data["pools"], data["meta"]["runs"], data["meta"]["measure"]) if args.check else None
     write_report(data, stem, render, plot, json_written=not args.from_json, with_plot=not args.no_plot,
                  check=check)
+
+
+def parse_designs(text: str) -> list[tuple[str, str, dict, str | None]]:
+    """``"passive;online-poisson:estimator=difference"`` -> ``[(label, name, settings, oracle), ...]``."""
+    out = []
+    for item in (t.strip() for t in text.split(";")):
+        if not item:
+            continue
+        name, _, params = item.partition(":")
+        settings, oracle = design_settings([p for p in params.split(",") if p.strip()])
+        out.append((item, name.strip(), settings, oracle))
+    if REFERENCE not in [label for label, *_ in out]:
+        out.append((REFERENCE, REFERENCE, {}, None))
+    return out
 
 
 def saved_run(path: Path) -> tuple[dict, Path]:

@@ -1,0 +1,111 @@
+"""Variants of a design side by side on chosen pools of the robustness grid: what a setting changes.
+
+Each variant is ``name:key=value,...`` (``;``-separated), run with
+``labelwise.simulate`` on the same pools and seeds as ``passive``; the table
+gives, at 500/1000/2000 labels, the MSE over passive's, the coverage of the
+95% interval and the width ratio (mean width / (3.92 RMSE)), and the MSE at
+2000 labels. Pools are named as in :mod:`robustness` (``0.3-x3-weak``:
+prevalence, logit scale k of the probabilities, separation) or ``abt-buy``
+/ ``dblp-acm``.
+
+The settings of ``online-poisson`` chosen in issue 11 were measured with::
+
+    python benchmarks/design_variants.py --pools 0.5-x1-weak,0.3-x3-weak,0.3-x1-weak,0.05-x3-strong,\\
+0.05-x1-weak,0.001-x3-strong,0.001-x0.5-strong,abt-buy,dblp-acm \\
+        --designs "online-poisson;online-poisson:gamma=0;online-poisson:hedge=0.9;\\
+online-poisson:estimator=difference;online-poisson:calibration=none,prior_strength=10"
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+from pools import DATASETS
+from robustness import (
+    BATCH_SIZE,
+    BUDGET,
+    CALIBRATIONS,
+    DEFAULT_N,
+    MIN_POSITIVES,
+    OUT,
+    REFERENCE,
+    PoolSpec,
+    grid_specs,
+    parse_designs,
+    real_specs,
+)
+
+import labelwise as lw
+
+CHECKPOINTS = (500, 1000, 2000)
+
+
+def spec_of(name: str, datasets: Path) -> PoolSpec:
+    """The grid pool (``<prevalence>-x<k>-<separation>``) or real pool of that name."""
+    if "-x" not in name:
+        return real_specs(datasets, [name])[0]
+    prevalence, k, separation = name.rsplit("-", 2)
+    calibration = {v: c for c, v in CALIBRATIONS.items()}[float(k[1:])]
+    return grid_specs([float(prevalence)], [calibration], [separation], n=DEFAULT_N, min_positives=MIN_POSITIVES,
+                      threshold="break-even", pool_seed=1)[0]
+
+
+def run(task: tuple) -> dict:
+    """One variant on one pool: per-run estimates and interval ends at the checkpoints."""
+    spec, label, name, settings, oracle, measure, runs, seed = task
+    pool = spec.load()
+    result = lw.simulate(pool, lw.make_measure(measure, pool), name, design_params=settings or None, oracle=oracle,
+                         budget=BUDGET, batch_size=BATCH_SIZE, repeats=runs, seed=seed, checkpoints=list(CHECKPOINTS))
+    return {"pool": spec.name, "design": label, "truth": float(np.atleast_1d(result.true_value)[0]),
+            "values": result.values[..., 0].tolist(), "lower": result.lower[..., 0].tolist(),
+            "upper": result.upper[..., 0].tolist(), "seconds_per_run": result.seconds_per_run}
+
+
+def summary(entry: dict) -> dict:
+    """MSE, coverage and width ratio per checkpoint."""
+    v, lo, hi = (np.asarray(entry[k]) for k in ("values", "lower", "upper"))
+    t = entry["truth"]
+    mse = ((v - t) ** 2).mean(axis=1)
+    cover = ((lo <= t) & (t <= hi)).mean(axis=1)
+    width = np.divide((hi - lo).mean(axis=1), 3.92 * np.sqrt(mse), out=np.full(mse.shape, np.inf), where=mse > 0)
+    return {"mse": mse, "cover": cover, "width": width}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pools", required=True, help="comma-separated pool names")
+    ap.add_argument("--designs", required=True, help="';'-separated name:key=value,... variants")
+    ap.add_argument("--measure", default="f1")
+    ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--datasets", type=Path, default=DATASETS, help="folder holding abt-buy.csv.gz, dblp-acm.csv.gz")
+    args = ap.parse_args()
+    specs = [spec_of(name.strip(), args.datasets) for name in args.pools.split(",") if name.strip()]
+    designs = parse_designs(args.designs)
+    tasks = [(spec, *design, args.measure, args.runs, args.seed) for spec in specs for design in designs]
+    with ProcessPoolExecutor(args.jobs) as ex:
+        results = list(ex.map(run, tasks))
+    by = {(r["pool"], r["design"]): r for r in results}
+    head = " | ".join(f"MSE/p {c} cov width" for c in CHECKPOINTS)
+    for spec in specs:
+        ref = summary(by[(spec.name, REFERENCE)])
+        print(f"\n== {spec.name} ({args.measure}, truth {by[(spec.name, REFERENCE)]['truth']:.4f}, {args.runs} runs)")
+        print(f"  {'design':<60} {head} | MSE@2000 | s/run")
+        for label, *_ in designs:
+            s = summary(by[(spec.name, label)])
+            cells = " | ".join(f"{s['mse'][i] / ref['mse'][i]:6.2f} {s['cover'][i]:.2f} {s['width'][i]:5.2f}"
+                               for i in range(len(CHECKPOINTS)))
+            print(f"  {label:<60} {cells} | {s['mse'][-1]:.2e} | {by[(spec.name, label)]['seconds_per_run']:.2f}")
+    OUT.mkdir(exist_ok=True)
+    (OUT / "design_variants.json").write_text(json.dumps({"args": vars(args) | {"datasets": str(args.datasets)},
+                                                          "results": results}))
+    print(f"\nwrote {OUT / 'design_variants.json'}")
+
+
+if __name__ == "__main__":
+    main()
