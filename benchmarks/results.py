@@ -42,6 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import sections
 from pools import DATASETS, POOLS, pool_paths
 
 import labelwise as lw
@@ -261,16 +262,6 @@ def plot(by_pool: dict[str, list[dict]], path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
-def robustness_section(path: Path) -> str:
-    """The `default` design on the robustness grid (:mod:`robustness`), from the JSON of a grid run."""
-    import robustness  # it imports this module's helpers
-
-    data = json.loads(path.read_text())
-    return ("\n## Robustness grid: the default design on pools nothing was tuned on\n\n"
-            "From `benchmarks/robustness.py` (per-pool tables and a heatmap: rerun it; this section is "
-            "re-rendered from its JSON by this script).\n\n" + robustness.summary_section(data, "###") + "\n")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=None, help=f"runs per design and pool (default {DEFAULT_RUNS})")
@@ -282,8 +273,6 @@ def main() -> None:
     ap.add_argument("--output", type=Path, default=None,
                     help="markdown file to write (default benchmarks/RESULTS.md, or out/RESULTS.quick.md with --quick)")
     ap.add_argument("--no-plot", action="store_true", help="skip benchmarks/out/results.png")
-    ap.add_argument("--robustness", type=Path, default=OUT / "robustness.json",
-                    help="robustness.py's JSON whose `default` summary ends the file (skipped when absent)")
     args = ap.parse_args()
     runs = args.runs if args.runs is not None else (QUICK_RUNS if args.quick else DEFAULT_RUNS)
     if runs < 1:
@@ -317,8 +306,9 @@ def main() -> None:
     text = render(by_pool, {s.name: s for s in specs}, command=command, runs=runs, seed=args.seed,
                   started=started, elapsed=elapsed, load=(load_start, os.getloadavg()[0]),
                   missing=None if any(s.name in POOLS for s in specs) else args.datasets)
-    if args.robustness.exists():
-        text += robustness_section(args.robustness)
+    # the other scripts' sections (robustness grid, on-demand, ...): from their JSON, else as they were
+    previous = output.read_text() if output.exists() else ""
+    text = sections.rerender(text.rstrip("\n") + "\n" + previous[len(sections.split_sections(previous)[0]):])
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text)
     (OUT / f"results{tag}.json").write_text(json.dumps(by_pool, indent=1))

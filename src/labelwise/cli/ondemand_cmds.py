@@ -63,7 +63,7 @@ DocumentPriceOpt = Annotated[float, typer.Option("--document-price", help="Dolla
 
 
 def _config(half_width: float, level: float, verification_price: float, document_price: float,
-            scheme: str = "overlap"):
+            scheme: str = "overlap", control_variate: bool = True):
     """The :class:`~labelwise.ondemand.OnDemandConfig` of the options, each checked."""
     from ..ondemand import OnDemandConfig
     from ..ondemand.costs import Prices
@@ -75,7 +75,7 @@ def _config(half_width: float, level: float, verification_price: float, document
         raise UserError(f"--scheme: {scheme!r} is not one of overlap, size, uniform")
     if verification_price < 0 or document_price < 0:
         raise UserError("--verification-price and --document-price: give prices of 0 or more")
-    return OnDemandConfig(half_width=half_width, level=level, scheme=scheme,
+    return OnDemandConfig(half_width=half_width, level=level, scheme=scheme, control_variate=control_variate,
                           prices=Prices(verification_price, document_price))
 
 
@@ -278,6 +278,9 @@ def simulate_cmd(
     level: LevelOpt = 0.95,
     scheme: Annotated[str, typer.Option("--scheme", help="Mixture weights of the joint estimator: overlap, size "
                                         "or uniform.")] = "overlap",
+    control_variate: Annotated[bool, typer.Option("--control-variate/--plain", help="Joint precision with the "
+                                                  "control variate (default) or the paper's plain "
+                                                  "estimator.")] = True,
     verification_price: VerificationPriceOpt = 0.18,
     document_price: DocumentPriceOpt = 15.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON (a stable contract).")] = False,
@@ -290,7 +293,7 @@ def simulate_cmd(
     with user_errors():
         from ..ondemand.simulate import simulate
 
-        config = _config(half_width, level, verification_price, document_price, scheme)
+        config = _config(half_width, level, verification_price, document_price, scheme, control_variate)
         if repeats < 1:
             raise UserError(f"--repeats: give at least 1, got {repeats}")
         table = _columns(truth, ("instance_id", "doc_id", "correct"))

@@ -21,7 +21,12 @@ Bernoulli(:math:`\\hat f(x)`) gives :math:`E[f^2] = \\hat f`, so
 and with prior 1/2 on every instance of a new disjoint system this is the
 usual worst case :math:`1/(4 n)`. :math:`c_j = (N_j - n_j)/(N_j - 1)` for
 uniform draws without replacement (population variance with divisor
-:math:`N_j`), 1 with replacement.
+:math:`N_j`), 1 with replacement. For the estimator with the control
+variate (:func:`~labelwise.ondemand.estimators.joint_precision`) :math:`f` is
+replaced by :math:`f - \\beta` with :math:`\\beta = \\sum_x p_m \\hat f`, and
+:math:`E[(f - \\beta)^2] = \\hat f(1 - \\hat f) + (\\hat f - \\beta)^2`: with
+:math:`\\beta` at the precision instead of its regression value this over-states the
+variance a little, so plans err on the safe side.
 """
 
 from __future__ import annotations
@@ -47,7 +52,8 @@ def _design_factor(support: np.ndarray, n: np.ndarray, wor: np.ndarray) -> np.nd
 
 
 def predicted_joint_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.ndarray, support: np.ndarray,
-                             wor: np.ndarray, scheme: str = "overlap", gram: np.ndarray | None = None) -> float:
+                             wor: np.ndarray, scheme: str = "overlap", gram: np.ndarray | None = None,
+                             control_variate: bool = True) -> float:
     """Predicted variance of :math:`\\hat\\pi_i^{(j)}` for draw counts ``n``.
 
     Parameters
@@ -62,6 +68,8 @@ def predicted_joint_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.nda
         Plug-in probability that each instance is correct.
     support, wor : ndarray, shape (m,)
         :math:`|X_j|` and whether ``j`` is drawn uniformly without replacement.
+    control_variate : bool
+        Plan for the estimator with the control variate (the default) or the plain one.
 
     Returns
     -------
@@ -74,8 +82,9 @@ def predicted_joint_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.nda
     if np.any((P[i] > 0) & (q <= 0)):
         return math.inf
     r = np.divide(P[i], q, out=np.zeros_like(q), where=q > 0)
-    a = P @ (r * f_hat)
-    b = P @ (r**2 * f_hat)
+    beta = float(P[i] @ f_hat) if control_variate else 0.0
+    a = P @ (r * (f_hat - beta))
+    b = P @ (r**2 * (f_hat * (1.0 - f_hat) + (f_hat - beta) ** 2))  # E[(f - beta)^2], f ~ Bernoulli(f_hat)
     sigma2 = W[i] ** 2 * np.maximum(b - a**2, 0.0)
     factor = _design_factor(support, n, wor)
     return float(np.sum(np.where(n > 0, factor * sigma2 / np.maximum(n, 1.0), 0.0)))
@@ -125,8 +134,8 @@ def plan_documents(spread: np.ndarray, coef: np.ndarray, other: np.ndarray, draw
     (``spread``, estimated from the documents drawn so far); an estimate
     :math:`c\\,\\hat r + \\ldots` has variance :math:`c^2\\kappa(1/D - 1/N_d) + V_{other}`.
     Solving for ``D`` is closed form (the variance is monotone in ``D``).
-    When :math:`V_{other}` alone exceeds the target, the documents' share is
-    held to half of it.
+    Documents get at least half of the target: they cannot lower
+    :math:`V_{other}`, so they are not bought to make up for it.
 
     Returns
     -------
@@ -135,7 +144,7 @@ def plan_documents(spread: np.ndarray, coef: np.ndarray, other: np.ndarray, draw
     """
     target = (half_width / _z(level)) ** 2
     spread = np.asarray(spread, dtype=float)
-    room = np.where(other < target, target - np.asarray(other, dtype=float), target / 2)
+    room = np.maximum(target - np.asarray(other, dtype=float), target / 2)
     need = np.asarray(coef, dtype=float) ** 2 * spread
     with np.errstate(divide="ignore", invalid="ignore"):
         inv = np.where(need > 0, room / need, np.inf) + 1.0 / n_docs  # 1/D allowed

@@ -52,6 +52,9 @@ class OnDemandConfig:
         Interval level.
     scheme : {'overlap', 'size', 'uniform'}
         Mixture weights of the joint estimator.
+    control_variate : bool
+        Joint precision with the control variate of known expectation (the
+        default) or the paper's plain estimator.
     prices : Prices
         Price of a verification and of an annotated document.
     prior : float
@@ -69,6 +72,7 @@ class OnDemandConfig:
     half_width: float = 0.05
     level: float = 0.95
     scheme: str = "overlap"
+    control_variate: bool = True
     prices: Prices = field(default_factory=Prices)
     prior: float = 0.5
     prior_strength: float = 2.0
@@ -167,7 +171,8 @@ class Process:
         b = self._b[docs]
         out: dict[str, np.ndarray] = {}
         if self.joint:
-            prec = joint_precision(P, idx, grp, f, n, fpc, self.cfg.scheme, self.gram[:s, :s])
+            prec = joint_precision(P, idx, grp, f, n, fpc, self.cfg.scheme, self.gram[:s, :s],
+                                   self.cfg.control_variate)
             nu = pooled_recall(P, idx, grp, f, n, fpc, self.pb.universe.u)
             pooled = (self.pb.P[:s] > 0).any(axis=0) * self.pb.universe.u * self.pb.truth
             a_pool = self.pb.universe.doc_totals(pooled)[docs]
@@ -226,7 +231,8 @@ class Process:
             def variance(k: int) -> float:
                 n = self.n[: s + 1].astype(float).copy()
                 n[s] = k
-                return predicted_joint_variance(P, n, s, f_hat, sup, wor, self.cfg.scheme, gram)
+                return predicted_joint_variance(P, n, s, f_hat, sup, wor, self.cfg.scheme, gram,
+                                                self.cfg.control_variate)
         else:
 
             def variance(k: int) -> float:

@@ -1,0 +1,79 @@
+"""Re-render the sections of ``benchmarks/RESULTS.md`` that other benchmark scripts measure.
+
+Each script in :data:`SECTIONS` writes its raw results to
+``benchmarks/out/<script>.json`` and defines ``summary_section(data) -> str``
+(markdown: a ``## `` heading, tables and the command that reproduces them).
+This script renders every such JSON it finds into ``RESULTS.md``, each between
+``<!-- section: <script> -->`` markers, after the design tables that
+``benchmarks/results.py`` writes; a section whose JSON is absent keeps its last
+rendered text. ``results.py`` calls it at the end, so either script leaves the
+file whole.
+
+Usage::
+
+    python benchmarks/ondemand_benchmark.py --repeats 200   # any of SECTIONS, then
+    python benchmarks/sections.py                           # re-render RESULTS.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "out"
+RESULTS = HERE / "RESULTS.md"
+
+#: Scripts whose ``out/<script>.json`` becomes a section, in the order of the file.
+SECTIONS = ("robustness", "ondemand_benchmark")
+
+_MARK = re.compile(r"<!-- section: ([\w-]+) -->\n")
+
+
+def split_sections(text: str) -> tuple[str, dict[str, str]]:
+    """The file's head (before the first marker) and each marked section's text."""
+    parts = _MARK.split(text)
+    head, sections = parts[0], {}
+    for name, body in zip(parts[1::2], parts[2::2], strict=True):
+        sections[name] = body.rstrip("\n") + "\n"
+    return head, sections
+
+
+def render_section(name: str, out: Path = OUT) -> str | None:
+    """Section ``name`` rendered from ``out/<name>.json`` by its script, None when the JSON is absent."""
+    path = out / f"{name}.json"
+    if not path.exists():
+        return None
+    if str(HERE) not in sys.path:
+        sys.path.insert(0, str(HERE))
+    module = importlib.import_module(name)
+    return module.summary_section(json.loads(path.read_text())).strip("\n") + "\n"
+
+
+def rerender(text: str, out: Path = OUT) -> str:
+    """``text`` (a RESULTS.md) with every section whose JSON is present rendered afresh."""
+    head, old = split_sections(text)
+    body = [head.rstrip("\n") + "\n"]
+    for name in SECTIONS:
+        section = render_section(name, out) or old.get(name)
+        if section:
+            body.append(f"\n<!-- section: {name} -->\n{section}")
+    return "".join(body)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--results", type=Path, default=RESULTS, help="the markdown file to update")
+    ap.add_argument("--out", type=Path, default=OUT, help="folder of the scripts' JSON files")
+    args = ap.parse_args()
+    args.results.write_text(rerender(args.results.read_text(), args.out))
+    found = [name for name in SECTIONS if (args.out / f"{name}.json").exists()]
+    print(f"re-rendered {', '.join(found) or 'no section'} in {args.results}")
+
+
+if __name__ == "__main__":
+    main()
