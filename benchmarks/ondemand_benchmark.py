@@ -116,6 +116,9 @@ def main() -> None:
         "joint mseP <= simple mseP (every system)": bool(np.all(J["mse_precision"] <= S["mse_precision"])),
         "joint mseR <= simple mseR (every system)": bool(np.all(J["mse_recall"] <= S["mse_recall"])),
         "joint total $ / simple total $": costs["joint"]["dollars"] / costs["simple"]["dollars"],
+        # the first system's recall is pool recall itself: both estimators buy the same documents for it
+        "floor of joint $ / simple $: first system's documents / simple total $":
+            float(joint.documents[:, 0].mean()) * config.prices.document / costs["simple"]["dollars"],
         "joint verification $ / simple verification $":
             costs["joint"]["verification_dollars"] / costs["simple"]["verification_dollars"],
         "min coverage joint P, R": (float(J["coverage_precision"].min()), float(J["coverage_recall"].min())),

@@ -80,7 +80,7 @@ def make_kbp_corpus(n_docs: int = 2000, candidates_per_doc: float = 10.0, correc
     rtype = rng.integers(0, n_types, K)
     rare = rtype >= n_types - rare_types
     latent = rng.normal(size=K)  # shared difficulty: systems agree on easy instances
-    ids = np.array([f"d{d}_r{k}" for k, d in enumerate(doc)])
+    ids = np.char.add(np.char.add("d", doc.astype(str)), np.char.add("_r", np.arange(K).astype(str)))
     outputs: list[np.ndarray] = []
     for spec in specs:
         if spec.kind == "copy":
