@@ -64,10 +64,10 @@ class ThresholdMeasure(BinaryMeasure):
             As for the constructor.
         quantiles : bool
             ``False``: evenly spaced from the smallest to the largest score.
-            ``True``: the scores' quantiles at levels ``0, 1/n, ..., (n-1)/n``
+            ``True``: the scores' quantiles at levels ``1/(n+1), ..., n/(n+1)``
             (each a score of the pool, so tied scores never straddle a
-            threshold); the distinct scores themselves when there are at most
-            ``n_thresholds`` of them.
+            threshold, and ``n + 1`` bins of about equal counts); the distinct
+            scores themselves when there are at most ``n_thresholds`` of them.
 
         Returns
         -------
@@ -83,7 +83,7 @@ class ThresholdMeasure(BinaryMeasure):
         if distinct is not None and distinct.size <= n_thresholds:
             tau = distinct
         elif quantiles:
-            tau = np.quantile(scores, np.arange(n_thresholds) / n_thresholds, method="inverted_cdf")
+            tau = np.quantile(scores, np.arange(1, n_thresholds + 1) / (n_thresholds + 1), method="inverted_cdf")
         else:
             tau = np.linspace(lo, hi, n_thresholds) if hi > lo else [lo]
         return cls(tau, system=system, positive=positive, system_name=system_name)
