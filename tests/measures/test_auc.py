@@ -17,7 +17,7 @@ from labelwise.measures import (
     roc_area,
     weighted_auc,
 )
-from labelwise.measures.auc import binned_auc
+from labelwise.measures.auc import DEFAULT_THRESHOLDS, binned_auc
 from labelwise.pool import Pool
 from labelwise.simulate import simulate, true_value
 
@@ -72,6 +72,17 @@ def test_binning_bias_is_within_the_tie_bound():
     bound = 0.5 * np.sum(P * N) / (P.sum() * N.sum())
     gap = abs(measure.value(R)[0] - true_value(pool, measure)[0])
     assert 0 < gap <= bound
+
+
+def test_default_grid_bounds_each_bins_share_of_items_and_of_expected_positives():
+    """Half the thresholds at quantiles of the scores, half at those of the expected positives (1:500)."""
+    pool = make_pool(20000, prevalence=0.002, seed=2)
+    measure = make_measure("auc:64", pool)  # 32 + 32 quantiles: every share at most 1/33 (+ one item)
+    assert np.all(np.isin(measure.thresholds, pool.scores[:, 0]))
+    k = measure.loss_key(pool.outputs())
+    p = pool.probs[:, 0]
+    assert np.bincount(k).max() / pool.n_items <= 1 / 33 + 1 / pool.n_items
+    assert np.bincount(k, weights=p).max() / p.sum() <= 1 / 33 + p.max() / p.sum()
 
 
 def test_jacobian_matches_finite_differences():
@@ -180,7 +191,7 @@ def test_roc_points_are_exact_and_their_trapezoid_area_is_the_binned_auc():
 def test_names_specs_and_errors():
     pool = make_pool(1000, prevalence=0.1, seed=0)
     auc = make_measure("auc", pool)
-    assert isinstance(auc, AUC) and auc.names == ("auc",) and auc.L == 256
+    assert isinstance(auc, AUC) and auc.names == ("auc",) and auc.L <= DEFAULT_THRESHOLDS
     assert measure_from_spec(auc.spec()) == auc
     roc = make_measure("roc_curve:5", pool)
     assert isinstance(roc, ROCCurve) and roc.names[0].startswith("fpr@") and roc.names[-1].startswith("tpr@")

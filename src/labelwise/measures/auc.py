@@ -37,11 +37,14 @@ the U-statistic, correct under each design's weights to first order.
 **What the bins cost.**  When the thresholds are the pool's distinct scores
 (``auc:<n>`` with ``n`` at least their number) the binned AUC is the AUC.
 Otherwise pairs in one bin count as ties, and ``|g(R) - AUC| <= 1/2 sum_b P_b
-N_b / (P N) <= 1/2 min(max_b N_b / N, max_b P_b / P)``; with the default
-quantile thresholds every bin holds about ``n / L`` items, so the bias is at
-most ``n / (2 L N)`` (``N`` the negatives), and in practice far less since
-scores within one narrow bin barely separate the classes.  The loss has
-``2 (L + 1)`` components, which the designs materialise per labelled draw:
+N_b / (P N) <= 1/2 min(max_b N_b / N, max_b P_b / P)``.  The default grid
+(:meth:`~labelwise.measures.thresholds.ThresholdMeasure.grid` with
+quantiles) puts half its thresholds at quantiles of all scores and half at
+quantiles of the expected positives' scores, so both maxima are about
+``2 / L`` and the bias at most about ``1 / L``; in practice far less, since
+scores within one narrow bin barely separate the classes (the benchmark
+``benchmarks/auc_designs.py`` reports it per pool).  The loss has ``2 (L + 1)``
+components, which the designs materialise per labelled draw:
 :data:`DEFAULT_THRESHOLDS` balances the two.
 """
 

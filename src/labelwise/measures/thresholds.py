@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..oracle import score_prior
 from ..pool import Outputs
 from .binary import BinaryMeasure
 from .registry import Options
@@ -64,10 +65,14 @@ class ThresholdMeasure(BinaryMeasure):
             As for the constructor.
         quantiles : bool
             ``False``: evenly spaced from the smallest to the largest score.
-            ``True``: the scores' quantiles at levels ``1/(n+1), ..., n/(n+1)``
-            (each a score of the pool, so tied scores never straddle a
-            threshold, and ``n + 1`` bins of about equal counts); the distinct
-            scores themselves when there are at most ``n_thresholds`` of them.
+            ``True``: half the thresholds at evenly spaced quantiles of the
+            scores, half at those of the scores weighted by the system's
+            probability of ``positive`` (:func:`~labelwise.oracle.score_prior`:
+            the expected positives), so that no bin holds more than about
+            ``2 / n`` of the items nor, with roughly calibrated probabilities,
+            of the positives; each threshold is a score of the pool, so tied
+            scores never straddle one.  The distinct scores themselves when
+            there are at most ``n_thresholds`` of them.
 
         Returns
         -------
@@ -83,7 +88,14 @@ class ThresholdMeasure(BinaryMeasure):
         if distinct is not None and distinct.size <= n_thresholds:
             tau = distinct
         elif quantiles:
-            tau = np.quantile(scores, np.arange(1, n_thresholds + 1) / (n_thresholds + 1), method="inverted_cdf")
+            # half at the scores' quantiles, half at those of the expected positives (score_prior's weights)
+            n_pos = n_thresholds // 2
+            n_all = n_thresholds - n_pos
+            weight = score_prior(pool, systems=[system])[:, positive]
+            tau = np.concatenate([
+                np.quantile(scores, np.arange(1, n_all + 1) / (n_all + 1), method="inverted_cdf"),
+                np.quantile(scores, np.arange(1, n_pos + 1) / (n_pos + 1), weights=weight, method="inverted_cdf"),
+            ])
         else:
             tau = np.linspace(lo, hi, n_thresholds) if hi > lo else [lo]
         return cls(tau, system=system, positive=positive, system_name=system_name)
