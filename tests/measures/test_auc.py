@@ -51,15 +51,16 @@ def test_weighted_auc_is_the_pairwise_u_statistic():
     assert np.isnan(weighted_auc(s, np.zeros(40), neg))
 
 
-def test_census_of_distinct_score_bins_is_the_exact_auc_with_ties(tied_pool):
+@pytest.mark.parametrize("design", ["stratified", "poisson", "online-poisson"])
+def test_census_of_distinct_score_bins_is_the_exact_auc_with_ties(tied_pool, design):
     measure = make_measure("auc:64", tied_pool)  # more thresholds than distinct scores: one bin per score
     s, y = tied_pool.scores[:, 0], tied_pool.labels.astype(float)
     exact = pairwise_auc(s, y, 1 - y)
     assert measure.value(census_R(measure, tied_pool))[0] == pytest.approx(exact, rel=1e-12)
     assert true_value(tied_pool, measure)[0] == pytest.approx(exact, rel=1e-12)
-    # a design that labels every item ends at the exact value with no variance left
-    session = Session(tied_pool, measure, make_design("stratified", tied_pool), seed=0)
-    session.run(TruthOracle(tied_pool), tied_pool.n_items, 3)
+    # a design without replacement that labels every item ends at the exact value with no variance left
+    session = Session(tied_pool, measure, make_design(design, tied_pool), seed=0, budget=tied_pool.n_items)
+    session.run(TruthOracle(tied_pool), tied_pool.n_items, 4)
     est = session.estimate()
     assert est.value[0] == pytest.approx(exact, rel=1e-12) and est.cov[0, 0] == pytest.approx(0.0, abs=1e-15)
 
@@ -228,3 +229,24 @@ def test_horvitz_thompson_census_has_no_variance(tied_pool):
     R, cov = horvitz_thompson_moments(measure, losses, np.ones(tied_pool.n_items), tied_pool.n_items)
     assert measure.value(R)[0] == pytest.approx(true_value(tied_pool, measure)[0])
     assert cov[0, 0] == 0.0
+
+
+def test_truth_under_noisy_annotators_is_the_auc_of_the_expected_labels(tied_pool):
+    """Annotators err with probability e: the estimand g(E[R]) weights every pair by p_i (1 - p_j)."""
+    measure = make_measure("auc:64", tied_pool)
+    e = 0.2
+    p = np.where(tied_pool.labels == 1, 1 - e, e)
+    s = tied_pool.scores[:, 0]
+    expected = pairwise_auc(s, p, 1 - p)  # includes i = j, a tie, as the mean loss does
+    assert true_value(tied_pool, measure, e)[0] == pytest.approx(expected, rel=1e-12)
+    R = measure.expected_loss_sum(tied_pool.outputs(), np.stack([1 - p, p], axis=1)) / tied_pool.n_items
+    assert measure.value(R)[0] == pytest.approx(expected, rel=1e-12)
+
+
+def test_one_auc_per_system():
+    pool = make_pool(3000, prevalence=0.1, separation=[1.0, 2.5], n_systems=2, seed=6)
+    measure = make_measure("auc", pool, systems="all")
+    truth = true_value(pool, measure)
+    exact = [pairwise_auc(pool.scores[:, k], pool.labels.astype(float), 1.0 - pool.labels) for k in range(2)]
+    np.testing.assert_allclose(truth, exact, rtol=1e-12)
+    assert truth[0] < truth[1]
