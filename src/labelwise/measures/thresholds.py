@@ -24,6 +24,19 @@ if TYPE_CHECKING:
 __all__ = ["ThresholdMeasure", "grid_option"]
 
 
+def _quantile_grid(scores: np.ndarray, positive_weight: np.ndarray, n: int) -> np.ndarray:
+    """The distinct ``scores`` when at most ``n``; else ``n - n // 2`` quantiles of ``scores`` and ``n // 2``
+    of ``scores`` weighted by ``positive_weight`` (all scores again when that weight is zero)."""
+    distinct = np.unique(scores)
+    if distinct.size <= n:
+        return distinct
+    n_pos = n // 2
+    weight = positive_weight if positive_weight.sum() > 0 else np.ones_like(positive_weight)
+    levels = lambda k: np.arange(1, k + 1) / (k + 1)
+    return np.concatenate([np.quantile(scores, levels(n - n_pos), method="inverted_cdf"),
+                           np.quantile(scores, levels(n_pos), weights=weight, method="inverted_cdf")])
+
+
 class ThresholdMeasure(BinaryMeasure):
     """A binary measure of one system's score at the thresholds ``tau_1 < ... < tau_L``.
 
@@ -83,20 +96,10 @@ class ThresholdMeasure(BinaryMeasure):
             raise ValueError(f"n_thresholds: must be at least 1, got {n_thresholds}")
         probe = cls([0.0], system=system, positive=positive, system_name=system_name)
         scores = probe._scores(pool.outputs())
-        lo, hi = float(np.min(scores)), float(np.max(scores))
-        distinct = np.unique(scores) if quantiles else None
-        if distinct is not None and distinct.size <= n_thresholds:
-            tau = distinct
-        elif quantiles:
-            # half at the scores' quantiles, half at those of the expected positives (score_prior's weights)
-            n_pos = n_thresholds // 2
-            n_all = n_thresholds - n_pos
-            weight = score_prior(pool, systems=[system])[:, positive]
-            tau = np.concatenate([
-                np.quantile(scores, np.arange(1, n_all + 1) / (n_all + 1), method="inverted_cdf"),
-                np.quantile(scores, np.arange(1, n_pos + 1) / (n_pos + 1), weights=weight, method="inverted_cdf"),
-            ])
+        if quantiles:
+            tau = _quantile_grid(scores, score_prior(pool, systems=[system])[:, positive], n_thresholds)
         else:
+            lo, hi = float(np.min(scores)), float(np.max(scores))
             tau = np.linspace(lo, hi, n_thresholds) if hi > lo else [lo]
         return cls(tau, system=system, positive=positive, system_name=system_name)
 
