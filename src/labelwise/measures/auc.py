@@ -101,11 +101,13 @@ def weighted_auc(scores: np.ndarray, pos_weight: np.ndarray, neg_weight: np.ndar
     float
         NaN when either class has no weight.
     """
-    _, rank = np.unique(np.asarray(scores, dtype=float), return_inverse=True)
-    B = int(rank.max()) + 1 if rank.size else 0
+    order = np.argsort(scores)
+    ranked = np.asarray(scores, dtype=float)[order]
+    rank = np.zeros(ranked.size, dtype=np.int64)  # dense rank (ties equal), in sorted order
+    rank[1:] = np.cumsum(ranked[1:] != ranked[:-1])
     with np.errstate(divide="ignore", invalid="ignore"):
-        value = binned_auc(np.bincount(rank, weights=pos_weight, minlength=B),
-                           np.bincount(rank, weights=neg_weight, minlength=B))
+        value = binned_auc(np.bincount(rank, weights=np.asarray(pos_weight, dtype=float)[order]),
+                           np.bincount(rank, weights=np.asarray(neg_weight, dtype=float)[order]))
     return float(value) if np.isfinite(value) else float("nan")
 
 
