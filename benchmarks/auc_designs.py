@@ -89,8 +89,8 @@ def summary_section(data: dict) -> str:
     out = [
         "## ROC AUC: passive, importance and the default design",
         "",
-        (f"`auc` (its default grid of {data['pools'][0]['thresholds']}-odd score thresholds) estimated by each "
-         f"design {runs} times per pool: budget {CHECKPOINTS[-1]} labels in batches of {BATCH_SIZE}; generated "
+        (f"`auc` (its default grid: {'/'.join(str(p['thresholds']) for p in data['pools'])} score thresholds) "
+         f"estimated by each design {runs} times per pool: budget {CHECKPOINTS[-1]} labels in batches of {BATCH_SIZE}; generated "
          "pools with separation 2 (ROC AUC about 0.92), calibrated probabilities unless over-confident "
          "(sigmoid(3 x calibrated logit)). Cells: MSE / coverage of the 95% interval (s.e. about "
          f"{np.sqrt(0.95 * 0.05 / runs):.3f}) / width ratio = mean width / (3.92 RMSE). The truth is the pool's "
@@ -123,7 +123,7 @@ def plot(data: dict, path: Path) -> None:
         axes[0, j].set(title=f"{p['pool']} (AUC {p['truth']:.3f})", yscale="log", ylabel="RMSE of AUC")
         axes[1, j].axhspan(0.95 - 2 * se, 0.95 + 2 * se, color="grey", alpha=0.2)
         axes[1, j].axhline(0.95, color="grey", ls="--")
-        axes[1, j].set(xlabel="labels", ylabel="coverage", ylim=(0.5, 1.0))
+        axes[1, j].set(xlabel="labels", ylabel="coverage", ylim=(0.0, 1.02))
     axes[0, 0].legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
