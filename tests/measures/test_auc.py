@@ -1,11 +1,16 @@
 """AUC and ROC curves of the pool engine: exact values, enumerated designs, DeLong's variance, coverage."""
 
+import io
+import json
 from itertools import product
 
 import numpy as np
+import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
 from labelwise import Session, TruthOracle, make_design
+from labelwise.cli import app
 from labelwise.datasets import make_pool
 from labelwise.estimators import horvitz_thompson_moments, importance_moments
 from labelwise.measures import (
@@ -250,3 +255,21 @@ def test_one_auc_per_system():
     exact = [pairwise_auc(pool.scores[:, k], pool.labels.astype(float), 1.0 - pool.labels) for k in range(2)]
     np.testing.assert_allclose(truth, exact, rtol=1e-12)
     assert truth[0] < truth[1]
+
+
+def test_command_line_census_prints_the_exact_auc_and_rejects_a_bad_grid(tmp_path, tied_pool):
+    """init -> next (every item) -> label -> estimate --json: the exact AUC with ties, no variance."""
+    invoke = lambda *args, **kw: CliRunner().invoke(app, [str(a) for a in args], **kw)
+    pool_file, session = tmp_path / "pool.csv", tmp_path / "auc.lws"
+    truth = dict(zip(tied_pool.item_ids.tolist(), tied_pool.labels.tolist()))
+    pd.DataFrame({"item_id": tied_pool.item_ids, "score": tied_pool.scores[:, 0]}).to_csv(pool_file, index=False)
+    assert invoke("init", pool_file, "--session", session, "--measure", "auc:64", "--design", "stratified").exit_code == 0
+    batch = pd.read_csv(io.StringIO(invoke("next", session, "-n", tied_pool.n_items).stdout))
+    batch["label"] = batch["item_id"].map(truth)
+    assert invoke("label", session, "-", input=batch.to_csv(index=False)).exit_code == 0
+    out = json.loads(invoke("estimate", session, "--json").stdout)["components"][0]
+    s, y = tied_pool.scores[:, 0], tied_pool.labels.astype(float)
+    assert out["value"] == pytest.approx(pairwise_auc(s, y, 1 - y), rel=1e-12) and out["std"] == pytest.approx(0.0)
+    bad = invoke("init", pool_file, "--session", tmp_path / "bad.lws", "--measure", "auc:0")
+    assert bad.exit_code == 1 and bad.stderr.strip().splitlines() == [
+        "error: measure 'auc:0': write auc:<n_thresholds> with a positive integer, e.g. auc:256"]
