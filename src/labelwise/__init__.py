@@ -20,9 +20,9 @@ _PUBLIC = {
                      "PassiveDesign", "PoissonDesign", "Sampler", "StratifiedDesign", "make_design",
                      "register_design"), ".designs"),
     "Estimate": ".estimators",
-    **dict.fromkeys(("MCC", "MEASURE_NAMES", "Accuracy", "BalancedAccuracy", "Brier", "CustomMeasure", "FBeta",
+    **dict.fromkeys(("AUC", "MCC", "MEASURE_NAMES", "Accuracy", "BalancedAccuracy", "Brier", "CustomMeasure", "FBeta",
                      "FowlkesMallows", "MacroF1", "Measure", "MicroF1", "MultiLabelMacroF1", "MultiLabelMicroF1",
-                     "PerClassPrecision", "PerClassRecall", "PRCurve", "Precision", "Recall", "combine",
+                     "PerClassPrecision", "PerClassRecall", "PRCurve", "Precision", "Recall", "ROCCurve", "combine",
                      "make_measure", "register_measure"), ".measures"),
     **dict.fromkeys(("CallableOracle", "FileOracle", "NoisyOracle", "TruthOracle"), ".oracle"),
     **dict.fromkeys(("Pool", "PoolError", "decode_multilabel", "encode_multilabel"), ".pool"),
@@ -61,6 +61,7 @@ sys.modules[__name__].__class__ = _Package
 
 
 __all__ = [
+    "AUC",
     "DESIGNS",
     "MAX_ID_LENGTH",
     "MCC",
@@ -95,6 +96,7 @@ __all__ = [
     "Pool",
     "PoolError",
     "Precision",
+    "ROCCurve",
     "Recall",
     "Sampler",
     "Session",

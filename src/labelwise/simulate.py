@@ -37,8 +37,9 @@ def true_risk(pool: Pool, measure: Measure, noise: float = 0.0) -> np.ndarray:
 
 
 def true_value(pool: Pool, measure: Measure, noise: float = 0.0) -> np.ndarray:
-    """The measure on the whole pool: ``g`` of :func:`true_risk` (Marchant & Rubinstein (KDD 2021) eq. 1's target)."""
-    return measure.value(true_risk(pool, measure, noise))
+    """The measure on the whole pool: ``g`` of :func:`true_risk` (Marchant & Rubinstein (KDD 2021) eq. 1's target),
+    exact where the measure coarsens the items (:meth:`~labelwise.measures.Measure.pool_value`)."""
+    return measure.pool_value(pool.outputs(), noisy_label_distribution(pool, noise))
 
 
 def default_checkpoints(budget: int) -> list[int]:

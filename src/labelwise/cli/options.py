@@ -51,8 +51,8 @@ __all__ = [
 # reads a few rows.  tests/cli/test_options.py checks them against the registries.
 BUILTIN_MEASURES = (
     "accuracy", "balanced_accuracy", "precision", "recall", "mcc", "fowlkes_mallows", "brier", "f1", "fbeta:<beta>",
-    "pr_curve", "pr_curve:<n_thresholds>", "class_precision", "class_recall", "macro_f1", "micro_f1",
-    "multilabel_micro_f1", "multilabel_macro_f1",
+    "auc", "auc:<n_thresholds>", "pr_curve", "pr_curve:<n_thresholds>", "class_precision", "class_recall",
+    "macro_f1", "micro_f1", "multilabel_micro_f1", "multilabel_macro_f1", "roc_curve", "roc_curve:<n_thresholds>",
 )
 BUILTIN_DESIGNS = ("ais", "importance", "oasis", "online-poisson", "passive", "poisson", "stratified")
 MEASURES_HELP = "Comma-separated measure names, estimated together: " + ", ".join(BUILTIN_MEASURES) + "."

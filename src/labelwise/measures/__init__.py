@@ -7,6 +7,7 @@ rebuilds a measure saved in a session file; ``register_measure`` adds a name.
 
 from __future__ import annotations
 
+from .auc import AUC, weighted_auc
 from .base import (
     CombinedMeasure,
     CustomMeasure,
@@ -30,9 +31,11 @@ from .multiclass import PerClassPrecision, PerClassRecall
 from .multiclass_f1 import MacroF1, MicroF1
 from .multilabel import MultiLabelMacroF1, MultiLabelMicroF1
 from .registry import make_measure, measure_from_spec, measure_names, register_measure
+from .roc import ROCCurve, roc_area
 from .system import SystemMeasure
 
 __all__ = [
+    "AUC",
     "MCC",
     "MEASURE_NAMES",
     "Accuracy",
@@ -52,6 +55,7 @@ __all__ = [
     "PerClassPrecision",
     "PerClassRecall",
     "Precision",
+    "ROCCurve",
     "Recall",
     "SystemMeasure",
     "combine",
@@ -60,6 +64,8 @@ __all__ = [
     "measure_from_spec",
     "measure_names",
     "register_measure",
+    "roc_area",
+    "weighted_auc",
 ]
 
 #: The names of the built-in measures as listed to users; :func:`measure_names` also lists

@@ -140,6 +140,14 @@ class Measure:
                 total += label_probs[sl, c] @ self.loss(_take(outputs, sl), yc)
         return total
 
+    def pool_value(self, outputs: Outputs, label_probs: np.ndarray) -> np.ndarray:
+        """The measure on the whole pool whose items have label distributions ``label_probs`` ``(n, C)``.
+
+        ``g`` of the pool's mean expected loss (the estimand).  A measure whose
+        loss coarsens the items (AUC's score bins) overrides it with the exact value.
+        """
+        return self.value(self.expected_loss_sum(outputs, label_probs) / label_probs.shape[0])
+
     # -- identity --------------------------------------------------------
     def __eq__(self, other: object) -> bool:
         """Equal when of the same type with the same (non-``None``) :meth:`spec`; else by identity."""
@@ -341,6 +349,9 @@ class CombinedMeasure(Measure):
 
     def expected_loss_sum(self, outputs: Outputs, label_probs: np.ndarray) -> np.ndarray:
         return np.concatenate([p.expected_loss_sum(outputs, label_probs) for p in self.parts])
+
+    def pool_value(self, outputs: Outputs, label_probs: np.ndarray) -> np.ndarray:
+        return np.concatenate([p.pool_value(outputs, label_probs) for p in self.parts])
 
 
 def combine(*measures: Measure, name: str | None = None) -> Measure:

@@ -12,28 +12,16 @@ no (N x L) array is ever built.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from ..pool import Outputs
-from .binary import BinaryMeasure
 from .registry import register_measure
-
-if TYPE_CHECKING:
-    from ..pool import Pool
+from .thresholds import ThresholdMeasure, grid_option
 
 __all__ = ["PRCurve"]
 
 
-def _grid_option(pool: Pool, system: int, arg: str) -> dict:
-    """``thresholds``: ``pr_curve:<n_thresholds>`` evenly spaced over the system's scores (50 by default)."""
-    return {"thresholds": PRCurve.grid(pool, int(arg) if arg else 50, system=system).thresholds}
-
-
-@register_measure("pr_curve", options=_grid_option, usage=("pr_curve", "pr_curve:<n_thresholds>"))
-class PRCurve(BinaryMeasure):
+class PRCurve(ThresholdMeasure):
     """Precision and recall of one system at each threshold of a grid.
 
     Parameters
@@ -49,61 +37,12 @@ class PRCurve(BinaryMeasure):
     """
 
     kind = "pr_curve"
-    spec_fields = ("thresholds", *BinaryMeasure.spec_fields)
-
-    def __init__(self, thresholds: Sequence[float] | np.ndarray, system: int = 0, positive: int = 1,
-                 system_name: str | None = None):
-        tau = np.unique(np.asarray(thresholds, dtype=float))
-        if tau.size == 0 or not np.all(np.isfinite(tau)):
-            raise ValueError("thresholds: give at least one finite threshold")
-        self.thresholds = tau
-        self.L = tau.size
-        super().__init__(system, positive, system_name)
 
     def _dim(self) -> int:
         return 2 * self.L + 1
 
     def _components(self) -> tuple[str, ...]:
         return tuple(f"{stat}@{t:.6g}" for stat in ("precision", "recall") for t in self.thresholds)
-
-    @classmethod
-    def grid(cls, pool: Pool, n_thresholds: int = 50, system: int = 0, positive: int = 1,
-             system_name: str | None = None) -> PRCurve:
-        """A curve with ``n_thresholds`` evenly spaced between the smallest and largest score of ``system``.
-
-        Parameters
-        ----------
-        pool : Pool
-            Supplies the system's scores (or probabilities of ``positive``).
-        n_thresholds : int
-            Number of thresholds (one when every score is the same).
-        system, positive, system_name
-            As for :class:`PRCurve`.
-
-        Returns
-        -------
-        PRCurve
-        """
-        curve = cls([0.0], system=system, positive=positive, system_name=system_name)
-        scores = curve._scores(pool.outputs())
-        lo, hi = float(np.min(scores)), float(np.max(scores))
-        return cls(np.linspace(lo, hi, n_thresholds) if hi > lo else [lo], system=system, positive=positive,
-                   system_name=system_name)
-
-    # -- helpers -----------------------------------------------------------
-    def _scores(self, outputs: Outputs) -> np.ndarray:
-        if outputs.scores is not None:
-            return outputs.scores[:, self.system]
-        p = outputs.require("probs", self.kind)[:, self.system]
-        return p if p.ndim == 1 else p[:, self.positive]
-
-    def _k(self, outputs: Outputs) -> np.ndarray:
-        """Number of thresholds ``<= score`` per item: ``1{f >= tau_i}`` iff ``i < k``."""
-        return np.searchsorted(self.thresholds, self._scores(outputs), side="right")
-
-    def loss_key(self, outputs: Outputs) -> np.ndarray:
-        """The loss depends on x only through the number of thresholds below its score."""
-        return self._k(outputs).astype(np.int64)
 
     # -- the measure -----------------------------------------------------
     def loss(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
@@ -166,3 +105,7 @@ class PRCurve(BinaryMeasure):
         above = np.cumsum(count_k[::-1])[::-1][1:]
         tp = np.cumsum(pos_k[::-1])[::-1][1:]
         return np.concatenate([above, tp, [p1.sum()]]).astype(float)
+
+
+register_measure("pr_curve", PRCurve, options=grid_option(PRCurve, 50, quantiles=False),
+                 usage=("pr_curve", "pr_curve:<n_thresholds>"))
