@@ -49,6 +49,8 @@ from .measures import Measure, measure_from_spec
 from .measures.domain import over_judgeable
 from .pool import Pool
 from .progress import progress_bar
+from .pool.system_outputs import SystemOutputs
+from .session_systems import AddedSystem, add_system
 from .session_workflow import HandOut
 from .store import Store, StoreError
 from .store.answers import load_answers
@@ -348,6 +350,17 @@ class Session(HandOut):
             self.ledger.record(answered, pos, y)
             self.sampler.observe(pos, y)
         return int(pos.size + again.sum())
+
+    def add_system(self, name: str, preds, scores=None, probs=None) -> AddedSystem:
+        """Add a system's outputs (aligned to the pool's items) to the session: its measures are estimated
+        from the labels already in, and later draws go where it is under-covered (:mod:`labelwise.session_systems`).
+
+        Returns
+        -------
+        AddedSystem
+            The new system's estimate, how many labels inform it and whether it is covered.
+        """
+        return add_system(self, name, SystemOutputs(preds, scores, probs))
 
     def sample(self) -> Sample:
         """The labeled prefix of the draws with their labels."""
