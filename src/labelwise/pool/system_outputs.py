@@ -82,7 +82,10 @@ def with_system(pool: Pool, name: str, outputs: SystemOutputs) -> Pool:
     """``pool`` with one more system, ``name``, whose outputs are ``outputs`` (checked like the pool's).
 
     The new system must give every kind of output the pool's systems have
-    (predictions, scores, probabilities) and no other.
+    (predictions, scores, probabilities) and no other, except that of a
+    binary pool with both scores and probabilities it may give one: its
+    probabilities serve as its scores, and scores within [0, 1] as its
+    probabilities.
 
     Raises
     ------
@@ -95,6 +98,8 @@ def with_system(pool: Pool, name: str, outputs: SystemOutputs) -> Pool:
                         "choose a new, non-empty name")
     if pool.label_names:
         raise PoolError("adding a system to a multi-label pool is not supported")
+    if pool.scores is not None and pool.probs is not None and pool.n_classes == 2:
+        outputs = _one_for_the_other(outputs)
     columns = {}
     for field, column in _KINDS:
         have, new = getattr(pool, field), getattr(outputs, field)
@@ -110,3 +115,16 @@ def with_system(pool: Pool, name: str, outputs: SystemOutputs) -> Pool:
             columns[field] = np.concatenate([have, new.reshape(new.shape[:1] + (1,) + new.shape[1:])], axis=1)
     return Pool.from_arrays(pool.item_ids, **columns, labels=pool.labels, features=pool.features,
                             system_names=[*pool.system_names, name], n_classes=pool.n_classes, name=pool.name)
+
+
+def _one_for_the_other(outputs: SystemOutputs) -> SystemOutputs:
+    """Binary outputs with probabilities as scores when scores are missing, and scores within [0, 1] as
+    probabilities when probabilities are missing."""
+    scores, probs = outputs.scores, outputs.probs
+    if scores is None and probs is not None:
+        return SystemOutputs(outputs.preds, probs, probs)
+    if probs is None and scores is not None:
+        values = np.asarray(scores, dtype=float)
+        if np.all((values >= 0) & (values <= 1)):
+            return SystemOutputs(outputs.preds, scores, values)
+    return outputs

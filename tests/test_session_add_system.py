@@ -1,0 +1,206 @@
+"""Session.add_system: a new system's measures from the labels already in, and the design re-targeted."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from labelwise import Session, make_measure, make_pool
+from labelwise.designs import make_design
+from labelwise.measures import CustomMeasure, combine
+from labelwise.pool import Pool, PoolError
+from labelwise.session_systems import system_measure
+
+N_SIM = 2000
+
+
+def _first_system(full: Pool) -> Pool:
+    """``full`` with its first system only (the session's pool before the second is added)."""
+    return Pool.from_arrays(full.item_ids, preds=full.preds[:, :1], scores=full.scores[:, :1],
+                            probs=full.probs[:, :1], labels=full.labels, system_names=["A"])
+
+
+def _add_b(s: Session, full: Pool):
+    return s.add_system("B", full.preds[:, 1], scores=full.scores[:, 1], probs=full.probs[:, 1])
+
+
+@pytest.fixture(scope="module")
+def pools() -> tuple[Pool, Pool]:
+    """A 2000-item pool of two systems (10% positives) and the same pool with the first system only."""
+    full = make_pool(N_SIM, prevalence=0.1, n_systems=2, separation=2.0, seed=11)
+    return full, _first_system(full)
+
+
+def _truth(full: Pool, name: str) -> float:
+    m = make_measure(name, full, systems=1)
+    return float(m.value(m.loss(full.outputs(), full.labels).mean(axis=0))[0])
+
+
+# ------------------------------------------------------------------ measures
+def test_the_measure_is_extended_name_by_name_once_per_kind(pools):
+    full, _ = pools
+    measure = make_measure("f1,fbeta:2", full, systems="all")
+    extended = system_measure(measure, 2, "C")
+    assert len(measure.parts) == 4 and extended.names == ("f1[C]", "f2[C]")
+    assert [p.spec() for p in extended.parts] == [
+        {**p.spec(), "system": 2, "system_name": "C"} for p in measure.parts if p.system == 0]
+
+
+def test_a_user_defined_measure_cannot_be_extended(pools):
+    _, pool_a = pools
+    custom = CustomMeasure(name="hits", dim=1, loss_fn=lambda out, y: (out.preds[:, :1] == y[:, None]) * 1.0,
+                           g_fn=lambda R: R, names=("hits",))
+    s = Session(pool_a, custom, "importance", seed=0)
+    with pytest.raises(ValueError, match="user-defined"):
+        s.add_system("B", pool_a.preds[:, 0], scores=pool_a.scores[:, 0], probs=pool_a.probs[:, 0])
+
+
+# ------------------------------------------------------------- exact reuse
+@pytest.mark.parametrize("design", ["online-poisson", "ais"])
+def test_old_draws_keep_the_probabilities_they_were_drawn_with(pools, design):
+    """Every item's per-round probability is the same under the new groups as under the old ones, so the
+    new system's estimate equals the old run's estimate of its measure from the same labels."""
+    full, pool_a = pools
+    s = Session(pool_a, make_measure("f1", pool_a), design, seed=3)
+    s.run(lambda ids: full.labels[ids], 150, 50)
+    old = s.sampler
+    added = _add_b(s, full)
+    new = s.sampler
+    old_of, new_of = old.gm.groups.of_item, new.gm.groups.of_item
+    if design == "online-poisson":
+        assert len(new._b_groups) == len(old._b_groups) == 3
+        for b_old, b_new in zip(old._b_groups, new._b_groups):
+            np.testing.assert_array_equal(b_old[old_of], b_new[new_of])
+    else:
+        assert len(new._history) == len(old._history) == 3
+        for (_, q_old, _, _), (_, q_new, _, _) in zip(old._history, new._history):
+            np.testing.assert_array_equal(q_old[old_of], q_new[new_of])
+    old.pool = s.pool  # the old run, reading the new column: the same estimate
+    np.testing.assert_allclose(old.estimate(added.measure, s.sample()).value, added.estimate.value, rtol=1e-12)
+
+
+def test_the_report_counts_the_labels_that_inform_the_new_system(pools):
+    full, pool_a = pools
+    s = Session(pool_a, make_measure("precision", pool_a), "importance", seed=1)
+    s.run(lambda ids: full.labels[ids], 100, 50)
+    added = _add_b(s, full)
+    items = np.unique(s.sample().draws.items)
+    assert added.n_labels == items.size == 100
+    assert added.n_informative == int(np.sum(full.preds[items, 1] == 1))  # precision: B's predicted positives
+    assert added.covered and added.estimate.names == ("precision[B]",)
+
+
+def test_ais_without_a_defensive_share_says_the_new_system_is_not_covered(pools):
+    """ais (defensive=0) never draws items whose precision loss under A is zero (A predicts negative);
+    where B predicts positive there, B's precision is not covered."""
+    full, pool_a = pools
+    s = Session(pool_a, make_measure("precision", pool_a), make_design("ais"), seed=2)
+    s.run(lambda ids: full.labels[ids], 100, 50)
+    assert "probability 0" in _add_b(s, full).uncovered
+    s = Session(pool_a, make_measure("precision", pool_a), make_design("ais", defensive=0.1), seed=2)
+    s.run(lambda ids: full.labels[ids], 100, 50)
+    assert _add_b(s, full).covered
+
+
+# ------------------------------------------------------------- input checks
+def test_bad_outputs_and_designs_are_rejected_and_change_nothing(pools, tmp_path):
+    full, pool_a = pools
+    path = tmp_path / "s.lw"
+    s = Session(pool_a, make_measure("f1", pool_a), "poisson", seed=0, budget=200, path=path)
+    s.run(lambda ids: full.labels[ids], 100, 50)
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match="poisson"):
+        _add_b(s, full)
+    with pytest.raises(PoolError, match="choose a new"):
+        s.add_system("A", full.preds[:, 1], scores=full.scores[:, 1], probs=full.probs[:, 1])
+    with pytest.raises(PoolError, match="values for a pool of"):
+        s.add_system("B", full.preds[:-1, 1], scores=full.scores[:-1, 1], probs=full.probs[:-1, 1])
+    with pytest.raises(PoolError, match="prob"):
+        s.add_system("B", full.preds[:, 1], scores=full.scores[:, 1] + 5)  # scores are no probabilities
+    s.close()
+    assert path.read_bytes() == before
+    assert Session.open(path).pool.n_systems == 1
+
+
+# -------------------------------------------------------------- persistence
+@pytest.mark.parametrize("design", ["online-poisson", "importance"])
+def test_a_reopened_session_continues_as_the_one_in_memory(pools, tmp_path, design):
+    full, pool_a = pools
+    oracle = lambda ids: full.labels[ids]  # noqa: E731
+    memory = Session(pool_a, make_measure("f1", pool_a), design, seed=5)
+    stored = Session(pool_a, make_measure("f1", pool_a), design, seed=5, path=tmp_path / "s.lw")
+    for s in (memory, stored):
+        s.run(oracle, 100, 50)
+        _add_b(s, full)
+    stored.close()
+    reopened = Session.open(tmp_path / "s.lw")
+    assert reopened.pool.system_names == ("A", "B") and reopened.measure == memory.measure
+    for s in (memory, reopened):
+        s.run(oracle, 200, 50)
+    np.testing.assert_array_equal(memory.draws.items, reopened.draws.items)
+    np.testing.assert_allclose(memory.estimate().value, reopened.estimate().value, rtol=1e-9)
+
+
+# ----------------------------------------------------------------- targeting
+@pytest.mark.parametrize("design", ["online-poisson", "importance"])
+def test_later_draws_go_where_the_new_system_is_under_covered(pools, design):
+    """The next batch after add-system puts a larger share of its draws on the items B alone predicts
+    positive (which the design for A's F1 barely reaches) than the same batch of the same session
+    without it (over seeds)."""
+    full, pool_a = pools
+    b_alone = (full.preds[:, 1] == 1) & (full.preds[:, 0] == 0)
+    shares = np.zeros(2)
+    for seed in range(6):
+        for k, add in enumerate((False, True)):
+            s = Session(pool_a, make_measure("f1", pool_a), design, seed=seed)
+            s.run(lambda ids: full.labels[ids], 100, 50)
+            if add:
+                _add_b(s, full)
+            rows = s.hand_out(100)
+            shares[k] += b_alone[s.draws.items[rows]].mean() / 6
+    assert shares[1] > 1.3 * shares[0]
+
+
+# ---------------------------------------------------------------- statistics
+def _reuse_runs(full: Pool, pool_a: Pool, design: str, measure: str, runs: int, n_labels: int) -> tuple:
+    """The new system's estimates and intervals from ``n_labels`` labels drawn for system A, over runs."""
+    m = make_measure(measure, pool_a)
+    d = make_design(design, pool_a)
+    base = d.start(pool_a, m, rng=np.random.default_rng(0))
+    values, lower, upper = [], [], []
+    for r in range(runs):
+        rng = np.random.default_rng(r)
+        s = Session(pool_a, m, d, seed=rng, sampler=base.copy(rng))
+        s.run(lambda ids: full.labels[ids], n_labels, 50)
+        est = _add_b(s, full).estimate
+        lo, hi = est.interval()
+        values.append(est.value[0])
+        lower.append(lo[0])
+        upper.append(hi[0])
+    return np.array(values), np.array(lower), np.array(upper)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("design", ["online-poisson", "importance"])
+def test_the_new_system_is_estimated_without_bias_from_reused_labels(pools, design):
+    """Accuracy is a mean of losses, estimated without bias by both designs: the mean over runs lies within
+    3 standard errors of B's true accuracy."""
+    full, pool_a = pools
+    values, _, _ = _reuse_runs(full, pool_a, design, "accuracy", 150, 150)
+    se = values.std(ddof=1) / np.sqrt(values.size)
+    assert abs(values.mean() - _truth(full, "accuracy")) < 3 * se
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("design", ["online-poisson", "importance"])
+def test_the_new_systems_interval_covers(pools, design):
+    """B's F1 interval from reused labels covers its truth at 95%, within 3 standard errors of the
+    binomial coverage over the runs (above: a conservative interval must stay narrow enough)."""
+    full, pool_a = pools
+    runs = 150
+    values, lower, upper = _reuse_runs(full, pool_a, design, "f1", runs, 300)
+    truth = _truth(full, "f1")
+    coverage = np.mean((lower <= truth) & (truth <= upper))
+    assert coverage >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / runs)
+    rmse = np.sqrt(np.mean((values - truth) ** 2))
+    assert np.mean(upper - lower) <= 2 * 3.92 * rmse
