@@ -7,7 +7,7 @@ import pytest
 
 from labelwise import Session, make_measure, make_pool
 from labelwise.designs import make_design
-from labelwise.measures import CustomMeasure, combine
+from labelwise.measures import CustomMeasure
 from labelwise.pool import Pool, PoolError
 from labelwise.session_systems import system_measure
 
@@ -126,7 +126,7 @@ def test_bad_outputs_and_designs_are_rejected_and_change_nothing(pools, tmp_path
 @pytest.mark.parametrize("design", ["online-poisson", "importance"])
 def test_a_reopened_session_continues_as_the_one_in_memory(pools, tmp_path, design):
     full, pool_a = pools
-    oracle = lambda ids: full.labels[ids]  # noqa: E731
+    oracle = lambda ids: full.labels[ids]
     memory = Session(pool_a, make_measure("f1", pool_a), design, seed=5)
     stored = Session(pool_a, make_measure("f1", pool_a), design, seed=5, path=tmp_path / "s.lw")
     for s in (memory, stored):

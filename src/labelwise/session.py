@@ -48,8 +48,8 @@ from .ledger import DrawLedger, LabelError, Ledger, make_ledger, show_id
 from .measures import Measure, measure_from_spec
 from .measures.domain import over_judgeable
 from .pool import Pool
-from .progress import progress_bar
 from .pool.system_outputs import SystemOutputs
+from .progress import progress_bar
 from .session_systems import AddedSystem, add_system
 from .session_workflow import HandOut
 from .store import Store, StoreError
