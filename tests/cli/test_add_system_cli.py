@@ -80,7 +80,7 @@ def test_later_batches_show_the_new_system_and_extend_the_draws(labeled_session)
 
 
 def test_a_predictions_file_missing_items_is_one_error_and_changes_nothing(labeled_session, tmp_path):
-    session, rival, full = labeled_session
+    session, rival, _ = labeled_session
     before = session.read_bytes()
     short = tmp_path / "short.csv"
     pd.read_csv(rival).drop(index=[4, 9, 700]).to_csv(short, index=False)
