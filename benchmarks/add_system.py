@@ -61,8 +61,7 @@ def track(session: Session, oracle, budget: int, batch: int, component: int) -> 
     out = []
 
     def record(_n, est):
-        lo, hi = est.interval()
-        out.append((float(est.value[component]), float(lo[component]), float(hi[component])))
+        out.append(interval_of(est, component))
 
     session.run(oracle, budget, batch, checkpoints=range(session.n_labels + batch, budget + 1, batch),
                 on_checkpoint=record)
@@ -76,19 +75,28 @@ def run_case(full: Pool, b_outputs: dict, design: str, runs: int, first: int, ne
                               system_names=["B"])
     truth = f1_truth(pool_b, 0)
     oracle = lambda ids: full.labels[pool_a.positions(ids)]
-    reuse, fresh, at_add, informative = [], [], [], []
+    reuse, fresh, at_add, informative, a_with, a_without = [], [], [], [], [], []
     for r in range(runs):
         s = Session(pool_a, make_measure("f1", pool_a), make_design(design, pool_a), seed=r)
         s.run(oracle, first, batch)
         added = s.add_system("B", **b_outputs)
-        lo, hi = added.estimate.interval()
-        at_add.append((float(added.estimate.value[0]), float(lo[0]), float(hi[0])))
+        at_add.append(interval_of(added.estimate, 0))
         informative.append(added.n_informative)
         reuse.append(track(s, oracle, first + new, batch, 1))
+        a_with.append(interval_of(s.estimate(), 0))
+        s = Session(pool_a, make_measure("f1", pool_a), make_design(design, pool_a), seed=r)
+        a_without.append(interval_of(s.run(oracle, first + new, batch), 0))
         s = Session(pool_b, make_measure("f1", pool_b), make_design(design, pool_b), seed=10_000 + r)
         fresh.append(track(s, oracle, new, batch, 0))
-    return {"truth": truth, "reuse": np.array(reuse).tolist(), "fresh": np.array(fresh).tolist(),
-            "at_add": at_add, "informative": float(np.mean(informative))}
+    return {"truth": truth, "truth_a": f1_truth(pool_a, 0), "reuse": np.array(reuse).tolist(),
+            "fresh": np.array(fresh).tolist(), "at_add": at_add, "informative": float(np.mean(informative)),
+            "a_with": a_with, "a_without": a_without}
+
+
+def interval_of(est, component: int) -> tuple[float, float, float]:
+    """(estimate, lower, upper) of one component."""
+    lo, hi = est.interval()
+    return float(est.value[component]), float(lo[component]), float(hi[component])
 
 
 def stats(triples: np.ndarray, truth: float) -> dict:
@@ -112,9 +120,11 @@ def summarize(case: dict, batch: int) -> dict:
     reuse, fresh = np.array(case["reuse"]), np.array(case["fresh"])
     end_r, end_f = stats(reuse[:, -1], truth), stats(fresh[:, -1], truth)
     add = stats(np.array(case["at_add"]), truth)
+    a_with, a_without = (stats(np.array(case[k]), case["truth_a"]) for k in ("a_with", "a_without"))
     target = float(end_f["half_width"])
     return {"truth": truth, "informative": case["informative"], "target_half_width": target,
             "add": {k: float(v) for k, v in add.items()},
+            "a_with": {k: float(v) for k, v in a_with.items()}, "a_without": {k: float(v) for k, v in a_without.items()},
             "reuse": {k: float(v) for k, v in end_r.items()}, "fresh": {k: float(v) for k, v in end_f.items()},
             "labels_reuse": labels_for(reuse, target, batch), "labels_fresh": labels_for(fresh, target, batch),
             "hw_reuse": stats(reuse, truth)["half_width"].tolist(), "hw_fresh": stats(fresh, truth)["half_width"].tolist()}
@@ -130,14 +140,15 @@ def summary_section(data: dict) -> str:
     new = cfg["new"]
     rows = [("| pool | B | design | F1(B) | informative labels | MSE x1e4 at add | cov at add | MSE x1e4 reuse | "
              "MSE x1e4 fresh | cov reuse | cov fresh | width reuse | width fresh | target hw | new labels reuse | "
-             "new labels fresh |"), "|" + "---|" * 16]
+             "new labels fresh | MSE x1e4 A with B | MSE x1e4 A alone | cov A with B |"), "|" + "---|" * 19]
     for key, s in data["results"].items():
         pool, kind, design = key.split("|")
         rows.append(f"| {pool} | {kind} | {design} | {s['truth']:.3f} | {s['informative']:.0f} | "
                     f"{1e4 * s['add']['mse']:.1f} | {s['add']['coverage']:.2f} | {1e4 * s['reuse']['mse']:.1f} | "
                     f"{1e4 * s['fresh']['mse']:.1f} | {s['reuse']['coverage']:.2f} | {s['fresh']['coverage']:.2f} | "
                     f"{s['reuse']['width']:.2f} | {s['fresh']['width']:.2f} | {s['target_half_width']:.3f} | "
-                    f"{_n(s['labels_reuse'], new)} | {_n(s['labels_fresh'], new)} |")
+                    f"{_n(s['labels_reuse'], new)} | {_n(s['labels_fresh'], new)} | {1e4 * s['a_with']['mse']:.1f} | "
+                    f"{1e4 * s['a_without']['mse']:.1f} | {s['a_with']['coverage']:.2f} |")
     return "\n".join([
         "## Adding a system to a session (label reuse)",
         "",
@@ -147,7 +158,9 @@ def summary_section(data: dict) -> str:
          "*at add*: B's estimate from the reused labels alone; *reuse*/*fresh*: after the same "
          f"{new} new labels. Coverage of {LEVEL:.0%} intervals (s.e. about "
          f"{np.sqrt(LEVEL * (1 - LEVEL) / cfg['runs']):.2f}); width = mean width / (3.92 x RMSE); "
-         "new labels = median new labels until B's half-width reaches the fresh session's final one."),
+         "new labels = median new labels until B's half-width reaches the fresh session's final one; "
+         f"*A with B* / *A alone*: system A's F1 after all {cfg['first'] + new} labels in the session that "
+         "added B and in the same session without it."),
         "",
         *rows,
         "",
@@ -189,7 +202,8 @@ def main() -> None:
     args = ap.parse_args()
     t0 = time.perf_counter()
     results = {}
-    for k, pool_name in enumerate(args.pools.split(",")):
+    for pool_name in args.pools.split(","):
+        k = list(POOLS).index(pool_name)  # a pool's seed does not depend on which pools run
         full = make_pool(args.items, prevalence=POOLS[pool_name], n_systems=2, separation=2.5, seed=args.seed + k)
         kinds = {"near-copy": near_copy(full, np.random.default_rng(args.seed + 100 + k)),
                  "different": {"preds": full.preds[:, 1], "scores": full.scores[:, 1], "probs": full.probs[:, 1]}}

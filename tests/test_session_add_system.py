@@ -7,6 +7,7 @@ import pytest
 
 from labelwise import Session, make_measure, make_pool
 from labelwise.designs import make_design
+from labelwise.estimators import round_weights
 from labelwise.measures import CustomMeasure
 from labelwise.pool import Pool, PoolError
 from labelwise.session_systems import system_measure
@@ -161,46 +162,63 @@ def test_later_draws_go_where_the_new_system_is_under_covered(pools, design):
     assert shares[1] > 1.3 * shares[0]
 
 
+def test_online_poisson_weights_only_the_rounds_drawn_since_the_addition(pools):
+    """Once a round drawn after the addition has labels the earlier rounds weigh nothing (their labels enter
+    as known losses); before, every round counts."""
+    np.testing.assert_allclose(round_weights(np.array([50, 50, 50, 50]), 0.0, 2), [0, 0, 0.5, 0.5])
+    np.testing.assert_allclose(round_weights(np.array([50, 50, 0]), 0.0, 2), [0.5, 0.5, 0])
+    full, pool_a = pools
+    s = Session(pool_a, make_measure("f1", pool_a), "online-poisson", seed=4)
+    s.run(lambda ids: full.labels[ids], 100, 50)
+    _add_b(s, full)
+    assert s.sampler.first_round == 2
+    s.run(lambda ids: full.labels[ids], 150, 50)
+    assert s.sampler.state()["first_round"] == 2
+
+
 # ---------------------------------------------------------------- statistics
-def _reuse_runs(full: Pool, pool_a: Pool, design: str, measure: str, runs: int, n_labels: int) -> tuple:
-    """The new system's estimates and intervals from ``n_labels`` labels drawn for system A, over runs."""
+def _reuse_runs(full: Pool, pool_a: Pool, design: str, measure: str, runs: int, n_labels: int,
+                more: int) -> np.ndarray:
+    """The new system's (estimate, lower, upper) from ``n_labels`` labels drawn for system A, right after it is
+    added and after ``more`` labels drawn for both, shape ``(runs, 2, 3)``."""
     m = make_measure(measure, pool_a)
     d = make_design(design, pool_a)
     base = d.start(pool_a, m, rng=np.random.default_rng(0))
-    values, lower, upper = [], [], []
+    out = np.empty((runs, 2, 3))
     for r in range(runs):
         rng = np.random.default_rng(r)
         s = Session(pool_a, m, d, seed=rng, sampler=base.copy(rng))
         s.run(lambda ids: full.labels[ids], n_labels, 50)
-        est = _add_b(s, full).estimate
-        lo, hi = est.interval()
-        values.append(est.value[0])
-        lower.append(lo[0])
-        upper.append(hi[0])
-    return np.array(values), np.array(lower), np.array(upper)
+        at_add = _add_b(s, full).estimate
+        s.run(lambda ids: full.labels[ids], n_labels + more, 50)
+        for k, (est, component) in enumerate(((at_add, 0), (s.estimate(), 1))):
+            lo, hi = est.interval()
+            out[r, k] = est.value[component], lo[component], hi[component]
+    return out
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("design", ["online-poisson", "importance"])
 def test_the_new_system_is_estimated_without_bias_from_reused_labels(pools, design):
-    """Accuracy is a mean of losses, estimated without bias by both designs: the mean over runs lies within
-    3 standard errors of B's true accuracy."""
+    """Accuracy is a mean of losses, estimated without bias by both designs: right after the addition and
+    after 100 more labels, the mean over runs lies within 3 standard errors of B's true accuracy."""
     full, pool_a = pools
-    values, _, _ = _reuse_runs(full, pool_a, design, "accuracy", 150, 150)
-    se = values.std(ddof=1) / np.sqrt(values.size)
-    assert abs(values.mean() - _truth(full, "accuracy")) < 3 * se
+    values = _reuse_runs(full, pool_a, design, "accuracy", 120, 150, 100)[..., 0]
+    se = values.std(axis=0, ddof=1) / np.sqrt(values.shape[0])
+    assert np.all(np.abs(values.mean(axis=0) - _truth(full, "accuracy")) < 3 * se)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("design", ["online-poisson", "importance"])
 def test_the_new_systems_interval_covers(pools, design):
-    """B's F1 interval from reused labels covers its truth at 95%, within 3 standard errors of the
-    binomial coverage over the runs (above: a conservative interval must stay narrow enough)."""
+    """B's F1 interval covers its truth at 95% right after the addition and after 100 more labels, within 3
+    standard errors of the binomial coverage over the runs (above: a conservative interval must stay
+    narrow enough)."""
     full, pool_a = pools
-    runs = 150
-    values, lower, upper = _reuse_runs(full, pool_a, design, "f1", runs, 300)
+    runs = 120
+    values, lower, upper = np.moveaxis(_reuse_runs(full, pool_a, design, "f1", runs, 300, 100), 2, 0)
     truth = _truth(full, "f1")
-    coverage = np.mean((lower <= truth) & (truth <= upper))
-    assert coverage >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / runs)
-    rmse = np.sqrt(np.mean((values - truth) ** 2))
-    assert np.mean(upper - lower) <= 2 * 3.92 * rmse
+    coverage = np.mean((lower <= truth) & (truth <= upper), axis=0)
+    assert np.all(coverage >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / runs))
+    rmse = np.sqrt(np.mean((values - truth) ** 2, axis=0))
+    assert np.all(np.mean(upper - lower, axis=0) <= 2 * 3.92 * rmse)

@@ -159,7 +159,7 @@ def add_system(session: Session, name: str, outputs: SystemOutputs) -> AddedSyst
                                        oracle=session.oracle)
         regroup = _regrouping(session, sampler)
         if session.store is None:
-            states = [regroup(s) for s in _memory_states(session.sampler)]
+            states = _from_now_on(session, [regroup(s) for s in _memory_states(session.sampler)])
             _replay(session, sampler)
             sampler.set_state(states)
             session.ledger.pool = pool
@@ -172,7 +172,8 @@ def add_system(session: Session, name: str, outputs: SystemOutputs) -> AddedSyst
             added = [*config.get("added_systems", []), {"name": name, "system": index, "stage": session.stage,
                                                         "labels": session.n_labels, "created": time.time()}]
             store_system(session.store, pool, {**config, "measure": measure.spec(), "added_systems": added},
-                         stages, [regroup(s) for s in states], _setup_tag() + dump_sampler(sampler))
+                         stages, _from_now_on(session, [regroup(s) for s in states]),
+                         _setup_tag() + dump_sampler(sampler))
             # the state a reopened file gives: labels replayed call by call, the carried states restored
             session.__dict__.update(type(session)._resume(session.store, None).__dict__)
     return _report(session, name, index, own)
@@ -194,6 +195,15 @@ def _regrouping(session: Session, new: Sampler):
                 if key in axes and len(value) else value for key, value in state.items()}
 
     return regroup
+
+
+def _from_now_on(session: Session, states: list[dict]) -> list[dict]:
+    """``online-poisson``'s states, its estimate weighting only the rounds drawn from now on (once they
+    have labels): their totals take every label so far as known, so the rounds drawn for the old measure,
+    which reach the new system's items with small probabilities, add none of their variance."""
+    if not isinstance(session.sampler, OnlinePoissonSampler) or not states:
+        return states
+    return [*states[:-1], {**states[-1], "first_round": len(session.sampler._sizes)}]
 
 
 def _memory_states(sampler: Sampler) -> list[dict]:
