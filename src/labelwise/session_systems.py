@@ -35,6 +35,11 @@ so old and new draws average together), and the group-indexed states of
 Groups are (score block, loss key) and the extended measure's key refines
 the old one (:func:`~labelwise.measures.base.combine_keys`), so every new
 group lies inside one old group and inherits its probabilities exactly.
+Once a round drawn after the addition has labels, ``online-poisson``'s
+estimate weights only the rounds drawn since (each round's total takes
+every earlier label as a known loss, so it stays unbiased): the earlier
+rounds reached the new system's items with small probabilities and would
+add their variance.
 ``poisson`` fixes its whole sample at the first draw: a system is added to
 it only before that.
 """
@@ -52,6 +57,7 @@ import numpy as np
 from .designs import AISDesign, PoissonDesign, Sampler, StratifiedDesign
 from .designs.ais import AISSampler
 from .designs.online_poisson import OnlinePoissonSampler
+from .draws import Draws
 from .estimators import Estimate
 from .ledger import DrawLedger
 from .measures import Measure, combine, measure_from_spec
@@ -240,12 +246,12 @@ def _report(session: Session, name: str, index: int, own: Measure) -> AddedSyste
         moves &= ~sample.excluded
     n_informative = int(moves.sum()) if session.stochastic else int(np.unique(items[moves]).size)
     return AddedSystem(name, index, own, session.estimate(own), sample.n_labels, n_informative,
-                       _uncovered(session, own))
+                       _uncovered(session, own, sample.draws))
 
 
-def _uncovered(session: Session, own: Measure) -> str:
-    """Why some item ``own`` depends on had probability 0 at a draw so far ("" when none did)."""
-    design, draws = session.design, session.sample().draws
+def _uncovered(session: Session, own: Measure, draws: Draws) -> str:
+    """Why some item ``own`` depends on had probability 0 at one of ``draws`` ("" when none did)."""
+    design = session.design
     if isinstance(design, StratifiedDesign):
         sizes = session.sampler.sizes
         empty = np.flatnonzero((sizes > 0) & (np.bincount(session.sampler.assignment[draws.items],
