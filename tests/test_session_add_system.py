@@ -80,6 +80,23 @@ def test_old_draws_keep_the_probabilities_they_were_drawn_with(pools, design):
     np.testing.assert_allclose(old.estimate(added.measure, s.sample()).value, added.estimate.value, rtol=1e-12)
 
 
+@pytest.mark.parametrize("design", ["passive", "importance", "stratified", "oasis"])
+def test_every_design_estimates_the_new_system_as_its_old_run_would(pools, design):
+    """Designs that store each draw's weight: the new system's estimate is the old run's estimate of its
+    measure from the same labels, and the next batch draws from the re-targeted sampler."""
+    full, pool_a = pools
+    s = Session(pool_a, make_measure("f1", pool_a), design, seed=6)
+    s.run(lambda ids: full.labels[ids], 150, 50)
+    old = s.sampler
+    added = _add_b(s, full)
+    assert s.sampler is not old and s.sampler.measure == s.measure
+    old.pool = s.pool
+    np.testing.assert_allclose(old.estimate(added.measure, s.sample()).value, added.estimate.value, rtol=1e-12)
+    assert added.covered
+    s.run(lambda ids: full.labels[ids], 200, 50)
+    assert s.n_labels == 200 and s.estimate().all_defined
+
+
 def test_the_report_counts_the_labels_that_inform_the_new_system(pools):
     full, pool_a = pools
     s = Session(pool_a, make_measure("precision", pool_a), "importance", seed=1)
