@@ -352,8 +352,17 @@ class Session(HandOut):
         return int(pos.size + again.sum())
 
     def add_system(self, name: str, preds, scores=None, probs=None) -> AddedSystem:
-        """Add a system's outputs (aligned to the pool's items) to the session: its measures are estimated
-        from the labels already in, and later draws go where it is under-covered (:mod:`labelwise.session_systems`).
+        """Add a system's outputs to the session: its measures are estimated from the labels already in, and
+        later draws go where it is under-covered (:mod:`labelwise.session_systems`).
+
+        Parameters
+        ----------
+        name : str
+            The new system's name (not one of the pool's).
+        preds : array-like, shape (N,)
+            Its predicted labels, in the pool's item order.
+        scores, probs : array-like, optional
+            Its scores and probabilities, as the pool's systems have them.
 
         Returns
         -------
