@@ -61,6 +61,7 @@ from .draws import Draws
 from .estimators import Estimate
 from .ledger import DrawLedger
 from .measures import Measure, combine, measure_from_spec
+from .pool import PoolError
 from .pool.system_outputs import SystemOutputs, read_system_outputs, with_system
 from .store.codec import dump_sampler
 from .store.systems import store_system, stored_design_states
@@ -144,7 +145,10 @@ def add_system_file(session: Session, path: str | Path, name: str | None = None)
     """:func:`add_system` with the outputs read from ``path`` (``item_id,pred[,score|prob]``; name: the file's
     stem by default)."""
     outputs = read_system_outputs(path, session.pool)
-    return add_system(session, Path(path).stem if name is None else name, outputs)
+    try:
+        return add_system(session, Path(path).stem if name is None else name, outputs)
+    except PoolError as exc:  # outputs the pool's checks reject: say which file holds them
+        raise PoolError(f"predictions file {str(path)!r}: {exc}") from None
 
 
 def add_system(session: Session, name: str, outputs: SystemOutputs) -> AddedSystem:

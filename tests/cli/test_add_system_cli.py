@@ -91,4 +91,8 @@ def test_a_predictions_file_missing_items_is_one_error_and_changes_nothing(label
     assert "no column 'pred'" in fails("add-system", session, no_pred)
     assert "does not exist" in fails("add-system", session, tmp_path / "absent.csv")
     assert "choose a new" in fails("add-system", session, rival, "--name", "system")
+    bad_pred = tmp_path / "bad_pred.csv"
+    pd.read_csv(rival).assign(pred=7).to_csv(bad_pred, index=False)
+    message = fails("add-system", session, bad_pred)
+    assert "bad_pred.csv" in message and "7" in message
     assert session.read_bytes() == before
