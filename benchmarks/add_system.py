@@ -175,15 +175,18 @@ def plot(data: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     results = data["results"]
-    fig, axes = plt.subplots(1, len(results), figsize=(3.2 * len(results), 3.2), squeeze=False)
+    pools = list(dict.fromkeys(key.split("|")[0] for key in results))  # a row per pool
+    cols = len(results) // len(pools)
+    fig, axes = plt.subplots(len(pools), cols, figsize=(3.2 * cols, 2.8 * len(pools)), squeeze=False)
     batch = data["config"]["batch"]
-    for ax, (key, s) in zip(axes[0], results.items(), strict=True):
+    for ax, (key, s) in zip(axes.ravel(), results.items(), strict=True):
         x = batch * np.arange(1, len(s["hw_fresh"]) + 1)
         ax.plot(x, s["hw_reuse"], label="reuse")
         ax.plot(x, s["hw_fresh"], label="fresh")
         ax.set_title(key.replace("|", " / "), fontsize=8)
         ax.set_xlabel("new labels")
-    axes[0][0].set_ylabel("mean half-width of F1(B)")
+    for row in axes:
+        row[0].set_ylabel("mean half-width of F1(B)")
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
