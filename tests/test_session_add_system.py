@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 import numpy as np
 import pytest
 
@@ -157,6 +159,31 @@ def test_a_reopened_session_continues_as_the_one_in_memory(pools, tmp_path, desi
         s.run(oracle, 200, 50)
     np.testing.assert_array_equal(memory.draws.items, reopened.draws.items)
     np.testing.assert_allclose(memory.estimate().value, reopened.estimate().value, rtol=1e-9)
+
+
+def test_importance_weighs_every_draw_by_the_mixture_of_its_proposals_also_when_its_set_up_is_redone(
+        pools, tmp_path):
+    """After the addition an importance draw of item x weighs ``1 / (N sum_j (n_j/n) q_j(x))``; a reopened
+    file whose stored set-up is gone (other labelwise code) rebuilds the same proposals."""
+    full, pool_a = pools
+    path = tmp_path / "s.lw"
+    s = Session(pool_a, make_measure("f1", pool_a), "importance", seed=8, path=path)
+    s.run(lambda ids: full.labels[ids], 100, 50)
+    q_old = s.sampler.q
+    _add_b(s, full)
+    s.run(lambda ids: full.labels[ids], 200, 50)
+    d = s.sample().draws
+    q_new = s.sampler.q
+    share_old = d.count[d.round < 2].sum() / d.count.sum()
+    expected = 1.0 / (N_SIM * (share_old * q_old[d.items] + (1 - share_old) * q_new[d.items]))
+    np.testing.assert_allclose(s.sampler.mixture_weights(d), expected, rtol=1e-12)
+    estimate = s.estimate()
+    s.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("DELETE FROM cache WHERE key='sampler'")
+    reopened = Session.open(path)
+    np.testing.assert_allclose(reopened.estimate().value, estimate.value, rtol=1e-9)
+    np.testing.assert_allclose(reopened.estimate().cov, estimate.cov, rtol=1e-9)
 
 
 # ----------------------------------------------------------------- targeting

@@ -50,7 +50,7 @@ from .measures.domain import over_judgeable
 from .pool import Pool
 from .pool.system_outputs import SystemOutputs
 from .progress import progress_bar
-from .session_systems import AddedSystem, add_system
+from .session_systems import AddedSystem, add_system, resumed_sampler
 from .session_workflow import HandOut
 from .store import Store, StoreError
 from .store.answers import load_answers
@@ -181,7 +181,8 @@ class Session(HandOut):
         self = cls(pool, measure, design_from_spec(config["design"]), oracle=oracle, budget=config.get("budget"),
                    seed=rng, level=float(config.get("level", 0.95)), sampler=sampler)
         if sampler is None:  # redone (the file's was stored by other code): kept, before any label, for the
-            self._unsaved_setup = dump_sampler(self.sampler)  # next write, so later opens skip it again
+            self.sampler = resumed_sampler(self, config)  # next write, so later opens skip it again
+            self._unsaved_setup = dump_sampler(self.sampler)
         self._draw_parts = [draws] if len(draws) else []
         self.stage = int(draws.round.max()) + 1 if len(draws) else 0
         self.store, self._revision, self.deferred = store, revision, deferred

@@ -54,14 +54,21 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .designs import AISDesign, PoissonDesign, Sampler, StratifiedDesign
+from .designs import (
+    AISDesign,
+    ImportanceDesign,
+    PoissonDesign,
+    Sampler,
+    StratifiedDesign,
+)
 from .designs.ais import AISSampler
+from .designs.mixture import MixtureProposalSampler
 from .designs.online_poisson import OnlinePoissonSampler
 from .draws import Draws
 from .estimators import Estimate
 from .ledger import DrawLedger
 from .measures import Measure, combine, measure_from_spec
-from .pool import PoolError
+from .pool import Pool, PoolError
 from .pool.system_outputs import SystemOutputs, read_system_outputs, with_system
 from .store.codec import dump_sampler
 from .store.systems import store_system, stored_design_states
@@ -69,7 +76,7 @@ from .store.systems import store_system, stored_design_states
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["AddedSystem", "add_system", "add_system_file", "system_measure"]
+__all__ = ["AddedSystem", "add_system", "add_system_file", "resumed_sampler", "system_measure"]
 
 #: Design states indexed by group, and the axis of the group in each (carried to the new groups).
 _GROUP_STATES = {"online-poisson": {"b_groups": 1, "pi_groups": 1}, "ais": {"q_group": 0}}
@@ -167,6 +174,7 @@ def add_system(session: Session, name: str, outputs: SystemOutputs) -> AddedSyst
                              "to it only before; use online-poisson (the default) to add systems later")
         sampler = session.design.start(pool, measure, rng=session.rng, budget=session.budget,
                                        oracle=session.oracle)
+        sampler = _with_earlier_proposals(session, sampler)
         regroup = _regrouping(session, sampler)
         if session.store is None:
             states = _from_now_on(session, [regroup(s) for s in _memory_states(session.sampler)])
@@ -179,14 +187,51 @@ def add_system(session: Session, name: str, outputs: SystemOutputs) -> AddedSyst
 
             stages, states = stored_design_states(session.store)
             config = session.store.config()
-            added = [*config.get("added_systems", []), {"name": name, "system": index, "stage": session.stage,
-                                                        "labels": session.n_labels, "created": time.time()}]
+            added = [*config.get("added_systems", []), {
+                "name": name, "system": index, "stage": session.stage, "labels": session.n_labels,
+                "created": time.time(), "measure_before": session.measure.spec()}]
             store_system(session.store, pool, {**config, "measure": measure.spec(), "added_systems": added},
                          stages, _from_now_on(session, [regroup(s) for s in states]),
                          _setup_tag() + dump_sampler(sampler))
             # the state a reopened file gives: labels replayed call by call, the carried states restored
             session.__dict__.update(type(session)._resume(session.store, None).__dict__)
     return _report(session, name, index, own)
+
+
+def _with_earlier_proposals(session: Session, sampler: Sampler) -> Sampler:
+    """``importance``: the new proposal drawn from, every draw weighted by the mixture of all the proposals
+    (:mod:`labelwise.designs.mixture`); other designs' samplers unchanged."""
+    if not isinstance(session.design, ImportanceDesign):
+        return sampler
+    old = session.sampler
+    phases = list(zip(old.starts.tolist(), old.proposals)) if isinstance(old, MixtureProposalSampler) else [
+        (0, old.q)]
+    return MixtureProposalSampler(sampler.pool, sampler.measure, sampler.oracle, sampler.rng,
+                                  [*phases, (session.stage, sampler.q)])
+
+
+def resumed_sampler(session: Session, config: dict) -> Sampler:
+    """The sampler of a reopened session whose design set-up was redone: ``importance``'s earlier proposals
+    rebuilt from the record of the systems added (each from the pool and measure before the addition)."""
+    added = config.get("added_systems", [])
+    if not added or not isinstance(session.design, ImportanceDesign):
+        return session.sampler
+    pool, firsts = session.pool, [0, *(record["stage"] for record in added)]
+    before = [session.design.proposal(_first_systems(pool, record["system"]), measure_from_spec(record["measure_before"]))
+              for record in added]
+    sampler = session.sampler
+    return MixtureProposalSampler(sampler.pool, sampler.measure, sampler.oracle, sampler.rng,
+                                  list(zip(firsts, [*before, sampler.q])))
+
+
+def _first_systems(pool: Pool, k: int) -> Pool:
+    """``pool`` with its first ``k`` systems."""
+    def take(a):
+        return None if a is None else a[:, :k]
+
+    return Pool.from_arrays(pool.item_ids, preds=take(pool.preds), scores=take(pool.scores), probs=take(pool.probs),
+                            labels=pool.labels, features=pool.features, system_names=pool.system_names[:k],
+                            n_classes=pool.n_classes, name=pool.name)
 
 
 def _regrouping(session: Session, new: Sampler):
