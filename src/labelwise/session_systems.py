@@ -27,9 +27,11 @@ for the session's measure extended to the new system, and the labels are
 replayed into it (``observe``), so later draws go where the extended
 measure is uncertain -- where the new system differs from the old ones.
 The draws already made keep the probabilities they were drawn with:
-importance-type designs store them with every draw (each draw's weight
-``p / q`` at its own proposal keeps every draw's weighted loss unbiased,
-so old and new draws average together), and the group-indexed states of
+``passive``, ``oasis`` and ``ais`` weigh every draw by ``p / q`` at its
+own proposal (each draw's weighted loss is unbiased, so old and new draws
+average together); ``importance`` weighs every draw by the mixture of its
+proposals, old and new (:mod:`labelwise.designs.mixture`: the joint
+weights of multiple importance sampling); and the group-indexed states of
 ``online-poisson`` (each round's inclusion probability per group) and
 ``ais`` (each batch's proposal per group) are carried to the new groups.
 Groups are (score block, loss key) and the extended measure's key refines
