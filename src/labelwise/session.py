@@ -48,7 +48,9 @@ from .ledger import DrawLedger, LabelError, Ledger, make_ledger, show_id
 from .measures import Measure, measure_from_spec
 from .measures.domain import over_judgeable
 from .pool import Pool
+from .pool.system_outputs import SystemOutputs
 from .progress import progress_bar
+from .session_systems import AddedSystem, add_system, resumed_sampler
 from .session_workflow import HandOut
 from .store import Store, StoreError
 from .store.answers import load_answers
@@ -179,7 +181,8 @@ class Session(HandOut):
         self = cls(pool, measure, design_from_spec(config["design"]), oracle=oracle, budget=config.get("budget"),
                    seed=rng, level=float(config.get("level", 0.95)), sampler=sampler)
         if sampler is None:  # redone (the file's was stored by other code): kept, before any label, for the
-            self._unsaved_setup = dump_sampler(self.sampler)  # next write, so later opens skip it again
+            self.sampler = resumed_sampler(self, config)  # next write, so later opens skip it again
+            self._unsaved_setup = dump_sampler(self.sampler)
         self._draw_parts = [draws] if len(draws) else []
         self.stage = int(draws.round.max()) + 1 if len(draws) else 0
         self.store, self._revision, self.deferred = store, revision, deferred
@@ -348,6 +351,26 @@ class Session(HandOut):
             self.ledger.record(answered, pos, y)
             self.sampler.observe(pos, y)
         return int(pos.size + again.sum())
+
+    def add_system(self, name: str, preds, scores=None, probs=None) -> AddedSystem:
+        """Add a system's outputs to the session: its measures are estimated from the labels already in, and
+        later draws go where it is under-covered (:mod:`labelwise.session_systems`).
+
+        Parameters
+        ----------
+        name : str
+            The new system's name (not one of the pool's).
+        preds : array-like, shape (N,)
+            Its predicted labels, in the pool's item order.
+        scores, probs : array-like, optional
+            Its scores and probabilities, as the pool's systems have them.
+
+        Returns
+        -------
+        AddedSystem
+            The new system's estimate, how many labels inform it and whether it is covered.
+        """
+        return add_system(self, name, SystemOutputs(preds, scores, probs))
 
     def sample(self) -> Sample:
         """The labeled prefix of the draws with their labels."""

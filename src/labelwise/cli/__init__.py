@@ -9,6 +9,7 @@ separate process)::
     labelwise estimate eval.lw                       # estimate with intervals
     labelwise skip eval.lw ID / exclude eval.lw ID / relabel eval.lw ID LABEL
     labelwise status eval.lw / export eval.lw --out all.csv
+    labelwise add-system eval.lw new_system.csv      # a new system, estimated from the labels in
 
 Simulation against ground truth: ``labelwise simulate --pool pool.csv ...``
 (its ``--json`` output is a stable contract) and ``labelwise demo``; systems
@@ -27,6 +28,7 @@ from .options import parse_params, parse_systems, parse_value
 from .serve_cmds import annotators, serve
 from .session_cmds import estimate, init, label, next_batch
 from .simulate_cmds import demo, simulate_cmd
+from .system_cmds import add_system
 from .workflow_cmds import exclude, export, relabel, skip, status
 
 __all__ = ["app", "parse_params", "parse_systems", "parse_value"]
@@ -49,6 +51,7 @@ app.command()(exclude)
 app.command()(relabel)
 app.command()(status)
 app.command()(export)
+app.command("add-system")(add_system)
 app.command()(demo)
 app.command("simulate")(simulate_cmd)
 app.command()(serve)

@@ -176,6 +176,9 @@ class OnlinePoissonSampler(Sampler):
         self._pi_groups: list[np.ndarray] = []  # label weights of each group's prediction, per round
         self._betas: list[float] = []  # power of each round's prediction (:meth:`_power`)
         self._reuse: list[tuple[Measure, np.ndarray | None]] = []  # other measures' group losses
+        # rounds weighted in the estimate: from the first drawn for the current measure (a system added
+        # to a session, :mod:`labelwise.session_systems`), the earlier ones' labels entering as known losses
+        self.first_round = 0
 
     def observe(self, items: np.ndarray, labels: np.ndarray) -> None:
         self.gm.observe(items, labels)
@@ -183,7 +186,8 @@ class OnlinePoissonSampler(Sampler):
     def state(self) -> dict:
         """The newest round: its size, its inclusion probability and the model's prediction per group."""
         return {"sizes": self._sizes[-1:], "b_groups": [b.tolist() for b in self._b_groups[-1:]],
-                "pi_groups": [p.tolist() for p in self._pi_groups[-1:]], "betas": self._betas[-1:]}
+                "pi_groups": [p.tolist() for p in self._pi_groups[-1:]], "betas": self._betas[-1:],
+                "first_round": self.first_round}
 
     def set_state(self, states: list[dict]) -> None:
         self._sizes = [int(n) for state in states for n in state.get("sizes", [])]
@@ -191,6 +195,7 @@ class OnlinePoissonSampler(Sampler):
         # sessions written before the difference estimator have no predictions: they keep Horvitz-Thompson
         self._pi_groups = [np.asarray(p, dtype=float) for state in states for p in state.get("pi_groups", [])]
         self._betas = [float(b) for state in states for b in state.get("betas", [])]
+        self.first_round = max((int(state.get("first_round", 0)) for state in states), default=0)
 
     def draw(self, n_new: int, labeled: np.ndarray) -> Draws:
         """Round r: water-filling inclusion probabilities over unlabeled items, exactly ``n_new`` drawn."""
@@ -257,7 +262,7 @@ class OnlinePoissonSampler(Sampler):
             predicted = M[:, group].transpose(1, 0, 2)  # (n, rounds, d)
             predicted_unlabeled = np.einsum("rg,rgd->rd", self._unlabeled_by_round(d.round, group, n_rounds), M)
         R, cov, w, J = rounds_moments(measure, losses, d.round, b_rounds[:, group].T, N, self.design.gamma,
-                                      predicted, predicted_unlabeled)
+                                      predicted, predicted_unlabeled, self.first_round)
         if self.stochastic:  # each label's noise, with coefficient c_n (module docstring)
             later = 1.0 - np.cumsum(w)  # sum of the weights of the rounds after each one
             c = w[d.round] / b_rounds[d.round, group] + later[d.round]

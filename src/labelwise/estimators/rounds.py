@@ -30,7 +30,7 @@ from ..measures import Measure
 __all__ = ["round_weights", "rounds_moments", "rounds_plugin_covariance"]
 
 
-def round_weights(counts: np.ndarray, gamma: float) -> np.ndarray:
+def round_weights(counts: np.ndarray, gamma: float, first_round: int = 0) -> np.ndarray:
     """Weights ``w_r ∝ n_r m_r^gamma`` of the rounds, summing to one.
 
     Parameters
@@ -39,16 +39,23 @@ def round_weights(counts: np.ndarray, gamma: float) -> np.ndarray:
         Labels of each round (``n_r``).
     gamma : float
         Trust in later rounds (0: equal weight per label).
+    first_round : int
+        Rounds before it get weight 0 once a round from it on has labels
+        (their labels still enter every later round's total, as known
+        losses): fixed before those rounds are drawn, this keeps the
+        estimate unbiased.
     """
     counts = np.asarray(counts, dtype=float)
     a = counts * np.cumsum(counts) ** gamma
+    if a[first_round:].sum() > 0:
+        a[:first_round] = 0.0
     total = a.sum()
     return a / total if total > 0 else np.full(a.size, 1.0 / a.size)  # no labels yet: equal weights
 
 
 def rounds_moments(measure: Measure, losses: np.ndarray, rounds: np.ndarray, inclusion: np.ndarray,
                    n_items: int, gamma: float, predicted: np.ndarray | None = None,
-                   predicted_unlabeled: np.ndarray | None = None,
+                   predicted_unlabeled: np.ndarray | None = None, first_round: int = 0,
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Round-weighted estimate of R and the labeled items' part of the covariance of G-hat.
 
@@ -85,6 +92,8 @@ def rounds_moments(measure: Measure, losses: np.ndarray, rounds: np.ndarray, inc
     predicted_unlabeled : ndarray, shape (rounds, d), optional
         Sum of ``m_rn`` over the items unlabeled at the start of round ``r``
         (required with ``predicted``).
+    first_round : int
+        Rounds before it get weight 0 once a later one has labels (:func:`round_weights`).
 
     Returns
     -------
@@ -111,7 +120,7 @@ def rounds_moments(measure: Measure, losses: np.ndarray, rounds: np.ndarray, inc
     before = np.cumsum(known, axis=0) - known
     if predicted_unlabeled is not None:
         before = before + predicted_unlabeled
-    w = round_weights(counts, gamma)
+    w = round_weights(counts, gamma, first_round)
     R = w @ (before + sampled) / n_items
     J = measure.finite_jacobian(R)
     # an item labeled in round rho was unlabeled (and uncertain) in rounds 0..rho
