@@ -31,6 +31,7 @@ _PUBLIC = {
     **dict.fromkeys(("SimulationResult", "simulate", "true_value"), ".simulate"),
     "StoreError": ".store",
     "OnDemandConfig": ".ondemand",
+    "EnginePool": ".engines",
 }
 
 
@@ -72,6 +73,7 @@ __all__ = [
     "CallableOracle",
     "CustomMeasure",
     "Design",
+    "EnginePool",
     "Estimate",
     "FBeta",
     "FileOracle",
