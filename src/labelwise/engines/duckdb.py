@@ -33,6 +33,7 @@ class DuckDBSource(SqlSource):
         The column options of :func:`~labelwise.engines.columns.resolve_columns`.
     """
 
+    engine = "duckdb"
     dialect = DUCKDB
 
     def __init__(self, files: list[Path], *, memory_limit: str = "1GB", threads: int | None = None, **columns):

@@ -34,11 +34,14 @@ class PoolSource(ABC):
 
     Attributes
     ----------
+    engine : str
+        ``"memory"``, ``"duckdb"`` or ``"spark"``.
     columns : EngineColumns
     where : str
         How messages name the pool (its files).
     """
 
+    engine: str
     columns: EngineColumns
     where: str
 
@@ -69,6 +72,8 @@ class PoolSource(ABC):
 
 class MemorySource(PoolSource):
     """An in-memory binary :class:`~labelwise.Pool` with integer ids, run through the engine designs."""
+
+    engine = "memory"
 
     def __init__(self, pool: Pool):
         if pool.n_classes != 2 or pool.label_names:
