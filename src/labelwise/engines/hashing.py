@@ -116,7 +116,7 @@ def _mix32_stages(x: str, d: SqlDialect) -> list[str]:
 
 
 def uniform_sql(source: str, id_col: str, seed: int, carry: list[str], dialect: SqlDialect,
-                out: str = "_u") -> str:
+                out: str = "_u", bound: str | None = None) -> str:
     """A query adding ``out = H(id_col, seed)`` (a DOUBLE) to the rows of ``source``.
 
     Parameters
@@ -130,6 +130,10 @@ def uniform_sql(source: str, id_col: str, seed: int, carry: list[str], dialect: 
         Columns of ``source`` to keep (``id_col`` among them if wanted).
     dialect : SqlDialect
         :data:`DUCKDB` or :data:`SPARK`.
+    bound : str, optional
+        A column among ``carry``: only rows with ``out < bound`` are wanted.
+        Since ``u >= a / 2^32``, rows with ``a >= bound * 2^32`` are dropped
+        before ``b`` is computed, which halves the work when few rows are kept.
 
     Each step of the hash is one nested projection, so an expression never
     repeats a sub-expression (engines merge the projections into one scan).
@@ -145,12 +149,18 @@ def uniform_sql(source: str, id_col: str, seed: int, carry: list[str], dialect: 
         nonlocal query
         query = f"SELECT {kept}, " + ", ".join(f"{e} AS {n}" for n, e in exprs.items()) + f" FROM ({query}) _s"
 
-    # a: mix32(lo ^ mix32(hi ^ a0)); b: mix32(hi ^ mix32(lo ^ b0)), both computed side by side
-    stage({"_a": dialect.xor("_hi", str(a0)), "_b": dialect.xor("_lo", str(b0))}, with_words)
-    for step_a, step_b in zip(_mix32_stages("_a", dialect), _mix32_stages("_b", dialect)):
-        stage({"_a": step_a, "_b": step_b}, with_words)
-    stage({"_a": dialect.xor("_lo", "_a"), "_b": dialect.xor("_hi", "_b")}, with_words)
-    for step_a, step_b in zip(_mix32_stages("_a", dialect), _mix32_stages("_b", dialect)):
-        stage({"_a": step_a, "_b": step_b}, with_words)
-    combined = f"CAST(({dialect.shift_left('_a', 21)} + {dialect.shift_right('_b', 11)}) AS DOUBLE) / 9007199254740992.0"
+    def mix(name: str, first: str, second: str, seed_word: int, kept: str) -> None:
+        """``name = mix32(second xor mix32(first xor seed_word))`` (module docstring)."""
+        stage({name: dialect.xor(first, str(seed_word))}, kept)
+        for step in _mix32_stages(name, dialect):
+            stage({name: step}, kept)
+        stage({name: dialect.xor(second, name)}, kept)
+        for step in _mix32_stages(name, dialect):
+            stage({name: step}, kept)
+
+    mix("_a", "_hi", "_lo", a0, with_words)
+    if bound is not None:
+        query = f"SELECT * FROM ({query}) _f WHERE CAST(_a AS DOUBLE) < {bound} * CAST({2**32} AS DOUBLE)"
+    mix("_b", "_lo", "_hi", b0, f"{with_words}, _a")
+    combined = f"CAST(({dialect.shift_left('_a', 21)} + {dialect.shift_right('_b', 11)}) AS DOUBLE) / CAST({2**53} AS DOUBLE)"
     return f"SELECT {keep}, {combined} AS {out} FROM ({query}) _h"

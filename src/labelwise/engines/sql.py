@@ -71,10 +71,11 @@ def checked_columns(cols: EngineColumns) -> list[str]:
 
 def draw_query(source: str, cols: EngineColumns, plan_table: str, seed: int, d: SqlDialect) -> str:
     """Rows ``(item_id, u, b)`` of the items with ``u < b``; ``plan_table`` has columns ``block`` and ``b``."""
-    keyed = f"SELECT {d.quote(cols.id)} AS item_id, {_key_sql(cols, d, _prior_sql(cols, d))} AS block FROM {source}"
-    hashed = uniform_sql(keyed, "item_id", seed, ["item_id", "block"], d, out="u")
-    return (f"SELECT h.item_id AS item_id, h.u AS u, p.b AS b FROM ({hashed}) h "
-            f"JOIN {plan_table} p ON h.block = p.block WHERE h.u < p.b")
+    keyed = (f"SELECT k.item_id AS item_id, p.b AS b FROM (SELECT {d.quote(cols.id)} AS item_id, "
+             f"{_key_sql(cols, d, _prior_sql(cols, d))} AS block FROM {source}) k "
+             f"JOIN {plan_table} p ON k.block = p.block")
+    hashed = uniform_sql(keyed, "item_id", seed, ["item_id", "b"], d, out="u", bound="b")
+    return f"SELECT item_id, u, b FROM ({hashed}) h WHERE u < b"
 
 
 def rows_query(source: str, cols: EngineColumns, ids_table: str, d: SqlDialect) -> str:
