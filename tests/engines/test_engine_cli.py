@@ -98,3 +98,22 @@ def test_user_errors_are_one_line(files, tmp_path):
     pd.DataFrame({"item_id": [123456789], "label": [1]}).to_csv(tmp_path / "l.csv", index=False)
     result = invoke("label", session, tmp_path / "l.csv")
     assert result.exit_code == 1 and "was not handed out" in result.output
+
+
+def test_simulate_engine_equals_the_pool_in_memory(parquet_pool, pool):
+    from labelwise import make_measure, true_value
+    from labelwise.engines.simulate import simulate_engine
+
+    result = invoke("simulate", "--pool", parquet_pool, "--engine", "duckdb", "--design", "poisson", "--budget", 300,
+                    "--repeats", 3, "--checkpoints", "100,300", "--json", "--seed", 2)
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.stdout)
+    assert got["true_value"] == pytest.approx(true_value(pool, make_measure("f1", pool))[0], rel=1e-12)
+    memory = EnginePool.from_pool(pool)
+    expected = simulate_engine(memory, memory.measure("f1"), make_design("poisson"), budget=300, repeats=3, seed=2,
+                               checkpoints=[100, 300]).to_dict()
+    for a, b in zip(got["checkpoints"], expected["checkpoints"]):
+        assert a["mse"] == pytest.approx(b["mse"], rel=1e-9) and a["coverage"] == b["coverage"]
+    result = invoke("simulate", "--pool", parquet_pool, "--engine", "duckdb", "--measure", "brier", "--budget", 100,
+                    "--repeats", 1)
+    assert result.exit_code == 1 and "depends on the scores" in result.output

@@ -24,7 +24,7 @@ from .options import (
 )
 from .render import estimate_table, print_json, rich_console
 
-__all__ = ["engine_estimate", "engine_init", "engine_label", "engine_next"]
+__all__ = ["engine_estimate", "engine_init", "engine_label", "engine_next", "engine_simulate"]
 
 #: The design an engine session uses unless told otherwise (online-poisson needs per-item state).
 ENGINE_DEFAULT_DESIGN = "poisson"
@@ -35,11 +35,20 @@ def _column_option(value: str) -> str | list[str]:
     return parts[0] if len(parts) == 1 else parts
 
 
+def _design(design: str | None, param: list[str] | None):
+    """The design named (``default``: :data:`ENGINE_DEFAULT_DESIGN`) with its ``--param`` settings."""
+    from ..designs import make_design
+
+    settings, oracle = design_settings(param)
+    if oracle not in (None, "deterministic"):
+        raise UserError("--param oracle=stochastic: engine pools label each item once; drop the option")
+    return make_design(design if design not in (None, "default") else ENGINE_DEFAULT_DESIGN, **settings)
+
+
 def engine_init(pool_files: list[Path], session: Path, *, engine: str, measure: str, design: str | None,
                 param: list[str] | None, seed: int, systems: str, level: float, budget: int | None,
                 spark_master: str | None, id_col: str, pred_col: str, score_col: str, prob_col: str) -> None:
     """Create an engine session: summarise the pool, plan the design for ``budget`` labels, draw the sample."""
-    from ..designs import make_design
     from ..engines import EnginePool, EngineSession
 
     check_level(level)
@@ -49,10 +58,7 @@ def engine_init(pool_files: list[Path], session: Path, *, engine: str, measure: 
     if session.exists():
         raise UserError(f"session file {str(session)!r} already exists; `labelwise next` continues it, or choose "
                         "another path")
-    settings, oracle = design_settings(param)
-    if oracle not in (None, "deterministic"):
-        raise UserError("--param oracle=stochastic: engine sessions label each item once; drop the option")
-    chosen = make_design(design if design not in (None, "default") else ENGINE_DEFAULT_DESIGN, **settings)
+    chosen = _design(design, param)
     pool = EnginePool.open([str(p) for p in pool_files], engine, spark_master=spark_master, id_col=id_col,
                            pred_cols=_column_option(pred_col), prob_cols=_column_option(prob_col),
                            score_cols=_column_option(score_col))
@@ -118,3 +124,17 @@ def engine_estimate(session: Path, measure: str | None, systems: str | None, lev
             print_json(estimate_record(est, target.name, 0))
         else:
             rich_console().print(estimate_table(est, f"{target.name} on {s.meta['name']}"))
+
+
+def engine_simulate(pool_file: Path, engine: str, measure: str, design: str | None, param: list[str] | None,
+                    budget: int, repeats: int, seed: int, checkpoints: list[int] | None, level: float, systems: str,
+                    progress: bool, **columns):
+    """``simulate --engine``: :func:`~labelwise.engines.simulate.simulate_engine` on a Parquet pool."""
+    from ..engines import EnginePool
+    from ..engines.simulate import simulate_engine
+
+    pool = EnginePool.open(str(pool_file), engine, **{k: _column_option(v) if k != "id_col" and k != "label_col"
+                                                      else v for k, v in columns.items()})
+    return simulate_engine(pool, pool.measure(measure, parse_systems(systems)), _design(design, param),
+                           budget=budget, repeats=repeats, seed=seed, checkpoints=checkpoints, level=level,
+                           progress=progress)

@@ -19,7 +19,7 @@ from .blocks import BlockSummary, block_keys, memory_prior, summarize_keys
 from .columns import EngineColumns
 from .hashing import SqlDialect, item_uniform
 from .plan import Plan, PlannedSample, hand_out_order
-from .sql import checked_columns, draw_query, rows_query, summary_query
+from .sql import checked_columns, draw_query, rows_query, summary_query, truth_query
 
 __all__ = ["MemorySource", "PoolSource", "SqlSource"]
 
@@ -64,10 +64,22 @@ class PoolSource(ABC):
 
     def labels(self, item_ids: np.ndarray) -> np.ndarray:
         """Ground truth of ``item_ids`` from the label column (simulations)."""
+        self._require_labels()
+        return self.rows(item_ids)[self.columns.label].to_numpy().astype(np.int64)
+
+    def truth_counts(self) -> pd.DataFrame:
+        """One pass: items per block and ground-truth label, columns ``block``, ``label``, ``n`` (simulations)."""
+        self._require_labels()
+        return self._truth_counts()
+
+    @abstractmethod
+    def _truth_counts(self) -> pd.DataFrame:
+        """:meth:`truth_counts` once the label column is known to exist."""
+
+    def _require_labels(self) -> None:
         if self.columns.label is None:
             raise PoolError(f"{self.where}: no label column; simulations need ground truth (name it with "
                             "--label-col)")
-        return self.rows(item_ids)[self.columns.label].to_numpy().astype(np.int64)
 
 
 class MemorySource(PoolSource):
@@ -101,6 +113,10 @@ class MemorySource(PoolSource):
         u = item_uniform(self.pool.item_ids, seed)
         hit = np.flatnonzero(u < b)
         return _planned(self.pool.item_ids[hit], u[hit], b[hit], n_items)
+
+    def _truth_counts(self) -> pd.DataFrame:
+        frame = pd.DataFrame({"block": self._keys(), "label": self.pool.labels.astype(np.int64)})
+        return frame.groupby(["block", "label"]).size().rename("n").reset_index()
 
     def rows(self, item_ids: np.ndarray) -> pd.DataFrame:
         from ..pool import batch_frame
@@ -145,6 +161,9 @@ class SqlSource(PoolSource):
         return BlockSummary(frame["block"].to_numpy(np.int64), frame["n"].to_numpy(np.int64),
                             frame["prior_sum"].to_numpy(float), len(self.columns.system_names),
                             bool(self.columns.preds))
+
+    def _truth_counts(self) -> pd.DataFrame:
+        return self.query(truth_query(self.table, self.columns, self.dialect))
 
     def sample(self, plan: Plan, seed: int, n_items: int) -> PlannedSample:
         self.register("lw_plan", pd.DataFrame({"block": plan.blocks, "b": plan.inclusion}))

@@ -81,3 +81,9 @@ def draw_query(source: str, cols: EngineColumns, plan_table: str, seed: int, d: 
 def rows_query(source: str, cols: EngineColumns, ids_table: str, d: SqlDialect) -> str:
     """Every column of the rows whose id is in ``ids_table`` (column ``item_id``)."""
     return f"SELECT * FROM {source} WHERE {d.quote(cols.id)} IN (SELECT item_id FROM {ids_table})"
+
+
+def truth_query(source: str, cols: EngineColumns, d: SqlDialect) -> str:
+    """Rows ``(block, label, n)``: items per block and ground-truth label (simulations)."""
+    key = _key_sql(cols, d, _prior_sql(cols, d))
+    return f"SELECT {key} AS block, CAST({d.quote(cols.label)} AS BIGINT) AS label, COUNT(*) AS n FROM {source} GROUP BY 1, 2"
