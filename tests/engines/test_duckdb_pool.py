@@ -93,3 +93,13 @@ def test_fingerprint_follows_the_content(pool, tmp_path):
     assert EnginePool.open(path).fingerprint() != first
     pd.concat([frame, frame.head(1)]).to_parquet(path, index=False)
     assert EnginePool.open(path).fingerprint() != first
+
+
+def test_pool_from_parquet_in_memory_or_through_an_engine(parquet_pool, engines):
+    from labelwise import Pool
+
+    in_memory = Pool.from_parquet(parquet_pool)  # two files, concatenated
+    through = Pool.from_parquet(parquet_pool, engine="duckdb")
+    assert isinstance(through, EnginePool) and in_memory.n_items == through.n_items == 20_000
+    plan = through.plan(make_design("poisson"), through.measure("f1"), 300)
+    assert np.array_equal(EnginePool.from_pool(in_memory).sample(plan, 4).item_ids, through.sample(plan, 4).item_ids)

@@ -30,11 +30,6 @@ __all__ = ["engine_estimate", "engine_init", "engine_label", "engine_next", "eng
 ENGINE_DEFAULT_DESIGN = "poisson"
 
 
-def _column_option(value: str) -> str | list[str]:
-    parts = [p.strip() for p in value.split(",") if p.strip()]
-    return parts[0] if len(parts) == 1 else parts
-
-
 def _design(design: str | None, param: list[str] | None):
     """The design named (``default``: :data:`ENGINE_DEFAULT_DESIGN`) with its ``--param`` settings."""
     from ..designs import make_design
@@ -47,8 +42,11 @@ def _design(design: str | None, param: list[str] | None):
 
 def engine_init(pool_files: list[Path], session: Path, *, engine: str, measure: str, design: str | None,
                 param: list[str] | None, seed: int, systems: str, level: float, budget: int | None,
-                spark_master: str | None, id_col: str, pred_col: str, score_col: str, prob_col: str) -> None:
-    """Create an engine session: summarise the pool, plan the design for ``budget`` labels, draw the sample."""
+                spark_master: str | None, columns: dict) -> None:
+    """Create an engine session: summarise the pool, plan the design for ``budget`` labels, draw the sample.
+
+    ``columns`` are the column options (:func:`~labelwise.cli.options.pool_columns`).
+    """
     from ..engines import EnginePool, EngineSession
 
     check_level(level)
@@ -59,9 +57,7 @@ def engine_init(pool_files: list[Path], session: Path, *, engine: str, measure: 
         raise UserError(f"session file {str(session)!r} already exists; `labelwise next` continues it, or choose "
                         "another path")
     chosen = _design(design, param)
-    pool = EnginePool.open([str(p) for p in pool_files], engine, spark_master=spark_master, id_col=id_col,
-                           pred_cols=_column_option(pred_col), prob_cols=_column_option(prob_col),
-                           score_cols=_column_option(score_col))
+    pool = EnginePool.open([str(p) for p in pool_files], engine, spark_master=spark_master, **columns)
     with progress_bar(sys.stderr.isatty(), 2, f"{engine}: passes over the pool (summary, sample)") as update:
         _ = pool.summary
         update(1)
@@ -128,13 +124,15 @@ def engine_estimate(session: Path, measure: str | None, systems: str | None, lev
 
 def engine_simulate(pool_file: Path, engine: str, measure: str, design: str | None, param: list[str] | None,
                     budget: int, repeats: int, seed: int, checkpoints: list[int] | None, level: float, systems: str,
-                    progress: bool, **columns):
-    """``simulate --engine``: :func:`~labelwise.engines.simulate.simulate_engine` on a Parquet pool."""
+                    progress: bool, columns: dict):
+    """``simulate --engine``: :func:`~labelwise.engines.simulate.simulate_engine` on a Parquet pool.
+
+    ``columns`` are the column options (:func:`~labelwise.cli.options.pool_columns` and ``label_col``).
+    """
     from ..engines import EnginePool
     from ..engines.simulate import simulate_engine
 
-    pool = EnginePool.open(str(pool_file), engine, **{k: _column_option(v) if k != "id_col" and k != "label_col"
-                                                      else v for k, v in columns.items()})
+    pool = EnginePool.open(str(pool_file), engine, **columns)
     return simulate_engine(pool, pool.measure(measure, parse_systems(systems)), _design(design, param),
                            budget=budget, repeats=repeats, seed=seed, checkpoints=checkpoints, level=level,
                            progress=progress)

@@ -90,7 +90,7 @@ def init(
         with user_errors():
             return engine_init(pool_files, session, engine=engine, measure=measure, design=design, param=param,
                                seed=seed, systems=systems, level=level, budget=budget, spark_master=spark_master,
-                               id_col=id_col, pred_col=pred_col, score_col=score_col, prob_col=prob_col)
+                               columns=pool_columns(id_col, pred_col, score_col, prob_col))
     from ..designs import DEFAULT
     from ..measures import make_measure
     from ..pool import Pool, read_pool_file

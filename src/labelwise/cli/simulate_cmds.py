@@ -152,8 +152,8 @@ def simulate_cmd(
             from .engine_cmds import engine_simulate
 
             result = engine_simulate(pool_file, engine, measure, design, param, budget, repeats, seed, marks, level,
-                                     systems, show, id_col=id_col, pred_cols=pred_col, score_cols=score_col,
-                                     prob_cols=prob_col, label_col=label_col)
+                                     systems, show, {**pool_columns(id_col, pred_col, score_col, prob_col),
+                                                     "label_col": label_col})
             return print_json(result.to_dict()) if as_json else rich_console().print(simulation_table(result))
         pool = Pool.from_file(pool_file, label_col=label_col,
                               **pool_columns(id_col, pred_col, score_col, prob_col, multilabel))

@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 import pandas as pd
 
-from ..pool import Outputs, Pool, PoolError
+from ..pool import Outputs, Pool, PoolError, batch_frame
 from .blocks import BlockSummary, block_keys, memory_prior, summarize_keys
 from .columns import EngineColumns
 from .hashing import SqlDialect, item_uniform
@@ -119,8 +119,6 @@ class MemorySource(PoolSource):
         return frame.groupby(["block", "label"]).size().rename("n").reset_index()
 
     def rows(self, item_ids: np.ndarray) -> pd.DataFrame:
-        from ..pool import batch_frame
-
         frame = batch_frame(self.pool, item_ids).drop(columns="label")
         if self.pool.labels is not None:
             frame["label"] = self.pool.labels[self.pool.positions(item_ids)]
