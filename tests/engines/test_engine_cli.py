@@ -70,6 +70,8 @@ def test_pending_items_come_first(files, tmp_path):
     again = pd.read_csv(pd.io.common.StringIO(invoke("next", session, "-n", 15).stdout))
     assert again["item_id"].tolist()[:10] == first["item_id"].tolist()
     assert len(set(again["item_id"])) == 15
+    fresh = pd.read_csv(pd.io.common.StringIO(invoke("next", session, "-n", 5, "--new").stdout))
+    assert not set(fresh["item_id"]) & set(again["item_id"]) and len(fresh) == 5
 
 
 def test_a_changed_pool_is_refused_in_one_line(files, pool, tmp_path):

@@ -73,13 +73,14 @@ def engine_init(pool_files: list[Path], session: Path, *, engine: str, measure: 
         typer.echo(f"  sample:  {len(s.sample)} items planned for a budget of {budget}")
 
 
-def engine_next(session: Path, batch_size: int, out: Path | None) -> None:
-    """Hand out a batch: pending items first, then the next of the planned sample, rows read from the engine."""
+def engine_next(session: Path, batch_size: int, out: Path | None, new_only: bool) -> None:
+    """Hand out a batch: pending items first (unless ``new_only``), then the next of the planned sample, rows
+    read from the engine."""
     from ..engines import EngineSession
     from ..pool import write_batch
 
     with EngineSession.open(session) as s:
-        frame, fresh = s.hand_out(batch_size)
+        frame, fresh = s.hand_out(batch_size, new_only)
         write_batch(frame, out)
         where = f" written to {str(out)!r}" if out is not None else ""
         typer.echo(f"{len(frame)} items to label{where}: {len(frame) - fresh} pending from earlier, {fresh} new",

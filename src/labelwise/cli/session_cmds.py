@@ -159,7 +159,7 @@ def next_batch(
     """
     if is_engine_session(session):
         with user_errors():
-            return engine_next(session, batch_size, out)
+            return engine_next(session, batch_size, out, new)
     from ..pool import batch_frame, write_batch
     from ..session import Session
 

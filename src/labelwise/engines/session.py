@@ -176,13 +176,13 @@ class EngineSession:
         return np.array([r[0] for r in rows], dtype=np.int64)
 
     # ------------------------------------------------------------------ steps
-    def hand_out(self, n: int) -> tuple[pd.DataFrame, int]:
-        """Up to ``n`` items to label: pending ones first, then the next of the sample.
+    def hand_out(self, n: int, new_only: bool = False) -> tuple[pd.DataFrame, int]:
+        """Up to ``n`` items to label: pending ones first (none with ``new_only``), then the next of the sample.
 
         Returns the batch (``item_id``, an empty ``label`` column, then every
         other column of the pool's rows) and how many of them are new.
         """
-        pending = self.pending()[:n]
+        pending = np.empty(0, np.int64) if new_only else self.pending()[:n]
         start = int(self.meta["handed"])
         new = self.sample.item_ids[start:start + n - pending.size]
         ids = np.concatenate([pending, new])
