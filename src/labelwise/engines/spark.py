@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from itertools import count
 from pathlib import Path
 
@@ -9,11 +11,18 @@ import pandas as pd
 
 from .columns import EngineColumns, resolve_columns
 from .hashing import SPARK
+from .plan import Plan, PlannedSample
 from .source import SqlSource
 
 __all__ = ["SparkSource", "spark_session"]
 
 _views = count()
+
+#: Optimizer rules that push a filter below the projections it reads, substituting their expressions: on the
+#: nested hash stages (:func:`~labelwise.engines.hashing.uniform_sql`) that substitution repeats each stage's
+#: input, the generated code outgrows the JVM's method limit and the draw runs interpreted, five times slower.
+_PUSHDOWN_RULES = ",".join(f"org.apache.spark.sql.catalyst.optimizer.{rule}" for rule in
+                           ("PushDownPredicates", "PushPredicateThroughNonJoin", "PushPredicateThroughJoin"))
 
 
 def spark_session(master: str | None = None):
@@ -56,3 +65,21 @@ class SparkSource(SqlSource):
 
     def register(self, name: str, frame: pd.DataFrame) -> None:
         self.spark.createDataFrame(frame).createOrReplaceTempView(name)
+
+    def sample(self, plan: Plan, seed: int, n_items: int) -> PlannedSample:
+        with self._without_pushdown():
+            return super().sample(plan, seed, n_items)
+
+    @contextmanager
+    def _without_pushdown(self) -> Iterator[None]:
+        """:data:`_PUSHDOWN_RULES` off for the draw, the session's setting restored afterwards."""
+        key = "spark.sql.optimizer.excludedRules"
+        before = self.spark.conf.get(key, None)
+        self.spark.conf.set(key, ",".join(filter(None, [before, _PUSHDOWN_RULES])))
+        try:
+            yield
+        finally:
+            if before is None:
+                self.spark.conf.unset(key)
+            else:
+                self.spark.conf.set(key, before)
