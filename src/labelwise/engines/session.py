@@ -182,13 +182,15 @@ class EngineSession:
         Returns the batch (``item_id``, an empty ``label`` column, then every
         other column of the pool's rows) and how many of them are new.
         """
-        pending = np.empty(0, np.int64) if new_only else self.pending()[:n]
-        start = int(self.meta["handed"])
-        new = self.sample.item_ids[start:start + n - pending.size]
-        ids = np.concatenate([pending, new])
-        rows = self.pool.rows(ids) if ids.size else pd.DataFrame(columns=[self.columns.id])
         c = self.columns
+        # the write lock first, then what was handed out: concurrent `next` commands never hand out an item twice
         with transaction(self.conn):
+            stored = self.conn.execute(f"SELECT value FROM {MARKER_TABLE} WHERE key = 'handed'").fetchone()[0]
+            self.meta["handed"] = start = int(json.loads(stored))
+            pending = np.empty(0, np.int64) if new_only else self.pending()[:n]
+            new = self.sample.item_ids[start:start + n - pending.size]
+            ids = np.concatenate([pending, new])
+            rows = self.pool.rows(ids) if ids.size else pd.DataFrame(columns=[c.id, *c.outputs])
             self.conn.executemany("INSERT OR REPLACE INTO outputs VALUES (?, ?)",
                                   zip(ids.tolist(), (json.dumps(v) for v in rows[list(c.outputs)].values.tolist())))
             self.meta["handed"] = start + new.size
@@ -218,6 +220,10 @@ class EngineSession:
         if bad.any():
             raise ValueError(f"labels: label {labels[int(np.flatnonzero(bad)[0])]!r} of item {ids[bad][0]} is not "
                              "0 or 1")
+        twice = pd.Series(values).groupby(ids).nunique() > 1
+        if twice.any():
+            raise ValueError(f"labels: item {twice.index[twice.to_numpy()][0]} has two different labels in the file; "
+                             "keep one")
         handed = pd.Index(self.sample.item_ids[:self.meta["handed"]])
         unknown = ids[handed.get_indexer(ids) < 0]
         if unknown.size:
