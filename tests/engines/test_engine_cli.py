@@ -104,6 +104,8 @@ def test_user_errors_are_one_line(files, tmp_path):
     pd.DataFrame({"item_id": [first, first], "label": [0, 1]}).to_csv(tmp_path / "l.csv", index=False)
     result = invoke("label", session, tmp_path / "l.csv")
     assert result.exit_code == 1 and "two different labels" in result.output
+    result = invoke("status", session)
+    assert result.exit_code == 1 and "engine pool" in result.output and len(result.output.strip().splitlines()) == 1
 
 
 def test_simulate_engine_equals_the_pool_in_memory(parquet_pool, pool):
