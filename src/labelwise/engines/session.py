@@ -74,7 +74,7 @@ class EngineSession:
         meta = {"engine": pool.source.engine, "files": [str(f) for f in pool.files], "name": pool.name,
                 "n_items": pool.n_items, "fingerprint": pool.fingerprint(), "columns": pool.source.columns.to_json(),
                 "measure": measure, "systems": systems, "design": design.spec(), "budget": budget, "seed": seed,
-                "level": level, "handed": 0}
+                "level": level, "handed": 0, "spark_master": getattr(pool.source, "master", None)}
         try:
             conn = connect(path)
             with transaction(conn):
@@ -129,6 +129,7 @@ class EngineSession:
         if self._pool is None:
             c = self.columns
             self._pool = EnginePool.open(self.meta["files"], self.meta["engine"], name=self.meta["name"],
+                                         spark_master=self.meta.get("spark_master"),
                                          id_col=c.id, pred_cols=list(c.preds), prob_cols=list(c.probs),
                                          score_cols=list(c.scores), label_col=c.label, system_names=c.system_names)
         return self._pool

@@ -53,6 +53,8 @@ class SparkSource(SqlSource):
 
     def __init__(self, files: list[Path], *, spark=None, master: str | None = None, **columns):
         self.spark = spark or spark_session(master)
+        #: where the session runs (stored with an engine session, to reopen it there)
+        self.master: str = self.spark.sparkContext.master
         self.files = files
         self.where = f"pool file {str(files[0])!r}" + (f" (and {len(files) - 1} more)" if len(files) > 1 else "")
         frame = self.spark.read.parquet(*(str(f) for f in files))
