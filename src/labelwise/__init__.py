@@ -32,6 +32,7 @@ _PUBLIC = {
     **dict.fromkeys(("SimulationResult", "simulate", "true_value"), ".simulate"),
     "StoreError": ".store",
     "OnDemandConfig": ".ondemand",
+    "EnginePool": ".engines",
 }
 
 
@@ -75,6 +76,7 @@ __all__ = [
     "CallableOracle",
     "CustomMeasure",
     "Design",
+    "EnginePool",
     "Estimate",
     "FBeta",
     "FileOracle",

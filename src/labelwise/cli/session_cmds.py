@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Annotated
 import numpy as np
 import typer
 
+from ..engines.marker import is_engine_session
 from ..session_report import cached_estimate, estimate_record, save_estimate
 from ..store import Store
+from .engine_cmds import engine_estimate, engine_init, engine_label, engine_next
 from .options import (
     DESIGNS_HELP,
     MEASURES_HELP,
@@ -53,7 +55,8 @@ __all__ = ["estimate", "init", "label", "next_batch"]
 
 # --------------------------------------------------------------------------- init
 def init(
-    pool_file: Annotated[Path, typer.Argument(help="Pool of unlabeled items: CSV (.csv, .csv.gz, .tsv) or Parquet.")],
+    pool_files: Annotated[list[Path], typer.Argument(
+        help="Pool of unlabeled items: CSV (.csv, .csv.gz, .tsv) or Parquet; with --engine, Parquet files or globs.")],
     session: Annotated[Path, typer.Option("--session", "-s", help="Session file to create.")],
     measure: MeasureOpt = "f1",
     design: Annotated[str | None, typer.Option(
@@ -68,6 +71,12 @@ def init(
     score_col: ScoreCol = "score",
     prob_col: ProbCol = "prob",
     multilabel: MultiLabelOpt = None,
+    engine: Annotated[str, typer.Option("--engine", help="memory (default), or duckdb|spark: the pool stays in its "
+                                        "Parquet files, the session references it.")] = "memory",
+    budget: Annotated[int | None, typer.Option("--budget", help="With --engine: labels the sample is planned "
+                                               "for.")] = None,
+    spark_master: Annotated[str | None, typer.Option("--spark-master", help="With --engine spark: e.g. local[2] "
+                                                     "or spark://host:7077 (default local[*]).")] = None,
 ) -> None:
     """Create a labeling session for a pool, a target measure and a sampling design.
 
@@ -77,6 +86,11 @@ def init(
     online-poisson; for multi-label pools it is importance, which estimates
     micro-F1 better there (benchmarks/multilabel.py).
     """
+    if engine != "memory":
+        with user_errors():
+            return engine_init(pool_files, session, engine=engine, measure=measure, design=design, param=param,
+                               seed=seed, systems=systems, level=level, budget=budget, spark_master=spark_master,
+                               columns=pool_columns(id_col, pred_col, score_col, prob_col))
     from ..designs import DEFAULT
     from ..measures import make_measure
     from ..pool import Pool, read_pool_file
@@ -84,6 +98,10 @@ def init(
     from ..session import Session
 
     with user_errors():
+        if len(pool_files) > 1:
+            raise UserError(f"{len(pool_files)} pool files given: an in-memory pool is one file; pass "
+                            "--engine duckdb for a pool of several Parquet files")
+        pool_file = pool_files[0]
         check_level(level)
         Store.check_new(session)
         columns = pool_columns(id_col, pred_col, score_col, prob_col, multilabel)
@@ -139,6 +157,9 @@ def next_batch(
     last), then the design draws new items.  Asking for more than the pool
     has left hands out what there is.
     """
+    if is_engine_session(session):
+        with user_errors():
+            return engine_next(session, batch_size, out, new)
     from ..pool import batch_frame, write_batch
     from ..session import Session
 
@@ -181,6 +202,9 @@ def label(
     many times as `next` returned it, and its labels may differ; keep the
     draw column `next` wrote, and submitting a file twice stores it once.
     """
+    if is_engine_session(session):
+        with user_errors():
+            return engine_label(session, labels_file, id_col, label_col)
     from ..pool import read_labels_file
     from ..session import Session
 
@@ -218,6 +242,9 @@ def estimate(
     as_json: JsonOpt = False,
 ) -> None:
     """Estimate the measure from the labels so far, with confidence intervals."""
+    if is_engine_session(session):
+        with user_errors():
+            return engine_estimate(session, measure, systems, level, as_json)
     with user_errors():
         if level is not None:
             check_level(level)

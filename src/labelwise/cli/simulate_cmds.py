@@ -130,6 +130,8 @@ def simulate_cmd(
     noise: Annotated[float, typer.Option(
         "--noise", help="Annotator noise: each answer is wrong (another class) with this probability, drawn "
         "afresh per draw (a stochastic oracle).")] = 0.0,
+    engine: Annotated[str, typer.Option("--engine", help="memory (default), or duckdb|spark for a Parquet pool "
+                                        "(file or glob) that stays in its files.")] = "memory",
 ) -> None:
     """Run repeated simulated evaluations against the pool's ground truth.
 
@@ -145,11 +147,18 @@ def simulate_cmd(
         check_positive(budget=budget, batch_size=batch_size, repeats=repeats)
         check_level(level)
         marks = parse_checkpoints(checkpoints)
+        show = sys.stderr.isatty() if progress is None else progress
+        if engine != "memory":
+            from .engine_cmds import engine_simulate
+
+            result = engine_simulate(pool_file, engine, measure, design, param, budget, repeats, seed, marks, level,
+                                     systems, show, {**pool_columns(id_col, pred_col, score_col, prob_col),
+                                                     "label_col": label_col})
+            return print_json(result.to_dict()) if as_json else rich_console().print(simulation_table(result))
         pool = Pool.from_file(pool_file, label_col=label_col,
                               **pool_columns(id_col, pred_col, score_col, prob_col, multilabel))
         target = make_measure(measure, pool, parse_systems(systems))
         settings, oracle = design_settings(param)
-        show = sys.stderr.isatty() if progress is None else progress
         result = simulate(pool, target, design, design_params=settings, budget=budget, batch_size=batch_size, repeats=repeats, seed=seed,
                           checkpoints=marks, level=level, noise=noise, oracle=oracle, progress=show)
         if as_json:

@@ -303,6 +303,37 @@ class Pool:
         with naming_file(path):
             return cls.from_dataframe(df, **columns)
 
+    @classmethod
+    def from_parquet(cls, path, *, engine: str = "memory", **columns):
+        """A pool from Parquet files (a path, a glob or a list of them), in memory or through an engine.
+
+        Parameters
+        ----------
+        path : str, Path or list of them
+        engine : {"memory", "duckdb", "spark"}
+            ``"memory"`` reads the rows into a :class:`Pool`; ``"duckdb"`` and
+            ``"spark"`` return a :class:`~labelwise.engines.EnginePool` whose rows stay
+            in the engine (binary pools with integer ids; see :mod:`labelwise.engines`).
+        **columns
+            The column options of :meth:`from_dataframe` (an engine pool takes
+            ``id_col``, ``pred_cols``, ``prob_cols``, ``score_cols``, ``label_col``,
+            ``system_names`` and, for Spark, ``spark`` or ``spark_master``).
+        """
+        if engine != "memory":
+            from ..engines import EnginePool
+
+            return EnginePool.open(path, engine, **columns)
+        from ..engines.files import expand_paths
+
+        files = expand_paths(path)
+        if len(files) == 1:
+            return cls.from_file(files[0], **columns)
+        id_col = columns.get("id_col", DEFAULT_COLUMNS["id"])
+        df = pd.concat([read_pool_file(f, id_col=id_col) for f in files], ignore_index=True)
+        columns.setdefault("name", files[0].name.split(".")[0])
+        with naming_file(files[0]):
+            return cls.from_dataframe(df, **columns)
+
     # ------------------------------------------------------------------ use
     @property
     def n_items(self) -> int:

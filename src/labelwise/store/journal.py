@@ -195,6 +195,11 @@ class Store:
             conn.close()
             if "malformed" in str(exc) or "locked" in str(exc):
                 raise operational_error(path, exc) from None
+            from ..engines.marker import is_engine_session
+
+            if is_engine_session(path):
+                raise StoreError(f"{str(path)!r} is a session on an engine pool (`init --engine`): this command "
+                                 "does not support it yet; use next, label and estimate") from None
             raise StoreError(f"{str(path)!r} is not a labelwise session file ({exc})") from None
         if version is None or not str(version[0]).isdigit() or int(version[0]) not in _READABLE_VERSIONS:
             conn.close()

@@ -1,0 +1,176 @@
+"""Sampling designs on score blocks: per-block inclusion probabilities, a hashed sample, its estimate.
+
+A design decides an inclusion probability ``b`` per block from the block
+summary (:mod:`labelwise.engines.blocks`); every engine then keeps the items
+with ``u = H(item_id, seed) < b`` (:mod:`labelwise.engines.hashing`).  The
+inclusions are independent (Poisson sampling), so the Horvitz-Thompson
+estimate (Yilmaz et al., "Sample Efficient Model Evaluation", 2021, eq. 18)
+with its Poisson-sampling covariance (eqs. 25-28) applies with ``pi = b``.
+The sample is handed out in increasing ``u / b``: given inclusion ``u / b``
+is uniform on [0, 1) and independent across items, so this is a uniformly
+random order, and the first ``k`` of ``|S|`` sampled items have inclusion
+probabilities ``b k / |S|`` (as in :class:`labelwise.designs.PoissonSampler`).
+
+* ``passive``: ``b = M / N`` for every item.
+* ``poisson`` and ``importance``: Yilmaz et al. (2021) Algorithm 3
+  (:func:`labelwise.designs.inclusion_probabilities`) on the blocks'
+  deviations ``h`` (eq. 12) under the systems' prior shrunk by ``lam``
+  (eq. 13), mixed with a uniform share ``defensive``; ``importance`` is its
+  without-replacement form with the importance design's defaults.
+* ``stratified``: equal-count strata of the prior (whole bins), labels
+  allocated proportionally or by Neyman (:func:`labelwise.designs.allocate`),
+  ``b = n_h / N_h`` within stratum ``h``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..designs import Design, allocate
+from ..designs.importance import prior_deviation
+from ..designs.poisson import defensive_deviations, inclusion_probabilities
+from ..estimators import Estimate, horvitz_thompson_moments, make_estimate
+from ..measures import Measure
+from ..oracle import score_prior
+from .blocks import N_BINS, BlockSummary
+
+__all__ = ["ENGINE_DESIGNS", "Plan", "PlannedSample", "block_inclusion", "hand_out_order"]
+
+#: Designs an engine pool runs (by name).
+ENGINE_DESIGNS = ("passive", "poisson", "importance", "stratified")
+
+#: What the interval assumes, shown with every estimate.
+BASIS = ("design-based: Horvitz-Thompson over independent (Poisson) inclusions drawn by the shared item hash; "
+         "the normal approximation needs enough labeled positives")
+
+
+def block_inclusion(design: Design, summary: BlockSummary, measure: Measure, budget: int,
+                    system_names: tuple[str, ...]) -> np.ndarray:
+    """Inclusion probability ``b`` of the items of every block (module docstring).
+
+    Parameters
+    ----------
+    design : Design
+        One of :data:`ENGINE_DESIGNS`.
+    summary : BlockSummary
+    measure : Measure
+        The target measure (shapes ``poisson``, ``importance`` and Neyman ``stratified``).
+    budget : int
+        ``M``, the expected number of labels.
+    system_names : tuple of str
+
+    Returns
+    -------
+    ndarray, shape (G,)
+        ``b`` in [0, 1], with ``sum counts b = min(M, N)``.
+
+    Raises
+    ------
+    ValueError
+        For a design an engine pool does not run.
+    """
+    if design.name not in ENGINE_DESIGNS:
+        raise ValueError(f"design {design.name!r} does not run on engine pools; choose from "
+                         f"{', '.join(ENGINE_DESIGNS)} (or load the pool in memory)")
+    counts = summary.counts.astype(float)
+    N = counts.sum()
+    M = float(min(budget, N))
+    if design.name == "passive":
+        return np.full(counts.size, M / N)
+    rep = summary.representatives(system_names)
+    prior = score_prior(rep, getattr(design, "lam", 1.0))
+    R = measure.expected_loss_sum(rep.outputs(), prior * counts[:, None]) / N
+    h = prior_deviation(measure, rep, prior, R)
+    if design.name == "stratified":
+        return _stratified_inclusion(design, summary, h, M)
+    return inclusion_probabilities(defensive_deviations(h, design.defensive, counts), M, counts=counts)
+
+
+def _stratified_inclusion(design: Design, summary: BlockSummary, h: np.ndarray, M: float) -> np.ndarray:
+    """``n_h / N_h`` per block of stratum ``h``: equal-count strata of whole prior bins, allocated by
+    :func:`~labelwise.designs.allocate` (proportional, or Neyman with the blocks' deviations ``h``)."""
+    bins = summary.keys >> summary.n_systems if summary.has_preds else summary.keys
+    per_bin = np.bincount(bins, weights=summary.counts, minlength=N_BINS)
+    edges = np.searchsorted(np.cumsum(per_bin) / per_bin.sum(), np.arange(1, design.n_strata) / design.n_strata)
+    stratum = np.searchsorted(np.unique(edges), bins, side="right")
+    K = int(stratum.max()) + 1
+    size = np.bincount(stratum, weights=summary.counts, minlength=K)
+    if design.allocation == "neyman":
+        # N_h S_h with S_h^2 the stratum's mean second moment of the projected loss (Cochran 1977, 5.5)
+        second = np.bincount(stratum, weights=summary.counts * h**2, minlength=K)
+        target = np.sqrt(size * second)
+    else:
+        target = size
+    target = target / target.sum() if target.sum() > 0 else size / size.sum()
+    n = allocate(round(M), target, np.zeros(K, dtype=np.int64), size.astype(np.int64),
+                 design.min_per_stratum)
+    return (n / np.maximum(size, 1))[stratum]
+
+
+def hand_out_order(item_ids: np.ndarray, u: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The sampled items' hand-out order: increasing ``u / b`` (a uniformly random order), ties by id."""
+    return np.lexsort((item_ids, u / b))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A design's inclusion probability per block of a pool.
+
+    Attributes
+    ----------
+    blocks : ndarray of int64, shape (G,)
+        Block keys.
+    inclusion : ndarray, shape (G,)
+        ``b`` of the items of each block.
+    """
+
+    blocks: np.ndarray
+    inclusion: np.ndarray
+
+
+@dataclass(frozen=True)
+class PlannedSample:
+    """The items a design samples from an engine pool, in hand-out order.
+
+    Attributes
+    ----------
+    item_ids : ndarray of int64, shape (|S|,)
+    inclusion : ndarray, shape (|S|,)
+        Their ``b``.
+    n_items : int
+        Pool size ``N``.
+    """
+
+    item_ids: np.ndarray
+    inclusion: np.ndarray
+    n_items: int
+
+    def __len__(self) -> int:
+        return int(self.item_ids.size)
+
+    def estimate(self, measure: Measure, outputs, labels: np.ndarray, inclusion: np.ndarray,
+                 level: float = 0.95) -> Estimate:
+        """Horvitz-Thompson estimate (Yilmaz et al. (2021) eq. 18, covariance eqs. 25-28) from labeled items.
+
+        Parameters
+        ----------
+        measure : Measure
+        outputs : Outputs
+            The systems' outputs of the labeled items.
+        labels : ndarray of int
+            Their labels.
+        inclusion : ndarray
+            Their ``b``.
+        level : float
+
+        The ``k`` labeled items are taken as the first ``k`` handed out, a
+        uniformly random subset of the sample: ``pi = b k / |S|``.
+        """
+        k = labels.size
+        if k == 0:
+            return Estimate.undefined(measure, level)
+        pi = np.minimum(inclusion * k / len(self), 1.0)
+        R, cov = horvitz_thompson_moments(measure, measure.loss(outputs, labels), pi, self.n_items)
+        return make_estimate(measure, R, cov, k, k, level, basis=BASIS)

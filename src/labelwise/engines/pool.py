@@ -1,0 +1,134 @@
+"""A pool whose rows stay in an engine: only block summaries and sampled rows reach Python."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..designs import Design
+from ..estimators import Estimate
+from ..measures import Measure, make_measure
+from ..pool import Pool
+from .blocks import BlockSummary
+from .files import expand_paths, fingerprint
+from .plan import Plan, PlannedSample, block_inclusion
+from .source import MemorySource, PoolSource
+
+__all__ = ["ENGINES", "EnginePool"]
+
+#: Engines a Parquet pool can be read with.
+ENGINES = ("duckdb", "spark")
+
+
+class EnginePool:
+    """A binary pool read through an engine (:func:`labelwise.Pool.from_parquet` with ``engine=``).
+
+    Parameters
+    ----------
+    source : PoolSource
+    name : str
+    files : list of Path
+        The pool's files (empty for an in-memory source).
+
+    Notes
+    -----
+    The pool is summarised once per block (:attr:`summary`, one pass), a
+    design turns the summary into a :class:`~labelwise.engines.plan.Plan`
+    (:meth:`plan`) and one more pass draws the sample (:meth:`sample`).  The
+    same seed gives the same sample in every engine and for the same pool
+    in memory (:meth:`from_pool`).
+    """
+
+    def __init__(self, source: PoolSource, name: str, files: Sequence[Path] = ()):
+        self.source, self.name, self.files = source, name, list(files)
+
+    @classmethod
+    def open(cls, paths: str | Path | Sequence[str | Path], engine: str = "duckdb", *, spark=None,
+             spark_master: str | None = None, name: str | None = None, **columns) -> EnginePool:
+        """An engine pool on Parquet files (each a path or a glob).
+
+        Parameters
+        ----------
+        paths : path, glob or list of them
+        engine : {"duckdb", "spark"}
+        spark : pyspark.sql.SparkSession, optional
+            An existing session (``engine="spark"``); else one is started on ``spark_master``.
+        spark_master : str, optional
+            Such as ``local[2]`` or ``spark://host:7077`` (default ``local[*]``).
+        name : str, optional
+            Defaults to the first file's name without suffixes.
+        **columns
+            ``id_col``, ``pred_cols``, ``prob_cols``, ``score_cols``, ``label_col``,
+            ``system_names`` (:func:`~labelwise.engines.columns.resolve_columns`).
+
+        Raises
+        ------
+        PoolError
+            For missing files or columns.
+        ValueError
+            For an unknown engine.
+        """
+        files = expand_paths(paths)
+        if engine == "duckdb":
+            from .duckdb import DuckDBSource
+
+            source: PoolSource = DuckDBSource(files, **columns)
+        elif engine == "spark":
+            from .spark import SparkSource
+
+            source = SparkSource(files, spark=spark, master=spark_master, **columns)
+        else:
+            raise ValueError(f"engine: choose from {', '.join(ENGINES)} or 'memory', got {engine!r}")
+        return cls(source, name or files[0].name.split(".")[0], files)
+
+    @classmethod
+    def from_pool(cls, pool: Pool) -> EnginePool:
+        """An in-memory binary pool with integer ids, run through the engine designs (same sample per seed)."""
+        return cls(MemorySource(pool), pool.name)
+
+    @cached_property
+    def summary(self) -> BlockSummary:
+        """Items and summed prior per block: one pass over the pool, on first use."""
+        return self.source.summary()
+
+    @property
+    def n_items(self) -> int:
+        """Number of items ``N``."""
+        return self.summary.n_items
+
+    @property
+    def system_names(self) -> tuple[str, ...]:
+        return self.source.columns.system_names
+
+    def fingerprint(self) -> str:
+        """Content fingerprint of the pool's files (:func:`~labelwise.engines.files.fingerprint`)."""
+        return fingerprint(self.files)
+
+    def measure(self, names: str | Sequence[str], systems: str | int | Sequence[int] = 0) -> Measure:
+        """:func:`labelwise.make_measure` for this pool's systems."""
+        return make_measure(names, self.summary.representatives(self.system_names), systems)
+
+    def plan(self, design: Design, measure: Measure, budget: int) -> Plan:
+        """``design``'s inclusion probability per block for ``budget`` expected labels."""
+        b = block_inclusion(design, self.summary, measure, budget, self.system_names)
+        return Plan(self.summary.keys, b)
+
+    def sample(self, plan: Plan, seed: int) -> PlannedSample:
+        """The items with ``H(item_id, seed) < b`` (one pass), in hand-out order."""
+        return self.source.sample(plan, seed, self.n_items)
+
+    def rows(self, item_ids: np.ndarray) -> pd.DataFrame:
+        """Every column (content included) of the rows of ``item_ids``, in that order."""
+        return self.source.rows(item_ids)
+
+    def estimate(self, sample: PlannedSample, measure: Measure, item_ids: np.ndarray, labels: np.ndarray,
+                 level: float = 0.95) -> Estimate:
+        """Estimate ``measure`` from the labels of sampled ``item_ids`` (:meth:`PlannedSample.estimate`)."""
+        item_ids = np.asarray(item_ids, dtype=np.int64)
+        inclusion = sample.inclusion[pd.Index(sample.item_ids).get_indexer(item_ids)]
+        outputs = self.source.outputs(item_ids)
+        return sample.estimate(measure, outputs, np.asarray(labels, dtype=np.int64), inclusion, level)

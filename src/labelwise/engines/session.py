@@ -1,0 +1,262 @@
+"""A labeling session on an engine pool: the session file references the pool instead of copying it.
+
+The file (SQLite) stores the pool's files, row count and content fingerprint
+(:func:`~labelwise.engines.files.fingerprint`), the block summary and plan,
+the planned sample (ids and inclusion probabilities, in hand-out order), the
+systems' outputs of the items handed out, and the labels.  Reopening checks
+the fingerprint and refuses a changed pool; ``next`` reads the rows of the
+batch (content columns included) out of the engine; ``estimate`` needs no
+pass over the pool.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import UTC, datetime
+from functools import cached_property
+from pathlib import Path
+from typing import Self
+
+import numpy as np
+import pandas as pd
+
+from ..designs import Design, design_from_spec
+from ..estimators import Estimate
+from ..measures import Measure, make_measure
+from ..pool import Pool
+from ..store import StoreError
+from ..store.sqlite import connect, operational_error, statements, transaction
+from .blocks import BlockSummary
+from .columns import EngineColumns
+from .files import fingerprint
+from .marker import MARKER_TABLE
+from .plan import PlannedSample
+from .pool import EnginePool
+
+__all__ = ["EngineSession"]
+
+_SCHEMA = f"""
+CREATE TABLE {MARKER_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE blocks (block INTEGER PRIMARY KEY, n INTEGER NOT NULL, prior_sum REAL NOT NULL);
+CREATE TABLE sample (position INTEGER PRIMARY KEY, item_id INTEGER NOT NULL UNIQUE, b REAL NOT NULL);
+CREATE TABLE outputs (item_id INTEGER PRIMARY KEY, vals TEXT NOT NULL);
+CREATE TABLE labels (item_id INTEGER PRIMARY KEY, label INTEGER NOT NULL, source TEXT, stored_at TEXT NOT NULL)
+"""
+
+
+class EngineSession:
+    """Labels for the planned sample of an engine pool; create with :meth:`create`, reopen with :meth:`open`."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection, meta: dict, pool: EnginePool | None):
+        self.path, self.conn, self.meta, self._pool = path, conn, meta, pool
+
+    # ------------------------------------------------------------------ files
+    @classmethod
+    def create(cls, path: str | Path, pool: EnginePool, *, measure: str, systems: str | int | list[int],
+               design: Design, budget: int, seed: int, level: float = 0.95) -> EngineSession:
+        """Summarise the pool (one pass), plan, draw the sample (one pass) and write a new session file.
+
+        Raises
+        ------
+        StoreError
+            When ``path`` exists.
+        ValueError
+            For a design without a block plan or a measure the pool cannot serve.
+        """
+        path = Path(path)
+        if path.exists():
+            raise StoreError(f"session file {str(path)!r} already exists; `labelwise next` continues it, or "
+                             "choose another path")
+        target = pool.measure(measure, systems)
+        sample = pool.sample(pool.plan(design, target, budget), seed)
+        s = pool.summary
+        meta = {"engine": pool.source.engine, "files": [str(f) for f in pool.files], "name": pool.name,
+                "n_items": pool.n_items, "fingerprint": pool.fingerprint(), "columns": pool.source.columns.to_json(),
+                "measure": measure, "systems": systems, "design": design.spec(), "budget": budget, "seed": seed,
+                "level": level, "handed": 0, "spark_master": getattr(pool.source, "master", None)}
+        try:
+            conn = connect(path)
+            with transaction(conn):
+                for statement in statements(_SCHEMA):
+                    conn.execute(statement)
+                conn.executemany(f"INSERT INTO {MARKER_TABLE} VALUES (?, ?)",
+                                 [(k, json.dumps(v)) for k, v in meta.items()])
+                conn.executemany("INSERT INTO blocks VALUES (?, ?, ?)",
+                                 zip(s.keys.tolist(), s.counts.tolist(), s.prior_sums.tolist()))
+                conn.executemany("INSERT INTO sample VALUES (?, ?, ?)",
+                                 zip(range(len(sample)), sample.item_ids.tolist(), sample.inclusion.tolist()))
+        except sqlite3.Error as exc:
+            raise operational_error(path, exc) from None
+        return cls(path, conn, meta, pool)
+
+    @classmethod
+    def open(cls, path: str | Path) -> EngineSession:
+        """Reopen a session file, refusing it if the pool's files changed since ``init``."""
+        path = Path(path)
+        try:
+            conn = connect(path)
+            meta = {k: json.loads(v) for k, v in conn.execute(f"SELECT key, value FROM {MARKER_TABLE}")}
+        except sqlite3.Error as exc:
+            raise operational_error(path, exc) from None
+        files = [Path(f) for f in meta["files"]]
+        missing = [str(f) for f in files if not f.is_file()]
+        if missing:
+            raise StoreError(f"session file {str(path)!r}: its pool file {missing[0]!r} is gone; restore it "
+                             "(the session references the pool, it does not copy it)")
+        if fingerprint(files) != meta["fingerprint"]:
+            raise StoreError(f"session file {str(path)!r}: the pool files ({meta['files'][0]!r}, ...) changed since "
+                             "init (content fingerprint differs); restore them or start a new session")
+        return cls(path, conn, meta, None)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ state
+    @property
+    def columns(self) -> EngineColumns:
+        return EngineColumns.from_json(self.meta["columns"])
+
+    @property
+    def pool(self) -> EnginePool:
+        """The pool through its engine (opened on first use: ``next`` needs it, ``estimate`` does not)."""
+        if self._pool is None:
+            c = self.columns
+            self._pool = EnginePool.open(self.meta["files"], self.meta["engine"], name=self.meta["name"],
+                                         spark_master=self.meta.get("spark_master"),
+                                         id_col=c.id, pred_cols=list(c.preds), prob_cols=list(c.probs),
+                                         score_cols=list(c.scores), label_col=c.label, system_names=c.system_names)
+        return self._pool
+
+    @cached_property
+    def summary(self) -> BlockSummary:
+        rows = np.array(self.conn.execute("SELECT block, n, prior_sum FROM blocks ORDER BY block").fetchall())
+        c = self.columns
+        return BlockSummary(rows[:, 0].astype(np.int64), rows[:, 1].astype(np.int64), rows[:, 2],
+                            len(c.system_names), bool(c.preds))
+
+    @cached_property
+    def sample(self) -> PlannedSample:
+        rows = self.conn.execute("SELECT item_id, b FROM sample ORDER BY position").fetchall()
+        ids, b = (np.array(col) for col in zip(*rows)) if rows else (np.empty(0, np.int64), np.empty(0))
+        return PlannedSample(ids.astype(np.int64), b.astype(float), int(self.meta["n_items"]))
+
+    def make_measure(self, names: str | None = None, systems: str | int | list[int] | None = None) -> Measure:
+        """The session's measure, or ``names`` for ``systems`` (sample reuse)."""
+        rep = self.summary.representatives(self.columns.system_names)
+        return make_measure(names or self.meta["measure"], rep,
+                            self.meta["systems"] if systems is None else systems)
+
+    @property
+    def design(self) -> Design:
+        return design_from_spec(self.meta["design"])
+
+    def labeled(self) -> tuple[np.ndarray, np.ndarray]:
+        """Ids and labels stored so far."""
+        rows = self.conn.execute("SELECT item_id, label FROM labels ORDER BY item_id").fetchall()
+        if not rows:
+            return np.empty(0, np.int64), np.empty(0, np.int64)
+        ids, labels = (np.array(col, dtype=np.int64) for col in zip(*rows))
+        return ids, labels
+
+    @property
+    def n_labels(self) -> int:
+        return int(self.conn.execute("SELECT COUNT(*) FROM labels").fetchone()[0])
+
+    def pending(self) -> np.ndarray:
+        """Ids handed out and not labeled yet, in hand-out order."""
+        rows = self.conn.execute(
+            "SELECT s.item_id FROM sample s LEFT JOIN labels l ON s.item_id = l.item_id "
+            "WHERE s.position < ? AND l.item_id IS NULL ORDER BY s.position", (self.meta["handed"],)).fetchall()
+        return np.array([r[0] for r in rows], dtype=np.int64)
+
+    # ------------------------------------------------------------------ steps
+    def hand_out(self, n: int, new_only: bool = False) -> tuple[pd.DataFrame, int]:
+        """Up to ``n`` items to label: pending ones first (none with ``new_only``), then the next of the sample.
+
+        Returns the batch (``item_id``, an empty ``label`` column, then every
+        other column of the pool's rows) and how many of them are new.
+        """
+        c = self.columns
+        # the write lock first, then what was handed out: concurrent `next` commands never hand out an item twice
+        with transaction(self.conn):
+            stored = self.conn.execute(f"SELECT value FROM {MARKER_TABLE} WHERE key = 'handed'").fetchone()[0]
+            self.meta["handed"] = start = int(json.loads(stored))
+            pending = np.empty(0, np.int64) if new_only else self.pending()[:n]
+            new = self.sample.item_ids[start:start + n - pending.size]
+            ids = np.concatenate([pending, new])
+            rows = self.pool.rows(ids) if ids.size else pd.DataFrame(columns=[c.id, *c.outputs])
+            self.conn.executemany("INSERT OR REPLACE INTO outputs VALUES (?, ?)",
+                                  zip(ids.tolist(), (json.dumps(v) for v in rows[list(c.outputs)].values.tolist())))
+            self.meta["handed"] = start + new.size
+            self.conn.execute(f"UPDATE {MARKER_TABLE} SET value = ? WHERE key = 'handed'",
+                              (str(self.meta["handed"]),))
+        frame = rows.drop(columns=[col for col in (c.id, c.label) if col is not None and col in rows])
+        frame.insert(0, "label", "")
+        frame.insert(0, "item_id", ids)
+        return frame, int(new.size)
+
+    def add_labels(self, item_ids: np.ndarray, labels: np.ndarray, source: str) -> int:
+        """Store labels of handed-out items; returns how many are new.
+
+        Raises
+        ------
+        ValueError
+            Naming the first id that was not handed out, a label outside {0, 1}
+            or one contradicting a stored label; nothing is stored then.
+        """
+        ids = pd.to_numeric(pd.Series(item_ids), errors="coerce")
+        if ids.isna().any():
+            raise ValueError(f"labels: id {item_ids[int(np.flatnonzero(ids.isna())[0])]!r} is not an integer id "
+                             "of this pool")
+        ids = ids.to_numpy(np.int64)
+        values = pd.to_numeric(pd.Series(labels), errors="coerce").to_numpy()
+        bad = ~np.isin(values, [0, 1])
+        if bad.any():
+            raise ValueError(f"labels: label {labels[int(np.flatnonzero(bad)[0])]!r} of item {ids[bad][0]} is not "
+                             "0 or 1")
+        twice = pd.Series(values).groupby(ids).nunique() > 1
+        if twice.any():
+            raise ValueError(f"labels: item {twice.index[twice.to_numpy()][0]} has two different labels in the file; "
+                             "keep one")
+        handed = pd.Index(self.sample.item_ids[:self.meta["handed"]])
+        unknown = ids[handed.get_indexer(ids) < 0]
+        if unknown.size:
+            raise ValueError(f"labels: item {unknown[0]} was not handed out by `labelwise next`; label the items "
+                             "of a batch")
+        stored_ids, stored = self.labeled()
+        before = pd.Series(stored, index=stored_ids).reindex(ids).to_numpy()
+        clash = ~np.isnan(before) & (before != values)
+        if clash.any():
+            raise ValueError(f"labels: item {ids[clash][0]} already has label {int(before[clash][0])}; "
+                             "a label once stored is kept")
+        fresh = np.isnan(before)
+        fresh_ids, first = np.unique(ids[fresh], return_index=True)
+        now = datetime.now(UTC).isoformat()
+        with transaction(self.conn):
+            self.conn.executemany("INSERT INTO labels VALUES (?, ?, ?, ?)",
+                                  [(i, int(v), source, now) for i, v in
+                                   zip(fresh_ids.tolist(), values[fresh][first].tolist())])
+        return int(fresh_ids.size)
+
+    def estimate(self, measure: Measure | None = None, level: float | None = None) -> Estimate:
+        """The estimate from the labels so far (Horvitz-Thompson, :meth:`PlannedSample.estimate`)."""
+        measure = measure or self.make_measure()
+        level = level or self.meta["level"]
+        ids, labels = self.labeled()
+        if not ids.size:
+            return Estimate.undefined(measure, level)
+        rows = self.conn.execute("SELECT item_id, vals FROM outputs").fetchall()  # the items handed out
+        c = self.columns
+        frame = pd.DataFrame([json.loads(v) for _, v in rows], columns=list(c.outputs))
+        frame.insert(0, c.id, [i for i, _ in rows])
+        frame = frame.set_index(c.id).loc[ids].reset_index()
+        outputs = Pool.from_dataframe(frame, label_col=None, **c.options()).outputs()
+        inclusion = self.sample.inclusion[pd.Index(self.sample.item_ids).get_indexer(ids)]
+        return self.sample.estimate(measure, outputs, labels, inclusion, level)

@@ -1,0 +1,183 @@
+"""Where an engine pool's rows live: NumPy arrays, or files read by a SQL engine.
+
+A source answers the three questions the engine designs ask
+(:mod:`labelwise.engines.plan`): the block summary (one pass), the items
+with ``u < b`` for a plan (one pass) and the rows of given ids.  The SQL
+sources share their queries (:mod:`labelwise.engines.sql`); only how a query
+runs and how a small table is handed to the engine differ.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+import pandas as pd
+
+from ..pool import Outputs, Pool, PoolError, batch_frame
+from .blocks import BlockSummary, block_keys, memory_prior, summarize_keys
+from .columns import EngineColumns
+from .hashing import SqlDialect, item_uniform
+from .plan import Plan, PlannedSample, hand_out_order
+from .sql import checked_columns, draw_query, rows_query, summary_query, truth_query
+
+__all__ = ["MemorySource", "PoolSource", "SqlSource"]
+
+
+def _planned(item_ids: np.ndarray, u: np.ndarray, b: np.ndarray, n_items: int) -> PlannedSample:
+    order = hand_out_order(item_ids, u, b)
+    return PlannedSample(item_ids[order].astype(np.int64), b[order], n_items)
+
+
+class PoolSource(ABC):
+    """The rows of an engine pool.
+
+    Attributes
+    ----------
+    engine : str
+        ``"memory"``, ``"duckdb"`` or ``"spark"``.
+    columns : EngineColumns
+    where : str
+        How messages name the pool (its files).
+    """
+
+    engine: str
+    columns: EngineColumns
+    where: str
+
+    @abstractmethod
+    def summary(self) -> BlockSummary:
+        """One pass: items and summed prior per block (:mod:`labelwise.engines.blocks`)."""
+
+    @abstractmethod
+    def sample(self, plan: Plan, seed: int, n_items: int) -> PlannedSample:
+        """One pass: the items with ``H(item_id, seed) < b`` of their block, in hand-out order."""
+
+    @abstractmethod
+    def rows(self, item_ids: np.ndarray) -> pd.DataFrame:
+        """Every column of the rows of ``item_ids``, in that order."""
+
+    def outputs(self, item_ids: np.ndarray) -> Outputs:
+        """The systems' outputs of ``item_ids`` (read back through :meth:`labelwise.Pool.from_dataframe`)."""
+        frame = self.rows(item_ids)
+        return Pool.from_dataframe(frame, label_col=None, **self.columns.options()).outputs()
+
+    def labels(self, item_ids: np.ndarray) -> np.ndarray:
+        """Ground truth of ``item_ids`` from the label column (simulations)."""
+        self._require_labels()
+        return self.rows(item_ids)[self.columns.label].to_numpy().astype(np.int64)
+
+    def truth_counts(self) -> pd.DataFrame:
+        """One pass: items per block and ground-truth label, columns ``block``, ``label``, ``n`` (simulations)."""
+        self._require_labels()
+        return self._truth_counts()
+
+    @abstractmethod
+    def _truth_counts(self) -> pd.DataFrame:
+        """:meth:`truth_counts` once the label column is known to exist."""
+
+    def _require_labels(self) -> None:
+        if self.columns.label is None:
+            raise PoolError(f"{self.where}: no label column; simulations need ground truth (name it with "
+                            "--label-col)")
+
+
+class MemorySource(PoolSource):
+    """An in-memory binary :class:`~labelwise.Pool` with integer ids, run through the engine designs."""
+
+    engine = "memory"
+
+    def __init__(self, pool: Pool):
+        if pool.n_classes != 2 or pool.label_names:
+            raise PoolError(f"pool {pool.name!r}: engine designs need a binary pool")
+        if pool.item_ids.dtype.kind not in "iu":
+            raise PoolError(f"pool {pool.name!r}: engine designs draw by integer item ids; this pool's are text")
+        self.pool, self.where = pool, f"pool {pool.name!r}"
+        single = pool.n_systems == 1
+        names = lambda kind, arr: () if arr is None else (
+            (kind,) if single else tuple(f"{kind}_{s}" for s in pool.system_names))
+        self.columns = EngineColumns("item_id", names("pred", pool.preds), names("prob", pool.probs),
+                                     names("score", pool.scores), None if pool.labels is None else "label",
+                                     pool.system_names)
+
+    def _keys(self) -> np.ndarray:
+        preds = None if self.pool.preds is None else self.pool.outputs().preds
+        return block_keys(memory_prior(self.pool), preds)
+
+    def summary(self) -> BlockSummary:
+        return summarize_keys(self._keys(), memory_prior(self.pool), self.pool.n_systems,
+                              self.pool.preds is not None)
+
+    def sample(self, plan: Plan, seed: int, n_items: int) -> PlannedSample:
+        b = plan.inclusion[np.searchsorted(plan.blocks, self._keys())]
+        u = item_uniform(self.pool.item_ids, seed)
+        hit = np.flatnonzero(u < b)
+        return _planned(self.pool.item_ids[hit], u[hit], b[hit], n_items)
+
+    def _truth_counts(self) -> pd.DataFrame:
+        frame = pd.DataFrame({"block": self._keys(), "label": self.pool.labels.astype(np.int64)})
+        return frame.groupby(["block", "label"]).size().rename("n").reset_index()
+
+    def rows(self, item_ids: np.ndarray) -> pd.DataFrame:
+        frame = batch_frame(self.pool, item_ids).drop(columns="label")
+        if self.pool.labels is not None:
+            frame["label"] = self.pool.labels[self.pool.positions(item_ids)]
+        return frame
+
+    def outputs(self, item_ids: np.ndarray) -> Outputs:
+        return self.pool.outputs(self.pool.positions(item_ids))
+
+    def labels(self, item_ids: np.ndarray) -> np.ndarray:
+        if self.pool.labels is None:
+            return super().labels(item_ids)
+        return self.pool.labels[self.pool.positions(item_ids)].astype(np.int64)
+
+
+class SqlSource(PoolSource):
+    """Rows of files read by a SQL engine (DuckDB, Spark): the shared queries of :mod:`labelwise.engines.sql`."""
+
+    dialect: SqlDialect
+    #: the table expression the queries read (e.g. ``read_parquet([...])``)
+    table: str
+
+    @abstractmethod
+    def query(self, sql: str) -> pd.DataFrame:
+        """Run ``sql`` and return its rows."""
+
+    @abstractmethod
+    def register(self, name: str, frame: pd.DataFrame) -> None:
+        """Make a small table available to queries as ``name``."""
+
+    def summary(self) -> BlockSummary:
+        frame = self.query(summary_query(self.table, self.columns, self.dialect)).sort_values("block")
+        for j, column in enumerate(checked_columns(self.columns)):
+            bad = int(frame[f"bad_{j}"].sum())
+            if bad:
+                what = "an id" if column == self.columns.id else "a value in the label set / [0, 1] / finite"
+                raise PoolError(f"{self.where}: column {column!r} has {bad} row(s) without {what}; fix or drop "
+                                "those rows")
+        return BlockSummary(frame["block"].to_numpy(np.int64), frame["n"].to_numpy(np.int64),
+                            frame["prior_sum"].to_numpy(float), len(self.columns.system_names),
+                            bool(self.columns.preds))
+
+    def _truth_counts(self) -> pd.DataFrame:
+        return self.query(truth_query(self.table, self.columns, self.dialect))
+
+    def sample(self, plan: Plan, seed: int, n_items: int) -> PlannedSample:
+        self.register("lw_plan", pd.DataFrame({"block": plan.blocks, "b": plan.inclusion}))
+        frame = self.query(draw_query(self.table, self.columns, "lw_plan", seed, self.dialect))
+        return _planned(frame["item_id"].to_numpy(np.int64), frame["u"].to_numpy(float), frame["b"].to_numpy(float),
+                        n_items)
+
+    def rows(self, item_ids: np.ndarray) -> pd.DataFrame:
+        item_ids = np.asarray(item_ids, dtype=np.int64)
+        self.register("lw_ids", pd.DataFrame({"item_id": item_ids}))
+        frame = self.query(rows_query(self.table, self.columns, "lw_ids", self.dialect))
+        found = pd.Index(frame[self.columns.id].to_numpy(np.int64))
+        if found.has_duplicates:
+            raise PoolError(f"{self.where}: id(s) {found[found.duplicated()][:5].tolist()} occur more than once; "
+                            "engine pools need unique ids")
+        pos = found.get_indexer(item_ids)
+        if (pos < 0).any():
+            raise PoolError(f"{self.where}: id(s) {item_ids[pos < 0][:5].tolist()} not in the pool")
+        return frame.iloc[pos].reset_index(drop=True)

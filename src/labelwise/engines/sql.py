@@ -1,0 +1,89 @@
+"""The two passes of an engine pool as SQL, for any engine with a :class:`~labelwise.engines.hashing.SqlDialect`.
+
+* :func:`summary_query`: one scan grouping the rows by block
+  (:mod:`labelwise.engines.blocks`), counting them and summing their prior,
+  with a count of invalid cells per column.
+* :func:`draw_query`: one scan keeping the rows with ``u < b`` for their
+  block's inclusion probability ``b`` (a small table joined by block key)
+  and ``u`` the shared hash (:mod:`labelwise.engines.hashing`).
+* :func:`rows_query`: the rows of given ids, every column (content included).
+"""
+
+from __future__ import annotations
+
+from .blocks import N_BINS
+from .columns import EngineColumns
+from .hashing import SqlDialect, uniform_sql
+
+__all__ = ["draw_query", "rows_query", "summary_query"]
+
+
+def _prior_sql(cols: EngineColumns, d: SqlDialect) -> str:
+    """``p(y=1|x)``: the systems' mean probability, else mean logistic score, else mean prediction."""
+    q = d.quote
+    if cols.probs:
+        terms = [f"CAST({q(c)} AS DOUBLE)" for c in cols.probs]
+    elif cols.scores:
+        terms = [f"1.0 / (1.0 + exp(-CAST({q(c)} AS DOUBLE)))" for c in cols.scores]
+    else:
+        terms = [f"CAST({q(c)} AS DOUBLE)" for c in cols.preds]
+    return f"(({' + '.join(terms)}) / {len(terms)})"
+
+
+def _key_sql(cols: EngineColumns, d: SqlDialect, prior: str) -> str:
+    """The block key (:func:`labelwise.engines.blocks.block_keys`) as SQL."""
+    key = f"LEAST(CAST(floor({prior} * {N_BINS}) AS BIGINT), {N_BINS - 1})"
+    if cols.preds:
+        bits = " + ".join(f"CAST({d.quote(c)} AS BIGINT) * {1 << s}" for s, c in enumerate(cols.preds))
+        key = f"({key} * {1 << len(cols.preds)} + {bits})"
+    return key
+
+
+def _invalid_sql(column: str, kind: str, d: SqlDialect) -> str:
+    """1 for a cell the pool cannot use (missing, or outside the label set or [0, 1]), else 0."""
+    c = d.quote(column)
+    bad = {"id": f"{c} IS NULL",
+           "pred": f"{c} IS NULL OR {c} NOT IN (0, 1)",
+           "prob": f"{c} IS NULL OR NOT ({c} >= 0 AND {c} <= 1)",
+           "score": f"{c} IS NULL OR isnan({c}) OR abs({c}) = CAST('Infinity' AS DOUBLE)"}[kind]
+    return f"SUM(CASE WHEN {bad} THEN 1 ELSE 0 END)"
+
+
+def _checked(cols: EngineColumns) -> list[tuple[str, str]]:
+    """(column, kind) of every column the summary validates."""
+    return ([(cols.id, "id")] + [(c, "pred") for c in cols.preds] + [(c, "prob") for c in cols.probs]
+            + [(c, "score") for c in cols.scores])
+
+
+def summary_query(source: str, cols: EngineColumns, d: SqlDialect) -> str:
+    """Rows ``(key, n, prior_sum, bad_0, bad_1, ...)``: one per block, ``bad_j`` counting invalid cells of
+    the j-th checked column (id, preds, probs, scores in that order)."""
+    prior = _prior_sql(cols, d)
+    bad = ", ".join(f"{_invalid_sql(c, kind, d)} AS bad_{j}" for j, (c, kind) in enumerate(_checked(cols)))
+    return (f"SELECT {_key_sql(cols, d, prior)} AS block, COUNT(*) AS n, SUM({prior}) AS prior_sum, {bad} "
+            f"FROM {source} GROUP BY 1")
+
+
+def checked_columns(cols: EngineColumns) -> list[str]:
+    """Names of the columns ``bad_0, bad_1, ...`` of :func:`summary_query` count invalid cells of."""
+    return [c for c, _ in _checked(cols)]
+
+
+def draw_query(source: str, cols: EngineColumns, plan_table: str, seed: int, d: SqlDialect) -> str:
+    """Rows ``(item_id, u, b)`` of the items with ``u < b``; ``plan_table`` has columns ``block`` and ``b``."""
+    keyed = (f"SELECT k.item_id AS item_id, p.b AS b FROM (SELECT {d.quote(cols.id)} AS item_id, "
+             f"{_key_sql(cols, d, _prior_sql(cols, d))} AS block FROM {source}) k "
+             f"JOIN {plan_table} p ON k.block = p.block")
+    hashed = uniform_sql(keyed, "item_id", seed, ["item_id", "b"], d, out="u", bound="b")
+    return f"SELECT item_id, u, b FROM ({hashed}) h WHERE u < b"
+
+
+def rows_query(source: str, cols: EngineColumns, ids_table: str, d: SqlDialect) -> str:
+    """Every column of the rows whose id is in ``ids_table`` (column ``item_id``)."""
+    return f"SELECT * FROM {source} WHERE {d.quote(cols.id)} IN (SELECT item_id FROM {ids_table})"
+
+
+def truth_query(source: str, cols: EngineColumns, d: SqlDialect) -> str:
+    """Rows ``(block, label, n)``: items per block and ground-truth label (simulations)."""
+    key = _key_sql(cols, d, _prior_sql(cols, d))
+    return f"SELECT {key} AS block, CAST({d.quote(cols.label)} AS BIGINT) AS label, COUNT(*) AS n FROM {source} GROUP BY 1, 2"

@@ -1,0 +1,105 @@
+"""A Parquet pool through DuckDB: the same summary, sample and estimate as the pool in memory."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from labelwise.designs import make_design
+from labelwise.engines import EnginePool
+from labelwise.pool import PoolError
+
+from .conftest import pool_frame
+
+
+@pytest.fixture(scope="module")
+def engines(pool, parquet_pool):
+    return EnginePool.from_pool(pool), EnginePool.open(parquet_pool, engine="duckdb")
+
+
+def test_summary_equals_the_in_memory_one(engines):
+    memory, duck = engines
+    a, b = memory.summary, duck.summary
+    assert np.array_equal(a.keys, b.keys) and np.array_equal(a.counts, b.counts)
+    np.testing.assert_allclose(a.prior_sums, b.prior_sums, rtol=1e-12)
+    assert duck.n_items == 20_000
+
+
+@pytest.mark.parametrize("design", ["passive", "poisson", "importance", "stratified"])
+def test_same_seed_same_sample_and_estimate(engines, design):
+    estimates = []
+    samples = []
+    for engine in engines:
+        measure = engine.measure("f1,precision,recall")
+        sample = engine.sample(engine.plan(make_design(design), measure, 600), seed=11)
+        ids = sample.item_ids[:400]
+        samples.append(sample)
+        estimates.append(engine.estimate(sample, measure, ids, engine.source.labels(ids)))
+    assert np.array_equal(samples[0].item_ids, samples[1].item_ids)
+    np.testing.assert_allclose(samples[0].inclusion, samples[1].inclusion, rtol=1e-12)
+    np.testing.assert_allclose(estimates[0].value, estimates[1].value, rtol=1e-12)
+    np.testing.assert_allclose(estimates[0].cov, estimates[1].cov, rtol=1e-9)
+
+
+def test_rows_come_back_in_the_asked_order_with_content(engines):
+    _, duck = engines
+    rows = duck.rows(np.array([19_999, 3, 10_000]))
+    assert rows["item_id"].tolist() == [19_999, 3, 10_000]
+    assert rows["text"].tolist() == ["item 19999", "item 3", "item 10000"]
+
+
+def test_plan_spends_the_budget(engines):
+    # sum_n b_n = M for every design; the sample size is Poisson-binomial around it (4 standard deviations)
+    _, duck = engines
+    measure = duck.measure("f1")
+    for design in ("passive", "poisson", "stratified"):
+        plan = duck.plan(make_design(design), measure, 600)
+        b = plan.inclusion
+        assert np.isclose(b @ duck.summary.counts, 600)
+        size = len(duck.sample(plan, seed=3))
+        assert abs(size - 600) <= 4 * np.sqrt(np.sum(duck.summary.counts * b * (1 - b)))
+
+
+def test_bad_files_are_named(pool, tmp_path):
+    frame = pool_frame(pool).head(100)
+    frame.loc[7, "prob"] = 1.5
+    frame.to_parquet(tmp_path / "bad.parquet", index=False)
+    with pytest.raises(PoolError, match=r"bad.parquet.*column 'prob' has 1 row"):
+        _ = EnginePool.open(tmp_path / "bad.parquet").summary
+    frame.drop(columns="item_id").to_parquet(tmp_path / "noid.parquet", index=False)
+    with pytest.raises(PoolError, match="no id column 'item_id'"):
+        EnginePool.open(tmp_path / "noid.parquet")
+    with pytest.raises(PoolError, match="no such file"):
+        EnginePool.open(tmp_path / "missing-*.parquet")
+
+
+def test_designs_without_a_block_plan_are_refused(engines):
+    _, duck = engines
+    with pytest.raises(ValueError, match="does not run on engine pools"):
+        duck.plan(make_design("ais"), duck.measure("f1"), 100)
+
+
+def test_fingerprint_follows_the_content(pool, tmp_path):
+    frame = pool_frame(pool).head(1000)
+    path = tmp_path / "p.parquet"
+    frame.to_parquet(path, index=False)
+    first = EnginePool.open(path).fingerprint()
+    frame.to_parquet(path, index=False)
+    assert EnginePool.open(path).fingerprint() == first
+    changed = frame.copy()
+    changed.loc[0, "prob"] = 0.999
+    changed.to_parquet(path, index=False)
+    assert EnginePool.open(path).fingerprint() != first
+    pd.concat([frame, frame.head(1)]).to_parquet(path, index=False)
+    assert EnginePool.open(path).fingerprint() != first
+
+
+def test_pool_from_parquet_in_memory_or_through_an_engine(parquet_pool, engines):
+    from labelwise import Pool
+
+    in_memory = Pool.from_parquet(parquet_pool)  # two files, concatenated
+    through = Pool.from_parquet(parquet_pool, engine="duckdb")
+    assert isinstance(through, EnginePool) and in_memory.n_items == through.n_items == 20_000
+    plan = through.plan(make_design("poisson"), through.measure("f1"), 300)
+    assert np.array_equal(EnginePool.from_pool(in_memory).sample(plan, 4).item_ids, through.sample(plan, 4).item_ids)
