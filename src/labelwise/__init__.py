@@ -31,6 +31,7 @@ _PUBLIC = {
     **dict.fromkeys(("SimulationResult", "simulate", "true_value"), ".simulate"),
     "StoreError": ".store",
     "OnDemandConfig": ".ondemand",
+    **dict.fromkeys(("CostModel", "DiscoverySession", "Hierarchy", "simulate_discovery"), ".discover"),
 }
 
 
@@ -70,12 +71,15 @@ __all__ = [
     "BalancedAccuracy",
     "Brier",
     "CallableOracle",
+    "CostModel",
     "CustomMeasure",
     "Design",
+    "DiscoverySession",
     "Estimate",
     "FBeta",
     "FileOracle",
     "FowlkesMallows",
+    "Hierarchy",
     "ImportanceDesign",
     "LabelError",
     "MacroF1",
@@ -113,5 +117,6 @@ __all__ = [
     "register_design",
     "register_measure",
     "simulate",
+    "simulate_discovery",
     "true_value",
 ]

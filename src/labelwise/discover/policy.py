@@ -1,0 +1,189 @@
+"""Which query to ask next: the multi-round policy of CRUX and the baselines it is compared with.
+
+Rekatsinas, Deshpande and Parameswaran, "CRUX: Adaptive querying for
+efficient crowdsourced data extraction", CIKM 2019, Sec. 5:
+
+* Algorithm 1: ask the active configuration ``q = (k, l, v)`` of largest
+  ``(r(q) + sigma(q, t)) / c(q)`` that the remaining budget affords, with
+  ``sigma(q, t) = sqrt(v_{q,t} log t / n_{q,t})`` (Eq. 1; ``n_{q,t}`` counted
+  from 1 so a configuration never asked has the spread of one that was
+  asked once, and ``log(1 + t)`` so the first round is not a tie);
+* Algorithm 2: after a query at ``v`` the configurations of ``v``'s children
+  become active (top-down expansion) and every configuration whose upper
+  bound ``r + sigma`` is below the largest lower bound ``r - sigma`` is
+  removed (action elimination of Even-Dar, Mannor and Mansour, JMLR 2006).
+
+Baselines: ``greedy`` (``r / c`` without ``sigma`` and without elimination),
+``root`` (always the root, the largest ``k``, no exclude list) and
+``random`` (a node and configuration uniformly among those affordable).
+
+All per-node and per-configuration statistics are arrays (nodes x
+configurations); the samples are one sorted array of ``(node, positive)``
+keys with counts.  A node's sample holds the answers of queries at the node
+or above it that fall in the node: given that it falls in the node, an
+answer of a query above it is a popularity-weighted draw from the node's
+positives too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .costs import CostModel
+from .gain import MIN_VARIANCE, gain_with_variance
+from .hierarchy import Hierarchy
+from .richness import remaining_interval
+
+__all__ = ["POLICIES", "Query", "QueryPolicy"]
+
+POLICIES = ("crux", "greedy", "root", "random")
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query: up to ``k`` positives of ``node`` other than the ``exclude`` list (item indices)."""
+
+    node: int
+    config: int
+    k: int
+    exclude: np.ndarray
+    cost: float
+
+
+class QueryPolicy:
+    """The state of a discovery run and the choice of its next query.
+
+    Parameters
+    ----------
+    hierarchy : Hierarchy
+    costs : CostModel
+    name : str
+        ``crux``, ``greedy``, ``root`` or ``random``.
+    seed : int
+        Seed of the bootstrap (each round draws from ``(seed, round)``, so a replay is identical).
+    replicates : int
+        Bootstrap replicates of the gain variance.
+    """
+
+    def __init__(self, hierarchy: Hierarchy, costs: CostModel, name: str = "crux", seed: int = 0,
+                 replicates: int = 32) -> None:
+        if name not in POLICIES:
+            raise ValueError(f"policy {name!r} is not one of {', '.join(POLICIES)}")
+        self.hierarchy, self.costs, self.name = hierarchy, costs, name
+        self.seed, self.replicates = seed, replicates
+        self.k, self.l = costs.configurations()
+        n_nodes = hierarchy.n_nodes
+        self.price = costs.price(self.k[None, :], self.l[None, :], hierarchy.depth()[:, None])
+        self.gain = np.zeros((n_nodes, self.k.size))
+        self.variance = np.full((n_nodes, self.k.size), MIN_VARIANCE)
+        self.issued = np.zeros((n_nodes, self.k.size), dtype=np.int64)
+        self.active = np.zeros((n_nodes, self.k.size), dtype=bool)
+        self.active[0] = True
+        self.found = np.zeros(hierarchy.n_items, dtype=bool)
+        self.found_in = np.zeros(n_nodes, dtype=np.int64)  # positives found in each node
+        self.returns = np.zeros(hierarchy.n_items, dtype=np.int64)  # times each positive was returned
+        self.asked = np.zeros(hierarchy.n_items, dtype=np.int64)  # queries at a node holding the item
+        self.excluded = np.zeros(hierarchy.n_items, dtype=np.int64)  # ... that excluded it
+        self.keys = np.zeros(0, dtype=np.int64)  # node * n_items + item, sorted: the nodes' samples
+        self.counts = np.zeros(0, dtype=np.int64)
+        self.round = 1
+        self.spent = 0.0
+
+    # ---- choosing ---------------------------------------------------------------------------------
+    def spread(self) -> np.ndarray:
+        """``sigma(q, t)`` of every configuration (Eq. 1)."""
+        return np.sqrt(self.variance * np.log1p(self.round) / np.maximum(self.issued, 1))
+
+    def choose(self, budget_left: float, rng: np.random.Generator) -> Query | None:
+        """The next query, or None when no allowed configuration fits in ``budget_left``."""
+        affordable = self.price <= budget_left + 1e-12
+        if self.name == "root":
+            config = int(np.flatnonzero((self.k == self.k.max()) & (self.l == 0))[0]) if 0 in self.l else int(
+                np.argmax(self.k - self.l))
+            if not affordable[0, config]:
+                return None
+            node = 0
+        elif self.name == "random":
+            options = np.flatnonzero(affordable.ravel())
+            if options.size == 0:
+                return None
+            node, config = divmod(int(rng.choice(options)), self.k.size)
+        else:
+            bonus = self.spread() if self.name == "crux" else 0.0
+            score = np.where(self.active & affordable, (self.gain + bonus) / self.price, -np.inf)
+            best = int(np.argmax(score))
+            if not np.isfinite(score.ravel()[best]):
+                return None
+            node, config = divmod(best, self.k.size)
+        return Query(node, config, int(self.k[config]), self.exclude_list(node, int(self.l[config]), rng),
+                     float(self.price[node, config]))
+
+    def exclude_list(self, node: int, size: int, rng: np.random.Generator) -> np.ndarray:
+        """``size`` positives drawn uniformly from those found in ``node`` (all of them if fewer)."""
+        found = np.flatnonzero(self.found)
+        there = found[self.hierarchy.members(node, found)]
+        return np.sort(rng.choice(there, size=min(size, there.size), replace=False))
+
+    # ---- learning ---------------------------------------------------------------------------------
+    def record(self, query: Query, returned: np.ndarray) -> int:
+        """Take in the answers (distinct item indices in the node, none excluded); the number new."""
+        returned = np.unique(np.asarray(returned, dtype=np.int64))
+        self.issued[query.node, query.config] += 1
+        self.spent += query.cost
+        self.round += 1
+        self.returns[returned] += 1
+        self.asked[self.hierarchy.members(query.node)] += 1
+        self.excluded[query.exclude] += 1
+        new = returned[~self.found[returned]]
+        self.found[new] = True
+        np.add.at(self.found_in, self.hierarchy.item_node[new].ravel(), 1)
+        below = self.hierarchy.below(query.node, returned)
+        self._add_to_samples(np.sort((below * self.hierarchy.n_items + returned[:, None]).ravel()))
+        self._update_gains(np.union1d(below.ravel(), self.hierarchy.item_node[new].ravel()))
+        if self.name in ("crux", "greedy"):
+            self.active[self.hierarchy.children(query.node)] = True
+        if self.name == "crux":
+            self._eliminate()
+        return int(new.size)
+
+    def _add_to_samples(self, keys: np.ndarray) -> None:
+        pos = np.searchsorted(self.keys, keys)
+        known = pos < self.keys.size
+        known[known] = self.keys[pos[known]] == keys[known]
+        self.counts[pos[known]] += 1
+        self.keys = np.insert(self.keys, pos[~known], keys[~known])
+        self.counts = np.insert(self.counts, pos[~known], 1)
+
+    def sample(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Samples of ``nodes``: for each entry its position in ``nodes``, its positive and its count."""
+        n_items = self.hierarchy.n_items
+        lo = np.searchsorted(self.keys, nodes * n_items)
+        hi = np.searchsorted(self.keys, (nodes + 1) * n_items)
+        sizes = hi - lo
+        entry = np.repeat(np.arange(nodes.size), sizes)
+        index = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes) + np.repeat(lo, sizes)
+        return entry, self.keys[index] % n_items, self.counts[index]
+
+    def _update_gains(self, nodes: np.ndarray) -> None:
+        entry, _, counts = self.sample(nodes)
+        rng = np.random.default_rng([self.seed, self.round])
+        self.gain[nodes], self.variance[nodes] = gain_with_variance(
+            entry, counts, self.found_in[nodes], self.k, self.l, rng, self.replicates)
+
+    def _eliminate(self) -> None:
+        sigma = self.spread()
+        threshold = np.max(np.where(self.active, self.gain - sigma, -np.inf))
+        self.active &= self.gain + sigma >= threshold
+
+    # ---- estimates --------------------------------------------------------------------------------
+    def remaining(self, level: float = 0.95) -> dict:
+        """Positives not found yet in the whole domain, from how often each was returned (any query)."""
+        eligible = np.maximum(self.asked - self.excluded, 1)
+        return remaining_interval(np.rint(self.returns * self.asked / eligible), int(self.found.sum()), level)
+
+    def node_remaining(self, node: int, level: float = 0.95) -> dict:
+        """Positives of ``node`` not found yet, from its sample (queries at or above it)."""
+        _, _, counts = self.sample(np.array([node]))
+        return remaining_interval(counts, int(self.found_in[node]), level)
