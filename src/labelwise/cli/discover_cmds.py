@@ -20,7 +20,14 @@ from typing import Annotated
 import numpy as np
 import typer
 
-from .options import JsonOpt, SeedOpt, UserError, check_level, check_positive, user_errors
+from .options import (
+    JsonOpt,
+    SeedOpt,
+    UserError,
+    check_level,
+    check_positive,
+    user_errors,
+)
 from .render import print_json
 
 __all__ = ["discover"]

@@ -108,7 +108,7 @@ class Hierarchy:
 
     def depth(self) -> np.ndarray:
         """Number of attributes fixed at each node (0 at the root)."""
-        return np.array([bin(m).count("1") for m in range(self.item_node.shape[1])])[self.node_mask]
+        return np.array([m.bit_count() for m in range(self.item_node.shape[1])])[self.node_mask]
 
     def children(self, node: int) -> np.ndarray:
         """The direct descendants of ``node``."""

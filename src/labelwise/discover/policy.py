@@ -145,7 +145,7 @@ class QueryPolicy:
         if self.name in ("crux", "greedy"):
             self.active[self.hierarchy.children(query.node)] = True
         if self.name == "crux":
-            self._eliminate()
+            self.eliminate()
         return int(new.size)
 
     def _add_to_samples(self, keys: np.ndarray) -> None:
@@ -172,7 +172,8 @@ class QueryPolicy:
         self.gain[nodes], self.variance[nodes] = gain_with_variance(
             entry, counts, self.found_in[nodes], self.k, self.l, rng, self.replicates)
 
-    def _eliminate(self) -> None:
+    def eliminate(self) -> None:
+        """Drop every active configuration whose upper bound is below the largest lower bound (Alg. 2)."""
         sigma = self.spread()
         threshold = np.max(np.where(self.active, self.gain - sigma, -np.inf))
         self.active &= self.gain + sigma >= threshold

@@ -1,0 +1,93 @@
+"""The CRUX policy: the score, the elimination, the expansion, the samples, and the baselines."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from labelwise.discover.costs import CostModel
+from labelwise.discover.hierarchy import Hierarchy
+from labelwise.discover.policy import QueryPolicy
+
+
+@pytest.fixture
+def hierarchy() -> Hierarchy:
+    frame = pd.DataFrame({"a": ["x", "x", "y", "y", "x", "y"], "b": ["p", "q", "p", "q", "p", "p"]})
+    return Hierarchy.from_frame(frame, ["a", "b"])
+
+
+COSTS = CostModel(per_query=1.0, per_item=0.1, per_excluded=0.0, per_level=1.0, k=(1, 2), l=(0, 1))
+
+
+def test_choice_maximises_upper_gain_per_cost(hierarchy):
+    policy = QueryPolicy(hierarchy, COSTS, "crux")
+    policy.active[:] = True
+    policy.gain[:] = 0.5
+    policy.gain[3, 2] = 2.0  # config 2 = (k=2, l=0)
+    policy.variance[:] = 0.01
+    sigma = np.sqrt(0.01 * np.log(2))
+    score = (policy.gain + sigma) / policy.price
+    query = policy.choose(100.0, np.random.default_rng(0))
+    assert (query.node, query.config) == np.unravel_index(np.argmax(score), score.shape)
+    assert query.k == 2 and query.cost == pytest.approx(policy.price[3, 2])
+    assert policy.choose(float(policy.price.min()) - 0.01, np.random.default_rng(0)) is None
+
+
+def test_elimination_drops_upper_bounds_below_the_best_lower_bound(hierarchy):
+    policy = QueryPolicy(hierarchy, COSTS, "crux")
+    policy.active[:] = True
+    policy.gain[:] = 1.0
+    policy.gain[0, 0] = 3.0
+    policy.variance[:] = 0.01
+    policy.issued[:] = 1
+    sigma = np.sqrt(0.01 * np.log(2))
+    policy.gain[1, 1] = 3.0 - 2 * sigma + 1e-9  # upper bound just above the threshold: kept
+    policy.eliminate()
+    kept = np.zeros_like(policy.active)
+    kept[0, 0] = kept[1, 1] = True
+    assert np.array_equal(policy.active, kept)
+
+
+def test_record_updates_the_samples_below_and_expands(hierarchy):
+    policy = QueryPolicy(hierarchy, COSTS, "crux")
+    query = policy.choose(100.0, np.random.default_rng(0))
+    assert query.node == 0
+    new = policy.record(query, np.array([0, 2]))
+    assert new == 2 and policy.found_in[0] == 2
+    x = hierarchy.item_node[0, 0b01]
+    entry, items, counts = policy.sample(np.array([0, x]))
+    assert list(zip(entry, items, counts)) == [(0, 0, 1), (0, 2, 1), (1, 0, 1)]
+    assert policy.record(query, np.array([0])) == 0
+    _, _, counts = policy.sample(np.array([x]))
+    assert list(counts) == [2]
+
+
+def test_a_query_activates_the_children_of_its_node(hierarchy):
+    policy = QueryPolicy(hierarchy, COSTS, "greedy")  # no elimination: the expansion alone
+    assert policy.active.sum() == COSTS.configurations()[0].size
+    query = policy.choose(100.0, np.random.default_rng(0))
+    policy.record(query, np.array([1]))
+    expected = np.zeros(hierarchy.n_nodes, dtype=bool)
+    expected[[0, *hierarchy.children(0)]] = True
+    assert np.array_equal(policy.active.all(axis=1), expected)
+
+
+def test_exclude_list_is_drawn_from_the_positives_found_in_the_node(hierarchy):
+    policy = QueryPolicy(hierarchy, COSTS, "crux")
+    policy.found[[0, 1, 2, 4]] = True
+    x = hierarchy.item_node[0, 0b01]
+    rng = np.random.default_rng(0)
+    drawn = {tuple(policy.exclude_list(x, 2, rng)) for _ in range(200)}
+    assert drawn == {(0, 1), (0, 4), (1, 4)}
+    assert list(policy.exclude_list(x, 10, rng)) == [0, 1, 4]
+
+
+def test_baselines(hierarchy):
+    rng = np.random.default_rng(0)
+    root = QueryPolicy(hierarchy, COSTS, "root").choose(100.0, rng)
+    assert root.node == 0 and root.k == 2 and root.exclude.size == 0
+    picks = {QueryPolicy(hierarchy, COSTS, "random").choose(100.0, rng).node for _ in range(300)}
+    assert picks == set(range(hierarchy.n_nodes))
+    with pytest.raises(ValueError, match="not one of"):
+        QueryPolicy(hierarchy, COSTS, "best")
