@@ -7,7 +7,12 @@ import itertools
 import numpy as np
 import pytest
 
-from labelwise.discover.richness import chao1_unseen, frequency_counts, good_turing_unseen, remaining_interval
+from labelwise.discover.richness import (
+    chao1_unseen,
+    frequency_counts,
+    good_turing_unseen,
+    remaining_interval,
+)
 
 
 def test_frequency_counts_and_chao1_by_hand():
