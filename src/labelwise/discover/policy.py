@@ -84,8 +84,9 @@ class QueryPolicy:
         self.found = np.zeros(hierarchy.n_items, dtype=bool)
         self.found_in = np.zeros(n_nodes, dtype=np.int64)  # positives found in each node
         self.returns = np.zeros(hierarchy.n_items, dtype=np.int64)  # times each positive was returned
-        self.asked = np.zeros(hierarchy.n_items, dtype=np.int64)  # queries at a node holding the item
-        self.excluded = np.zeros(hierarchy.n_items, dtype=np.int64)  # ... that excluded it
+        self.leaf = hierarchy.item_node[:, -1]  # the finest node of each item
+        self.leaf_answers = np.zeros(n_nodes, dtype=np.int64)  # answers that fell in each leaf
+        self.at_risk = np.zeros(hierarchy.n_items, dtype=np.int64)  # ... in queries where the item was eligible
         self.keys = np.zeros(0, dtype=np.int64)  # node * n_items + item, sorted: the nodes' samples
         self.counts = np.zeros(0, dtype=np.int64)
         self.round = 1
@@ -134,19 +135,26 @@ class QueryPolicy:
         self.spent += query.cost
         self.round += 1
         self.returns[returned] += 1
-        self.asked[self.hierarchy.members(query.node)] += 1
-        self.excluded[query.exclude] += 1
+        self._add_exposure(query, returned)
         new = returned[~self.found[returned]]
         self.found[new] = True
         np.add.at(self.found_in, self.hierarchy.item_node[new].ravel(), 1)
         below = self.hierarchy.below(query.node, returned)
         self._add_to_samples(np.sort((below * self.hierarchy.n_items + returned[:, None]).ravel()))
-        self._update_gains(np.union1d(below.ravel(), self.hierarchy.item_node[new].ravel()))
-        if self.name in ("crux", "greedy"):
+        if self.name in ("crux", "greedy"):  # the baselines use no gains
+            self._update_gains(np.union1d(below.ravel(), self.hierarchy.item_node[new].ravel()))
             self.active[self.hierarchy.children(query.node)] = True
         if self.name == "crux":
             self.eliminate()
         return int(new.size)
+
+    def _add_exposure(self, query: Query, returned: np.ndarray) -> None:
+        """Answers that could have been each item: those of its leaf in queries that did not exclude it."""
+        hits = np.bincount(self.leaf[returned], minlength=self.leaf_answers.size)
+        self.leaf_answers += hits
+        eligible = self.hierarchy.members(query.node)
+        eligible[query.exclude] = False
+        self.at_risk[eligible] += hits[self.leaf[eligible]]
 
     def _add_to_samples(self, keys: np.ndarray) -> None:
         pos = np.searchsorted(self.keys, keys)
@@ -181,8 +189,10 @@ class QueryPolicy:
     # ---- estimates --------------------------------------------------------------------------------
     def remaining(self, level: float = 0.95) -> dict:
         """Positives not found yet in the whole domain, from how often each was returned (any query)."""
-        eligible = np.maximum(self.asked - self.excluded, 1)
-        return remaining_interval(np.rint(self.returns * self.asked / eligible), int(self.found.sum()), level)
+        full = self.leaf_answers[self.leaf]
+        adjusted = np.rint(self.returns * np.divide(full, self.at_risk, out=np.ones(full.shape),
+                                                    where=self.at_risk > 0))
+        return remaining_interval(adjusted, int(self.found.sum()), level, strata=self.leaf)
 
     def node_remaining(self, node: int, level: float = 0.95) -> dict:
         """Positives of ``node`` not found yet, from its sample (queries at or above it)."""

@@ -60,14 +60,16 @@ def chao1_unseen(n: np.ndarray, f1: np.ndarray, f2: np.ndarray) -> np.ndarray:
     return shrink * f1 * (f1 - 1) / (2.0 * (f2 + 1))
 
 
-def chao1_variance(n: float, f1: float, f2: float) -> float:
-    """Delta-method variance of the bias-corrected Chao1 (Chao 2005)."""
-    a = (n - 1) / n if n > 0 else 0.0
-    return float(a * f1 * (f1 - 1) / (2 * (f2 + 1)) + a * a * f1 * (2 * f1 - 1) ** 2 / (4 * (f2 + 1) ** 2)
-                 + a * a * f1 ** 2 * f2 * (f1 - 1) ** 2 / (4 * (f2 + 1) ** 4))
+def chao1_variance(n: np.ndarray, f1: np.ndarray, f2: np.ndarray) -> np.ndarray:
+    """Delta-method variance of the bias-corrected Chao1 (Chao 2005), vectorized."""
+    n = np.asarray(n, dtype=float)
+    a = np.divide(n - 1, n, out=np.zeros(n.shape), where=n > 0)
+    return (a * f1 * (f1 - 1) / (2 * (f2 + 1)) + a * a * f1 * (2 * f1 - 1) ** 2 / (4 * (f2 + 1) ** 2)
+            + a * a * f1 ** 2 * f2 * (f1 - 1) ** 2 / (4 * (f2 + 1) ** 4))
 
 
-def remaining_interval(counts: np.ndarray, found: int | None = None, level: float = 0.95) -> dict:
+def remaining_interval(counts: np.ndarray, found: int | None = None, level: float = 0.95,
+                       strata: np.ndarray | None = None) -> dict:
     """Estimated number of positives not found yet, with Chao's (1987) log-normal interval.
 
     Parameters
@@ -79,6 +81,9 @@ def remaining_interval(counts: np.ndarray, found: int | None = None, level: floa
         those count as seen, so the estimate is ``max(0, S + f_0 - found)``.
     level : float
         Interval level.
+    strata : numpy.ndarray, optional
+        Stratum of each entry of ``counts``: Chao1 is taken in each stratum and the numbers unseen
+        and their variances are added (strata sampled at different rates are not pooled).
 
     Returns
     -------
@@ -86,14 +91,24 @@ def remaining_interval(counts: np.ndarray, found: int | None = None, level: floa
         ``total`` (estimated number of positives), ``remaining`` (not found yet) and ``interval``
         (``[low, high]`` of the remaining).
     """
-    n, seen, f1, f2 = (float(x) for x in frequency_counts(np.asarray(counts)[np.asarray(counts) > 0]))
+    counts = np.asarray(counts)
+    strata = np.zeros(counts.size, dtype=np.int64) if strata is None else np.asarray(strata)
+    hit = counts > 0
+    _, stratum = np.unique(strata[hit], return_inverse=True)
+    c = counts[hit]
+
+    def per_stratum(values: np.ndarray) -> np.ndarray:
+        return np.bincount(stratum, weights=values, minlength=stratum.max(initial=-1) + 1)
+
+    n, f1, f2 = per_stratum(c), per_stratum(c == 1), per_stratum(c == 2)
+    seen = float(c.size)
     found = int(seen) if found is None else int(found)
-    unseen = float(chao1_unseen(n, f1, f2))
+    unseen = float(chao1_unseen(n, f1, f2).sum())
     if unseen > 0:
         z = norm.ppf(0.5 + level / 2)
-        spread = np.exp(z * np.sqrt(np.log1p(chao1_variance(n, f1, f2) / unseen ** 2)))
+        spread = np.exp(z * np.sqrt(np.log1p(float(chao1_variance(n, f1, f2).sum()) / unseen ** 2)))
         low, high = seen + unseen / spread, seen + unseen * spread
-    else:  # no two singletons: the sample shows no unseen positive
+    else:  # no stratum with two singletons: the sample shows no unseen positive
         low = high = seen
     total = max(seen + unseen, found)
     return {"total": total, "remaining": total - found,
