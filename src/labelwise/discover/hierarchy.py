@@ -88,9 +88,9 @@ class Hierarchy:
         for mask in range(n_masks):
             for a in range(len(attributes)):
                 if not mask >> a & 1:
-                    pairs = np.unique(item_node[:, [mask, mask | 1 << a]], axis=0)
-                    parents.append(pairs[:, 0])
-                    children.append(pairs[:, 1])
+                    pairs = np.unique(item_node[:, mask] * offset + item_node[:, mask | 1 << a])
+                    parents.append(pairs // offset)
+                    children.append(pairs % offset)
         parent = np.concatenate(parents) if parents else np.zeros(0, dtype=np.int64)
         child = np.concatenate(children) if children else np.zeros(0, dtype=np.int64)
         order = np.lexsort((child, parent))

@@ -81,21 +81,22 @@ class QueryPolicy:
         self.issued = np.zeros((n_nodes, self.k.size), dtype=np.int64)
         self.active = np.zeros((n_nodes, self.k.size), dtype=bool)
         self.active[0] = True
+        self.exhausted = np.zeros(n_nodes, dtype=bool)  # every positive of the node is found
         self.found = np.zeros(hierarchy.n_items, dtype=bool)
         self.found_in = np.zeros(n_nodes, dtype=np.int64)  # positives found in each node
         self.returns = np.zeros(hierarchy.n_items, dtype=np.int64)  # times each positive was returned
         self.leaf = hierarchy.item_node[:, -1]  # the finest node of each item
         self.leaf_answers = np.zeros(n_nodes, dtype=np.int64)  # answers that fell in each leaf
-        self.at_risk = np.zeros(hierarchy.n_items, dtype=np.int64)  # ... in queries where the item was eligible
+        self.excluded_answers = np.zeros(hierarchy.n_items, dtype=np.int64)  # ... in queries excluding the item
         self.keys = np.zeros(0, dtype=np.int64)  # node * n_items + item, sorted: the nodes' samples
         self.counts = np.zeros(0, dtype=np.int64)
         self.round = 1
         self.spent = 0.0
 
     # ---- choosing ---------------------------------------------------------------------------------
-    def spread(self) -> np.ndarray:
-        """``sigma(q, t)`` of every configuration (Eq. 1)."""
-        return np.sqrt(self.variance * np.log1p(self.round) / np.maximum(self.issued, 1))
+    def spread(self, flat: np.ndarray) -> np.ndarray:
+        """``sigma(q, t)`` (Eq. 1) of the configurations at flat indices ``flat`` (node * n_configs + config)."""
+        return np.sqrt(self.variance.ravel()[flat] * np.log1p(self.round) / np.maximum(self.issued.ravel()[flat], 1))
 
     def choose(self, budget_left: float, rng: np.random.Generator) -> Query | None:
         """The next query, or None when no allowed configuration fits in ``budget_left``."""
@@ -112,12 +113,12 @@ class QueryPolicy:
                 return None
             node, config = divmod(int(rng.choice(options)), self.k.size)
         else:
-            bonus = self.spread() if self.name == "crux" else 0.0
-            score = np.where(self.active & affordable, (self.gain + bonus) / self.price, -np.inf)
-            best = int(np.argmax(score))
-            if not np.isfinite(score.ravel()[best]):
+            options = np.flatnonzero((self.active & affordable).ravel())
+            if options.size == 0:
                 return None
-            node, config = divmod(best, self.k.size)
+            bonus = self.spread(options) if self.name == "crux" else 0.0
+            best = options[np.argmax((self.gain.ravel()[options] + bonus) / self.price.ravel()[options])]
+            node, config = divmod(int(best), self.k.size)
         return Query(node, config, int(self.k[config]), self.exclude_list(node, int(self.l[config]), rng),
                      float(self.price[node, config]))
 
@@ -141,20 +142,28 @@ class QueryPolicy:
         np.add.at(self.found_in, self.hierarchy.item_node[new].ravel(), 1)
         below = self.hierarchy.below(query.node, returned)
         self._add_to_samples(np.sort((below * self.hierarchy.n_items + returned[:, None]).ravel()))
+        if returned.size < query.k:  # the node had no other positive outside the exclude list
+            self.exhausted[self.hierarchy.below(query.node, np.flatnonzero(self.hierarchy.members(query.node)))] = True
         if self.name in ("crux", "greedy"):  # the baselines use no gains
             self._update_gains(np.union1d(below.ravel(), self.hierarchy.item_node[new].ravel()))
+            self.gain[self.exhausted] = 0.0
             self.active[self.hierarchy.children(query.node)] = True
         if self.name == "crux":
             self.eliminate()
         return int(new.size)
 
     def _add_exposure(self, query: Query, returned: np.ndarray) -> None:
-        """Answers that could have been each item: those of its leaf in queries that did not exclude it."""
-        hits = np.bincount(self.leaf[returned], minlength=self.leaf_answers.size)
-        self.leaf_answers += hits
-        eligible = self.hierarchy.members(query.node)
-        eligible[query.exclude] = False
-        self.at_risk[eligible] += hits[self.leaf[eligible]]
+        """Count the answers in each leaf, and those an excluded item could not be.
+
+        A query's answers fall only in leaves below its node, so the answers that could have been
+        item ``i`` are ``leaf_answers[leaf(i)] - excluded_answers[i]``.
+        """
+        leaves, hits = np.unique(self.leaf[returned], return_counts=True)
+        self.leaf_answers[leaves] += hits
+        at = np.searchsorted(leaves, self.leaf[query.exclude])
+        known = at < leaves.size
+        known[known] = leaves[at[known]] == self.leaf[query.exclude][known]
+        self.excluded_answers[query.exclude[known]] += hits[at[known]]
 
     def _add_to_samples(self, keys: np.ndarray) -> None:
         pos = np.searchsorted(self.keys, keys)
@@ -182,17 +191,27 @@ class QueryPolicy:
 
     def eliminate(self) -> None:
         """Drop every active configuration whose upper bound is below the largest lower bound (Alg. 2)."""
-        sigma = self.spread()
-        threshold = np.max(np.where(self.active, self.gain - sigma, -np.inf))
-        self.active &= self.gain + sigma >= threshold
+        active = np.flatnonzero(self.active.ravel())
+        sigma = self.spread(active)
+        gain = self.gain.ravel()[active]
+        self.active.ravel()[active[gain + sigma < np.max(gain - sigma)]] = False
 
     # ---- estimates --------------------------------------------------------------------------------
     def remaining(self, level: float = 0.95) -> dict:
-        """Positives not found yet in the whole domain, from how often each was returned (any query)."""
+        """Positives not found yet in the whole domain, from how often each was returned (any query).
+
+        Chao1 is taken per leaf (within a leaf every answer, whatever node was asked, is a draw by
+        popularity among the leaf's positives not excluded), on counts scaled up by the share of the
+        leaf's answers an item could not be because it was excluded; a leaf below a query that
+        returned fewer than ``k`` positives has none left.
+        """
         full = self.leaf_answers[self.leaf]
-        adjusted = np.rint(self.returns * np.divide(full, self.at_risk, out=np.ones(full.shape),
-                                                    where=self.at_risk > 0))
-        return remaining_interval(adjusted, int(self.found.sum()), level, strata=self.leaf)
+        at_risk = full - self.excluded_answers
+        adjusted = np.rint(self.returns * np.divide(full, at_risk, out=np.ones(full.shape), where=at_risk > 0))
+        open_leaf = ~self.exhausted[self.leaf]
+        estimate = remaining_interval(adjusted[open_leaf], int(self.found[open_leaf].sum()), level,
+                                      strata=self.leaf[open_leaf])
+        return {**estimate, "total": estimate["total"] + int(self.found[~open_leaf].sum())}
 
     def node_remaining(self, node: int, level: float = 0.95) -> dict:
         """Positives of ``node`` not found yet, from its sample (queries at or above it)."""
