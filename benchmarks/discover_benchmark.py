@@ -29,7 +29,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from labelwise.discover import POLICIES, CostModel, Hierarchy, QueryPolicy, simulate_discovery
+from labelwise.discover import (
+    POLICIES,
+    CostModel,
+    Hierarchy,
+    QueryPolicy,
+    simulate_discovery,
+)
 from labelwise.discover.crowd import SimulatedCrowd
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -100,8 +106,9 @@ def label(p: dict) -> str:
 
 def found_table(data: dict) -> str:
     """Distinct positives found at half and at the full budget, and crux's margins."""
-    rows = ["| population | positives | budget | crux @1/2 | crux @full | greedy @full | root @full | random @full "
-            "| crux / root @full | crux ahead at every point |", "|" + "---|" * 10]
+    head = ("| population | positives | budget | crux @1/2 | crux @full | greedy @full | root @full | random @full "
+            "| crux / root @full | crux ahead at every point |")
+    rows = [head, "|" + "---|" * 10]
     for p in data["populations"]:
         curves = {k: np.array([c["distinct_found"] for c in v["curve"]]) for k, v in p["policies"].items()}
         ahead = all(np.all(curves["crux"] > curves[k]) for k in ("root", "random", "greedy"))
