@@ -6,33 +6,27 @@ import numpy as np
 import pytest
 
 from labelwise.discover.gain import MIN_VARIANCE, expected_new, gain_with_variance
-from labelwise.discover.richness import frequency_counts
-
-
-def stats(counts):
-    n, seen, f1, f2 = frequency_counts(np.asarray(counts))
-    return n, seen, f1, f2
 
 
 @pytest.mark.parametrize("counts", [[1, 1, 2], [1, 2, 2, 5, 1, 1], [3, 1], [1]])
-def test_one_answer_without_exclusion_is_good_turing(counts):
+def test_one_answer_without_exclusion_is_good_turing(counts, stats):
     n, seen, f1, f2 = stats(counts)
     assert expected_new(n, seen, f1, f2, seen, 1, 0) == pytest.approx(f1 / n)
 
 
-def test_no_singletons_no_gain():
+def test_no_singletons_no_gain(stats):
     n, seen, f1, f2 = stats([2, 3, 2])
     assert expected_new(n, seen, f1, f2, seen, 10, 5) == 0.0
 
 
-def test_excluding_everything_found_leaves_only_new_answers():
+def test_excluding_everything_found_leaves_only_new_answers(stats):
     """l >= found: every answer is new; k answers spread over g = f0 unseen positives."""
     n, seen, f1, f2 = stats([1, 1, 1, 1, 2, 3])  # f0 = 8/9 * 4 * 3 / 4 = 8/3
     g = 8 / 9 * 4 * 3 / 4
     assert expected_new(n, seen, f1, f2, seen, 3, 100) == pytest.approx(g * (1 - (1 - 1 / g) ** 3))
 
 
-def test_gain_grows_with_k_and_l_and_is_bounded():
+def test_gain_grows_with_k_and_l_and_is_bounded(stats):
     n, seen, f1, f2 = stats([1] * 8 + [2, 2, 3])  # f0 = 14/15 * 8 * 7 / 6
     k = np.array([1, 5, 20, 50])[:, None]
     l = np.array([0, 2, 7])[None, :]
@@ -42,14 +36,14 @@ def test_gain_grows_with_k_and_l_and_is_bounded():
     assert np.all(r <= np.minimum(k, f0) + 1e-12)
 
 
-def test_positives_found_elsewhere_are_not_new():
+def test_positives_found_elsewhere_are_not_new(stats):
     """Found by other queries but absent from this sample: they lower the gain."""
     n, seen, f1, f2 = stats([1, 1, 1, 1, 1, 2])
     alone = expected_new(n, seen, f1, f2, seen, 5, 0)
     assert expected_new(n, seen, f1, f2, seen + 3, 5, 0) < alone
 
 
-def test_point_estimate_is_the_unresampled_gain_and_variance_is_floored():
+def test_point_estimate_is_the_unresampled_gain_and_variance_is_floored(stats):
     counts = np.array([1, 1, 2, 1, 3, 4])
     node = np.array([0, 0, 0, 1, 1, 1])
     found = np.array([3, 3])

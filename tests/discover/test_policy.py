@@ -91,3 +91,18 @@ def test_baselines(hierarchy):
     assert picks == set(range(hierarchy.n_nodes))
     with pytest.raises(ValueError, match="not one of"):
         QueryPolicy(hierarchy, COSTS, "best")
+
+
+def test_a_short_answer_exhausts_the_node_and_everything_below(hierarchy):
+    policy = QueryPolicy(hierarchy, COSTS, "greedy")
+    x = hierarchy.item_node[0, 0b01]
+    query = policy.choose(100.0, np.random.default_rng(0))
+    policy.record(query, np.array([0, 1]))  # k = 2 answers: nothing learnt about exhaustion
+    assert not policy.exhausted.any()
+    short = type(query)(x, 2, 2, np.zeros(0, dtype=np.int64), 1.0)  # config 2: k = 2, l = 0
+    policy.record(short, np.array([4]))
+    below = {x, *hierarchy.children(x)}
+    assert set(np.flatnonzero(policy.exhausted)) == below
+    assert np.all(policy.gain[list(below)] == 0.0)
+    estimate = policy.remaining()
+    assert estimate["total"] >= 3 and policy.found[[0, 1, 4]].all()

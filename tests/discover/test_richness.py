@@ -9,28 +9,27 @@ import pytest
 
 from labelwise.discover.richness import (
     chao1_unseen,
-    frequency_counts,
     good_turing_unseen,
     remaining_interval,
 )
 
 
-def test_frequency_counts_and_chao1_by_hand():
-    n, seen, f1, f2 = frequency_counts(np.array([1, 1, 2, 3, 0]))
+def test_frequency_counts_and_chao1_by_hand(stats):
+    n, seen, f1, f2 = stats(np.array([1, 1, 2, 3, 0]))
     assert (n, seen, f1, f2) == (7, 4, 2, 1)
     assert chao1_unseen(n, f1, f2) == pytest.approx(6 / 7 * 2 * 1 / (2 * 2))
     assert good_turing_unseen(n, f1) == pytest.approx(2 / 7)
     assert good_turing_unseen(0, 0) == 0.0
 
 
-def test_good_turing_expectation_enumerated():
+def test_good_turing_expectation_enumerated(stats):
     """E[f1/n] = sum_i p_i (1 - p_i)^(n-1) over every sequence of n = 4 draws from three species."""
     p = np.array([0.5, 0.3, 0.2])
     n = 4
     expected = 0.0
     for draws in itertools.product(range(3), repeat=n):
         counts = np.bincount(draws, minlength=3)
-        _, _, f1, _ = frequency_counts(counts)
+        _, _, f1, _ = stats(counts)
         expected += np.prod(p[list(draws)]) * good_turing_unseen(n, f1)
     assert expected == pytest.approx(float(np.sum(p * (1 - p) ** (n - 1))))
 

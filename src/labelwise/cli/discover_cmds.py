@@ -143,7 +143,8 @@ def _write_query_csv(query: dict, out: Path) -> None:
 def answer_cmd(
     session: DiscoArg,
     answers: Annotated[Path, typer.Argument(help="CSV/Parquet with an item_id column: the items returned to the "
-                                            "waiting query (no rows: none found).")],
+                                            "waiting query; fewer than k (or no rows) tells the policy that the "
+                                            "node has no other positive outside the exclude list.")],
 ) -> None:
     """Store the items the annotators returned to the waiting query."""
     with user_errors():

@@ -130,16 +130,3 @@ class Hierarchy:
         mask = int(self.node_mask[node])
         row = self.values[self.node_item[node]]
         return {name: str(row[a]) for a, name in enumerate(self.attributes) if mask >> a & 1}
-
-    def find(self, conjunction: dict[str, str]) -> int:
-        """The node of ``{attribute: value}``; ValueError when no item satisfies it."""
-        unknown = [a for a in conjunction if a not in self.attributes]
-        if unknown:
-            raise ValueError(f"unknown attribute {unknown[0]!r}; the attributes are {', '.join(self.attributes)}")
-        mask = sum(1 << self.attributes.index(a) for a in conjunction)
-        hit = np.ones(self.n_items, dtype=bool)
-        for a, value in conjunction.items():
-            hit &= self.values[:, self.attributes.index(a)] == str(value)
-        if not hit.any():
-            raise ValueError(f"no item has {conjunction}")
-        return int(self.item_node[np.argmax(hit), mask])

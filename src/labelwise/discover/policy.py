@@ -13,6 +13,10 @@ efficient crowdsourced data extraction", CIKM 2019, Sec. 5:
   bound ``r + sigma`` is below the largest lower bound ``r - sigma`` is
   removed (action elimination of Even-Dar, Mannor and Mansour, JMLR 2006).
 
+An answer with fewer than ``k`` positives says the node has no other
+positive outside the exclude list: the node and every node below it are
+exhausted (gain 0).
+
 Baselines: ``greedy`` (``r / c`` without ``sigma`` and without elimination),
 ``root`` (always the root, the largest ``k``, no exclude list) and
 ``random`` (a node and configuration uniformly among those affordable).

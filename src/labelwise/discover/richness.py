@@ -34,17 +34,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import norm
 
-__all__ = ["chao1_unseen", "frequency_counts", "good_turing_unseen", "remaining_interval"]
-
-
-def frequency_counts(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``n, S, f_1, f_2`` of the last axis of ``counts`` (times each positive was returned; 0 = never).
-
-    Vectorized over leading axes (e.g. bootstrap replicates).
-    """
-    counts = np.asarray(counts)
-    return (counts.sum(axis=-1), (counts > 0).sum(axis=-1), (counts == 1).sum(axis=-1),
-            (counts == 2).sum(axis=-1))
+__all__ = ["chao1_unseen", "chao1_variance", "good_turing_unseen", "remaining_interval"]
 
 
 def good_turing_unseen(n: np.ndarray, f1: np.ndarray) -> np.ndarray:

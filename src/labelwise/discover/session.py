@@ -174,11 +174,12 @@ class DiscoverySession:
         hierarchy, policy = self._replay(record)
         answered = [q for q in record.queries if q.answered]
         nodes = sorted({q.node for q in answered})
+        depth = hierarchy.depth()
         per_node = []
         for node in nodes:  # one row per queried node (a few hundred at most)
             estimate = policy.node_remaining(node, level)
             asked = [q for q in answered if q.node == node]
-            per_node.append({"node": hierarchy.describe(node), "depth": int(hierarchy.depth()[node]),
+            per_node.append({"node": hierarchy.describe(node), "depth": int(depth[node]),
                              "queries": len(asked), "spent": float(sum(q.cost for q in asked)),
                              "found": int(policy.found_in[node]), "estimated_total": estimate["total"],
                              "remaining": estimate["remaining"], "interval": estimate["interval"]})
