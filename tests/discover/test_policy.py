@@ -36,7 +36,7 @@ def test_choice_maximises_upper_gain_per_cost(hierarchy):
 
 def test_elimination_drops_upper_bounds_below_the_best_lower_bound(hierarchy):
     policy = QueryPolicy(hierarchy, COSTS, "crux")
-    policy.active[:] = True
+    policy.expanded[:] = True
     policy.gain[:] = 1.0
     policy.gain[0, 0] = 3.0
     policy.variance[:] = 0.01
@@ -47,6 +47,9 @@ def test_elimination_drops_upper_bounds_below_the_best_lower_bound(hierarchy):
     kept = np.zeros_like(policy.active)
     kept[0, 0] = kept[1, 1] = True
     assert np.array_equal(policy.active, kept)
+    policy.gain[0, 0] = policy.gain[1, 1] = 1.0  # the best ones exhausted: the others come back
+    policy.eliminate()
+    assert policy.active.all()
 
 
 def test_record_updates_the_samples_below_and_expands(hierarchy):

@@ -9,9 +9,14 @@ efficient crowdsourced data extraction", CIKM 2019, Sec. 5:
   from 1 so a configuration never asked has the spread of one that was
   asked once, and ``log(1 + t)`` so the first round is not a tie);
 * Algorithm 2: after a query at ``v`` the configurations of ``v``'s children
-  become active (top-down expansion) and every configuration whose upper
-  bound ``r + sigma`` is below the largest lower bound ``r - sigma`` is
-  removed (action elimination of Even-Dar, Mannor and Mansour, JMLR 2006).
+  join the expanded set (top-down expansion), and the active set is the
+  expanded set without the configurations whose upper bound ``r + sigma``
+  is below the largest lower bound ``r - sigma`` (action elimination of
+  Even-Dar, Mannor and Mansour, JMLR 2006).  The elimination is taken anew
+  each round over the expanded set rather than for good: the gains shrink
+  as positives are found, and a configuration removed while another node
+  was richer becomes the best once that node is exhausted (removing for
+  good left ``crux`` behind ``greedy`` late in the budget in simulation).
 
 An answer with fewer than ``k`` positives says the node has no other
 positive outside the exclude list: the node and every node below it are
@@ -83,8 +88,10 @@ class QueryPolicy:
         self.gain = np.zeros((n_nodes, self.k.size))
         self.variance = np.full((n_nodes, self.k.size), MIN_VARIANCE)
         self.issued = np.zeros((n_nodes, self.k.size), dtype=np.int64)
-        self.active = np.zeros((n_nodes, self.k.size), dtype=bool)
-        self.active[0] = True
+        self.expanded = np.zeros((n_nodes, self.k.size), dtype=bool)  # reached top-down
+        self.expanded[0] = True
+        # expanded and not eliminated (crux); everything expanded (greedy)
+        self.active = self.expanded.copy() if name == "crux" else self.expanded
         self.exhausted = np.zeros(n_nodes, dtype=bool)  # every positive of the node is found
         self.found = np.zeros(hierarchy.n_items, dtype=bool)
         self.found_in = np.zeros(n_nodes, dtype=np.int64)  # positives found in each node
@@ -151,7 +158,7 @@ class QueryPolicy:
         if self.name in ("crux", "greedy"):  # the baselines use no gains
             self._update_gains(np.union1d(below.ravel(), self.hierarchy.item_node[new].ravel()))
             self.gain[self.exhausted] = 0.0
-            self.active[self.hierarchy.children(query.node)] = True
+            self.expanded[self.hierarchy.children(query.node)] = True
         if self.name == "crux":
             self.eliminate()
         return int(new.size)
@@ -194,11 +201,12 @@ class QueryPolicy:
             entry, counts, self.found_in[nodes], self.k, self.l, rng, self.replicates)
 
     def eliminate(self) -> None:
-        """Drop every active configuration whose upper bound is below the largest lower bound (Alg. 2)."""
-        active = np.flatnonzero(self.active.ravel())
-        sigma = self.spread(active)
-        gain = self.gain.ravel()[active]
-        self.active.ravel()[active[gain + sigma < np.max(gain - sigma)]] = False
+        """Active: the expanded configurations whose upper bound reaches the largest lower bound (Alg. 2)."""
+        expanded = np.flatnonzero(self.expanded.ravel())
+        sigma = self.spread(expanded)
+        gain = self.gain.ravel()[expanded]
+        self.active = np.zeros_like(self.expanded)
+        self.active.ravel()[expanded[gain + sigma >= np.max(gain - sigma)]] = True
 
     # ---- estimates --------------------------------------------------------------------------------
     def remaining(self, level: float = 0.95) -> dict:
