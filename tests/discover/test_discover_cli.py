@@ -56,6 +56,7 @@ def test_user_errors_are_one_line(tmp_path, population):
     run("init", disco, "--hierarchy", path, "--attributes", "a,b", "--budget", 10)
     cases = [
         (run("init", tmp_path / "e.lw", "--hierarchy", path, "--attributes", "a,zz", "--budget", 10), "no column zz"),
+        (run("init", tmp_path / "e.lw", "--hierarchy", path, "--attributes", "a", "--budget", -1), "--budget: give"),
         (run("answer", disco, path), "no query waits"),
         (run("next", tmp_path / "missing.lw"), "does not exist"),
         (run("simulate", "--population", path, "--attributes", "a", "--budget", 5, "--policy", "best"),

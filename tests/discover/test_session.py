@@ -79,7 +79,7 @@ def test_the_budget_ends_the_queries(tmp_path):
                                       costs=CostModel(k=(5,), l=(0,)))
     session.next_query()  # costs 1.5
     session.answer([])
-    with pytest.raises(ValueError, match="budget is spent"):
+    with pytest.raises(ValueError, match="no query fits in the budget left"):
         session.next_query()
 
 

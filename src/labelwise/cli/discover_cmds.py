@@ -75,6 +75,11 @@ def _attributes(value: str) -> list[str]:
     return names
 
 
+def _check_budget(budget: float) -> None:
+    if not budget > 0:
+        raise UserError(f"--budget: give a positive amount, got {budget:g}")
+
+
 def _costs(path: Path | None):
     from ..discover import CostModel
 
@@ -95,6 +100,7 @@ def init_cmd(
     with user_errors():
         from ..discover import DiscoverySession
 
+        _check_budget(budget)
         names = _attributes(attributes)
         model = _costs(costs)
         frame = _table(hierarchy, ["item_id", *names])
@@ -232,8 +238,7 @@ def simulate_cmd(
         if policy not in POLICIES:
             raise UserError(f"--policy: {policy!r} is not one of {', '.join(POLICIES)}")
         check_positive(repeats=repeats)
-        if budget <= 0:
-            raise UserError(f"--budget: give a positive amount, got {budget:g}")
+        _check_budget(budget)
         names = _attributes(attributes)
         model = _costs(costs)
         frame = _table(population, ["item_id", *names, "positive"])

@@ -23,7 +23,7 @@ positive outside the exclude list: the node and every node below it are
 exhausted (gain 0).
 
 Baselines: ``greedy`` (``r / c`` without ``sigma`` and without elimination),
-``root`` (always the root, the largest ``k``, no exclude list) and
+``root`` (always the root, the largest ``k``, the smallest ``l``: none by default) and
 ``random`` (a node and configuration uniformly among those affordable).
 
 All per-node and per-configuration statistics are arrays (nodes x
@@ -113,8 +113,7 @@ class QueryPolicy:
         """The next query, or None when no allowed configuration fits in ``budget_left``."""
         affordable = self.price <= budget_left + 1e-12
         if self.name == "root":
-            config = int(np.flatnonzero((self.k == self.k.max()) & (self.l == 0))[0]) if 0 in self.l else int(
-                np.argmax(self.k - self.l))
+            config = int(np.lexsort((self.l, -self.k))[0])  # the largest k, the smallest l
             if not affordable[0, config]:
                 return None
             node = 0

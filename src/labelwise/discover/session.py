@@ -129,7 +129,8 @@ class DiscoverySession:
             rng = np.random.default_rng([record.seed, policy.round, 1])
             query = policy.choose(record.budget - policy.spent, rng)
             if query is None:
-                raise ValueError(f"the budget is spent ({policy.spent:g} of {record.budget:g}); see `labelwise "
+                raise ValueError(f"no query fits in the budget left ({record.budget - policy.spent:g} of "
+                                 f"{record.budget:g}; the cheapest costs {policy.price.min():g}); see `labelwise "
                                  "discover report`")
             pos = len(record.queries)
             add_query(conn, pos, query.node, query.config, query.k, query.cost, query.exclude)
