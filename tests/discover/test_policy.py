@@ -109,3 +109,14 @@ def test_a_short_answer_exhausts_the_node_and_everything_below(hierarchy):
     assert np.all(policy.gain[list(below)] == 0.0)
     estimate = policy.remaining()
     assert estimate["total"] >= 3 and policy.found[[0, 1, 4]].all()
+
+
+def test_remaining_scales_the_counts_of_excluded_positives():
+    """An item excluded from a query that put 3 answers in its leaf could only have been 3 of the 6."""
+    one_leaf = Hierarchy.from_frame(pd.DataFrame({"a": ["x"] * 8}), ["a"])
+    policy = QueryPolicy(one_leaf, CostModel(k=(3,), l=(0,)), "root")
+    query = policy.choose(100.0, np.random.default_rng(0))
+    policy.record(query, np.array([0, 1, 2]))
+    policy.record(type(query)(0, 0, 3, np.array([0]), 1.0), np.array([1, 3, 4]))
+    # counts 1, 2, 1, 1, 1; item 0 scaled by 6 / (6 - 3) to 2: n = 7, f1 = 3, f2 = 2
+    assert policy.remaining()["remaining"] == pytest.approx(6 / 7 * 3 * 2 / (2 * 3))

@@ -225,6 +225,9 @@ class QueryPolicy:
         return {**estimate, "total": estimate["total"] + int(self.found[~open_leaf].sum())}
 
     def node_remaining(self, node: int, level: float = 0.95) -> dict:
-        """Positives of ``node`` not found yet, from its sample (queries at or above it)."""
+        """Positives of ``node`` not found yet, from its sample (queries at or above it); 0 once exhausted."""
+        if self.exhausted[node]:
+            found = float(self.found_in[node])
+            return {"total": found, "remaining": 0.0, "interval": [0.0, 0.0]}
         _, _, counts = self.sample(np.array([node]))
         return remaining_interval(counts, int(self.found_in[node]), level)
