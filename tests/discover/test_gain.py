@@ -21,18 +21,18 @@ def test_no_singletons_no_gain(stats):
 
 def test_excluding_everything_found_leaves_only_new_answers(stats):
     """l >= found: every answer is new; k answers spread over g = f0 unseen positives."""
-    n, seen, f1, f2 = stats([1, 1, 1, 1, 2, 3])  # f0 = 8/9 * 4 * 3 / 4 = 8/3
-    g = 8 / 9 * 4 * 3 / 4
+    n, seen, f1, f2 = stats([1, 1, 1, 1, 2, 3])  # jackknife f0 = 4 * 8 / 9
+    g = 4 * 8 / 9
     assert expected_new(n, seen, f1, f2, seen, 3, 100) == pytest.approx(g * (1 - (1 - 1 / g) ** 3))
 
 
 def test_gain_grows_with_k_and_l_and_is_bounded(stats):
-    n, seen, f1, f2 = stats([1] * 8 + [2, 2, 3])  # f0 = 14/15 * 8 * 7 / 6
+    n, seen, f1, f2 = stats([1] * 8 + [2, 2, 3])  # jackknife f0 = 8 * 14 / 15
     k = np.array([1, 5, 20, 50])[:, None]
     l = np.array([0, 2, 7])[None, :]
     r = expected_new(n, seen, f1, f2, seen, k, l)
     assert np.all(np.diff(r, axis=0) > 0) and np.all(np.diff(r, axis=1) > 0)
-    f0 = (n - 1) / n * f1 * (f1 - 1) / (2 * (f2 + 1))
+    f0 = f1 * (n - 1) / n
     assert np.all(r <= np.minimum(k, f0) + 1e-12)
 
 

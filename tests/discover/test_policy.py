@@ -35,7 +35,8 @@ def test_choice_maximises_upper_gain_per_cost(hierarchy):
 
 
 def test_elimination_drops_upper_bounds_below_the_best_lower_bound(hierarchy):
-    policy = QueryPolicy(hierarchy, COSTS, "crux")
+    policy = QueryPolicy(hierarchy, CostModel(per_item=0.0, per_excluded=0.0, per_level=0.0, k=(1, 2), l=(0, 1)),
+                         "crux")  # every query costs 1
     policy.expanded[:] = True
     policy.gain[:] = 1.0
     policy.gain[0, 0] = 3.0
@@ -50,6 +51,18 @@ def test_elimination_drops_upper_bounds_below_the_best_lower_bound(hierarchy):
     policy.gain[0, 0] = policy.gain[1, 1] = 1.0  # the best ones exhausted: the others come back
     policy.eliminate()
     assert policy.active.all()
+
+
+def test_elimination_compares_gains_per_cost(hierarchy):
+    """Equal gains: the configurations too expensive for their upper bound to reach the best lower one go."""
+    policy = QueryPolicy(hierarchy, COSTS, "crux")
+    policy.expanded[:] = True
+    policy.gain[:] = 1.0
+    policy.variance[:] = 0.01
+    sigma = np.sqrt(0.01 * np.log(2))
+    policy.eliminate()
+    expected = (1 + sigma) / policy.price >= np.max((1 - sigma) / policy.price)
+    assert np.array_equal(policy.active, expected) and 0 < expected.sum() < expected.size
 
 
 def test_record_updates_the_samples_below_and_expands(hierarchy):

@@ -7,10 +7,15 @@ with the exclude list of size ``l`` drawn uniformly from the positives
 found there and taken out of the counts.  The estimate here:
 
 * ``u = f_1 / n``: Good-Turing mass of the positives the node's sample never
-  returned (Good 1953); ``f_0``: bias-corrected Chao1 number of them
-  (Chao 1984), floored at ``d + 1`` when ``f_1 > 0`` (``d``: positives found
+  returned (Good 1953); ``f_0 = f_1 (n - 1) / n``: the first-order jackknife
+  number of them (Burnham and Overton, "Estimation of the size of a closed
+  population when capture probabilities vary among animals", Biometrika
+  65(3), 1978), floored at ``d + 1`` when ``f_1 > 0`` (``d``: positives found
   in the node by other queries, hence not new, yet absent from its sample),
-  so a node whose sample still has singletons is never scored exhausted;
+  so a node whose sample still has singletons is never scored exhausted.
+  The jackknife, not Chao1, because the small samples of deep nodes often
+  have no doubletons, where Chao1's ``f_1 (f_1 - 1) / 2`` promises nearly
+  ``k`` new positives per query and sent the policy to them in simulation;
 * excluding ``l`` of the ``F`` found positives removes each with probability
   ``p = l / F``, an expected mass ``p (1 - u) + p d u / f_0``;
 * a new positive has probability ``pi = u (f_0 - d) / f_0 / (1 - excluded
@@ -29,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .richness import chao1_unseen, good_turing_unseen
+from .richness import good_turing_unseen, jackknife_unseen
 
 __all__ = ["MIN_VARIANCE", "expected_new", "gain_with_variance"]
 
@@ -51,7 +56,7 @@ def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, f2: np.ndarray
     """
     u = good_turing_unseen(n, f1)
     other = np.maximum(found - seen, 0).astype(float)  # found elsewhere, absent from this sample
-    f0 = np.where(f1 > 0, np.maximum(chao1_unseen(n, f1, f2), other + 1), other)
+    f0 = np.where(f1 > 0, np.maximum(jackknife_unseen(n, f1), other + 1), other)
     new = f0 - other
     share = np.divide(u, f0, out=np.zeros(np.broadcast(u, f0).shape), where=f0 > 0)  # mass per unseen positive
     p = np.minimum(1.0, np.divide(l, found, out=np.zeros(np.broadcast(l, found).shape), where=found > 0))

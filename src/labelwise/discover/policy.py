@@ -10,13 +10,15 @@ efficient crowdsourced data extraction", CIKM 2019, Sec. 5:
   asked once, and ``log(1 + t)`` so the first round is not a tie);
 * Algorithm 2: after a query at ``v`` the configurations of ``v``'s children
   join the expanded set (top-down expansion), and the active set is the
-  expanded set without the configurations whose upper bound ``r + sigma``
-  is below the largest lower bound ``r - sigma`` (action elimination of
-  Even-Dar, Mannor and Mansour, JMLR 2006).  The elimination is taken anew
-  each round over the expanded set rather than for good: the gains shrink
-  as positives are found, and a configuration removed while another node
-  was richer becomes the best once that node is exhausted (removing for
-  good left ``crux`` behind ``greedy`` late in the budget in simulation).
+  expanded set without the configurations whose upper bound is below the
+  largest lower bound (action elimination of Even-Dar, Mannor and Mansour,
+  JMLR 2006).  Two departures, both measured in simulation: the bounds
+  are per unit cost, ``(r +- sigma) / c``, like the score (on the gain
+  alone a deep, expensive node that promises more per query removed the
+  cheap root); and the elimination is taken anew each round over the
+  expanded set rather than for good, since the gains shrink as positives
+  are found and a configuration removed while another node was richer
+  becomes the best once that node is exhausted.
 
 An answer with fewer than ``k`` positives says the node has no other
 positive outside the exclude list: the node and every node below it are
@@ -200,12 +202,12 @@ class QueryPolicy:
             entry, counts, self.found_in[nodes], self.k, self.l, rng, self.replicates)
 
     def eliminate(self) -> None:
-        """Active: the expanded configurations whose upper bound reaches the largest lower bound (Alg. 2)."""
+        """Active: the expanded configurations whose upper bound per cost reaches the largest lower one."""
         expanded = np.flatnonzero(self.expanded.ravel())
         sigma = self.spread(expanded)
-        gain = self.gain.ravel()[expanded]
+        gain, price = self.gain.ravel()[expanded], self.price.ravel()[expanded]
         self.active = np.zeros_like(self.expanded)
-        self.active.ravel()[expanded[gain + sigma >= np.max(gain - sigma)]] = True
+        self.active.ravel()[expanded[(gain + sigma) / price >= np.max((gain - sigma) / price)]] = True
 
     # ---- estimates --------------------------------------------------------------------------------
     def remaining(self, level: float = 0.95) -> dict:

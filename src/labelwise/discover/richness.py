@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import norm
 
-__all__ = ["chao1_unseen", "chao1_variance", "good_turing_unseen", "remaining_interval"]
+__all__ = ["chao1_unseen", "chao1_variance", "good_turing_unseen", "jackknife_unseen", "remaining_interval"]
 
 
 def good_turing_unseen(n: np.ndarray, f1: np.ndarray) -> np.ndarray:
@@ -48,6 +48,16 @@ def chao1_unseen(n: np.ndarray, f1: np.ndarray, f2: np.ndarray) -> np.ndarray:
     n = np.asarray(n, dtype=float)
     shrink = np.divide(n - 1, n, out=np.zeros(n.shape), where=n > 0)
     return shrink * f1 * (f1 - 1) / (2.0 * (f2 + 1))
+
+
+def jackknife_unseen(n: np.ndarray, f1: np.ndarray) -> np.ndarray:
+    """First-order jackknife: the number of positives never returned, ``f_1 (n - 1) / n``.
+
+    Burnham and Overton, "Estimation of the size of a closed population when capture probabilities
+    vary among animals", Biometrika 65(3), 1978.
+    """
+    n = np.asarray(n, dtype=float)
+    return f1 * np.divide(n - 1, n, out=np.zeros(n.shape), where=n > 0)
 
 
 def chao1_variance(n: np.ndarray, f1: np.ndarray, f2: np.ndarray) -> np.ndarray:
