@@ -7,7 +7,7 @@ round, an upper-confidence score of new positives per unit cost picks the
 query over a hierarchy of the domain.
 
 * :mod:`.hierarchy`: the poset of attribute conjunctions;
-* :mod:`.richness`: Good-Turing and Chao1 estimates of what was never returned;
+* :mod:`.richness`: Good-Turing, jackknife and Chao1 estimates of what was never returned;
 * :mod:`.gain`: expected new positives of a configuration and its bootstrap variance;
 * :mod:`.costs`: the cost model and the allowed configurations;
 * :mod:`.policy`: the CRUX policy and the ``greedy``, ``root`` and ``random`` baselines;
