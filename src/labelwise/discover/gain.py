@@ -41,14 +41,14 @@ __all__ = ["MIN_VARIANCE", "expected_new", "gain_with_variance"]
 MIN_VARIANCE = 0.01
 
 
-def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, f2: np.ndarray, found: np.ndarray,
-                 k: np.ndarray, l: np.ndarray) -> np.ndarray:
+def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, found: np.ndarray, k: np.ndarray,
+                 l: np.ndarray) -> np.ndarray:
     """Expected new positives of ``k`` answers with an exclude list of ``l`` (arrays broadcast together).
 
     Parameters
     ----------
-    n, seen, f1, f2 : numpy.ndarray
-        Sample size, distinct positives, singletons and doubletons of the node's sample.
+    n, seen, f1 : numpy.ndarray
+        Sample size, distinct positives and singletons of the node's sample.
     found : numpy.ndarray
         Positives found in the node (by any query; at least ``seen``).
     k, l : numpy.ndarray
@@ -97,6 +97,5 @@ def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: n
     def per_node(values: np.ndarray) -> np.ndarray:
         return np.bincount(slot, weights=values.ravel(), minlength=size).reshape(replicates + 1, n_nodes, 1)
 
-    gains = expected_new(per_node(draws), per_node(draws > 0), per_node(draws == 1), per_node(draws == 2),
-                         found[:, None], k, l)
+    gains = expected_new(per_node(draws), per_node(draws > 0), per_node(draws == 1), found[:, None], k, l)
     return gains[0], np.maximum(MIN_VARIANCE, gains[1:].var(axis=0))
