@@ -133,3 +133,21 @@ def test_remaining_scales_the_counts_of_excluded_positives():
     policy.record(type(query)(0, 0, 3, np.array([0]), 1.0), np.array([1, 3, 4]))
     # counts 1, 2, 1, 1, 1; item 0 scaled by 6 / (6 - 3) to 2: n = 7, f1 = 3, f2 = 2
     assert policy.remaining()["remaining"] == pytest.approx(6 / 7 * 3 * 2 / (2 * 3))
+
+
+def test_remaining_pools_what_no_query_split(hierarchy):
+    """Root queries only: one stratum; a query at a=x splits the root along a; one at b=p, into leaves."""
+    from labelwise.discover.richness import remaining_interval
+
+    policy = QueryPolicy(hierarchy, CostModel(k=(2,), l=(0,)), "root")
+    root = policy.choose(100.0, np.random.default_rng(0))
+    for answer in ([0, 1], [1, 2], [3, 5]):
+        policy.record(root, np.array(answer))
+    assert policy.remaining() == remaining_interval(policy.returns, 5)
+    x = hierarchy.item_node[0, 0b01]
+    policy.record(type(root)(x, 0, 2, np.zeros(0, dtype=np.int64), 1.0), np.array([0, 4]))
+    by_a = hierarchy.item_node[:, 0b01]
+    assert policy.remaining() == remaining_interval(policy.returns, 6, strata=by_a)
+    p = hierarchy.item_node[0, 0b10]
+    policy.record(type(root)(p, 0, 2, np.zeros(0, dtype=np.int64), 1.0), np.array([0, 2]))
+    assert policy.remaining() == remaining_interval(policy.returns, 6, strata=hierarchy.item_node[:, 0b11])

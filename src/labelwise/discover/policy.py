@@ -98,9 +98,13 @@ class QueryPolicy:
         self.found = np.zeros(hierarchy.n_items, dtype=bool)
         self.found_in = np.zeros(n_nodes, dtype=np.int64)  # positives found in each node
         self.returns = np.zeros(hierarchy.n_items, dtype=np.int64)  # times each positive was returned
-        self.leaf = hierarchy.item_node[:, -1]  # the finest node of each item
-        self.leaf_answers = np.zeros(n_nodes, dtype=np.int64)  # answers that fell in each leaf
-        self.excluded_answers = np.zeros(hierarchy.n_items, dtype=np.int64)  # ... in queries excluding the item
+        # strata of the remaining estimate: the nodes fixing the first j attributes, j = 0 .. all
+        self.chain = hierarchy.item_node[:, [(1 << j) - 1 for j in range(len(hierarchy.attributes) + 1)]]
+        self.node_size = np.bincount(hierarchy.item_node.ravel(), minlength=n_nodes)
+        self.mixed = np.zeros(n_nodes, dtype=bool)  # some query held part of the node's items, not all
+        self.accounted = np.zeros(n_nodes, dtype=bool)  # queried nodes already reflected in `mixed`
+        self.answers_in = np.zeros(n_nodes, dtype=np.int64)  # answers that fell in each chain node
+        self.excluded_answers = np.zeros(self.chain.shape, dtype=np.int64)  # ... in queries excluding the item
         self.keys = np.zeros(0, dtype=np.int64)  # node * n_items + item, sorted: the nodes' samples
         self.counts = np.zeros(0, dtype=np.int64)
         self.round = 1
@@ -165,17 +169,19 @@ class QueryPolicy:
         return int(new.size)
 
     def _add_exposure(self, query: Query, returned: np.ndarray) -> None:
-        """Count the answers in each leaf, and those an excluded item could not be.
+        """Count the answers in each chain node, those an excluded item could not be, and mixed nodes.
 
-        A query's answers fall only in leaves below its node, so the answers that could have been
-        item ``i`` are ``leaf_answers[leaf(i)] - excluded_answers[i]``.
+        The answers that could have been item ``i`` in its stratum ``s`` are
+        ``answers_in[s] - excluded_answers[i, level of s]``.
         """
-        leaves, hits = np.unique(self.leaf[returned], return_counts=True)
-        self.leaf_answers[leaves] += hits
-        at = np.searchsorted(leaves, self.leaf[query.exclude])
-        known = at < leaves.size
-        known[known] = leaves[at[known]] == self.leaf[query.exclude][known]
-        self.excluded_answers[query.exclude[known]] += hits[at[known]]
+        hits = np.bincount(self.chain[returned].ravel(), minlength=self.answers_in.size)
+        self.answers_in += hits
+        self.excluded_answers[query.exclude] += hits[self.chain[query.exclude]]
+        if not self.accounted[query.node]:
+            self.accounted[query.node] = True
+            inside = self.chain[self.hierarchy.members(query.node)].ravel()
+            held = np.bincount(inside, minlength=self.node_size.size)
+            self.mixed |= (held > 0) & (held < self.node_size)
 
     def _add_to_samples(self, keys: np.ndarray) -> None:
         pos = np.searchsorted(self.keys, keys)
@@ -213,17 +219,22 @@ class QueryPolicy:
     def remaining(self, level: float = 0.95) -> dict:
         """Positives not found yet in the whole domain, from how often each was returned (any query).
 
-        Chao1 is taken per leaf (within a leaf every answer, whatever node was asked, is a draw by
-        popularity among the leaf's positives not excluded), on counts scaled up by the share of the
-        leaf's answers an item could not be because it was excluded; a leaf below a query that
-        returned fewer than ``k`` positives has none left.
+        Chao1 is taken per stratum and added up.  The strata: along the chain of nodes fixing the
+        first ``j`` attributes, the coarsest node of each item that no query held only part of; in
+        it every answer, whatever node was asked, is a draw by popularity among its positives not
+        excluded (the root alone when every query was at the root; leaves at worst).  Counts are
+        scaled up by the share of the stratum's answers an item could not be because it was
+        excluded; the leaves below a query that returned fewer than ``k`` positives have none left.
         """
-        full = self.leaf_answers[self.leaf]
-        at_risk = full - self.excluded_answers
+        depth = np.argmax(~self.mixed[self.chain], axis=1)  # a leaf is never mixed
+        items = np.arange(self.chain.shape[0])
+        stratum = self.chain[items, depth]
+        full = self.answers_in[stratum]
+        at_risk = full - self.excluded_answers[items, depth]
         adjusted = np.rint(self.returns * np.divide(full, at_risk, out=np.ones(full.shape), where=at_risk > 0))
-        open_leaf = ~self.exhausted[self.leaf]
+        open_leaf = ~self.exhausted[self.chain[:, -1]]
         estimate = remaining_interval(adjusted[open_leaf], int(self.found[open_leaf].sum()), level,
-                                      strata=self.leaf[open_leaf])
+                                      strata=stratum[open_leaf])
         return {**estimate, "total": estimate["total"] + int(self.found[~open_leaf].sum())}
 
     def node_remaining(self, node: int, level: float = 0.95) -> dict:
