@@ -154,11 +154,12 @@ def summary_section(data: dict) -> str:
         found_table(data),
         "",
         (f"Coverage of the 95% interval for the positives not found at the end (`!` below {COVERAGE_TARGET}); "
-         "in brackets the mean estimate and the mean true number. The estimate is bias-corrected Chao1 per leaf "
-         "with Chao's log-normal interval; it assumes that within a leaf every answer is a draw by fixed "
-         "popularity and that the positives not seen have popularity like the rarely seen ones. It holds for "
-         "even to mildly skewed popularity and fails as Zipf 1-1.5 leaves most rare positives without trace "
-         "in the singletons and doubletons."),
+         "in brackets the mean estimate and the mean true number. The estimate is bias-corrected Chao1 per "
+         "stratum (the coarsest nodes no query split: the whole domain for `root`, mostly leaves for the "
+         "adaptive policies) with Chao's log-normal interval; it assumes that within a stratum every answer is "
+         "a draw by fixed popularity and that the positives not seen have popularity like the rarely seen "
+         "ones. Zipf 1-1.5 popularity breaks the second: most rare positives leave no trace in the singletons "
+         "and doubletons."),
         "",
         coverage_table(data),
         "",
