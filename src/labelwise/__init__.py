@@ -33,6 +33,8 @@ _PUBLIC = {
     "StoreError": ".store",
     "OnDemandConfig": ".ondemand",
     "EnginePool": ".engines",
+
+    **dict.fromkeys(("CostModel", "DiscoverySession", "Hierarchy", "simulate_discovery"), ".discover"),
 }
 
 
@@ -74,13 +76,17 @@ __all__ = [
     "BalancedAccuracy",
     "Brier",
     "CallableOracle",
+    "CostModel",
     "CustomMeasure",
     "Design",
     "EnginePool",
+
+    "DiscoverySession",
     "Estimate",
     "FBeta",
     "FileOracle",
     "FowlkesMallows",
+    "Hierarchy",
     "ImportanceDesign",
     "LabelError",
     "MacroF1",
@@ -119,5 +125,6 @@ __all__ = [
     "register_design",
     "register_measure",
     "simulate",
+    "simulate_discovery",
     "true_value",
 ]

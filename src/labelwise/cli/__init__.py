@@ -13,7 +13,8 @@ separate process)::
 
 Simulation against ground truth: ``labelwise simulate --pool pool.csv ...``
 (its ``--json`` output is a stable contract) and ``labelwise demo``; systems
-submitted one after another: ``labelwise ondemand simulate --truth ...``.
+submitted one after another: ``labelwise ondemand simulate --truth ...``; finding
+the positives on a budget: ``labelwise discover init/next/answer/report``.
 
 Every user error is reported as one line starting with ``error:`` on
 standard error, with exit code 1.
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import typer
 
+from .discover_cmds import discover
 from .ondemand_cmds import ondemand
 from .options import parse_params, parse_systems, parse_value
 from .serve_cmds import annotators, serve
@@ -57,3 +59,4 @@ app.command("simulate")(simulate_cmd)
 app.command()(serve)
 app.add_typer(annotators)
 app.add_typer(ondemand)
+app.add_typer(discover)

@@ -1,0 +1,285 @@
+"""``labelwise discover ...``: finding the positives of a domain on a budget.
+
+``init``, ``next``, ``answer``, ``report`` and ``export`` run a discovery
+answered by people (:class:`~labelwise.discover.DiscoverySession`, one
+file, every step its own process); ``simulate`` runs the policies against a
+population whose positives are known.
+
+The method is that of Rekatsinas, Deshpande and Parameswaran, "CRUX:
+Adaptive querying for efficient crowdsourced data extraction", CIKM 2019
+(:mod:`labelwise.discover`).  The ``--json`` outputs are stable contracts.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import typer
+
+from .options import (
+    JsonOpt,
+    SeedOpt,
+    UserError,
+    check_level,
+    check_positive,
+    user_errors,
+)
+from .render import print_json
+
+__all__ = ["discover"]
+
+discover = typer.Typer(name="discover", no_args_is_help=True,
+                       help="Find the positives of a domain on a budget: adaptive 'give me up to k items of kind "
+                            "v' queries over a hierarchy, and how many positives remain.")
+
+DiscoArg = Annotated[Path, typer.Argument(help="Discovery session file (from `labelwise discover init`).")]
+AttributesOpt = Annotated[str, typer.Option("--attributes", help="Comma-separated attribute columns: the "
+                                            "hierarchy's levels (e.g. genre,decade,country).")]
+BudgetOpt = Annotated[float, typer.Option("--budget", help="Total budget, in the units of the cost model.")]
+CostsOpt = Annotated[Path | None, typer.Option("--costs", help="JSON cost model: per_query, per_item, "
+                                               "per_excluded, per_level, k (list), l (list).")]
+LevelOpt = Annotated[float, typer.Option("--level", help="Level of the remaining-positives intervals.")]
+
+
+@contextmanager
+def _about(path: Path):
+    """Errors about a file's content, prefixed by the file."""
+    try:
+        yield
+    except UserError:
+        raise
+    except ValueError as exc:
+        raise UserError(f"{path}: {exc}") from None
+
+
+def _table(path: Path, columns: list[str]):
+    """A CSV/TSV/Parquet file with ``columns`` (names stripped), ids as text."""
+    from ..pool.table import read_table
+
+    frame = read_table(path, id_col="item_id")
+    frame.columns = [str(c).strip() for c in frame.columns]
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise UserError(f"{path}: no column {', '.join(missing)}; the file needs columns {', '.join(columns)}")
+    return frame
+
+
+def _attributes(value: str) -> list[str]:
+    names = [a.strip() for a in value.split(",") if a.strip()]
+    if not names:
+        raise UserError(f"--attributes: give comma-separated column names, got {value!r}")
+    return names
+
+
+def _check_budget(budget: float) -> None:
+    if not budget > 0:
+        raise UserError(f"--budget: give a positive amount, got {budget:g}")
+
+
+def _costs(path: Path | None):
+    from ..discover import CostModel
+
+    return CostModel() if path is None else CostModel.from_json(path)
+
+
+@discover.command("init")
+def init_cmd(
+    session: DiscoArg,
+    hierarchy: Annotated[Path, typer.Option("--hierarchy", help="CSV/Parquet of the items: item_id and the "
+                                            "attribute columns.")],
+    attributes: AttributesOpt,
+    budget: BudgetOpt,
+    costs: CostsOpt = None,
+    seed: SeedOpt = 0,
+) -> None:
+    """Start a discovery over the items of a file, organised by attribute columns."""
+    with user_errors():
+        from ..discover import DiscoverySession
+
+        _check_budget(budget)
+        names = _attributes(attributes)
+        model = _costs(costs)
+        frame = _table(hierarchy, ["item_id", *names])
+        with _about(hierarchy):
+            DiscoverySession.create(session, frame, names, budget, model, seed)
+        typer.echo(f"created {session}: {len(frame)} items over {', '.join(names)}, budget {budget:g}; next "
+                   f"`labelwise discover next {session}`")
+
+
+@discover.command("next")
+def next_cmd(
+    session: DiscoArg,
+    out: Annotated[Path | None, typer.Option("--out", help="Write the query here: .csv (one row per excluded "
+                                             "item) or .json; default: JSON on standard output.")] = None,
+) -> None:
+    """The next query for the annotators: a node, how many items to ask for, and the items to leave out.
+
+    The query waiting for answers is shown again until `answer` stores them.
+    """
+    with user_errors():
+        from ..discover import DiscoverySession
+
+        query = DiscoverySession.open(session).next_query()
+        if out is None:
+            print_json(query)
+        elif out.suffix.lower() == ".csv":
+            _write_query_csv(query, out)
+        else:
+            out.write_text(json.dumps(query) + "\n")
+        where = " AND ".join(f"{a}={v}" for a, v in query["node"].items()) or "(everything)"
+        typer.echo(f"query {query['query']}: up to {query['k']} items with {where}, excluding "
+                   f"{len(query['exclude'])}; cost {query['cost']:g}", err=True)
+
+
+def _write_query_csv(query: dict, out: Path) -> None:
+    import csv
+
+    node = ";".join(f"{a}={v}" for a, v in query["node"].items())
+    with out.open("w", newline="") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(["query", "node", "k", "exclude_item_id"])
+        writer.writerows([query["query"], node, query["k"], x] for x in query["exclude"] or [""])
+
+
+@discover.command("answer")
+def answer_cmd(
+    session: DiscoArg,
+    answers: Annotated[Path, typer.Argument(help="CSV/Parquet with an item_id column: the items returned to the "
+                                            "waiting query; fewer than k (or no rows) tells the policy that the "
+                                            "node has no other positive outside the exclude list.")],
+) -> None:
+    """Store the items the annotators returned to the waiting query."""
+    with user_errors():
+        from ..discover import DiscoverySession
+
+        ids = _table(answers, ["item_id"])["item_id"]
+        if ids.isna().any():
+            raise UserError(f"{answers}, line {int(ids.index[ids.isna().to_numpy()][0])}: item_id is empty; fill "
+                            "it or drop the line")
+        with _about(answers):
+            done = DiscoverySession.open(session).answer(ids.astype(str).str.strip().to_numpy())
+        typer.echo(f"query {done['query']}: {done['returned']} items, {done['new']} new; {done['found']} found "
+                   "in all")
+
+
+@discover.command("report")
+def report_cmd(session: DiscoArg, level: LevelOpt = 0.95, as_json: JsonOpt = False) -> None:
+    """Positives found (overall and per queried node), the spend, and how many are estimated to remain."""
+    with user_errors():
+        from ..discover import DiscoverySession
+
+        report = DiscoverySession.open(session).report(check_level(level))
+        if as_json:
+            print_json(report)
+            return
+        _print_report(report)
+
+
+def _print_report(report: dict) -> None:
+    from rich.table import Table
+
+    from .render import rich_console
+
+    table = Table(title="Discovery: queried nodes")
+    for head in ("node", "queries", "spent", "found", "est. remaining", f"{100 * report['level']:g}% interval"):
+        table.add_column(head)
+    for row in report["nodes"]:
+        lo, hi = row["interval"]
+        table.add_row(" AND ".join(f"{a}={v}" for a, v in row["node"].items()) or "(root)", str(row["queries"]),
+                      f"{row['spent']:g}", str(row["found"]), f"{row['remaining']:.1f}", f"[{lo:.1f}, {hi:.1f}]")
+    console = rich_console()
+    console.print(table)
+    est = report["remaining_estimate"]
+    console.print(f"{report['found']} positives found in {report['queries']} queries; spent {report['spent']:g} of "
+                  f"{report['budget']:g}; not found yet: {est['value']:.1f} [{est['interval'][0]:.1f}, "
+                  f"{est['interval'][1]:.1f}]")
+
+
+@discover.command("export")
+def export_cmd(
+    session: DiscoArg,
+    out: Annotated[Path, typer.Option("--out", help="Labels file to write (item_id,label; label 1).")],
+) -> None:
+    """Write the positives found as a labels file that `labelwise label` ingests."""
+    with user_errors():
+        import csv
+
+        from ..discover import DiscoverySession
+
+        ids = DiscoverySession.open(session).found_ids()
+        with out.open("w", newline="") as fh:
+            writer = csv.writer(fh, lineterminator="\n")
+            writer.writerow(["item_id", "label"])
+            writer.writerows([i, 1] for i in ids)
+        typer.echo(f"wrote {len(ids)} positives to {out}")
+
+
+@discover.command("simulate")
+def simulate_cmd(
+    population: Annotated[Path, typer.Option("--population", help="CSV/Parquet: item_id, the attribute columns, "
+                                             "positive (0/1) and optionally popularity (a positive weight).")],
+    attributes: AttributesOpt,
+    budget: BudgetOpt,
+    policy: Annotated[str, typer.Option("--policy", help="crux, greedy, root or random.")] = "crux",
+    repeats: Annotated[int, typer.Option("--repeats", help="Independent runs.")] = 50,
+    seed: SeedOpt = 0,
+    costs: CostsOpt = None,
+    level: LevelOpt = 0.95,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON (a stable contract).")] = False,
+) -> None:
+    """Run a policy against a population whose positives are known: found per budget, interval coverage."""
+    with user_errors():
+        from ..discover import POLICIES, Hierarchy, simulate_discovery
+
+        if policy not in POLICIES:
+            raise UserError(f"--policy: {policy!r} is not one of {', '.join(POLICIES)}")
+        check_positive(repeats=repeats)
+        _check_budget(budget)
+        names = _attributes(attributes)
+        model = _costs(costs)
+        frame = _table(population, ["item_id", *names, "positive"])
+        with _about(population):
+            positive = _flags(frame["positive"])
+            popularity = (frame["popularity"].to_numpy(dtype=float) if "popularity" in frame.columns
+                          else np.ones(len(frame)))
+            if not np.all(np.isfinite(popularity) & (popularity > 0)):
+                line = int(frame.index[np.argmax(~(np.isfinite(popularity) & (popularity > 0)))])
+                raise ValueError(f"line {line}: popularity must be a positive number")
+            hierarchy = Hierarchy.from_frame(frame, names)
+        result = simulate_discovery(hierarchy, positive, popularity, budget, policy, model, repeats, seed,
+                                    check_level(level), progress=not as_json)
+        if as_json:
+            print_json(result)
+            return
+        _print_simulation(result)
+
+
+def _flags(column) -> np.ndarray:
+    """0/1 (or true/false) cells as booleans; ValueError naming the first line that is neither."""
+    text = column.astype(str).str.strip().str.lower()
+    valid = text.isin(["0", "1", "true", "false", "0.0", "1.0"]).to_numpy()
+    if not valid.all():
+        raise ValueError(f"line {int(column.index[np.argmax(~valid)])}: positive is {column.iloc[np.argmax(~valid)]!r},"
+                         " not 0 or 1")
+    return text.isin(["1", "true", "1.0"]).to_numpy()
+
+
+def _print_simulation(result: dict) -> None:
+    from rich.table import Table
+
+    from .render import rich_console
+
+    table = Table(title=f"Discovery with policy {result['policy']} ({result['repeats']} runs)")
+    for head in ("spent", "distinct found (mean)", "true total"):
+        table.add_column(head)
+    for point in result["curve"]:
+        table.add_row(f"{point['spent']:g}", f"{point['distinct_found']:.1f}", str(point["true_total"]))
+    console = rich_console()
+    console.print(table)
+    est = result["remaining_estimate"]
+    console.print(f"not found at the end: {est['true']:.1f} (estimate {est['value']:.1f}, mean interval "
+                  f"[{est['interval'][0]:.1f}, {est['interval'][1]:.1f}]); coverage {result['coverage']:.2f}")

@@ -1,0 +1,26 @@
+"""Finding the positives on a budget: adaptive queries over a hierarchy, and how many positives remain.
+
+Rekatsinas, Deshpande and Parameswaran, "CRUX: Adaptive querying for
+efficient crowdsourced data extraction", CIKM 2019: annotators are asked
+for "up to ``k`` items of kind ``v`` not in this list of ``l``"; round by
+round, an upper-confidence score of new positives per unit cost picks the
+query over a hierarchy of the domain.
+
+* :mod:`.hierarchy`: the poset of attribute conjunctions;
+* :mod:`.richness`: Good-Turing, jackknife and Chao1 estimates of what was never returned;
+* :mod:`.gain`: expected new positives of a configuration and its bootstrap variance;
+* :mod:`.costs`: the cost model and the allowed configurations;
+* :mod:`.policy`: the CRUX policy and the ``greedy``, ``root`` and ``random`` baselines;
+* :mod:`.crowd`, :mod:`.simulate`: a simulated crowd and repeated runs;
+* :mod:`.store`, :mod:`.session`: the resumable session file.
+"""
+
+from .costs import CostModel
+from .hierarchy import Hierarchy
+from .policy import POLICIES, Query, QueryPolicy
+from .richness import remaining_interval
+from .session import DiscoverySession
+from .simulate import simulate_discovery
+
+__all__ = ["POLICIES", "CostModel", "DiscoverySession", "Hierarchy", "Query", "QueryPolicy", "remaining_interval",
+           "simulate_discovery"]

@@ -1,0 +1,246 @@
+"""Which query to ask next: the multi-round policy of CRUX and the baselines it is compared with.
+
+Rekatsinas, Deshpande and Parameswaran, "CRUX: Adaptive querying for
+efficient crowdsourced data extraction", CIKM 2019, Sec. 5:
+
+* Algorithm 1: ask the active configuration ``q = (k, l, v)`` of largest
+  ``(r(q) + sigma(q, t)) / c(q)`` that the remaining budget affords, with
+  ``sigma(q, t) = sqrt(v_{q,t} log t / n_{q,t})`` (Eq. 1; ``n_{q,t}`` counted
+  from 1 so a configuration never asked has the spread of one that was
+  asked once, and ``log(1 + t)`` so the first round is not a tie);
+* Algorithm 2: after a query at ``v`` the configurations of ``v``'s children
+  join the expanded set (top-down expansion), and the active set is the
+  expanded set without the configurations whose upper bound is below the
+  largest lower bound (action elimination of Even-Dar, Mannor and Mansour,
+  JMLR 2006).  Two departures, both measured in simulation: the bounds
+  are per unit cost, ``(r +- sigma) / c``, like the score (on the gain
+  alone a deep, expensive node that promises more per query removed the
+  cheap root); and the elimination is taken anew each round over the
+  expanded set rather than for good, since the gains shrink as positives
+  are found and a configuration removed while another node was richer
+  becomes the best once that node is exhausted.
+
+An answer with fewer than ``k`` positives says the node has no other
+positive outside the exclude list: the node and every node below it are
+exhausted (gain 0).
+
+Baselines: ``greedy`` (``r / c`` without ``sigma`` and without elimination),
+``root`` (always the root, the largest ``k``, the smallest ``l``: none by default) and
+``random`` (a node and configuration uniformly among those affordable).
+
+All per-node and per-configuration statistics are arrays (nodes x
+configurations); the samples are one sorted array of ``(node, positive)``
+keys with counts.  A node's sample holds the answers of queries at the node
+or above it that fall in the node: given that it falls in the node, an
+answer of a query above it is a popularity-weighted draw from the node's
+positives too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .costs import CostModel
+from .gain import MIN_VARIANCE, gain_with_variance
+from .hierarchy import Hierarchy
+from .richness import remaining_interval
+
+__all__ = ["POLICIES", "Query", "QueryPolicy"]
+
+POLICIES = ("crux", "greedy", "root", "random")
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query: up to ``k`` positives of ``node`` other than the ``exclude`` list (item indices)."""
+
+    node: int
+    config: int
+    k: int
+    exclude: np.ndarray
+    cost: float
+
+
+class QueryPolicy:
+    """The state of a discovery run and the choice of its next query.
+
+    Parameters
+    ----------
+    hierarchy : Hierarchy
+    costs : CostModel
+    name : str
+        ``crux``, ``greedy``, ``root`` or ``random``.
+    seed : int
+        Seed of the bootstrap (each round draws from ``(seed, round)``, so a replay is identical).
+    replicates : int
+        Bootstrap replicates of the gain variance.
+    """
+
+    def __init__(self, hierarchy: Hierarchy, costs: CostModel, name: str = "crux", seed: int = 0,
+                 replicates: int = 32) -> None:
+        if name not in POLICIES:
+            raise ValueError(f"policy {name!r} is not one of {', '.join(POLICIES)}")
+        self.hierarchy, self.costs, self.name = hierarchy, costs, name
+        self.seed, self.replicates = seed, replicates
+        self.k, self.l = costs.configurations()
+        n_nodes = hierarchy.n_nodes
+        self.price = costs.price(self.k[None, :], self.l[None, :], hierarchy.depth()[:, None])
+        self.gain = np.zeros((n_nodes, self.k.size))
+        self.variance = np.full((n_nodes, self.k.size), MIN_VARIANCE)
+        self.issued = np.zeros((n_nodes, self.k.size), dtype=np.int64)
+        self.expanded = np.zeros((n_nodes, self.k.size), dtype=bool)  # reached top-down
+        self.expanded[0] = True
+        # expanded and not eliminated (crux); everything expanded (greedy)
+        self.active = self.expanded.copy() if name == "crux" else self.expanded
+        self.exhausted = np.zeros(n_nodes, dtype=bool)  # every positive of the node is found
+        self.found = np.zeros(hierarchy.n_items, dtype=bool)
+        self.found_in = np.zeros(n_nodes, dtype=np.int64)  # positives found in each node
+        self.returns = np.zeros(hierarchy.n_items, dtype=np.int64)  # times each positive was returned
+        # strata of the remaining estimate: the nodes fixing the first j attributes, j = 0 .. all
+        self.chain = hierarchy.item_node[:, [(1 << j) - 1 for j in range(len(hierarchy.attributes) + 1)]]
+        self.node_size = np.bincount(hierarchy.item_node.ravel(), minlength=n_nodes)
+        self.mixed = np.zeros(n_nodes, dtype=bool)  # some query held part of the node's items, not all
+        self.accounted = np.zeros(n_nodes, dtype=bool)  # queried nodes already reflected in `mixed`
+        self.answers_in = np.zeros(n_nodes, dtype=np.int64)  # answers that fell in each chain node
+        self.excluded_answers = np.zeros(self.chain.shape, dtype=np.int64)  # ... in queries excluding the item
+        self.keys = np.zeros(0, dtype=np.int64)  # node * n_items + item, sorted: the nodes' samples
+        self.counts = np.zeros(0, dtype=np.int64)
+        self.round = 1
+        self.spent = 0.0
+
+    # ---- choosing ---------------------------------------------------------------------------------
+    def spread(self, flat: np.ndarray) -> np.ndarray:
+        """``sigma(q, t)`` (Eq. 1) of the configurations at flat indices ``flat`` (node * n_configs + config)."""
+        return np.sqrt(self.variance.ravel()[flat] * np.log1p(self.round) / np.maximum(self.issued.ravel()[flat], 1))
+
+    def choose(self, budget_left: float, rng: np.random.Generator) -> Query | None:
+        """The next query, or None when no allowed configuration fits in ``budget_left``."""
+        affordable = self.price <= budget_left + 1e-12
+        if self.name == "root":
+            config = int(np.lexsort((self.l, -self.k))[0])  # the largest k, the smallest l
+            if not affordable[0, config]:
+                return None
+            node = 0
+        elif self.name == "random":
+            options = np.flatnonzero(affordable.ravel())
+            if options.size == 0:
+                return None
+            node, config = divmod(int(rng.choice(options)), self.k.size)
+        else:
+            options = np.flatnonzero((self.active & affordable).ravel())
+            if options.size == 0:
+                return None
+            bonus = self.spread(options) if self.name == "crux" else 0.0
+            best = options[np.argmax((self.gain.ravel()[options] + bonus) / self.price.ravel()[options])]
+            node, config = divmod(int(best), self.k.size)
+        return Query(node, config, int(self.k[config]), self.exclude_list(node, int(self.l[config]), rng),
+                     float(self.price[node, config]))
+
+    def exclude_list(self, node: int, size: int, rng: np.random.Generator) -> np.ndarray:
+        """``size`` positives drawn uniformly from those found in ``node`` (all of them if fewer)."""
+        found = np.flatnonzero(self.found)
+        there = found[self.hierarchy.members(node, found)]
+        return np.sort(rng.choice(there, size=min(size, there.size), replace=False))
+
+    # ---- learning ---------------------------------------------------------------------------------
+    def record(self, query: Query, returned: np.ndarray) -> int:
+        """Take in the answers (distinct item indices in the node, none excluded); the number new."""
+        returned = np.unique(np.asarray(returned, dtype=np.int64))
+        self.issued[query.node, query.config] += 1
+        self.spent += query.cost
+        self.round += 1
+        self.returns[returned] += 1
+        self._add_exposure(query, returned)
+        new = returned[~self.found[returned]]
+        self.found[new] = True
+        np.add.at(self.found_in, self.hierarchy.item_node[new].ravel(), 1)
+        below = self.hierarchy.below(query.node, returned)
+        self._add_to_samples(np.sort((below * self.hierarchy.n_items + returned[:, None]).ravel()))
+        if returned.size < query.k:  # the node had no other positive outside the exclude list
+            self.exhausted[self.hierarchy.below(query.node, np.flatnonzero(self.hierarchy.members(query.node)))] = True
+        if self.name in ("crux", "greedy"):  # the baselines use no gains
+            self._update_gains(np.union1d(below.ravel(), self.hierarchy.item_node[new].ravel()))
+            self.gain[self.exhausted] = 0.0
+            self.expanded[self.hierarchy.children(query.node)] = True
+        if self.name == "crux":
+            self.eliminate()
+        return int(new.size)
+
+    def _add_exposure(self, query: Query, returned: np.ndarray) -> None:
+        """Count the answers in each chain node, those an excluded item could not be, and mixed nodes.
+
+        The answers that could have been item ``i`` in its stratum ``s`` are
+        ``answers_in[s] - excluded_answers[i, level of s]``.
+        """
+        hits = np.bincount(self.chain[returned].ravel(), minlength=self.answers_in.size)
+        self.answers_in += hits
+        self.excluded_answers[query.exclude] += hits[self.chain[query.exclude]]
+        if not self.accounted[query.node]:
+            self.accounted[query.node] = True
+            inside = self.chain[self.hierarchy.members(query.node)].ravel()
+            held = np.bincount(inside, minlength=self.node_size.size)
+            self.mixed |= (held > 0) & (held < self.node_size)
+
+    def _add_to_samples(self, keys: np.ndarray) -> None:
+        pos = np.searchsorted(self.keys, keys)
+        known = pos < self.keys.size
+        known[known] = self.keys[pos[known]] == keys[known]
+        self.counts[pos[known]] += 1
+        self.keys = np.insert(self.keys, pos[~known], keys[~known])
+        self.counts = np.insert(self.counts, pos[~known], 1)
+
+    def sample(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Samples of ``nodes``: for each entry its position in ``nodes``, its positive and its count."""
+        n_items = self.hierarchy.n_items
+        lo = np.searchsorted(self.keys, nodes * n_items)
+        hi = np.searchsorted(self.keys, (nodes + 1) * n_items)
+        sizes = hi - lo
+        entry = np.repeat(np.arange(nodes.size), sizes)
+        index = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes) + np.repeat(lo, sizes)
+        return entry, self.keys[index] % n_items, self.counts[index]
+
+    def _update_gains(self, nodes: np.ndarray) -> None:
+        entry, _, counts = self.sample(nodes)
+        rng = np.random.default_rng([self.seed, self.round])
+        self.gain[nodes], self.variance[nodes] = gain_with_variance(
+            entry, counts, self.found_in[nodes], self.k, self.l, rng, self.replicates)
+
+    def eliminate(self) -> None:
+        """Active: the expanded configurations whose upper bound per cost reaches the largest lower one."""
+        expanded = np.flatnonzero(self.expanded.ravel())
+        sigma = self.spread(expanded)
+        gain, price = self.gain.ravel()[expanded], self.price.ravel()[expanded]
+        self.active = np.zeros_like(self.expanded)
+        self.active.ravel()[expanded[(gain + sigma) / price >= np.max((gain - sigma) / price)]] = True
+
+    # ---- estimates --------------------------------------------------------------------------------
+    def remaining(self, level: float = 0.95) -> dict:
+        """Positives not found yet in the whole domain, from how often each was returned (any query).
+
+        Chao1 is taken per stratum and added up.  The strata: along the chain of nodes fixing the
+        first ``j`` attributes, the coarsest node of each item that no query held only part of; in
+        it every answer, whatever node was asked, is a draw by popularity among its positives not
+        excluded (the root alone when every query was at the root; leaves at worst).  Counts are
+        scaled up by the share of the stratum's answers an item could not be because it was
+        excluded; the leaves below a query that returned fewer than ``k`` positives have none left.
+        """
+        depth = np.argmax(~self.mixed[self.chain], axis=1)  # a leaf is never mixed
+        items = np.arange(self.chain.shape[0])
+        stratum = self.chain[items, depth]
+        full = self.answers_in[stratum]
+        at_risk = full - self.excluded_answers[items, depth]
+        adjusted = np.rint(self.returns * np.divide(full, at_risk, out=np.ones(full.shape), where=at_risk > 0))
+        open_leaf = ~self.exhausted[self.chain[:, -1]]
+        estimate = remaining_interval(adjusted[open_leaf], int(self.found[open_leaf].sum()), level,
+                                      strata=stratum[open_leaf])
+        return {**estimate, "total": estimate["total"] + int(self.found[~open_leaf].sum())}
+
+    def node_remaining(self, node: int, level: float = 0.95) -> dict:
+        """Positives of ``node`` not found yet, from its sample (queries at or above it); 0 once exhausted."""
+        if self.exhausted[node]:
+            found = float(self.found_in[node])
+            return {"total": found, "remaining": 0.0, "interval": [0.0, 0.0]}
+        _, _, counts = self.sample(np.array([node]))
+        return remaining_interval(counts, int(self.found_in[node]), level)

@@ -1,0 +1,153 @@
+"""The CRUX policy: the score, the elimination, the expansion, the samples, and the baselines."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from labelwise.discover.costs import CostModel
+from labelwise.discover.hierarchy import Hierarchy
+from labelwise.discover.policy import QueryPolicy
+
+
+@pytest.fixture
+def hierarchy() -> Hierarchy:
+    frame = pd.DataFrame({"a": ["x", "x", "y", "y", "x", "y"], "b": ["p", "q", "p", "q", "p", "p"]})
+    return Hierarchy.from_frame(frame, ["a", "b"])
+
+
+COSTS = CostModel(per_query=1.0, per_item=0.1, per_excluded=0.0, per_level=1.0, k=(1, 2), l=(0, 1))
+
+
+def test_choice_maximises_upper_gain_per_cost(hierarchy):
+    policy = QueryPolicy(hierarchy, COSTS, "crux")
+    policy.active[:] = True
+    policy.gain[:] = 0.5
+    policy.gain[3, 2] = 2.0  # config 2 = (k=2, l=0)
+    policy.variance[:] = 0.01
+    sigma = np.sqrt(0.01 * np.log(2))
+    score = (policy.gain + sigma) / policy.price
+    query = policy.choose(100.0, np.random.default_rng(0))
+    assert (query.node, query.config) == np.unravel_index(np.argmax(score), score.shape)
+    assert query.k == 2 and query.cost == pytest.approx(policy.price[3, 2])
+    assert policy.choose(float(policy.price.min()) - 0.01, np.random.default_rng(0)) is None
+
+
+def test_elimination_drops_upper_bounds_below_the_best_lower_bound(hierarchy):
+    policy = QueryPolicy(hierarchy, CostModel(per_item=0.0, per_excluded=0.0, per_level=0.0, k=(1, 2), l=(0, 1)),
+                         "crux")  # every query costs 1
+    policy.expanded[:] = True
+    policy.gain[:] = 1.0
+    policy.gain[0, 0] = 3.0
+    policy.variance[:] = 0.01
+    policy.issued[:] = 1
+    sigma = np.sqrt(0.01 * np.log(2))
+    policy.gain[1, 1] = 3.0 - 2 * sigma + 1e-9  # upper bound just above the threshold: kept
+    policy.eliminate()
+    kept = np.zeros_like(policy.active)
+    kept[0, 0] = kept[1, 1] = True
+    assert np.array_equal(policy.active, kept)
+    policy.gain[0, 0] = policy.gain[1, 1] = 1.0  # the best ones exhausted: the others come back
+    policy.eliminate()
+    assert policy.active.all()
+
+
+def test_elimination_compares_gains_per_cost(hierarchy):
+    """Equal gains: the configurations too expensive for their upper bound to reach the best lower one go."""
+    policy = QueryPolicy(hierarchy, COSTS, "crux")
+    policy.expanded[:] = True
+    policy.gain[:] = 1.0
+    policy.variance[:] = 0.01
+    sigma = np.sqrt(0.01 * np.log(2))
+    policy.eliminate()
+    expected = (1 + sigma) / policy.price >= np.max((1 - sigma) / policy.price)
+    assert np.array_equal(policy.active, expected) and 0 < expected.sum() < expected.size
+
+
+def test_record_updates_the_samples_below_and_expands(hierarchy):
+    policy = QueryPolicy(hierarchy, COSTS, "crux")
+    query = policy.choose(100.0, np.random.default_rng(0))
+    assert query.node == 0
+    new = policy.record(query, np.array([0, 2]))
+    assert new == 2 and policy.found_in[0] == 2
+    x = hierarchy.item_node[0, 0b01]
+    entry, items, counts = policy.sample(np.array([0, x]))
+    assert list(zip(entry, items, counts)) == [(0, 0, 1), (0, 2, 1), (1, 0, 1)]
+    assert policy.record(query, np.array([0])) == 0
+    _, _, counts = policy.sample(np.array([x]))
+    assert list(counts) == [2]
+
+
+def test_a_query_activates_the_children_of_its_node(hierarchy):
+    policy = QueryPolicy(hierarchy, COSTS, "greedy")  # no elimination: the expansion alone
+    assert policy.active.sum() == COSTS.configurations()[0].size
+    query = policy.choose(100.0, np.random.default_rng(0))
+    policy.record(query, np.array([1]))
+    expected = np.zeros(hierarchy.n_nodes, dtype=bool)
+    expected[[0, *hierarchy.children(0)]] = True
+    assert np.array_equal(policy.active.all(axis=1), expected)
+
+
+def test_exclude_list_is_drawn_from_the_positives_found_in_the_node(hierarchy):
+    policy = QueryPolicy(hierarchy, COSTS, "crux")
+    policy.found[[0, 1, 2, 4]] = True
+    x = hierarchy.item_node[0, 0b01]
+    rng = np.random.default_rng(0)
+    drawn = {tuple(policy.exclude_list(x, 2, rng)) for _ in range(200)}
+    assert drawn == {(0, 1), (0, 4), (1, 4)}
+    assert list(policy.exclude_list(x, 10, rng)) == [0, 1, 4]
+
+
+def test_baselines(hierarchy):
+    rng = np.random.default_rng(0)
+    root = QueryPolicy(hierarchy, COSTS, "root").choose(100.0, rng)
+    assert root.node == 0 and root.k == 2 and root.exclude.size == 0
+    picks = {QueryPolicy(hierarchy, COSTS, "random").choose(100.0, rng).node for _ in range(300)}
+    assert picks == set(range(hierarchy.n_nodes))
+    with pytest.raises(ValueError, match="not one of"):
+        QueryPolicy(hierarchy, COSTS, "best")
+
+
+def test_a_short_answer_exhausts_the_node_and_everything_below(hierarchy):
+    policy = QueryPolicy(hierarchy, COSTS, "greedy")
+    x = hierarchy.item_node[0, 0b01]
+    query = policy.choose(100.0, np.random.default_rng(0))
+    policy.record(query, np.array([0, 1]))  # k = 2 answers: nothing learnt about exhaustion
+    assert not policy.exhausted.any()
+    short = type(query)(x, 2, 2, np.zeros(0, dtype=np.int64), 1.0)  # config 2: k = 2, l = 0
+    policy.record(short, np.array([4]))
+    below = {x, *hierarchy.children(x)}
+    assert set(np.flatnonzero(policy.exhausted)) == below
+    assert np.all(policy.gain[list(below)] == 0.0)
+    estimate = policy.remaining()
+    assert estimate["total"] >= 3 and policy.found[[0, 1, 4]].all()
+
+
+def test_remaining_scales_the_counts_of_excluded_positives():
+    """An item excluded from a query that put 3 answers in its leaf could only have been 3 of the 6."""
+    one_leaf = Hierarchy.from_frame(pd.DataFrame({"a": ["x"] * 8}), ["a"])
+    policy = QueryPolicy(one_leaf, CostModel(k=(3,), l=(0,)), "root")
+    query = policy.choose(100.0, np.random.default_rng(0))
+    policy.record(query, np.array([0, 1, 2]))
+    policy.record(type(query)(0, 0, 3, np.array([0]), 1.0), np.array([1, 3, 4]))
+    # counts 1, 2, 1, 1, 1; item 0 scaled by 6 / (6 - 3) to 2: n = 7, f1 = 3, f2 = 2
+    assert policy.remaining()["remaining"] == pytest.approx(6 / 7 * 3 * 2 / (2 * 3))
+
+
+def test_remaining_pools_what_no_query_split(hierarchy):
+    """Root queries only: one stratum; a query at a=x splits the root along a; one at b=p, into leaves."""
+    from labelwise.discover.richness import remaining_interval
+
+    policy = QueryPolicy(hierarchy, CostModel(k=(2,), l=(0,)), "root")
+    root = policy.choose(100.0, np.random.default_rng(0))
+    for answer in ([0, 1], [1, 2], [3, 5]):
+        policy.record(root, np.array(answer))
+    assert policy.remaining() == remaining_interval(policy.returns, 5)
+    x = hierarchy.item_node[0, 0b01]
+    policy.record(type(root)(x, 0, 2, np.zeros(0, dtype=np.int64), 1.0), np.array([0, 4]))
+    by_a = hierarchy.item_node[:, 0b01]
+    assert policy.remaining() == remaining_interval(policy.returns, 6, strata=by_a)
+    p = hierarchy.item_node[0, 0b10]
+    policy.record(type(root)(p, 0, 2, np.zeros(0, dtype=np.int64), 1.0), np.array([0, 2]))
+    assert policy.remaining() == remaining_interval(policy.returns, 6, strata=hierarchy.item_node[:, 0b11])
