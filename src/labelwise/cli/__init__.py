@@ -13,6 +13,8 @@ separate process)::
 Simulation against ground truth: ``labelwise simulate --pool pool.csv ...``
 (its ``--json`` output is a stable contract) and ``labelwise demo``; systems
 submitted one after another: ``labelwise ondemand simulate --truth ...``.
+Logs whose zero-reward rows were subsampled: ``labelwise logs value|auc|calibrate``;
+a session's pool recalibrated from its labels: ``labelwise calibrate eval.lw --out pool.csv``.
 
 Every user error is reported as one line starting with ``error:`` on
 standard error, with exit code 1.
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import typer
 
+from .logs_cmds import calibrate, logs
 from .ondemand_cmds import ondemand
 from .options import parse_params, parse_systems, parse_value
 from .serve_cmds import annotators, serve
@@ -54,3 +57,5 @@ app.command("simulate")(simulate_cmd)
 app.command()(serve)
 app.add_typer(annotators)
 app.add_typer(ondemand)
+app.command()(calibrate)
+app.add_typer(logs)
