@@ -31,6 +31,8 @@ _PUBLIC = {
     **dict.fromkeys(("SimulationResult", "simulate", "true_value"), ".simulate"),
     "StoreError": ".store",
     "OnDemandConfig": ".ondemand",
+    "logs": ".logs",
+    **dict.fromkeys(("LogEstimate", "calibrate_pool", "fit_calibration", "logged_auc", "policy_value"), ".logs"),
 }
 
 
@@ -39,7 +41,7 @@ def __getattr__(name: str):
     if name not in _PUBLIC:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module = importlib.import_module(_PUBLIC[name], __name__)
-    value = module if name == "estimators" else getattr(module, name)
+    value = module if name in ("estimators", "logs") else getattr(module, name)
     globals()[name] = value
     return value
 
@@ -78,6 +80,7 @@ __all__ = [
     "FowlkesMallows",
     "ImportanceDesign",
     "LabelError",
+    "LogEstimate",
     "MacroF1",
     "Measure",
     "MicroF1",
@@ -102,14 +105,19 @@ __all__ = [
     "StoreError",
     "StratifiedDesign",
     "TruthOracle",
+    "calibrate_pool",
     "combine",
     "decode_multilabel",
     "encode_multilabel",
     "estimators",
+    "fit_calibration",
+    "logged_auc",
+    "logs",
     "make_design",
     "make_measure",
     "make_multilabel_pool",
     "make_pool",
+    "policy_value",
     "register_design",
     "register_measure",
     "simulate",
