@@ -9,7 +9,8 @@ per-row keep rates each kept negative carries its weight ``w = w(l, 0) = 1/l``
 
     AUC_w = sum_{i+, j-} w_i w_j (1{s_i > s_j} + 1/2 1{s_i = s_j}) / (W+ W-).
 
-It is computed from ranks in ``O(n log n)`` (:func:`weighted_auc`).  Its
+It is computed in ``O(n log n)`` by sorting each class and placing it among the other
+(:func:`weighted_auc`).  Its
 variance is the weighted DeLong variance (DeLong, DeLong and Clarke-Pearson,
 Biometrics 1988, with each row's placement weighted as in a Horvitz-Thompson
 expansion)::
@@ -38,25 +39,35 @@ from .weights import keep_weights
 __all__ = ["auc_deviation_bound", "balanced_keep_rates", "logged_auc", "weighted_auc"]
 
 
-def _placements(score: np.ndarray, positive: np.ndarray, weight: np.ndarray) -> np.ndarray:
+def _sorted(values: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` sorted with their weights (a plain sort when the weights are all equal: twice as fast)."""
+    if weight.size and np.all(weight == weight[0]):
+        return np.sort(values), weight
+    order = np.argsort(values)
+    return values[order], weight[order]
+
+
+def _placements(score: np.ndarray, positive: np.ndarray,
+                weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Each row's weighted share of the other class it ranks correctly against (ties half).
 
     For a positive: the weighted share of negatives scored below it; for a
-    negative: the weighted share of positives scored above it.  One sort.
+    negative: the weighted share of positives scored above it.  Each class is
+    sorted once and placed among the other by binary search.
+
+    Returns
+    -------
+    positive placements, their weights, negative placements, their weights
+        In sorted order (only sums over rows are taken).
     """
-    order = np.argsort(score)
-    s, pos, w = score[order], positive[order], weight[order]
-    group = np.cumsum(np.r_[True, s[1:] != s[:-1]]) - 1  # tied scores share a group
-    n_groups = int(group[-1]) + 1
-    neg_w = np.bincount(group, weights=np.where(pos, 0.0, w), minlength=n_groups)
-    pos_w = np.bincount(group, weights=np.where(pos, w, 0.0), minlength=n_groups)
-    neg_below = np.cumsum(neg_w) - neg_w
-    pos_above = pos_w.sum() - np.cumsum(pos_w)
-    share = np.where(pos, (neg_below + 0.5 * neg_w)[group] / neg_w.sum(),
-                     (pos_above + 0.5 * pos_w)[group] / pos_w.sum())
-    placements = np.empty_like(share)
-    placements[order] = share
-    return placements
+    s_pos, w_pos = _sorted(score[positive], weight[positive])
+    s_neg, w_neg = _sorted(score[~positive], weight[~positive])
+    cum_neg, cum_pos = np.r_[0.0, np.cumsum(w_neg)], np.r_[0.0, np.cumsum(w_pos)]
+    # weight strictly below plus half the tied weight: the mean of the cumulative weights at both ends of the tie
+    neg_beaten = cum_neg[np.searchsorted(s_neg, s_pos, "left")] + cum_neg[np.searchsorted(s_neg, s_pos, "right")]
+    pos_below = cum_pos[np.searchsorted(s_pos, s_neg, "left")] + cum_pos[np.searchsorted(s_pos, s_neg, "right")]
+    return (0.5 * neg_beaten / cum_neg[-1], w_pos,
+            1.0 - 0.5 * pos_below / cum_pos[-1], w_neg)
 
 
 def _checked(score, label, weight) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -81,9 +92,8 @@ def weighted_auc(score, label, weight=None) -> float:
     weight : array_like, shape (n,), optional
         Rows each kept row stands for (``1/l``); 1 by default.
     """
-    score, positive, weight = _checked(score, label, weight)
-    share = _placements(score, positive, weight)
-    return float(weight[positive] @ share[positive] / weight[positive].sum())
+    share, w_pos, _, _ = _placements(*_checked(score, label, weight))
+    return float(w_pos @ share / w_pos.sum())
 
 
 def logged_auc(score, label, keep_rate=1.0, level: float = 0.95) -> LogEstimate:
@@ -104,11 +114,10 @@ def logged_auc(score, label, keep_rate=1.0, level: float = 0.95) -> LogEstimate:
     """
     score, positive, _ = _checked(score, label, None)
     weight = keep_weights(positive, keep_rate)
-    share = _placements(score, positive, weight)
-    w_pos, w_neg = weight[positive], weight[~positive]
-    auc = float(w_pos @ share[positive] / w_pos.sum())
-    var = (float(w_pos**2 @ (share[positive] - auc) ** 2) / w_pos.sum() ** 2
-           + float(w_neg**2 @ (share[~positive] - auc) ** 2) / w_neg.sum() ** 2)
+    share_pos, w_pos, share_neg, w_neg = _placements(score, positive, weight)
+    auc = float(w_pos @ share_pos / w_pos.sum())
+    var = (float(w_pos**2 @ (share_pos - auc) ** 2) / w_pos.sum() ** 2
+           + float(w_neg**2 @ (share_neg - auc) ** 2) / w_neg.sum() ** 2)
     lo, hi = normal_interval(auc, var, level, 0.0, 1.0)
     return LogEstimate(auc, float(lo), float(hi), float(level), float(np.sqrt(var)), score.shape[0],
                        float(weight.sum()), "weighted-delong")
