@@ -105,6 +105,16 @@ def test_bad_cells_are_one_line_errors_naming_file_and_line(log, tmp_path, colum
     assert result.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("args", [["value", "--policy", "new", "--method", "dr"], ["calibrate", "--out", "x.csv",
+                                                                                  "--method", "platt"]])
+def test_unknown_method_names_the_option(log, tmp_path, args):
+    path = tmp_path / "log.csv"
+    log.to_csv(path, index=False)
+    result = run(args[0], path, *args[1:])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: --method: ") and result.stderr.count("\n") == 1
+
+
 def test_missing_column_names_the_option(log, tmp_path):
     path = tmp_path / "log.csv"
     log.drop(columns="keep_rate").to_csv(path, index=False)

@@ -104,6 +104,11 @@ def _keep_rates(frame: pd.DataFrame, path: Path, column: str, constant: float | 
     return rates
 
 
+def _check_choice(option: str, value: str | None, choices: tuple[str, ...]) -> None:
+    if value is not None and value not in choices:
+        raise UserError(f"{option}: {value!r} is not one of {', '.join(choices)}")
+
+
 def _show(est: LogEstimate, title: str, as_json: bool, extra: dict | None = None) -> None:
     """The estimate as one JSON object or a table."""
     if as_json:
@@ -168,10 +173,11 @@ def value_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Value of a new policy (its expected reward) from the log, with an interval."""
-    from ..logs import policy_value, target_probabilities
+    from ..logs import POLICY_VALUE_METHODS, policy_value, target_probabilities
 
     with user_errors():
         check_level(level)
+        _check_choice("--method", method, POLICY_VALUE_METHODS)
         frame = _read_log(log_file)
         reward = _column(frame, log_file, reward_col, "--reward-col")
         propensity = _column(frame, log_file, propensity_col, "--propensity-col")
@@ -234,6 +240,7 @@ def calibrate_logs_cmd(
     scores average to); ECEs are over the log, weighted.
     """
     from ..logs import (
+        CALIBRATION_METHODS,
         expected_calibration_error,
         fit_calibration,
         keep_weights,
@@ -245,6 +252,7 @@ def calibrate_logs_cmd(
     with user_errors():
         check_level(level)
         check_positive(bins=bins)
+        _check_choice("--method", method, CALIBRATION_METHODS)
         frame = _read_log(log_file)
         score = _column(frame, log_file, score_col, "--score-col")
         reward = _column(frame, log_file, reward_col, "--reward-col")
@@ -273,12 +281,13 @@ def calibrate(
     as_json: JsonOpt = False,
 ) -> None:
     """Recalibrate the pool's probabilities from the session's labels, each weighted by its design weight."""
-    from ..logs import calibrate_pool
+    from ..logs import CALIBRATION_METHODS, calibrate_pool
     from ..pool.readers import batch_frame, write_batch
     from ..session import Session
 
     with user_errors():
         check_positive(bins=bins)
+        _check_choice("--method", method, CALIBRATION_METHODS)
         with Session.open(session) as s:
             pool, report = calibrate_pool(s, method=method, n_bins=bins, weighted=not unweighted)
             n_labels = s.n_labels
