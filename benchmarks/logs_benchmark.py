@@ -22,10 +22,12 @@ rows are kept at ``l`` in {1, 0.3, 0.1, 0.01}.
   shares rho, against Agarwal et al.'s (JMLR 2005, Theorem 3) bound, which is
   smallest at rho = 1/2;
 * **calibration**: a reward model (logistic regression on features of the
-  weak model's score) fitted on a subsampled training log, either
-  importance-weighted (``w(l, r)``) or unweighted and then calibrated on a
-  subsampled calibration log by the weighted spline or weighted isotonic
-  regression; expected calibration error and Brier score on the population;
+  weak model's score) fitted on subsampled logs, either importance-weighted
+  (``w(l, r)``; solved exactly by Newton's method, or by one pass of
+  minibatch SGD, the online learner the blog has in mind) or unweighted by
+  SGD on a training log and then calibrated on a subsampled calibration log
+  by the weighted spline or weighted isotonic regression; expected
+  calibration error and Brier score on the population;
 * **speed**: ``logged_auc`` on a 1:1-subsampled log of 10^7 rows.
 
 Prints markdown tables and writes ``benchmarks/out/logs_benchmark.{json,png}``.
@@ -58,7 +60,8 @@ from labelwise.logs import (
 OUT = Path(__file__).resolve().parent / "out"
 KEEP_RATES = (1.0, 0.3, 0.1, 0.01)
 METHODS = ("eta", "ht", "snips")
-CALIBRATIONS = ("importance-weighted", "spline", "isotonic")
+CALIBRATIONS = ("importance-weighted", "importance-weighted SGD", "spline", "isotonic")
+SGD_BATCH, SGD_RATE = 32, 0.5
 SHARES = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 EXPLORATION = 0.8
 CLICK = 0.25  # probability of a reward when the action is the true digit
@@ -170,6 +173,21 @@ def reward_features(score: np.ndarray) -> np.ndarray:
     return np.column_stack([logit, logit**2 / 10])
 
 
+def sgd_logistic(features: np.ndarray, reward: np.ndarray, weight: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One pass of minibatch SGD on the weighted log loss (the online learner the blog has in mind).
+
+    Features are standardized on the rows; returns coefficients on the raw features, intercept first.
+    """
+    mean, sd = features.mean(axis=0), features.std(axis=0) + 1e-12
+    X = np.column_stack([np.ones(len(reward)), (features - mean) / sd])
+    beta = np.zeros(X.shape[1])
+    order = rng.permutation(len(reward))
+    for start in range(0, len(order), SGD_BATCH):  # a loop over minibatches, each step vectorized
+        b = order[start:start + SGD_BATCH]
+        beta -= SGD_RATE * X[b].T @ (weight[b] * (expit(X[b] @ beta) - reward[b])) / b.size
+    return np.r_[beta[0] - beta[1:] @ (mean / sd), beta[1:] / sd]
+
+
 def calibration(problem: dict, n_rows: int, repeats: int, rng: np.random.Generator) -> dict:
     """ECE and Brier score on the population of each calibration route, per keep rate."""
     from rich.progress import track
@@ -186,14 +204,17 @@ def calibration(problem: dict, n_rows: int, repeats: int, rng: np.random.Generat
             x_t, r_t = reward_features(train["score"][mt]), train["reward"][mt]
             x_c, r_c = reward_features(calib["score"][mc]), calib["reward"][mc]
             # importance weighting gets both logs; the calibrated routes fit on one and calibrate on the other
-            beta_iw = fit_weighted_logistic(np.r_[x_t, x_c], np.r_[r_t, r_c],
-                                            keep_weights(np.r_[r_t, r_c], rate))
-            beta = fit_weighted_logistic(x_t, r_t)
+            x_both, r_both = np.r_[x_t, x_c], np.r_[r_t, r_c]
+            w_both = keep_weights(r_both, rate)
+            beta_iw = fit_weighted_logistic(x_both, r_both, w_both)
+            beta_sgd = sgd_logistic(x_both, r_both, w_both, rng)
+            beta = sgd_logistic(x_t, r_t, np.ones_like(r_t), rng)  # unweighted, calibrated afterwards
             raw_c = expit(beta[0] + x_c @ beta[1:])
             raw_pop = expit(beta[0] + pop_x @ beta[1:])
             w_c = keep_weights(r_c, rate)
             predictions = {
                 "importance-weighted": expit(beta_iw[0] + pop_x @ beta_iw[1:]),
+                "importance-weighted SGD": expit(beta_sgd[0] + pop_x @ beta_sgd[1:]),
                 "spline": fit_calibration(raw_c, r_c, w_c, score_range=(0, 1), reward_range=(0, 1))(raw_pop),
                 "isotonic": fit_calibration(raw_c, r_c, w_c, method="isotonic")(raw_pop),
             }
@@ -297,9 +318,10 @@ def summary_section(data: dict) -> str:
          f"rows keeps positives at {oto['planned_keep_rates'][0]:.3g} and negatives at "
          f"{oto['planned_keep_rates'][1]:.3g}."),
         "",
-        ("Calibration on the population (logging-weighted) of a reward model fitted on a subsampled log: "
-         "importance-weighted logistic regression (on the training and the calibration log), or unweighted "
-         "regression calibrated on the subsampled calibration log by the weighted spline or weighted isotonic "
+        ("Calibration on the population (logging-weighted) of a reward model fitted on subsampled logs: "
+         "importance-weighted logistic regression on the training and the calibration log (solved exactly, or "
+         f"by one pass of minibatch SGD, batch {SGD_BATCH}, rate {SGD_RATE:g}), or unweighted SGD on the training "
+         "log calibrated on the subsampled calibration log by the weighted spline (20 bins) or weighted isotonic "
          "regression. ECE (10 equal-mass bins) and Brier score against the click probability, mean ± s.e. over "
          f"{data['calibration_repeats']} pairs of logs per l:"),
         "",
