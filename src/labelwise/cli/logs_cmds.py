@@ -207,7 +207,7 @@ def auc_cmd(
     level: LevelOpt = 0.95,
     as_json: JsonOpt = False,
 ) -> None:
-    """AUC of a score from the log, each kept row weighted by 1/keep rate, with a weighted DeLong interval."""
+    """AUC of a score from the log, each kept negative weighted by 1/keep rate, with a weighted DeLong interval."""
     from ..logs import logged_auc
 
     with user_errors():
