@@ -100,6 +100,9 @@ def policy_value(reward, propensity, target_prob, keep_rate=1.0, *, method: str 
     reward = np.asarray(reward, dtype=float)
     propensity = np.asarray(propensity, dtype=float)
     target = np.asarray(target_prob, dtype=float)
+    if not reward.shape == propensity.shape == target.shape:
+        raise ValueError(f"reward, propensity, target_prob: lengths {reward.shape[0]}, {propensity.shape[0]} and "
+                         f"{target.shape[0]} differ; give one value per kept row")
     _check_probabilities(propensity, target)
     n_rows = reward.shape[0]
     if n_rows == 0:
