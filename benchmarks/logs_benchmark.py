@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
@@ -239,7 +240,8 @@ def speed(n_rows: int, rng: np.random.Generator, trials: int = 3) -> dict:
         start = time.perf_counter()
         logged_auc(score, label, rate)
         seconds.append(time.perf_counter() - start)
-    return {"rows": n_rows, "seconds": seconds, "median_seconds": float(np.median(seconds))}
+    return {"rows": n_rows, "seconds": seconds, "median_seconds": float(np.median(seconds)),
+            "load_average": os.getloadavg()[0]}
 
 
 def main() -> None:
@@ -339,7 +341,8 @@ def summary_section(data: dict) -> str:
     out += [
         "",
         (f"Speed: `logged_auc` (estimate and interval) on a 1:1-subsampled log of {sp['rows']:,} rows: median "
-         f"{sp['median_seconds']:.2f} s of {len(sp['seconds'])} (target <= 5 s)."),
+         f"{sp['median_seconds']:.2f} s of {len(sp['seconds'])} (target <= 5 s; 1-minute load average "
+         f"{sp['load_average']:.1f} on the shared machine)."),
         "",
         f"Reproduce: `{data['command']}` ({data['elapsed_seconds'] / 60:.1f} min).",
     ]
