@@ -33,8 +33,9 @@ _PUBLIC = {
     "StoreError": ".store",
     "OnDemandConfig": ".ondemand",
     "EnginePool": ".engines",
-
     **dict.fromkeys(("CostModel", "DiscoverySession", "Hierarchy", "simulate_discovery"), ".discover"),
+    "logs": ".logs",
+    **dict.fromkeys(("LogEstimate", "calibrate_pool", "fit_calibration", "logged_auc", "policy_value"), ".logs"),
 }
 
 
@@ -43,7 +44,7 @@ def __getattr__(name: str):
     if name not in _PUBLIC:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module = importlib.import_module(_PUBLIC[name], __name__)
-    value = module if name == "estimators" else getattr(module, name)
+    value = module if name in ("estimators", "logs") else getattr(module, name)
     globals()[name] = value
     return value
 
@@ -79,9 +80,8 @@ __all__ = [
     "CostModel",
     "CustomMeasure",
     "Design",
-    "EnginePool",
-
     "DiscoverySession",
+    "EnginePool",
     "Estimate",
     "FBeta",
     "FileOracle",
@@ -89,6 +89,7 @@ __all__ = [
     "Hierarchy",
     "ImportanceDesign",
     "LabelError",
+    "LogEstimate",
     "MacroF1",
     "Measure",
     "MicroF1",
@@ -114,14 +115,19 @@ __all__ = [
     "StoreError",
     "StratifiedDesign",
     "TruthOracle",
+    "calibrate_pool",
     "combine",
     "decode_multilabel",
     "encode_multilabel",
     "estimators",
+    "fit_calibration",
+    "logged_auc",
+    "logs",
     "make_design",
     "make_measure",
     "make_multilabel_pool",
     "make_pool",
+    "policy_value",
     "register_design",
     "register_measure",
     "simulate",

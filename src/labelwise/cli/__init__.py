@@ -16,6 +16,10 @@ Simulation against ground truth: ``labelwise simulate --pool pool.csv ...``
 submitted one after another: ``labelwise ondemand simulate --truth ...``; finding
 the positives on a budget: ``labelwise discover init/next/answer/report``.
 
+submitted one after another: ``labelwise ondemand simulate --truth ...``.
+Logs whose zero-reward rows were subsampled: ``labelwise logs value|auc|calibrate``;
+a session's pool recalibrated from its labels: ``labelwise calibrate eval.lw --out pool.csv``.
+
 Every user error is reported as one line starting with ``error:`` on
 standard error, with exit code 1.
 """
@@ -25,6 +29,7 @@ from __future__ import annotations
 import typer
 
 from .discover_cmds import discover
+from .logs_cmds import calibrate, logs
 from .ondemand_cmds import ondemand
 from .options import parse_params, parse_systems, parse_value
 from .serve_cmds import annotators, serve
@@ -60,3 +65,5 @@ app.command()(serve)
 app.add_typer(annotators)
 app.add_typer(ondemand)
 app.add_typer(discover)
+app.command()(calibrate)
+app.add_typer(logs)

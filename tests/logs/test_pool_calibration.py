@@ -1,0 +1,87 @@
+"""``calibrate_pool`` and ``labelwise calibrate SESSION``: a deliberately miscalibrated pool recalibrated
+from an importance-sampled session's labels with their design weights."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import labelwise as lw
+from labelwise.cli import app
+from labelwise.logs import (
+    calibrate_pool,
+    expected_calibration_error,
+    fit_calibration,
+    labeled_design_weights,
+)
+from labelwise.oracle.annotators import TruthOracle
+
+
+@pytest.fixture(scope="module")
+def labeled_session(tmp_path_factory):
+    """600 labels drawn by the importance design from a pool whose probabilities over-state the positives."""
+    pool = lw.make_pool(20_000, prevalence=0.05, calibration_error=2.0, seed=3)
+    path = tmp_path_factory.mktemp("calibrate") / "eval.lw"
+    session = lw.Session(pool, lw.make_measure("f1", pool), "importance", seed=3, path=path)
+    session.run(TruthOracle(pool), 600, batch_size=200)
+    return session, path
+
+
+def pool_ece(probs, pool):
+    return expected_calibration_error(probs, pool.labels)
+
+
+def test_recalibrated_probabilities_are_better_calibrated_on_the_pool(labeled_session):
+    session, _ = labeled_session
+    pool = session.pool
+    calibrated, report = calibrate_pool(session)
+    before, after = pool_ece(pool.probs[:, 0], pool), pool_ece(calibrated.probs[:, 0], pool)
+    assert after < before / 4
+    assert report[0]["ece_after"] < report[0]["ece_before"]
+
+
+def test_design_weights_make_the_labels_stand_for_the_pool(labeled_session):
+    """Under importance sampling the labels over-represent likely positives.  Weighted by their design
+    weights, the one-bin control point ``r_1`` is a ratio estimate of the pool's prevalence (within three
+    of its linearized standard errors); unweighted it is the labeled share of positives, far above it."""
+    session, _ = labeled_session
+    items, labels, weight = labeled_design_weights(session)
+    prevalence = session.pool.labels.mean()
+    r_weighted = fit_calibration(session.pool.probs[items, 0], labels, weight, n_bins=1).knot_values[1]
+    se = np.sqrt(np.sum(weight**2 * (labels - r_weighted) ** 2)) / weight.sum()
+    assert abs(r_weighted - prevalence) <= 3 * se
+    r_unweighted = labels.mean()
+    assert r_unweighted - prevalence > 10 * se
+    # the same holds for the calibration error each estimates: weighted, that of the pool
+    weighted_report, unweighted_report = calibrate_pool(session)[1][0], calibrate_pool(session, weighted=False)[1][0]
+    true_ece = pool_ece(session.pool.probs[:, 0], session.pool)
+    assert abs(weighted_report["ece_before"] - true_ece) < abs(unweighted_report["ece_before"] - true_ece)
+
+
+def test_cli_writes_a_pool_that_init_reads(labeled_session, tmp_path):
+    session, path = labeled_session
+    out = tmp_path / "pool_calibrated.csv"
+    result = CliRunner().invoke(app, ["calibrate", str(path), "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.stdout)
+    expected_pool, report = calibrate_pool(session)
+    assert printed["systems"] == report and printed["n_labels"] == 600
+    reread = lw.Pool.from_file(out)
+    np.testing.assert_array_equal(reread.item_ids, session.pool.item_ids)
+    np.testing.assert_allclose(reread.probs[:, 0], expected_pool.probs[:, 0])
+    new_session = tmp_path / "again.lw"
+    init = CliRunner().invoke(app, ["init", str(out), "--session", str(new_session), "--measure", "f1"])
+    assert init.exit_code == 0, init.output
+
+
+def test_cli_refuses_a_session_without_labels(tmp_path):
+    pool = lw.make_pool(500, prevalence=0.1, seed=1)
+    path = tmp_path / "empty.lw"
+    lw.Session(pool, lw.make_measure("f1", pool), "passive", seed=1, path=path).close()
+    result = CliRunner().invoke(app, ["calibrate", str(path), "--out", str(tmp_path / "x.csv")])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: calibrate: the session has no labels yet")
+    assert result.stderr.count("\n") == 1
