@@ -1,0 +1,7 @@
+"""Anytime-valid confidence sequences, stopping rules and certification (see the submodules)."""
+
+from .session import anytime_estimate, anytime_path, weight_bound
+from .stopping import Certificate, anytime_half_width, certify, run_until
+
+__all__ = ["Certificate", "anytime_estimate", "anytime_half_width", "anytime_path", "certify", "run_until",
+           "weight_bound"]
