@@ -72,8 +72,9 @@ class Plan:
 
 
 def per_label_variance(est: Estimate) -> np.ndarray:
-    """``V = n std^2`` of every defined component (NaN where undefined)."""
-    return np.where(est.defined, est.n_labels * est.std**2, np.nan)
+    """``V = n std^2`` of every defined component; NaN where undefined or zero (no information yet, e.g. no
+    positive seen)."""
+    return np.where(est.defined & (est.std > 0), est.n_labels * est.std**2, np.nan)
 
 
 def plan_labels(variance: float, half_width: float, level: float, n_items: int, with_replacement: bool) -> float:

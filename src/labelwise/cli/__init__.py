@@ -24,6 +24,7 @@ import typer
 
 from .ondemand_cmds import ondemand
 from .options import parse_params, parse_systems, parse_value
+from .plan_cmds import certify, plan
 from .serve_cmds import annotators, serve
 from .session_cmds import estimate, init, label, next_batch
 from .simulate_cmds import demo, simulate_cmd
@@ -52,5 +53,7 @@ app.command()(export)
 app.command()(demo)
 app.command("simulate")(simulate_cmd)
 app.command()(serve)
+app.command()(plan)
+app.command()(certify)
 app.add_typer(annotators)
 app.add_typer(ondemand)
