@@ -97,7 +97,7 @@ def _needed(variances: np.ndarray, half_width: float, level: float, pool: Pool, 
 
 
 def _count(n: float, n_items: int) -> int:
-    return n_items if not np.isfinite(n) else int(math.ceil(n))
+    return n_items if not np.isfinite(n) else math.ceil(n)
 
 
 def pilot_variances(pool: Pool, measure: Measure, design: Design, seed: int = 0,
