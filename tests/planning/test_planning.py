@@ -1,0 +1,74 @@
+"""Planning the labels a half-width needs (:mod:`labelwise.planning`)."""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+
+import labelwise as lw
+from labelwise.measures import make_measure
+from labelwise.oracle import TruthOracle
+from labelwise.planning import plan_designs, plan_labels
+
+Z = NormalDist().inv_cdf(0.975)
+
+
+def test_plan_labels_is_the_normal_sample_size_with_a_finite_population_factor():
+    assert plan_labels(0.25, 0.05, 0.95, 1000, True) == pytest.approx(Z**2 * 0.25 / 0.05**2)  # 384.1
+    assert plan_labels(0.25, 0.05, 0.95, 1000, False) == pytest.approx(1 / (0.05**2 / (Z**2 * 0.25) + 1e-3))
+    assert plan_labels(np.inf, 0.05, 0.95, 1000, True) == math.inf
+    assert plan_labels(1e6, 0.05, 0.95, 1000, True) == 1000  # never more than the pool
+    with pytest.raises(ValueError, match="half_width"):
+        plan_labels(0.25, 0.0, 0.95, 1000, True)
+
+
+@pytest.fixture(scope="module")
+def pool() -> lw.Pool:
+    return lw.make_pool(5000, prevalence=0.2, separation=2.5, seed=9)
+
+
+def test_session_plan_from_its_own_variance(pool):
+    session = lw.Session(pool, make_measure("f1", pool), "importance", seed=0, budget=400)
+    est = session.run(TruthOracle(pool), 400)
+    plan = session.labels_needed(0.02)
+    total = math.ceil(Z**2 * est.n_labels * est.std[0] ** 2 / 0.02**2)
+    assert plan.labels_needed == total - 400 and plan.labels_so_far == 400
+    assert plan.low <= plan.labels_needed <= plan.high
+    # the range is the variance's, V (1 +- 2 sqrt(2 / n))
+    spread = 2 * math.sqrt(2 / 400)
+    V = est.n_labels * est.std[0] ** 2
+    assert plan.high + 400 == math.ceil(Z**2 * V * (1 + spread) / 0.02**2)
+    assert plan.low + 400 == math.ceil(Z**2 * V * (1 - spread) / 0.02**2)
+    assert session.labels_needed(1.0).labels_needed == 0  # already narrower
+
+
+def test_plans_before_any_label_are_reproducible_and_ordered(pool):
+    measure = make_measure("f1", pool)
+    plans = plan_designs(pool, measure, 0.05, designs=["passive", "importance"], seed=3)
+    assert [p.design for p in plans] == ["passive", "importance"]
+    assert plans == plan_designs(pool, measure, 0.05, designs=["passive", "importance"], seed=3)
+    assert all(p.low <= p.labels_needed <= p.high and p.labels_so_far == 0 for p in plans)
+    # importance sampling needs fewer labels than uniform sampling on an imbalanced pool
+    assert plans[1].labels_needed < plans[0].labels_needed
+    assert set(plans[0].to_dict()) == {"design", "labels_needed", "low", "high", "labels_so_far"}
+
+
+@pytest.mark.slow
+def test_plan_at_200_labels_predicts_the_realized_labels(pool):
+    """Realized labels to reach the half-width within +-30% of the plan in most seeded runs."""
+    measure = make_measure("f1", pool)
+    hits = []
+    for seed in range(8):
+        session = lw.Session(pool, measure, "importance", seed=seed, budget=3000)
+        session.run(TruthOracle(pool), 200)
+        planned = 200 + session.labels_needed(0.03).labels_needed
+        while session.n_labels < 3000:
+            lo, hi = session.estimate().interval()
+            if (hi[0] - lo[0]) / 2 <= 0.03:
+                break
+            session.run(TruthOracle(pool), session.n_labels + 50)
+        hits.append(abs(session.n_labels - planned) <= 0.3 * planned)
+    assert np.mean(hits) >= 0.75
