@@ -22,7 +22,9 @@ components is the plan.
 
 from __future__ import annotations
 
+import json
 import math
+import weakref
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
 from typing import TYPE_CHECKING
@@ -38,12 +40,17 @@ from .pool import Pool
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["PILOT_LABELS", "Plan", "plan_designs", "plan_labels", "plan_session"]
+__all__ = ["PILOT_LABELS", "Plan", "plan_designs", "plan_labels", "plan_session", "save_target", "target_plan"]
 
 #: Labels of each pilot run before a session has any (and the fewest labels a session's own plan uses).
 PILOT_LABELS = 200
 #: Pilot runs per design: their spread is the plan's range.
 PILOT_RUNS = 3
+#: Session-file cache key of the half-width a plan aims at (``labelwise plan SESSION`` stores it).
+TARGET_KEY = "plan_target"
+
+# pilot variances of a session's design, computed once per session (they depend on the pool and design only)
+_pilots: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -154,7 +161,11 @@ def plan_session(session: Session, half_width: float, measure: Measure | None = 
     n, pool, design = session.n_labels, session.pool, session.design
     variances = per_label_variance(est)
     if n < PILOT_LABELS or not np.isfinite(variances).any():
-        pilots = pilot_variances(pool, measure or session.measure, design)
+        target = measure or session.measure
+        pilots = _pilots.setdefault(session, {})
+        if target not in pilots:
+            pilots[target] = pilot_variances(pool, target, design)
+        pilots = pilots[target]
         needs = [_needed(v, half_width, level, pool, design) for v in pilots]
         total, low, high = float(np.median(needs)), min(needs), max(needs)
     else:
@@ -164,3 +175,19 @@ def plan_session(session: Session, half_width: float, measure: Measure | None = 
         high = _needed(variances * (1 + spread), half_width, level, pool, design)
     further = lambda x: max(0, _count(x, pool.n_items) - n)
     return Plan(design.name, further(total), further(low), further(high), n)
+
+
+def save_target(session: Session, half_width: float, level: float) -> None:
+    """Keep the half-width a plan aims at in the session file, for the ``serve`` dashboard."""
+    if session.store is not None:
+        session.store.put_cache(TARGET_KEY, json.dumps({"half_width": half_width, "level": level}).encode())
+
+
+def target_plan(session: Session) -> dict | None:
+    """The plan toward the half-width kept by :func:`save_target`, as ``{"half_width", "level", **plan}``; ``None``
+    when no target was kept."""
+    stored = None if session.store is None else session.store.cached(TARGET_KEY)
+    if stored is None:
+        return None
+    target = json.loads(stored)
+    return {**target, **plan_session(session, target["half_width"], level=target["level"]).to_dict()}

@@ -60,7 +60,7 @@ def test_run_until_half_width_stops_at_the_first_narrow_enough_batch(pool):
     est = session.run(TruthOracle(pool), until_half_width=0.06, batch_size=50)
     lo, hi = est.interval()
     assert (hi[0] - lo[0]) / 2 <= 0.06
-    labels, lower, upper = anytime_path(session)
+    _, lower, upper = anytime_path(session)
     assert np.all((upper[:-1, 0] - lower[:-1, 0]) / 2 > 0.06)  # no earlier batch was narrow enough
     assert anytime_half_width(session) == pytest.approx((hi[0] - lo[0]) / 2)
 

@@ -50,9 +50,9 @@ def weight_bound(sampler: Sampler) -> float:
         defensive = getattr(design, "defensive", None)
     if not defensive:
         name = getattr(design, "name", type(sampler).__name__)
-        raise ValueError(f"anytime intervals need a with-replacement design whose weights are bounded "
-                         f"(passive, importance, oasis, or ais with defensive > 0); this session's design is "
-                         f"{name!r}")
+        raise ValueError(f"anytime intervals need a with-replacement design whose weights are bounded, and this "
+                         f"session's design is {name!r}: start the session with --design passive or importance "
+                         f"(or oasis, or ais with defensive > 0)")
     return 1.0 / float(defensive)
 
 

@@ -53,9 +53,11 @@ def plan(
     For a session, from its design's variance and the labels so far (before
     any label, from the pool's probabilities).  With --pool, for every
     design before a session exists, so you can pick a design and a budget.
+    A session's plan toward its own measure is kept in the file and shown
+    on the `serve` dashboard.
     """
     from ..measures import make_measure
-    from ..planning import plan_designs
+    from ..planning import plan_designs, save_target
 
     with user_errors():
         check_level(level)
@@ -76,6 +78,8 @@ def plan(
             with Session.open(session) as s:
                 target = make_measure(measure, s.pool, parse_systems(systems)) if measure else None
                 plans = [s.labels_needed(half_width, target, level)]
+                if target is None:  # the serve dashboard shows the plan toward this half-width
+                    save_target(s, half_width, level)
     if as_json:
         print_json({"half_width": half_width, "level": level, "plans": [p.to_dict() for p in plans]})
         return

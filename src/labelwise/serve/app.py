@@ -28,6 +28,7 @@ from fastapi.responses import (
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
+from ..planning import target_plan
 from ..session import Session
 from ..store import StoreError
 from .auth import COOKIE, AuthError, check, token_of
@@ -253,7 +254,7 @@ def create_app(server: Server) -> FastAPI:
     async def dashboard(who: Admin) -> dict:
         def report() -> dict:
             return {"estimate": server.history.current(), "history": server.history.points,
-                    "progress": progress(desk)}
+                    "progress": progress(desk), "plan": target_plan(desk.session)}
         return await server.run_as(who, report)
 
     @app.get("/api/export")
