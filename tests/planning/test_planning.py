@@ -11,18 +11,32 @@ import pytest
 import labelwise as lw
 from labelwise.measures import make_measure
 from labelwise.oracle import TruthOracle
-from labelwise.planning import plan_designs, plan_labels
+from labelwise.planning import PILOT_MARKS, decay_slope, labels_for, pilot_curves, plan_designs
 
 Z = NormalDist().inv_cdf(0.975)
 
 
-def test_plan_labels_is_the_normal_sample_size_with_a_finite_population_factor():
-    assert plan_labels(0.25, 0.05, 0.95, 1000, True) == pytest.approx(Z**2 * 0.25 / 0.05**2)  # 384.1
-    assert plan_labels(0.25, 0.05, 0.95, 1000, False) == pytest.approx(1 / (0.05**2 / (Z**2 * 0.25) + 1e-3))
-    assert plan_labels(np.inf, 0.05, 0.95, 1000, True) == math.inf
-    assert plan_labels(1e6, 0.05, 0.95, 1000, True) == 1000  # never more than the pool
+def test_labels_for_is_the_normal_sample_size_with_a_finite_population_factor():
+    # a constant per-label variance (slope 0): n = z^2 V / eps^2, and 1 / (eps^2 / (z^2 V) + 1 / N) without
+    # replacement; the bisection stops within half a label
+    assert labels_for(0.25, 200, 0.0, 0.05, 0.95, 1000, True) == pytest.approx(Z**2 * 0.25 / 0.05**2, abs=0.5)
+    assert labels_for(0.25, 200, 0.0, 0.05, 0.95, 1000, False) == pytest.approx(
+        1 / (0.05**2 / (Z**2 * 0.25) + 1e-3), abs=0.5)
+    # a variance falling as n^-1/2 from V at 100 labels: z^2 V (n / 100)^-1/2 / n = eps^2
+    n = (Z**2 * 0.25 * 10 / 0.05**2) ** (2 / 3)
+    assert labels_for(0.25, 100, -0.5, 0.05, 0.95, 10**6, True) == pytest.approx(n, abs=0.5)
+    assert labels_for(np.inf, 200, 0.0, 0.05, 0.95, 1000, True) == math.inf
+    assert labels_for(1e6, 200, 0.0, 0.05, 0.95, 1000, True) == 1000  # never more than the pool
     with pytest.raises(ValueError, match="half_width"):
-        plan_labels(0.25, 0.0, 0.95, 1000, True)
+        labels_for(0.25, 200, 0.0, 0.0, 0.95, 1000, True)
+
+
+def test_decay_slope_of_curves_falling_as_a_power():
+    marks = np.array(PILOT_MARKS, dtype=float)
+    curves = np.stack([2.0 * marks**-0.4, 3.0 * marks**-0.4])
+    assert decay_slope(curves) == pytest.approx(-0.4)
+    assert decay_slope(np.full((2, len(marks)), np.nan)) == 0.0
+    assert decay_slope(np.stack([marks**-3.0])) == -1.0  # clipped
 
 
 @pytest.fixture(scope="module")
@@ -30,18 +44,18 @@ def pool() -> lw.Pool:
     return lw.make_pool(5000, prevalence=0.2, separation=2.5, seed=9)
 
 
-def test_session_plan_from_its_own_variance(pool):
-    session = lw.Session(pool, make_measure("f1", pool), "importance", seed=0, budget=400)
+def test_session_plan_from_its_own_variance_and_the_designs_slope(pool):
+    measure = make_measure("f1", pool)
+    session = lw.Session(pool, measure, "importance", seed=0, budget=400)
     est = session.run(TruthOracle(pool), 400)
     plan = session.labels_needed(0.02)
-    total = math.ceil(Z**2 * est.n_labels * est.std[0] ** 2 / 0.02**2)
-    assert plan.labels_needed == total - 400 and plan.labels_so_far == 400
-    assert plan.low <= plan.labels_needed <= plan.high
-    # the range is the variance's, V (1 +- 2 sqrt(2 / n))
-    spread = 2 * math.sqrt(2 / 400)
+    slope = decay_slope(pilot_curves(pool, measure, session.design, 400))
     V = est.n_labels * est.std[0] ** 2
-    assert plan.high + 400 == math.ceil(Z**2 * V * (1 + spread) / 0.02**2)
-    assert plan.low + 400 == math.ceil(Z**2 * V * (1 - spread) / 0.02**2)
+    spread = 2 * math.sqrt(2 / 400)  # the range is the variance's, V (1 +- 2 sqrt(2 / n))
+    need = [math.ceil(labels_for(V * f, 400, slope, 0.02, 0.95, pool.n_items, True)) - 400
+            for f in (1, 1 - spread, 1 + spread)]
+    assert [plan.labels_needed, plan.low, plan.high] == need and plan.labels_so_far == 400
+    assert plan.low < plan.labels_needed < plan.high
     assert session.labels_needed(1.0).labels_needed == 0  # already narrower
 
 
