@@ -58,3 +58,15 @@ def test_zero_increments_reject_nothing_and_the_exclusion_is_a_running_intersect
                             np.array([-1.0, -1.0]), np.array([1.0, 1.0]), 0.05, 10)
     assert not out[:, 0].any()
     assert out[1, 1] and out[-1, 1]  # once excluded, excluded at every later batch
+
+
+def test_per_row_bets_are_batches_of_one_row_checked_at_every_row():
+    rng = np.random.default_rng(7)
+    values = rng.uniform(-0.3, 0.6, (40, 3))
+    counts = np.ones(40, int)
+    batches = np.repeat(np.arange(4), 10)
+    low, high = np.array([-0.5, -0.4, -0.3]), np.array([1.0, 0.8, 0.6])
+    per_row = rejected_by_batch(values, counts, batches, low, high, 0.1, 20, per_row=True)
+    single = rejected_by_batch(values, counts, np.arange(40), low, high, 0.1, 20)
+    np.testing.assert_array_equal(per_row, single[9::10])
+    assert per_row.any() and not per_row.all()

@@ -79,3 +79,23 @@ def test_passive_sequence_is_at_most_a_bit_wider_than_the_normal_interval(pool):
         ratios.append((hi[-1] - lo[-1]) / (2 * 1.96 * np.sqrt(cov[0, 0])))
     # Waudby-Smith & Ramdas's tuned bets cost about sqrt(2 log 40) / 1.96 = 1.39 at the horizon
     assert 1.0 < np.mean(ratios) < 1.6
+
+
+def test_finite_pool_sequence_covers_and_tightens_as_the_pool_is_used_up():
+    small = lw.make_pool(300, prevalence=0.3, separation=2.0, seed=2)
+    measure = make_measure("f1", small)
+    truth = float(lw.true_value(small, measure)[0])
+    rng = np.random.default_rng(4)
+    batches = np.repeat(np.arange(6), 50)
+    ones = np.ones(300)
+    covered, narrower = [], []
+    for _ in range(30):
+        items = rng.permutation(300)  # every item once, uniformly without replacement
+        losses = measure.loss(small.outputs(items), small.labels[items])
+        args = (measure, small, losses, ones, ones.astype(int), batches, 1.0, 0.95, 300)
+        lo, hi = ratio_sequence(*args, without_replacement=True)
+        lo_r, hi_r = ratio_sequence(*args)
+        covered.append(np.all((lo <= truth) & (truth <= hi)))
+        narrower.append(hi[-1, 0] - lo[-1, 0] < 0.5 * (hi_r[-1, 0] - lo_r[-1, 0]))
+    assert np.mean(covered) >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / 30)
+    assert all(narrower)  # with the whole pool labeled, the finite-pool sequence has all but collapsed

@@ -11,7 +11,13 @@ import pytest
 import labelwise as lw
 from labelwise.measures import make_measure
 from labelwise.oracle import TruthOracle
-from labelwise.planning import PILOT_MARKS, decay_slope, labels_for, pilot_curves, plan_designs
+from labelwise.planning import (
+    PILOT_MARKS,
+    decay_slope,
+    labels_for,
+    pilot_curves,
+    plan_designs,
+)
 
 Z = NormalDist().inv_cdf(0.975)
 

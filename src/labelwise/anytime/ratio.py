@@ -14,6 +14,15 @@ times the denominator).  Precision, recall and F-beta are such ratios
 The increments are bounded through the pool's possible loss vectors (every
 item under every label) and a bound ``W`` on the weights known before each
 draw.
+
+For distinct items drawn uniformly without replacement from the ``N`` items
+(the first draws of ``passive`` under a deterministic oracle) the finite-pool
+version of Waudby-Smith & Ramdas, "Confidence sequences for sampling without
+replacement", NeurIPS 2020 (sec. 3) applies: under ``H0(t)`` the ``N - j``
+items not yet drawn sum to minus the ``j`` drawn, so the ``(j+1)``-th item's
+``y`` has conditional mean ``-S_j / (N - j)`` and the increments
+``y_{j+1} + S_j / (N - j)`` are martingale differences whose bounds, and so
+the bets, tighten as the pool is used up.
 """
 
 from __future__ import annotations
@@ -93,9 +102,20 @@ def _terms(measure: Measure, pool: Pool) -> np.ndarray:
     return np.vstack([cells, np.zeros((1, measure.dim))])
 
 
+def _without_replacement(y: np.ndarray, low: np.ndarray, high: np.ndarray, n_items: int,
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Finite-pool increments ``y_j + S_{j-1} / (N - j + 1)`` and their bounds per row (shape (n, G)).
+
+    ``S_{j-1}``, the sum over the items drawn before, is known before row ``j``: the bounds are exact.
+    """
+    before = np.cumsum(y, axis=0) - y
+    shift = before / (n_items - np.arange(y.shape[0], dtype=float))[:, None]  # N - j + 1 items not yet drawn
+    return y + shift, low + shift, high + shift
+
+
 def ratio_sequence(measure: Measure, pool: Pool, losses: np.ndarray, weights: np.ndarray, counts: np.ndarray,
-                   batches: np.ndarray, weight_bound: float, level: float, horizon: float,
-                   ) -> tuple[np.ndarray, np.ndarray]:
+                   batches: np.ndarray, weight_bound: float, level: float, horizon: float, *,
+                   without_replacement: bool = False, per_row: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Confidence sequence of every component after every batch.
 
     Parameters
@@ -115,6 +135,12 @@ def ratio_sequence(measure: Measure, pool: Pool, losses: np.ndarray, weights: np
     level : float
     horizon : float
         Draws the bets are tuned for (:func:`~labelwise.anytime.betting.rejected_by_batch`).
+    without_replacement : bool
+        The rows are distinct items drawn uniformly without replacement from the pool (weights and
+        counts 1): the finite-pool sequence (module docstring).
+    per_row : bool
+        The rows are in draw order (:func:`~labelwise.anytime.betting.rejected_by_batch`); implied by
+        ``without_replacement``.
 
     Returns
     -------
@@ -126,6 +152,7 @@ def ratio_sequence(measure: Measure, pool: Pool, losses: np.ndarray, weights: np
         raise ValueError(f"anytime intervals cover ratios of loss totals and affine measures (precision, recall, "
                          f"F-beta, accuracy, Brier); {measure.name!r} is neither")
     terms = _terms(measure, pool)
+    per_row = per_row or without_replacement
     n_batches = np.unique(batches).size
     lower, upper = np.empty((n_batches, len(forms))), np.empty((n_batches, len(forms)))
     for k, f in enumerate(forms):  # a few components: one grid each
@@ -138,7 +165,9 @@ def ratio_sequence(measure: Measure, pool: Pool, losses: np.ndarray, weights: np
         cell_y = (terms @ f.a + f.a0)[:, None] - grid * (terms @ f.b + f.b0)[:, None]
         low = weight_bound * np.minimum(cell_y.min(axis=0), 0.0)
         high = weight_bound * np.maximum(cell_y.max(axis=0), 0.0)
-        kept = ~rejected_by_batch(values, counts, batches, low, high, 1 - level, horizon)
+        if without_replacement:
+            values, low, high = _without_replacement(values, low, high, pool.n_items)
+        kept = ~rejected_by_batch(values, counts, batches, low, high, 1 - level, horizon, per_row=per_row)
         step = grid[1] - grid[0]
         first = np.where(kept.any(axis=1), np.argmax(kept, axis=1), 0)
         last = np.where(kept.any(axis=1), GRID - 1 - np.argmax(kept[:, ::-1], axis=1), GRID - 1)

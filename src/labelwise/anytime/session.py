@@ -1,7 +1,8 @@
 """Anytime-valid intervals of a session: its labeled draws turned into a confidence sequence.
 
 Valid under every with-replacement design (``passive``, ``importance``,
-``oasis``, ``ais``), static or adaptive: each draw's weight ``p / q`` uses
+``oasis``, ``ais``), static or adaptive (``passive`` under a deterministic
+oracle uses the finite-pool sequence of its distinct items): each draw's weight ``p / q`` uses
 the proposal fixed before its batch, so ``E[w l | past] = R`` and the
 betting sequence of :mod:`labelwise.anytime.ratio` holds uniformly over
 batches.  It needs a bound on the weights known in advance, which the
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..designs import Sampler
-from ..designs.importance import ProposalSampler
+from ..designs.importance import PassiveSampler, ProposalSampler
 from ..estimators import Estimate
 from ..measures import Measure
 from ..measures.domain import over_judgeable
@@ -63,7 +64,8 @@ def anytime_path(session: Session, measure: Measure | None = None, level: float 
     Returns
     -------
     labels : ndarray of int, shape (B,)
-        Draws (counted with repeats) by the end of each batch.
+        Draws (counted with repeats; distinct items for ``passive`` under a deterministic oracle, whose
+        sequence is the finite-pool one) by the end of each batch.
     lower, upper : ndarray, shape (B, m)
     """
     sample = session.sample()
@@ -77,9 +79,16 @@ def anytime_path(session: Session, measure: Measure | None = None, level: float 
         return np.zeros(0, dtype=np.int64), np.empty((0, target.size)), np.empty((0, target.size))
     losses = session.sampler.losses(target, sample)
     horizon = session.budget or DEFAULT_HORIZON
-    lower, upper = ratio_sequence(target, session.pool, losses, d.weight, d.count, d.round, bound, level, horizon)
-    ends = np.r_[np.flatnonzero(np.diff(d.round)), len(d) - 1]
-    return np.cumsum(d.count)[ends], lower, upper
+    weights, counts, rounds = d.weight, d.count, d.round
+    finite = isinstance(session.sampler, PassiveSampler) and not session.stochastic and sample.excluded is None
+    if finite:  # the first draws of the items: a uniform sample without replacement
+        first = np.sort(np.unique(d.items, return_index=True)[1])
+        losses, weights, counts, rounds = losses[first], weights[first], np.ones(first.size, int), rounds[first]
+    # under a stochastic oracle every row is one draw, in draw order: the bets may follow every row
+    lower, upper = ratio_sequence(target, session.pool, losses, weights, counts, rounds, bound, level, horizon,
+                                  without_replacement=finite, per_row=session.stochastic)
+    ends = np.r_[np.flatnonzero(np.diff(rounds)), len(rounds) - 1]
+    return np.cumsum(counts)[ends], lower, upper
 
 
 def anytime_estimate(session: Session, measure: Measure | None = None, level: float | None = None) -> Estimate:
