@@ -10,8 +10,9 @@ learn.  The plan models ``V(n) = V0 (n / n0)^b``:
 * the slope ``b`` is the design's own: fitted to pilot runs of the design
   against labels drawn from the pool's probabilities (what the design itself
   believes), at :data:`PILOT_MARKS` labels;
-* the level ``V0`` at ``n0`` is the session's estimate, ``n0 std^2``, once it
-  has :data:`PILOT_LABELS` labels; before that each pilot run's own.
+* the level ``V0`` at ``n0`` is the session's, ``n0 (h / z)^2`` with ``h`` the
+  half-width of its interval, once it has :data:`PILOT_LABELS` labels;
+  before that each pilot run's own.
 
 The half-width ``z sqrt(V(n) / n)`` then falls with ``n``, and the smallest
 ``n`` reaching ``eps`` is found by bisection, as in Chaganty et al.,
@@ -84,9 +85,12 @@ class Plan:
 
 
 def per_label_variance(est: Estimate) -> float:
-    """The largest ``V = n std^2`` over the defined components; NaN when none is defined with a positive
-    variance (no information yet, e.g. no positive seen)."""
-    v = np.where(est.defined & (est.std > 0), est.n_labels * est.std**2, np.nan)
+    """The largest ``V = n (h / z)^2`` over the defined components, ``h`` the half-width of the estimate's
+    interval (the interval the plan is for); NaN when none is defined with a positive variance (no
+    information yet, e.g. no positive seen)."""
+    lo, hi = est.interval()
+    z = NormalDist().inv_cdf(0.5 + est.level / 2)
+    v = np.where(est.defined & (est.std > 0), est.n_labels * ((hi - lo) / (2 * z)) ** 2, np.nan)
     return float(np.nanmax(v)) if np.isfinite(v).any() else math.nan
 
 
@@ -143,14 +147,18 @@ def pilot_curves(pool: Pool, measure: Measure, design: Design, budget: int | Non
 
 
 def decay_slope(curves: np.ndarray) -> float:
-    """Slope ``b`` of ``log V`` against ``log n`` over the pilot marks (runs pooled), clipped to [-1, 0.5];
-    0 (a static design's constant ``V``) when the curves say nothing."""
+    """Slope ``b`` of ``log V`` against ``log n`` over the pilot marks (runs pooled), clipped to [-1/2, 0];
+    0 (a static design's constant ``V``) when the curves say nothing.
+
+    The clip keeps the extrapolation modest: pilot labels drawn from over-confident probabilities make
+    the pilots' variance fall faster than the real one.
+    """
     marks = np.log(np.array(PILOT_MARKS[:curves.shape[1]], dtype=float))
     x, y = np.broadcast_to(marks, curves.shape).ravel(), np.log(curves).ravel()
     keep = np.isfinite(y)
     if np.unique(x[keep]).size < 2:
         return 0.0
-    return float(np.clip(np.polyfit(x[keep], y[keep], 1)[0], -1.0, 0.5))
+    return float(np.clip(np.polyfit(x[keep], y[keep], 1)[0], -0.5, 0.0))
 
 
 def _count(n: float, n_items: int) -> int:

@@ -42,7 +42,8 @@ def test_decay_slope_of_curves_falling_as_a_power():
     curves = np.stack([2.0 * marks**-0.4, 3.0 * marks**-0.4])
     assert decay_slope(curves) == pytest.approx(-0.4)
     assert decay_slope(np.full((2, len(marks)), np.nan)) == 0.0
-    assert decay_slope(np.stack([marks**-3.0])) == -1.0  # clipped
+    assert decay_slope(np.stack([marks**-3.0])) == -0.5  # clipped
+    assert decay_slope(np.stack([marks**0.3])) == 0.0
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +57,8 @@ def test_session_plan_from_its_own_variance_and_the_designs_slope(pool):
     est = session.run(TruthOracle(pool), 400)
     plan = session.labels_needed(0.02)
     slope = decay_slope(pilot_curves(pool, measure, session.design, 400))
-    V = est.n_labels * est.std[0] ** 2
+    lo, hi = est.interval()
+    V = est.n_labels * ((hi[0] - lo[0]) / (2 * Z)) ** 2  # the interval's half-width is z sqrt(V / n)
     spread = 2 * math.sqrt(2 / 400)  # the range is the variance's, V (1 +- 2 sqrt(2 / n))
     need = [math.ceil(labels_for(V * f, 400, slope, 0.02, 0.95, pool.n_items, True)) - 400
             for f in (1, 1 - spread, 1 + spread)]

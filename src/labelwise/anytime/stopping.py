@@ -11,6 +11,7 @@ probability at most ``1 - level``.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
@@ -25,7 +26,10 @@ from .session import anytime_estimate, anytime_path
 if TYPE_CHECKING:
     from ..session import Session
 
-__all__ = ["Certificate", "anytime_half_width", "certify", "run_until"]
+__all__ = ["Certificate", "anytime_half_width", "certify", "half_width_reached", "run_until"]
+
+# the latest answer of half_width_reached per session: (labels, draws, half-width) -> reached
+_reached: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -108,3 +112,15 @@ def run_until(session: Session, oracle: Callable[[np.ndarray], np.ndarray], half
             session.add_labels(ids, oracle(ids), source="oracle")
             update(session.n_labels)
     return anytime_estimate(session)
+
+
+def half_width_reached(session: Session, half_width: float) -> bool:
+    """Whether the anytime interval's half-width is at most ``half_width`` (the ``serve`` stop rule).
+
+    Remembered per session until its labels or draws change.
+    """
+    key = (session.n_labels, len(session.draws), half_width)
+    known = _reached.get(session)
+    if known is None or known[0] != key:
+        known = _reached[session] = (key, anytime_half_width(session) <= half_width)
+    return known[1]
