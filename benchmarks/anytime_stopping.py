@@ -14,9 +14,12 @@ runs:
   labels (target at 2000: <= 1.6).
 
 Pools come from the robustness grid's generator (``robustness.generate_pool``):
-balanced, 1:100, 1:1000 and an over-confident 1:100 pool (``k = 3``).  The
-anytime sequence covers the with-replacement designs (``passive``,
-``importance``).
+balanced, 1:100, 1:1000 and an over-confident 1:100 pool (``k = 3``), plus
+the real pools of :mod:`pools` when present.  The
+anytime sequence covers the with-replacement designs: ``passive`` (its
+finite-pool version) and ``importance`` with the default defensive share 0.1
+(weights up to 10) and with 0.5 (weights up to 2, so narrower anytime
+intervals).
 
     PYTHONPATH=src nice -n 10 python benchmarks/anytime_stopping.py --runs 50
 """
@@ -28,6 +31,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+from pools import pool_paths
 from robustness import generate_pool
 
 import labelwise as lw
@@ -37,12 +41,15 @@ from labelwise.oracle import TruthOracle
 OUT = Path(__file__).resolve().parent / "out"
 #: (name, prevalence, calibration k) of the benchmark pools
 POOL_SPECS = (("balanced", 0.5, 1.0), ("1:100", 0.01, 1.0), ("1:1000", 0.001, 1.0), ("over-confident 1:100", 0.01, 3.0))
-DESIGNS = ("passive", "importance")
+#: (label, design name, settings): ``importance`` with its default defensive share 0.1 (weights up to 10) and
+#: with 0.5 (weights up to 2), the trade-off between the fixed-sample MSE and the anytime width
+DESIGNS = (("passive", "passive", {}), ("importance", "importance", {}),
+           ("importance (defensive 0.5)", "importance", {"defensive": 0.5}))
 WIDTH_AT = (500, 1000, 2000)
 BATCH = 50
 
 
-def one_run(pool: lw.Pool, measure, design: str, budget: int, seed: int) -> dict:
+def one_run(pool: lw.Pool, measure, design: lw.Design, budget: int, seed: int) -> dict:
     """Fixed and anytime intervals after every batch of one run."""
     session = lw.Session(pool, measure, design, seed=seed, budget=budget)
     fixed = []
@@ -58,10 +65,11 @@ def stopped(bounds: np.ndarray, eps: float) -> int:
     return int(np.argmax(narrow)) if narrow.any() else len(bounds) - 1
 
 
-def run_cell(pool: lw.Pool, design: str, runs: int, budget: int, eps: list[float], seed: int) -> dict:
+def run_cell(pool: lw.Pool, label: str, design: lw.Design, runs: int, budget: int, eps: list[float],
+             seed: int) -> dict:
     measure = lw.make_measure("f1", pool)
     truth = float(lw.true_value(pool, measure)[0])
-    out: dict = {"design": design, "truth": truth}
+    out: dict = {"design": label, "truth": truth}
     paths = [one_run(pool, measure, design, budget, seed + r) for r in range(runs)]
     for kind in ("fixed", "anytime"):
         covers = [(p[kind][:, 0] <= truth) & (truth <= p[kind][:, 1]) for p in paths]
@@ -134,12 +142,14 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     cells = []
-    for name, prevalence, k in POOL_SPECS:
-        pool = generate_pool(n_items=args.n, prevalence=prevalence, k=k, d=2.0, threshold="break-even",
-                             seed=args.seed, name=name)
-        for design in DESIGNS:
-            cells.append({"pool": name, **run_cell(pool, design, args.runs, args.budget, [float(e) for e in args.eps.split(",")],
-                                                            args.seed)})
+    pools = [generate_pool(n_items=args.n, prevalence=prevalence, k=k, d=2.0, threshold="break-even", seed=args.seed,
+                           name=name) for name, prevalence, k in POOL_SPECS]
+    pools += [lw.Pool.from_file(path) for path in pool_paths()]
+    for pool in pools:
+        name = pool.name
+        for label, design, settings in DESIGNS:
+            cells.append({"pool": name, **run_cell(pool, label, lw.make_design(design, **settings), args.runs,
+                                                   args.budget, [float(e) for e in args.eps.split(",")], args.seed)})
             print(json.dumps(cells[-1]), flush=True)
     data = {"args": vars(args), "cells": cells}
     OUT.mkdir(exist_ok=True)
