@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 
 from labelwise.planning import save_target
+from labelwise.serve.app import Server
 from labelwise.session import Session
+
+from .conftest import make_session
 
 
 def test_the_dashboard_shows_the_kept_plan(serve_env):
@@ -26,3 +29,9 @@ def test_the_stop_rule_hands_out_no_new_items_once_the_anytime_interval_is_narro
     env = serve_env(until_half_width=half_width)
     assert len(answer_items(env, "ann", 8)) == 8
     assert len(env.client.get("/api/next?n=4", headers=env.auth["ann"]).json()["items"]) == more
+
+
+def test_the_stop_rule_refuses_a_design_it_cannot_serve(tmp_path):
+    path, _ = make_session(tmp_path / "p.lw", design="online-poisson")
+    with pytest.raises(ValueError, match="--design passive"):
+        Server(path, until_half_width=0.05)

@@ -80,6 +80,10 @@ class Desk:
             raise ValueError(f"overlap: a fraction from 0 to 1, got {overlap}")
         self.session, self.lease_seconds, self.overlap = session, float(lease_seconds), float(overlap)
         self.until_half_width = until_half_width
+        if until_half_width is not None:  # a design the stop rule cannot serve is refused now, not at `next`
+            from ..anytime import weight_bound
+
+            weight_bound(session.sampler)
         with self.writing() as conn:
             ensure_tables(conn)
             # retractions recorded by an older labelwise, which kept them in the server's tables only
@@ -134,11 +138,9 @@ class Desk:
 
     def _stop(self) -> bool:
         """Whether the stop rule (``until_half_width``) says no more new draws."""
-        if self.until_half_width is None:
-            return False
         from ..anytime import half_width_reached
 
-        return half_width_reached(self.session, self.until_half_width)
+        return self.until_half_width is not None and half_width_reached(self.session, self.until_half_width)
 
     def _overlap_draws(self, conn: sqlite3.Connection, who: Annotator, n: int) -> list[int]:
         """Labeled draws picked for a second opinion that ``who`` did not answer and nobody holds."""
