@@ -45,9 +45,10 @@ def one_run(pool: lw.Pool, design: str, eps: list[float], cap: int, seed: int) -
     session = lw.Session(pool, measure, design, seed=seed, budget=cap)
     session.run(TruthOracle(pool), PLAN_AT, BATCH)
     plans = [PLAN_AT + session.labels_needed(e).labels_needed for e in eps]
-    half = []
-    session.run(TruthOracle(pool), cap, BATCH, checkpoints=range(PLAN_AT, cap + 1, BATCH),
-                on_checkpoint=lambda n, est: half.append(float(np.max(np.diff(est.interval(), axis=0)) / 2)))
+    half_width = lambda est: float(np.max(np.diff(est.interval(), axis=0)) / 2)
+    half = [half_width(session.estimate())]  # at 200 labels, then after every further batch
+    session.run(TruthOracle(pool), cap, BATCH, checkpoints=range(PLAN_AT + BATCH, cap + 1, BATCH),
+                on_checkpoint=lambda n, est: half.append(half_width(est)))
     return {"plans": plans, "half_widths": half}
 
 
