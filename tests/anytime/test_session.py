@@ -68,3 +68,17 @@ def test_run_until_half_width_stops_at_the_first_narrow_enough_batch(pool):
 def test_measures_without_a_ratio_form_are_refused(labeled, pool):
     with pytest.raises(ValueError, match="ratios of loss totals"):
         labeled.estimate(make_measure("mcc", pool), anytime=True)
+
+
+def test_a_partly_labeled_batch_of_a_with_replacement_design_waits(pool):
+    """Its rows are not in draw order (repeated draws aggregated), so only whole batches enter the sequence."""
+    session = lw.Session(pool, make_measure("f1", pool), ImportanceDesign(defensive=0.5), seed=3, budget=400)
+    session.run(TruthOracle(pool), 200, 50)
+    before = anytime_path(session)
+    ids = session.next_batch(50)
+    session.add_labels(ids[:30], pool.labels[pool.positions(ids[:30])])
+    after = anytime_path(session)
+    for a, b in zip(before, after):
+        np.testing.assert_array_equal(a, b)
+    session.add_labels(ids[30:], pool.labels[pool.positions(ids[30:])])
+    assert anytime_path(session)[0].size == before[0].size + 1

@@ -65,7 +65,8 @@ def anytime_path(session: Session, measure: Measure | None = None, level: float 
     -------
     labels : ndarray of int, shape (B,)
         Draws (counted with repeats; distinct items for ``passive`` under a deterministic oracle, whose
-        sequence is the finite-pool one) by the end of each batch.
+        sequence is the finite-pool one) by the end of each batch.  Under a deterministic oracle a
+        with-replacement design's batch counts once all its draws are labeled.
     lower, upper : ndarray, shape (B, m)
     """
     sample = session.sample()
@@ -79,15 +80,20 @@ def anytime_path(session: Session, measure: Measure | None = None, level: float 
         return np.zeros(0, dtype=np.int64), np.empty((0, target.size)), np.empty((0, target.size))
     losses = session.sampler.losses(target, sample)
     horizon = session.budget or DEFAULT_HORIZON
-    weights, counts, rounds = d.weight, d.count, d.round
     finite = isinstance(session.sampler, PassiveSampler) and not session.stochastic and sample.excluded is None
-    if finite:  # the first draws of the items: a uniform sample without replacement
-        first = np.sort(np.unique(d.items, return_index=True)[1])
-        losses, weights, counts, rounds = losses[first], weights[first], np.ones(first.size, int), rounds[first]
-    # under a stochastic oracle every row is one draw, in draw order: the bets may follow every row
-    lower, upper = ratio_sequence(target, session.pool, losses, weights, counts, rounds, bound, level, horizon,
-                                  without_replacement=finite, per_row=session.stochastic)
-    ends = np.r_[np.flatnonzero(np.diff(rounds)), len(rounds) - 1]
+    if finite:  # the first draws of the items: a uniform sample without replacement, in draw order
+        rows = np.sort(np.unique(d.items, return_index=True)[1])
+    elif session.stochastic:  # every row is one draw, in draw order: the bets may follow every row
+        rows = np.arange(len(d))
+    else:  # a batch's rows are not in draw order (repeated draws aggregated): whole batches only
+        per_batch = np.bincount(session.draws.round)
+        rows = np.flatnonzero(np.bincount(d.round, minlength=per_batch.size)[d.round] == per_batch[d.round])
+        if rows.size == 0:
+            return np.zeros(0, dtype=np.int64), np.empty((0, target.size)), np.empty((0, target.size))
+    counts, rounds = (np.ones(rows.size, int) if finite else d.count[rows]), d.round[rows]
+    lower, upper = ratio_sequence(target, session.pool, losses[rows], d.weight[rows], counts, rounds, bound, level,
+                                  horizon, without_replacement=finite, per_row=session.stochastic)
+    ends = np.r_[np.flatnonzero(np.diff(rounds)), rows.size - 1]
     return np.cumsum(counts)[ends], lower, upper
 
 
