@@ -31,6 +31,8 @@ _PUBLIC = {
     **dict.fromkeys(("SimulationResult", "simulate", "true_value"), ".simulate"),
     "StoreError": ".store",
     "OnDemandConfig": ".ondemand",
+    **dict.fromkeys(("Certificate", "certify"), ".anytime"),
+    **dict.fromkeys(("Plan", "plan_designs"), ".planning"),
 }
 
 
@@ -70,6 +72,7 @@ __all__ = [
     "BalancedAccuracy",
     "Brier",
     "CallableOracle",
+    "Certificate",
     "CustomMeasure",
     "Design",
     "Estimate",
@@ -91,6 +94,7 @@ __all__ = [
     "PassiveDesign",
     "PerClassPrecision",
     "PerClassRecall",
+    "Plan",
     "PoissonDesign",
     "Pool",
     "PoolError",
@@ -102,6 +106,7 @@ __all__ = [
     "StoreError",
     "StratifiedDesign",
     "TruthOracle",
+    "certify",
     "combine",
     "decode_multilabel",
     "encode_multilabel",
@@ -110,6 +115,7 @@ __all__ = [
     "make_measure",
     "make_multilabel_pool",
     "make_pool",
+    "plan_designs",
     "register_design",
     "register_measure",
     "simulate",
