@@ -36,6 +36,8 @@ _PUBLIC = {
     **dict.fromkeys(("CostModel", "DiscoverySession", "Hierarchy", "simulate_discovery"), ".discover"),
     "logs": ".logs",
     **dict.fromkeys(("LogEstimate", "calibrate_pool", "fit_calibration", "logged_auc", "policy_value"), ".logs"),
+    **dict.fromkeys(("Certificate", "certify"), ".anytime"),
+    **dict.fromkeys(("Plan", "plan_designs"), ".planning"),
 }
 
 
@@ -77,6 +79,7 @@ __all__ = [
     "BalancedAccuracy",
     "Brier",
     "CallableOracle",
+    "Certificate",
     "CostModel",
     "CustomMeasure",
     "Design",
@@ -103,6 +106,7 @@ __all__ = [
     "PassiveDesign",
     "PerClassPrecision",
     "PerClassRecall",
+    "Plan",
     "PoissonDesign",
     "Pool",
     "PoolError",
@@ -116,6 +120,7 @@ __all__ = [
     "StratifiedDesign",
     "TruthOracle",
     "calibrate_pool",
+    "certify",
     "combine",
     "decode_multilabel",
     "encode_multilabel",
@@ -127,6 +132,7 @@ __all__ = [
     "make_measure",
     "make_multilabel_pool",
     "make_pool",
+    "plan_designs",
     "policy_value",
     "register_design",
     "register_measure",

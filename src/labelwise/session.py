@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 import numpy as np
 
@@ -56,6 +56,9 @@ from .store import Store, StoreError
 from .store.answers import load_answers
 from .store.codec import dump_sampler, load_sampler
 from .store.withdrawals import load_withdrawn
+
+if TYPE_CHECKING:
+    from .planning import Plan
 
 __all__ = ["LabelError", "Session"]
 
@@ -376,28 +379,44 @@ class Session(HandOut):
         """The labeled prefix of the draws with their labels."""
         return self.ledger.sample(self.draws)
 
-    def estimate(self, measure: Measure | None = None, level: float | None = None) -> Estimate:
+    def estimate(self, measure: Measure | None = None, level: float | None = None, *,
+                 anytime: bool = False) -> Estimate:
         """Estimate the session's measure, or any other ``measure`` from the same labels (sample reuse).
 
-        With items excluded (:meth:`exclude`) the estimate is over the judgeable items.
+        With items excluded (:meth:`exclude`) the estimate is over the judgeable items.  With ``anytime``
+        the interval is a confidence sequence, valid whenever labeling stops (:mod:`labelwise.anytime`).
         """
+        if anytime:
+            from .anytime import anytime_estimate
+
+            return anytime_estimate(self, measure, level)
         sample = self.sample()
         target = measure or self.measure
         if sample.excluded is not None:
             target = over_judgeable(target)
         return self.sampler.estimate(target, sample, self.level if level is None else level)
 
+    def labels_needed(self, half_width: float, measure: Measure | None = None, level: float = 0.95) -> Plan:
+        """Projected further labels (with a range) for the design to reach ``half_width`` (:mod:`labelwise.planning`)."""
+        from .planning import plan_session
+
+        return plan_session(self, half_width, measure, level)
+
     def run(
         self,
         oracle: Callable[[np.ndarray], np.ndarray],
-        budget: int,
+        budget: int | None = None,
         batch_size: int = 50,
         *,
         progress: bool = False,
         checkpoints: Sequence[int] = (),
         on_checkpoint: Callable[[int, Estimate], None] | None = None,
+        until_half_width: float | None = None,
     ) -> Estimate:
         """Label until ``budget`` labels are in, asking ``oracle`` a batch at a time.
+
+        With ``until_half_width`` stop as soon as the anytime-valid interval's half-width is at most that
+        (or ``budget`` labels are in), and return the anytime estimate (:func:`labelwise.anytime.run_until`).
 
         Parameters
         ----------
@@ -415,6 +434,12 @@ class Session(HandOut):
             Label counts at which to call ``on_checkpoint(n_labels, estimate)``;
             batches are cut so that each checkpoint is hit exactly.
         """
+        if until_half_width is not None:
+            from .anytime import run_until
+
+            return run_until(self, oracle, until_half_width, budget, batch_size, progress)
+        if budget is None:
+            raise ValueError("budget: give the labels wanted, or until_half_width")
         if budget > self.pool.n_items:
             raise ValueError(f"budget: {budget} labels asked but the pool has {self.pool.n_items} items")
         if batch_size < 1:

@@ -32,6 +32,7 @@ from .discover_cmds import discover
 from .logs_cmds import calibrate, logs
 from .ondemand_cmds import ondemand
 from .options import parse_params, parse_systems, parse_value
+from .plan_cmds import certify, plan
 from .serve_cmds import annotators, serve
 from .session_cmds import estimate, init, label, next_batch
 from .simulate_cmds import demo, simulate_cmd
@@ -62,6 +63,8 @@ app.command("add-system")(add_system)
 app.command()(demo)
 app.command("simulate")(simulate_cmd)
 app.command()(serve)
+app.command()(plan)
+app.command()(certify)
 app.add_typer(annotators)
 app.add_typer(ondemand)
 app.add_typer(discover)

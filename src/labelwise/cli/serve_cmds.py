@@ -36,6 +36,9 @@ def serve(
                                          "them.")] = 600.0,
     overlap: Annotated[float, typer.Option("--overlap", help="Fraction of labeled items a second annotator "
                                            "answers too, for agreement (Cohen's kappa, Krippendorff's alpha).")] = 0.0,
+    until_half_width: Annotated[float | None, typer.Option(
+        "--until-half-width", help="Stop handing out new items once the anytime-valid interval's half-width is at "
+        "most this (valid however often it is checked).", show_default=False)] = None,
 ) -> None:
     """Serve a session to annotators: a keyboard-first labeling page, a dashboard and a JSON API.
 
@@ -51,7 +54,9 @@ def serve(
             raise UserError(f"--port: {port} is not a port number (1-65535)")
         if lease <= 0:
             raise UserError(f"--lease: give a positive number of seconds, got {lease:g}")
-        server = Server(session, content, content_id, predictions, lease, overlap)
+        if until_half_width is not None and until_half_width <= 0:
+            raise UserError(f"--until-half-width: give a positive half-width, got {until_half_width:g}")
+        server = Server(session, content, content_id, predictions, lease, overlap, until_half_width)
         with closing(Store.open(session)) as store:
             if not any(a["revoked"] is None for a in list_annotators(store)):
                 typer.echo(f"note: no annotator yet; add one with `labelwise annotators add {session} NAME "

@@ -240,6 +240,8 @@ def estimate(
         float | None, typer.Option("--level", help="Confidence level (default: the session's, set by init).")
     ] = None,
     as_json: JsonOpt = False,
+    anytime: Annotated[bool, typer.Option("--anytime", help="Anytime-valid interval (a confidence sequence): it "
+                                          "holds however often you look and whenever you stop.")] = False,
 ) -> None:
     """Estimate the measure from the labels so far, with confidence intervals."""
     if is_engine_session(session):
@@ -248,7 +250,7 @@ def estimate(
     with user_errors():
         if level is not None:
             check_level(level)
-        if measure is None and systems is None:  # the stored estimate, if the file has not changed since
+        if measure is None and systems is None and not anytime:  # the stored estimate, if the file has not changed since
             with closing(Store.open(session)) as store:
                 cached = cached_estimate(store, level)
                 if cached is not None:
@@ -263,8 +265,8 @@ def estimate(
             raise UserError("--systems needs --measure: name the measures to estimate for those systems")
         else:
             target = s.measure
-        est = s.estimate(target, level)
-        if target is s.measure and (level is None or level == s.level):
+        est = s.estimate(target, level, anytime=anytime)
+        if target is s.measure and (level is None or level == s.level) and not anytime:
             save_estimate(s)
         _print_estimate(est, target.name, s.pool.name, s.n_excluded, as_json)
 

@@ -28,6 +28,7 @@ from fastapi.responses import (
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
+from ..planning import target_plan
 from ..session import Session
 from ..store import StoreError
 from .auth import COOKIE, AuthError, check, token_of
@@ -58,15 +59,16 @@ class Server:
         Its id column.
     predictions : bool
         Show the systems' outputs to annotators.
-    lease_seconds, overlap
+    lease_seconds, overlap, until_half_width
         See :class:`~labelwise.serve.desk.Desk`.
     """
 
     def __init__(self, path: Path, content: Path | None = None, content_id: str = "item_id",
-                 predictions: bool = False, lease_seconds: float = 600.0, overlap: float = 0.0):
+                 predictions: bool = False, lease_seconds: float = 600.0, overlap: float = 0.0,
+                 until_half_width: float | None = None):
         self._worker = SessionWorker()
         try:
-            self.desk = self._worker.submit(self._open, path, lease_seconds, overlap).result()
+            self.desk = self._worker.submit(self._open, path, lease_seconds, overlap, until_half_width).result()
         except BaseException:
             self._worker.shutdown()
             raise
@@ -80,11 +82,11 @@ class Server:
         self._known: dict[str, tuple[Annotator, float]] = {}  # token hash -> (annotator, when to look again)
 
     @staticmethod
-    def _open(path: Path, lease_seconds: float, overlap: float) -> Desk:
+    def _open(path: Path, lease_seconds: float, overlap: float, until_half_width: float | None) -> Desk:
         session = Session.open(path)
         try:
             session.store.set_wal(True)  # a commit is one fsync of the log; `close` folds it back
-            return Desk(session, lease_seconds, overlap)
+            return Desk(session, lease_seconds, overlap, until_half_width)
         except BaseException:
             session.close()
             raise
@@ -253,7 +255,7 @@ def create_app(server: Server) -> FastAPI:
     async def dashboard(who: Admin) -> dict:
         def report() -> dict:
             return {"estimate": server.history.current(), "history": server.history.points,
-                    "progress": progress(desk)}
+                    "progress": progress(desk), "plan": target_plan(desk.session)}
         return await server.run_as(who, report)
 
     @app.get("/api/export")

@@ -67,14 +67,23 @@ class Desk:
         How long a handed-out draw is kept for its annotator.
     overlap : float
         Fraction of labeled items handed to a second annotator for agreement.
+    until_half_width : float, optional
+        Stop rule: no new draws once the anytime-valid interval's half-width is at most this
+        (:func:`labelwise.anytime.half_width_reached`).
     """
 
-    def __init__(self, session: Session, lease_seconds: float = 600.0, overlap: float = 0.0):
+    def __init__(self, session: Session, lease_seconds: float = 600.0, overlap: float = 0.0,
+                 until_half_width: float | None = None):
         if session.store is None:
             raise ValueError("the server needs a session file")
         if not 0.0 <= overlap <= 1.0:
             raise ValueError(f"overlap: a fraction from 0 to 1, got {overlap}")
         self.session, self.lease_seconds, self.overlap = session, float(lease_seconds), float(overlap)
+        self.until_half_width = until_half_width
+        if until_half_width is not None:  # a design the stop rule cannot serve is refused now, not at `next`
+            from ..anytime import weight_bound
+
+            weight_bound(session.sampler)
         with self.writing() as conn:
             ensure_tables(conn)
             # retractions recorded by an older labelwise, which kept them in the server's tables only
@@ -118,7 +127,7 @@ class Desk:
             chosen += [d for d in self._overlap_draws(conn, who, n) if d not in chosen]
             chosen += [int(d) for d in pending[~np.isin(pending, taken) & ~np.isin(pending, chosen)]]
             chosen = chosen[:n]
-            if len(chosen) < n:
+            if len(chosen) < n and not self._stop():
                 chosen += [int(d) for d in self.session.hand_out(n - len(chosen), new_only=True)]
             conn.executemany("INSERT OR REPLACE INTO serve_leases VALUES (?, ?, ?)",
                              [(d, who.id, now + self.lease_seconds) for d in chosen])
@@ -126,6 +135,12 @@ class Desk:
             waiting = set(self.session.pending_draws.tolist())
             return [Handout(d, int(items[d]), "label" if d in waiting else "overlap")
                     for d in chosen]
+
+    def _stop(self) -> bool:
+        """Whether the stop rule (``until_half_width``) says no more new draws."""
+        from ..anytime import half_width_reached
+
+        return self.until_half_width is not None and half_width_reached(self.session, self.until_half_width)
 
     def _overlap_draws(self, conn: sqlite3.Connection, who: Annotator, n: int) -> list[int]:
         """Labeled draws picked for a second opinion that ``who`` did not answer and nobody holds."""

@@ -1,0 +1,149 @@
+"""Planning accuracy: labels planned at 200 labels vs labels realized to reach a half-width.
+
+For every pool, design and run, a session labels 200 items, plans the labels
+its design needs for each half-width in ``--eps`` (``Session.labels_needed``),
+then labels on in batches of 50 up to ``--cap`` labels, recording the
+half-width of the (fixed-sample) interval after every batch.  The realized
+count is the first batch whose half-width is at most ``eps``.  A run is
+**within** when the realized count lies within +-30% of the plan (200 +
+further labels); runs whose plan and realized count both exceed the cap are
+left out (``beyond cap``); a run that does not reach ``eps`` by the cap
+although its plan lies below it counts as outside.  Target: within for
+>= 80% of runs.
+
+Pools come from the robustness grid's generator (``robustness.generate_pool``):
+balanced, 1:100, 1:1000 and an over-confident 1:100 pool (``k = 3``), plus
+the real pools of :mod:`pools` when present.
+
+    PYTHONPATH=src nice -n 10 python benchmarks/planning_accuracy.py --runs 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+from anytime_stopping import POOL_SPECS
+from pools import pool_paths
+from robustness import generate_pool
+
+import labelwise as lw
+from labelwise.oracle import TruthOracle
+
+OUT = Path(__file__).resolve().parent / "out"
+DESIGNS = ("default", "importance", "passive")
+PLAN_AT = 200
+BATCH = 50
+TOLERANCE = 0.3
+
+
+def one_run(pool: lw.Pool, design: str, eps: list[float], cap: int, seed: int) -> dict:
+    """Plans at 200 labels and the half-width after every batch up to ``cap`` labels."""
+    measure = lw.make_measure("f1", pool)
+    session = lw.Session(pool, measure, design, seed=seed, budget=cap)
+    session.run(TruthOracle(pool), PLAN_AT, BATCH)
+    plans = [PLAN_AT + session.labels_needed(e).labels_needed for e in eps]
+    half_width = lambda est: float(np.max(np.diff(est.interval(), axis=0)) / 2)
+    half = [half_width(session.estimate())]  # at 200 labels, then after every further batch
+    session.run(TruthOracle(pool), cap, BATCH, checkpoints=range(PLAN_AT + BATCH, cap + 1, BATCH),
+                on_checkpoint=lambda n, est: half.append(half_width(est)))
+    return {"plans": plans, "half_widths": half}
+
+
+def realized(half_widths: list[float], eps: float) -> int | None:
+    """Labels at the first batch (from 200 on) whose half-width is at most ``eps``; ``None`` if none."""
+    narrow = np.asarray(half_widths) <= eps
+    return PLAN_AT + BATCH * int(np.argmax(narrow)) if narrow.any() else None
+
+
+def score(runs: list[dict], eps: list[float], cap: int) -> list[dict]:
+    """Per half-width: fraction of runs within +-30% of the plan, median plan and realized count."""
+    rows = []
+    for k, e in enumerate(eps):
+        within, beyond, plans, reals = [], 0, [], []
+        for run in runs:
+            plan, real = run["plans"][k], realized(run["half_widths"], e)
+            if real is None and plan > cap:
+                beyond += 1
+                continue
+            plans.append(plan)
+            reals.append(real if real is not None else cap)
+            within.append(real is not None and abs(real - plan) <= TOLERANCE * plan)
+        rows.append({"eps": e, "within": float(np.mean(within)) if within else None, "scored": len(within),
+                     "beyond_cap": beyond, "median_plan": float(np.median(plans)) if plans else None,
+                     "median_realized": float(np.median(reals)) if reals else None})
+    return rows
+
+
+def summary_section(data: dict) -> str:
+    """Markdown section rendered from the JSON this script writes."""
+    a = data["args"]
+    lines = ["## Planning accuracy", "",
+             (f"F1; plan made at {PLAN_AT} labels; realized = first batch of {BATCH} whose interval half-width is "
+              f"<= eps (cap {a['cap']} labels); {a['runs']} runs per cell. Target: within +-30% for >= 80% of runs."),
+             "", "| pool | design | eps | within +-30% | runs scored | beyond cap | median plan | median realized |",
+             "|---|---|---|---|---|---|---|---|"]
+    for cell in data["cells"]:
+        for r in cell["rows"]:
+            fmt = lambda v, f="{:.0f}": "-" if v is None else f.format(v)
+            lines.append(f"| {cell['pool']} | {cell['design']} | {r['eps']} | {fmt(r['within'], '{:.2f}')} | "
+                         f"{r['scored']} | {r['beyond_cap']} | {fmt(r['median_plan'])} | {fmt(r['median_realized'])} |")
+    lines += ["", f"Overall within +-30%: {data['overall_within']:.2f} of {data['overall_scored']} scored runs.", "",
+              ("Reproduce: `PYTHONPATH=src nice -n 10 python benchmarks/planning_accuracy.py "
+               f"--runs {a['runs']} --cap {a['cap']} --n {a['n']} --eps {a['eps']}`"), ""]
+    return "\n".join(lines)
+
+
+def plot(data: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 5))
+    for cell in data["cells"]:
+        pts = [(r["median_plan"], r["median_realized"]) for r in cell["rows"] if r["median_plan"] is not None]
+        if pts:
+            ax.scatter(*zip(*pts), label=f"{cell['pool']} / {cell['design']}", s=15)
+    top = data["args"]["cap"]
+    ax.plot([0, top], [0, top], "k-", lw=1)
+    ax.fill_between([0, top], [0, 0.7 * top], [0, 1.3 * top], color="grey", alpha=0.2)
+    ax.set_xlabel("planned labels (median)")
+    ax.set_ylabel("realized labels (median)")
+    ax.legend(fontsize=5)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--eps", type=str, default="0.05,0.02,0.01")
+    ap.add_argument("--cap", type=int, default=4000)
+    ap.add_argument("--n", type=int, default=20_000)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    eps = [float(e) for e in args.eps.split(",")]
+    pools = [generate_pool(n_items=args.n, prevalence=p, k=k, d=2.0, threshold="break-even", seed=args.seed, name=name)
+             for name, p, k in POOL_SPECS]
+    pools += [lw.Pool.from_file(path) for path in pool_paths()]
+    cells = []
+    for pool in pools:
+        for design in DESIGNS:
+            runs = [one_run(pool, design, eps, min(args.cap, pool.n_items), args.seed + r) for r in range(args.runs)]
+            cells.append({"pool": pool.name, "design": design, "rows": score(runs, eps, args.cap)})
+            print(json.dumps(cells[-1]), flush=True)
+    scored = [(r["within"], r["scored"]) for c in cells for r in c["rows"] if r["scored"]]
+    total = sum(n for _, n in scored)
+    data = {"args": vars(args), "cells": cells, "overall_scored": total,
+            "overall_within": sum(w * n for w, n in scored) / max(total, 1)}
+    OUT.mkdir(exist_ok=True)
+    (OUT / "planning_accuracy.json").write_text(json.dumps(data, indent=1))
+    plot(data, OUT / "planning_accuracy.png")
+    print(summary_section(data))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,13 @@
+"""Anytime-valid confidence sequences, stopping rules and certification (see the submodules)."""
+
+from .session import anytime_estimate, anytime_path, weight_bound
+from .stopping import (
+           Certificate,
+           anytime_half_width,
+           certify,
+           half_width_reached,
+           run_until,
+)
+
+__all__ = ["Certificate", "anytime_estimate", "anytime_half_width", "anytime_path", "certify", "half_width_reached",
+           "run_until", "weight_bound"]

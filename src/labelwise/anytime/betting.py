@@ -1,0 +1,101 @@
+"""Betting confidence sequences for the mean of importance-weighted, bounded increments.
+
+Waudby-Smith & Ramdas, "Estimating means of bounded random variables by
+betting", JRSS-B 86(1), 2024 ("WSR" below).  For every candidate value
+``t`` of a linear target, increments ``X_j(t)`` have conditional mean 0
+under the null ``H0(t)`` given the past, and lie in known bounds
+``[low_j(t), high_j(t)]`` (with a bound ``W`` on the importance weights).
+The hedged capital process (WSR, Theorem 3, eq. 26)
+
+    K_n(t) = 1/2 prod_j (1 + lam+_j X_j(t)) + 1/2 prod_j (1 - lam-_j X_j(t))
+
+is a nonnegative martingale under ``H0(t)`` whenever the bets ``lam+-_j`` are
+fixed before draw ``j`` and keep every factor nonnegative
+(``lam+ <= c / |low|``, ``lam- <= c / high``).  By Ville's inequality
+``P(sup_n K_n(t) >= 1/alpha) <= alpha``, so the set of ``t`` whose capital has
+never reached ``1/alpha`` is a confidence sequence: it holds uniformly over
+every batch, whatever rule decides when to stop.
+
+The bets are the predictable plug-in of WSR eq. (27),
+``lam = sqrt(2 log(2/alpha) / (sigma2 h))``, with ``sigma2`` the running
+variance of the earlier increments (WSR's regularized estimate, one
+pseudo-observation at the bounds) and ``h`` a planned number of draws (the
+session's budget): the sequence is then narrowest near ``h`` and stays
+valid before and after.  Bets are fixed per batch when the rows of a batch
+are not in draw order (a with-replacement design aggregates an item's
+repeated draws), else updated after every row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["TRUNCATION", "rejected_by_batch"]
+
+#: Share of the largest bet that keeps every factor nonnegative (WSR's truncation ``c``).
+TRUNCATION = 0.5
+
+
+def rejected_by_batch(values: np.ndarray, counts: np.ndarray, batches: np.ndarray, low: np.ndarray,
+                      high: np.ndarray, alpha: float, horizon: float, *, per_row: bool = False) -> np.ndarray:
+    """For every batch, which candidate values the confidence sequence has excluded so far.
+
+    Parameters
+    ----------
+    values : ndarray, shape (n, G)
+        Increment ``X_j(t)`` of each row ``j`` under each candidate ``t``
+        (mean 0 given the past under ``H0(t)``).
+    counts : ndarray of int, shape (n,)
+        How many identical draws each row stands for.
+    batches : ndarray of int, shape (n,)
+        Batch of each row, nondecreasing.
+    low, high : ndarray, shape (G,) or (n, G)
+        Bounds ``low <= X_j(t) <= high`` (of each row), known before the row's batch (before the row
+        with ``per_row``), ``low <= 0 <= high``.
+    alpha : float
+        Error level: ``1 - level``.
+    horizon : float
+        Planned number of draws the bets are tuned for.
+    per_row : bool
+        The rows are in draw order: update the bets, and check the capital, after every row.
+
+    Returns
+    -------
+    ndarray of bool, shape (B, G)
+        Row ``b``: whether ``t`` was excluded by the end of the ``b``-th batch
+        (the running intersection of the sequence).
+    """
+    n, G = values.shape
+    low, high = np.broadcast_to(np.minimum(low, 0.0), (n, G)), np.broadcast_to(np.maximum(high, 0.0), (n, G))
+    cuts = np.flatnonzero(np.diff(batches)) + 1
+    starts, stops = np.r_[0, cuts], np.r_[cuts, n]
+    tiny = 1e-12 * np.maximum(high - low, np.finfo(float).tiny)
+    cap_plus = TRUNCATION / np.maximum(-low, tiny)
+    cap_minus = TRUNCATION / np.maximum(high, tiny)
+    prior = ((high[0] - low[0]) / 2) ** 2  # one pseudo-observation of variance, as WSR regularize sigma2
+    scale = 2 * np.log(2 / alpha)
+    sum_x, sum_sq, seen = np.zeros(G), np.zeros(G), 0.0
+    log_plus, log_minus = np.zeros(G), np.zeros(G)
+    threshold = np.log(2.0 / alpha)  # (K+ + K-) / 2 >= 1 / alpha
+    excluded = np.zeros(G, dtype=bool)
+    out = np.empty((starts.size, G), dtype=bool)
+    for b, (s, e) in enumerate(zip(starts, stops)):
+        x, c = values[s:e], counts[s:e, None].astype(float)
+        if per_row:  # statistics of every earlier row: exclusive running sums within the batch
+            sx = sum_x + np.cumsum(c * x, axis=0) - c * x
+            sq = sum_sq + np.cumsum(c * x**2, axis=0) - c * x**2
+            k = seen + np.cumsum(c[:, 0]) - c[:, 0]
+        else:
+            sx, sq, k = sum_x[None], sum_sq[None], np.array([seen])
+        k = k[:, None]
+        mean = sx / np.maximum(k, 1.0)
+        var = np.maximum((prior + sq - k * mean**2) / (k + 1.0), 1e-300)
+        bet = np.sqrt(scale / (var * np.maximum(k, max(horizon, 1.0))))
+        plus = np.cumsum(c * np.log1p(np.minimum(bet, cap_plus[s:e]) * x), axis=0) + log_plus
+        minus = np.cumsum(c * np.log1p(-np.minimum(bet, cap_minus[s:e]) * x), axis=0) + log_minus
+        checked = np.logaddexp(plus, minus) if per_row else np.logaddexp(plus[-1:], minus[-1:])
+        excluded |= np.any(checked >= threshold, axis=0)
+        out[b] = excluded
+        log_plus, log_minus = plus[-1], minus[-1]
+        sum_x, sum_sq, seen = sum_x + np.sum(c * x, axis=0), sum_sq + np.sum(c * x**2, axis=0), seen + c.sum()
+    return out

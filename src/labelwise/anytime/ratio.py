@@ -1,0 +1,177 @@
+"""Confidence sequences for measures that are ratios of affine functions of R.
+
+A component ``G = (a.R + a0) / (b.R + b0)`` with ``b.R + b0 > 0`` lies at or
+above ``t`` exactly when ``E[w (a.l + a0 - t (b.l + b0))] >= 0``: with
+importance weights ``w = p / q`` of mean one, ``E[w l] = R``.  So the
+confidence sequence for ``G`` is the set of ``t`` for which the betting
+sequence (:mod:`labelwise.anytime.betting`) for the mean of
+``w (a.l + a0 - t (b.l + b0))`` has not excluded 0 (the construction for ratio
+metrics asked of Waudby-Smith & Ramdas, "Estimating means of bounded random
+variables by betting", JRSS-B 2024, applied to the numerator minus ``t``
+times the denominator).  Precision, recall and F-beta are such ratios
+(``b0 = 0``), accuracy and the Brier score affine (``b = 0``, ``b0 = 1``).
+
+The increments are bounded through the pool's possible loss vectors (every
+item under every label) and a bound ``W`` on the weights known before each
+draw.
+
+For distinct items drawn uniformly without replacement from the ``N`` items
+(the first draws of ``passive`` under a deterministic oracle) the finite-pool
+version of Waudby-Smith & Ramdas, "Confidence sequences for sampling without
+replacement", NeurIPS 2020 (sec. 3) applies: under ``H0(t)`` the ``N - j``
+items not yet drawn sum to minus the ``j`` drawn, so the ``(j+1)``-th item's
+``y`` has conditional mean ``-S_j / (N - j)`` and the increments
+``y_{j+1} + S_j / (N - j)`` are martingale differences whose bounds, and so
+the bets, tighten as the pool is used up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..estimators.posterior import loss_cells
+from ..measures import Measure
+from ..measures.base import CombinedMeasure, RatioOfTotals
+from ..measures.domain import DomainMeasure
+from ..pool import Pool
+from .betting import rejected_by_batch
+
+__all__ = ["RatioForm", "ratio_forms", "ratio_sequence"]
+
+#: Candidate values per component: the sequence is resolved to (range / GRID) and widened by one step.
+GRID = 801
+
+
+@dataclass(frozen=True)
+class RatioForm:
+    """``G = (a.R + a0) / (b.R + b0)`` for one component of a measure."""
+
+    a: np.ndarray
+    a0: float
+    b: np.ndarray
+    b0: float
+
+
+def _affine_1d(measure: Measure) -> tuple[float, float] | None:
+    """``(c0, c1)`` with ``g(R) = c0 + c1 R`` for a scalar measure of a scalar loss, else ``None``."""
+    if measure.dim != 1 or measure.size != 1:
+        return None
+    g0, g1, gh = (float(measure.value(np.array([r]))[0]) for r in (0.0, 1.0, 0.37))
+    if not np.isclose(gh, g0 + 0.37 * (g1 - g0)):
+        return None
+    return g0, g1 - g0
+
+
+def ratio_forms(measure: Measure) -> list[RatioForm] | None:
+    """The ratio form of every component of ``measure``, or ``None`` when some component has none.
+
+    Recognized: ratios of two loss totals (precision, recall, F-beta), affine
+    scalar measures (accuracy, Brier score), these over the judgeable items
+    (:class:`~labelwise.measures.domain.DomainMeasure`) and combinations of them.
+    """
+    if isinstance(measure, CombinedMeasure):
+        parts = [ratio_forms(p) for p in measure.parts]
+        if any(p is None for p in parts):
+            return None
+        forms, offset = [], 0
+        for part, forms_of_part in zip(measure.parts, parts):
+            for f in forms_of_part:
+                pad = lambda v, k=offset, p=part: np.r_[np.zeros(k), v, np.zeros(measure.dim - k - p.dim)]
+                forms.append(RatioForm(pad(f.a), f.a0, pad(f.b), f.b0))
+            offset += part.dim
+        return forms
+    unit = np.eye(measure.dim)
+    if isinstance(measure, RatioOfTotals) and measure.dim == 2:
+        return [RatioForm(unit[0], 0.0, unit[1], 0.0)]
+    if isinstance(measure, DomainMeasure):  # g(T, s) = c0 + c1 T / s = (c1 T + c0 s) / s
+        affine = _affine_1d(measure.inner)
+        return None if affine is None else [RatioForm(np.array([affine[1], affine[0]]), 0.0, unit[1], 0.0)]
+    affine = _affine_1d(measure)
+    return None if affine is None else [RatioForm(np.array([affine[1]]), affine[0], np.zeros(1), 1.0)]
+
+
+def _terms(measure: Measure, pool: Pool) -> np.ndarray:
+    """The loss vectors any item may take under any label, and the zero loss of an excluded item."""
+    cells = loss_cells(measure, pool.outputs(), pool.n_classes)
+    if cells is None:
+        outputs = pool.outputs()
+        cells = np.unique(np.concatenate([measure.loss(outputs, np.full(pool.n_items, c))
+                                          for c in range(pool.n_classes)]), axis=0)
+    return np.vstack([cells, np.zeros((1, measure.dim))])
+
+
+def _without_replacement(y: np.ndarray, low: np.ndarray, high: np.ndarray, n_items: int,
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Finite-pool increments ``y_j + S_{j-1} / (N - j + 1)`` and their bounds per row (shape (n, G)).
+
+    ``S_{j-1}``, the sum over the items drawn before, is known before row ``j``: the bounds are exact.
+    """
+    before = np.cumsum(y, axis=0) - y
+    shift = before / (n_items - np.arange(y.shape[0], dtype=float))[:, None]  # N - j + 1 items not yet drawn
+    return y + shift, low + shift, high + shift
+
+
+def ratio_sequence(measure: Measure, pool: Pool, losses: np.ndarray, weights: np.ndarray, counts: np.ndarray,
+                   batches: np.ndarray, weight_bound: float, level: float, horizon: float, *,
+                   without_replacement: bool = False, per_row: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Confidence sequence of every component after every batch.
+
+    Parameters
+    ----------
+    measure : Measure
+        A measure with :func:`ratio_forms`.
+    pool : Pool
+        The pool the items come from (its possible loss vectors bound the increments).
+    losses : ndarray, shape (n, d)
+        Loss of each labeled draw, in draw order.
+    weights : ndarray, shape (n,)
+        ``p / q`` of each draw (mean one given the past).
+    counts, batches : ndarray of int, shape (n,)
+        Identical draws per row; batch of each row (nondecreasing).
+    weight_bound : float
+        A bound on every weight, known before the draws.
+    level : float
+    horizon : float
+        Draws the bets are tuned for (:func:`~labelwise.anytime.betting.rejected_by_batch`).
+    without_replacement : bool
+        The rows are distinct items drawn uniformly without replacement from the pool (weights and
+        counts 1): the finite-pool sequence (module docstring).
+    per_row : bool
+        The rows are in draw order (:func:`~labelwise.anytime.betting.rejected_by_batch`); implied by
+        ``without_replacement``.
+
+    Returns
+    -------
+    lower, upper : ndarray, shape (B, m)
+        The sequence's interval after each batch; the whole range where it excludes nothing.
+    """
+    forms = ratio_forms(measure)
+    if forms is None:
+        raise ValueError(f"anytime intervals cover ratios of loss totals and affine measures (precision, recall, "
+                         f"F-beta, accuracy, Brier); {measure.name!r} is neither")
+    terms = _terms(measure, pool)
+    per_row = per_row or without_replacement
+    n_batches = np.unique(batches).size
+    lower, upper = np.empty((n_batches, len(forms))), np.empty((n_batches, len(forms)))
+    for k, f in enumerate(forms):  # a few components: one grid each
+        lo, hi = float(measure.lower[k]), float(measure.upper[k])
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            raise ValueError(f"anytime intervals need a bounded measure; {measure.names[k]!r} is unbounded")
+        grid = np.linspace(lo, hi, GRID)
+        num, den = losses @ f.a + f.a0, losses @ f.b + f.b0
+        values = weights[:, None] * (num[:, None] - grid * den[:, None])
+        cell_y = (terms @ f.a + f.a0)[:, None] - grid * (terms @ f.b + f.b0)[:, None]
+        low = weight_bound * np.minimum(cell_y.min(axis=0), 0.0)
+        high = weight_bound * np.maximum(cell_y.max(axis=0), 0.0)
+        if without_replacement:
+            values, low, high = _without_replacement(values, low, high, pool.n_items)
+        kept = ~rejected_by_batch(values, counts, batches, low, high, 1 - level, horizon, per_row=per_row)
+        step = grid[1] - grid[0]
+        first = np.where(kept.any(axis=1), np.argmax(kept, axis=1), 0)
+        last = np.where(kept.any(axis=1), GRID - 1 - np.argmax(kept[:, ::-1], axis=1), GRID - 1)
+        # the true value lies between grid points: one step beyond the outermost kept ones
+        lower[:, k] = np.maximum(grid[first] - step, lo)
+        upper[:, k] = np.minimum(grid[last] + step, hi)
+    return lower, upper

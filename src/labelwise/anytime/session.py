@@ -1,0 +1,110 @@
+"""Anytime-valid intervals of a session: its labeled draws turned into a confidence sequence.
+
+Valid under every with-replacement design (``passive``, ``importance``,
+``oasis``, ``ais``), static or adaptive (``passive`` under a deterministic
+oracle uses the finite-pool sequence of its distinct items): each draw's weight ``p / q`` uses
+the proposal fixed before its batch, so ``E[w l | past] = R`` and the
+betting sequence of :mod:`labelwise.anytime.ratio` holds uniformly over
+batches.  It needs a bound on the weights known in advance, which the
+designs' defensive mixture gives (every item has proposal probability at
+least ``defensive / N``, so ``w <= 1 / defensive``).  Designs without
+replacement (``poisson``, ``online-poisson``, ``stratified``) are not
+covered: their Horvitz-Thompson terms ``l / pi`` have no useful bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..designs import Sampler
+from ..designs.importance import PassiveSampler, ProposalSampler
+from ..estimators import Estimate
+from ..measures import Measure
+from ..measures.domain import over_judgeable
+from .ratio import ratio_sequence
+
+if TYPE_CHECKING:
+    from ..session import Session
+
+__all__ = ["DEFAULT_HORIZON", "anytime_estimate", "anytime_path", "weight_bound"]
+
+#: Draws the bets are tuned for when the session has no budget.
+DEFAULT_HORIZON = 1000
+
+
+def weight_bound(sampler: Sampler) -> float:
+    """The largest weight ``p / q`` the sampler can give, known before any draw.
+
+    Raises
+    ------
+    ValueError
+        For designs without replacement or without a defensive mixture (no bound).
+    """
+    design = getattr(sampler, "design", None)
+    if isinstance(sampler, ProposalSampler):  # a fixed proposal: its smallest probability
+        return float(1.0 / (sampler.pool.n_items * sampler.q.min()))
+    defensive = getattr(sampler, "defensive", None)
+    if defensive is None and design is not None and getattr(design, "with_replacement", False):
+        defensive = getattr(design, "defensive", None)
+    if not defensive:
+        name = getattr(design, "name", type(sampler).__name__)
+        raise ValueError(f"anytime intervals need a with-replacement design whose weights are bounded, and this "
+                         f"session's design is {name!r}: start the session with --design passive or importance "
+                         f"(or oasis, or ais with defensive > 0)")
+    return 1.0 / float(defensive)
+
+
+def anytime_path(session: Session, measure: Measure | None = None, level: float | None = None,
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The confidence sequence after every batch of the session's labeled draws.
+
+    Returns
+    -------
+    labels : ndarray of int, shape (B,)
+        Draws (counted with repeats; distinct items for ``passive`` under a deterministic oracle, whose
+        sequence is the finite-pool one) by the end of each batch.  Under a deterministic oracle a
+        with-replacement design's batch counts once all its draws are labeled.
+    lower, upper : ndarray, shape (B, m)
+    """
+    sample = session.sample()
+    target = measure or session.measure
+    if sample.excluded is not None:
+        target = over_judgeable(target)
+    bound = weight_bound(session.sampler)
+    level = session.level if level is None else level
+    d = sample.draws
+    if len(d) == 0:
+        return np.zeros(0, dtype=np.int64), np.empty((0, target.size)), np.empty((0, target.size))
+    losses = session.sampler.losses(target, sample)
+    horizon = session.budget or DEFAULT_HORIZON
+    finite = isinstance(session.sampler, PassiveSampler) and not session.stochastic and sample.excluded is None
+    if finite:  # the first draws of the items: a uniform sample without replacement, in draw order
+        rows = np.sort(np.unique(d.items, return_index=True)[1])
+    elif session.stochastic:  # every row is one draw, in draw order: the bets may follow every row
+        rows = np.arange(len(d))
+    else:  # a batch's rows are not in draw order (repeated draws aggregated): whole batches only
+        per_batch = np.bincount(session.draws.round)
+        rows = np.flatnonzero(np.bincount(d.round, minlength=per_batch.size)[d.round] == per_batch[d.round])
+        if rows.size == 0:
+            return np.zeros(0, dtype=np.int64), np.empty((0, target.size)), np.empty((0, target.size))
+    counts, rounds = (np.ones(rows.size, int) if finite else d.count[rows]), d.round[rows]
+    lower, upper = ratio_sequence(target, session.pool, losses[rows], d.weight[rows], counts, rounds, bound, level,
+                                  horizon, without_replacement=finite, per_row=session.stochastic)
+    ends = np.r_[np.flatnonzero(np.diff(rounds)), rows.size - 1]
+    return np.cumsum(counts)[ends], lower, upper
+
+
+def anytime_estimate(session: Session, measure: Measure | None = None, level: float | None = None) -> Estimate:
+    """The session's estimate with its interval replaced by the anytime-valid one (latest batch)."""
+    est = session.estimate(measure, level)
+    _, lower, upper = anytime_path(session, measure, est.level)
+    if lower.shape[0] == 0:
+        lo, hi = est.lower_bound, est.upper_bound
+    else:
+        lo, hi = lower[-1], upper[-1]
+    basis = ("anytime-valid confidence sequence (betting, Waudby-Smith & Ramdas, JRSS-B 2024): holds at every "
+             "batch whenever labeling stops")
+    return replace(est, basis=basis).with_stored_interval(lo, hi)

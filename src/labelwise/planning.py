@@ -1,0 +1,235 @@
+"""How many labels reach a target half-width: the plan before and while labeling.
+
+The delta-method variance of a design's estimator at ``n`` labels is
+``V(n) / n`` (Marchant & Rubinstein, "Needle in a Haystack", KDD 2021, sec.
+3.3.2), times ``1 - n / N`` for designs without replacement (Yilmaz et al.,
+"Sample Efficient Model Evaluation", 2021, eq. 25).  For a static design
+the per-label variance ``V`` is constant; adaptive designs lower it as they
+learn.  The plan models ``V(n) = V0 (n / n0)^b``:
+
+* the slope ``b`` is the design's own: fitted to pilot runs of the design
+  against labels drawn from the pool's probabilities (what the design itself
+  believes), at :data:`PILOT_MARKS` labels;
+* the level ``V0`` at ``n0`` is the session's, ``n0 (h / z)^2`` with ``h`` the
+  half-width of its interval, once it has :data:`PILOT_LABELS` labels;
+  before that each pilot run's own.
+
+The half-width ``z sqrt(V(n) / n)`` then falls with ``n``, and the smallest
+``n`` reaching ``eps`` is found by bisection, as in Chaganty et al.,
+"Importance sampling for unbiased on-demand evaluation of knowledge base
+population", EMNLP 2017, sec. 3.3.  The range comes from the level's
+uncertainty: ``V0 (1 +- 2 sqrt(2 / n0))`` from the session's labels, the
+spread of the pilot runs before them.  The larger projection over the
+measure's components is the plan.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import weakref
+from dataclasses import asdict, dataclass
+from statistics import NormalDist
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .designs import DESIGNS, Design, make_design
+from .estimators import Estimate
+from .measures import Measure
+from .oracle.prior import score_prior
+from .pool import Pool
+
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = ["PILOT_LABELS", "PILOT_MARKS", "Plan", "labels_for", "pilot_curves", "plan_designs", "plan_session",
+           "save_target", "target_plan"]
+
+#: Label counts of the pilot runs' variance curve.
+PILOT_MARKS = (100, 200, 400, 800)
+#: Labels from which the session's own variance sets the plan's level (before: the pilot runs').
+PILOT_LABELS = 200
+#: Pilot runs per design.
+PILOT_RUNS = 3
+#: Session-file cache key of the half-width a plan aims at (``labelwise plan SESSION`` stores it).
+TARGET_KEY = "plan_target"
+
+# pilot curves per pool, then per (measure, design spec): they depend on nothing else
+_pilots: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Projected further labels to reach a half-width, with a range.
+
+    Attributes
+    ----------
+    design : str
+    labels_needed : int
+        Further labels projected (beyond ``labels_so_far``).
+    low, high : int
+        Range of the projection.
+    labels_so_far : int
+    """
+
+    design: str
+    labels_needed: int
+    low: int
+    high: int
+    labels_so_far: int = 0
+
+    def to_dict(self) -> dict:
+        """JSON fields ``design``, ``labels_needed``, ``low``, ``high``, ``labels_so_far``."""
+        return asdict(self)
+
+
+def per_label_variance(est: Estimate) -> float:
+    """The largest ``V = n (h / z)^2`` over the defined components, ``h`` the half-width of the estimate's
+    interval (the interval the plan is for); NaN when none is defined with a positive variance (no
+    information yet, e.g. no positive seen)."""
+    lo, hi = est.interval()
+    z = NormalDist().inv_cdf(0.5 + est.level / 2)
+    v = np.where(est.defined & (est.std > 0), est.n_labels * ((hi - lo) / (2 * z)) ** 2, np.nan)
+    return float(np.nanmax(v)) if np.isfinite(v).any() else math.nan
+
+
+def labels_for(v0: float, n0: float, slope: float, half_width: float, level: float, n_items: int,
+               with_replacement: bool) -> float:
+    """Smallest ``n`` whose half-width ``z sqrt(V0 (n / n0)^slope / n)`` (times ``sqrt(1 - n / N)`` without
+    replacement) is at most ``half_width``; ``n_items`` if none, ``inf`` for an unknown ``V0``.
+
+    Found by bisection on ``[1, N]`` (the half-width falls with ``n`` for ``slope < 1``).
+    """
+    if not half_width > 0:
+        raise ValueError(f"half_width: must be positive, got {half_width}")
+    if not np.isfinite(v0):
+        return math.inf
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+
+    def half(n: float) -> float:
+        fpc = 1.0 if with_replacement else max(1.0 - n / n_items, 0.0)
+        return z * math.sqrt(max(v0, 0.0) * (n / n0) ** slope / n * fpc)
+
+    if half(n_items) > half_width:
+        return float(n_items)
+    lo, hi = 1.0, float(n_items)
+    while hi - lo > 0.5:
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if half(mid) <= half_width else (mid, hi)
+    return hi
+
+
+def pilot_curves(pool: Pool, measure: Measure, design: Design, budget: int | None = None, seed: int = 0,
+                 ) -> np.ndarray:
+    """Per-label variances ``(runs, marks)`` of pilot runs against labels drawn from the pool's probabilities.
+
+    Computed once per pool, measure and design (cached).
+    """
+    from .session import Session  # the session imports this module's users
+
+    key = (measure, json.dumps(design.spec(), sort_keys=True), budget, seed)
+    cache = _pilots.setdefault(pool, {})
+    if key in cache:
+        return cache[key]
+    marks = [m for m in PILOT_MARKS if m <= pool.n_items]
+    prior = score_prior(pool)
+    rng = np.random.default_rng(seed)
+    curves = np.full((PILOT_RUNS, len(marks)), np.nan)
+    for r in range(PILOT_RUNS):
+        # pseudo ground truth: one label per item from p(y | x) (inverse-CDF draw, vectorized over items)
+        truth = (rng.random(pool.n_items)[:, None] > np.cumsum(prior, axis=1)[:, :-1]).sum(axis=1)
+        session = Session(pool, measure, design, budget=budget or marks[-1], seed=rng)
+        session.run(lambda ids, t=truth: t[pool.positions(ids)], marks[-1], checkpoints=marks,
+                    on_checkpoint=lambda n, est, r=r: curves[r].__setitem__(marks.index(n), per_label_variance(est)))
+    cache[key] = curves
+    return curves
+
+
+def decay_slope(curves: np.ndarray) -> float:
+    """Slope ``b`` of ``log V`` against ``log n`` over the pilot marks (runs pooled), clipped to [-1/2, 0];
+    0 (a static design's constant ``V``) when the curves say nothing.
+
+    The clip keeps the extrapolation modest: pilot labels drawn from over-confident probabilities make
+    the pilots' variance fall faster than the real one.
+    """
+    marks = np.log(np.array(PILOT_MARKS[:curves.shape[1]], dtype=float))
+    x, y = np.broadcast_to(marks, curves.shape).ravel(), np.log(curves).ravel()
+    keep = np.isfinite(y)
+    if np.unique(x[keep]).size < 2:
+        return 0.0
+    return float(np.clip(np.polyfit(x[keep], y[keep], 1)[0], -0.5, 0.0))
+
+
+def _count(n: float, n_items: int) -> int:
+    return n_items if not np.isfinite(n) else math.ceil(n)
+
+
+def _pilot_plan(pool: Pool, measure: Measure, design: Design, half_width: float, level: float, budget: int | None,
+                seed: int = 0) -> tuple[float, float, float]:
+    """(median, low, high) of the labels the pilot runs project, each anchored at its own variance."""
+    curves = pilot_curves(pool, measure, design, budget, seed)
+    slope, at = decay_slope(curves), PILOT_MARKS.index(PILOT_LABELS) if curves.shape[1] > 1 else 0
+    needs = [labels_for(v, PILOT_MARKS[at], slope, half_width, level, pool.n_items, design.with_replacement)
+             for v in curves[:, at]]
+    return float(np.median(needs)), min(needs), max(needs)
+
+
+def plan_designs(pool: Pool, measure: Measure, half_width: float, level: float = 0.95,
+                 designs: list[str] | None = None, seed: int = 0) -> list[Plan]:
+    """Before any label: one plan per design, from pilot runs against the pool's probabilities.
+
+    Parameters
+    ----------
+    pool : Pool
+    measure : Measure
+    half_width : float
+    level : float
+    designs : list of str, optional
+        Registered design names (default: every one that runs on ``pool``).
+    seed : int
+    """
+    plans = []
+    for name in designs or sorted(DESIGNS):
+        design = make_design(name, pool)
+        try:
+            total, low, high = _pilot_plan(pool, measure, design, half_width, level, None, seed)
+        except ValueError:  # a design that does not run on this pool (e.g. oasis on a multi-class pool)
+            if designs:
+                raise
+            continue
+        plans.append(Plan(name, *(_count(x, pool.n_items) for x in (total, low, high))))
+    return plans
+
+
+def plan_session(session: Session, half_width: float, measure: Measure | None = None,
+                 level: float = 0.95) -> Plan:
+    """Further labels the session's design needs to reach ``half_width`` (see the module docstring)."""
+    target = measure or session.measure
+    n, pool, design = session.n_labels, session.pool, session.design
+    v0 = per_label_variance(session.estimate(measure, level))
+    if n < PILOT_LABELS or not np.isfinite(v0):
+        total, low, high = _pilot_plan(pool, target, design, half_width, level, session.budget)
+    else:
+        slope = decay_slope(pilot_curves(pool, target, design, session.budget))
+        spread = 2 * math.sqrt(2 / n)
+        total, low, high = (labels_for(v0 * f, n, slope, half_width, level, pool.n_items, design.with_replacement)
+                            for f in (1.0, max(1 - spread, 0.0), 1 + spread))
+    further = lambda x: max(0, _count(x, pool.n_items) - n)
+    return Plan(design.name, further(total), further(low), further(high), n)
+
+
+def save_target(session: Session, half_width: float, level: float) -> None:
+    """Keep the half-width a plan aims at in the session file, for the ``serve`` dashboard."""
+    if session.store is not None:
+        session.store.put_cache(TARGET_KEY, json.dumps({"half_width": half_width, "level": level}).encode())
+
+
+def target_plan(session: Session) -> dict | None:
+    """The plan toward the half-width kept by :func:`save_target`, as ``{"half_width", "level", **plan}``; ``None``
+    when no target was kept."""
+    stored = None if session.store is None else session.store.cached(TARGET_KEY)
+    if stored is None:
+        return None
+    target = json.loads(stored)
+    return {**target, **plan_session(session, target["half_width"], level=target["level"]).to_dict()}
