@@ -29,7 +29,8 @@ OUT = HERE / "out"
 RESULTS = HERE / "RESULTS.md"
 
 #: Scripts whose ``out/<script>.json`` becomes a section, in the order of the file.
-SECTIONS = ("robustness", "ondemand_benchmark")
+SECTIONS = ("robustness", "auc_designs", "ondemand_benchmark", "add_system", "logs_benchmark", "discover_benchmark",
+            "anytime_stopping", "planning_accuracy", "engine_scale")
 
 _MARK = re.compile(r"<!-- section: ([\w-]+) -->\n")
 
