@@ -82,13 +82,14 @@ def main() -> None:
     parser.add_argument("--half-width", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--pilot", type=int, default=0)
+    parser.add_argument("--control-variate", action="store_true", help="joint precision with the control variate")
     parser.add_argument("--no-plot", action="store_true")
     args = parser.parse_args()
 
     corpus = make_kbp_corpus(seed=args.seed)
     problem = build_problem(corpus["instance_id"], corpus["doc_id"], corpus["correct"], corpus["systems"],
                             n_docs=corpus["n_docs"])
-    config = OnDemandConfig(half_width=args.half_width, pilot=args.pilot)
+    config = OnDemandConfig(half_width=args.half_width, pilot=args.pilot, control_variate=args.control_variate)
     truth = true_scores(problem)
     t0 = time.perf_counter()
     joint = run_repeats(problem, config, args.repeats, args.seed + 1, joint=True)
@@ -152,8 +153,9 @@ def summary_section(data: dict) -> str:
         (f"`python benchmarks/ondemand_benchmark.py --repeats {cfg['repeats']} --half-width {hw} --seed "
          f"{cfg['seed']}` ({data['seconds']:.0f} s): a generated KBP-like corpus of {corpus['documents']:,} "
          f"documents, {corpus['instances']:,} candidate instances ({corpus['correct']:,} correct) and "
-         f"{corpus['systems']} systems, target half-width {hw}. `joint` is Chaganty et al. (EMNLP 2017) with "
-         "the control variate; `simple` their Eq. 1 sized for the same half-width; `simple@cost` the simple "
+         f"{corpus['systems']} systems, target half-width {hw}. `joint` is Chaganty et al. (EMNLP 2017) "
+         f"({'with' if cfg.get('control_variate') else 'without'} the control variate); `simple` their Eq. 1 "
+         "sized for the same half-width; `simple@cost` the simple "
          "estimator with the joint's verifications split evenly and as many documents; `pooling` judges each "
          "system against the earlier systems' verified outputs (biased). MSE x 1e4 of the final estimates; "
          "coverage of 95% intervals; labels = new verifications on the system's arrival; hw/target = "

@@ -99,7 +99,7 @@ def test_control_variate_is_exact_when_every_instance_is_correct():
     plain, adjusted = [], []
     for idx, grp in all_samples(n):
         plain.append(joint_precision(P, idx, grp, ones[idx], np.array(n), fpc, control_variate=False).value)
-        est = joint_precision(P, idx, grp, ones[idx], np.array(n), fpc)
+        est = joint_precision(P, idx, grp, ones[idx], np.array(n), fpc, control_variate=True)
         np.testing.assert_allclose(est.var, 0.0, atol=1e-24)
         adjusted.append(est.value)
     np.testing.assert_allclose(adjusted, 1.0)
@@ -131,7 +131,7 @@ def test_control_variate_nearly_unbiased_with_honest_variance_and_lower_mse():
         idx = np.concatenate([rng.choice(np.flatnonzero(PP[j]), n[j], replace=False) for j in range(3)])
         grp = np.repeat(np.arange(3), n)
         plain.append(joint_precision(PP, idx, grp, truth[idx], n, fpc, control_variate=False).value)
-        est = joint_precision(PP, idx, grp, truth[idx], n, fpc)
+        est = joint_precision(PP, idx, grp, truth[idx], n, fpc, control_variate=True)
         adj.append(est.value)
         var.append(est.var)
     adj, plain, var = np.array(adj), np.array(plain), np.array(var)

@@ -63,7 +63,7 @@ DocumentPriceOpt = Annotated[float, typer.Option("--document-price", help="Dolla
 
 
 def _config(half_width: float, level: float, verification_price: float, document_price: float,
-            scheme: str = "overlap", control_variate: bool = True):
+            scheme: str = "overlap", control_variate: bool = False):
     """The :class:`~labelwise.ondemand.OnDemandConfig` of the options, each checked."""
     from ..ondemand import OnDemandConfig
     from ..ondemand.costs import Prices
@@ -279,8 +279,8 @@ def simulate_cmd(
     scheme: Annotated[str, typer.Option("--scheme", help="Mixture weights of the joint estimator: overlap, size "
                                         "or uniform.")] = "overlap",
     control_variate: Annotated[bool, typer.Option("--control-variate/--plain", help="Joint precision with the "
-                                                  "control variate (default) or the paper's plain "
-                                                  "estimator.")] = True,
+                                                  "control variate, or the paper's plain estimator "
+                                                  "(default).")] = False,
     verification_price: VerificationPriceOpt = 0.18,
     document_price: DocumentPriceOpt = 15.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON (a stable contract).")] = False,

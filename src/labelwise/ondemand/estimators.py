@@ -170,7 +170,7 @@ def simple_precision(grp: np.ndarray, f: np.ndarray, n: np.ndarray, fpc: np.ndar
 
 def joint_precision(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.ndarray, n: np.ndarray,
                     fpc: np.ndarray, scheme: str = "overlap", gram: np.ndarray | None = None,
-                    control_variate: bool = True) -> Estimate:
+                    control_variate: bool = False) -> Estimate:
     """Joint importance-sampling precision estimator (Sec. 3.3, Eq. 2), with a control variate.
 
     .. math::
@@ -184,7 +184,7 @@ def joint_precision(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.ndarr
 
     The same sum without :math:`f`, :math:`\\hat c_i = \\sum_j \\frac{w_{ij}}{n_j}
     \\sum_{x \\in \\hat X_j} p_i(x)/q_i(x)`, has known expectation 1. With
-    ``control_variate`` (the default) the estimate is the regression estimator
+    ``control_variate`` the estimate is the regression estimator
     :math:`\\hat\\pi_i^{(j)} - \\hat\\beta_i(\\hat c_i - 1)` with
     :math:`\\hat\\beta_i = \\widehat{\\mathrm{Cov}}(\\hat\\pi_i, \\hat c_i)/
     \\widehat{\\mathrm{Var}}(\\hat c_i)` (Owen, *Monte Carlo theory, methods and

@@ -53,7 +53,7 @@ def _design_factor(support: np.ndarray, n: np.ndarray, wor: np.ndarray) -> np.nd
 
 def predicted_joint_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.ndarray, support: np.ndarray,
                              wor: np.ndarray, scheme: str = "overlap", gram: np.ndarray | None = None,
-                             control_variate: bool = True) -> float:
+                             control_variate: bool = False) -> float:
     """Predicted variance of :math:`\\hat\\pi_i^{(j)}` for draw counts ``n``.
 
     Parameters
@@ -69,7 +69,7 @@ def predicted_joint_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.nda
     support, wor : ndarray, shape (m,)
         :math:`|X_j|` and whether ``j`` is drawn uniformly without replacement.
     control_variate : bool
-        Plan for the estimator with the control variate (the default) or the plain one.
+        Plan for the estimator with the control variate or the plain one (the default).
 
     Returns
     -------
