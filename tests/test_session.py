@@ -537,3 +537,15 @@ def test_open_rejects_unknown_generator_in_file(tmp_path, pool, f1):
         conn.execute("""UPDATE meta SET value='{"bit_generator": "seed"}' WHERE key='rng_state'""")
     with pytest.raises(StoreError, match="unknown random generator 'seed'"):
         Session.open(path)
+
+
+def test_run_reports_every_checkpoint_once_including_the_current_count(pool, f1, oracle):
+    session = Session(pool, f1, make_design("passive"), seed=3)
+    session.run(oracle, 40, batch_size=20)
+    seen = []
+    session.run(oracle, 100, batch_size=25, checkpoints=[0, 30, 40, 65, 100, 120],
+                on_checkpoint=lambda n, est: seen.append((n, session.n_labels, est.value)))
+    # 40 equals the labels already in: reported before drawing; 0 and 30 are behind, 120 beyond the budget
+    assert [n for n, _, _ in seen] == [40, 65, 100]
+    assert all(n == labels for n, labels, _ in seen)  # batches are cut so each checkpoint is hit exactly
+    assert seen[-1][2] == session.estimate().value

@@ -448,15 +448,20 @@ class Session(HandOut):
             self.budget = budget
             self.sampler = self.design.start(self.pool, self.measure, rng=self.rng, budget=budget,
                                              oracle=self.oracle)
-        marks = sorted(c for c in set(checkpoints) if self.n_labels < c <= budget)
+        marks = sorted(c for c in set(checkpoints) if max(self.n_labels, 1) <= c <= budget)
+
+        def report_reached() -> None:
+            while marks and self.n_labels >= marks[0]:
+                if on_checkpoint is not None:
+                    on_checkpoint(marks[0], self.estimate())
+                marks.pop(0)
+
+        report_reached()  # a checkpoint equal to the labels already in is reported, not skipped
         with progress_bar(progress, budget, "labeling", self.n_labels) as update:
             while self.n_labels < budget:
                 limit = marks[0] if marks else budget
                 ids = self.next_batch(min(batch_size, limit - self.n_labels))
                 self.add_labels(ids, oracle(ids), source="oracle")
                 update(self.n_labels)
-                while marks and self.n_labels >= marks[0]:
-                    if on_checkpoint is not None:
-                        on_checkpoint(marks[0], self.estimate())
-                    marks.pop(0)
+                report_reached()
         return self.estimate()
