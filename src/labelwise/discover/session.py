@@ -18,8 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..ondemand.session import _Write
-from ..store.sqlite import StoreError, connect, operational_error, set_pragmas
+from ..store.sqlite import StoreError, file_transaction, open_file, operational_error
 from .costs import CostModel
 from .hierarchy import Hierarchy
 from .policy import Query, QueryPolicy
@@ -60,7 +59,7 @@ class DiscoverySession:
                              "is listed twice; give each item once")
         hierarchy = Hierarchy.from_frame(items, attributes)
         session = cls(path)
-        with _Write(session) as conn:
+        with file_transaction(session.path) as conn:
             create_schema(conn, list(attributes), float(budget), int(seed), costs, ids.tolist(), hierarchy.values)
         return session
 
@@ -74,16 +73,11 @@ class DiscoverySession:
         session._read()
         return session
 
-    def _conn(self) -> sqlite3.Connection:
-        conn = connect(self.path)
-        set_pragmas(conn)
-        return conn
-
     def _read(self, conn: sqlite3.Connection | None = None) -> SessionRecord:
         try:
             if conn is not None:
                 return load_record(conn)
-            own = self._conn()
+            own = open_file(self.path)
             try:
                 return load_record(own)
             finally:
@@ -119,7 +113,7 @@ class DiscoverySession:
         ``{attribute: value}`` conjunction) other than the ``exclude`` items; ValueError once no query
         fits in the budget.
         """
-        with _Write(self) as conn:
+        with file_transaction(self.path) as conn:
             record = self._read(conn)
             hierarchy, policy = self._replay(record)
             pending = [q for q in record.queries if not q.answered]
@@ -146,7 +140,7 @@ class DiscoverySession:
             one given twice, or more than ``k`` items.
         """
         ids = pd.Index(np.asarray(item_ids, dtype=str))
-        with _Write(self) as conn:
+        with file_transaction(self.path) as conn:
             record = self._read(conn)
             pending = [q for q in record.queries if not q.answered]
             if not pending:

@@ -29,13 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..store.sqlite import (
-    StoreError,
-    connect,
-    operational_error,
-    set_pragmas,
-    transaction,
-)
+from ..store.sqlite import StoreError, file_transaction, open_file, operational_error
 from .process import OnDemandConfig, Problem, Process
 from .simulate import final_estimates
 from .store import (
@@ -106,17 +100,12 @@ class OnDemandSession:
         session._read()
         return session
 
-    def _conn(self) -> sqlite3.Connection:
-        conn = connect(self.path)
-        set_pragmas(conn)
-        return conn
-
-    def _write(self) -> _Write:
-        return _Write(self)
+    def _write(self) -> file_transaction:
+        return file_transaction(self.path)
 
     def _read(self) -> SessionState:
         try:
-            conn = self._conn()
+            conn = open_file(self.path)
             try:
                 return load_state(conn)
             finally:
@@ -357,29 +346,3 @@ class OnDemandSession:
                 "exhaustive_dollars": cfg.prices.exhaustive(state.n_docs),
                 "pending_verifications": int(state.pending_instances().size),
                 "pending_documents": int(state.doc_wait.size)}
-
-
-class _Write:
-    """One write transaction on the session file; SQLite failures become :class:`StoreError`."""
-
-    def __init__(self, session: OnDemandSession) -> None:
-        self.session = session
-
-    def __enter__(self) -> sqlite3.Connection:
-        try:
-            self.conn = self.session._conn()
-            self.tx = transaction(self.conn)
-            return self.tx.__enter__()
-        except sqlite3.Error as exc:
-            raise operational_error(self.session.path, exc) from exc
-
-    def __exit__(self, exc_type, exc, tb) -> bool:
-        try:
-            self.tx.__exit__(exc_type, exc, tb)
-        except sqlite3.Error as err:
-            raise operational_error(self.session.path, err) from err
-        finally:
-            self.conn.close()
-        if isinstance(exc, sqlite3.Error):
-            raise operational_error(self.session.path, exc) from exc
-        return False

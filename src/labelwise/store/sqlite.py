@@ -121,3 +121,41 @@ class transaction:
     def _rollback(self) -> None:
         if self.conn.in_transaction:
             self.conn.execute("ROLLBACK")
+
+
+def open_file(path: Path) -> sqlite3.Connection:
+    """A connection to the session file at ``path`` with :func:`set_pragmas` applied."""
+    conn = connect(path)
+    set_pragmas(conn)
+    return conn
+
+
+class file_transaction:
+    """One write transaction on the session file at ``path``, on a connection of its own.
+
+    The connection is closed on exit; every SQLite failure, on opening,
+    inside the block or on commit, becomes a one-line :class:`StoreError`
+    (:func:`operational_error`) and the transaction is rolled back.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __enter__(self) -> sqlite3.Connection:
+        try:
+            self.conn = open_file(self.path)
+            self.tx = transaction(self.conn)
+            return self.tx.__enter__()
+        except sqlite3.Error as exc:
+            raise operational_error(self.path, exc) from exc
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        try:
+            self.tx.__exit__(exc_type, exc, tb)
+        except sqlite3.Error as err:
+            raise operational_error(self.path, err) from err
+        finally:
+            self.conn.close()
+        if isinstance(exc, sqlite3.Error):
+            raise operational_error(self.path, exc) from exc
+        return False
