@@ -21,10 +21,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..measures import Measure
 from ..oracle import score_prior
-from ..pool import Pool
+from ..pool import Outputs, Pool
 
-__all__ = ["N_BINS", "BlockSummary", "block_keys", "memory_prior", "summarize_keys"]
+__all__ = ["N_BINS", "BlockSummary", "block_keys", "depends_on_predictions_only", "memory_prior", "summarize_keys"]
 
 #: Bins of the prior ``p(y=1|x)`` on [0, 1]: items of a block differ in prior by less than 1 / N_BINS.
 N_BINS = 1024
@@ -94,3 +95,12 @@ def summarize_keys(keys: np.ndarray, prior: np.ndarray, n_systems: int, has_pred
 def memory_prior(pool: Pool) -> np.ndarray:
     """``p(y=1|x)`` of every item of an in-memory binary pool (the block prior of the module docstring)."""
     return score_prior(pool, 1.0)[:, 1]
+
+
+def depends_on_predictions_only(measure: Measure, outputs: Outputs) -> bool:
+    """Whether ``measure``'s losses stay the same when the scores and probabilities change."""
+    moved = Outputs(outputs.preds, None if outputs.scores is None else outputs.scores + 1.0,
+                    None if outputs.probs is None else 1.0 - outputs.probs, outputs.n_classes)
+    n = len(outputs)
+    return all(np.array_equal(measure.loss(outputs, np.full(n, y)), measure.loss(moved, np.full(n, y)),
+                              equal_nan=True) for y in range(outputs.n_classes))

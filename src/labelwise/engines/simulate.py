@@ -17,21 +17,12 @@ import numpy as np
 
 from ..designs import Design
 from ..measures import Measure
-from ..pool import Outputs
 from ..progress import progress_bar
 from ..simulate import SimulationResult, default_checkpoints
+from .blocks import depends_on_predictions_only
 from .pool import EnginePool
 
 __all__ = ["engine_true_value", "simulate_engine"]
-
-
-def _depends_on_predictions_only(measure: Measure, outputs: Outputs) -> bool:
-    """Whether ``measure``'s losses stay the same when the scores and probabilities change."""
-    moved = Outputs(outputs.preds, None if outputs.scores is None else outputs.scores + 1.0,
-                    None if outputs.probs is None else 1.0 - outputs.probs, outputs.n_classes)
-    n = len(outputs)
-    return all(np.array_equal(measure.loss(outputs, np.full(n, y)), measure.loss(moved, np.full(n, y)),
-                              equal_nan=True) for y in range(outputs.n_classes))
 
 
 def engine_true_value(pool: EnginePool, measure: Measure) -> np.ndarray:
@@ -43,7 +34,7 @@ def engine_true_value(pool: EnginePool, measure: Measure) -> np.ndarray:
         For a measure whose loss varies within a block (it depends on scores).
     """
     rep = pool.summary.representatives(pool.system_names)
-    if not _depends_on_predictions_only(measure, rep.outputs()):
+    if not depends_on_predictions_only(measure, rep.outputs()):
         raise ValueError(f"measure {measure.name!r} depends on the scores, not only the predictions: its true value on "
                          "an engine pool would need every item; simulate it on the pool in memory")
     counts = pool.source.truth_counts()
