@@ -58,8 +58,10 @@ from ..oracle import score_prior
 from ..oracle.calibration import fit_platt, logits_of, marginal_strength
 from ..pool import Outputs
 from .blocks import N_BINS, BlockSummary, depends_on_predictions_only
+from .plan import Plan, PlannedSample
+from .pool import EnginePool
 
-__all__ = ["BlockRounds", "RoundLog", "bin_strata", "round_seed"]
+__all__ = ["BlockRounds", "RoundLog", "bin_strata", "next_round", "round_seed", "simulate_rounds"]
 
 #: Added to the seed once per round (the 64-bit golden ratio), so rounds draw independent uniforms.
 _ROUND_STEP = 0x9E3779B97F4A7C15
@@ -215,3 +217,43 @@ class BlockRounds:
         unlabeled = unlabeled_covariance(u, self.posterior(g, log.labels), U, coef, b_rounds.sum(axis=0), N)
         cov = with_unlabeled(cov, plugin, unlabeled, self.design.variance == "model", level)
         return make_estimate(measure, R, cov, n, n, level, basis=MODEL_BASIS)
+
+
+def next_round(pool: EnginePool, rounds: BlockRounds, seed: int, round_: int, labeled: RoundLog,
+               handed_ids: np.ndarray, handed_blocks: np.ndarray, n_new: int) -> tuple[np.ndarray, PlannedSample]:
+    """Plan round ``round_`` from the labels so far and draw it (one pass); returns its ``b`` per block and sample.
+
+    ``labeled`` holds the labeled items' blocks and labels; the items handed out so far (``handed_ids``,
+    their blocks ``handed_blocks``) are not drawn again.
+    """
+    b = rounds.inclusion(labeled.blocks, labeled.labels, handed_blocks, n_new)
+    return b, pool.sample(Plan(rounds.summary.keys, b), round_seed(seed, round_), exclude=handed_ids)
+
+
+def simulate_rounds(pool: EnginePool, rounds: BlockRounds, seed: int, batch_size: int, marks: list[int],
+                    level: float = 0.95) -> list[Estimate]:
+    """One simulated run: rounds of ``batch_size`` labeled from the pool's label column, an estimate at each mark.
+
+    Every round's handed-out items are labeled before the next round is planned.
+    """
+    ids, estimates = np.empty(0, np.int64), []
+    log = RoundLog(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64),
+                   np.empty((0, rounds.summary.keys.size)), np.empty(0, np.int64))
+    tried = 0
+    while len(estimates) < len(marks):
+        n_new = min(batch_size, marks[-1] - ids.size)
+        b, sample = next_round(pool, rounds, seed, tried, log, ids, log.blocks, n_new)
+        tried += 1
+        if len(sample) == 0:  # a round may draw nothing when the batch is tiny: the next one draws anew
+            continue
+        new = sample.item_ids[:n_new]
+        blocks = np.searchsorted(rounds.summary.keys, sample.keys[:n_new])
+        log = RoundLog(np.r_[log.blocks, blocks], np.r_[log.labels, pool.source.labels(new)],
+                       np.r_[log.rounds, np.full(new.size, log.drawn.size)], np.vstack([log.inclusion, b]),
+                       np.r_[log.drawn, len(sample)])
+        ids = np.r_[ids, new]
+        while len(estimates) < len(marks) and ids.size >= marks[len(estimates)]:
+            k = marks[len(estimates)]
+            part = RoundLog(log.blocks[:k], log.labels[:k], log.rounds[:k], log.inclusion, log.drawn)
+            estimates.append(rounds.estimate(rounds.measure, pool.source.outputs(ids[:k]), part, level))
+    return estimates

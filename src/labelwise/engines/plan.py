@@ -141,11 +141,14 @@ class PlannedSample:
         Their ``b``.
     n_items : int
         Pool size ``N``.
+    keys : ndarray of int64, shape (|S|,), optional
+        Their block keys (``None`` for a sample read back from a session file).
     """
 
     item_ids: np.ndarray
     inclusion: np.ndarray
     n_items: int
+    keys: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.item_ids.size)

@@ -69,13 +69,18 @@ def checked_columns(cols: EngineColumns) -> list[str]:
     return [c for c, _ in _checked(cols)]
 
 
-def draw_query(source: str, cols: EngineColumns, plan_table: str, seed: int, d: SqlDialect) -> str:
-    """Rows ``(item_id, u, b)`` of the items with ``u < b``; ``plan_table`` has columns ``block`` and ``b``."""
-    keyed = (f"SELECT k.item_id AS item_id, p.b AS b FROM (SELECT {d.quote(cols.id)} AS item_id, "
+def draw_query(source: str, cols: EngineColumns, plan_table: str, seed: int, d: SqlDialect,
+               exclude_table: str | None = None) -> str:
+    """Rows ``(item_id, u, b, block)`` of the items with ``u < b``; ``plan_table`` has columns ``block`` and ``b``.
+
+    ``exclude_table`` (column ``item_id``): items never drawn (those handed out in earlier rounds).
+    """
+    excluded = "" if exclude_table is None else f" WHERE k.item_id NOT IN (SELECT item_id FROM {exclude_table})"
+    keyed = (f"SELECT k.item_id AS item_id, p.b AS b, k.block AS block FROM (SELECT {d.quote(cols.id)} AS item_id, "
              f"{_key_sql(cols, d, _prior_sql(cols, d))} AS block FROM {source}) k "
-             f"JOIN {plan_table} p ON k.block = p.block")
-    hashed = uniform_sql(keyed, "item_id", seed, ["item_id", "b"], d, out="u", bound="b")
-    return f"SELECT item_id, u, b FROM ({hashed}) h WHERE u < b"
+             f"JOIN {plan_table} p ON k.block = p.block{excluded}")
+    hashed = uniform_sql(keyed, "item_id", seed, ["item_id", "b", "block"], d, out="u", bound="b")
+    return f"SELECT item_id, u, b, block FROM ({hashed}) h WHERE u < b"
 
 
 def rows_query(source: str, cols: EngineColumns, ids_table: str, d: SqlDialect) -> str:
