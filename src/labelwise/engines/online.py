@@ -224,9 +224,11 @@ def next_round(pool: EnginePool, rounds: BlockRounds, seed: int, round_: int, la
     """Plan round ``round_`` from the labels so far and draw it (one pass); returns its ``b`` per block and sample.
 
     ``labeled`` holds the labeled items' blocks and labels; the items handed out so far (``handed_ids``,
-    their blocks ``handed_blocks``) are not drawn again.
+    their blocks ``handed_blocks``) are not drawn again.  The round is planned for
+    ``n_new + 3 sqrt(n_new) + 1`` expected items, so that its Poisson sample holds the ``n_new`` to hand out
+    but with probability about 0.001.
     """
-    b = rounds.inclusion(labeled.blocks, labeled.labels, handed_blocks, n_new)
+    b = rounds.inclusion(labeled.blocks, labeled.labels, handed_blocks, n_new + int(np.ceil(3 * np.sqrt(n_new))) + 1)
     return b, pool.sample(Plan(rounds.summary.keys, b), round_seed(seed, round_), exclude=handed_ids)
 
 
