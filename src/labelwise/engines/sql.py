@@ -11,7 +11,9 @@
 
 from __future__ import annotations
 
-from .blocks import N_BINS
+import numpy as np
+
+from .blocks import LEVEL_EDGES, LEVELS, N_BINS, PER_LEVEL, level_scale
 from .columns import EngineColumns
 from .hashing import SqlDialect, uniform_sql
 
@@ -30,13 +32,35 @@ def _prior_sql(cols: EngineColumns, d: SqlDialect) -> str:
     return f"(({' + '.join(terms)}) / {len(terms)})"
 
 
+def _double(x: float) -> str:
+    """A DOUBLE literal read back exactly (the shortest round-trip decimal)."""
+    return f"CAST('{float(x)!r}' AS DOUBLE)"
+
+
+def _half_bin_sql(q: str) -> str:
+    """The bin of ``q`` in [0, 1/2] (:func:`labelwise.engines.blocks.prior_bins`): a branch per level."""
+    def level(k: int) -> str:
+        scale = _double(float(level_scale(np.array(k))))
+        sub = f"CAST(floor({q} * {scale}) AS BIGINT)" + (f" - {PER_LEVEL}" if k > 0 else "")
+        return f"{k * PER_LEVEL} + LEAST({sub}, {PER_LEVEL - 1})"
+
+    branches = " ".join(f"WHEN {q} >= {_double(LEVEL_EDGES[k - 1])} THEN {level(k)}" for k in range(LEVELS - 1, 0, -1))
+    return f"(CASE {branches} ELSE {level(0)} END)"
+
+
 def _key_sql(cols: EngineColumns, d: SqlDialect, prior: str) -> str:
-    """The block key (:func:`labelwise.engines.blocks.block_keys`) as SQL."""
-    key = f"LEAST(CAST(floor({prior} * {N_BINS}) AS BIGINT), {N_BINS - 1})"
+    """The block key (:func:`labelwise.engines.blocks.block_keys`) as SQL; ``prior`` names a column."""
+    key = (f"(CASE WHEN {prior} < 0.5 THEN {_half_bin_sql(prior)} "
+           f"ELSE {N_BINS - 1} - {_half_bin_sql(f'(CAST(1 AS DOUBLE) - {prior})')} END)")
     if cols.preds:
         bits = " + ".join(f"CAST({d.quote(c)} AS BIGINT) * {1 << s}" for s, c in enumerate(cols.preds))
         key = f"({key} * {1 << len(cols.preds)} + {bits})"
     return key
+
+
+def _with_prior(source: str, cols: EngineColumns, d: SqlDialect) -> str:
+    """``source``'s rows with their prior as column ``_lw_prior`` (computed once, read by every branch of the key)."""
+    return f"(SELECT *, {_prior_sql(cols, d)} AS _lw_prior FROM {source}) _t"
 
 
 def _invalid_sql(column: str, kind: str, d: SqlDialect) -> str:
@@ -58,10 +82,9 @@ def _checked(cols: EngineColumns) -> list[tuple[str, str]]:
 def summary_query(source: str, cols: EngineColumns, d: SqlDialect) -> str:
     """Rows ``(key, n, prior_sum, bad_0, bad_1, ...)``: one per block, ``bad_j`` counting invalid cells of
     the j-th checked column (id, preds, probs, scores in that order)."""
-    prior = _prior_sql(cols, d)
     bad = ", ".join(f"{_invalid_sql(c, kind, d)} AS bad_{j}" for j, (c, kind) in enumerate(_checked(cols)))
-    return (f"SELECT {_key_sql(cols, d, prior)} AS block, COUNT(*) AS n, SUM({prior}) AS prior_sum, {bad} "
-            f"FROM {source} GROUP BY 1")
+    return (f"SELECT {_key_sql(cols, d, '_lw_prior')} AS block, COUNT(*) AS n, SUM(_lw_prior) AS prior_sum, {bad} "
+            f"FROM {_with_prior(source, cols, d)} GROUP BY 1")
 
 
 def checked_columns(cols: EngineColumns) -> list[str]:
@@ -77,7 +100,7 @@ def draw_query(source: str, cols: EngineColumns, plan_table: str, seed: int, d: 
     """
     excluded = "" if exclude_table is None else f" WHERE k.item_id NOT IN (SELECT item_id FROM {exclude_table})"
     keyed = (f"SELECT k.item_id AS item_id, p.b AS b, k.block AS block FROM (SELECT {d.quote(cols.id)} AS item_id, "
-             f"{_key_sql(cols, d, _prior_sql(cols, d))} AS block FROM {source}) k "
+             f"{_key_sql(cols, d, '_lw_prior')} AS block FROM {_with_prior(source, cols, d)}) k "
              f"JOIN {plan_table} p ON k.block = p.block{excluded}")
     hashed = uniform_sql(keyed, "item_id", seed, ["item_id", "b", "block"], d, out="u", bound="b")
     return f"SELECT item_id, u, b, block FROM ({hashed}) h WHERE u < b"
@@ -90,5 +113,5 @@ def rows_query(source: str, cols: EngineColumns, ids_table: str, d: SqlDialect) 
 
 def truth_query(source: str, cols: EngineColumns, d: SqlDialect) -> str:
     """Rows ``(block, label, n)``: items per block and ground-truth label (simulations)."""
-    key = _key_sql(cols, d, _prior_sql(cols, d))
-    return f"SELECT {key} AS block, CAST({d.quote(cols.label)} AS BIGINT) AS label, COUNT(*) AS n FROM {source} GROUP BY 1, 2"
+    return (f"SELECT {_key_sql(cols, d, '_lw_prior')} AS block, CAST({d.quote(cols.label)} AS BIGINT) AS label, "
+            f"COUNT(*) AS n FROM {_with_prior(source, cols, d)} GROUP BY 1, 2")
