@@ -24,7 +24,8 @@ from .options import (
 )
 from .render import estimate_table, print_json, rich_console
 
-__all__ = ["engine_estimate", "engine_init", "engine_label", "engine_next", "engine_simulate"]
+__all__ = ["engine_estimate", "engine_export", "engine_init", "engine_label", "engine_next", "engine_simulate",
+           "engine_status"]
 
 #: The design an engine session uses unless told otherwise (it plans the whole sample at ``init``).
 ENGINE_DEFAULT_DESIGN = "poisson"
@@ -127,6 +128,37 @@ def engine_estimate(session: Path, measure: str | None, systems: str | None, lev
             print_json(estimate_record(est, target.name, 0))
         else:
             rich_console().print(estimate_table(est, f"{target.name} on {s.meta['name']}"))
+
+
+def engine_status(session: Path, as_json: bool) -> None:
+    """Pool, design, labels and pending items of an engine session, and the estimate (no pass over the pool)."""
+    from ..engines import EngineSession
+
+    with EngineSession.open(session) as s:
+        info, est, measure = s.status(), s.estimate(), s.make_measure().name
+    if as_json:
+        print_json({**info, "estimate": {"measure": measure, **est.to_dict()}})
+        return
+    settings = ", ".join(f"{k}={v}" for k, v in info["design"].items() if k != "design")
+    typer.echo("\n".join([
+        f"session  {info['session']}",
+        (f"pool     {info['pool']}: {info['n_items']} items in {len(info['files'])} file(s) (engine "
+         f"{info['engine']}), systems {', '.join(info['systems'])}"),
+        f"design   {info['design']['design']} ({settings})",
+        f"labels   {info['labels']} ({info['draws']} handed out), {info['pending']} pending",
+        f"file     {'ok' if info['health'] == 'ok' else 'DAMAGED: ' + info['health']}"]))
+    rich_console().print(estimate_table(est, f"{measure} on {info['pool']}"))
+
+
+def engine_export(session: Path, out: Path) -> None:
+    """Write every label of an engine session (:meth:`~labelwise.engines.EngineSession.export_frame`)."""
+    from ..engines import EngineSession
+    from ..pool import write_batch
+
+    with EngineSession.open(session) as s:
+        frame = s.export_frame()
+    write_batch(frame, out)
+    typer.echo(f"wrote {len(frame)} rows to {str(out)!r}", err=True)
 
 
 def engine_simulate(pool_file: Path, engine: str, measure: str, design: str | None, param: list[str] | None,

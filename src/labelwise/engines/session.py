@@ -295,6 +295,28 @@ class EngineSession:
                                    zip(fresh_ids.tolist(), values[fresh][first].tolist())])
         return int(fresh_ids.size)
 
+    def status(self) -> dict:
+        """The fields of ``labelwise status --json`` (engine pools have no deferred, corrected or excluded items),
+        plus the ``engine`` and the pool's ``files``."""
+        health = str(self.conn.execute("PRAGMA quick_check(1)").fetchone()[0])
+        return {"session": str(self.path), "pool": self.meta["name"], "n_items": int(self.meta["n_items"]),
+                "systems": list(self.columns.system_names), "measure": self.make_measure().spec(),
+                "design": self.meta["design"], "oracle": "deterministic", "labels": self.n_labels,
+                "pending": int(self.pending().size), "deferred": 0, "relabels": 0, "excluded": 0,
+                "draws": int(self.meta["handed"]), "health": health, "engine": self.meta["engine"],
+                "files": self.meta["files"]}
+
+    def export_frame(self) -> pd.DataFrame:
+        """Every label, oldest first, in the columns of ``labelwise export``: ``draw`` is the item's place in the
+        hand-out order, ``weight`` one over its planned inclusion probability ``b``."""
+        rows = pd.read_sql_query("SELECT l.item_id, l.label, s.position, s.b, l.stored_at, l.source FROM labels l "
+                                 "JOIN sample s ON l.item_id = s.item_id ORDER BY l.stored_at, s.position", self.conn)
+        return pd.DataFrame({
+            "item_id": rows["item_id"].to_numpy(np.int64), "label": rows["label"].astype("Int64").to_numpy(),
+            "draw": rows["position"].to_numpy(np.int64), "weight": 1.0 / rows["b"].to_numpy(float),
+            "time": pd.to_datetime(rows["stored_at"], utc=True).dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ").to_numpy(),
+            "source": rows["source"].astype(str).to_numpy(), "event": np.full(len(rows), "label")})
+
     def estimate(self, measure: Measure | None = None, level: float | None = None) -> Estimate:
         """The estimate from the labels so far (Horvitz-Thompson, :meth:`PlannedSample.estimate`)."""
         measure = measure or self.make_measure()
