@@ -128,3 +128,17 @@ def test_session_rounds_equal_the_simulated_rounds(pool, parquet_pool, tmp_path)
     assert got["n_labels"] == 90
     assert got["components"][0]["value"] == pytest.approx(expected.value[0], abs=1e-12)
     assert got["components"][0]["std"] == pytest.approx(np.sqrt(expected.cov[0, 0]), rel=1e-9)
+
+
+def test_simulate_on_duckdb_equals_the_in_memory_rounds(pool, parquet_pool):
+    from labelwise.engines.simulate import simulate_engine
+
+    result = invoke("simulate", "--pool", parquet_pool, "--engine", "duckdb", "--design", "online-poisson",
+                    "--budget", 100, "--batch-size", 50, "--repeats", 2, "--seed", 4, "--json")
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.stdout)
+    memory = EnginePool.from_pool(pool)
+    expected = simulate_engine(memory, memory.measure("f1"), make_design("online-poisson"), budget=100, repeats=2,
+                               seed=4, batch_size=50).to_dict()
+    for a, b in zip(got["checkpoints"], expected["checkpoints"], strict=True):
+        assert a.keys() == b.keys() and all(a[k] == pytest.approx(b[k], abs=1e-12) for k in a)
