@@ -244,12 +244,13 @@ def _online_section(data: dict) -> list[str]:
     steps = online["cli"]["steps"]
     start = steps["estimate"]["seconds"]  # a command without a pass: the process start-up
     at_scale = {k: start + (steps[k]["seconds"] - start) * scale for k in ("init", "next (later batch)")}
+    extrapolation = "" if scale == 1 else (
+        f" The rest scales linearly in the rows, so at {data['rows']:.0e} rows expect about {at_scale['init']:.0f} s "
+        f"for `init` and {at_scale['next (later batch)']:.0f} s per later `next` (x{scale:g}: an extrapolation, not "
+        "a measurement).")
     lines += ["", (f"`init` is the summary pass alone; every `next` with new items is one more pass (the round's "
                    f"draw, with the items handed out before excluded) plus the rows of the batch. `estimate` makes "
-                   f"no pass ({start:.1f} s: the start-up); the rest scales linearly in the rows, so at "
-                   f"{data['rows']:.0e} rows expect about {at_scale['init']:.0f} s for `init` and "
-                   f"{at_scale['next (later batch)']:.0f} s per later `next` (x{scale:g}: an extrapolation, not a "
-                   "measurement)."), ""]
+                   f"no pass ({start:.1f} s: the start-up).{extrapolation}"), ""]
     return lines
 
 
