@@ -37,30 +37,47 @@ def _double(x: float) -> str:
     return f"CAST('{float(x)!r}' AS DOUBLE)"
 
 
-def _half_bin_sql(q: str) -> str:
-    """The bin of ``q`` in [0, 1/2] (:func:`labelwise.engines.blocks.prior_bins`): a branch per level."""
-    def level(k: int) -> str:
-        scale = _double(float(level_scale(np.array(k))))
-        sub = f"CAST(floor({q} * {scale}) AS BIGINT)" + (f" - {PER_LEVEL}" if k > 0 else "")
-        return f"{k * PER_LEVEL} + LEAST({sub}, {PER_LEVEL - 1})"
-
-    branches = " ".join(f"WHEN {q} >= {_double(LEVEL_EDGES[k - 1])} THEN {level(k)}" for k in range(LEVELS - 1, 0, -1))
-    return f"(CASE {branches} ELSE {level(0)} END)"
+def _level_bin_sql(k: int) -> str:
+    """The bin of ``_lw_q`` within level ``k`` (:func:`~labelwise.engines.blocks.prior_bins`), plus the level's first."""
+    sub = f"CAST(floor(_lw_q * {_double(float(level_scale(np.array(k))))}) AS BIGINT)" + (f" - {PER_LEVEL}" if k else "")
+    return f"{k * PER_LEVEL} + LEAST({sub}, {PER_LEVEL - 1})"
 
 
-def _key_sql(cols: EngineColumns, d: SqlDialect, prior: str) -> str:
-    """The block key (:func:`labelwise.engines.blocks.block_keys`) as SQL; ``prior`` names a column."""
-    key = (f"(CASE WHEN {prior} < 0.5 THEN {_half_bin_sql(prior)} "
-           f"ELSE {N_BINS - 1} - {_half_bin_sql(f'(CAST(1 AS DOUBLE) - {prior})')} END)")
+def _half_bin_sql(lo: int = 0, hi: int = LEVELS - 1) -> str:
+    """The bin of ``_lw_q`` in [0, 1/2] among levels ``lo..hi``: a binary search on the level edges, so a row makes
+    five comparisons rather than one per level."""
+    if lo == hi:
+        return _level_bin_sql(lo)
+    mid = (lo + hi + 1) // 2
+    return (f"(CASE WHEN _lw_q >= {_double(LEVEL_EDGES[mid - 1])} THEN {_half_bin_sql(mid, hi)} "
+            f"ELSE {_half_bin_sql(lo, mid - 1)} END)")
+
+
+def _key_sql(cols: EngineColumns, d: SqlDialect) -> str:
+    """The block key (:func:`labelwise.engines.blocks.block_keys`) of the rows of :func:`_with_bin`."""
+    key = "_lw_bin"
     if cols.preds:
         bits = " + ".join(f"CAST({d.quote(c)} AS BIGINT) * {1 << s}" for s, c in enumerate(cols.preds))
-        key = f"({key} * {1 << len(cols.preds)} + {bits})"
+        key = f"(_lw_bin * {1 << len(cols.preds)} + {bits})"
     return key
 
 
-def _with_prior(source: str, cols: EngineColumns, d: SqlDialect) -> str:
-    """``source``'s rows with their prior as column ``_lw_prior`` (computed once, read by every branch of the key)."""
-    return f"(SELECT *, {_prior_sql(cols, d)} AS _lw_prior FROM {source}) _t"
+def _with_bin(source: str, cols: EngineColumns, d: SqlDialect) -> str:
+    """``source``'s rows with their prior ``_lw_prior`` and its bin ``_lw_bin`` (:func:`~labelwise.engines.blocks.prior_bins`).
+
+    One projection per step, each reading the previous one's column:
+    ``q = min(p, 1 - p)``, its bin in [0, 1/2], then the bin of ``p``.
+    """
+    stages = [f"{_prior_sql(cols, d)} AS _lw_prior",
+              "CASE WHEN _lw_prior < 0.5 THEN _lw_prior ELSE CAST(1 AS DOUBLE) - _lw_prior END AS _lw_q",
+              f"{_half_bin_sql()} AS _lw_half",
+              f"CASE WHEN _lw_prior < 0.5 THEN _lw_half ELSE {N_BINS - 1} - _lw_half END AS _lw_bin"]
+    # only the columns the queries read: a `*` would make some engines decode every column (content included)
+    used = ", ".join(d.quote(c) for c in dict.fromkeys([cols.id, *cols.outputs, *filter(None, [cols.label])]))
+    query = f"(SELECT {used} FROM {source}) _s"
+    for j, stage in enumerate(stages):
+        query = f"(SELECT *, {stage} FROM {query}) _s{j}"
+    return query
 
 
 def _invalid_sql(column: str, kind: str, d: SqlDialect) -> str:
@@ -83,8 +100,8 @@ def summary_query(source: str, cols: EngineColumns, d: SqlDialect) -> str:
     """Rows ``(key, n, prior_sum, bad_0, bad_1, ...)``: one per block, ``bad_j`` counting invalid cells of
     the j-th checked column (id, preds, probs, scores in that order)."""
     bad = ", ".join(f"{_invalid_sql(c, kind, d)} AS bad_{j}" for j, (c, kind) in enumerate(_checked(cols)))
-    return (f"SELECT {_key_sql(cols, d, '_lw_prior')} AS block, COUNT(*) AS n, SUM(_lw_prior) AS prior_sum, {bad} "
-            f"FROM {_with_prior(source, cols, d)} GROUP BY 1")
+    return (f"SELECT {_key_sql(cols, d)} AS block, COUNT(*) AS n, SUM(_lw_prior) AS prior_sum, {bad} "
+            f"FROM {_with_bin(source, cols, d)} GROUP BY 1")
 
 
 def checked_columns(cols: EngineColumns) -> list[str]:
@@ -100,7 +117,7 @@ def draw_query(source: str, cols: EngineColumns, plan_table: str, seed: int, d: 
     """
     excluded = "" if exclude_table is None else f" WHERE k.item_id NOT IN (SELECT item_id FROM {exclude_table})"
     keyed = (f"SELECT k.item_id AS item_id, p.b AS b, k.block AS block FROM (SELECT {d.quote(cols.id)} AS item_id, "
-             f"{_key_sql(cols, d, '_lw_prior')} AS block FROM {_with_prior(source, cols, d)}) k "
+             f"{_key_sql(cols, d)} AS block FROM {_with_bin(source, cols, d)}) k "
              f"JOIN {plan_table} p ON k.block = p.block{excluded}")
     hashed = uniform_sql(keyed, "item_id", seed, ["item_id", "b", "block"], d, out="u", bound="b")
     return f"SELECT item_id, u, b, block FROM ({hashed}) h WHERE u < b"
@@ -113,5 +130,5 @@ def rows_query(source: str, cols: EngineColumns, ids_table: str, d: SqlDialect) 
 
 def truth_query(source: str, cols: EngineColumns, d: SqlDialect) -> str:
     """Rows ``(block, label, n)``: items per block and ground-truth label (simulations)."""
-    return (f"SELECT {_key_sql(cols, d, '_lw_prior')} AS block, CAST({d.quote(cols.label)} AS BIGINT) AS label, "
-            f"COUNT(*) AS n FROM {_with_prior(source, cols, d)} GROUP BY 1, 2")
+    return (f"SELECT {_key_sql(cols, d)} AS block, CAST({d.quote(cols.label)} AS BIGINT) AS label, "
+            f"COUNT(*) AS n FROM {_with_bin(source, cols, d)} GROUP BY 1, 2")
