@@ -138,7 +138,7 @@ class BlockRounds:
         self.design, self.summary, self.measure = design, summary, measure
         rep = summary.representatives(system_names)
         self.rep_out: Outputs = rep.outputs()
-        self.prior = score_prior(rep, design.lam)[:, 1]  # each block's mean prior (within 1 / N_BINS)
+        self.prior = score_prior(rep, design.lam)[:, 1]  # each block's mean prior (shrunk by lam)
         bins = summary.keys >> summary.n_systems if summary.has_preds else summary.keys
         per_bin = np.bincount(bins, weights=summary.counts, minlength=N_BINS)
         self.leaf = bin_strata(per_bin, design.n_strata)[bins]
