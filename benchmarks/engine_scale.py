@@ -92,13 +92,17 @@ def label_batch(batch: str, path: Path) -> None:
     df.to_csv(path, index=False)
 
 
-def cli_steps(files: list[Path], budget: int, batch: int, work: Path) -> dict:
-    """Wall seconds and peak RSS of each command of the annotation loop, and the session file's size."""
-    session = work / "engine.lw"
+def cli_steps(files: list[Path], budget: int, batch: int, work: Path, design: str = "poisson") -> dict:
+    """Wall seconds and peak RSS of each command of the annotation loop, and the session file's size.
+
+    ``online-poisson`` takes no budget: its ``init`` is the summary pass, each ``next`` plans and draws a round.
+    """
+    session = work / f"engine-{design}.lw"
     session.unlink(missing_ok=True)
     steps = {}
-    seconds, rss, _ = timed("init", *map(str, files), "-s", str(session), "--engine", "duckdb",
-                            "--budget", str(budget))
+    budget_args = () if design == "online-poisson" else ("--budget", str(budget))
+    seconds, rss, _ = timed("init", *map(str, files), "-s", str(session), "--engine", "duckdb", "--design", design,
+                            *budget_args)
     steps["init"] = (seconds, rss)
     for name in ("first batch", "later batch"):
         seconds, rss, out = timed("next", str(session), "-n", str(batch))
@@ -223,8 +227,31 @@ def summary_section(data: dict) -> str:
                    f"{data['scan_mb'] * scale / 1e3 / max(two_passes * scale / 100, 1):.1f} GB/s. Each `next` reads "
                    "the id column once more to find its batch's rows (random ids hit every row group): at 10^10 that "
                    "is a third pass per batch, which a cluster absorbs but one machine does not."), "",
-              "Reproduce:", "", "```", data["command"], "```"]
+              *_online_section(data), "Reproduce:", "", "```", data["command"], "```"]
     return "\n".join(lines)
+
+
+def _online_section(data: dict) -> list[str]:
+    """The online-poisson loop's lines of :func:`summary_section` (empty without ``--online-rows``)."""
+    if "online" not in data:
+        return []
+    online = data["online"]
+    scale = data["rows"] / online["rows"]
+    lines = ["", (f"**online-poisson** (a round planned from the labels and drawn per `next`) on the first "
+                  f"{online['rows']:,} rows, batches of {data['batch']}:"), "",
+             "| step | wall s | peak RSS MB |", "| --- | ---: | ---: |"]
+    lines += [f"| {k} | {v['seconds']:.1f} | {v['peak_rss_mb']:.0f} |" for k, v in online["cli"]["steps"].items()]
+    steps = online["cli"]["steps"]
+    start = steps["estimate"]["seconds"]  # a command without a pass: the process start-up
+    at_scale = {k: start + (steps[k]["seconds"] - start) * scale for k in ("init", "next (later batch)")}
+    extrapolation = "" if scale == 1 else (
+        f" The rest scales linearly in the rows, so at {data['rows']:.0e} rows expect about {at_scale['init']:.0f} s "
+        f"for `init` and {at_scale['next (later batch)']:.0f} s per later `next` (x{scale:g}: an extrapolation, not "
+        "a measurement).")
+    lines += ["", (f"`init` is the summary pass alone; every `next` with new items is one more pass (the round's "
+                   f"draw, with the items handed out before excluded) plus the rows of the batch. `estimate` makes "
+                   f"no pass ({start:.1f} s: the start-up).{extrapolation}"), ""]
+    return lines
 
 
 def main() -> None:
@@ -234,6 +261,8 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--batch", type=int, default=100)
     parser.add_argument("--spark-rows", type=int, default=0, help="also time Spark local[2] on this many rows")
+    parser.add_argument("--online-rows", type=int, default=0,
+                        help="also time the loop with online-poisson on the first this many rows (whole files)")
     args = parser.parse_args()
     from labelwise.engines import EnginePool
 
@@ -249,6 +278,11 @@ def main() -> None:
             "command": "PYTHONPATH=src nice -n 10 python benchmarks/engine_scale.py " + " ".join(sys.argv[1:])}
     if args.spark_rows:
         data["spark"] = spark_passes(args.spark_rows, args.dir / str(args.spark_rows), args.budget, args.batch)
+    if args.online_rows:
+        online_files, _ = write_pool(args.dir / str(args.online_rows), args.online_rows)
+        with tempfile.TemporaryDirectory() as tmp:
+            online = cli_steps(online_files, args.budget, args.batch, Path(tmp), "online-poisson")
+        data["online"] = {"rows": args.online_rows, "cli": online, "targets": against_targets(online)}
     print(f"{'step':<24} {'wall s':>8} {'peak RSS MB':>12}")
     for name, step in cli["steps"].items():
         print(f"{name:<24} {step['seconds']:>8.1f} {step['peak_rss_mb']:>12.0f}")

@@ -104,7 +104,7 @@ def test_user_errors_are_one_line(files, tmp_path):
     pd.DataFrame({"item_id": [first, first], "label": [0, 1]}).to_csv(tmp_path / "l.csv", index=False)
     result = invoke("label", session, tmp_path / "l.csv")
     assert result.exit_code == 1 and "two different labels" in result.output
-    result = invoke("status", session)
+    result = invoke("skip", session, str(first))
     assert result.exit_code == 1 and "engine pool" in result.output and len(result.output.strip().splitlines()) == 1
 
 

@@ -24,20 +24,24 @@ from .options import (
 )
 from .render import estimate_table, print_json, rich_console
 
-__all__ = ["engine_estimate", "engine_init", "engine_label", "engine_next", "engine_simulate"]
+__all__ = ["engine_estimate", "engine_export", "engine_init", "engine_label", "engine_next", "engine_simulate",
+           "engine_status"]
 
-#: The design an engine session uses unless told otherwise (online-poisson needs per-item state).
+#: The design an engine session uses unless told otherwise (it plans the whole sample at ``init``).
 ENGINE_DEFAULT_DESIGN = "poisson"
 
 
 def _design(design: str | None, param: list[str] | None):
     """The design named (``default``: :data:`ENGINE_DEFAULT_DESIGN`) with its ``--param`` settings."""
     from ..designs import make_design
+    from ..engines.plan import check_engine_design
 
     settings, oracle = design_settings(param)
     if oracle not in (None, "deterministic"):
         raise UserError("--param oracle=stochastic: engine pools label each item once; drop the option")
-    return make_design(design if design not in (None, "default") else ENGINE_DEFAULT_DESIGN, **settings)
+    name = design if design not in (None, "default") else ENGINE_DEFAULT_DESIGN
+    check_engine_design(name)
+    return make_design(name, **settings)
 
 
 def engine_init(pool_files: list[Path], session: Path, *, engine: str, measure: str, design: str | None,
@@ -48,21 +52,23 @@ def engine_init(pool_files: list[Path], session: Path, *, engine: str, measure: 
     ``columns`` are the column options (:func:`~labelwise.cli.options.pool_columns`).
     """
     from ..engines import EnginePool, EngineSession
+    from ..engines.plan import ONLINE
 
     check_level(level)
-    if budget is None or budget < 1:
-        raise UserError("--budget: an engine session plans its sample for a number of labels; give --budget M "
-                        "(M >= 1)")
+    chosen = _design(design, param)
+    online = chosen.name == ONLINE
+    if not online and (budget is None or budget < 1):
+        raise UserError(f"--budget: design {chosen.name!r} plans its sample for a number of labels; give --budget M "
+                        "(M >= 1), or use --design online-poisson, which plans a round per batch")
     if session.exists():
         raise UserError(f"session file {str(session)!r} already exists; `labelwise next` continues it, or choose "
                         "another path")
-    chosen = _design(design, param)
     pool = EnginePool.open([str(p) for p in pool_files], engine, spark_master=spark_master, **columns)
     with progress_bar(sys.stderr.isatty(), 2, f"{engine}: passes over the pool (summary, sample)") as update:
         _ = pool.summary
         update(1)
         s = EngineSession.create(session, pool, measure=measure, systems=parse_systems(systems), design=chosen,
-                                 budget=budget, seed=seed, level=level)
+                                 budget=budget or 0, seed=seed, level=level)
         update(2)
     with s:
         typer.echo(f"created session {str(session)!r} (engine {engine}; the pool stays in its files)")
@@ -70,7 +76,8 @@ def engine_init(pool_files: list[Path], session: Path, *, engine: str, measure: 
         typer.echo(f"  systems: {', '.join(pool.system_names)}")
         typer.echo(f"  measure: {', '.join(s.make_measure().names)}")
         typer.echo(f"  design:  {describe_design(chosen)}, seed {seed}, level {level:g}")
-        typer.echo(f"  sample:  {len(s.sample)} items planned for a budget of {budget}")
+        typer.echo("  sample:  a round per `next`, planned from the labels so far" if online else
+                   f"  sample:  {len(s.sample)} items planned for a budget of {budget}")
 
 
 def engine_next(session: Path, batch_size: int, out: Path | None, new_only: bool) -> None:
@@ -85,7 +92,7 @@ def engine_next(session: Path, batch_size: int, out: Path | None, new_only: bool
         where = f" written to {str(out)!r}" if out is not None else ""
         typer.echo(f"{len(frame)} items to label{where}: {len(frame) - fresh} pending from earlier, {fresh} new",
                    err=True)
-        if len(frame) < batch_size:
+        if len(frame) < batch_size and not s.online:
             typer.echo(f"note: {batch_size} asked for, {len(frame)} handed out: the planned sample of "
                        f"{len(s.sample)} items is used up; start a session with a larger --budget", err=True)
 
@@ -123,9 +130,40 @@ def engine_estimate(session: Path, measure: str | None, systems: str | None, lev
             rich_console().print(estimate_table(est, f"{target.name} on {s.meta['name']}"))
 
 
+def engine_status(session: Path, as_json: bool) -> None:
+    """Pool, design, labels and pending items of an engine session, and the estimate (no pass over the pool)."""
+    from ..engines import EngineSession
+
+    with EngineSession.open(session) as s:
+        info, est, measure = s.status(), s.estimate(), s.make_measure().name
+    if as_json:
+        print_json({**info, "estimate": {"measure": measure, **est.to_dict()}})
+        return
+    settings = ", ".join(f"{k}={v}" for k, v in info["design"].items() if k != "design")
+    typer.echo("\n".join([
+        f"session  {info['session']}",
+        (f"pool     {info['pool']}: {info['n_items']} items in {len(info['files'])} file(s) (engine "
+         f"{info['engine']}), systems {', '.join(info['systems'])}"),
+        f"design   {info['design']['design']} ({settings})",
+        f"labels   {info['labels']} ({info['draws']} handed out), {info['pending']} pending",
+        f"file     {'ok' if info['health'] == 'ok' else 'DAMAGED: ' + info['health']}"]))
+    rich_console().print(estimate_table(est, f"{measure} on {info['pool']}"))
+
+
+def engine_export(session: Path, out: Path) -> None:
+    """Write every label of an engine session (:meth:`~labelwise.engines.EngineSession.export_frame`)."""
+    from ..engines import EngineSession
+    from ..pool import write_batch
+
+    with EngineSession.open(session) as s:
+        frame = s.export_frame()
+    write_batch(frame, out)
+    typer.echo(f"wrote {len(frame)} rows to {str(out)!r}", err=True)
+
+
 def engine_simulate(pool_file: Path, engine: str, measure: str, design: str | None, param: list[str] | None,
                     budget: int, repeats: int, seed: int, checkpoints: list[int] | None, level: float, systems: str,
-                    progress: bool, columns: dict):
+                    progress: bool, columns: dict, batch_size: int = 50):
     """``simulate --engine``: :func:`~labelwise.engines.simulate.simulate_engine` on a Parquet pool.
 
     ``columns`` are the column options (:func:`~labelwise.cli.options.pool_columns` and ``label_col``).
@@ -136,4 +174,4 @@ def engine_simulate(pool_file: Path, engine: str, measure: str, design: str | No
     pool = EnginePool.open(str(pool_file), engine, **columns)
     return simulate_engine(pool, pool.measure(measure, parse_systems(systems)), _design(design, param),
                            budget=budget, repeats=repeats, seed=seed, checkpoints=checkpoints, level=level,
-                           progress=progress)
+                           progress=progress, batch_size=batch_size)

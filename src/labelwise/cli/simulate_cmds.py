@@ -153,7 +153,7 @@ def simulate_cmd(
 
             result = engine_simulate(pool_file, engine, measure, design, param, budget, repeats, seed, marks, level,
                                      systems, show, {**pool_columns(id_col, pred_col, score_col, prob_col),
-                                                     "label_col": label_col})
+                                                     "label_col": label_col}, batch_size)
             return print_json(result.to_dict()) if as_json else rich_console().print(simulation_table(result))
         pool = Pool.from_file(pool_file, label_col=label_col,
                               **pool_columns(id_col, pred_col, score_col, prob_col, multilabel))

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from ..engines.marker import is_engine_session
 from ..session_report import (
     cached_estimate,
     export_frame,
@@ -15,6 +16,7 @@ from ..session_report import (
     session_status,
 )
 from ..store import Store
+from .engine_cmds import engine_export, engine_status
 from .options import JsonOpt, user_errors
 from .render import estimate_table, excluded_note, print_json, rich_console
 
@@ -82,6 +84,9 @@ def relabel(
 
 def status(session: SessionArg, as_json: JsonOpt = False) -> None:
     """Pool, design, labels, pending and deferred items, the current estimate and the file's health."""
+    if is_engine_session(session):
+        with user_errors():
+            return engine_status(session, as_json)
     with user_errors():
         with closing(Store.open(session)) as store:
             info, cached = session_status(store), cached_estimate(store)
@@ -117,6 +122,9 @@ def export(
     """Write every label, correction and exclusion: item id as given, label, draw, weight, time, source, event."""
     from ..pool import write_batch
 
+    if is_engine_session(session):
+        with user_errors():
+            return engine_export(session, out)
     with user_errors(), closing(Store.open(session)) as store:
         frame = export_frame(store)
         write_batch(frame, out)

@@ -66,7 +66,8 @@ from .base import Sampler
 from .group_model import GroupModel, TreeModelDesign
 from .poisson import defensive_deviations, inclusion_probabilities
 
-__all__ = ["OnlinePoissonDesign", "OnlinePoissonSampler"]
+__all__ = ["OnlinePoissonDesign", "OnlinePoissonSampler", "round_inclusion", "unlabeled_covariance",
+           "with_unlabeled"]
 
 #: What the interval assumes, shown with every estimate (:attr:`~labelwise.estimators.Estimate.basis`).
 MODEL_BASIS = ("design-based for the labeled items; the items not labeled yet enter through the oracle model "
@@ -158,6 +159,29 @@ def _round_variance(b: np.ndarray, unlabeled: np.ndarray, pi: np.ndarray, inf_g:
     return float(np.sum(unlabeled[live] * (1.0 / b[live] - 1.0) * second))
 
 
+def round_inclusion(design: OnlinePoissonDesign, pi: np.ndarray, inf_g: np.ndarray, unlabeled: np.ndarray,
+                    n_new: int) -> np.ndarray:
+    """A round's inclusion probability of an unlabeled member of each group, ``(G,)``.
+
+    The water-filling of Yilmaz et al. (2021) Algorithm 3 on the deviations
+    of ``design.deviation`` (``pi``: posterior ``(G, C)``, ``inf_g``: each
+    label's influence ``(C, G)``) mixed with ``design.defensive``, or
+    uniform when the model expects no gain from adapting (``design.hedge``);
+    groups without an unlabeled member get 1 (never used).
+    """
+    if design.deviation == "rms":
+        h_group = np.sqrt(np.maximum(np.sum(pi.T * inf_g, axis=0), 0.0))
+    else:
+        h_group = np.sum(pi.T * np.sqrt(np.maximum(inf_g, 0.0)), axis=0)
+    U = unlabeled
+    b_group = inclusion_probabilities(defensive_deviations(h_group, design.defensive, U), n_new, counts=U)
+    uniform = np.full_like(b_group, n_new / U.sum())
+    if _round_variance(b_group, U, pi, inf_g) >= design.hedge * _round_variance(uniform, U, pi, inf_g):
+        b_group = uniform  # the model promises too little gain from adapting: this round is uniform
+    b_group[U == 0] = 1.0  # groups with no unlabeled member are never used
+    return b_group
+
+
 def _predicting(pi: np.ndarray, beta: float) -> np.ndarray:
     """Label weights of each group's prediction: ``1 - beta`` on its mode, ``beta`` on its posterior, ``(G, C)``."""
     out = beta * pi
@@ -210,17 +234,9 @@ class OnlinePoissonSampler(Sampler):
         predicting = _predicting(pi, beta)
         if self.design.estimator == "difference":  # the spread of the residual u - m instead of u
             inf_g = np.sum((u - np.einsum("gc,cgm->gm", predicting, u)[None]) ** 2, axis=2)
-        if self.design.deviation == "rms":
-            h_group = np.sqrt(np.maximum(np.sum(pi.T * inf_g, axis=0), 0.0))
-        else:
-            h_group = np.sum(pi.T * np.sqrt(np.maximum(inf_g, 0.0)), axis=0)
         # all unlabeled members of a group share h, hence b: O(groups + batch) per round, not O(N)
         U = groups.unlabeled.astype(float)
-        b_group = inclusion_probabilities(defensive_deviations(h_group, self.design.defensive, U), n_new, counts=U)
-        uniform = np.full_like(b_group, n_new / U.sum())
-        if _round_variance(b_group, U, pi, inf_g) >= self.design.hedge * _round_variance(uniform, U, pi, inf_g):
-            b_group = uniform  # the model promises too little gain from adapting: this round is uniform
-        b_group[U == 0] = 1.0  # groups with no unlabeled member are never used
+        b_group = round_inclusion(self.design, pi, inf_g, U, n_new)
         # randomised systematic sampling of how many members each group gives (exactly n_new in
         # all, each count's mean U_g b_g), then that many members uniformly
         order = rng.permutation(groups.n_groups)
@@ -278,14 +294,9 @@ class OnlinePoissonSampler(Sampler):
                                  basis=PLUGIN_BASIS)
         coef = w[:, None] ** 2 * (1.0 / b_rounds - 1.0)  # (rounds, G): every round, per group
         unlabeled = self._unlabeled_covariance(J, rep_loss, coef, b_rounds.sum(axis=0), M)
-        if self.stochastic or self.design.variance == "model":  # the unlabeled items at their full model variance
-            cov = cov + unlabeled.full
-        else:
-            usual = cov + unlabeled.modal
-            target = mixture_variance(np.diag(usual), np.diag(cov + unlabeled.full), unlabeled, level)
-            cov = larger_variance(usual, np.diag(target))
-        return make_estimate(measure, R, larger_variance(cov, plugin), sample.n_labels, len(d), level,
-                             basis=MODEL_BASIS)
+        # a stochastic oracle: the unlabeled items at their full model variance
+        cov = with_unlabeled(cov, plugin, unlabeled, self.stochastic or self.design.variance == "model", level)
+        return make_estimate(measure, R, cov, sample.n_labels, len(d), level, basis=MODEL_BASIS)
 
     def _predictions(self, measure: Measure, n_rounds: int) -> np.ndarray | None:
         """``M[r, g]``: a group's expected loss under the model of round r's start, ``(rounds, G, d)``.
@@ -384,12 +395,61 @@ class OnlinePoissonSampler(Sampler):
         beta = 0.0 if M is None else self._betas[-1]
         center = np.einsum("gc,cgm->gm", _predicting(pi, beta), u) if M is not None else np.zeros(u.shape[1:])
         u = u - center[None]
-        u_mode, exceptions, miss = exception_terms(u, pi, U, N, predicted=beta)
-        scale = coef.sum(axis=0) * U / N**2
         drift = np.zeros((J.shape[0], J.shape[0]))
         if M is not None:  # how far each round's prediction was from today's
             gap = center[None] - M @ J.T  # (rounds, G, m)
             drift = np.einsum("rg,g,rgi,rgj->ij", coef, U / N**2, gap, gap)
-        full = np.einsum("g,gc,cgi,cgj->ij", scale, pi, u, u) + drift
-        modal = np.einsum("g,gi,gj->ij", scale, u_mode, u_mode) + drift
-        return ModelCovariance(full, modal, miss, float(exceptions.sum()), float(exceptions @ np.minimum(b_seen, 1)))
+        return unlabeled_covariance(u, pi, U, coef, b_seen, N, beta, drift)
+
+
+def unlabeled_covariance(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, coef: np.ndarray,
+                         b_seen: np.ndarray, n_items: int, predicted: float = 0.0,
+                         drift: np.ndarray | float = 0.0) -> ModelCovariance:
+    """The unlabeled items' part of the covariance of the rounds' estimate under an oracle model.
+
+    Parameters
+    ----------
+    u : ndarray (C, G, m)
+        ``Dg(R) l`` of a group's items for each label, minus the estimator's prediction (0 for Horvitz-Thompson).
+    pi : ndarray (G, C)
+        Posterior label distribution of a group's unlabeled items.
+    unlabeled : ndarray (G,)
+        Unlabeled items per group.
+    coef : ndarray (rounds, G)
+        ``w_r^2 (1 / b_rg - 1)`` of every round.
+    b_seen : ndarray (G,)
+        Each group's inclusion probabilities summed over the rounds.
+    n_items : int
+    predicted : float
+        The difference estimator's power (:func:`~labelwise.estimators.exception_terms`).
+    drift : ndarray (m, m) or float
+        The rounds' predictions' distance from today's (0 for Horvitz-Thompson).
+
+    Returns
+    -------
+    ModelCovariance
+        ``full`` takes ``u`` at the posterior, ``modal`` at each group's
+        most likely label; ``hits`` counts the exceptions the rounds would
+        have sampled.
+    """
+    u_mode, exceptions, miss = exception_terms(u, pi, unlabeled, n_items, predicted=predicted)
+    scale = coef.sum(axis=0) * unlabeled / n_items**2
+    full = np.einsum("g,gc,cgi,cgj->ij", scale, pi, u, u) + drift
+    modal = np.einsum("g,gi,gj->ij", scale, u_mode, u_mode) + drift
+    return ModelCovariance(full, modal, miss, float(exceptions.sum()), float(exceptions @ np.minimum(b_seen, 1)))
+
+
+def with_unlabeled(cov: np.ndarray, plugin: np.ndarray, unlabeled: ModelCovariance, full: bool,
+                   level: float) -> np.ndarray:
+    """The labeled items' covariance ``cov`` plus the unlabeled items' (module docstring), never below ``plugin``.
+
+    ``full``: the unlabeled items at their full model variance; else the
+    mixture of the model's likely cases (:func:`~labelwise.estimators.mixture_variance`).
+    """
+    if full:
+        cov = cov + unlabeled.full
+    else:
+        usual = cov + unlabeled.modal
+        target = mixture_variance(np.diag(usual), np.diag(cov + unlabeled.full), unlabeled, level)
+        cov = larger_variance(usual, np.diag(target))
+    return larger_variance(cov, plugin)

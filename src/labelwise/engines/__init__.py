@@ -2,8 +2,9 @@
 
 ``Pool.from_parquet("data/*.parquet", engine="duckdb")`` gives an
 :class:`EnginePool`; the designs of :data:`ENGINE_DESIGNS` plan on its
-blocks and every engine (NumPy, DuckDB, Spark) draws the same items for the
-same seed (:func:`item_uniform`).  Names are imported on first use, so that
+blocks (``online-poisson`` a round at a time, :class:`BlockRounds`) and
+every engine (NumPy, DuckDB, Spark) draws the same items for the same seed
+(:func:`item_uniform`).  Names are imported on first use, so that
 checking whether a file is an engine session (:func:`is_engine_session`)
 costs no import of the designs.
 """
@@ -16,11 +17,12 @@ _PUBLIC = {
     **dict.fromkeys(("ENGINE_DESIGNS", "Plan", "PlannedSample"), ".plan"),
     **dict.fromkeys(("ENGINES", "EnginePool"), ".pool"),
     "EngineSession": ".session",
+    **dict.fromkeys(("BlockRounds", "simulate_rounds"), ".online"),
     "is_engine_session": ".marker",
 }
 
-__all__ = ["ENGINES", "ENGINE_DESIGNS", "N_BINS", "BlockSummary", "EnginePool", "EngineSession", "Plan",
-           "PlannedSample", "is_engine_session", "item_uniform"]
+__all__ = ["ENGINES", "ENGINE_DESIGNS", "N_BINS", "BlockRounds", "BlockSummary", "EnginePool", "EngineSession", "Plan",
+           "PlannedSample", "is_engine_session", "item_uniform", "simulate_rounds"]
 
 
 def __getattr__(name: str):

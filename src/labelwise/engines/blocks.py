@@ -1,8 +1,10 @@
 """Score blocks: the one-pass summary of a pool that the engine designs plan on.
 
 Every item falls in one block, keyed by its systems' predicted labels and
-the bin of its prior ``p(y=1|x)`` on a fixed grid of :data:`N_BINS` equal
-bins of [0, 1].  The prior is the mean over the systems of their
+the bin of its prior ``p(y=1|x)`` on a fixed grid of :data:`N_BINS` bins of
+[0, 1] (:func:`prior_bins`), fine on the log-odds scale: over-confident
+systems put most items at probabilities far below 1/1024, which one bin of
+an equal-width grid would lump together.  The prior is the mean over the systems of their
 probability (or of the logistic link of their score, or of their predicted
 label), as :func:`labelwise.oracle.score_prior` takes it.  One pass counts
 the items of every block and sums their prior; the block edges of a
@@ -21,13 +23,47 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..measures import Measure
 from ..oracle import score_prior
-from ..pool import Pool
+from ..pool import Outputs, Pool
 
-__all__ = ["N_BINS", "BlockSummary", "block_keys", "memory_prior", "summarize_keys"]
+__all__ = ["LEVELS", "LEVEL_EDGES", "N_BINS", "PER_LEVEL", "BlockSummary", "block_keys", "depends_on_predictions_only",
+           "level_scale", "memory_prior", "prior_bins", "summarize_keys"]
 
-#: Bins of the prior ``p(y=1|x)`` on [0, 1]: items of a block differ in prior by less than 1 / N_BINS.
-N_BINS = 1024
+#: Levels of the grid on each side of 1/2, and equal bins per level (:func:`prior_bins`).
+LEVELS, PER_LEVEL = 32, 16
+#: Bins of the prior ``p(y=1|x)`` on [0, 1].
+N_BINS = 2 * LEVELS * PER_LEVEL
+#: Lower edges ``2^-(LEVELS - k + 1)`` of the levels ``k = 1 .. LEVELS - 1`` of [0, 1/2) (level 0 is
+#: ``[0, 2^-LEVELS)``), increasing.
+LEVEL_EDGES = 2.0 ** -np.arange(LEVELS, 1, -1)
+
+
+def level_scale(k: np.ndarray) -> np.ndarray:
+    """``PER_LEVEL`` over the width of level ``k`` (a power of two: scaling by it is exact)."""
+    return np.ldexp(float(PER_LEVEL), np.where(k > 0, LEVELS - k + 1, LEVELS))
+
+
+def _half_bins(q: np.ndarray) -> np.ndarray:
+    """Bin in ``[0, N_BINS / 2)`` of ``q`` in [0, 1/2] (:func:`prior_bins`)."""
+    k = np.searchsorted(LEVEL_EDGES, q, side="right")
+    sub = np.floor(q * level_scale(k)).astype(np.int64) - np.where(k > 0, PER_LEVEL, 0)
+    return k * PER_LEVEL + np.minimum(sub, PER_LEVEL - 1)
+
+
+def prior_bins(prior: np.ndarray) -> np.ndarray:
+    """The bin of each prior ``p`` on the grid of :data:`N_BINS` bins, increasing in ``p``.
+
+    With ``q = min(p, 1 - p)``, [0, 1/2) is cut into :data:`LEVELS` levels
+    ``[0, 2^-32), [2^-32, 2^-31), ..., [1/4, 1/2)``, each into
+    :data:`PER_LEVEL` equal bins; ``p >= 1/2`` takes the mirror bin of
+    ``1 - p``.  A bin thus spans at most 1/16 of its level's odds, and every
+    step (``1 - p`` for ``p >= 1/2``, scaling by a power of two, ``floor``,
+    comparisons) is exact in floating point, so every engine bins alike.
+    """
+    p = np.asarray(prior, dtype=float)
+    low = p < 0.5
+    return np.where(low, _half_bins(np.where(low, p, 0.0)), N_BINS - 1 - _half_bins(np.where(low, 0.5, 1.0 - p)))
 
 
 @dataclass(frozen=True)
@@ -77,7 +113,7 @@ class BlockSummary:
 
 def block_keys(prior: np.ndarray, preds: np.ndarray | None) -> np.ndarray:
     """The block key of every item from its prior ``p(y=1|x)`` and binary predictions ``(N, S)`` (module docstring)."""
-    key = np.minimum(np.floor(prior * N_BINS), N_BINS - 1).astype(np.int64)
+    key = prior_bins(prior)
     if preds is not None:
         key = (key << preds.shape[1]) + (preds.astype(np.int64) << np.arange(preds.shape[1])).sum(axis=1)
     return key
@@ -94,3 +130,12 @@ def summarize_keys(keys: np.ndarray, prior: np.ndarray, n_systems: int, has_pred
 def memory_prior(pool: Pool) -> np.ndarray:
     """``p(y=1|x)`` of every item of an in-memory binary pool (the block prior of the module docstring)."""
     return score_prior(pool, 1.0)[:, 1]
+
+
+def depends_on_predictions_only(measure: Measure, outputs: Outputs) -> bool:
+    """Whether ``measure``'s losses stay the same when the scores and probabilities change."""
+    moved = Outputs(outputs.preds, None if outputs.scores is None else outputs.scores + 1.0,
+                    None if outputs.probs is None else 1.0 - outputs.probs, outputs.n_classes)
+    n = len(outputs)
+    return all(np.array_equal(measure.loss(outputs, np.full(n, y)), measure.loss(moved, np.full(n, y)),
+                              equal_nan=True) for y in range(outputs.n_classes))

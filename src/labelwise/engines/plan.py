@@ -36,10 +36,19 @@ from ..measures import Measure
 from ..oracle import score_prior
 from .blocks import N_BINS, BlockSummary
 
-__all__ = ["ENGINE_DESIGNS", "Plan", "PlannedSample", "block_inclusion", "hand_out_order"]
+__all__ = ["ENGINE_DESIGNS", "ONLINE", "PLANNED_DESIGNS", "Plan", "PlannedSample", "block_inclusion",
+           "check_engine_design", "hand_out_order"]
 
+#: Designs planned once per pool (:func:`block_inclusion`).
+PLANNED_DESIGNS = ("passive", "poisson", "importance", "stratified")
+#: The design planned anew for every batch (:mod:`labelwise.engines.online`).
+ONLINE = "online-poisson"
 #: Designs an engine pool runs (by name).
-ENGINE_DESIGNS = ("passive", "poisson", "importance", "stratified")
+ENGINE_DESIGNS = (*PLANNED_DESIGNS, ONLINE)
+#: Why the designs drawing with replacement do not run on blocks.
+_WITH_REPLACEMENT = ("it draws items one at a time with replacement from a proposal that adapts after every batch, "
+                     "which a one-pass hashed Poisson draw cannot reproduce; online-poisson is its counterpart on "
+                     "engine pools (the same oracle model, without replacement)")
 
 #: What the interval assumes, shown with every estimate.
 BASIS = ("design-based: Horvitz-Thompson over independent (Poisson) inclusions drawn by the shared item hash; "
@@ -71,9 +80,10 @@ def block_inclusion(design: Design, summary: BlockSummary, measure: Measure, bud
     ValueError
         For a design an engine pool does not run.
     """
-    if design.name not in ENGINE_DESIGNS:
-        raise ValueError(f"design {design.name!r} does not run on engine pools; choose from "
-                         f"{', '.join(ENGINE_DESIGNS)} (or load the pool in memory)")
+    check_engine_design(design.name)
+    if design.name == ONLINE:
+        raise ValueError("online-poisson plans every round from the labels so far: run it with EngineSession or "
+                         "labelwise.engines.online.simulate_rounds")
     counts = summary.counts.astype(float)
     N = counts.sum()
     M = float(min(budget, N))
@@ -86,6 +96,20 @@ def block_inclusion(design: Design, summary: BlockSummary, measure: Measure, bud
     if design.name == "stratified":
         return _stratified_inclusion(design, summary, h, M)
     return inclusion_probabilities(defensive_deviations(h, design.defensive, counts), M, counts=counts)
+
+
+def check_engine_design(name: str) -> None:
+    """Refuse a design that does not run on engine pools, saying why and what to use.
+
+    Raises
+    ------
+    ValueError
+    """
+    if name in ENGINE_DESIGNS:
+        return
+    why = _WITH_REPLACEMENT if name in ("ais", "oasis") else "it has no per-block plan"
+    raise ValueError(f"design {name!r} does not run on engine pools: {why}. Choose from {', '.join(ENGINE_DESIGNS)} "
+                     "(or load the pool in memory)")
 
 
 def _stratified_inclusion(design: Design, summary: BlockSummary, h: np.ndarray, M: float) -> np.ndarray:
@@ -141,11 +165,14 @@ class PlannedSample:
         Their ``b``.
     n_items : int
         Pool size ``N``.
+    keys : ndarray of int64, shape (|S|,), optional
+        Their block keys (``None`` for a sample read back from a session file).
     """
 
     item_ids: np.ndarray
     inclusion: np.ndarray
     n_items: int
+    keys: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.item_ids.size)

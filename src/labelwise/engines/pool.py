@@ -117,9 +117,9 @@ class EnginePool:
         b = block_inclusion(design, self.summary, measure, budget, self.system_names)
         return Plan(self.summary.keys, b)
 
-    def sample(self, plan: Plan, seed: int) -> PlannedSample:
-        """The items with ``H(item_id, seed) < b`` (one pass), in hand-out order."""
-        return self.source.sample(plan, seed, self.n_items)
+    def sample(self, plan: Plan, seed: int, exclude: np.ndarray | None = None) -> PlannedSample:
+        """The items with ``H(item_id, seed) < b`` (one pass), in hand-out order, but the ids ``exclude``."""
+        return self.source.sample(plan, seed, self.n_items, exclude)
 
     def rows(self, item_ids: np.ndarray) -> pd.DataFrame:
         """Every column (content included) of the rows of ``item_ids``, in that order."""

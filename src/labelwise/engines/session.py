@@ -3,7 +3,10 @@
 The file (SQLite) stores the pool's files, row count and content fingerprint
 (:func:`~labelwise.engines.files.fingerprint`), the block summary and plan,
 the planned sample (ids and inclusion probabilities, in hand-out order), the
-systems' outputs of the items handed out, and the labels.  Reopening checks
+systems' outputs of the items handed out, and the labels.  ``online-poisson``
+plans no sample at ``init``: every ``next`` that needs new items plans a round
+from the labels so far and draws it (one pass, :mod:`labelwise.engines.online`);
+the file keeps each round's plan and sample size.  Reopening checks
 the fingerprint and refuses a changed pool; ``next`` reads the rows of the
 batch (content columns included) out of the engine; ``estimate`` needs no
 pass over the pool.
@@ -31,7 +34,8 @@ from .blocks import BlockSummary
 from .columns import EngineColumns
 from .files import fingerprint
 from .marker import MARKER_TABLE
-from .plan import PlannedSample
+from .online import BlockRounds, RoundLog, next_round
+from .plan import ONLINE, PlannedSample, check_engine_design
 from .pool import EnginePool
 
 __all__ = ["EngineSession"]
@@ -39,7 +43,9 @@ __all__ = ["EngineSession"]
 _SCHEMA = f"""
 CREATE TABLE {MARKER_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE blocks (block INTEGER PRIMARY KEY, n INTEGER NOT NULL, prior_sum REAL NOT NULL);
-CREATE TABLE sample (position INTEGER PRIMARY KEY, item_id INTEGER NOT NULL UNIQUE, b REAL NOT NULL);
+CREATE TABLE sample (position INTEGER PRIMARY KEY, item_id INTEGER NOT NULL UNIQUE, b REAL NOT NULL, block INTEGER,
+                     round INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE rounds (round INTEGER PRIMARY KEY, drawn INTEGER NOT NULL, b TEXT NOT NULL);
 CREATE TABLE outputs (item_id INTEGER PRIMARY KEY, vals TEXT NOT NULL);
 CREATE TABLE labels (item_id INTEGER PRIMARY KEY, label INTEGER NOT NULL, source TEXT, stored_at TEXT NOT NULL)
 """
@@ -68,9 +74,14 @@ class EngineSession:
         if path.exists():
             raise StoreError(f"session file {str(path)!r} already exists; `labelwise next` continues it, or "
                              "choose another path")
+        check_engine_design(design.name)
         target = pool.measure(measure, systems)
-        sample = pool.sample(pool.plan(design, target, budget), seed)
         s = pool.summary
+        if design.name == ONLINE:
+            BlockRounds(design, s, target, pool.system_names)  # refuses settings that need the pool in memory
+            sample = PlannedSample(np.empty(0, np.int64), np.empty(0), pool.n_items, np.empty(0, np.int64))
+        else:
+            sample = pool.sample(pool.plan(design, target, budget), seed)
         meta = {"engine": pool.source.engine, "files": [str(f) for f in pool.files], "name": pool.name,
                 "n_items": pool.n_items, "fingerprint": pool.fingerprint(), "columns": pool.source.columns.to_json(),
                 "measure": measure, "systems": systems, "design": design.spec(), "budget": budget, "seed": seed,
@@ -84,8 +95,9 @@ class EngineSession:
                                  [(k, json.dumps(v)) for k, v in meta.items()])
                 conn.executemany("INSERT INTO blocks VALUES (?, ?, ?)",
                                  zip(s.keys.tolist(), s.counts.tolist(), s.prior_sums.tolist()))
-                conn.executemany("INSERT INTO sample VALUES (?, ?, ?)",
-                                 zip(range(len(sample)), sample.item_ids.tolist(), sample.inclusion.tolist()))
+                conn.executemany("INSERT INTO sample VALUES (?, ?, ?, ?, 0)",
+                                 zip(range(len(sample)), sample.item_ids.tolist(), sample.inclusion.tolist(),
+                                     sample.keys.tolist()))
         except sqlite3.Error as exc:
             raise operational_error(path, exc) from None
         return cls(path, conn, meta, pool)
@@ -189,7 +201,7 @@ class EngineSession:
             stored = self.conn.execute(f"SELECT value FROM {MARKER_TABLE} WHERE key = 'handed'").fetchone()[0]
             self.meta["handed"] = start = int(json.loads(stored))
             pending = np.empty(0, np.int64) if new_only else self.pending()[:n]
-            new = self.sample.item_ids[start:start + n - pending.size]
+            new = self._new_items(start, n - pending.size)
             ids = np.concatenate([pending, new])
             rows = self.pool.rows(ids) if ids.size else pd.DataFrame(columns=[c.id, *c.outputs])
             self.conn.executemany("INSERT OR REPLACE INTO outputs VALUES (?, ?)",
@@ -201,6 +213,44 @@ class EngineSession:
         frame.insert(0, "label", "")
         frame.insert(0, "item_id", ids)
         return frame, int(new.size)
+
+    @property
+    def online(self) -> bool:
+        """Whether the design plans a round per batch (``online-poisson``) rather than one sample at ``init``."""
+        return self.meta["design"]["design"] == ONLINE
+
+    def _rounds(self) -> BlockRounds:
+        return BlockRounds(self.design, self.summary, self.make_measure(), self.columns.system_names)
+
+    def _round_log(self, item_ids: np.ndarray, labels: np.ndarray) -> RoundLog:
+        """The rounds so far, with the blocks and rounds of the labeled ``item_ids``."""
+        rows = self.conn.execute("SELECT drawn, b FROM rounds ORDER BY round").fetchall()
+        inclusion = np.array([json.loads(b) for _, b in rows]).reshape(len(rows), self.summary.keys.size)
+        drawn = np.array([d for d, _ in rows], dtype=np.int64)
+        handed = pd.read_sql_query("SELECT item_id, block, round FROM sample", self.conn).set_index("item_id")
+        found = handed.loc[item_ids]
+        blocks = np.searchsorted(self.summary.keys, found["block"].to_numpy(np.int64))
+        return RoundLog(blocks, labels, found["round"].to_numpy(np.int64), inclusion, drawn)
+
+    def _new_items(self, start: int, k: int) -> np.ndarray:
+        """The next ``k`` items of the sample; for ``online-poisson`` a new round, planned and drawn now."""
+        if not self.online:
+            return self.sample.item_ids[start:start + k]
+        if k <= 0:
+            return np.empty(0, np.int64)
+        ids, labels = self.labeled()
+        handed = pd.read_sql_query("SELECT item_id, block FROM sample", self.conn)
+        round_ = int(self.conn.execute("SELECT COUNT(*) FROM rounds").fetchone()[0])
+        b, drawn = next_round(self.pool, self._rounds(), self.meta["seed"], round_, self._round_log(ids, labels),
+                              handed["item_id"].to_numpy(np.int64),
+                              np.searchsorted(self.summary.keys, handed["block"].to_numpy(np.int64)), k)
+        self.conn.execute("INSERT INTO rounds VALUES (?, ?, ?)", (round_, len(drawn), json.dumps(b.tolist())))
+        new = drawn.item_ids[:k]
+        self.conn.executemany("INSERT INTO sample VALUES (?, ?, ?, ?, ?)",
+                              zip(range(start, start + new.size), new.tolist(), drawn.inclusion[:k].tolist(),
+                                  drawn.keys[:k].tolist(), [round_] * new.size))
+        self.__dict__.pop("sample", None)
+        return new
 
     def add_labels(self, item_ids: np.ndarray, labels: np.ndarray, source: str) -> int:
         """Store labels of handed-out items; returns how many are new.
@@ -245,6 +295,28 @@ class EngineSession:
                                    zip(fresh_ids.tolist(), values[fresh][first].tolist())])
         return int(fresh_ids.size)
 
+    def status(self) -> dict:
+        """The fields of ``labelwise status --json`` (engine pools have no deferred, corrected or excluded items),
+        plus the ``engine`` and the pool's ``files``."""
+        health = str(self.conn.execute("PRAGMA quick_check(1)").fetchone()[0])
+        return {"session": str(self.path), "pool": self.meta["name"], "n_items": int(self.meta["n_items"]),
+                "systems": list(self.columns.system_names), "measure": self.make_measure().spec(),
+                "design": self.meta["design"], "oracle": "deterministic", "labels": self.n_labels,
+                "pending": int(self.pending().size), "deferred": 0, "relabels": 0, "excluded": 0,
+                "draws": int(self.meta["handed"]), "health": health, "engine": self.meta["engine"],
+                "files": self.meta["files"]}
+
+    def export_frame(self) -> pd.DataFrame:
+        """Every label, oldest first, in the columns of ``labelwise export``: ``draw`` is the item's place in the
+        hand-out order, ``weight`` one over its planned inclusion probability ``b``."""
+        rows = pd.read_sql_query("SELECT l.item_id, l.label, s.position, s.b, l.stored_at, l.source FROM labels l "
+                                 "JOIN sample s ON l.item_id = s.item_id ORDER BY l.stored_at, s.position", self.conn)
+        return pd.DataFrame({
+            "item_id": rows["item_id"].to_numpy(np.int64), "label": rows["label"].astype("Int64").to_numpy(),
+            "draw": rows["position"].to_numpy(np.int64), "weight": 1.0 / rows["b"].to_numpy(float),
+            "time": pd.to_datetime(rows["stored_at"], utc=True).dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ").to_numpy(),
+            "source": rows["source"].astype(str).to_numpy(), "event": np.full(len(rows), "label")})
+
     def estimate(self, measure: Measure | None = None, level: float | None = None) -> Estimate:
         """The estimate from the labels so far (Horvitz-Thompson, :meth:`PlannedSample.estimate`)."""
         measure = measure or self.make_measure()
@@ -258,5 +330,7 @@ class EngineSession:
         frame.insert(0, c.id, [i for i, _ in rows])
         frame = frame.set_index(c.id).loc[ids].reset_index()
         outputs = Pool.from_dataframe(frame, label_col=None, **c.options()).outputs()
+        if self.online:
+            return self._rounds().estimate(measure, outputs, self._round_log(ids, labels), level)
         inclusion = self.sample.inclusion[pd.Index(self.sample.item_ids).get_indexer(ids)]
         return self.sample.estimate(measure, outputs, labels, inclusion, level)

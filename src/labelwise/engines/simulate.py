@@ -16,22 +16,16 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..designs import Design
+from ..estimators import Estimate
 from ..measures import Measure
-from ..pool import Outputs
 from ..progress import progress_bar
 from ..simulate import SimulationResult, default_checkpoints
+from .blocks import depends_on_predictions_only
+from .online import BlockRounds, simulate_rounds
+from .plan import ONLINE, Plan, check_engine_design
 from .pool import EnginePool
 
 __all__ = ["engine_true_value", "simulate_engine"]
-
-
-def _depends_on_predictions_only(measure: Measure, outputs: Outputs) -> bool:
-    """Whether ``measure``'s losses stay the same when the scores and probabilities change."""
-    moved = Outputs(outputs.preds, None if outputs.scores is None else outputs.scores + 1.0,
-                    None if outputs.probs is None else 1.0 - outputs.probs, outputs.n_classes)
-    n = len(outputs)
-    return all(np.array_equal(measure.loss(outputs, np.full(n, y)), measure.loss(moved, np.full(n, y)),
-                              equal_nan=True) for y in range(outputs.n_classes))
 
 
 def engine_true_value(pool: EnginePool, measure: Measure) -> np.ndarray:
@@ -43,7 +37,7 @@ def engine_true_value(pool: EnginePool, measure: Measure) -> np.ndarray:
         For a measure whose loss varies within a block (it depends on scores).
     """
     rep = pool.summary.representatives(pool.system_names)
-    if not _depends_on_predictions_only(measure, rep.outputs()):
+    if not depends_on_predictions_only(measure, rep.outputs()):
         raise ValueError(f"measure {measure.name!r} depends on the scores, not only the predictions: its true value on "
                          "an engine pool would need every item; simulate it on the pool in memory")
     counts = pool.source.truth_counts()
@@ -52,32 +46,43 @@ def engine_true_value(pool: EnginePool, measure: Measure) -> np.ndarray:
     return measure.value(counts["n"].to_numpy(float) @ losses / pool.n_items)
 
 
+def _static_run(pool: EnginePool, plan: Plan, seed: int, measure: Measure, marks: list[int],
+                level: float) -> list[Estimate]:
+    """One run of a planned design: its sample drawn with ``seed``, an estimate from the first ``k`` items at each mark."""
+    sample = pool.sample(plan, seed)
+    ids = sample.item_ids[:marks[-1]]
+    labels = pool.source.labels(ids)
+    return [pool.estimate(sample, measure, ids[:k], labels[:k], level) for k in marks]
+
+
 def simulate_engine(pool: EnginePool, measure: Measure, design: Design, *, budget: int, repeats: int,
                     seed: int = 0, checkpoints: Sequence[int] | None = None, level: float = 0.95,
-                    progress: bool = False) -> SimulationResult:
+                    progress: bool = False, batch_size: int = 50) -> SimulationResult:
     """``repeats`` evaluations of ``design`` on an engine pool, summarised per checkpoint.
 
     Repeat ``r`` draws with seed ``seed + r``; the result is that of
     :func:`labelwise.simulate` (same fields, same ``--json`` contract).
+    ``online-poisson`` draws a round of ``batch_size`` items per pass
+    (:func:`~labelwise.engines.online.simulate_rounds`).
     """
     if repeats < 1:
         raise ValueError(f"repeats: must be at least 1, got {repeats}")
     marks = sorted(set(checkpoints)) if checkpoints else default_checkpoints(budget)
     if marks[-1] > budget:
         raise ValueError(f"checkpoints: {marks[-1]} exceeds the budget {budget}")
+    check_engine_design(design.name)
     truth = engine_true_value(pool, measure)
-    plan = pool.plan(design, measure, budget)
+    online = design.name == ONLINE
+    plan = BlockRounds(design, pool.summary, measure, pool.system_names) if online else \
+        pool.plan(design, measure, budget)
     shape = (len(marks), repeats, measure.size)
     values, lower, upper = np.empty(shape), np.empty(shape), np.empty(shape)
     defined = np.empty(shape, dtype=bool)
     start = time.perf_counter()
     with progress_bar(progress, repeats, "simulating") as update:
         for r in range(repeats):
-            sample = pool.sample(plan, seed + r)
-            ids = sample.item_ids[:marks[-1]]
-            labels = pool.source.labels(ids)
-            for c, k in enumerate(marks):
-                est = pool.estimate(sample, measure, ids[:k], labels[:k], level)
+            for c, est in enumerate(simulate_rounds(pool, plan, seed + r, batch_size, marks, level) if online
+                                    else _static_run(pool, plan, seed + r, measure, marks, level)):
                 values[c, r], (lower[c, r], upper[c, r]), defined[c, r] = est.value, est.interval(), est.defined
             update(r + 1)
     elapsed = time.perf_counter() - start

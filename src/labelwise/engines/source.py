@@ -24,9 +24,9 @@ from .sql import checked_columns, draw_query, rows_query, summary_query, truth_q
 __all__ = ["MemorySource", "PoolSource", "SqlSource"]
 
 
-def _planned(item_ids: np.ndarray, u: np.ndarray, b: np.ndarray, n_items: int) -> PlannedSample:
+def _planned(item_ids: np.ndarray, u: np.ndarray, b: np.ndarray, keys: np.ndarray, n_items: int) -> PlannedSample:
     order = hand_out_order(item_ids, u, b)
-    return PlannedSample(item_ids[order].astype(np.int64), b[order], n_items)
+    return PlannedSample(item_ids[order].astype(np.int64), b[order], n_items, keys[order].astype(np.int64))
 
 
 class PoolSource(ABC):
@@ -50,8 +50,8 @@ class PoolSource(ABC):
         """One pass: items and summed prior per block (:mod:`labelwise.engines.blocks`)."""
 
     @abstractmethod
-    def sample(self, plan: Plan, seed: int, n_items: int) -> PlannedSample:
-        """One pass: the items with ``H(item_id, seed) < b`` of their block, in hand-out order."""
+    def sample(self, plan: Plan, seed: int, n_items: int, exclude: np.ndarray | None = None) -> PlannedSample:
+        """One pass: the items with ``H(item_id, seed) < b`` of their block, in hand-out order, but ``exclude``."""
 
     @abstractmethod
     def rows(self, item_ids: np.ndarray) -> pd.DataFrame:
@@ -108,11 +108,15 @@ class MemorySource(PoolSource):
         return summarize_keys(self._keys(), memory_prior(self.pool), self.pool.n_systems,
                               self.pool.preds is not None)
 
-    def sample(self, plan: Plan, seed: int, n_items: int) -> PlannedSample:
-        b = plan.inclusion[np.searchsorted(plan.blocks, self._keys())]
+    def sample(self, plan: Plan, seed: int, n_items: int, exclude: np.ndarray | None = None) -> PlannedSample:
+        keys = self._keys()
+        b = plan.inclusion[np.searchsorted(plan.blocks, keys)]
         u = item_uniform(self.pool.item_ids, seed)
-        hit = np.flatnonzero(u < b)
-        return _planned(self.pool.item_ids[hit], u[hit], b[hit], n_items)
+        hit = u < b
+        if exclude is not None and exclude.size:
+            hit &= ~np.isin(self.pool.item_ids, exclude)
+        hit = np.flatnonzero(hit)
+        return _planned(self.pool.item_ids[hit], u[hit], b[hit], keys[hit], n_items)
 
     def _truth_counts(self) -> pd.DataFrame:
         frame = pd.DataFrame({"block": self._keys(), "label": self.pool.labels.astype(np.int64)})
@@ -163,11 +167,15 @@ class SqlSource(PoolSource):
     def _truth_counts(self) -> pd.DataFrame:
         return self.query(truth_query(self.table, self.columns, self.dialect))
 
-    def sample(self, plan: Plan, seed: int, n_items: int) -> PlannedSample:
+    def sample(self, plan: Plan, seed: int, n_items: int, exclude: np.ndarray | None = None) -> PlannedSample:
         self.register("lw_plan", pd.DataFrame({"block": plan.blocks, "b": plan.inclusion}))
-        frame = self.query(draw_query(self.table, self.columns, "lw_plan", seed, self.dialect))
+        excluded = None
+        if exclude is not None and exclude.size:
+            self.register("lw_exclude", pd.DataFrame({"item_id": np.asarray(exclude, dtype=np.int64)}))
+            excluded = "lw_exclude"
+        frame = self.query(draw_query(self.table, self.columns, "lw_plan", seed, self.dialect, excluded))
         return _planned(frame["item_id"].to_numpy(np.int64), frame["u"].to_numpy(float), frame["b"].to_numpy(float),
-                        n_items)
+                        frame["block"].to_numpy(np.int64), n_items)
 
     def rows(self, item_ids: np.ndarray) -> pd.DataFrame:
         item_ids = np.asarray(item_ids, dtype=np.int64)

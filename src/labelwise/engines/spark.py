@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from itertools import count
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from .columns import EngineColumns, resolve_columns
@@ -68,9 +69,9 @@ class SparkSource(SqlSource):
     def register(self, name: str, frame: pd.DataFrame) -> None:
         self.spark.createDataFrame(frame).createOrReplaceTempView(name)
 
-    def sample(self, plan: Plan, seed: int, n_items: int) -> PlannedSample:
+    def sample(self, plan: Plan, seed: int, n_items: int, exclude: np.ndarray | None = None) -> PlannedSample:
         with self._without_pushdown():
-            return super().sample(plan, seed, n_items)
+            return super().sample(plan, seed, n_items, exclude)
 
     @contextmanager
     def _without_pushdown(self) -> Iterator[None]:

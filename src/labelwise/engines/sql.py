@@ -11,7 +11,9 @@
 
 from __future__ import annotations
 
-from .blocks import N_BINS
+import numpy as np
+
+from .blocks import LEVEL_EDGES, LEVELS, N_BINS, PER_LEVEL, level_scale
 from .columns import EngineColumns
 from .hashing import SqlDialect, uniform_sql
 
@@ -30,13 +32,52 @@ def _prior_sql(cols: EngineColumns, d: SqlDialect) -> str:
     return f"(({' + '.join(terms)}) / {len(terms)})"
 
 
-def _key_sql(cols: EngineColumns, d: SqlDialect, prior: str) -> str:
-    """The block key (:func:`labelwise.engines.blocks.block_keys`) as SQL."""
-    key = f"LEAST(CAST(floor({prior} * {N_BINS}) AS BIGINT), {N_BINS - 1})"
+def _double(x: float) -> str:
+    """A DOUBLE literal read back exactly (the shortest round-trip decimal)."""
+    return f"CAST('{float(x)!r}' AS DOUBLE)"
+
+
+def _level_bin_sql(k: int) -> str:
+    """The bin of ``_lw_q`` within level ``k`` (:func:`~labelwise.engines.blocks.prior_bins`), plus the level's first."""
+    sub = f"CAST(floor(_lw_q * {_double(float(level_scale(np.array(k))))}) AS BIGINT)" + (f" - {PER_LEVEL}" if k else "")
+    return f"{k * PER_LEVEL} + LEAST({sub}, {PER_LEVEL - 1})"
+
+
+def _half_bin_sql(lo: int = 0, hi: int = LEVELS - 1) -> str:
+    """The bin of ``_lw_q`` in [0, 1/2] among levels ``lo..hi``: a binary search on the level edges, so a row makes
+    five comparisons rather than one per level."""
+    if lo == hi:
+        return _level_bin_sql(lo)
+    mid = (lo + hi + 1) // 2
+    return (f"(CASE WHEN _lw_q >= {_double(LEVEL_EDGES[mid - 1])} THEN {_half_bin_sql(mid, hi)} "
+            f"ELSE {_half_bin_sql(lo, mid - 1)} END)")
+
+
+def _key_sql(cols: EngineColumns, d: SqlDialect) -> str:
+    """The block key (:func:`labelwise.engines.blocks.block_keys`) of the rows of :func:`_with_bin`."""
+    key = "_lw_bin"
     if cols.preds:
         bits = " + ".join(f"CAST({d.quote(c)} AS BIGINT) * {1 << s}" for s, c in enumerate(cols.preds))
-        key = f"({key} * {1 << len(cols.preds)} + {bits})"
+        key = f"(_lw_bin * {1 << len(cols.preds)} + {bits})"
     return key
+
+
+def _with_bin(source: str, cols: EngineColumns, d: SqlDialect) -> str:
+    """``source``'s rows with their prior ``_lw_prior`` and its bin ``_lw_bin`` (:func:`~labelwise.engines.blocks.prior_bins`).
+
+    One projection per step, each reading the previous one's column:
+    ``q = min(p, 1 - p)``, its bin in [0, 1/2], then the bin of ``p``.
+    """
+    stages = [f"{_prior_sql(cols, d)} AS _lw_prior",
+              "CASE WHEN _lw_prior < 0.5 THEN _lw_prior ELSE CAST(1 AS DOUBLE) - _lw_prior END AS _lw_q",
+              f"{_half_bin_sql()} AS _lw_half",
+              f"CASE WHEN _lw_prior < 0.5 THEN _lw_half ELSE {N_BINS - 1} - _lw_half END AS _lw_bin"]
+    # only the columns the queries read: a `*` would make some engines decode every column (content included)
+    used = ", ".join(d.quote(c) for c in dict.fromkeys([cols.id, *cols.outputs, *filter(None, [cols.label])]))
+    query = f"(SELECT {used} FROM {source}) _s"
+    for j, stage in enumerate(stages):
+        query = f"(SELECT *, {stage} FROM {query}) _s{j}"
+    return query
 
 
 def _invalid_sql(column: str, kind: str, d: SqlDialect) -> str:
@@ -58,10 +99,9 @@ def _checked(cols: EngineColumns) -> list[tuple[str, str]]:
 def summary_query(source: str, cols: EngineColumns, d: SqlDialect) -> str:
     """Rows ``(key, n, prior_sum, bad_0, bad_1, ...)``: one per block, ``bad_j`` counting invalid cells of
     the j-th checked column (id, preds, probs, scores in that order)."""
-    prior = _prior_sql(cols, d)
     bad = ", ".join(f"{_invalid_sql(c, kind, d)} AS bad_{j}" for j, (c, kind) in enumerate(_checked(cols)))
-    return (f"SELECT {_key_sql(cols, d, prior)} AS block, COUNT(*) AS n, SUM({prior}) AS prior_sum, {bad} "
-            f"FROM {source} GROUP BY 1")
+    return (f"SELECT {_key_sql(cols, d)} AS block, COUNT(*) AS n, SUM(_lw_prior) AS prior_sum, {bad} "
+            f"FROM {_with_bin(source, cols, d)} GROUP BY 1")
 
 
 def checked_columns(cols: EngineColumns) -> list[str]:
@@ -69,13 +109,18 @@ def checked_columns(cols: EngineColumns) -> list[str]:
     return [c for c, _ in _checked(cols)]
 
 
-def draw_query(source: str, cols: EngineColumns, plan_table: str, seed: int, d: SqlDialect) -> str:
-    """Rows ``(item_id, u, b)`` of the items with ``u < b``; ``plan_table`` has columns ``block`` and ``b``."""
-    keyed = (f"SELECT k.item_id AS item_id, p.b AS b FROM (SELECT {d.quote(cols.id)} AS item_id, "
-             f"{_key_sql(cols, d, _prior_sql(cols, d))} AS block FROM {source}) k "
-             f"JOIN {plan_table} p ON k.block = p.block")
-    hashed = uniform_sql(keyed, "item_id", seed, ["item_id", "b"], d, out="u", bound="b")
-    return f"SELECT item_id, u, b FROM ({hashed}) h WHERE u < b"
+def draw_query(source: str, cols: EngineColumns, plan_table: str, seed: int, d: SqlDialect,
+               exclude_table: str | None = None) -> str:
+    """Rows ``(item_id, u, b, block)`` of the items with ``u < b``; ``plan_table`` has columns ``block`` and ``b``.
+
+    ``exclude_table`` (column ``item_id``): items never drawn (those handed out in earlier rounds).
+    """
+    excluded = "" if exclude_table is None else f" WHERE k.item_id NOT IN (SELECT item_id FROM {exclude_table})"
+    keyed = (f"SELECT k.item_id AS item_id, p.b AS b, k.block AS block FROM (SELECT {d.quote(cols.id)} AS item_id, "
+             f"{_key_sql(cols, d)} AS block FROM {_with_bin(source, cols, d)}) k "
+             f"JOIN {plan_table} p ON k.block = p.block{excluded}")
+    hashed = uniform_sql(keyed, "item_id", seed, ["item_id", "b", "block"], d, out="u", bound="b")
+    return f"SELECT item_id, u, b, block FROM ({hashed}) h WHERE u < b"
 
 
 def rows_query(source: str, cols: EngineColumns, ids_table: str, d: SqlDialect) -> str:
@@ -85,5 +130,5 @@ def rows_query(source: str, cols: EngineColumns, ids_table: str, d: SqlDialect) 
 
 def truth_query(source: str, cols: EngineColumns, d: SqlDialect) -> str:
     """Rows ``(block, label, n)``: items per block and ground-truth label (simulations)."""
-    key = _key_sql(cols, d, _prior_sql(cols, d))
-    return f"SELECT {key} AS block, CAST({d.quote(cols.label)} AS BIGINT) AS label, COUNT(*) AS n FROM {source} GROUP BY 1, 2"
+    return (f"SELECT {_key_sql(cols, d)} AS block, CAST({d.quote(cols.label)} AS BIGINT) AS label, "
+            f"COUNT(*) AS n FROM {_with_bin(source, cols, d)} GROUP BY 1, 2")

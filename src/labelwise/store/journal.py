@@ -199,7 +199,7 @@ class Store:
 
             if is_engine_session(path):
                 raise StoreError(f"{str(path)!r} is a session on an engine pool (`init --engine`): this command "
-                                 "does not support it yet; use next, label and estimate") from None
+                                 "does not support it yet; use next, label, estimate, status and export") from None
             raise StoreError(f"{str(path)!r} is not a labelwise session file ({exc})") from None
         if version is None or not str(version[0]).isdigit() or int(version[0]) not in _READABLE_VERSIONS:
             conn.close()

@@ -1,0 +1,261 @@
+"""``online-poisson`` on score blocks: each round planned from the block summary and drawn by the shared hash.
+
+The in-memory design (:mod:`labelwise.designs.online_poisson`, Yilmaz et
+al., "Sample Efficient Model Evaluation", 2021, appendix E, with the
+oracle model of Marchant & Rubinstein, "Needle in a Haystack", KDD 2021,
+sec. 4) needs items only to group them and to draw members: a round's
+inclusion probability is the same for every unlabeled item of a group, and
+it follows from the groups' sizes, unlabeled counts and the model's
+posterior.  On an engine pool
+
+* the groups are the blocks (:mod:`labelwise.engines.blocks`: prior bin and
+  predictions, finer than the in-memory (stratum, loss key) groups for the
+  measures whose loss depends on the items through the predictions);
+* the model's leaves are strata of whole prior bins by the cumulative
+  square-root frequency rule (Dalenius & Hodges, "Minimum variance
+  stratification", JASA 1959) on the bins' counts, and the model is the flat
+  (``depth=1``) Dirichlet-tree model, whose EM fixed point is the leaf's
+  posterior mean ``r = (lam s + O) / (lam + L)`` (``s`` the leaf's mean
+  prior, ``O`` its positive labels, ``L`` its labels;
+  :class:`labelwise.oracle.DirichletTreeModel`), with the scores
+  recalibrated by a Platt map on the labels and ``lam`` chosen by the
+  labels' marginal likelihood, as the in-memory design does;
+* round ``r`` keeps the items not handed out yet with
+  ``H(item_id, seed_r) < b_r`` of their block (:func:`round_seed`), a Poisson
+  sample of expected size the batch, of which the first ``k_r`` in increasing
+  ``u / b`` are handed out: inclusion probability ``b_r k_r / |S_r|`` as in
+  the static plans (:mod:`labelwise.engines.plan`).
+
+The water-filling, the hedge, the round-weighted Horvitz-Thompson estimate
+and its interval (labeled items design-based, unlabeled ones through the
+model) are the in-memory design's, on these groups.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..designs import OnlinePoissonDesign
+from ..designs.group_model import START_STRENGTH
+from ..designs.online_poisson import (
+    MODEL_BASIS,
+    PLUGIN_BASIS,
+    round_inclusion,
+    unlabeled_covariance,
+    with_unlabeled,
+)
+from ..estimators import (
+    Estimate,
+    larger_variance,
+    make_estimate,
+    rounds_moments,
+    rounds_plugin_covariance,
+)
+from ..measures import Measure
+from ..oracle import score_prior
+from ..oracle.calibration import fit_platt, logits_of, marginal_strength
+from ..pool import Outputs
+from .blocks import N_BINS, BlockSummary, depends_on_predictions_only
+from .plan import Plan, PlannedSample
+from .pool import EnginePool
+
+__all__ = ["BlockRounds", "RoundLog", "bin_strata", "next_round", "round_seed", "simulate_rounds"]
+
+#: Added to the seed once per round (the 64-bit golden ratio), so rounds draw independent uniforms.
+_ROUND_STEP = 0x9E3779B97F4A7C15
+
+
+def round_seed(seed: int, round_: int) -> int:
+    """The seed round ``round_`` draws by: ``(seed + round_ * 0x9E3779B97F4A7C15) mod 2^64``."""
+    return (seed + round_ * _ROUND_STEP) % 2**64
+
+
+def bin_strata(per_bin: np.ndarray, n_strata: int) -> np.ndarray:
+    """Stratum of every prior bin by the cumulative square-root frequency rule on the bins' counts.
+
+    The cumulative ``sqrt(count)`` is cut into ``n_strata`` equal parts and a
+    bin goes to the part its cumulative value before it falls in; strata are
+    numbered 0, 1, ... in prior order, empty ones dropped.
+    """
+    root = np.sqrt(per_bin.astype(float))
+    before = np.cumsum(root) - root
+    part = np.minimum((before * n_strata / root.sum()).astype(np.int64), n_strata - 1)
+    return np.unique(part, return_inverse=True)[1]
+
+
+@dataclass(frozen=True)
+class RoundLog:
+    """What the rounds drew: the labeled items and, per round, the plan and the sample size.
+
+    Attributes
+    ----------
+    blocks : ndarray of int, shape (n,)
+        Block (index into the summary's keys) of each labeled item.
+    labels : ndarray of int, shape (n,)
+    rounds : ndarray of int, shape (n,)
+        Round each labeled item was handed out in.
+    inclusion : ndarray, shape (rounds, G)
+        Each round's ``b`` per block.
+    drawn : ndarray of int, shape (rounds,)
+        ``|S_r|``, the items each round's hash sample held.
+    """
+
+    blocks: np.ndarray
+    labels: np.ndarray
+    rounds: np.ndarray
+    inclusion: np.ndarray
+    drawn: np.ndarray
+
+
+class BlockRounds:
+    """:class:`~labelwise.designs.OnlinePoissonDesign` on the blocks of an engine pool (module docstring).
+
+    Parameters
+    ----------
+    design : OnlinePoissonDesign
+        ``depth=1``, ``partition="score"``, ``estimator="horvitz-thompson"``.
+    summary : BlockSummary
+    measure : Measure
+        The target measure (it shapes the rounds).
+    system_names : tuple of str
+
+    Raises
+    ------
+    ValueError
+        For settings that need items in memory.
+    """
+
+    def __init__(self, design: OnlinePoissonDesign, summary: BlockSummary, measure: Measure,
+                 system_names: tuple[str, ...]):
+        unsupported = {"depth": (design.depth, 1), "partition": (design.partition, "score"),
+                       "estimator": (design.estimator, "horvitz-thompson")}
+        for name, (value, only) in unsupported.items():
+            if value != only:
+                raise ValueError(f"online-poisson on an engine pool: {name}={value!r} needs the pool in memory; "
+                                 f"drop the setting (engine pools run {name}={only!r})")
+        self.design, self.summary, self.measure = design, summary, measure
+        rep = summary.representatives(system_names)
+        self.rep_out: Outputs = rep.outputs()
+        self.prior = score_prior(rep, design.lam)[:, 1]  # each block's mean prior (shrunk by lam)
+        bins = summary.keys >> summary.n_systems if summary.has_preds else summary.keys
+        per_bin = np.bincount(bins, weights=summary.counts, minlength=N_BINS)
+        self.leaf = bin_strata(per_bin, design.n_strata)[bins]
+        self.n_leaves = int(self.leaf.max()) + 1
+        self.rep_loss = self._group_losses(measure)
+
+    def _group_losses(self, measure: Measure) -> np.ndarray:
+        """``measure``'s loss of each block's items for each label, ``(2, G, d)``."""
+        G = self.summary.keys.size
+        return np.stack([measure.loss(self.rep_out, np.full(G, c)) for c in range(2)])
+
+    def _leaf_sum(self, values: np.ndarray) -> np.ndarray:
+        return np.bincount(self.leaf, weights=values, minlength=self.n_leaves)
+
+    def posterior(self, blocks: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        """The model's label distribution of an unlabeled item of each block after the labels, ``(G, 2)``."""
+        counts = self.summary.counts.astype(float)
+        s1 = self.prior
+        if self.design.calibration == "platt" and labels.size:
+            # the labels weighted by the items each stands for, as the in-memory design fits them
+            labeled = np.bincount(blocks, minlength=counts.size)
+            platt = fit_platt(logits_of(self.prior[blocks]), labels, (counts / np.maximum(labeled, 1))[blocks])
+            s1 = platt(logits_of(self.prior))
+        leaf_s1 = self._leaf_sum(counts * s1) / np.maximum(self._leaf_sum(counts), 1.0)
+        leaf = self.leaf[blocks]
+        O = np.stack([np.bincount(leaf, weights=labels == c, minlength=self.n_leaves) for c in (0, 1)], axis=1)
+        strength = self.design.prior_strength
+        if strength == "auto":
+            strength = marginal_strength(np.stack([1 - leaf_s1, leaf_s1], axis=1), O) if labels.size \
+                else START_STRENGTH
+        r1 = (strength * leaf_s1 + O[:, 1]) / (strength + O.sum(axis=1))
+        return np.stack([1.0 - r1, r1], axis=1)[self.leaf]
+
+    def inclusion(self, blocks: np.ndarray, labels: np.ndarray, handed: np.ndarray, n_new: int) -> np.ndarray:
+        """The next round's ``b`` per block for ``n_new`` expected items (:func:`~labelwise.designs.online_poisson.round_inclusion`).
+
+        Parameters
+        ----------
+        blocks, labels : ndarray of int
+            Blocks and labels of the labeled items.
+        handed : ndarray of int
+            Blocks of every item handed out so far (labeled or not): none is drawn again.
+        n_new : int
+        """
+        pi = self.posterior(blocks, labels)
+        U = (self.summary.counts - np.bincount(handed, minlength=self.summary.keys.size)).astype(float)
+        expected = np.einsum("g,gc,cgd->d", U, pi, self.rep_loss) + self.rep_loss[labels, blocks].sum(axis=0)
+        R = expected / self.summary.n_items
+        G = U.size
+        influence = np.stack([self.measure.influence_norm_sq(self.rep_out, np.full(G, c), R) for c in (0, 1)])
+        return round_inclusion(self.design, pi, influence, U, min(n_new, int(U.sum())))
+
+    def estimate(self, measure: Measure, outputs: Outputs, log: RoundLog, level: float = 0.95) -> Estimate:
+        """Round-weighted Horvitz-Thompson estimate of ``measure`` and its interval (module docstring).
+
+        Rounds without a label are left out: their weight is 0.
+        """
+        n = log.labels.size
+        if n == 0:
+            return Estimate.undefined(measure, level)
+        N = self.summary.n_items
+        losses = measure.loss(outputs, log.labels)
+        used, rounds = np.unique(log.rounds, return_inverse=True)
+        labeled_per_round = np.bincount(rounds, minlength=used.size)
+        # the first k_r of |S_r| items handed out: a uniformly random subset of the round's sample
+        b_rounds = np.minimum(log.inclusion[used] * (labeled_per_round / log.drawn[used])[:, None], 1.0)
+        g = log.blocks
+        R, cov, w, J = rounds_moments(measure, losses, rounds, b_rounds[:, g].T, N, self.design.gamma)
+        plugin = rounds_plugin_covariance(losses @ J.T / N, rounds, b_rounds[rounds, g], w)
+        if not depends_on_predictions_only(measure, self.rep_out):
+            return make_estimate(measure, R, larger_variance(cov, plugin), n, n, level, basis=PLUGIN_BASIS)
+        rep_loss = self.rep_loss if measure == self.measure else self._group_losses(measure)
+        U = (self.summary.counts - np.bincount(g, minlength=self.summary.keys.size)).astype(float)
+        u = np.einsum("cgd,md->cgm", rep_loss, J)
+        coef = w[:, None] ** 2 * (1.0 / b_rounds - 1.0)
+        unlabeled = unlabeled_covariance(u, self.posterior(g, log.labels), U, coef, b_rounds.sum(axis=0), N)
+        cov = with_unlabeled(cov, plugin, unlabeled, self.design.variance == "model", level)
+        return make_estimate(measure, R, cov, n, n, level, basis=MODEL_BASIS)
+
+
+def next_round(pool: EnginePool, rounds: BlockRounds, seed: int, round_: int, labeled: RoundLog,
+               handed_ids: np.ndarray, handed_blocks: np.ndarray, n_new: int) -> tuple[np.ndarray, PlannedSample]:
+    """Plan round ``round_`` from the labels so far and draw it (one pass); returns its ``b`` per block and sample.
+
+    ``labeled`` holds the labeled items' blocks and labels; the items handed out so far (``handed_ids``,
+    their blocks ``handed_blocks``) are not drawn again.  The round is planned for
+    ``n_new + 3 sqrt(n_new) + 1`` expected items, so that its Poisson sample holds the ``n_new`` to hand out
+    but with probability about 0.001.
+    """
+    b = rounds.inclusion(labeled.blocks, labeled.labels, handed_blocks, n_new + int(np.ceil(3 * np.sqrt(n_new))) + 1)
+    return b, pool.sample(Plan(rounds.summary.keys, b), round_seed(seed, round_), exclude=handed_ids)
+
+
+def simulate_rounds(pool: EnginePool, rounds: BlockRounds, seed: int, batch_size: int, marks: list[int],
+                    level: float = 0.95) -> list[Estimate]:
+    """One simulated run: rounds of ``batch_size`` labeled from the pool's label column, an estimate at each mark.
+
+    Every round's handed-out items are labeled before the next round is planned.
+    """
+    ids, estimates = np.empty(0, np.int64), []
+    log = RoundLog(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64),
+                   np.empty((0, rounds.summary.keys.size)), np.empty(0, np.int64))
+    tried = 0
+    while len(estimates) < len(marks):
+        n_new = min(batch_size, marks[-1] - ids.size)
+        b, sample = next_round(pool, rounds, seed, tried, log, ids, log.blocks, n_new)
+        tried += 1
+        if len(sample) == 0:  # a round may draw nothing when the batch is tiny: the next one draws anew
+            continue
+        new = sample.item_ids[:n_new]
+        blocks = np.searchsorted(rounds.summary.keys, sample.keys[:n_new])
+        log = RoundLog(np.r_[log.blocks, blocks], np.r_[log.labels, pool.source.labels(new)],
+                       np.r_[log.rounds, np.full(new.size, log.drawn.size)], np.vstack([log.inclusion, b]),
+                       np.r_[log.drawn, len(sample)])
+        ids = np.r_[ids, new]
+        while len(estimates) < len(marks) and ids.size >= marks[len(estimates)]:
+            k = marks[len(estimates)]
+            part = RoundLog(log.blocks[:k], log.labels[:k], log.rounds[:k], log.inclusion, log.drawn)
+            estimates.append(rounds.estimate(rounds.measure, pool.source.outputs(ids[:k]), part, level))
+    return estimates

@@ -1,0 +1,144 @@
+"""online-poisson on engine pools: its oracle model, its rounds in every engine, its intervals, its sessions."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from labelwise import make_measure, make_pool
+from labelwise.cli import app
+from labelwise.designs import make_design
+from labelwise.engines import EnginePool
+from labelwise.engines.online import BlockRounds, bin_strata, simulate_rounds
+from labelwise.oracle import DirichletTreeModel
+from labelwise.partition import Hierarchy
+
+runner = CliRunner()
+
+
+def invoke(*args: str | Path):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def test_bin_strata_cut_the_cumulative_root_count_in_equal_parts():
+    # sqrt counts 1, 0, 2, 3, 2 (total 8), cumulative before each bin 0, 1, 1, 3, 6: in quarters of 8 the
+    # bins fall in parts 0, 0, 0, 1, 3; part 2 is empty and dropped
+    assert bin_strata(np.array([1, 0, 4, 9, 4]), 4).tolist() == [0, 0, 0, 1, 2]
+
+
+def test_block_model_is_the_flat_dirichlet_tree_fixed_point(pool):
+    engine = EnginePool.from_pool(pool)
+    measure = engine.measure("f1")
+    rounds = BlockRounds(make_design("online-poisson", calibration="none", prior_strength=3.0), engine.summary,
+                         measure, engine.system_names)
+    rng = np.random.default_rng(0)
+    blocks = rng.choice(engine.summary.keys.size, size=400, p=engine.summary.counts / engine.n_items)
+    labels = (rng.random(400) < rounds.prior[blocks]).astype(np.int64)
+    # the in-memory model on items whose prior is their block's mean, each in its block's leaf
+    item_block = np.repeat(np.arange(engine.summary.keys.size), engine.summary.counts)
+    hierarchy = Hierarchy(depth=1, branching=rounds.n_leaves, blocks=rounds.leaf[item_block])
+    model = DirichletTreeModel(hierarchy, rounds.prior[item_block], prior_strength=3.0, tol=1e-13, max_iter=10_000)
+    model.observe(rounds.leaf[blocks], labels)
+    got = rounds.posterior(blocks, labels)
+    assert np.allclose(got, model.predictive()[rounds.leaf], atol=1e-9)
+
+
+def test_duckdb_rounds_equal_the_in_memory_rounds(pool, parquet_pool):
+    design = make_design("online-poisson")
+    estimates = []
+    for engine in (EnginePool.from_pool(pool), EnginePool.open(parquet_pool, "duckdb")):
+        rounds = BlockRounds(design, engine.summary, engine.measure("f1"), engine.system_names)
+        estimates.append(simulate_rounds(engine, rounds, seed=11, batch_size=40, marks=[40, 120]))
+    for memory, duckdb in zip(*estimates):
+        assert duckdb.value[0] == pytest.approx(memory.value[0], abs=1e-12)
+        assert np.allclose(duckdb.interval(), memory.interval(), atol=1e-12)
+
+
+def test_ais_and_in_memory_settings_are_refused_with_the_reason(pool):
+    engine = EnginePool.from_pool(pool)
+    with pytest.raises(ValueError, match="with replacement .* online-poisson is its counterpart"):
+        engine.plan(make_design("ais"), engine.measure("f1"), 100)
+    with pytest.raises(ValueError, match="depth=8 needs the pool in memory"):
+        BlockRounds(make_design("online-poisson", depth=8), engine.summary, engine.measure("f1"),
+                    engine.system_names)
+
+
+def _coverage(runs: int, budget: int, name: str = "f1") -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    pool = make_pool(20_000, 0.03, seed=21)
+    engine = EnginePool.from_pool(pool)
+    measure = engine.measure(name)
+    exact = make_measure(name, pool)
+    truth = exact.value(exact.loss(pool.outputs(), pool.labels).mean(axis=0))[0]
+    rounds = BlockRounds(make_design("online-poisson"), engine.summary, measure, engine.system_names)
+    values, covered, width = np.empty(runs), np.empty(runs, dtype=bool), np.empty(runs)
+    for r in range(runs):
+        est = simulate_rounds(engine, rounds, seed=r, batch_size=50, marks=[budget])[0]
+        lo, hi = est.interval()
+        values[r], covered[r], width[r] = est.value[0], lo[0] <= truth <= hi[0], hi[0] - lo[0]
+    return values, covered, width, truth
+
+
+def test_intervals_cover_on_a_few_runs():
+    runs = 40
+    values, covered, width, truth = _coverage(runs, 200)
+    # coverage at least the level less 3 standard errors (the mixture interval is conservative, not exact)
+    assert covered.mean() >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / runs)
+    assert width.mean() <= 2 * 3.92 * np.sqrt(np.mean((values - truth) ** 2))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["f1", "accuracy"])
+def test_intervals_cover_and_totals_are_unbiased(name):
+    runs = 150
+    values, covered, width, truth = _coverage(runs, 300, name)
+    assert covered.mean() >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / runs)
+    assert width.mean() <= 2 * 3.92 * np.sqrt(np.mean((values - truth) ** 2))
+    if name == "accuracy":  # a mean of losses: the rounds' Horvitz-Thompson totals are unbiased (F1, a ratio,
+        # has a bias of order 1/n)
+        assert abs(values.mean() - truth) <= 3 * values.std() / np.sqrt(runs)
+
+
+def test_session_rounds_equal_the_simulated_rounds(pool, parquet_pool, tmp_path):
+    for f in parquet_pool.parent.glob("part-*.parquet"):
+        shutil.copy(f, tmp_path / f.name)
+    session = tmp_path / "s.lw"
+    result = invoke("init", tmp_path / "part-*.parquet", "-s", session, "--engine", "duckdb", "--seed", 7,
+                    "--design", "online-poisson")
+    assert result.exit_code == 0, result.output
+    truth = pd.Series(pool.labels, index=pool.item_ids)
+    handed = []
+    for _ in range(3):
+        assert invoke("next", session, "-n", 30, "-o", tmp_path / "batch.csv").exit_code == 0
+        batch = pd.read_csv(tmp_path / "batch.csv")
+        batch["label"] = truth.loc[batch["item_id"]].to_numpy()
+        batch.to_csv(tmp_path / "batch.csv", index=False)
+        assert invoke("label", session, tmp_path / "batch.csv").exit_code == 0
+        handed += batch["item_id"].tolist()
+    assert len(set(handed)) == 90  # no item handed out twice across rounds
+    got = json.loads(invoke("estimate", session, "--json").stdout)
+    memory = EnginePool.from_pool(pool)
+    rounds = BlockRounds(make_design("online-poisson"), memory.summary, memory.measure("f1"), memory.system_names)
+    expected = simulate_rounds(memory, rounds, seed=7, batch_size=30, marks=[90])[0]
+    assert got["n_labels"] == 90
+    assert got["components"][0]["value"] == pytest.approx(expected.value[0], abs=1e-12)
+    assert got["components"][0]["std"] == pytest.approx(np.sqrt(expected.cov[0, 0]), rel=1e-9)
+
+
+def test_simulate_on_duckdb_equals_the_in_memory_rounds(pool, parquet_pool):
+    from labelwise.engines.simulate import simulate_engine
+
+    result = invoke("simulate", "--pool", parquet_pool, "--engine", "duckdb", "--design", "online-poisson",
+                    "--budget", 100, "--batch-size", 50, "--repeats", 2, "--seed", 4, "--json")
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.stdout)
+    memory = EnginePool.from_pool(pool)
+    expected = simulate_engine(memory, memory.measure("f1"), make_design("online-poisson"), budget=100, repeats=2,
+                               seed=4, batch_size=50).to_dict()
+    for a, b in zip(got["checkpoints"], expected["checkpoints"], strict=True):
+        assert a.keys() == b.keys() and all(a[k] == pytest.approx(b[k], abs=1e-12) for k in a)
