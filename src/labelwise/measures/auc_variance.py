@@ -36,13 +36,14 @@ weighted DeLong variance itself.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..oracle import score_prior
-from ..oracle.calibration import fit_platt, logits_of
+from ..oracle.calibration import block_quantiles, fit_platt, logits_of
 
 if TYPE_CHECKING:
     from ..designs import Sampler
@@ -56,28 +57,43 @@ __all__ = ["PRIOR_BASIS", "PSEUDO_COUNT", "prior_variance", "recalibrated_bins",
 #: Concentration ``alpha`` of the Dirichlet-process prior: labeled items of a class the prior counts as.
 PSEUDO_COUNT = 50.0
 
+#: Per pool (held weakly) and measure: the items per score bin and quantiles of the logits within each.
+_QUADRATURE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
 #: What the interval assumes (:attr:`~labelwise.estimators.Estimate.basis`).
 PRIOR_BASIS = (f"the AUC's variance is at least that under a prior on each class's score distribution: the pool's "
                f"probabilities recalibrated on the labels (Platt), worth {PSEUDO_COUNT:g} labeled items of each class")
 
 
+def _bin_quadrature(measure: AUC, pool: Pool) -> tuple[np.ndarray, np.ndarray]:
+    """Items per score bin and 16 quantiles of the model's logits within each bin (computed once per pool)."""
+    per_pool = _QUADRATURE.setdefault(pool, {})
+    if measure not in per_pool:
+        bins = measure._k(pool.outputs())
+        logits = logits_of(score_prior(pool, systems=[measure.system])[:, measure.positive])
+        per_pool[measure] = (np.bincount(bins, minlength=measure.n_bins).astype(float),
+                             block_quantiles(bins, logits, measure.n_bins))
+    return per_pool[measure]
+
+
 def recalibrated_bins(measure: AUC, pool: Pool, sample: Sample) -> np.ndarray:
     """Expected positives, then negatives, per score bin under the pool's probabilities recalibrated on the labels.
 
-    The probabilities of ``measure.positive`` (:func:`~labelwise.oracle.score_prior`) are Platt-recalibrated
-    on the labeled draws with their design weights, so an over- or under-confident model still gives the
-    right spread of scores within each class.
+    The system's probabilities of ``measure.positive`` (:func:`~labelwise.oracle.score_prior`) are
+    Platt-recalibrated on the labeled draws with their design weights, so an over- or under-confident model
+    still gives the right spread of scores within each class.  A bin's expected positives are its size times
+    the mean recalibrated probability over quantiles of its logits (quadrature: ``O(B)`` per estimate).
 
     Returns
     -------
     ndarray, shape (2 B,)
     """
-    logits = logits_of(score_prior(pool)[:, measure.positive])
+    counts, quantiles = _bin_quadrature(measure, pool)
     d = sample.draws
-    platt = fit_platt(logits[d.items], (sample.labels == measure.positive).astype(float), d.weight * d.count)
-    p = platt(logits)
-    k, B = measure._k(pool.outputs()), measure.n_bins
-    return np.concatenate([np.bincount(k, weights=p, minlength=B), np.bincount(k, weights=1 - p, minlength=B)])
+    logits = logits_of(score_prior(pool, systems=[measure.system], items=d.items)[:, measure.positive])
+    platt = fit_platt(logits, (sample.labels == measure.positive).astype(float), d.weight * d.count)
+    positives = counts * platt(quantiles).mean(axis=1)
+    return np.concatenate([positives, counts - positives])
 
 
 def prior_variance(total: np.ndarray, total_sq: np.ndarray, prior: np.ndarray, auc: float,
