@@ -7,7 +7,12 @@ from labelwise import Session, TruthOracle, make_design
 from labelwise.datasets import make_pool
 from labelwise.estimators import importance_moments
 from labelwise.measures import AUC, make_measure
-from labelwise.measures.auc_variance import PRIOR_BASIS, prior_variance
+from labelwise.measures.auc_variance import (
+    PRIOR_BASIS,
+    prior_variance,
+    recalibrated_bins,
+)
+from labelwise.oracle.calibration import fit_platt, logits_of
 from labelwise.simulate import simulate
 
 
@@ -52,6 +57,23 @@ def test_the_prior_weighs_alpha_labeled_items_of_each_class():
     s_neg = (total[2:] @ (u - auc) ** 2 + alpha * 0.5 * np.sum((u - auc) ** 2)) / (4 + alpha)
     assert prior_variance(total, total, prior, auc, pseudo_count=alpha) == pytest.approx(s_pos / 4 + s_neg / 4,
                                                                                          rel=1e-12)
+
+
+def test_recalibrated_bins_are_the_platt_recalibrated_probabilities_summed_per_bin():
+    pool = make_pool(300, prevalence=0.1, separation=2.0, calibration_error=1.5, seed=6)
+    measure = make_measure("auc:1000", pool)  # a bin per distinct score: the quadrature is exact
+    session = Session(pool, measure, make_design("importance", pool), budget=120, seed=4)
+    session.run(TruthOracle(pool), 120, 60)
+    sample = session.sample()
+    logits = logits_of(pool.probs[:, 0])
+    d = sample.draws
+    platt = fit_platt(logits[d.items], sample.labels.astype(float), d.weight * d.count)
+    assert platt.b < -0.5  # the probabilities, shifted up by 1.5 on the logit scale, are moved back down
+    bins = measure._k(pool.outputs())
+    p = platt(logits)
+    expected = np.r_[np.bincount(bins, weights=p, minlength=measure.n_bins),
+                     np.bincount(bins, weights=1 - p, minlength=measure.n_bins)]
+    np.testing.assert_allclose(recalibrated_bins(measure, pool, sample), expected, rtol=1e-12, atol=1e-12)
 
 
 def test_a_session_only_raises_the_design_variance_and_says_so():
