@@ -37,6 +37,7 @@ import numpy as np
 from robustness import generate_pool, table
 
 import labelwise as lw
+from labelwise.measures.auc_variance import PSEUDO_COUNT
 from labelwise.simulate import true_risk
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -94,7 +95,9 @@ def summary_section(data: dict) -> str:
          "pools with separation 2 (ROC AUC about 0.92), calibrated probabilities unless over-confident "
          "(sigmoid(3 x calibrated logit)). Cells: MSE / coverage of the 95% interval (s.e. about "
          f"{np.sqrt(0.95 * 0.05 / runs):.3f}) / width ratio = mean width / (3.92 RMSE). The truth is the pool's "
-         "exact AUC; the bin bias is the binned AUC of the whole pool minus it."),
+         "exact AUC; the bin bias is the binned AUC of the whole pool minus it. Each interval's variance is at "
+         "least that under the recalibrated-model prior of `labelwise.measures.auc_variance` "
+         f"({PSEUDO_COUNT:g} pseudo-items per class)."),
         "",
         f"Reproduce: `{meta['command']}` ({meta['minutes']:.1f} min, seed {meta['seed']}).",
     ]

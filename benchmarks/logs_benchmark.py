@@ -299,7 +299,7 @@ def summary_section(data: dict) -> str:
          f"{COVERAGE_TARGET}; s.e. {se:.3f}) / width over 3.92 RMSE. True value {truth['value']:.4f}, true AUC "
          f"{truth['auc']:.4f}."),
         "",
-        "| l | kept rows | " + " | ".join(f"value `{m}`" for m in METHODS) + " | AUC (weighted DeLong) |",
+        "| l | kept rows | " + " | ".join(f"value `{m}`" for m in METHODS) + " | AUC (weighted DeLong, logit interval) |",
         "|---|---|" + "---|" * (len(METHODS) + 1),
     ]
     for rate, row in va.items():

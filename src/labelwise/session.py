@@ -394,7 +394,8 @@ class Session(HandOut):
         target = measure or self.measure
         if sample.excluded is not None:
             target = over_judgeable(target)
-        return self.sampler.estimate(target, sample, self.level if level is None else level)
+        est = self.sampler.estimate(target, sample, self.level if level is None else level)
+        return target.refine_estimate(est, self.pool, self.sampler, sample)
 
     def labels_needed(self, half_width: float, measure: Measure | None = None, level: float = 0.95) -> Plan:
         """Projected further labels (with a range) for the design to reach ``half_width`` (:mod:`labelwise.planning`)."""

@@ -12,6 +12,7 @@ from labelwise.logs import (
     logged_auc,
     weighted_auc,
 )
+from labelwise.logs.auc import logit_interval
 
 
 def pairwise_auc(score, label, weight):
@@ -60,6 +61,26 @@ def test_unweighted_variance_is_delongs():
     assert est.std_error == pytest.approx(np.sqrt(var), rel=1e-10)
 
 
+def test_logit_interval_closed_form_and_boundary():
+    # logit(0.9) = ln 9; half-width on the logit scale z * 0.02 / (0.9 * 0.1)
+    half = 1.959963984540054 * 0.02 / 0.09
+    lo, hi = logit_interval(0.9, 0.02**2)
+    assert lo == pytest.approx(9 * np.exp(-half) / (1 + 9 * np.exp(-half)), rel=1e-12)
+    assert hi == pytest.approx(9 * np.exp(half) / (1 + 9 * np.exp(half)), rel=1e-12)
+    assert 0.9 - lo > hi - 0.9  # longer toward 1/2, where the skewed AUC strays
+    lo, hi = logit_interval(np.array([1.0, 0.0]), np.array([0.0, 0.01]))  # no logit: the clipped normal interval
+    assert lo == pytest.approx([1.0, 0.0]) and hi == pytest.approx([1.0, 0.196], rel=1e-3)
+
+
+def test_logged_auc_interval_is_the_logit_interval_of_its_variance():
+    rng = np.random.default_rng(9)
+    score, label = rng.normal(size=300), (rng.uniform(size=300) < 0.3).astype(int)
+    score[label == 1] += 1.5
+    est = logged_auc(score, label, 0.2, level=0.9)
+    lo, hi = logit_interval(est.estimate, est.std_error**2, 0.9)
+    assert [est.lower, est.upper] == pytest.approx([float(lo), float(hi)], rel=1e-12)
+
+
 def test_constant_negative_weights_do_not_move_the_auc():
     rng = np.random.default_rng(8)
     score, label = rng.normal(size=200), (rng.uniform(size=200) < 0.2).astype(int)
@@ -92,15 +113,18 @@ def test_balanced_keep_rates(counts, rates):
 def test_interval_covers_under_negative_subsampling(keep_rate):
     repeats, rng = 300, np.random.default_rng(21)
     n, truth = 20_000, 0.7602499389065233  # Phi(1 / sqrt(2)): positives shifted by 1 in a unit normal
-    hits, errors, widths = [], [], []
+    below, above, errors, widths = [], [], [], []
     for _ in range(repeats):
         label = (rng.uniform(size=n) < 0.05).astype(int)
         score = rng.normal(size=n) + label
         kept = (label == 1) | (rng.uniform(size=n) < keep_rate)
         est = logged_auc(score[kept], label[kept], keep_rate)
-        hits.append(est.lower <= truth <= est.upper)
+        below.append(est.upper < truth)
+        above.append(est.lower > truth)
         errors.append(est.estimate - truth)
         widths.append(est.upper - est.lower)
-    coverage, se = np.mean(hits), np.sqrt(0.95 * 0.05 / repeats)
+    coverage, se = 1 - np.mean(below) - np.mean(above), np.sqrt(0.95 * 0.05 / repeats)
     assert abs(coverage - 0.95) <= 3 * se
+    # the logit interval misses about as often on either side: each tail 0.025 within 3 standard errors
+    assert max(np.mean(below), np.mean(above)) <= 0.025 + 3 * np.sqrt(0.025 * 0.975 / repeats)
     assert np.mean(widths) <= 2 * 3.92 * np.sqrt(np.mean(np.square(errors)))

@@ -19,7 +19,11 @@ expansion)::
 
 ``V_i`` the weighted share of negatives a positive beats and ``V_j`` the
 weighted share of positives that beat a negative (ties count half); the
-``w^2`` term is the variance of keeping or dropping each row.
+``w^2`` term is the variance of keeping or dropping each row.  The interval
+is built on the logit scale and mapped back (:func:`logit_interval`): the
+AUC's sampling distribution is skewed toward 1/2 near 1, so a symmetric
+interval misses more often on one side (its lower end lies above the truth
+too often when few negatives are kept).
 
 Agarwal, Graepel, Herbrich, Har-Peled and Roth, "Generalization bounds for
 the area under the ROC curve", JMLR 6 (2005), Theorem 3:
@@ -31,12 +35,13 @@ smallest at ``rho = 1/2`` (:func:`auc_deviation_bound`, :func:`balanced_keep_rat
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import expit, logit, ndtri
 
 from ..estimators.intervals import normal_interval
 from .result import LogEstimate
 from .weights import keep_weights
 
-__all__ = ["auc_deviation_bound", "balanced_keep_rates", "logged_auc", "weighted_auc"]
+__all__ = ["auc_deviation_bound", "balanced_keep_rates", "logged_auc", "logit_interval", "weighted_auc"]
 
 
 def _sorted(values: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -96,8 +101,31 @@ def weighted_auc(score, label, weight=None) -> float:
     return float(w_pos @ share / w_pos.sum())
 
 
+def logit_interval(value, var, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Interval for a proportion on the logit scale, mapped back into ``[0, 1]``.
+
+    By the delta method ``var(logit A) = var(A) / (A (1 - A))^2``; the interval
+    ``expit(logit A +- z sqrt(var) / (A (1 - A)))`` is asymmetric around ``A``,
+    as the skewed sampling distribution of an AUC near 1 is.  An estimate on
+    the boundary (0 or 1) has no logit: it keeps the normal interval.
+    Broadcasts.
+
+    Returns
+    -------
+    (lower, upper) : tuple of ndarray
+    """
+    value, var = np.broadcast_arrays(np.asarray(value, dtype=float), np.asarray(var, dtype=float))
+    inside = (value > 0) & (value < 1)
+    centre = np.where(inside, value, 0.5)
+    half = ndtri(0.5 + level / 2) * np.sqrt(np.maximum(var, 0.0)) / (centre * (1 - centre))
+    lo_n, hi_n = normal_interval(value, var, level, 0.0, 1.0)
+    return (np.where(inside, expit(logit(centre) - half), lo_n), np.where(inside, expit(logit(centre) + half), hi_n))
+
+
 def logged_auc(score, label, keep_rate=1.0, level: float = 0.95) -> LogEstimate:
     """AUC of kept log rows, each negative weighted ``w(l, 0) = 1/l``, with its weighted DeLong interval.
+
+    The interval is :func:`logit_interval` of the weighted DeLong variance.
 
     Parameters
     ----------
@@ -118,7 +146,7 @@ def logged_auc(score, label, keep_rate=1.0, level: float = 0.95) -> LogEstimate:
     auc = float(w_pos @ share_pos / w_pos.sum())
     var = (float(w_pos**2 @ (share_pos - auc) ** 2) / w_pos.sum() ** 2
            + float(w_neg**2 @ (share_neg - auc) ** 2) / w_neg.sum() ** 2)
-    lo, hi = normal_interval(auc, var, level, 0.0, 1.0)
+    lo, hi = logit_interval(auc, var, level)
     return LogEstimate(auc, float(lo), float(hi), float(level), float(np.sqrt(var)), score.shape[0],
                        float(weight.sum()), "weighted-delong")
 

@@ -15,7 +15,7 @@ class LogEstimate:
     ----------
     estimate : float
     lower, upper : float
-        Normal-approximation interval at ``level``.
+        Normal-approximation interval at ``level`` (on the logit scale for the AUC).
     level : float
     std_error : float
         Estimated standard error, with the keep-or-drop of every logged row

@@ -32,7 +32,9 @@ so the delta method of each design's estimator (Marchant and Rubinstein, KDD
 D. M. DeLong and D. L. Clarke-Pearson, "Comparing the Areas under Two or
 More Correlated Receiver Operating Characteristic Curves", Biometrics 44,
 1988 -- so the variance is the design variance of the Hajek projection of
-the U-statistic, correct under each design's weights to first order.
+the U-statistic, correct under each design's weights to first order.  A session raises it
+where it collapses for want of labeled positives
+(:mod:`labelwise.measures.auc_variance`).
 
 **What the bins cost.**  When the thresholds are the pool's distinct scores
 (``auc:<n>`` with ``n`` at least their number) the binned AUC is the AUC.
@@ -50,11 +52,20 @@ components, which the designs materialise per labelled draw:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..pool import Outputs
+from .auc_variance import with_prior_variance
 from .registry import register_measure
 from .thresholds import ThresholdMeasure, grid_option
+
+if TYPE_CHECKING:
+    from ..designs import Sampler
+    from ..draws import Sample
+    from ..estimators import Estimate
+    from ..pool import Pool
 
 __all__ = ["AUC", "DEFAULT_THRESHOLDS", "ScoreBinMeasure", "binned_auc", "weighted_auc"]
 
@@ -180,6 +191,10 @@ class AUC(ScoreBinMeasure):
         below = np.cumsum(N, axis=-1) - N / 2  # d(numerator) / dP_b
         above = sp - np.cumsum(P, axis=-1) + P / 2  # d(numerator) / dN_b
         return np.concatenate([(below / sn - A) / sp, (above / sp - A) / sn], axis=-1)[..., None, :]
+
+    def refine_estimate(self, estimate: Estimate, pool: Pool, sampler: Sampler, sample: Sample) -> Estimate:
+        """The variance raised to that under a recalibrated-model prior where larger (:mod:`.auc_variance`)."""
+        return with_prior_variance(self, estimate, pool, sampler, sample)
 
     def pool_value(self, outputs: Outputs, label_probs: np.ndarray) -> np.ndarray:
         """The exact AUC of the pool, not the binned one (:func:`weighted_auc`)."""

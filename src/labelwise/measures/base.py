@@ -13,10 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..pool import Outputs
+
+if TYPE_CHECKING:
+    from ..designs import Sampler
+    from ..draws import Sample
+    from ..estimators import Estimate
+    from ..pool import Pool
 
 __all__ = [
     "CombinedMeasure",
@@ -147,6 +154,14 @@ class Measure:
         loss coarsens the items (AUC's score bins) overrides it with the exact value.
         """
         return self.value(self.expected_loss_sum(outputs, label_probs) / label_probs.shape[0])
+
+    def refine_estimate(self, estimate: Estimate, pool: Pool, sampler: Sampler, sample: Sample) -> Estimate:
+        """The design's ``estimate`` of this measure, refined where the measure knows better (default: as is).
+
+        Called by :meth:`labelwise.Session.estimate`; the AUC raises a variance that collapses when few
+        positives are labeled (:mod:`labelwise.measures.auc_variance`).
+        """
+        return estimate
 
     # -- identity --------------------------------------------------------
     def __eq__(self, other: object) -> bool:
