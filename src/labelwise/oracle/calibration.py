@@ -55,6 +55,9 @@ MIN_SLOPE = 0.01
 #: Labels per chunk in :func:`platt_posterior`.
 CHUNK = 4096
 
+#: Grid points of :func:`platt_posterior` whose posterior is below this fraction of the largest are dropped.
+NEGLIGIBLE = 1e-9
+
 
 @dataclass(frozen=True)
 class Platt:
@@ -147,13 +150,15 @@ class PlattPosterior:
 
 
 def platt_posterior(logits: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None,
-                    fit: Platt | None = None, points: int = 25, reach: float = 4.0) -> PlattPosterior:
+                    fit: Platt | None = None, points: int = 13, reach: float = 4.0) -> PlattPosterior:
     """The posterior of the Platt parameters on a grid: the recalibration with its parameter uncertainty.
 
     The posterior is that of :func:`fit_platt` (the weighted likelihood times
     the Gaussian prior centred on the identity), evaluated exactly on a
     ``points x points`` grid spanning ``reach`` of its Laplace standard
-    deviations around the maximum (the slope kept at least :data:`MIN_SLOPE`).
+    deviations around the maximum (the slope kept at least :data:`MIN_SLOPE`;
+    a sum over a grid integrates a smooth density to many digits already at
+    a spacing of a standard deviation).
     The Laplace approximation itself would not do: its Gaussian reaches down
     to slopes near 0, where the labels' likelihood has all but vanished, and
     there every item looks like a coin flip.
@@ -181,9 +186,11 @@ def platt_posterior(logits: np.ndarray, labels: np.ndarray, weights: np.ndarray 
     for start in range(0, x.size, CHUNK):  # labels a chunk at a time: (chunk, points^2) floats at most
         part = slice(start, start + CHUNK)
         z = x[part, None] * a + b
-        log_post = log_post + (w[part] * y[part]) @ log_expit(z) + (w[part] * (1.0 - y[part])) @ log_expit(-z)
+        # log p(y | z) = y log sigmoid(z) + (1 - y) log sigmoid(-z), and log sigmoid(-z) = log sigmoid(z) - z
+        log_post = log_post + w[part] @ log_expit(z) - (w[part] * (1.0 - y[part])) @ z
     weight = np.exp(log_post - log_post.max())
-    return PlattPosterior(a, b, weight / weight.sum())
+    keep = weight > NEGLIGIBLE  # points that cannot move a probability
+    return PlattPosterior(a[keep], b[keep], weight[keep] / weight[keep].sum())
 
 
 def block_quantiles(blocks: np.ndarray, values: np.ndarray, n_blocks: int, k: int = 16) -> np.ndarray:
