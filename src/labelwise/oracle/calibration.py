@@ -150,18 +150,19 @@ class PlattPosterior:
 
 
 def platt_posterior(logits: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None,
-                    fit: Platt | None = None, points: int = 13, reach: float = 4.0) -> PlattPosterior:
+                    fit: Platt | None = None, slope_points: int = 25, intercept_points: int = 13,
+                    reach: float = 4.0) -> PlattPosterior:
     """The posterior of the Platt parameters on a grid: the recalibration with its parameter uncertainty.
 
     The posterior is that of :func:`fit_platt` (the weighted likelihood times
-    the Gaussian prior centred on the identity), evaluated exactly on a
-    ``points x points`` grid spanning ``reach`` of its Laplace standard
-    deviations around the maximum (the slope kept at least :data:`MIN_SLOPE`;
-    a sum over a grid integrates a smooth density to many digits already at
-    a spacing of a standard deviation).
+    the Gaussian prior centred on the identity), evaluated exactly at the
+    midpoints of a grid of cells spanning ``reach`` of its Laplace standard
+    deviations around the maximum (the slope kept at least :data:`MIN_SLOPE`).
     The Laplace approximation itself would not do: its Gaussian reaches down
     to slopes near 0, where the labels' likelihood has all but vanished, and
-    there every item looks like a coin flip.
+    there every item looks like a coin flip.  The slope gets the finer grid:
+    far in the tail ``sigmoid(a x + b)`` changes by orders of magnitude
+    across the slope's posterior.
 
     Parameters
     ----------
@@ -169,8 +170,8 @@ def platt_posterior(logits: np.ndarray, labels: np.ndarray, weights: np.ndarray 
         As :func:`fit_platt`.
     fit : Platt, optional
         :func:`fit_platt` of the same labels (computed when omitted).
-    points : int
-        Grid points per parameter.
+    slope_points, intercept_points : int
+        Grid cells per parameter.
     reach : float
         Half-width of the grid in Laplace standard deviations.
     """
@@ -179,11 +180,11 @@ def platt_posterior(logits: np.ndarray, labels: np.ndarray, weights: np.ndarray 
     w = np.ones_like(x) if weights is None else np.asarray(weights, dtype=float) / np.mean(weights)
     fit = fit_platt(x, y, weights) if fit is None else fit
     sd = np.sqrt(np.diag(fit.cov))
-    a_axis = np.linspace(max(fit.a - reach * sd[0], MIN_SLOPE), fit.a + reach * sd[0], points)
-    b_axis = np.linspace(fit.b - reach * sd[1], fit.b + reach * sd[1], points)
-    a, b = (g.ravel() for g in np.meshgrid(a_axis, b_axis, indexing="ij"))
+    a, b = (g.ravel() for g in np.meshgrid(
+        _midpoints(max(fit.a - reach * sd[0], MIN_SLOPE), fit.a + reach * sd[0], slope_points),
+        _midpoints(fit.b - reach * sd[1], fit.b + reach * sd[1], intercept_points), indexing="ij"))
     log_post = -0.5 * ((a - 1.0) ** 2 + b**2) / PRIOR_SD**2
-    for start in range(0, x.size, CHUNK):  # labels a chunk at a time: (chunk, points^2) floats at most
+    for start in range(0, x.size, CHUNK):  # labels a chunk at a time: (chunk, grid points) floats at most
         part = slice(start, start + CHUNK)
         z = x[part, None] * a + b
         # log p(y | z) = y log sigmoid(z) + (1 - y) log sigmoid(-z), and log sigmoid(-z) = log sigmoid(z) - z
@@ -191,6 +192,12 @@ def platt_posterior(logits: np.ndarray, labels: np.ndarray, weights: np.ndarray 
     weight = np.exp(log_post - log_post.max())
     keep = weight > NEGLIGIBLE  # points that cannot move a probability
     return PlattPosterior(a[keep], b[keep], weight[keep] / weight[keep].sum())
+
+
+def _midpoints(lo: float, hi: float, cells: int) -> np.ndarray:
+    """Midpoints of ``cells`` equal cells splitting ``[lo, hi]``."""
+    edges = np.linspace(lo, hi, cells + 1)
+    return (edges[1:] + edges[:-1]) / 2
 
 
 def block_quantiles(blocks: np.ndarray, values: np.ndarray, n_blocks: int, k: int = 16) -> np.ndarray:
