@@ -12,8 +12,10 @@ parameters' posterior (:mod:`labelwise.designs.importance`).
 
 For every pool of the grid of :mod:`robustness` (``--prevalences``,
 ``--calibrations``, ``--separations``, ``--real`` select part of it) the
-script runs ``importance``, ``importance`` with ``variance=plugin`` and
-``passive`` ``--runs`` times (F1, 2000 labels in batches of 50) and reports,
+script runs the ``--intervals`` variants -- ``importance`` (default),
+``importance`` with ``variance=plugin`` and with
+``calibration=platt-posterior`` -- and ``passive``, ``--runs`` times (F1, 2000
+labels in batches of 50), and reports,
 at 500/1000/2000 labels, the coverage of the 95% interval and the width ratio
 (mean width / (3.92 RMSE)).  The targets (those of :mod:`robustness`):
 coverage >= 0.93 at every one of these checkpoints, width ratio <= 2 from
@@ -57,14 +59,18 @@ from robustness import (
 OUT = Path(__file__).resolve().parent / "out"
 #: label -> (design, settings)
 VARIANTS = {"importance": ("importance", {}), "importance (plug-in)": ("importance", {"variance": "plugin"}),
+            "importance (platt-posterior)": ("importance", {"calibration": "platt-posterior"}),
             "passive": ("passive", {})}
+#: How the table names each variant.
+INTERVALS = {"importance": "model (default)", "importance (plug-in)": "plug-in",
+             "importance (platt-posterior)": "model, posterior recalibration"}
 SHOWN = (500, 1000, 2000)
 
 
-def run_pool(spec: PoolSpec, runs: int, seed: int) -> dict:
-    """The variants on one pool, in the layout of :func:`robustness.run_pool`."""
+def run_pool(spec: PoolSpec, runs: int, seed: int, labels: tuple[str, ...]) -> dict:
+    """The variants ``labels`` (and passive) on one pool, in the layout of :func:`robustness.run_pool`."""
     pool = spec.load()
-    designs = [(label, name, settings, None) for label, (name, settings) in VARIANTS.items()]
+    designs = [(label, *VARIANTS[label], None) for label in (*labels, "passive")]
     entries = design_entries(pool, "f1", designs, runs, seed)
     print(f"{spec.name:<22} done", flush=True)
     return {"name": spec.name, "n_items": pool.n_items, "positives": int(np.sum(pool.labels)), "results": entries}
@@ -74,10 +80,10 @@ def rows(data: dict) -> list[dict]:
     """Per pool and variant: coverage, width ratio and MSE at the shown checkpoints, and the misses."""
     out = []
     for pool in data["pools"]:
-        for label in VARIANTS:
-            if label == "passive":
-                continue
+        for label in INTERVALS:
             cs = {c.labels: c for c in cells(pool, label) or []}
+            if not cs:
+                continue
             shown = [cs[n] for n in SHOWN if n in cs]
             misses = [f"cov {c.coverage:.2f}@{c.labels}" for c in shown if c.coverage < COVERAGE_TARGET]
             misses += [f"width {c.width:.2f}@{c.labels}" for c in shown
@@ -92,8 +98,7 @@ def table(data: dict) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows(data):
         c = row["cells"]
-        label = "model (default)" if row["design"] == "importance" else "plug-in"
-        lines.append("| " + " | ".join([row["pool"], label] + [f"{x.coverage:.2f}" for x in c]
+        lines.append("| " + " | ".join([row["pool"], INTERVALS[row["design"]]] + [f"{x.coverage:.2f}" for x in c]
                                        + [f"{x.width:.2f}" for x in c] + [fmt_mse(c[-1].mse),
                                                                           ", ".join(row["misses"]) or "-"]) + " |")
     return "\n".join(lines)
@@ -102,17 +107,17 @@ def table(data: dict) -> str:
 def summary_section(data: dict) -> str:
     """The section of ``RESULTS.md``: coverage and width of ``importance``'s interval, model vs plug-in."""
     meta = data["meta"]
-    tally = {label: sum(not r["misses"] for r in rows(data) if r["design"] == label)
-             for label in ("importance", "importance (plug-in)")}
     n = len(data["pools"])
+    tally = ", ".join(f"{INTERVALS[label]} {sum(not r['misses'] for r in rows(data) if r['design'] == label)} of {n}"
+                      for label in INTERVALS if any(r["design"] == label for r in rows(data)))
     return "\n".join([
         "## The importance design's interval: the oracle model's part for the items not labeled yet",
         "",
         (f"F1, {meta['runs']} runs per pool, 2000 labels in batches of 50; the generated pools of "
          "`benchmarks/robustness.py` and the shared real pools. **cov**: coverage of the 95% interval; "
          "**width**: mean width / (3.92 RMSE). Targets: coverage >= "
-         f"{COVERAGE_TARGET} at 500/1000/2000 labels, width <= {WIDTH_TARGET} from {WIDTH_FROM} labels on. Pools meeting every target: model (default) "
-         f"{tally['importance']} of {n}, plug-in {tally['importance (plug-in)']} of {n}."),
+         f"{COVERAGE_TARGET} at 500/1000/2000 labels, width <= {WIDTH_TARGET} from {WIDTH_FROM} labels on. Pools "
+         f"meeting every target: {tally}."),
         "",
         table(data),
         "",
@@ -129,7 +134,7 @@ def plot(data: dict, path: Path) -> None:
     fig, axes = plt.subplots(1, len(SHOWN), figsize=(4 * len(SHOWN), 0.25 * len(data["pools"]) + 2), sharey=True)
     names = [p["name"] for p in data["pools"]]
     for ax, n in zip(axes, SHOWN):
-        for label, marker in (("importance", "o"), ("importance (plug-in)", "x")):
+        for label, marker in zip(INTERVALS, "oxs"):
             cov = [next((c.coverage for c in cells(p, label) or [] if c.labels == n), np.nan) for p in data["pools"]]
             ax.plot(cov, range(len(names)), marker, label=label)
         ax.axvline(COVERAGE_TARGET, color="grey", ls="--")
@@ -148,6 +153,8 @@ def _split(text: str | None, default, cast=str) -> tuple:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--intervals", default=",".join(INTERVALS),
+                    help=f"comma-separated subset of: {', '.join(INTERVALS)}")
     ap.add_argument("--prevalences", default=None, help="comma-separated (default: the grid's)")
     ap.add_argument("--calibrations", default=None, help=f"subset of {','.join(CALIBRATIONS)}")
     ap.add_argument("--separations", default=None, help=f"subset of {','.join(SEPARATIONS)}")
@@ -166,7 +173,9 @@ def main() -> None:
                            threshold="break-even", pool_seed=1) + real_specs(args.datasets, real)
         t0 = time.perf_counter()
         with ProcessPoolExecutor(args.jobs) as ex:
-            pools = list(ex.map(run_pool, specs, [args.runs] * len(specs), [args.seed] * len(specs)))
+            labels = tuple(label for label in args.intervals.split(",") if label)
+            pools = list(ex.map(run_pool, specs, [args.runs] * len(specs), [args.seed] * len(specs),
+                                [labels] * len(specs)))
         data = {"meta": {"runs": args.runs, "seed": args.seed, "git": git_revision(),
                          "started": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M"),
                          "elapsed": time.perf_counter() - t0,

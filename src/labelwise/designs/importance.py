@@ -128,11 +128,13 @@ class ImportanceDesign(TreeModelDesign):
         The interval's covariance (:meth:`ImportanceSampler.estimate`):
         the oracle model's error split into its likely cases (default), its
         full variance, or the draws' plug-in alone.
-    calibration : {"platt-posterior", "platt", "none"}
-        The oracle model's recalibration of the scores; by default averaged
-        over its parameters' posterior: the static proposal labels few items
-        in the tail, and the most likely map alone understates the positives
-        there on over-confident pools.
+    calibration : {"platt", "platt-posterior", "none"}
+        The oracle model's recalibration of the scores.  The static proposal
+        labels few items in the tail, so on over-confident rare pools the
+        most likely map (``"platt"``, the default) can understate the
+        positives there; ``"platt-posterior"`` averages the map over its
+        parameters' posterior, which covers there but is far wider where the
+        labels say little about the slope (``benchmarks/importance_intervals.py``).
     **model
         Further settings of the oracle model behind the interval
         (:class:`~labelwise.designs.group_model.TreeModelDesign`); the
@@ -140,7 +142,6 @@ class ImportanceDesign(TreeModelDesign):
     """
 
     name = "importance"
-    calibration: str = "platt-posterior"
     defensive: float = 0.1
     variance: str = "mixture"
 
