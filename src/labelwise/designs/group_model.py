@@ -294,5 +294,7 @@ def _prior_shift(prior: np.ndarray, groups: GroupedPool) -> np.ndarray:
     np.add.at(block_sum, groups.block, group_sum)
     block_size = np.bincount(groups.block, weights=groups.sizes, minlength=n_blocks)
     s_group = group_sum / groups.sizes[:, None]
-    s_block = (block_sum / block_size[:, None])[groups.block]
+    # a block with no item (possible in tiny pools) has no mean; no group points at it
+    s_block = np.divide(block_sum, block_size[:, None], out=np.zeros_like(block_sum), where=block_size[:, None] > 0)[
+        groups.block]
     return np.divide(s_group, s_block, out=np.ones_like(s_group), where=s_block > 0)
