@@ -10,6 +10,7 @@ from labelwise.oracle.calibration import (
     fit_platt,
     logits_of,
     marginal_strength,
+    platt_posterior,
 )
 
 
@@ -65,3 +66,48 @@ def test_marginal_strength_trusts_matching_scores_and_not_contradicted_ones():
     prior = np.stack([1 - s1, s1], axis=1)
     assert marginal_strength(prior, np.stack([counts - matching, matching], axis=1)) >= 100
     assert marginal_strength(prior, np.stack([counts - contradicted, contradicted], axis=1)) <= STRENGTHS[1]
+
+
+def test_platt_posterior_without_labels_is_the_prior():
+    """No labels: the predictive is the prior's mean of ``sigmoid(a x + b)`` over ``a ~ N(1, 1)`` truncated
+    at the slope floor and ``b ~ N(0, 1)``, here integrated with scipy over the grid's box (4 sd).  The
+    midpoint rule's error at the grid's spacing (0.2 sd in the slope) is below 1% at these logits."""
+    from scipy.integrate import dblquad
+    from scipy.stats import norm
+
+    post = platt_posterior(np.empty(0), np.empty(0))
+    assert post(np.array([0.0]))[0] == pytest.approx(0.5, abs=1e-12)  # b's grid and prior are symmetric
+    for x in (-6.0, 2.0):
+        def density(b, a, x=x):
+            return norm.pdf(a, 1.0, 1.0) * norm.pdf(b) * (expit(a * x + b) if x is not None else 1.0)
+
+        num = dblquad(density, 0.01, 5.0, -4.0, 4.0)[0]
+        den = dblquad(lambda b, a: density(b, a, None), 0.01, 5.0, -4.0, 4.0)[0]
+        assert post(np.array([x]))[0] == pytest.approx(num / den, rel=0.02)
+
+
+def test_platt_posterior_with_many_labels_is_the_fitted_map():
+    """20,000 labels pin the parameters down: the posterior's predictive is the MAP map's within 2%."""
+    rng = np.random.default_rng(0)
+    true_logit = rng.normal(-1.0, 2.0, 20_000)
+    y = (rng.random(true_logit.size) < expit(true_logit)).astype(int)
+    fit = fit_platt(3.0 * true_logit, y)
+    post = platt_posterior(3.0 * true_logit, y, fit=fit)
+    logits = np.array([-20.0, -5.0, 0.0, 5.0])
+    np.testing.assert_allclose(post(logits), fit(logits), rtol=0.02)
+
+
+def test_platt_posterior_widens_the_tail_when_the_labels_barely_see_it():
+    """Labels from the top of an over-confident ranking (logit x 3) and a few weighted tail negatives: the
+    most likely slope understates a far tail item's chance; averaged over the slope's posterior it is larger,
+    and closer to the truth (the true map is sigmoid(x / 3))."""
+    rng = np.random.default_rng(2)
+    top = rng.uniform(-6.0, 12.0, 300)
+    tail = rng.uniform(-40.0, -20.0, 30)
+    x = np.concatenate([top, tail])
+    y = (rng.random(x.size) < expit(x / 3.0)).astype(int)
+    w = np.concatenate([np.ones(top.size), np.full(tail.size, 200.0)])
+    fit = fit_platt(x, y, w)
+    post = platt_posterior(x, y, w, fit=fit)
+    far = np.array([-24.0])
+    assert fit(far)[0] < post(far)[0] <= expit(far / 3.0)[0] * 3

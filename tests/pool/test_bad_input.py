@@ -157,7 +157,8 @@ def test_multiclass_pool_is_bounded_by_n_classes_only_when_given(tmp_path):
     "args, message",
     [
         (("--design", "importance", "--param", "bogus=1"),
-         "error: design 'importance': unknown setting 'bogus'; its settings are defensive, lam"),
+         ("error: design 'importance': unknown setting 'bogus'; its settings are branching, calibration, defensive, "
+         "depth, interval_prior_strength, lam, n_strata, partition, prior_strength, system, variance")),
         (("--design", "passive", "--param", "lam=0.5"),
          "error: design 'passive': unknown setting 'lam'; it takes no settings"),
     ],

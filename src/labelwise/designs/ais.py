@@ -33,9 +33,9 @@ from ..estimators import (
     ModelCovariance,
     exception_terms,
     importance_moments,
-    larger_variance,
     make_estimate,
-    mixture_variance,
+    model_interval_covariance,
+    model_second_moment,
 )
 from ..measures import Measure
 from ..pool import Pool
@@ -234,13 +234,7 @@ class AISSampler(Sampler):
         R, _, cov = importance_moments(measure, self.losses(measure, sample), d.weight, counts=d.count)
         variance = self.design.variance
         if variance != "plugin" and measure == self.measure and self._history:
-            model = self._model_covariance(R)
-            full = model.full / d.n_draws
-            if variance == "model":
-                cov = full
-            else:
-                base = np.maximum(np.diag(cov), np.diag(model.modal) / d.n_draws)
-                cov = larger_variance(cov, np.diag(mixture_variance(base, np.diag(full), model, level)))
+            cov = model_interval_covariance(cov, self._model_covariance(R), d.n_draws, level, variance)
         return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level)
 
     def _model_covariance(self, R: np.ndarray) -> ModelCovariance:
@@ -284,7 +278,7 @@ class AISSampler(Sampler):
             # q = 0 only where the loss (hence u) is 0 for every label the model allows
             inv_g = np.divide(U, q_group, out=np.zeros_like(U), where=q_group > 0)
             inv_lab = np.divide(1.0, q_lab_now, out=np.zeros_like(q_lab_now), where=q_lab_now > 0)
-            second = np.einsum("g,kgij->kij", inv_g, S) + np.einsum("i,ij,ik->jk", inv_lab, u_lab, u_lab)
+            second = model_second_moment(inv_g, S, inv_lab, u_lab)
             total += n_t * (second / N**2 - np.outer(r, r))
             n_total += n_t
         return total / n_total

@@ -25,20 +25,30 @@ from ..oracle.calibration import (
     fit_platt,
     logits_of,
     marginal_strength,
+    platt_posterior,
 )
 from ..partition import Hierarchy, feature_hierarchy, score_hierarchy
 from ..pool import Pool
 from .base import Design
 from .grouped import GroupedPool
 
-__all__ = ["GroupModel", "TreeModelDesign"]
+__all__ = ["MODEL_BASIS", "GroupModel", "TreeModelDesign"]
 
 #: Convergence tolerance of the oracle model's EM (largest change of a posterior probability): it only
 #: steers the proposal and the covariance, and 1e-8 cost 40% more time for the same error.
 MODEL_TOL = 1e-6
 
+#: The recalibrations of the scores :class:`TreeModelDesign` offers.
+CALIBRATIONS = ("platt", "platt-posterior", "none")
+
 #: Prior strength before the first label when it is learned (``prior_strength="auto"``).
 START_STRENGTH = 10.0
+
+#: What an interval that takes the unlabeled items from the model assumes, shown with every estimate
+#: (:attr:`~labelwise.estimators.Estimate.basis`).
+MODEL_BASIS = ("design-based for the labeled items; the items not labeled yet enter through the oracle model "
+               "(the systems' scores recalibrated on the labels), so the interval assumes those scores do not "
+               "understate the positives left among them")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,12 +72,14 @@ class TreeModelDesign(Design):
     interval_prior_strength : float, optional
         Prior strength of a separate model behind the interval, fitted only
         when an estimate asks; ``None`` (default) uses the proposal's model.
-    calibration : {"platt", "none"}
+    calibration : {"platt", "platt-posterior", "none"}
         ``"platt"`` (default): binary pools' probabilities are recalibrated
         after every batch by a monotone Platt map fitted to the labels
         (:mod:`labelwise.oracle.calibration`), so over- or under-confident
         scores are corrected before they steer the design or the interval;
-        ``"none"`` takes them at face value.
+        ``"platt-posterior"``: the map averaged over the posterior of its
+        parameters (:func:`~labelwise.oracle.calibration.platt_posterior`),
+        which keeps their uncertainty; ``"none"`` takes the scores at face value.
     lam : float
         Shrinkage of the systems' probabilities used as scores (Yilmaz et al. 2021, eq. 13).
     partition : {"score", "features"}
@@ -89,8 +101,8 @@ class TreeModelDesign(Design):
     def __post_init__(self) -> None:
         if self.partition not in ("score", "features"):
             raise ValueError(f"partition: choose 'score' or 'features', got {self.partition!r}")
-        if self.calibration not in ("platt", "none"):
-            raise ValueError(f"calibration: choose 'platt' or 'none', got {self.calibration!r}")
+        if self.calibration not in CALIBRATIONS:
+            raise ValueError(f"calibration: choose {', '.join(map(repr, CALIBRATIONS))}, got {self.calibration!r}")
         if isinstance(self.prior_strength, str) and self.prior_strength != "auto":
             raise ValueError(f"prior_strength: a number >= 0 or 'auto', got {self.prior_strength!r}")
         if self.interval_prior_strength is not None and self.interval_prior_strength < 0:
@@ -108,7 +120,8 @@ class TreeModelDesign(Design):
     def group_model(self, pool: Pool, measure: Measure, oracle: str) -> GroupModel:
         """A fresh model (no labels) of ``pool`` for ``measure``."""
         return GroupModel(pool, measure, oracle, self.hierarchy(pool), self.lam, self.prior_strength, self.interval_prior_strength,
-                          calibrate=self.calibration == "platt" and pool.n_classes == 2)
+                          calibrate=self.calibration != "none" and pool.n_classes == 2,
+                          calibration_uncertainty=self.calibration == "platt-posterior")
 
 
 class GroupModel:
@@ -129,11 +142,15 @@ class GroupModel:
         Labels of ``groups.labeled_items`` (deterministic oracle).
     labeled_loss_sum : ndarray (d,)
         Sum of the labeled items' losses (deterministic oracle).
+    calibration_uncertainty : bool
+        Whether the scores' recalibration is averaged over its parameters' posterior.
     """
+
+    calibration_uncertainty = False
 
     def __init__(self, pool: Pool, measure: Measure, oracle: str, hierarchy: Hierarchy, lam: float,
                  prior_strength: float | str, interval_prior_strength: float | None = None, *,
-                 calibrate: bool = False):
+                 calibrate: bool = False, calibration_uncertainty: bool = False):
         self.pool, self.measure, self.oracle = pool, measure, oracle
         self.n_items, self.n_classes = pool.n_items, pool.n_classes
         self.hierarchy = hierarchy
@@ -147,6 +164,8 @@ class GroupModel:
             self.interval_model = DirichletTreeModel(hierarchy, prior, oracle=oracle,
                                                      prior_strength=interval_prior_strength, tol=MODEL_TOL)
         self.calibrate = calibrate
+        if calibration_uncertainty:  # (not set otherwise: models stored before it take the class's False)
+            self.calibration_uncertainty = True
         self.platt = Platt()
         if calibrate:  # the block means of recalibrated scores, by quadrature over each block's logits
             self._quantiles = block_quantiles(hierarchy.blocks, logits_of(prior[:, 1]), hierarchy.n_leaves)
@@ -200,8 +219,12 @@ class GroupModel:
             self._seen_y = np.concatenate([self._seen_y, labels])
             groups = self.groups.of_item[self._seen_items]
             labeled = np.maximum(self.groups.sizes - self.groups.unlabeled, 1)
-            self.platt = fit_platt(self._seen_logits, self._seen_y, self.groups.sizes[groups] / labeled[groups])
-            s1 = self.platt(self._quantiles).mean(axis=1)
+            weights = self.groups.sizes[groups] / labeled[groups]
+            self.platt = fit_platt(self._seen_logits, self._seen_y, weights)
+            recalibration = self.platt
+            if self.calibration_uncertainty:
+                recalibration = platt_posterior(self._seen_logits, self._seen_y, weights, self.platt)
+            s1 = recalibration(self._quantiles).mean(axis=1)
             filled = self.hierarchy.block_sizes > 0
             block_prior = np.where(filled[:, None], np.stack([1.0 - s1, s1], axis=1), 0.0)
         strength = model.prior_strength
@@ -271,5 +294,7 @@ def _prior_shift(prior: np.ndarray, groups: GroupedPool) -> np.ndarray:
     np.add.at(block_sum, groups.block, group_sum)
     block_size = np.bincount(groups.block, weights=groups.sizes, minlength=n_blocks)
     s_group = group_sum / groups.sizes[:, None]
-    s_block = (block_sum / block_size[:, None])[groups.block]
+    # a block with no item (possible in tiny pools) has no mean; no group points at it
+    s_block = np.divide(block_sum, block_size[:, None], out=np.zeros_like(block_sum), where=block_size[:, None] > 0)[
+        groups.block]
     return np.divide(s_group, s_block, out=np.ones_like(s_group), where=s_block > 0)

@@ -12,6 +12,24 @@ a wrong prior.  ``passive`` is the uniform proposal; its interval is the
 posterior of the measure under a Dirichlet over the pool's loss cells
 (:mod:`~labelwise.estimators.posterior`), which stays honest when few
 positives have been drawn.
+
+The interval of ``importance``
+------------------------------
+The plug-in covariance (Marchant & Rubinstein (KDD 2021) sec. 3.3.2) is the
+sample variance of the weighted losses.  On imbalanced pools the heaviest
+terms are the rare positives the scores call negatives (weight up to
+``1 / defensive``), and a run of a few thousand draws usually meets none of
+them: its variance, hence its interval, is too small exactly in the runs
+whose estimate is off (coverage 0.5-0.85 on 1:1000 and over-confident pools).
+The proposal is known for every item, so the variance of one draw,
+``sum_x E[u_x^2] / (N^2 q(x)) - r^2``, needs only the labels of the items
+not labeled yet.  They come from the oracle model the adaptive designs use
+(:class:`~labelwise.designs.group_model.GroupModel`: the systems' scores
+recalibrated on the labels), fitted only when an interval is asked for; the
+proposal stays the static one above.  As for ``ais``, the interval covers
+the model's error split into no surprise / surprises never drawn / one
+drawn (:func:`~labelwise.estimators.mixture_variance`), never narrower than
+the plug-in's.
 """
 
 from __future__ import annotations
@@ -21,16 +39,24 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..draws import Draws, Sample
-from ..estimators import Estimate, importance_moments, make_estimate
+from ..estimators import (
+    Estimate,
+    ModelCovariance,
+    importance_moments,
+    make_estimate,
+    model_interval_covariance,
+    proposal_model_covariance,
+)
 from ..estimators.posterior import cell_counts, loss_cells, posterior_draws
 from ..measures import Measure
 from ..oracle import score_prior
 from ..pool import Pool
 from .base import Design, Sampler
+from .group_model import MODEL_BASIS, GroupModel, TreeModelDesign
 from .sampling import draw_with_replacement, sample_from_cdf
 
-__all__ = ["ImportanceDesign", "PassiveDesign", "PassiveSampler", "ProposalSampler", "optimal_proposal",
-           "prior_deviation"]
+__all__ = ["ImportanceDesign", "ImportanceSampler", "PassiveDesign", "PassiveSampler", "ProposalSampler",
+           "optimal_proposal", "prior_deviation"]
 
 
 def prior_deviation(measure: Measure, pool: Pool, label_probs: np.ndarray,
@@ -83,7 +109,7 @@ def optimal_proposal(measure: Measure, pool: Pool, label_probs: np.ndarray, R: n
 
 
 @dataclass(frozen=True, kw_only=True)
-class ImportanceDesign(Design):
+class ImportanceDesign(TreeModelDesign):
     """Static importance sampling with the asymptotically optimal proposal.
 
     Parameters
@@ -98,25 +124,43 @@ class ImportanceDesign(Design):
         Weight of the uniform distribution in the proposal (the defensive
         mixture of Marchant & Rubinstein 2021, sec. 3.3.1): every item's
         probability is at least ``defensive / N``.
+    variance : {"mixture", "model", "plugin"}
+        The interval's covariance (:meth:`ImportanceSampler.estimate`):
+        the oracle model's error split into its likely cases (default), its
+        full variance, or the draws' plug-in alone.
+    calibration : {"platt", "platt-posterior", "none"}
+        The oracle model's recalibration of the scores.  The static proposal
+        labels few items in the tail, so on over-confident rare pools the
+        most likely map (``"platt"``, the default) can understate the
+        positives there; ``"platt-posterior"`` averages the map over its
+        parameters' posterior, which covers there but is far wider where the
+        labels say little about the slope (``benchmarks/importance_intervals.py``).
+    **model
+        Further settings of the oracle model behind the interval
+        (:class:`~labelwise.designs.group_model.TreeModelDesign`); the
+        proposal does not use it.
     """
 
     name = "importance"
-    lam: float = 1.0
     defensive: float = 0.1
+    variance: str = "mixture"
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if not 0.0 <= self.lam <= 1.0:
             raise ValueError(f"lam: must lie in [0, 1], got {self.lam}")
         if not 0.0 < self.defensive <= 1.0:
             raise ValueError(f"defensive: must lie in (0, 1], got {self.defensive}")
+        if self.variance not in ("mixture", "model", "plugin"):
+            raise ValueError(f"variance: choose 'mixture', 'model' or 'plugin', got {self.variance!r}")
 
     def proposal(self, pool: Pool, measure: Measure) -> np.ndarray:
         """The static proposal q over the pool (sums to one)."""
         return optimal_proposal(measure, pool, score_prior(pool, self.lam), defensive=self.defensive)
 
     def start(self, pool: Pool, measure: Measure, *, rng: np.random.Generator, budget: int | None = None,
-              oracle: str = "deterministic") -> ProposalSampler:
-        return ProposalSampler(pool, measure, oracle, rng, self.proposal(pool, measure))
+              oracle: str = "deterministic") -> ImportanceSampler:
+        return ImportanceSampler(self, self.group_model(pool, measure, oracle), rng, self.proposal(pool, measure))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -160,6 +204,70 @@ class ProposalSampler(Sampler):
             return Estimate.undefined(measure, level)
         R, _, cov = importance_moments(measure, self.losses(measure, sample), d.weight, counts=d.count)
         return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level)
+
+
+class ImportanceSampler(ProposalSampler):
+    """One run of :class:`ImportanceDesign`: draws from its static proposal, an interval that also sees the
+    items not labeled yet through the oracle model (module docstring)."""
+
+    def __init__(self, design: ImportanceDesign, model: GroupModel, rng: np.random.Generator, q: np.ndarray):
+        super().__init__(model.pool, model.measure, model.oracle, rng, q)
+        self.design, self.gm = design, model
+        of_item, G = model.groups.of_item, model.groups.n_groups
+        # sums of 1/q and of q over every member of each group; the labeled members are taken out per estimate
+        self._inv_q_groups = np.bincount(of_item, weights=1.0 / q, minlength=G)
+        self._q_groups = np.bincount(of_item, weights=q, minlength=G)
+        self._unlearned: list[tuple[np.ndarray, np.ndarray]] = []  # labels the model has not seen yet
+
+    @property
+    def uses_model(self) -> bool:
+        """Whether the interval of the design's measure comes from the oracle model (deterministic oracle)."""
+        return self.design.variance != "plugin" and not self.stochastic
+
+    def observe(self, items: np.ndarray, labels: np.ndarray) -> None:
+        if self.uses_model:  # the model steers nothing: it learns when an interval asks (:meth:`_learn`)
+            self._unlearned.append((np.asarray(items, dtype=np.int64), np.asarray(labels, dtype=np.int64)))
+
+    def _learn(self) -> None:
+        """Fit the oracle model to the labels that arrived since it last learned (the same fit as one
+        call per batch: the recalibration and the prior strength are refitted to every label so far)."""
+        if self._unlearned:
+            items, labels = (np.concatenate(parts) for parts in zip(*self._unlearned))
+            self._unlearned = []
+            self.gm.observe(items, labels)
+
+    def estimate(self, measure: Measure, sample: Sample, level: float = 0.95) -> Estimate:
+        """The importance-sampling estimate (Marchant & Rubinstein (KDD 2021) eq. 1) and its covariance.
+
+        For the design's measure under a deterministic oracle the covariance is
+        :func:`~labelwise.estimators.model_interval_covariance` of the plug-in
+        and :meth:`model_covariance`; other measures (sample reuse), a
+        stochastic oracle and ``variance="plugin"`` keep the plug-in.
+        """
+        est = super().estimate(measure, sample, level)
+        if not self.uses_model or measure != self.measure or not est.all_defined:
+            return est
+        self._learn()
+        n = sample.draws.n_draws
+        cov = model_interval_covariance(est.cov, self.model_covariance(est.R, n), n, level, self.design.variance)
+        return make_estimate(measure, est.R, cov, est.n_labels, est.n_draws, level, basis=MODEL_BASIS)
+
+    def model_covariance(self, R: np.ndarray, n_draws: int) -> ModelCovariance:
+        """The per-draw covariance of ``w Dg l`` under the oracle model, with ``Dg`` taken at ``R``
+        (:func:`~labelwise.estimators.proposal_model_covariance`)."""
+        gm, measure = self.gm, self.measure
+        groups = gm.groups
+        J = measure.finite_jacobian(R)
+        lab = groups.labeled_items
+        of_lab, q_lab = groups.of_item[lab], self.q[lab]
+        unlabeled = groups.unlabeled.astype(float)
+        live = unlabeled > 0  # a group whose members are all labeled has no sums left (but rounding)
+        inv_q = np.where(live, self._inv_q_groups - np.bincount(of_lab, 1.0 / q_lab, groups.n_groups), 0.0)
+        q = np.where(live, self._q_groups - np.bincount(of_lab, q_lab, groups.n_groups), 0.0)
+        u = np.einsum("cgd,md->cgm", gm.rep_loss, J)
+        u_lab = measure.loss(self.pool.outputs(lab), gm.labeled_y) @ J.T
+        return proposal_model_covariance(u, gm.posterior(interval=True), unlabeled, np.maximum(inv_q, 0.0),
+                                         np.maximum(q, 0.0), u_lab, q_lab, J @ R, n_draws, self.pool.n_items)
 
 
 class PassiveSampler(ProposalSampler):

@@ -63,16 +63,12 @@ from ..estimators import (
 from ..measures import Measure
 from ..pool import Pool
 from .base import Sampler
-from .group_model import GroupModel, TreeModelDesign
+from .group_model import MODEL_BASIS, GroupModel, TreeModelDesign
 from .poisson import defensive_deviations, inclusion_probabilities
 
 __all__ = ["OnlinePoissonDesign", "OnlinePoissonSampler", "round_inclusion", "unlabeled_covariance",
            "with_unlabeled"]
 
-#: What the interval assumes, shown with every estimate (:attr:`~labelwise.estimators.Estimate.basis`).
-MODEL_BASIS = ("design-based for the labeled items; the items not labeled yet enter through the oracle model "
-               "(the systems' scores recalibrated on the labels), so the interval assumes those scores do not "
-               "understate the positives left among them")
 PLUGIN_BASIS = ("design-based from the labeled items alone: positives among items no round has reached yet are "
                 "not accounted for")
 

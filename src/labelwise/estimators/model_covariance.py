@@ -21,7 +21,8 @@ import numpy as np
 # scipy.special, not scipy.stats and scipy.optimize (1.3 s to import)
 from scipy.special import ndtr, ndtri
 
-__all__ = ["ModelCovariance", "exception_terms", "larger_variance", "mixture_variance"]
+__all__ = ["ModelCovariance", "exception_terms", "larger_variance", "mixture_variance", "model_interval_covariance",
+           "model_second_moment", "proposal_model_covariance"]
 
 
 def exception_terms(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, n_items: int,
@@ -92,6 +93,73 @@ class ModelCovariance(NamedTuple):
     hits: float
 
 
+def model_second_moment(inv_q_groups: np.ndarray, S: np.ndarray, inv_q_labeled: np.ndarray,
+                        u_labeled: np.ndarray) -> np.ndarray:
+    """``sum_x E_pi[u_x u_x^T] / q(x)`` for a proposal ``q``: unlabeled items by group, labeled ones at their labels.
+
+    Parameters
+    ----------
+    inv_q_groups : ndarray (G,)
+        Sum of ``1 / q(x)`` over each group's unlabeled items.
+    S : ndarray (k, G, m, m)
+        ``E_pi[u u^T]`` of an unlabeled member of each group, for ``k`` models of the labels at once.
+    inv_q_labeled : ndarray (L,)
+        ``1 / q(x)`` of each labeled item.
+    u_labeled : ndarray (L, m)
+        ``u = Dg l`` of each labeled item at its label.
+
+    Returns
+    -------
+    ndarray (k, m, m)
+    """
+    return (np.einsum("g,kgij->kij", inv_q_groups, S)
+            + np.einsum("l,li,lj->ij", inv_q_labeled, u_labeled, u_labeled)[None])
+
+
+def proposal_model_covariance(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, inv_q_groups: np.ndarray,
+                              q_groups: np.ndarray, u_labeled: np.ndarray, q_labeled: np.ndarray, r: np.ndarray,
+                              n_draws: int, n_items: int) -> ModelCovariance:
+    """The covariance of ``w Dg l`` for i.i.d. draws from a fixed proposal ``q``, as the oracle model sees it.
+
+    One draw of the importance-sampling estimator of Marchant & Rubinstein (KDD 2021) eq. (1) has
+    covariance ``V = sum_x E[u_x u_x^T] / (N^2 q(x)) - r r^T`` (``u = Dg l``, ``r = Dg R``; sec. 3.3.2
+    estimates it from the draws).  Here labeled items enter at their labels and unlabeled ones at the
+    model's label distribution of their group: the sample average misses the rare items of small
+    ``q`` (positives among the items the scores call negatives) in most runs, the model does not.
+
+    Parameters
+    ----------
+    u : ndarray (C, G, m)
+        ``Dg(R) l`` of a group's items for each label.
+    pi : ndarray (G, C)
+        Model's label distribution of a group's unlabeled items.
+    unlabeled : ndarray (G,)
+        Unlabeled items per group.
+    inv_q_groups, q_groups : ndarray (G,)
+        Sums of ``1 / q(x)`` and of ``q(x)`` over each group's unlabeled items.
+    u_labeled : ndarray (L, m)
+        ``u`` of each labeled item at its label.
+    q_labeled : ndarray (L,)
+        Proposal probability of each labeled item.
+    r : ndarray (m,)
+        ``Dg(R) R``.
+    n_draws : int
+        Draws so far (for the expected number of draws that hit an exception).
+    n_items : int
+
+    Returns
+    -------
+    ModelCovariance
+        ``full`` and ``modal`` per draw (divide by the number of draws for the estimator's).
+    """
+    u_mode, exceptions, miss = exception_terms(u, pi, unlabeled, n_items)
+    S = np.stack([np.einsum("gc,cgi,cgj->gij", pi, u, u), np.einsum("gi,gj->gij", u_mode, u_mode)])
+    full, modal = model_second_moment(inv_q_groups, S, 1.0 / q_labeled, u_labeled) / n_items**2 - np.outer(r, r)
+    # each draw lands on an exception of group g with probability (its exceptions) x (their mean q)
+    mean_q = np.divide(q_groups, unlabeled, out=np.zeros_like(q_groups), where=unlabeled > 0)
+    return ModelCovariance(full, modal, miss, float(exceptions.sum()), float(n_draws * exceptions @ mean_q))
+
+
 def mixture_variance(base: np.ndarray, full: np.ndarray, model: ModelCovariance, level: float) -> np.ndarray:
     """Variance of the normal whose ``level`` interval matches that of the model's three-case error.
 
@@ -146,6 +214,30 @@ def mixture_variance(base: np.ndarray, full: np.ndarray, model: ModelCovariance,
         else:
             out[i] = (_root_of_increasing(coverage_gap, hi) / z) ** 2
     return out
+
+
+def model_interval_covariance(plugin: np.ndarray, model: ModelCovariance, n_draws: int, level: float,
+                              variance: str = "mixture") -> np.ndarray:
+    """The covariance behind an importance-sampling interval, from the draws' plug-in and the model's view.
+
+    Parameters
+    ----------
+    plugin : ndarray (m, m)
+        The plug-in covariance of the estimate (Marchant & Rubinstein (KDD 2021) sec. 3.3.2).
+    model : ModelCovariance
+        The per-draw covariance as the oracle model sees it.
+    n_draws : int
+    level : float
+    variance : {"mixture", "model"}
+        ``"model"``: the model's full covariance over ``n_draws``.  ``"mixture"``: the variance of
+        :func:`mixture_variance`, its usual case never below the plug-in's or the modal covariance's,
+        with the plug-in's correlations.
+    """
+    full = model.full / n_draws
+    if variance == "model":
+        return full
+    base = np.maximum(np.diag(plugin), np.diag(model.modal) / n_draws)
+    return larger_variance(plugin, np.diag(mixture_variance(base, np.diag(full), model, level)))
 
 
 def _root_of_increasing(f, hi: float) -> float:

@@ -16,8 +16,12 @@ them.  Two things are learned from the labels instead:
   whatever the top of the ranking shows (over-confident scores there can
   flatten the slope until the tail is predicted as positive as the top).
   :func:`fit_platt` returns the parameters and their covariance (the
-  inverse Hessian), which the interval uses as the model's parameter
-  uncertainty.
+  inverse Hessian).  :func:`platt_posterior` keeps the parameters'
+  uncertainty: the map averaged over their posterior on a grid, the Bayesian
+  predictive of the Platt model.  Where the labels say little about the
+  scores' tail (importance sampling labels mostly the top of the ranking),
+  this matters: the posterior's spread in the slope puts more positives in
+  the tail than the most likely slope does.
 * **Prior strength by marginal likelihood**: per block ``k`` the flat
   Dirichlet-tree model is Beta-Bernoulli with prior ``lam * s_k``; the
   labels' Beta-binomial likelihood, summed over blocks, chooses ``lam``
@@ -31,9 +35,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import expit, gammaln, logit
+from scipy.special import expit, gammaln, log_expit, logit
 
-__all__ = ["STRENGTHS", "Platt", "block_quantiles", "fit_platt", "marginal_strength"]
+__all__ = ["STRENGTHS", "Platt", "PlattPosterior", "block_quantiles", "fit_platt", "marginal_strength",
+           "platt_posterior"]
 
 #: Candidate prior strengths of :func:`marginal_strength`.
 STRENGTHS = np.array([0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0])
@@ -43,6 +48,15 @@ PRIOR_SD = 1.0
 
 #: Logits are clipped to this magnitude (probabilities of exactly 0 or 1).
 MAX_LOGIT = 30.0
+
+#: The slope's floor: the recalibration stays monotone.
+MIN_SLOPE = 0.01
+
+#: Labels per chunk in :func:`platt_posterior`.
+CHUNK = 4096
+
+#: Grid points of :func:`platt_posterior` whose posterior is below this fraction of the largest are dropped.
+NEGLIGIBLE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -91,7 +105,7 @@ def fit_platt(logits: np.ndarray, labels: np.ndarray, weights: np.ndarray | None
     Returns
     -------
     Platt
-        With ``a`` kept positive (at least 0.01): the recalibration stays monotone.
+        With ``a`` kept positive (at least :data:`MIN_SLOPE`): the recalibration stays monotone.
     """
     x = np.asarray(logits, dtype=float)
     y = np.asarray(labels, dtype=float)
@@ -107,10 +121,83 @@ def fit_platt(logits: np.ndarray, labels: np.ndarray, weights: np.ndarray | None
         hess = (X.T * (w * p * (1.0 - p))) @ X + prec
         step = np.linalg.solve(hess, grad)
         theta = theta + step
-        theta[0] = max(theta[0], 0.01)
+        theta[0] = max(theta[0], MIN_SLOPE)
         if np.abs(step).max() < 1e-8:
             break
     return Platt(float(theta[0]), float(theta[1]), np.linalg.inv(hess))
+
+
+@dataclass(frozen=True)
+class PlattPosterior:
+    """The Platt map averaged over a discrete posterior of its parameters (:func:`platt_posterior`).
+
+    Attributes
+    ----------
+    a, b : ndarray, shape (k,)
+        Grid points of the slope and intercept.
+    weight : ndarray, shape (k,)
+        Their posterior probabilities (summing to one).
+    """
+
+    a: np.ndarray
+    b: np.ndarray
+    weight: np.ndarray
+
+    def __call__(self, logits: np.ndarray) -> np.ndarray:
+        """Posterior mean probability of a positive, ``sum_k weight_k sigmoid(a_k logit + b_k)``."""
+        logits = np.asarray(logits, dtype=float)
+        return expit(logits[..., None] * self.a + self.b) @ self.weight
+
+
+def platt_posterior(logits: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None,
+                    fit: Platt | None = None, slope_points: int = 25, intercept_points: int = 13,
+                    reach: float = 4.0) -> PlattPosterior:
+    """The posterior of the Platt parameters on a grid: the recalibration with its parameter uncertainty.
+
+    The posterior is that of :func:`fit_platt` (the weighted likelihood times
+    the Gaussian prior centred on the identity), evaluated exactly at the
+    midpoints of a grid of cells spanning ``reach`` of its Laplace standard
+    deviations around the maximum (the slope kept at least :data:`MIN_SLOPE`).
+    The Laplace approximation itself would not do: its Gaussian reaches down
+    to slopes near 0, where the labels' likelihood has all but vanished, and
+    there every item looks like a coin flip.  The slope gets the finer grid:
+    far in the tail ``sigmoid(a x + b)`` changes by orders of magnitude
+    across the slope's posterior.
+
+    Parameters
+    ----------
+    logits, labels, weights
+        As :func:`fit_platt`.
+    fit : Platt, optional
+        :func:`fit_platt` of the same labels (computed when omitted).
+    slope_points, intercept_points : int
+        Grid cells per parameter.
+    reach : float
+        Half-width of the grid in Laplace standard deviations.
+    """
+    x = np.asarray(logits, dtype=float)
+    y = np.asarray(labels, dtype=float)
+    w = np.ones_like(x) if weights is None else np.asarray(weights, dtype=float) / np.mean(weights)
+    fit = fit_platt(x, y, weights) if fit is None else fit
+    sd = np.sqrt(np.diag(fit.cov))
+    a, b = (g.ravel() for g in np.meshgrid(
+        _midpoints(max(fit.a - reach * sd[0], MIN_SLOPE), fit.a + reach * sd[0], slope_points),
+        _midpoints(fit.b - reach * sd[1], fit.b + reach * sd[1], intercept_points), indexing="ij"))
+    log_post = -0.5 * ((a - 1.0) ** 2 + b**2) / PRIOR_SD**2
+    for start in range(0, x.size, CHUNK):  # labels a chunk at a time: (chunk, grid points) floats at most
+        part = slice(start, start + CHUNK)
+        z = x[part, None] * a + b
+        # log p(y | z) = y log sigmoid(z) + (1 - y) log sigmoid(-z), and log sigmoid(-z) = log sigmoid(z) - z
+        log_post = log_post + w[part] @ log_expit(z) - (w[part] * (1.0 - y[part])) @ z
+    weight = np.exp(log_post - log_post.max())
+    keep = weight > NEGLIGIBLE  # points that cannot move a probability
+    return PlattPosterior(a[keep], b[keep], weight[keep] / weight[keep].sum())
+
+
+def _midpoints(lo: float, hi: float, cells: int) -> np.ndarray:
+    """Midpoints of ``cells`` equal cells splitting ``[lo, hi]``."""
+    edges = np.linspace(lo, hi, cells + 1)
+    return (edges[1:] + edges[:-1]) / 2
 
 
 def block_quantiles(blocks: np.ndarray, values: np.ndarray, n_blocks: int, k: int = 16) -> np.ndarray:
