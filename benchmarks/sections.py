@@ -30,7 +30,7 @@ RESULTS = HERE / "RESULTS.md"
 
 #: Scripts whose ``out/<script>.json`` becomes a section, in the order of the file.
 SECTIONS = ("robustness", "auc_designs", "ondemand_benchmark", "add_system", "logs_benchmark", "discover_benchmark",
-            "anytime_stopping", "planning_accuracy", "engine_scale", "block_designs")
+            "anytime_stopping", "planning_accuracy", "engine_scale", "block_designs", "importance_intervals")
 
 _MARK = re.compile(r"<!-- section: ([\w-]+) -->\n")
 
