@@ -10,7 +10,7 @@ from labelwise.anytime.betting import TRUNCATION, rejected_by_batch
 
 
 def test_one_batch_rejects_exactly_when_the_hedged_capital_reaches_one_over_alpha():
-    # one batch: the bet comes from the pseudo-observation, variance (spread / 2)^2 = 1, and
+    # one batch: the bet comes from the widest variance the bounds allow, (spread / 2)^2 = 1, and
     # sqrt(2 log 40) > TRUNCATION / 1, so the bet is TRUNCATION on both sides:
     # capital = (1.5^c + 0.5^c) / 2 for c draws of +1, which first reaches 20 at c = 10
     assert math.sqrt(2 * math.log(40)) > TRUNCATION == 0.5
@@ -28,7 +28,7 @@ def _capital_by_hand(values, counts, batches, low, high, alpha, horizon):
     for b in sorted(set(batches)):
         n = sum(c for _, c in past)
         mean = sum(x * c for x, c in past) / max(n, 1)
-        var = ((spread / 2) ** 2 + sum(c * x * x for x, c in past) - n * mean**2) / (n + 1)
+        var = (sum(c * x * x for x, c in past) - n * mean**2) / n if n else (spread / 2) ** 2
         bet = math.sqrt(2 * math.log(2 / alpha) / (var * max(horizon, n, 1)))
         plus, minus = min(bet, TRUNCATION / -low), min(bet, TRUNCATION / high)
         rows = [(x, c) for x, c, bb in zip(values, counts, batches) if bb == b]
