@@ -81,6 +81,20 @@ def test_sequence_covers_at_every_batch_under_importance_sampling(pool, name):
     assert np.mean(covered) >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / runs)
 
 
+@pytest.mark.slow
+def test_sequence_covers_at_every_batch_on_an_imbalanced_pool():
+    """The bets on the running variance and each item's own bound keep the level where rare terms dominate."""
+    rare = lw.make_pool(4000, prevalence=0.02, separation=2.5, seed=6)
+    measure = make_measure("f1", rare)
+    truth = float(lw.true_value(rare, measure)[0])
+    q = ImportanceDesign(defensive=0.1).proposal(rare, measure)
+    rng = np.random.default_rng(12)
+    runs = 60
+    covered = [np.all((lo <= truth) & (truth <= hi)) for _, _, lo, hi in (_run(rare, measure, q, rng)
+                                                                          for _ in range(runs))]
+    assert np.mean(covered) >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / runs)
+
+
 def test_each_items_weight_bound_narrows_the_sequence_of_an_imbalanced_pool():
     rare = lw.make_pool(4000, prevalence=0.02, separation=2.5, seed=6)
     measure = make_measure("f1", rare)
