@@ -49,8 +49,8 @@ from .pool import Pool
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["AGREEMENT", "PILOT_LABELS", "PILOT_MARKS", "Plan", "labels_for", "pilot_curves", "plan_designs", "plan_session",
-           "save_target", "target_plan"]
+__all__ = ["AGREEMENT", "PILOT_LABELS", "PILOT_MARKS", "Plan", "labels_for", "pilot_curves", "plan_designs",
+           "plan_session", "save_target", "session_level", "target_plan"]
 
 #: Label counts of the pilot runs' variance curve.
 PILOT_MARKS = (100, 200, 400, 800)
@@ -169,13 +169,17 @@ def decay_slope(curves: np.ndarray) -> float:
     return float(np.clip(np.polyfit(x[keep], y[keep], 1)[0], -0.5, 0.0))
 
 
+def _anchor(curves: np.ndarray) -> int:
+    """Column of the pilot curves at :data:`PILOT_LABELS` labels (the first when the pool is smaller)."""
+    return PILOT_MARKS.index(PILOT_LABELS) if curves.shape[1] > 1 else 0
+
+
 def session_level(v0: float, n: int, curves: np.ndarray, slope: float) -> float:
     """The plan's level at ``n`` labels: the session's variance ``v0``, raised to the pilot runs' median at ``n``
     when the two agree within a factor :data:`AGREEMENT` (module docstring)."""
-    at = PILOT_MARKS.index(PILOT_LABELS) if curves.shape[1] > 1 else 0
-    with np.errstate(invalid="ignore"):
-        pilot = float(np.nanmedian(curves[:, at])) * (n / PILOT_MARKS[at]) ** slope if np.isfinite(curves[:, at]).any() \
-            else math.nan
+    at = _anchor(curves)
+    defined = curves[:, at][np.isfinite(curves[:, at])]
+    pilot = float(np.median(defined)) * (n / PILOT_MARKS[at]) ** slope if defined.size else math.nan
     agree = np.isfinite(pilot) and pilot > 0 and v0 > 0 and abs(math.log(v0 / pilot)) <= math.log(AGREEMENT)
     return max(v0, pilot) if agree else v0
 
@@ -188,7 +192,7 @@ def _pilot_plan(pool: Pool, measure: Measure, design: Design, half_width: float,
                 seed: int = 0) -> tuple[float, float, float]:
     """(median, low, high) of the labels the pilot runs project, each anchored at its own variance."""
     curves = pilot_curves(pool, measure, design, budget, seed)
-    slope, at = decay_slope(curves), PILOT_MARKS.index(PILOT_LABELS) if curves.shape[1] > 1 else 0
+    slope, at = decay_slope(curves), _anchor(curves)
     needs = [labels_for(v, PILOT_MARKS[at], slope, half_width, level, pool.n_items, design.with_replacement)
              for v in curves[:, at]]
     return float(np.median(needs)), min(needs), max(needs)

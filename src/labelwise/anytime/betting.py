@@ -27,9 +27,11 @@ for increments spread over their bounds but not for importance-weighted
 ones: their bounds come from the largest weight, hundreds of times their
 spread, and the pseudo-observation would hold the bets (and so the width)
 down for tens of thousands of draws.  Any predictable bet keeps the
-capital a martingale, so the validity does not depend on this choice.  Bets are fixed per batch when the rows of a batch
-are not in draw order (a with-replacement design aggregates an item's
-repeated draws), else updated after every row.
+capital a martingale, so the validity does not depend on this choice.
+
+Bets are fixed per batch when the rows of a batch are not in draw order (a
+with-replacement design aggregates an item's repeated draws), else updated
+after every row.
 """
 
 from __future__ import annotations
