@@ -12,7 +12,13 @@ learn.  The plan models ``V(n) = V0 (n / n0)^b``:
   believes), at :data:`PILOT_MARKS` labels;
 * the level ``V0`` at ``n0`` is the session's, ``n0 (h / z)^2`` with ``h`` the
   half-width of its interval, once it has :data:`PILOT_LABELS` labels;
-  before that each pilot run's own.
+  before that each pilot run's own.  On an imbalanced pool the session's
+  variance after a few hundred labels misses the rare outcomes not drawn yet
+  (a false negative among items the design seldom draws) and so runs low;
+  the pilot runs' median variance counts them.  When the two agree within a
+  factor :data:`AGREEMENT` (the pool's probabilities describe the labels seen)
+  the larger is the level; otherwise the probabilities are off and the
+  session's own is.
 
 The half-width ``z sqrt(V(n) / n)`` then falls with ``n``, and the smallest
 ``n`` reaching ``eps`` is found by bisection, as in Chaganty et al.,
@@ -43,8 +49,8 @@ from .pool import Pool
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["PILOT_LABELS", "PILOT_MARKS", "Plan", "labels_for", "pilot_curves", "plan_designs", "plan_session",
-           "save_target", "target_plan"]
+__all__ = ["AGREEMENT", "PILOT_LABELS", "PILOT_MARKS", "Plan", "labels_for", "pilot_curves", "plan_designs",
+           "plan_session", "save_target", "session_level", "target_plan"]
 
 #: Label counts of the pilot runs' variance curve.
 PILOT_MARKS = (100, 200, 400, 800)
@@ -52,6 +58,8 @@ PILOT_MARKS = (100, 200, 400, 800)
 PILOT_LABELS = 200
 #: Pilot runs per design.
 PILOT_RUNS = 3
+#: Largest ratio between the session's and the pilot runs' variance at which the pilots' may raise the level.
+AGREEMENT = 2.0
 #: Session-file cache key of the half-width a plan aims at (``labelwise plan SESSION`` stores it).
 TARGET_KEY = "plan_target"
 
@@ -161,6 +169,21 @@ def decay_slope(curves: np.ndarray) -> float:
     return float(np.clip(np.polyfit(x[keep], y[keep], 1)[0], -0.5, 0.0))
 
 
+def _anchor(curves: np.ndarray) -> int:
+    """Column of the pilot curves at :data:`PILOT_LABELS` labels (the first when the pool is smaller)."""
+    return PILOT_MARKS.index(PILOT_LABELS) if curves.shape[1] > 1 else 0
+
+
+def session_level(v0: float, n: int, curves: np.ndarray, slope: float) -> float:
+    """The plan's level at ``n`` labels: the session's variance ``v0``, raised to the pilot runs' median at ``n``
+    when the two agree within a factor :data:`AGREEMENT` (module docstring)."""
+    at = _anchor(curves)
+    defined = curves[:, at][np.isfinite(curves[:, at])]
+    pilot = float(np.median(defined)) * (n / PILOT_MARKS[at]) ** slope if defined.size else math.nan
+    agree = np.isfinite(pilot) and pilot > 0 and v0 > 0 and abs(math.log(v0 / pilot)) <= math.log(AGREEMENT)
+    return max(v0, pilot) if agree else v0
+
+
 def _count(n: float, n_items: int) -> int:
     return n_items if not np.isfinite(n) else math.ceil(n)
 
@@ -169,7 +192,7 @@ def _pilot_plan(pool: Pool, measure: Measure, design: Design, half_width: float,
                 seed: int = 0) -> tuple[float, float, float]:
     """(median, low, high) of the labels the pilot runs project, each anchored at its own variance."""
     curves = pilot_curves(pool, measure, design, budget, seed)
-    slope, at = decay_slope(curves), PILOT_MARKS.index(PILOT_LABELS) if curves.shape[1] > 1 else 0
+    slope, at = decay_slope(curves), _anchor(curves)
     needs = [labels_for(v, PILOT_MARKS[at], slope, half_width, level, pool.n_items, design.with_replacement)
              for v in curves[:, at]]
     return float(np.median(needs)), min(needs), max(needs)
@@ -211,7 +234,9 @@ def plan_session(session: Session, half_width: float, measure: Measure | None = 
     if n < PILOT_LABELS or not np.isfinite(v0):
         total, low, high = _pilot_plan(pool, target, design, half_width, level, session.budget)
     else:
-        slope = decay_slope(pilot_curves(pool, target, design, session.budget))
+        curves = pilot_curves(pool, target, design, session.budget)
+        slope = decay_slope(curves)
+        v0 = session_level(v0, n, curves, slope)
         spread = 2 * math.sqrt(2 / n)
         total, low, high = (labels_for(v0 * f, n, slope, half_width, level, pool.n_items, design.with_replacement)
                             for f in (1.0, max(1 - spread, 0.0), 1 + spread))

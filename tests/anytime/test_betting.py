@@ -10,15 +10,15 @@ from labelwise.anytime.betting import TRUNCATION, rejected_by_batch
 
 
 def test_one_batch_rejects_exactly_when_the_hedged_capital_reaches_one_over_alpha():
-    # one batch: the bet comes from the pseudo-observation, variance (spread / 2)^2 = 1, and
+    # one batch: the bet comes from the widest variance the bounds allow, (spread / 2)^2 = 1, and
     # sqrt(2 log 40) > TRUNCATION / 1, so the bet is TRUNCATION on both sides:
-    # capital = (1.5^c + 0.5^c) / 2 for c draws of +1, which first reaches 20 at c = 10
-    assert math.sqrt(2 * math.log(40)) > TRUNCATION == 0.5
+    # capital = (1.75^c + 0.25^c) / 2 for c draws of +1, which first reaches 20 at c = 7
+    assert math.sqrt(2 * math.log(40)) > TRUNCATION == 0.75
     low, high = np.array([-1.0]), np.array([1.0])
-    for c, expected in ((9, False), (10, True)):
+    for c, expected in ((6, False), (7, True)):
         out = rejected_by_batch(np.ones((1, 1)), np.array([c]), np.zeros(1, int), low, high, 0.05, 1.0)
         assert out.shape == (1, 1) and bool(out[0, 0]) is expected
-    assert (1.5**9 + 0.5**9) / 2 < 20 <= (1.5**10 + 0.5**10) / 2
+    assert (1.75**6 + 0.25**6) / 2 < 20 <= (1.75**7 + 0.25**7) / 2
 
 
 def _capital_by_hand(values, counts, batches, low, high, alpha, horizon):
@@ -28,7 +28,7 @@ def _capital_by_hand(values, counts, batches, low, high, alpha, horizon):
     for b in sorted(set(batches)):
         n = sum(c for _, c in past)
         mean = sum(x * c for x, c in past) / max(n, 1)
-        var = ((spread / 2) ** 2 + sum(c * x * x for x, c in past) - n * mean**2) / (n + 1)
+        var = (sum(c * x * x for x, c in past) - n * mean**2) / n if n else (spread / 2) ** 2
         bet = math.sqrt(2 * math.log(2 / alpha) / (var * max(horizon, n, 1)))
         plus, minus = min(bet, TRUNCATION / -low), min(bet, TRUNCATION / high)
         rows = [(x, c) for x, c, bb in zip(values, counts, batches) if bb == b]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import labelwise as lw
-from labelwise.anytime.ratio import ratio_forms, ratio_sequence
+from labelwise.anytime.ratio import _terms, ratio_forms, ratio_sequence
 from labelwise.designs import ImportanceDesign
 from labelwise.estimators import importance_moments
 from labelwise.measures import combine, make_measure
@@ -43,15 +43,28 @@ def test_ratio_forms_of_domains_and_combinations(pool):
     assert ratio_forms(make_measure("mcc", pool)) is None
 
 
-def _run(pool, measure, q, rng, batches=20, size=50):
-    """Importance-sampled draws from ``q`` (weights p / q) and the sequence after each batch."""
+def test_each_loss_vector_is_bounded_by_the_largest_weight_of_the_items_that_may_take_it():
+    tiny = lw.Pool.from_arrays(None, preds=np.array([1, 1, 0, 0]), probs=np.array([0.9, 0.6, 0.3, 0.1]),
+                               labels=np.array([1, 0, 1, 0]))
+    measure = make_measure("f1", tiny)  # losses (TP, (2 TP + FP + FN) / 2)
+    terms, bounds = _terms(measure, tiny, np.array([1.0, 2.0, 3.0, 4.0]))
+    bound_of = lambda loss: np.max(bounds[np.all(terms == loss, axis=1)])
+    assert bound_of([1.0, 1.0]) == 2.0  # a true positive: only the predicted positives 0, 1 may be one
+    assert bound_of([0.0, 0.5]) == 4.0  # a false positive or negative: any item
+    assert bound_of([0.0, 0.0]) == 4.0  # a true negative (items 2, 3) or an excluded item (any)
+    assert len(terms) == len(bounds) and {tuple(t) for t in terms} == {(1.0, 1.0), (0.0, 0.5), (0.0, 0.0)}
+
+
+def _run(pool, measure, q, rng, batches=20, size=50, weight_bound=None):
+    """Importance-sampled draws from ``q`` (weights p / q) and the sequence after each batch (default bound: each
+    item's own weight)."""
     N = pool.n_items
     items = rng.choice(N, size=batches * size, p=q)
     losses = measure.loss(pool.outputs(items), pool.labels[items])
     weights = 1.0 / (N * q[items])
+    bound = 1.0 / (N * q) if weight_bound is None else weight_bound
     lower, upper = ratio_sequence(measure, pool, losses, weights, np.ones(items.size, int),
-                                  np.repeat(np.arange(batches), size), 1 / (N * q.min()),
-                                  0.95, batches * size)
+                                  np.repeat(np.arange(batches), size), bound, 0.95, batches * size)
     return losses, weights, lower[:, 0], upper[:, 0]
 
 
@@ -66,6 +79,32 @@ def test_sequence_covers_at_every_batch_under_importance_sampling(pool, name):
                                                                           for _ in range(runs))]
     # uniform coverage of a 95% sequence, within 3 binomial standard errors
     assert np.mean(covered) >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / runs)
+
+
+@pytest.mark.slow
+def test_sequence_covers_at_every_batch_on_an_imbalanced_pool():
+    """The bets on the running variance and each item's own bound keep the level where rare terms dominate."""
+    rare = lw.make_pool(4000, prevalence=0.02, separation=2.5, seed=6)
+    measure = make_measure("f1", rare)
+    truth = float(lw.true_value(rare, measure)[0])
+    q = ImportanceDesign(defensive=0.1).proposal(rare, measure)
+    rng = np.random.default_rng(12)
+    runs = 60
+    covered = [np.all((lo <= truth) & (truth <= hi)) for _, _, lo, hi in (_run(rare, measure, q, rng)
+                                                                          for _ in range(runs))]
+    assert np.mean(covered) >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / runs)
+
+
+def test_each_items_weight_bound_narrows_the_sequence_of_an_imbalanced_pool():
+    rare = lw.make_pool(4000, prevalence=0.02, separation=2.5, seed=6)
+    measure = make_measure("f1", rare)
+    q = ImportanceDesign(defensive=0.1).proposal(rare, measure)
+    widths = []
+    for bound in (None, 1 / (rare.n_items * q.min())):  # each item's weight, the largest weight for every item
+        _, _, lo, hi = _run(rare, measure, q, np.random.default_rng(2), weight_bound=bound)
+        widths.append(hi[-1] - lo[-1])
+    # the items likely positive have weights near 1/10 of the largest: the upper side tightens by far
+    assert widths[0] < 0.7 * widths[1]
 
 
 def test_passive_sequence_is_at_most_a_bit_wider_than_the_normal_interval(pool):

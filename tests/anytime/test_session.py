@@ -27,9 +27,9 @@ def labeled(pool) -> lw.Session:
 def test_weight_bounds_of_the_designs(pool):
     measure = make_measure("f1", pool)
     start = lambda design: design.start(pool, measure, rng=np.random.default_rng(0))
-    assert weight_bound(start(lw.make_design("passive"))) == pytest.approx(1.0)
+    np.testing.assert_allclose(weight_bound(start(lw.make_design("passive"))), 1.0)
     q = ImportanceDesign(defensive=0.25).proposal(pool, measure)
-    assert weight_bound(start(ImportanceDesign(defensive=0.25))) == pytest.approx(1 / (pool.n_items * q.min()))
+    np.testing.assert_allclose(weight_bound(start(ImportanceDesign(defensive=0.25))), 1 / (pool.n_items * q))
     assert weight_bound(start(lw.make_design("oasis", defensive=0.2))) == pytest.approx(5.0)
     with pytest.raises(ValueError, match="with-replacement design"):
         weight_bound(start(lw.make_design("online-poisson")))

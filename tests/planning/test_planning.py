@@ -17,6 +17,7 @@ from labelwise.planning import (
     labels_for,
     pilot_curves,
     plan_designs,
+    session_level,
 )
 
 Z = NormalDist().inv_cdf(0.975)
@@ -46,6 +47,16 @@ def test_decay_slope_of_curves_falling_as_a_power():
     assert decay_slope(np.stack([marks**0.3])) == 0.0
 
 
+def test_the_pilots_variance_raises_the_level_only_when_it_agrees_with_the_sessions():
+    curves = np.tile([4.0, 2.0, 1.0, 0.5], (3, 1))  # median 2.0 at 200 labels, falling as n^-1
+    curves[0, 1] = np.nan  # a pilot run without a defined variance is left out
+    assert session_level(1.5, 200, curves, 0.0) == 2.0  # within a factor 2: the larger
+    assert session_level(2.5, 200, curves, 0.0) == 2.5
+    assert session_level(0.9, 200, curves, 0.0) == 0.9  # more than a factor 2 apart: the session's alone
+    assert session_level(0.6, 800, curves, -0.5) == 1.0  # the pilots' 2.0 at 200, times (800 / 200)^-1/2
+    assert session_level(0.6, 200, np.full((3, 4), np.nan), 0.0) == 0.6
+
+
 @pytest.fixture(scope="module")
 def pool() -> lw.Pool:
     return lw.make_pool(5000, prevalence=0.2, separation=2.5, seed=9)
@@ -56,9 +67,11 @@ def test_session_plan_from_its_own_variance_and_the_designs_slope(pool):
     session = lw.Session(pool, measure, "importance", seed=0, budget=400)
     est = session.run(TruthOracle(pool), 400)
     plan = session.labels_needed(0.02)
-    slope = decay_slope(pilot_curves(pool, measure, session.design, 400))
+    curves = pilot_curves(pool, measure, session.design, 400)
+    slope = decay_slope(curves)
     lo, hi = est.interval()
     V = est.n_labels * ((hi[0] - lo[0]) / (2 * Z)) ** 2  # the interval's half-width is z sqrt(V / n)
+    V = session_level(V, 400, curves, slope)
     spread = 2 * math.sqrt(2 / 400)  # the range is the variance's, V (1 +- 2 sqrt(2 / n))
     need = [math.ceil(labels_for(V * f, 400, slope, 0.02, 0.95, pool.n_items, True)) - 400
             for f in (1, 1 - spread, 1 + spread)]

@@ -18,12 +18,20 @@ every batch, whatever rule decides when to stop.
 
 The bets are the predictable plug-in of WSR eq. (27),
 ``lam = sqrt(2 log(2/alpha) / (sigma2 h))``, with ``sigma2`` the running
-variance of the earlier increments (WSR's regularized estimate, one
-pseudo-observation at the bounds) and ``h`` a planned number of draws (the
+variance of the earlier increments and ``h`` a planned number of draws (the
 session's budget): the sequence is then narrowest near ``h`` and stays
-valid before and after.  Bets are fixed per batch when the rows of a batch
-are not in draw order (a with-replacement design aggregates an item's
-repeated draws), else updated after every row.
+valid before and after.  Before the first increment ``sigma2`` is the
+largest variance the bounds allow, ``((high - low) / 2)^2``.  WSR keep that
+value as one pseudo-observation in every later estimate, which is harmless
+for increments spread over their bounds but not for importance-weighted
+ones: their bounds come from the largest weight, hundreds of times their
+spread, and the pseudo-observation would hold the bets (and so the width)
+down for tens of thousands of draws.  Any predictable bet keeps the
+capital a martingale, so the validity does not depend on this choice.
+
+Bets are fixed per batch when the rows of a batch are not in draw order (a
+with-replacement design aggregates an item's repeated draws), else updated
+after every row.
 """
 
 from __future__ import annotations
@@ -32,8 +40,9 @@ import numpy as np
 
 __all__ = ["TRUNCATION", "rejected_by_batch"]
 
-#: Share of the largest bet that keeps every factor nonnegative (WSR's truncation ``c``).
-TRUNCATION = 0.5
+#: Share of the largest bet that keeps every factor nonnegative (WSR's truncation ``c``; they suggest 1/2 or
+#: 3/4).  3/4 lets the bets against an importance-weighted term's rare worst case grow larger.
+TRUNCATION = 0.75
 
 
 def rejected_by_batch(values: np.ndarray, counts: np.ndarray, batches: np.ndarray, low: np.ndarray,
@@ -72,7 +81,7 @@ def rejected_by_batch(values: np.ndarray, counts: np.ndarray, batches: np.ndarra
     tiny = 1e-12 * np.maximum(high - low, np.finfo(float).tiny)
     cap_plus = TRUNCATION / np.maximum(-low, tiny)
     cap_minus = TRUNCATION / np.maximum(high, tiny)
-    prior = ((high[0] - low[0]) / 2) ** 2  # one pseudo-observation of variance, as WSR regularize sigma2
+    widest = ((high[0] - low[0]) / 2) ** 2  # the variance bet on before any increment
     scale = 2 * np.log(2 / alpha)
     sum_x, sum_sq, seen = np.zeros(G), np.zeros(G), 0.0
     log_plus, log_minus = np.zeros(G), np.zeros(G)
@@ -89,7 +98,7 @@ def rejected_by_batch(values: np.ndarray, counts: np.ndarray, batches: np.ndarra
             sx, sq, k = sum_x[None], sum_sq[None], np.array([seen])
         k = k[:, None]
         mean = sx / np.maximum(k, 1.0)
-        var = np.maximum((prior + sq - k * mean**2) / (k + 1.0), 1e-300)
+        var = np.where(k > 0, np.maximum((sq - k * mean**2) / np.maximum(k, 1.0), 1e-300), widest)
         bet = np.sqrt(scale / (var * np.maximum(k, max(horizon, 1.0))))
         plus = np.cumsum(c * np.log1p(np.minimum(bet, cap_plus[s:e]) * x), axis=0) + log_plus
         minus = np.cumsum(c * np.log1p(-np.minimum(bet, cap_minus[s:e]) * x), axis=0) + log_minus

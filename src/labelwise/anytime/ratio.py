@@ -12,8 +12,11 @@ times the denominator).  Precision, recall and F-beta are such ratios
 (``b0 = 0``), accuracy and the Brier score affine (``b = 0``, ``b0 = 1``).
 
 The increments are bounded through the pool's possible loss vectors (every
-item under every label) and a bound ``W`` on the weights known before each
-draw.
+item under every label), each times the largest weight, known before the
+draws, of an item that may take it: under importance sampling the items
+likely to be positive have small weights, so the bounds of the positive
+terms, and so the bets against too high a value, are far from the worst case
+``1 / defensive``.
 
 For distinct items drawn uniformly without replacement from the ``N`` items
 (the first draws of ``passive`` under a deterministic oracle) the finite-pool
@@ -42,6 +45,8 @@ __all__ = ["RatioForm", "ratio_forms", "ratio_sequence"]
 
 #: Candidate values per component: the sequence is resolved to (range / GRID) and widened by one step.
 GRID = 801
+#: Most item groups (distinct loss keys) bounded separately.
+MAX_GROUPS = 4096
 
 
 @dataclass(frozen=True)
@@ -92,14 +97,31 @@ def ratio_forms(measure: Measure) -> list[RatioForm] | None:
     return None if affine is None else [RatioForm(np.array([affine[1]]), affine[0], np.zeros(1), 1.0)]
 
 
-def _terms(measure: Measure, pool: Pool) -> np.ndarray:
-    """The loss vectors any item may take under any label, and the zero loss of an excluded item."""
-    cells = loss_cells(measure, pool.outputs(), pool.n_classes)
-    if cells is None:
-        outputs = pool.outputs()
-        cells = np.unique(np.concatenate([measure.loss(outputs, np.full(pool.n_items, c))
-                                          for c in range(pool.n_classes)]), axis=0)
-    return np.vstack([cells, np.zeros((1, measure.dim))])
+def _terms(measure: Measure, pool: Pool, weight_bound: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The loss vectors any item may take under any label, each with the largest weight of an item that may
+    take it, and the zero loss of an excluded item (any item's weight).
+
+    Items are grouped by :meth:`~labelwise.measures.base.Measure.loss_key` (items of one key take the same
+    loss vectors); without keys, or with more than :data:`MAX_GROUPS`, every loss vector gets the largest
+    weight of all.
+    """
+    bounds = np.broadcast_to(np.asarray(weight_bound, dtype=float), (pool.n_items,))
+    outputs = pool.outputs()
+    keys = measure.loss_key(outputs)
+    if keys is None or np.unique(keys).size > MAX_GROUPS:
+        cells = loss_cells(measure, outputs, pool.n_classes)
+        if cells is None:
+            cells = np.unique(np.concatenate([measure.loss(outputs, np.full(pool.n_items, c))
+                                              for c in range(pool.n_classes)]), axis=0)
+        cell_bounds = np.full(len(cells), bounds.max())
+    else:
+        _, first, group = np.unique(keys, return_index=True, return_inverse=True)
+        group_bounds = np.zeros(first.size)
+        np.maximum.at(group_bounds, group.ravel(), bounds)
+        reps = pool.outputs(first)
+        cells = np.concatenate([measure.loss(reps, np.full(first.size, c)) for c in range(pool.n_classes)])
+        cell_bounds = np.tile(group_bounds, pool.n_classes)
+    return np.vstack([cells, np.zeros((1, measure.dim))]), np.r_[cell_bounds, bounds.max()]
 
 
 def _without_replacement(y: np.ndarray, low: np.ndarray, high: np.ndarray, n_items: int,
@@ -114,7 +136,7 @@ def _without_replacement(y: np.ndarray, low: np.ndarray, high: np.ndarray, n_ite
 
 
 def ratio_sequence(measure: Measure, pool: Pool, losses: np.ndarray, weights: np.ndarray, counts: np.ndarray,
-                   batches: np.ndarray, weight_bound: float, level: float, horizon: float, *,
+                   batches: np.ndarray, weight_bound: float | np.ndarray, level: float, horizon: float, *,
                    without_replacement: bool = False, per_row: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Confidence sequence of every component after every batch.
 
@@ -130,8 +152,8 @@ def ratio_sequence(measure: Measure, pool: Pool, losses: np.ndarray, weights: np
         ``p / q`` of each draw (mean one given the past).
     counts, batches : ndarray of int, shape (n,)
         Identical draws per row; batch of each row (nondecreasing).
-    weight_bound : float
-        A bound on every weight, known before the draws.
+    weight_bound : float or ndarray, shape (N,)
+        A bound on every weight, or on each item's weight, known before the draws.
     level : float
     horizon : float
         Draws the bets are tuned for (:func:`~labelwise.anytime.betting.rejected_by_batch`).
@@ -151,7 +173,7 @@ def ratio_sequence(measure: Measure, pool: Pool, losses: np.ndarray, weights: np
     if forms is None:
         raise ValueError(f"anytime intervals cover ratios of loss totals and affine measures (precision, recall, "
                          f"F-beta, accuracy, Brier); {measure.name!r} is neither")
-    terms = _terms(measure, pool)
+    terms, term_bounds = _terms(measure, pool, weight_bound)
     per_row = per_row or without_replacement
     n_batches = np.unique(batches).size
     lower, upper = np.empty((n_batches, len(forms))), np.empty((n_batches, len(forms)))
@@ -162,9 +184,8 @@ def ratio_sequence(measure: Measure, pool: Pool, losses: np.ndarray, weights: np
         grid = np.linspace(lo, hi, GRID)
         num, den = losses @ f.a + f.a0, losses @ f.b + f.b0
         values = weights[:, None] * (num[:, None] - grid * den[:, None])
-        cell_y = (terms @ f.a + f.a0)[:, None] - grid * (terms @ f.b + f.b0)[:, None]
-        low = weight_bound * np.minimum(cell_y.min(axis=0), 0.0)
-        high = weight_bound * np.maximum(cell_y.max(axis=0), 0.0)
+        cell_y = term_bounds[:, None] * ((terms @ f.a + f.a0)[:, None] - grid * (terms @ f.b + f.b0)[:, None])
+        low, high = np.minimum(cell_y.min(axis=0), 0.0), np.maximum(cell_y.max(axis=0), 0.0)
         if without_replacement:
             values, low, high = _without_replacement(values, low, high, pool.n_items)
         kept = ~rejected_by_batch(values, counts, batches, low, high, 1 - level, horizon, per_row=per_row)

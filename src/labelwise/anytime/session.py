@@ -5,9 +5,10 @@ Valid under every with-replacement design (``passive``, ``importance``,
 oracle uses the finite-pool sequence of its distinct items): each draw's weight ``p / q`` uses
 the proposal fixed before its batch, so ``E[w l | past] = R`` and the
 betting sequence of :mod:`labelwise.anytime.ratio` holds uniformly over
-batches.  It needs a bound on the weights known in advance, which the
-designs' defensive mixture gives (every item has proposal probability at
-least ``defensive / N``, so ``w <= 1 / defensive``).  Designs without
+batches.  It needs a bound on the weights known in advance: each item's
+own weight under a fixed proposal, else the designs' defensive mixture's
+(every item has proposal probability at least ``defensive / N``, so
+``w <= 1 / defensive``).  Designs without
 replacement (``poisson``, ``online-poisson``, ``stratified``) are not
 covered: their Horvitz-Thompson terms ``l / pi`` have no useful bound.
 """
@@ -35,8 +36,9 @@ __all__ = ["DEFAULT_HORIZON", "anytime_estimate", "anytime_path", "weight_bound"
 DEFAULT_HORIZON = 1000
 
 
-def weight_bound(sampler: Sampler) -> float:
-    """The largest weight ``p / q`` the sampler can give, known before any draw.
+def weight_bound(sampler: Sampler) -> float | np.ndarray:
+    """The largest weight ``p / q`` the sampler can give, known before any draw: each item's
+    ``1 / (N q)`` under a fixed proposal (shape (N,)), else ``1 / defensive`` for every item.
 
     Raises
     ------
@@ -44,8 +46,8 @@ def weight_bound(sampler: Sampler) -> float:
         For designs without replacement or without a defensive mixture (no bound).
     """
     design = getattr(sampler, "design", None)
-    if isinstance(sampler, ProposalSampler):  # a fixed proposal: its smallest probability
-        return float(1.0 / (sampler.pool.n_items * sampler.q.min()))
+    if isinstance(sampler, ProposalSampler):  # a fixed proposal: each item's own weight
+        return 1.0 / (sampler.pool.n_items * sampler.q)
     defensive = getattr(sampler, "defensive", None)
     if defensive is None and design is not None and getattr(design, "with_replacement", False):
         defensive = getattr(design, "defensive", None)
