@@ -30,6 +30,7 @@ from .estimators import (
     simple_precision,
     wilson_interval,
 )
+from .floors import own_region_floor
 from .planning import (
     plan_documents,
     plan_verifications,
@@ -175,6 +176,7 @@ class Process:
         if self.joint:
             prec = joint_precision(P, idx, grp, f, n, fpc, self.cfg.scheme, self.gram[:s, :s],
                                    self.cfg.control_variate)
+            var_prec = np.maximum(prec.var, own_region_floor(P, idx, grp, f, n, self.cfg.level))
             nu = pooled_recall(P, idx, grp, f, n, fpc, self.pb.universe.u)
             pooled = (self.pb.P[:s] > 0).any(axis=0) * self.pb.universe.u * self.pb.truth
             a_pool = self.pb.universe.doc_totals(pooled)[docs]
@@ -189,13 +191,14 @@ class Process:
             rec_cap = np.inf
         else:
             prec = simple_precision(grp, f, n, fpc)
+            var_prec = prec.var
             rec, var_rec = ratio_estimate(self._a[:s][:, docs], b, self.pb.universe.n_docs)
             cov = np.zeros(s)
             rec_cap = self._docs_cap(b)
-        out.update(precision=prec.value, var_precision=prec.var, recall=rec, var_recall=var_rec, cov=cov)
+        out.update(precision=prec.value, var_precision=var_prec, recall=rec, var_recall=var_rec, cov=cov)
         # the regression estimator's variance shrinks with p(1 - p) like a proportion's: score (Wilson) interval
         interval = wilson_interval if self.joint and self.cfg.control_variate else normal_interval
-        out["precision_ci"] = np.array(interval(prec.value, prec.var, self.cfg.level, prec.ess))
+        out["precision_ci"] = np.array(interval(prec.value, var_prec, self.cfg.level, prec.ess))
         out["recall_ci"] = np.array(normal_interval(rec, var_rec, self.cfg.level, rec_cap))
         return out
 
@@ -208,7 +211,7 @@ class Process:
     def _f_hat(self, i: int) -> np.ndarray:
         """Plug-in correctness: known labels, else the prior shrunk toward what is known in the same stratum.
 
-        ``X_i`` has two strata: instances some earlier system also predicts, and the rest. Labels reused
+        ``X_i`` has two strata: instances some earlier sampled system also predicts, and the rest. Labels reused
         from earlier systems all fall in the first, so they say nothing about the second (whose instances
         may be of another kind, e.g. a near-copy's swapped outputs); each stratum's unverified instances
         get :math:`(\\text{correct} + k\\,\\text{prior})/(\\text{verified} + k)` from its own labels only.
@@ -221,7 +224,7 @@ class Process:
                 own[ix[g == i]] = True
             lab = np.where(own[members], lab, -1)
         seen = lab >= 0
-        shared = (self.pb.P[:i, members] > 0).any(axis=0)
+        shared = (self.pb.P[:i][self.n[:i] > 0][:, members] > 0).any(axis=0)
         k = self.cfg.prior_strength
         correct = np.bincount(shared[seen].astype(int), weights=lab[seen], minlength=2)
         verified = np.bincount(shared[seen].astype(int), minlength=2)
