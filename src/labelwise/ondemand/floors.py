@@ -52,6 +52,6 @@ def own_region_floor(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.ndar
     u = (P * alone).sum(axis=1)
     own = alone[grp, idx]  # draws that landed in their own system's region
     d = np.bincount(grp[own], minlength=P.shape[0]).astype(float)
-    k = np.bincount(grp[own], weights=f[own], minlength=P.shape[0])
+    k = np.bincount(grp[own], weights=f[own], minlength=P.shape[0]).astype(float)
     share = np.divide(k, d, out=np.zeros_like(k), where=d > 0)
     return u**2 * agresti_coull_floor(share, d, level)
