@@ -85,8 +85,8 @@ def predicted_joint_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.nda
         return math.inf
     r = np.divide(P[i], q, out=np.zeros_like(q), where=q > 0)
     beta = np.zeros_like(q)
-    if control_variate:  # beta at the precision over the shared region, where the control variate lives
-        shared = P[i] * ~own_region(P, n)[i]
+    shared = P[i] * ~own_region(P, n)[i] if control_variate else np.zeros_like(q)
+    if shared.any():  # beta at the precision over the shared region, where the control variate lives
         beta[shared > 0] = float(shared @ f_hat) / shared.sum()
     a = P @ (r * (f_hat - beta))
     b = P @ (r**2 * (f_hat * (1.0 - f_hat) + (f_hat - beta) ** 2))  # E[(f - beta)^2], f ~ Bernoulli(f_hat)

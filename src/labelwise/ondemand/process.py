@@ -55,9 +55,10 @@ class OnDemandConfig:
     scheme : {'overlap', 'size', 'uniform'}
         Mixture weights of the joint estimator.
     control_variate : bool
-        Joint precision with the control variate of known expectation (the
-        default: its variance vanishes as precision goes to 1), with a
-        jackknife variance and a Wilson interval, or the paper's plain estimator.
+        Joint precision with the control variate of known expectation (its
+        variance vanishes as precision goes to 1; jackknife variance, Wilson
+        interval), or the paper's plain estimator (the default: the control
+        variate's intervals still under-covered one system of the benchmark).
     prices : Prices
         Price of a verification and of an annotated document.
     prior : float
