@@ -11,6 +11,7 @@ import itertools
 import numpy as np
 import pytest
 
+from labelwise.ondemand.control_variate import own_region
 from labelwise.ondemand.estimators import (
     f1_delta,
     finite_population_correction,
@@ -92,7 +93,16 @@ def test_joint_precision_beats_simple_on_overlapping_systems():
     assert joint.var(axis=0)[1] < simple.var(axis=0)[1]  # system 1 overlaps both others
 
 
+def test_own_region_is_what_no_other_sampled_system_predicts():
+    alone = own_region(P, np.array([2, 2, 2]))
+    np.testing.assert_array_equal([np.flatnonzero(row) for row in alone[[0, 2]]], [[0, 1], [5, 6]])
+    assert not alone[1].any()
+    # a system without draws covers nothing: system 1's instance 4 is then system 2's alone
+    assert own_region(P, np.array([2, 0, 2]))[2, 4]
+
+
 def test_control_variate_is_exact_when_every_instance_is_correct():
+    """System 1's output is all shared: at precision 1 its adjusted estimate is 1 in every sample."""
     n = (2, 2, 2)
     ones = np.ones(K)
     fpc = finite_population_correction(SIZES, np.array(n), is_uniform(P))
@@ -100,9 +110,9 @@ def test_control_variate_is_exact_when_every_instance_is_correct():
     for idx, grp in all_samples(n):
         plain.append(joint_precision(P, idx, grp, ones[idx], np.array(n), fpc, control_variate=False).value)
         est = joint_precision(P, idx, grp, ones[idx], np.array(n), fpc, control_variate=True)
-        np.testing.assert_allclose(est.var, 0.0, atol=1e-24)
+        assert est.var[1] == pytest.approx(0.0, abs=1e-24)
         adjusted.append(est.value)
-    np.testing.assert_allclose(adjusted, 1.0)
+    np.testing.assert_allclose(np.array(adjusted)[:, 1], 1.0)
     assert np.var(plain, axis=0)[1] > 0.01  # the plain estimator's weights vary even at precision 1
 
 

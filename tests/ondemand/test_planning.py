@@ -93,3 +93,23 @@ def test_costs():
     assert prices.exhaustive(2000) == 20000.0
     with pytest.raises(ValueError):
         ledger.buy(labels=-1)
+
+
+def test_plug_in_keeps_reused_labels_out_of_a_near_copys_own_outputs():
+    """After system 0 is fully verified, a near-copy's outputs nobody else predicts get the prior, not the
+    reused labels' precision; its shared unverified outputs get the reused labels shrunk toward the prior."""
+    from labelwise.ondemand.process import OnDemandConfig, Problem, Process
+    from labelwise.ondemand.universe import Universe
+
+    K = 12
+    truth = np.array([1] * 8 + [0] * 4, dtype=bool)
+    P = stack_systems([system_distribution(np.arange(0, 6), K), system_distribution(np.arange(2, 12), K)])
+    pb = Problem(Universe.from_docs(np.arange(K) // 3), P, truth, ("a", "copy"))
+    proc = Process(pb, OnDemandConfig(prior=0.5, prior_strength=2.0), np.random.default_rng(0),
+                   fixed_labels=np.array([6, 0]), fixed_documents=2)
+    proc.arrive()  # system 0: all six instances verified, all correct
+    f_hat = proc._f_hat(1)
+    np.testing.assert_allclose(f_hat[2:6], 1.0)  # verified
+    np.testing.assert_allclose(f_hat[6:12], 0.5)  # only the copy predicts them: the prior
+    proc.known[4:6] = -1  # two shared instances unverified: 2 of 2 shared labels correct, shrunk
+    np.testing.assert_allclose(proc._f_hat(1)[4:6], (2 + 2 * 0.5) / (2 + 2))

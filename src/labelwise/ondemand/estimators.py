@@ -34,6 +34,8 @@ from statistics import NormalDist
 
 import numpy as np
 
+from .control_variate import own_region, regression_precision
+
 __all__ = [
     "WEIGHT_SCHEMES",
     "Estimate",
@@ -182,27 +184,27 @@ def joint_precision(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.ndarr
     replacement and for uniform draws without replacement). Where this
     support condition fails the estimate is NaN.
 
-    The same sum without :math:`f`, :math:`\\hat c_i = \\sum_j \\frac{w_{ij}}{n_j}
-    \\sum_{x \\in \\hat X_j} p_i(x)/q_i(x)`, has known expectation 1. With
-    ``control_variate`` the estimate is the regression estimator
-    :math:`\\hat\\pi_i^{(j)} - \\hat\\beta_i(\\hat c_i - 1)` with
-    :math:`\\hat\\beta_i = \\widehat{\\mathrm{Cov}}(\\hat\\pi_i, \\hat c_i)/
-    \\widehat{\\mathrm{Var}}(\\hat c_i)` (Owen, *Monte Carlo theory, methods and
-    examples*, 2013, Sec. 9.10; Hesterberg 1995). The plain estimator's
-    variance does not vanish as precision goes to 1 (draws of other systems fall
-    in or out of :math:`X_i` at random); the adjusted one's does, and it is never
-    worse asymptotically than either the plain (:math:`\\beta = 0`) or the
-    self-normalized (:math:`\\beta = \\pi_i`) form, which it falls back to when
-    :math:`\\hat c_i`'s estimated variance is 0. It is unbiased for any fixed
-    :math:`\\beta`; the estimated :math:`\\hat\\beta_i` adds an :math:`O(1/n)` bias
-    (tested by enumeration). Estimates are clipped to [0, 1].
+    With ``control_variate`` the estimate is the regression estimator of
+    :func:`~labelwise.ondemand.control_variate.regression_precision`,
+    :math:`\\hat\\pi_i^{(j)} - \\hat\\beta_i(\\hat c_i - (1 - u_i))` with the control
+    variate :math:`\\hat c_i` (the same sum without :math:`f`, over the part of
+    :math:`X_i` other sampled systems also predict, of known expectation
+    :math:`1 - u_i`) (Owen, *Monte Carlo theory, methods and examples*, 2013,
+    Sec. 9.10). The plain estimator's variance does not vanish as precision goes
+    to 1 (draws of other systems fall in or out of :math:`X_i` at random); the
+    adjusted one's does. It is unbiased for any fixed :math:`\\beta`; the
+    estimated :math:`\\hat\\beta_i` adds an :math:`O(1/n)` bias (tested by
+    enumeration). Estimates are clipped to [0, 1].
 
     Returns
     -------
     Estimate
-        ``var`` is :math:`\\sum_j \\mathrm{fpc}_j s_j^2(t_{ij})/n_j` with
-        :math:`t_{ij}(x) = w_{ij} p_i(x) (f(x) - \\hat\\beta_i)/q_i(x)` (:math:`\\hat\\beta_i = 0`
-        without the control variate).
+        ``contributions`` are :math:`t_{ij}(x) = w_{ij} p_i(x) (f(x) - \\hat\\beta_i s_i(x))/q_i(x)`,
+        :math:`s_i(x) = 1` where another sampled system predicts :math:`x`, 0 elsewhere
+        (:math:`\\hat\\beta_i = 0` without the control variate). ``var`` is
+        :math:`\\sum_j \\mathrm{fpc}_j s_j^2(t_{ij})/n_j` for the plain estimator and the
+        delete-one-draw jackknife with the control variate (the linearization ignores the
+        estimation of :math:`\\hat\\beta_i`).
     """
     W = mixture_weights(P, n, scheme, gram)
     Pi = P[:, idx]
@@ -211,17 +213,17 @@ def joint_precision(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.ndarr
     coef = np.divide(W[:, grp] * Pi, Q, out=np.zeros_like(Pi), where=Q > 0)
     T = coef * f[None, :]
     covered = np.all((W @ P > 0) | (P == 0), axis=1)
-    value = _group_sums(T, grp, n)
     if control_variate:
-        var_c = grouped_cov(coef, coef, grp, n, fpc)
-        c_hat = _group_sums(coef, grp, n)
-        # where the weights do not vary within any sample, the ratio (self-normalized) slope
-        ratio = np.divide(value, c_hat, out=np.zeros_like(c_hat), where=c_hat > 0)
-        beta = np.divide(grouped_cov(T, coef, grp, n, fpc), var_c, out=ratio, where=var_c > 1e-300)
-        value = np.clip(value - beta * (c_hat - 1.0), 0.0, 1.0)
-        T = T - beta[:, None] * coef
+        alone = own_region(P, n)
+        C = coef * ~alone[:, idx]  # the control variate lives where other systems' draws reach
+        expected = 1.0 - (P * alone).sum(axis=1)
+        value, var, beta = regression_precision(T, C, expected, grp, n, fpc)
+        value = np.clip(value, 0.0, 1.0)
+        T = T - beta[:, None] * C
+    else:
+        value, var = _group_sums(T, grp, n), grouped_cov(T, T, grp, n, fpc)
     value = np.where(covered, value, np.nan)
-    var = np.where(covered, grouped_cov(T, T, grp, n, fpc), np.nan)
+    var = np.where(covered, var, np.nan)
     ess = _kish(coef / np.maximum(n, 1)[grp][None, :], grp, fpc)
     return Estimate(value, var, T, ess)
 

@@ -22,8 +22,9 @@ and with prior 1/2 on every instance of a new disjoint system this is the
 usual worst case :math:`1/(4 n)`. :math:`c_j = (N_j - n_j)/(N_j - 1)` for
 uniform draws without replacement (population variance with divisor
 :math:`N_j`), 1 with replacement. For the estimator with the control
-variate (:func:`~labelwise.ondemand.estimators.joint_precision`) :math:`f` is
-replaced by :math:`f - \\beta` with :math:`\\beta = \\sum_x p_m \\hat f`, and
+variate (:mod:`~labelwise.ondemand.control_variate`) :math:`f` is replaced
+by :math:`f - \\beta` on the region other sampled systems also predict, with
+:math:`\\beta` the plug-in precision there, and
 :math:`E[(f - \\beta)^2] = \\hat f(1 - \\hat f) + (\\hat f - \\beta)^2`: with
 :math:`\\beta` at the precision instead of its regression value this over-states the
 variance a little, so plans err on the safe side.
@@ -36,6 +37,7 @@ from statistics import NormalDist
 
 import numpy as np
 
+from .control_variate import own_region
 from .estimators import mixture_weights
 
 __all__ = ["plan_documents", "plan_verifications", "predicted_joint_variance", "predicted_simple_variance"]
@@ -82,7 +84,10 @@ def predicted_joint_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.nda
     if np.any((P[i] > 0) & (q <= 0)):
         return math.inf
     r = np.divide(P[i], q, out=np.zeros_like(q), where=q > 0)
-    beta = float(P[i] @ f_hat) if control_variate else 0.0
+    beta = np.zeros_like(q)
+    shared = P[i] * ~own_region(P, n)[i] if control_variate else np.zeros_like(q)
+    if shared.any():  # beta at the precision over the shared region, where the control variate lives
+        beta[shared > 0] = float(shared @ f_hat) / shared.sum()
     a = P @ (r * (f_hat - beta))
     b = P @ (r**2 * (f_hat * (1.0 - f_hat) + (f_hat - beta) ** 2))  # E[(f - beta)^2], f ~ Bernoulli(f_hat)
     sigma2 = W[i] ** 2 * np.maximum(b - a**2, 0.0)

@@ -28,7 +28,9 @@ from .estimators import (
     ratio_estimate,
     recall_product,
     simple_precision,
+    wilson_interval,
 )
+from .floors import own_region_floor
 from .planning import (
     plan_documents,
     plan_verifications,
@@ -53,9 +55,10 @@ class OnDemandConfig:
     scheme : {'overlap', 'size', 'uniform'}
         Mixture weights of the joint estimator.
     control_variate : bool
-        Joint precision with the control variate of known expectation, or
-        the paper's plain estimator (the default: its intervals covered better
-        in the benchmark).
+        Joint precision with the control variate of known expectation (its
+        variance vanishes as precision goes to 1; jackknife variance, Wilson
+        interval), or the paper's plain estimator (the default: the control
+        variate's intervals still under-covered one system of the benchmark).
     prices : Prices
         Price of a verification and of an annotated document.
     prior : float
@@ -174,6 +177,7 @@ class Process:
         if self.joint:
             prec = joint_precision(P, idx, grp, f, n, fpc, self.cfg.scheme, self.gram[:s, :s],
                                    self.cfg.control_variate)
+            var_prec = np.maximum(prec.var, own_region_floor(P, idx, grp, f, n, self.cfg.level))
             nu = pooled_recall(P, idx, grp, f, n, fpc, self.pb.universe.u)
             pooled = (self.pb.P[:s] > 0).any(axis=0) * self.pb.universe.u * self.pb.truth
             a_pool = self.pb.universe.doc_totals(pooled)[docs]
@@ -188,11 +192,14 @@ class Process:
             rec_cap = np.inf
         else:
             prec = simple_precision(grp, f, n, fpc)
+            var_prec = prec.var
             rec, var_rec = ratio_estimate(self._a[:s][:, docs], b, self.pb.universe.n_docs)
             cov = np.zeros(s)
             rec_cap = self._docs_cap(b)
-        out.update(precision=prec.value, var_precision=prec.var, recall=rec, var_recall=var_rec, cov=cov)
-        out["precision_ci"] = np.array(normal_interval(prec.value, prec.var, self.cfg.level, prec.ess))
+        out.update(precision=prec.value, var_precision=var_prec, recall=rec, var_recall=var_rec, cov=cov)
+        # the regression estimator's variance shrinks with p(1 - p) like a proportion's: score (Wilson) interval
+        interval = wilson_interval if self.joint and self.cfg.control_variate else normal_interval
+        out["precision_ci"] = np.array(interval(prec.value, var_prec, self.cfg.level, prec.ess))
         out["recall_ci"] = np.array(normal_interval(rec, var_rec, self.cfg.level, rec_cap))
         return out
 
@@ -203,7 +210,13 @@ class Process:
 
     # ---- planning -----------------------------------------------------------------------------
     def _f_hat(self, i: int) -> np.ndarray:
-        """Plug-in correctness: known labels, else the prior shrunk toward what is known on ``X_i``."""
+        """Plug-in correctness: known labels, else the prior shrunk toward what is known in the same stratum.
+
+        ``X_i`` has two strata: instances some earlier sampled system also predicts, and the rest. Labels reused
+        from earlier systems all fall in the first, so they say nothing about the second (whose instances
+        may be of another kind, e.g. a near-copy's swapped outputs); each stratum's unverified instances
+        get :math:`(\\text{correct} + k\\,\\text{prior})/(\\text{verified} + k)` from its own labels only.
+        """
         members = self.pb.members(i)
         lab = self.known[members]
         if not self.joint:  # the simple estimator knows only its own draws of X_i
@@ -212,9 +225,13 @@ class Process:
                 own[ix[g == i]] = True
             lab = np.where(own[members], lab, -1)
         seen = lab >= 0
+        shared = (self.pb.P[:i][self.n[:i] > 0][:, members] > 0).any(axis=0)
         k = self.cfg.prior_strength
-        guess = (lab[seen].sum() + k * self.cfg.prior) / (seen.sum() + k)
-        f_hat = np.full(self.known.size, guess)
+        correct = np.bincount(shared[seen].astype(int), weights=lab[seen], minlength=2)
+        verified = np.bincount(shared[seen].astype(int), minlength=2)
+        guess = (correct + k * self.cfg.prior) / (verified + k)
+        f_hat = np.full(self.known.size, self.cfg.prior)
+        f_hat[members] = guess[shared.astype(int)]
         f_hat[members[seen]] = lab[seen]
         if self.joint:
             f_hat[self.known >= 0] = self.known[self.known >= 0]

@@ -1,0 +1,57 @@
+"""Variance floor for the part of a system's output that only its own draws cover.
+
+The joint precision estimator of Chaganty, Paranjape, Liang and Manning,
+"Importance sampling for unbiased on-demand evaluation of knowledge base
+population", EMNLP 2017, Eq. 2, reuses other systems' draws wherever they
+overlap system ``i``. On the region :math:`U_i` of :math:`X_i` that no other
+sampled system predicts (a near-copy's swapped outputs), only system ``i``'s
+own :math:`n_i` draws inform the estimate; with few of them, often none lands
+in :math:`U_i` and the estimated variance misses that region entirely. Its
+share of precision, :math:`u_i \\pi_{U}` with :math:`u_i = \\sum_{x \\in U_i}
+p_i(x)` known, is a proportion estimated from the :math:`d_i` own draws that
+fell in :math:`U_i`, so its variance is at least the Agresti-Coull variance
+:math:`u_i^2 \\tilde p (1 - \\tilde p)/(d_i + z^2)`,
+:math:`\\tilde p = (k_i + z^2/2)/(d_i + z^2)` with :math:`k_i` of the
+:math:`d_i` correct (Agresti and Coull, "Approximate is better than 'exact'
+for interval estimation of binomial proportions", The American Statistician,
+1998); with no draw in :math:`U_i` this is :math:`u_i^2/(4 z^2)`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .control_variate import own_region
+from .estimators import agresti_coull_floor
+
+__all__ = ["own_region_floor"]
+
+
+def own_region_floor(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.ndarray, n: np.ndarray,
+                     level: float = 0.95) -> np.ndarray:
+    """Agresti-Coull variance floor of each system's precision from the region only its own draws cover.
+
+    Parameters
+    ----------
+    P : ndarray, shape (m, K)
+        Sampling distributions of the systems.
+    idx, grp, f : ndarray, shape (N,)
+        Instance, system and verified label of every draw.
+    n : ndarray of int, shape (m,)
+        Draws per system.
+    level : float
+        Interval level (sets :math:`z`).
+
+    Returns
+    -------
+    ndarray, shape (m,)
+        :math:`u_i^2 \\tilde p_i(1 - \\tilde p_i)/(d_i + z^2)`; 0 where every instance of
+        :math:`X_i` is predicted by another sampled system.
+    """
+    alone = own_region(P, n)
+    u = (P * alone).sum(axis=1)
+    own = alone[grp, idx]  # draws that landed in their own system's region
+    d = np.bincount(grp[own], minlength=P.shape[0]).astype(float)
+    k = np.bincount(grp[own], weights=f[own], minlength=P.shape[0]).astype(float)
+    share = np.divide(k, d, out=np.zeros_like(k), where=d > 0)
+    return u**2 * agresti_coull_floor(share, d, level)
