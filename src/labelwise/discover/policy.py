@@ -243,9 +243,14 @@ class QueryPolicy:
         return {**estimate, "total": estimate["total"] + int(self.found[~sampled].sum())}
 
     def node_remaining(self, node: int, level: float = 0.95) -> dict:
-        """Positives of ``node`` not found yet, from its sample (queries at or above it); 0 once exhausted."""
+        """Positives of ``node`` not found yet, from its sample (queries at or above it); 0 once exhausted.
+
+        The sample holds the answers of queries with exclude lists too (their excluded positives counted
+        as returned less often than they would be): a guide per node, rougher than :meth:`remaining`.
+        """
         if self.exhausted[node]:
             found = float(self.found_in[node])
-            return {"total": found, "remaining": 0.0, "interval": [0.0, 0.0]}
+            return {"total": found, "remaining": 0.0, "interval": [0.0, 0.0], "lower_bound_only": False,
+                    "doubts": [], "unseen_share": 0.0}
         _, _, counts = self.sample(np.array([node]))
         return remaining_interval(counts, int(self.found_in[node]), level)
