@@ -17,8 +17,9 @@ bound only (``lower_bound_only``, with the reasons in ``doubts``): parts of
 the domain no such query sampled; a squared coefficient of variation of the
 rare positives' detection rates (Chao and Lee 1992) above ``CV2_LIMIT``
 (strongly unequal popularity: many positives can be too rare to show in the
-sample at all); more positives found than the upper end of the sample's
-estimate of all of them (the sample is too small); or a Good-Turing sample coverage below ``COVERAGE_LIMIT``
+sample at all); more positives found than the sample's estimate of all of
+them (the sample is too small: its interval's upper end is then no bound
+either); or a Good-Turing sample coverage below ``COVERAGE_LIMIT``
 (most answers would still be new: the accumulation curve is still rising).
 Whatever the flags, ``unseen_share`` (1 - sample coverage) estimates the
 share of answers that would still be new, which stays valid under any
@@ -83,7 +84,7 @@ def remaining_interval(counts: np.ndarray, found: int | None = None, level: floa
     if cv2 > CV2_LIMIT:
         doubts.append(f"the rare positives' popularity varies (squared CV {cv2:.2f} > {CV2_LIMIT:g}): many "
                       "positives may be too rare to have been returned")
-    if found > high:
+    if found > seen + unseen:
         doubts.append(f"{found} positives are found, more than the sample's estimate of all of them "
                       f"({seen + unseen:.0f}): the sample is too small to tell")
     if coverage < COVERAGE_LIMIT:
