@@ -1,10 +1,14 @@
 """The number of positives not found yet, its interval, and whether the interval can be trusted.
 
-The interval is Chao's (1987) log-normal one around iChao1 (see
-:mod:`.richness`), ``[S + f_0 / K, S + f_0 K]`` with ``K = exp(z sqrt(log(1 +
-var / f_0^2)))`` (Chao, "Estimating the population size for capture-recapture
-data with unequal catchability", Biometrics 43, 1987, Eq. 13), minus the
-positives found.  It assumes:
+The estimate is iChao1 (see :mod:`.richness`).  The interval runs from the
+lower end of Chao's (1987) log-normal interval around Chao1 to the upper end
+of the one around iChao1, ``[S + f_0 / K, S + f_0 K]`` with ``K = exp(z
+sqrt(log(1 + var / f_0^2)))`` (Chao, "Estimating the population size for
+capture-recapture data with unequal catchability", Biometrics 43, 1987, Eq.
+13), minus the positives found: Chao1 is the lower bound, and iChao1's term,
+which divides by ``f_4`` (1 when none), overshoots in samples with few
+doubletons and no quadrupletons (measured: large populations early on).
+It assumes:
 
 1. every answer counted is a draw by fixed popularity from all the positives
    of its part of the domain (no exclude list there; the caller keeps only
@@ -31,12 +35,27 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import norm
 
-from .richness import RARE, ichao1, rare_cv2, sample_coverage
+from .richness import (
+    RARE,
+    chao1_unseen,
+    chao1_variance,
+    ichao1,
+    rare_cv2,
+    sample_coverage,
+)
 
 __all__ = ["COVERAGE_LIMIT", "CV2_LIMIT", "remaining_interval"]
 
 CV2_LIMIT = 0.5
 COVERAGE_LIMIT = 0.5
+
+
+def _lognormal(seen: float, unseen: float, variance: float, z: float) -> tuple[float, float]:
+    """Chao (1987), Eq. 13: ``[S + f_0 / K, S + f_0 K]``, ``K = exp(z sqrt(log(1 + var / f_0^2)))`` (``S`` if ``f_0 = 0``)."""
+    if unseen <= 0:
+        return seen, seen
+    spread = float(np.exp(z * np.sqrt(np.log1p(variance / unseen ** 2))))
+    return seen + unseen / spread, seen + unseen * spread
 
 
 def remaining_interval(counts: np.ndarray, found: int | None = None, level: float = 0.95,
@@ -70,12 +89,12 @@ def remaining_interval(counts: np.ndarray, found: int | None = None, level: floa
     f = np.bincount(np.minimum(counts, RARE + 1), minlength=RARE + 2)[1:RARE + 1].astype(float)
     n, seen = float(counts.sum()), float(counts.size)
     found = int(seen) if found is None else int(found)
-    unseen, variance = ichao1(n if units is None else float(units), f)
-    if unseen > 0:
-        spread = np.exp(norm.ppf(0.5 + level / 2) * np.sqrt(np.log1p(variance / unseen ** 2)))
-        low, high = seen + unseen / spread, seen + unseen * spread
-    else:  # no singletons with company: the sample shows no unseen positive
-        low = high = seen
+    units = n if units is None else float(units)
+    unseen, variance = ichao1(units, f)
+    z = norm.ppf(0.5 + level / 2)
+    # the lower end is Chao1's (the lower bound); iChao1's term, unsteady when f_4 is small, lifts the rest
+    low = _lognormal(seen, float(chao1_unseen(units, f[0], f[1])), float(chao1_variance(units, f[0], f[1])), z)[0]
+    high = _lognormal(seen, unseen, variance, z)[1]
     coverage, cv2 = sample_coverage(n, f[0], f[1]), rare_cv2(f)
     doubts = []
     if unsampled:
