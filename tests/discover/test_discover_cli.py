@@ -44,7 +44,10 @@ def test_annotation_loop(tmp_path, population):
     assert run("answer", disco, tmp_path / "answers.csv").exit_code == 0
     report = json.loads(run("report", disco, "--json").stdout)
     assert report["found"] == positives.size and report["queries"] == 1
-    assert set(report["remaining_estimate"]) == {"value", "interval", "estimated_total"}
+    assert set(report["remaining_estimate"]) == {"value", "interval", "estimated_total", "lower_bound_only", "doubts",
+                                                 "unseen_share"}
+    printed = " ".join(run("report", disco).stdout.split())
+    assert ("lower bound only" in printed) == report["remaining_estimate"]["lower_bound_only"]
     assert run("export", disco, "--out", tmp_path / "labels.csv").exit_code == 0
     labels = pd.read_csv(tmp_path / "labels.csv", dtype=str)
     assert list(labels.columns) == ["item_id", "label"] and sorted(labels["item_id"]) == sorted(positives)

@@ -124,30 +124,50 @@ def test_a_short_answer_exhausts_the_node_and_everything_below(hierarchy):
     assert estimate["total"] >= 3 and policy.found[[0, 1, 4]].all()
 
 
-def test_remaining_scales_the_counts_of_excluded_positives():
-    """An item excluded from a query that put 3 answers in its leaf could only have been 3 of the 6."""
-    one_leaf = Hierarchy.from_frame(pd.DataFrame({"a": ["x"] * 8}), ["a"])
+def same(got: dict, want: dict) -> bool:
+    """Equal estimates, numbers up to rounding."""
+    numbers = ("total", "remaining", "unseen_share")
+    return (got["doubts"] == want["doubts"] and got["lower_bound_only"] == want["lower_bound_only"]
+            and got["interval"] == pytest.approx(want["interval"])
+            and [got[k] for k in numbers] == pytest.approx([want[k] for k in numbers]))
+
+
+def test_remaining_leaves_out_the_answers_of_queries_excluding_part_of_the_stratum():
+    """Three clean queries of 3 at the only stratum and one excluding item 0: its answers are not in the sample."""
+    from labelwise.discover.remaining import remaining_interval
+
+    one_leaf = Hierarchy.from_frame(pd.DataFrame({"a": ["x"] * 12}), ["a"])
     policy = QueryPolicy(one_leaf, CostModel(k=(3,), l=(0,)), "root")
     query = policy.choose(100.0, np.random.default_rng(0))
     policy.record(query, np.array([0, 1, 2]))
-    policy.record(type(query)(0, 0, 3, np.array([0]), 1.0), np.array([1, 3, 4]))
-    # counts 1, 2, 1, 1, 1; item 0 scaled by 6 / (6 - 3) to 2: n = 7, f1 = 3, f2 = 2
-    assert policy.remaining()["remaining"] == pytest.approx(6 / 7 * 3 * 2 / (2 * 3))
+    policy.record(type(query)(0, 0, 3, np.array([0]), 1.0), np.array([3, 4, 5]))
+    policy.record(query, np.array([1, 6, 7]))
+    policy.record(query, np.array([2, 8, 9]))
+    clean = np.array([1, 2, 2, 0, 0, 0, 1, 1, 1, 1, 0, 0])
+    assert same(policy.remaining(), remaining_interval(clean, 10, units=3.0))
 
 
 def test_remaining_pools_what_no_query_split(hierarchy):
-    """Root queries only: one stratum; a query at a=x splits the root along a; one at b=p, into leaves."""
-    from labelwise.discover.richness import remaining_interval
+    """Root queries only: one stratum; a query at a=x splits the root along a; one at b=p, into leaves.
+
+    The strata's samples are pooled, with ``T`` from the singletons' strata: ``(T - 1) / T`` is the mean
+    of ``(m - 1) / m`` over the singletons, ``m`` the queries that sampled their stratum.
+    """
+    from labelwise.discover.remaining import remaining_interval
+
+    def units(m: list[int]) -> float:
+        return 1.0 / np.mean(1.0 / np.array(m))
 
     policy = QueryPolicy(hierarchy, CostModel(k=(2,), l=(0,)), "root")
     root = policy.choose(100.0, np.random.default_rng(0))
     for answer in ([0, 1], [1, 2], [3, 5]):
         policy.record(root, np.array(answer))
-    assert policy.remaining() == remaining_interval(policy.returns, 5)
+    assert same(policy.remaining(), remaining_interval(policy.returns, 5, units=3.0))
     x = hierarchy.item_node[0, 0b01]
     policy.record(type(root)(x, 0, 2, np.zeros(0, dtype=np.int64), 1.0), np.array([0, 4]))
-    by_a = hierarchy.item_node[:, 0b01]
-    assert policy.remaining() == remaining_interval(policy.returns, 6, strata=by_a)
+    # singletons 2, 3, 5 in a=y (3 queries), 4 in a=x (4 queries)
+    assert same(policy.remaining(), remaining_interval(policy.returns, 6, units=units([3, 3, 3, 4])))
     p = hierarchy.item_node[0, 0b10]
     policy.record(type(root)(p, 0, 2, np.zeros(0, dtype=np.int64), 1.0), np.array([0, 2]))
-    assert policy.remaining() == remaining_interval(policy.returns, 6, strata=hierarchy.item_node[:, 0b11])
+    # singletons 3 in (y, q): 3 queries, 4 in (x, p): 5, 5 in (y, p): 4
+    assert same(policy.remaining(), remaining_interval(policy.returns, 6, units=units([3, 5, 4])))

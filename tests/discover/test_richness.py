@@ -1,4 +1,4 @@
-"""Good-Turing, Chao1 and the remaining-positives interval: exact values and seeded coverage."""
+"""Good-Turing, Chao1, iChao1, sample coverage and the rare positives' CV: exact values by hand and enumerated."""
 
 from __future__ import annotations
 
@@ -9,8 +9,11 @@ import pytest
 
 from labelwise.discover.richness import (
     chao1_unseen,
+    chao1_variance,
     good_turing_unseen,
-    remaining_interval,
+    ichao1,
+    rare_cv2,
+    sample_coverage,
 )
 
 
@@ -34,39 +37,46 @@ def test_good_turing_expectation_enumerated(stats):
     assert expected == pytest.approx(float(np.sum(p * (1 - p) ** (n - 1))))
 
 
-def test_no_singletons_means_nothing_remains():
-    out = remaining_interval(np.array([2, 3, 5]))
-    assert out == {"total": 3.0, "remaining": 0.0, "interval": [0.0, 0.0]}
+def test_ichao1_by_hand():
+    """f = (5, 2, 2, 1), T = 20: Chao1 0.95 * 5 * 4 / 6, plus 17/80 * 2 * (5 - 17/38 * 2 * 2)."""
+    f0, _ = ichao1(20, np.array([5.0, 2.0, 2.0, 1.0]))
+    assert f0 == pytest.approx(0.95 * 5 * 4 / 6 + 17 / 80 * 2 * (5 - 17 / 38 * 4))
+    # no quadrupleton: f4 taken as 1
+    assert ichao1(20, np.array([5.0, 2.0, 2.0, 0.0]))[0] == pytest.approx(f0)
 
 
-def test_positives_found_elsewhere_count_as_seen():
-    counts = np.array([1, 1, 1, 2])  # n = 5, S = 4, f0 = 4/5 * 3 * 2 / 4 = 1.2
-    alone = remaining_interval(counts)
-    assert alone["total"] == pytest.approx(5.2) and alone["remaining"] == pytest.approx(1.2)
-    more = remaining_interval(counts, found=5)
-    assert more["remaining"] == pytest.approx(0.2)
-    assert more["interval"][0] == pytest.approx(max(alone["interval"][0] - 1, 0))
+def test_ichao1_is_chao1_when_the_rare_look_equally_popular():
+    """f1 <= (T-3)/(2(T-1)) f2 f3 / f4 (the pattern of a single Poisson rate): no iChao1 term."""
+    f = np.array([2.0, 4.0, 4.0, 2.0])
+    f0, variance = ichao1(50, f)
+    assert f0 == pytest.approx(float(chao1_unseen(50, 2.0, 4.0)))
+    assert variance == pytest.approx(float(chao1_variance(50, 2.0, 4.0)))
 
 
-def coverage(weights: np.ndarray, n: int, runs: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    hits = np.empty(runs, dtype=bool)
-    for r in range(runs):
-        counts = rng.multinomial(n, weights / weights.sum())
-        out = remaining_interval(counts)
-        lo, hi = out["interval"]
-        hits[r] = lo <= np.sum(counts == 0) <= hi
-    return hits
+def test_ichao1_variance_is_the_delta_method():
+    """Poisson delta method: Chao's variance with the gradient of the whole estimate (central differences)."""
+    f = np.array([9.0, 3.0, 4.0, 2.0])
+    units = 40.0
+    step = 1e-5
+    grad = np.array([(ichao1(units, f + step * e)[0] - ichao1(units, f - step * e)[0]) / (2 * step)
+                     for e in np.eye(4)])
+    a = (units - 1) / units
+    chao_grad = np.array([a * (2 * f[0] - 1) / (2 * (f[1] + 1)), -a * f[0] * (f[0] - 1) / (2 * (f[1] + 1) ** 2)])
+    own_term = float(chao1_variance(units, f[0], f[1])) - float(np.sum(f[:2] * chao_grad ** 2))
+    assert ichao1(units, f)[1] == pytest.approx(own_term + float(np.sum(f * grad ** 2)), rel=1e-6)
 
 
-def test_interval_covers_under_equal_popularity():
-    """95% log-normal interval, 300 draws from 200 equally popular positives: coverage within 3 SE of 0.95."""
-    hits = coverage(np.ones(200), 300, 300, seed=1)
-    assert hits.mean() >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / hits.size)
+def test_sample_coverage_by_hand():
+    assert sample_coverage(10, 4, 2) == pytest.approx(1 - 0.4 * 36 / 40)
+    assert sample_coverage(10, 0, 2) == 1.0
+    assert sample_coverage(0, 0, 0) == 1.0
 
 
-@pytest.mark.slow
-def test_interval_under_covers_under_zipf_1_5():
-    """The documented failure: with Zipf(1.5) popularity most unseen positives leave no trace in f1, f2."""
-    hits = coverage(1.0 / np.arange(1, 501) ** 1.5, 300, 200, seed=2)
-    assert hits.mean() < 0.5
+def test_rare_cv2_by_hand():
+    """f1 = 4, f2 = 2, f4 = 1: S = 7, n = 12, C = 2/3, sum j(j-1) f_j = 16."""
+    f = np.zeros(10)
+    f[[0, 1, 3]] = [4, 2, 1]
+    assert rare_cv2(f) == pytest.approx(7 / (2 / 3) * 16 / (12 * 11) - 1)
+    f[:] = 0
+    f[1] = 10  # everything returned twice: no spread
+    assert rare_cv2(f) == 0.0

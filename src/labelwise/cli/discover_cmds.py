@@ -189,14 +189,19 @@ def _print_report(report: dict) -> None:
         table.add_column(head)
     for row in report["nodes"]:
         lo, hi = row["interval"]
+        interval = f">= {lo:.1f}" if row["lower_bound_only"] else f"[{lo:.1f}, {hi:.1f}]"
         table.add_row(" AND ".join(f"{a}={v}" for a, v in row["node"].items()) or "(root)", str(row["queries"]),
-                      f"{row['spent']:g}", str(row["found"]), f"{row['remaining']:.1f}", f"[{lo:.1f}, {hi:.1f}]")
+                      f"{row['spent']:g}", str(row["found"]), f"{row['remaining']:.1f}", interval)
     console = rich_console()
     console.print(table)
     est = report["remaining_estimate"]
     console.print(f"{report['found']} positives found in {report['queries']} queries; spent {report['spent']:g} of "
-                  f"{report['budget']:g}; not found yet: {est['value']:.1f} [{est['interval'][0]:.1f}, "
-                  f"{est['interval'][1]:.1f}]")
+                  f"{report['budget']:g}")
+    if est["lower_bound_only"]:
+        console.print(f"not found yet: at least {est['interval'][0]:.1f} (lower bound only; about "
+                      f"{est['unseen_share']:.0%} of answers would still be new). Why: " + "; ".join(est["doubts"]))
+    else:
+        console.print(f"not found yet: {est['value']:.1f} [{est['interval'][0]:.1f}, {est['interval'][1]:.1f}]")
 
 
 @discover.command("export")
@@ -274,12 +279,16 @@ def _print_simulation(result: dict) -> None:
     from .render import rich_console
 
     table = Table(title=f"Discovery with policy {result['policy']} ({result['repeats']} runs)")
-    for head in ("spent", "distinct found (mean)", "true total"):
+    for head in ("spent", "distinct found (mean)", "true total", "interval coverage", "lower bound only",
+                 "claim holds"):
         table.add_column(head)
     for point in result["curve"]:
-        table.add_row(f"{point['spent']:g}", f"{point['distinct_found']:.1f}", str(point["true_total"]))
+        table.add_row(f"{point['spent']:g}", f"{point['distinct_found']:.1f}", str(point["true_total"]),
+                      f"{point['coverage']:.2f}", f"{point['lower_bound_only']:.2f}", f"{point['claim_coverage']:.2f}")
     console = rich_console()
     console.print(table)
     est = result["remaining_estimate"]
     console.print(f"not found at the end: {est['true']:.1f} (estimate {est['value']:.1f}, mean interval "
-                  f"[{est['interval'][0]:.1f}, {est['interval'][1]:.1f}]); coverage {result['coverage']:.2f}")
+                  f"[{est['interval'][0]:.1f}, {est['interval'][1]:.1f}]); coverage {result['coverage']:.2f}; flagged "
+                  f"a lower bound only in {result['lower_bound_only']:.0%} of runs; the claim (interval, or its lower "
+                  f"end when flagged) held in {result['claim_coverage']:.0%}")

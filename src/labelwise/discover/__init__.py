@@ -7,7 +7,8 @@ round, an upper-confidence score of new positives per unit cost picks the
 query over a hierarchy of the domain.
 
 * :mod:`.hierarchy`: the poset of attribute conjunctions;
-* :mod:`.richness`: Good-Turing, jackknife and Chao1 estimates of what was never returned;
+* :mod:`.richness`: Good-Turing, jackknife, Chao1 and iChao1 estimates of what was never returned;
+* :mod:`.remaining`: the interval of the positives not found yet, and when it is a lower bound only;
 * :mod:`.gain`: expected new positives of a configuration and its bootstrap variance;
 * :mod:`.costs`: the cost model and the allowed configurations;
 * :mod:`.policy`: the CRUX policy and the ``greedy``, ``root`` and ``random`` baselines;
@@ -18,7 +19,7 @@ query over a hierarchy of the domain.
 from .costs import CostModel
 from .hierarchy import Hierarchy
 from .policy import POLICIES, Query, QueryPolicy
-from .richness import remaining_interval
+from .remaining import remaining_interval
 from .session import DiscoverySession
 from .simulate import simulate_discovery
 

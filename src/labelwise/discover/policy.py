@@ -45,7 +45,7 @@ import numpy as np
 from .costs import CostModel
 from .gain import MIN_VARIANCE, gain_with_variance
 from .hierarchy import Hierarchy
-from .richness import remaining_interval
+from .remaining import remaining_interval
 
 __all__ = ["POLICIES", "Query", "QueryPolicy"]
 
@@ -102,9 +102,10 @@ class QueryPolicy:
         self.chain = hierarchy.item_node[:, [(1 << j) - 1 for j in range(len(hierarchy.attributes) + 1)]]
         self.node_size = np.bincount(hierarchy.item_node.ravel(), minlength=n_nodes)
         self.mixed = np.zeros(n_nodes, dtype=bool)  # some query held part of the node's items, not all
-        self.accounted = np.zeros(n_nodes, dtype=bool)  # queried nodes already reflected in `mixed`
-        self.answers_in = np.zeros(n_nodes, dtype=np.int64)  # answers that fell in each chain node
-        self.excluded_answers = np.zeros(self.chain.shape, dtype=np.int64)  # ... in queries excluding the item
+        self.covered: dict[int, np.ndarray] = {}  # queried node -> the chain nodes wholly inside it
+        # queries covering each chain node with nothing of it excluded, and each item's answers in them
+        self.clean_queries = np.zeros(n_nodes, dtype=np.int64)
+        self.clean_returns = np.zeros(self.chain.shape, dtype=np.int64)
         self.keys = np.zeros(0, dtype=np.int64)  # node * n_items + item, sorted: the nodes' samples
         self.counts = np.zeros(0, dtype=np.int64)
         self.round = 1
@@ -169,19 +170,17 @@ class QueryPolicy:
         return int(new.size)
 
     def _add_exposure(self, query: Query, returned: np.ndarray) -> None:
-        """Count the answers in each chain node, those an excluded item could not be, and mixed nodes.
-
-        The answers that could have been item ``i`` in its stratum ``s`` are
-        ``answers_in[s] - excluded_answers[i, level of s]``.
-        """
-        hits = np.bincount(self.chain[returned].ravel(), minlength=self.answers_in.size)
-        self.answers_in += hits
-        self.excluded_answers[query.exclude] += hits[self.chain[query.exclude]]
-        if not self.accounted[query.node]:
-            self.accounted[query.node] = True
-            inside = self.chain[self.hierarchy.members(query.node)].ravel()
-            held = np.bincount(inside, minlength=self.node_size.size)
-            self.mixed |= (held > 0) & (held < self.node_size)
+        """Count the clean queries and answers of each chain node (nothing of it excluded), and mixed nodes."""
+        if query.node not in self.covered:
+            inside = np.bincount(self.chain[self.hierarchy.members(query.node)].ravel(),
+                                 minlength=self.node_size.size)
+            self.mixed |= (inside > 0) & (inside < self.node_size)
+            self.covered[query.node] = np.flatnonzero(inside == self.node_size)
+        dirty = np.zeros(self.node_size.size, dtype=bool)
+        dirty[self.chain[query.exclude].ravel()] = True
+        covered = self.covered[query.node]
+        self.clean_queries[covered[~dirty[covered]]] += 1
+        self.clean_returns[returned] += ~dirty[self.chain[returned]]
 
     def _add_to_samples(self, keys: np.ndarray) -> None:
         pos = np.searchsorted(self.keys, keys)
@@ -219,28 +218,39 @@ class QueryPolicy:
     def remaining(self, level: float = 0.95) -> dict:
         """Positives not found yet in the whole domain, from how often each was returned (any query).
 
-        Chao1 is taken per stratum and added up.  The strata: along the chain of nodes fixing the
-        first ``j`` attributes, the coarsest node of each item that no query held only part of; in
-        it every answer, whatever node was asked, is a draw by popularity among its positives not
-        excluded (the root alone when every query was at the root; leaves at worst).  Counts are
-        scaled up by the share of the stratum's answers an item could not be because it was
-        excluded; the leaves below a query that returned fewer than ``k`` positives have none left.
+        The strata: along the chain of nodes fixing the first ``j`` attributes, the coarsest node of
+        each item that no query held only part of (the root alone when every query was at the root;
+        leaves at worst).  A stratum's sample is the answers of the queries that held it and excluded
+        none of its positives: each is a draw by popularity among all its positives.  The samples of
+        the strata are pooled into one frequency table (summing small strata's own Chao1 estimates
+        compounds their small-sample bias), with the sampling units ``T`` of the queries behind them
+        (``(T - 1) / T`` the singleton-weighted mean of the strata's ``(m - 1) / m``, ``m`` their
+        clean queries: a query returns distinct positives).  Leaves below a query that returned fewer
+        than ``k`` have no positive left; open strata no clean query sampled make the result a lower
+        bound only (see :func:`~labelwise.discover.remaining.remaining_interval`).
         """
         depth = np.argmax(~self.mixed[self.chain], axis=1)  # a leaf is never mixed
         items = np.arange(self.chain.shape[0])
-        stratum = self.chain[items, depth]
-        full = self.answers_in[stratum]
-        at_risk = full - self.excluded_answers[items, depth]
-        adjusted = np.rint(self.returns * np.divide(full, at_risk, out=np.ones(full.shape), where=at_risk > 0))
+        units = self.clean_queries[self.chain[items, depth]]
+        counts = self.clean_returns[items, depth]
         open_leaf = ~self.exhausted[self.chain[:, -1]]
-        estimate = remaining_interval(adjusted[open_leaf], int(self.found[open_leaf].sum()), level,
-                                      strata=stratum[open_leaf])
-        return {**estimate, "total": estimate["total"] + int(self.found[~open_leaf].sum())}
+        sampled = open_leaf & (units > 0)
+        singles = sampled & (counts == 1)
+        shrink = float(np.mean(1.0 - 1.0 / units[singles])) if singles.any() else 0.0
+        estimate = remaining_interval(counts[sampled], int(self.found[sampled].sum()), level,
+                                      units=1.0 / (1.0 - shrink),
+                                      unsampled=int((open_leaf & ~sampled & ~self.found).sum()))
+        return {**estimate, "total": estimate["total"] + int(self.found[~sampled].sum())}
 
     def node_remaining(self, node: int, level: float = 0.95) -> dict:
-        """Positives of ``node`` not found yet, from its sample (queries at or above it); 0 once exhausted."""
+        """Positives of ``node`` not found yet, from its sample (queries at or above it); 0 once exhausted.
+
+        The sample holds the answers of queries with exclude lists too (their excluded positives counted
+        as returned less often than they would be): a guide per node, rougher than :meth:`remaining`.
+        """
         if self.exhausted[node]:
             found = float(self.found_in[node])
-            return {"total": found, "remaining": 0.0, "interval": [0.0, 0.0]}
+            return {"total": found, "remaining": 0.0, "interval": [0.0, 0.0], "lower_bound_only": False,
+                    "doubts": [], "unseen_share": 0.0}
         _, _, counts = self.sample(np.array([node]))
         return remaining_interval(counts, int(self.found_in[node]), level)

@@ -8,49 +8,69 @@ ecology.  Estimators used:
 * Good-Turing: the probability that the next answer is a positive never
   returned before is ``f_1 / n`` (Good, "The population frequencies of
   species and the estimation of population parameters", Biometrika 40, 1953,
-  Eq. 2.8 with ``r = 0``);
+  Eq. 2.8 with ``r = 0``), and the sample coverage with its doubleton
+  correction ``1 - f_1 / n ((n - 1) f_1 / ((n - 1) f_1 + 2 f_2))`` (Chao and
+  Jost, "Coverage-based rarefaction and extrapolation", Ecology 93(12), 2012,
+  Eq. 4a);
 * bias-corrected Chao1 for the number never returned,
-  ``f_0 = (n - 1) / n * f_1 (f_1 - 1) / (2 (f_2 + 1))`` (Chao, "Nonparametric
+  ``f_0 = (T - 1) / T * f_1 (f_1 - 1) / (2 (f_2 + 1))`` (Chao, "Nonparametric
   estimation of the number of classes in a population", Scand. J. Statist.
-  11, 1984; the bias-corrected form and its variance from Chao,
-  "Species estimation and applications", Encyclopedia of Statistical
-  Sciences, 2005, Eq. 5 and its delta-method variance);
+  11, 1984; the bias-corrected form and its variance from Chao, "Species
+  estimation and applications", Encyclopedia of Statistical Sciences, 2005,
+  Eq. 5), with ``T`` the sampling units: ``T = n`` for answers drawn one by
+  one (abundance data), the number of queries when each query returns
+  distinct positives (incidence data, Chao2);
+* iChao1, which adds what the tripletons and quadrupletons say about the
+  rare positives when their popularity is unequal, ``(T - 3) / (4 T) f_3 / f_4
+  max(f_1 - (T - 3) / (2 (T - 1)) f_2 f_3 / f_4, 0)`` (``f_4`` taken as 1 when 0;
+  Chiu, Wang, Walther and Chao, "An improved nonparametric lower bound of
+  species richness via a modified Good-Turing frequency formula", Biometrics
+  70(3), 2014), its variance by the delta method with Poisson frequency
+  counts;
+* the squared coefficient of variation of the detection rates of the rare
+  positives (those returned at most 10 times), ``gamma^2`` of Chao and Lee,
+  "Estimating the number of classes via sample coverage", JASA 87, 1992,
+  Eq. 2.12: 0 when the rare positives are equally popular;
 * the first-order jackknife ``f_0 = f_1 (n - 1) / n`` (Burnham and Overton,
   Biometrika 65(3), 1978), steadier than Chao1 in small samples without
-  doubletons (used for the gains of queries);
-* the log-normal interval ``[S + f_0 / K, S + f_0 K]`` with
-  ``K = exp(z sqrt(log(1 + var / f_0^2)))`` (Chao, "Estimating the population
-  size for capture-recapture data with unequal catchability", Biometrics 43,
-  1987, Eq. 13), which never goes below the number already seen.
+  doubletons (used for the gains of queries).
 
-What they assume: every positive can be returned (positive probability) and
-the answers are independent draws by fixed popularity.  Chao1 is then a
-lower bound of the number unseen that is nearly unbiased when the positives
-not seen yet have similar popularity (it uses only ``f_1`` and ``f_2``, the
-information about the rare ones); with strongly skewed popularity (Zipf
-exponent near 1 or above) a large share of positives is so rare that the
-sample carries no information about them, and the interval under-covers.
+All of them are lower bounds of the number never returned when popularity
+varies: nothing in a sample tells how many positives are too rare to have
+been returned at all.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import norm
 
-__all__ = ["chao1_unseen", "chao1_variance", "good_turing_unseen", "jackknife_unseen", "remaining_interval"]
+__all__ = ["RARE", "chao1_unseen", "chao1_variance", "good_turing_unseen", "ichao1", "jackknife_unseen",
+           "rare_cv2", "sample_coverage"]
+
+RARE = 10  # Chao and Lee (1992): positives returned at most this often form the rare group
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """``num / den`` where ``den > 0``, else 0 (arrays broadcast together)."""
+    num, den = np.broadcast_arrays(np.asarray(num, dtype=float), np.asarray(den, dtype=float))
+    return np.divide(num, den, out=np.zeros(num.shape), where=den > 0)
 
 
 def good_turing_unseen(n: np.ndarray, f1: np.ndarray) -> np.ndarray:
     """Good (1953): the probability mass of the positives never returned, ``f_1 / n`` (0 when ``n = 0``)."""
-    n = np.asarray(n, dtype=float)
-    return np.divide(f1, n, out=np.zeros(np.broadcast(n, f1).shape), where=n > 0)
+    return _ratio(f1, n)
+
+
+def sample_coverage(n: float, f1: float, f2: float) -> float:
+    """Chao and Jost (2012), Eq. 4a: the share of the answers that are positives already returned (1 if none)."""
+    if n <= 0 or f1 <= 0:
+        return 1.0
+    return float(1.0 - f1 / n * (n - 1) * f1 / ((n - 1) * f1 + 2 * f2))
 
 
 def chao1_unseen(n: np.ndarray, f1: np.ndarray, f2: np.ndarray) -> np.ndarray:
-    """Bias-corrected Chao1: the number of positives never returned, ``(n-1)/n f_1 (f_1-1) / (2 (f_2+1))``."""
-    n = np.asarray(n, dtype=float)
-    shrink = np.divide(n - 1, n, out=np.zeros(n.shape), where=n > 0)
-    return shrink * f1 * (f1 - 1) / (2.0 * (f2 + 1))
+    """Bias-corrected Chao1: the number never returned, ``(n-1)/n f_1 (f_1-1) / (2 (f_2+1))``."""
+    return _ratio(np.asarray(n, dtype=float) - 1, n) * f1 * (f1 - 1) / (2.0 * (f2 + 1))
 
 
 def jackknife_unseen(n: np.ndarray, f1: np.ndarray) -> np.ndarray:
@@ -59,60 +79,60 @@ def jackknife_unseen(n: np.ndarray, f1: np.ndarray) -> np.ndarray:
     Burnham and Overton, "Estimation of the size of a closed population when capture probabilities
     vary among animals", Biometrika 65(3), 1978.
     """
-    n = np.asarray(n, dtype=float)
-    return f1 * np.divide(n - 1, n, out=np.zeros(n.shape), where=n > 0)
+    return f1 * _ratio(np.asarray(n, dtype=float) - 1, n)
 
 
 def chao1_variance(n: np.ndarray, f1: np.ndarray, f2: np.ndarray) -> np.ndarray:
     """Delta-method variance of the bias-corrected Chao1 (Chao 2005), vectorized."""
-    n = np.asarray(n, dtype=float)
-    a = np.divide(n - 1, n, out=np.zeros(n.shape), where=n > 0)
+    a = _ratio(np.asarray(n, dtype=float) - 1, n)
     return (a * f1 * (f1 - 1) / (2 * (f2 + 1)) + a * a * f1 * (2 * f1 - 1) ** 2 / (4 * (f2 + 1) ** 2)
             + a * a * f1 ** 2 * f2 * (f1 - 1) ** 2 / (4 * (f2 + 1) ** 4))
 
 
-def remaining_interval(counts: np.ndarray, found: int | None = None, level: float = 0.95,
-                       strata: np.ndarray | None = None) -> dict:
-    """Estimated number of positives not found yet, with Chao's (1987) log-normal interval.
+def ichao1(units: float, f: np.ndarray) -> tuple[float, float]:
+    """iChao1 (Chiu et al. 2014) of the number never returned, and its delta-method variance.
 
     Parameters
     ----------
-    counts : numpy.ndarray
-        Times each returned positive was returned (zeros are ignored).
-    found : int, optional
-        Positives found in total, when some were found outside this sample (default: those in it);
-        those count as seen, so the estimate is ``max(0, S + f_0 - found)``.
-    level : float
-        Interval level.
-    strata : numpy.ndarray, optional
-        Stratum of each entry of ``counts``: Chao1 is taken in each stratum and the numbers unseen
-        and their variances are added (strata sampled at different rates are not pooled).
+    units : float
+        Sampling units ``T`` (answers for abundance data, queries for incidence data).
+    f : numpy.ndarray
+        Frequency counts ``f_1, f_2, f_3, f_4`` (at least four entries; more are ignored).
 
     Returns
     -------
-    dict
-        ``total`` (estimated number of positives), ``remaining`` (not found yet) and ``interval``
-        (``[low, high]`` of the remaining).
+    f0, variance : float
+        Bias-corrected Chao1 plus the iChao1 term; the variance treats the ``f_j`` as independent
+        Poisson counts (Chao 2005 for the Chao1 part).
     """
-    counts = np.asarray(counts)
-    strata = np.zeros(counts.size, dtype=np.int64) if strata is None else np.asarray(strata)
-    hit = counts > 0
-    _, stratum = np.unique(strata[hit], return_inverse=True)
-    c = counts[hit]
+    f1, f2, f3, f4 = (float(x) for x in f[:4])
+    base, variance = float(chao1_unseen(units, f1, f2)), float(chao1_variance(units, f1, f2))
+    if units <= 3:
+        return base, variance
+    c, d, q4 = (units - 3) / (4 * units), (units - 3) / (2 * (units - 1)), max(f4, 1.0)
+    excess = f1 - d * f2 * f3 / q4  # 0 in expectation when the rare positives are equally popular
+    if excess <= 0:
+        return base, variance
+    a = (units - 1) / units
+    # gradient of the whole estimate in f1 .. f4 (the Chao1 part's own terms are in chao1_variance)
+    g1 = c * f3 / q4
+    g2 = -c * d * f3 ** 2 / q4 ** 2
+    g3 = c / q4 * (excess - d * f2 * f3 / q4)
+    g4 = -c * f3 / q4 ** 2 * (excess - d * f2 * f3 / q4) if f4 >= 1 else 0.0
+    chao_g1, chao_g2 = a * (2 * f1 - 1) / (2 * (f2 + 1)), -a * f1 * (f1 - 1) / (2 * (f2 + 1) ** 2)
+    variance += (f1 * (g1 ** 2 + 2 * g1 * chao_g1) + f2 * (g2 ** 2 + 2 * g2 * chao_g2) + f3 * g3 ** 2
+                 + f4 * g4 ** 2)
+    return base + c * f3 / q4 * excess, variance
 
-    def per_stratum(values: np.ndarray) -> np.ndarray:
-        return np.bincount(stratum, weights=values, minlength=stratum.max(initial=-1) + 1)
 
-    n, f1, f2 = per_stratum(c), per_stratum(c == 1), per_stratum(c == 2)
-    seen = float(c.size)
-    found = int(seen) if found is None else int(found)
-    unseen = float(chao1_unseen(n, f1, f2).sum())
-    if unseen > 0:
-        z = norm.ppf(0.5 + level / 2)
-        spread = np.exp(z * np.sqrt(np.log1p(float(chao1_variance(n, f1, f2).sum()) / unseen ** 2)))
-        low, high = seen + unseen / spread, seen + unseen * spread
-    else:  # no stratum with two singletons: the sample shows no unseen positive
-        low = high = seen
-    total = max(seen + unseen, found)
-    return {"total": total, "remaining": total - found,
-            "interval": [max(low - found, 0.0), max(high - found, 0.0)]}
+def rare_cv2(f: np.ndarray) -> float:
+    """Chao and Lee (1992): squared CV of the detection rates of the positives returned at most ``RARE`` times.
+
+    ``f`` holds ``f_1 .. f_RARE``.  0 when nothing or only singletons were returned (no evidence either way).
+    """
+    j = np.arange(1, RARE + 1)
+    seen, n = float(f.sum()), float((j * f).sum())
+    coverage = 1.0 - float(f[0]) / n if n > 0 else 0.0
+    if coverage <= 0 or n <= 1:
+        return 0.0
+    return max(seen / coverage * float((j * (j - 1) * f).sum()) / (n * (n - 1)) - 1.0, 0.0)

@@ -164,7 +164,12 @@ class DiscoverySession:
             return {"query": q.pos, "returned": int(codes.size), "new": new, "found": int(policy.found.sum())}
 
     def report(self, level: float = 0.95) -> dict:
-        """Positives found, per queried node, the spend and the estimated number not found yet."""
+        """Positives found, per queried node, the spend and the estimated number not found yet.
+
+        ``remaining_estimate`` holds ``value``, ``interval``, ``estimated_total``, ``lower_bound_only``
+        (the interval's assumptions look doubtful: read ``value`` and the interval's lower end as lower
+        bounds), ``doubts`` (why) and ``unseen_share`` (share of answers that would still be new).
+        """
         record = self._read()
         hierarchy, policy = self._replay(record)
         answered = [q for q in record.queries if q.answered]
@@ -177,12 +182,15 @@ class DiscoverySession:
             per_node.append({"node": hierarchy.describe(node), "depth": int(depth[node]),
                              "queries": len(asked), "spent": float(sum(q.cost for q in asked)),
                              "found": int(policy.found_in[node]), "estimated_total": estimate["total"],
-                             "remaining": estimate["remaining"], "interval": estimate["interval"]})
+                             "remaining": estimate["remaining"], "interval": estimate["interval"],
+                             "lower_bound_only": estimate["lower_bound_only"]})
         overall = policy.remaining(level)
         return {"budget": record.budget, "spent": policy.spent, "queries": len(answered),
                 "found": int(policy.found.sum()), "level": level,
                 "remaining_estimate": {"value": overall["remaining"], "interval": overall["interval"],
-                                       "estimated_total": overall["total"]},
+                                       "estimated_total": overall["total"],
+                                       "lower_bound_only": overall["lower_bound_only"], "doubts": overall["doubts"],
+                                       "unseen_share": overall["unseen_share"]},
                 "nodes": per_node}
 
     def found_ids(self) -> list[str]:

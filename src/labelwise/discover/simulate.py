@@ -22,20 +22,27 @@ def run_discovery(hierarchy: Hierarchy, crowd: SimulatedCrowd, costs: CostModel,
     Returns
     -------
     dict
-        ``found`` (distinct positives found at each of the ``CURVE_POINTS`` budget points
-        ``budget j / 10``), ``remaining`` (the estimate at the end) and ``true_remaining``.
+        At each of the ``CURVE_POINTS`` budget points ``budget j / 10`` (the state after the last
+        query that fits in it): ``found`` (distinct positives), ``remaining`` (the estimate) and
+        ``true_remaining``.
     """
     rng = np.random.default_rng([seed, 1])
     state = QueryPolicy(hierarchy, costs, policy, seed=seed)
-    spent, found = [0.0], [0]
-    while (query := state.choose(budget - state.spent, rng)) is not None:
-        state.record(query, crowd.answer(query, rng))
-        spent.append(state.spent)
-        found.append(int(state.found.sum()))
     points = budget * np.arange(1, CURVE_POINTS + 1) / CURVE_POINTS
-    at = np.searchsorted(np.array(spent), points + 1e-9, side="right") - 1
-    return {"found": np.array(found)[at], "remaining": state.remaining(level),
-            "true_remaining": int(crowd.positives.size - state.found.sum())}
+    found, remaining, truth = [], [], []
+
+    def reach(spent: float) -> None:
+        """Record the state at every budget point below ``spent`` not recorded yet."""
+        while len(found) < CURVE_POINTS and spent > points[len(found)] + 1e-9:
+            found.append(int(state.found.sum()))
+            remaining.append(state.remaining(level))
+            truth.append(int(crowd.positives.size - found[-1]))
+
+    while (query := state.choose(budget - state.spent, rng)) is not None:
+        reach(state.spent + query.cost)
+        state.record(query, crowd.answer(query, rng))
+    reach(np.inf)
+    return {"found": np.array(found), "remaining": remaining, "true_remaining": np.array(truth)}
 
 
 def simulate_discovery(hierarchy: Hierarchy, positive: np.ndarray, popularity: np.ndarray, budget: float,
@@ -46,11 +53,13 @@ def simulate_discovery(hierarchy: Hierarchy, positive: np.ndarray, popularity: n
     Returns
     -------
     dict
-        ``policy``, ``budget``, ``repeats``, ``level``, ``curve`` (``[{spent, distinct_found,
-        true_total}]`` at 10 budget points, ``distinct_found`` the mean over the runs, with its
-        standard error ``distinct_found_se``), ``remaining_estimate`` (mean ``value`` and ``interval``
-        at the end, and the mean ``true`` remaining) and ``coverage`` (share of runs whose interval
-        holds the true number not found).
+        ``policy``, ``budget``, ``repeats``, ``level``; ``curve``: at 10 budget points ``spent``,
+        ``distinct_found`` (mean over the runs) with its standard error ``distinct_found_se``,
+        ``true_total``, ``coverage`` (share of runs whose interval holds the true number not found),
+        ``lower_bound_only`` (share of runs whose estimate is flagged a lower bound only) and
+        ``claim_coverage`` (share of runs whose claim holds: the interval, or its lower end when
+        flagged); ``remaining_estimate`` (mean ``value`` and ``interval`` at the end, the mean
+        ``true`` remaining); ``coverage``, ``lower_bound_only`` and ``claim_coverage`` at the end.
     """
     costs = CostModel() if costs is None else costs
     crowd = SimulatedCrowd(hierarchy, positive, popularity)
@@ -60,16 +69,22 @@ def simulate_discovery(hierarchy: Hierarchy, positive: np.ndarray, popularity: n
             runs.append(run_discovery(hierarchy, crowd, costs, budget, policy, seed + r, level))
             update(r + 1)
     found = np.array([run["found"] for run in runs], dtype=float)
-    low, high = np.array([run["remaining"]["interval"] for run in runs]).T
     truth = np.array([run["true_remaining"] for run in runs])
+    low, high = np.array([[est["interval"] for est in run["remaining"]] for run in runs]).transpose(2, 0, 1)
+    flagged = np.array([[est["lower_bound_only"] for est in run["remaining"]] for run in runs])
+    covered, above_low = (low <= truth) & (truth <= high), low <= truth
+    claim = np.where(flagged, above_low, covered)
     points = budget * np.arange(1, CURVE_POINTS + 1) / CURVE_POINTS
     se = found.std(axis=0, ddof=1) / np.sqrt(repeats) if repeats > 1 else np.zeros(CURVE_POINTS)
+    curve = [{"spent": float(points[j]), "distinct_found": float(found[:, j].mean()),
+              "distinct_found_se": float(se[j]), "true_total": int(crowd.positives.size),
+              "coverage": float(covered[:, j].mean()), "lower_bound_only": float(flagged[:, j].mean()),
+              "claim_coverage": float(claim[:, j].mean())} for j in range(CURVE_POINTS)]
     return {
-        "policy": policy, "budget": budget, "repeats": repeats, "level": level,
-        "curve": [{"spent": float(b), "distinct_found": float(f), "distinct_found_se": float(s),
-                   "true_total": int(crowd.positives.size)} for b, f, s in zip(points, found.mean(axis=0), se,
-                                                                              strict=True)],
-        "remaining_estimate": {"value": float(np.mean([run["remaining"]["remaining"] for run in runs])),
-                               "interval": [float(low.mean()), float(high.mean())], "true": float(truth.mean())},
-        "coverage": float(np.mean((low <= truth) & (truth <= high))),
+        "policy": policy, "budget": budget, "repeats": repeats, "level": level, "curve": curve,
+        "remaining_estimate": {"value": float(np.mean([run["remaining"][-1]["remaining"] for run in runs])),
+                               "interval": [float(low[:, -1].mean()), float(high[:, -1].mean())],
+                               "true": float(truth[:, -1].mean())},
+        "coverage": curve[-1]["coverage"], "lower_bound_only": curve[-1]["lower_bound_only"],
+        "claim_coverage": curve[-1]["claim_coverage"],
     }
