@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..pool import Outputs
+from .auc_importance import with_importance_model_variance
 from .auc_variance import with_prior_variance
 from .registry import register_measure
 from .thresholds import ThresholdMeasure, grid_option
@@ -193,7 +194,9 @@ class AUC(ScoreBinMeasure):
         return np.concatenate([(below / sn - A) / sp, (above / sp - A) / sn], axis=-1)[..., None, :]
 
     def refine_estimate(self, estimate: Estimate, pool: Pool, sampler: Sampler, sample: Sample) -> Estimate:
-        """The variance raised to that under a recalibrated-model prior where larger (:mod:`.auc_variance`)."""
+        """The variance raised where larger to the recalibrated model's view of an ``importance`` proposal
+        (:mod:`.auc_importance`), then to that under a recalibrated-model prior (:mod:`.auc_variance`)."""
+        estimate = with_importance_model_variance(self, estimate, pool, sampler, sample)
         return with_prior_variance(self, estimate, pool, sampler, sample)
 
     def pool_value(self, outputs: Outputs, label_probs: np.ndarray) -> np.ndarray:
