@@ -24,6 +24,7 @@ than the design's.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -44,6 +45,18 @@ if TYPE_CHECKING:
 
 __all__ = ["with_importance_model_variance"]
 
+#: Per ``importance`` run (held weakly): items, sum of ``1 / q`` and sum of ``q`` per score bin over the pool.
+_PROPOSAL_BINS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _proposal_bins(measure: AUC, pool: Pool, sampler: Sampler) -> tuple[np.ndarray, ...]:
+    """Items, ``sum 1 / q`` and ``sum q`` per score bin over the whole pool (computed once per run)."""
+    if sampler not in _PROPOSAL_BINS:
+        bins, B = measure._k(pool.outputs()), measure.n_bins
+        _PROPOSAL_BINS[sampler] = (np.bincount(bins, minlength=B).astype(float),
+                                   np.bincount(bins, 1.0 / sampler.q, B), np.bincount(bins, sampler.q, B))
+    return _PROPOSAL_BINS[sampler]
+
 
 def with_importance_model_variance(measure: AUC, estimate: Estimate, pool: Pool, sampler: Sampler,
                                    sample: Sample) -> Estimate:
@@ -63,19 +76,19 @@ def with_importance_model_variance(measure: AUC, estimate: Estimate, pool: Pool,
     B, N = measure.n_bins, pool.n_items
     J = measure.finite_jacobian(estimate.R)  # (1, 2B): the placements, positives' bins then negatives'
     labeled, first = np.unique(d.items, return_index=True)
-    bins = measure._k(pool.outputs())
-    unlabeled_bins = np.delete(bins, labeled)
-    q_unlabeled = np.delete(sampler.q, labeled)
-    size = np.bincount(bins, minlength=B).astype(float)
+    labeled_bins, q_labeled = measure._k(pool.outputs(labeled)), sampler.q[labeled]
+    size, inv_q, q = _proposal_bins(measure, pool, sampler)
+    unlabeled = size - np.bincount(labeled_bins, minlength=B)
+    live = unlabeled > 0  # a bin whose items are all labeled has no sums left (but rounding)
+    inv_q = np.where(live, inv_q - np.bincount(labeled_bins, 1.0 / q_labeled, B), 0.0)
+    q = np.where(live, q - np.bincount(labeled_bins, q_labeled, B), 0.0)
     positive_share = np.divide(recalibrated_bins(measure, pool, sample)[:B], size, out=np.zeros(B), where=size > 0)
     # two labels per bin, the positive class (index 1) and every other (index 0)
     pi = np.stack([1.0 - positive_share, positive_share], axis=1)
     u = np.stack([J[0, B:], J[0, :B]])[:, :, None]
     u_labeled = measure.loss(pool.outputs(labeled), sample.labels[first]) @ J.T
-    model = proposal_model_covariance(
-        u, pi, np.bincount(unlabeled_bins, minlength=B).astype(float),
-        np.bincount(unlabeled_bins, 1.0 / q_unlabeled, B), np.bincount(unlabeled_bins, q_unlabeled, B),
-        u_labeled, sampler.q[labeled], J @ estimate.R, d.n_draws, N)
+    model = proposal_model_covariance(u, pi, unlabeled, np.maximum(inv_q, 0.0), np.maximum(q, 0.0), u_labeled,
+                                      q_labeled, J @ estimate.R, d.n_draws, N)
     _, _, plugin = importance_moments(measure, sampler.losses(measure, sample), d.weight, counts=d.count)
     cov = model_interval_covariance(plugin, model, d.n_draws, estimate.level, sampler.design.variance)
     if not cov[0, 0] > estimate.cov[0, 0]:
