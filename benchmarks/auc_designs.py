@@ -97,7 +97,8 @@ def summary_section(data: dict) -> str:
          f"{np.sqrt(0.95 * 0.05 / runs):.3f}) / width ratio = mean width / (3.92 RMSE). The truth is the pool's "
          "exact AUC; the bin bias is the binned AUC of the whole pool minus it. Each interval's variance is at "
          "least that under the recalibrated-model prior of `labelwise.measures.auc_variance` "
-         f"({PSEUDO_COUNT:g} pseudo-items per class)."),
+         f"({PSEUDO_COUNT:g} pseudo-items per class); under `importance` also at least its proposal's variance "
+         "with the unlabeled items from that model (`labelwise.measures.auc_importance`)."),
         "",
         f"Reproduce: `{meta['command']}` ({meta['minutes']:.1f} min, seed {meta['seed']}).",
     ]

@@ -34,7 +34,8 @@ More Correlated Receiver Operating Characteristic Curves", Biometrics 44,
 1988 -- so the variance is the design variance of the Hajek projection of
 the U-statistic, correct under each design's weights to first order.  A session raises it
 where it collapses for want of labeled positives
-(:mod:`labelwise.measures.auc_variance`).
+(:mod:`labelwise.measures.auc_variance`) and, under ``importance``, where the labels miss the
+rare heavy-weight positives of its proposal (:mod:`labelwise.measures.auc_importance`).
 
 **What the bins cost.**  When the thresholds are the pool's distinct scores
 (``auc:<n>`` with ``n`` at least their number) the binned AUC is the AUC.
