@@ -33,6 +33,7 @@ import numpy as np
 from ..estimators.model_covariance import (
     model_interval_covariance,
     proposal_model_covariance,
+    unlabeled_proposal_sums,
 )
 from .auc_variance import recalibrated_bins
 
@@ -79,16 +80,13 @@ def with_importance_model_variance(measure: AUC, estimate: Estimate, pool: Pool,
     labeled_bins, q_labeled = measure._k(pool.outputs(labeled)), sampler.q[labeled]
     size, inv_q, q = _proposal_bins(measure, pool, sampler)
     unlabeled = size - np.bincount(labeled_bins, minlength=B)
-    live = unlabeled > 0  # a bin whose items are all labeled has no sums left (but rounding)
-    inv_q = np.where(live, inv_q - np.bincount(labeled_bins, 1.0 / q_labeled, B), 0.0)
-    q = np.where(live, q - np.bincount(labeled_bins, q_labeled, B), 0.0)
+    inv_q, q = unlabeled_proposal_sums(inv_q, q, unlabeled, labeled_bins, q_labeled)
     positive_share = np.divide(recalibrated_bins(measure, pool, sample)[:B], size, out=np.zeros(B), where=size > 0)
     # two labels per bin, the positive class (index 1) and every other (index 0)
     pi = np.stack([1.0 - positive_share, positive_share], axis=1)
     u = np.stack([J[0, B:], J[0, :B]])[:, :, None]
     u_labeled = measure.loss(pool.outputs(labeled), sample.labels[first]) @ J.T
-    model = proposal_model_covariance(u, pi, unlabeled, np.maximum(inv_q, 0.0), np.maximum(q, 0.0), u_labeled,
-                                      q_labeled, J @ estimate.R, d.n_draws, N)
+    model = proposal_model_covariance(u, pi, unlabeled, inv_q, q, u_labeled, q_labeled, J @ estimate.R, d.n_draws, N)
     _, _, plugin = importance_moments(measure, sampler.losses(measure, sample), d.weight, counts=d.count)
     cov = model_interval_covariance(plugin, model, d.n_draws, estimate.level, sampler.design.variance)
     if not cov[0, 0] > estimate.cov[0, 0]:
