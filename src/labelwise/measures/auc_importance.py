@@ -19,7 +19,11 @@ system's probabilities recalibrated on the labels
 (:func:`~labelwise.measures.auc_variance.recalibrated_bins`, the same map as
 the AUC's prior variance).  The interval is then that of
 :func:`~labelwise.estimators.model_interval_covariance`, never narrower
-than the design's.
+than the design's.  The sampler's own interval takes the same variance
+under its Dirichlet-tree model of score strata
+(:meth:`~labelwise.designs.ImportanceSampler.model_covariance`), whose
+per-stratum updates pull the low strata's positives toward the few labeled
+there; the larger of the two is kept.
 """
 
 from __future__ import annotations
@@ -63,8 +67,22 @@ def with_importance_model_variance(measure: AUC, estimate: Estimate, pool: Pool,
                                    sample: Sample) -> Estimate:
     """``estimate`` with its variance raised to the recalibrated model's view of the proposal (module docstring).
 
-    Left as it is unless ``sampler`` is an ``importance`` run whose interval comes from the oracle model
-    (:attr:`~labelwise.designs.ImportanceSampler.uses_model`) and ``measure`` is its measure.
+    Parameters
+    ----------
+    measure : AUC
+    estimate : Estimate
+        The design's estimate of ``measure``.
+    pool : Pool
+    sampler : Sampler
+        Left as it is unless an ``importance`` run whose interval comes from the oracle model
+        (:attr:`~labelwise.designs.ImportanceSampler.uses_model`) and whose measure is ``measure``.
+    sample : Sample
+        Its labeled draws.
+
+    Returns
+    -------
+    Estimate
+        ``estimate`` itself, or a copy with the larger variance.
     """
     # the designs and the estimators of a sample import the measures
     from ..designs.importance import ImportanceSampler
