@@ -21,9 +21,8 @@ the AUC's prior variance).  The interval is then that of
 :func:`~labelwise.estimators.model_interval_covariance`, never narrower
 than the design's.  The sampler's own interval takes the same variance
 under its Dirichlet-tree model of score strata
-(:meth:`~labelwise.designs.ImportanceSampler.model_covariance`), whose
-per-stratum updates pull the low strata's positives toward the few labeled
-there; the larger of the two is kept.
+(:meth:`~labelwise.designs.ImportanceSampler.model_covariance`); the
+larger of the two is kept.
 """
 
 from __future__ import annotations
