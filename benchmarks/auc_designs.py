@@ -23,7 +23,7 @@ Prints the tables and writes ``benchmarks/out/auc_designs.json`` and
 
 Usage::
 
-    PYTHONPATH=src nice -n 10 python benchmarks/auc_designs.py [--runs 80] [--from-json]
+    PYTHONPATH=src nice -n 10 python benchmarks/auc_designs.py [--runs 80] [--pools ...] [--designs ...] [--from-json]
 """
 
 from __future__ import annotations
@@ -50,8 +50,8 @@ BATCH_SIZE = 50
 COMMAND = "PYTHONPATH=src nice -n 10 python benchmarks/auc_designs.py --runs {runs} --seed {seed}"
 
 
-def run_pool(name: str, runs: int, seed: int) -> dict:
-    """Every design on one pool: truth, bin bias and per-checkpoint summaries."""
+def run_pool(name: str, runs: int, seed: int, designs: tuple[str, ...] = DESIGNS) -> dict:
+    """The ``designs`` on one pool: truth, bin bias and per-checkpoint summaries."""
     n_items, prevalence, k = POOLS[name]
     pool = generate_pool(n_items=n_items, prevalence=prevalence, k=k, d=2.0, threshold="break-even", seed=seed,
                          name=name)
@@ -60,7 +60,7 @@ def run_pool(name: str, runs: int, seed: int) -> dict:
     out = {"pool": name, "n_items": n_items, "positives": int(pool.labels.sum()), "truth": truth,
            "bin_bias": float(measure.value(true_risk(pool, measure))[0]) - truth, "thresholds": int(measure.L),
            "designs": {}}
-    for design in DESIGNS:
+    for design in designs:
         result = lw.simulate(pool, measure, design, budget=CHECKPOINTS[-1], batch_size=BATCH_SIZE, repeats=runs,
                              seed=seed, checkpoints=list(CHECKPOINTS))
         rows = result.checkpoint_rows()
@@ -97,7 +97,8 @@ def summary_section(data: dict) -> str:
          f"{np.sqrt(0.95 * 0.05 / runs):.3f}) / width ratio = mean width / (3.92 RMSE). The truth is the pool's "
          "exact AUC; the bin bias is the binned AUC of the whole pool minus it. Each interval's variance is at "
          "least that under the recalibrated-model prior of `labelwise.measures.auc_variance` "
-         f"({PSEUDO_COUNT:g} pseudo-items per class)."),
+         f"({PSEUDO_COUNT:g} pseudo-items per class); under `importance` also at least its proposal's variance "
+         "with the unlabeled items from that model (`labelwise.measures.auc_importance`)."),
         "",
         f"Reproduce: `{meta['command']}` ({meta['minutes']:.1f} min, seed {meta['seed']}).",
     ]
@@ -137,22 +138,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=80)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--pools", nargs="+", choices=list(POOLS), default=list(POOLS),
+                        help="a subset of the pools (written to auc_designs_subset.json)")
+    parser.add_argument("--designs", nargs="+", choices=DESIGNS, default=list(DESIGNS),
+                        help="a subset of the designs (written to auc_designs_subset.json)")
     parser.add_argument("--from-json", action="store_true", help="re-render the saved JSON without running")
     args = parser.parse_args()
-    path = OUT / "auc_designs.json"
+    subset = args.pools != list(POOLS) or args.designs != list(DESIGNS)
+    path = OUT / ("auc_designs_subset.json" if subset else "auc_designs.json")
     if args.from_json:
         data = json.loads(path.read_text())
     else:
         start = time.perf_counter()
-        pools = [run_pool(name, args.runs, args.seed) for name in POOLS]
+        pools = [run_pool(name, args.runs, args.seed, tuple(args.designs)) for name in args.pools]
+        command = COMMAND.format(runs=args.runs, seed=args.seed)
+        if subset:
+            command += f" --pools {' '.join(args.pools)} --designs {' '.join(args.designs)}"
         meta = {"runs": args.runs, "seed": args.seed, "minutes": (time.perf_counter() - start) / 60,
-                "command": COMMAND.format(runs=args.runs, seed=args.seed)}
+                "command": command}
         data = {"meta": meta, "pools": pools}
         OUT.mkdir(exist_ok=True)
         path.write_text(json.dumps(data, indent=1))
     print(summary_section(data))
-    plot(data, OUT / "auc_designs.png")
-    print(f"\nwrote {path} and {OUT / 'auc_designs.png'}")
+    png = path.with_suffix(".png")
+    plot(data, png)
+    print(f"\nwrote {path} and {png}")
 
 
 if __name__ == "__main__":

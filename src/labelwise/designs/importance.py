@@ -47,6 +47,7 @@ from ..estimators import (
     model_interval_covariance,
     proposal_model_covariance,
 )
+from ..estimators.model_covariance import unlabeled_proposal_sums
 from ..estimators.posterior import cell_counts, loss_cells, posterior_draws
 from ..measures import Measure
 from ..oracle import score_prior
@@ -261,13 +262,11 @@ class ImportanceSampler(ProposalSampler):
         lab = groups.labeled_items
         of_lab, q_lab = groups.of_item[lab], self.q[lab]
         unlabeled = groups.unlabeled.astype(float)
-        live = unlabeled > 0  # a group whose members are all labeled has no sums left (but rounding)
-        inv_q = np.where(live, self._inv_q_groups - np.bincount(of_lab, 1.0 / q_lab, groups.n_groups), 0.0)
-        q = np.where(live, self._q_groups - np.bincount(of_lab, q_lab, groups.n_groups), 0.0)
+        inv_q, q = unlabeled_proposal_sums(self._inv_q_groups, self._q_groups, unlabeled, of_lab, q_lab)
         u = np.einsum("cgd,md->cgm", gm.rep_loss, J)
         u_lab = measure.loss(self.pool.outputs(lab), gm.labeled_y) @ J.T
-        return proposal_model_covariance(u, gm.posterior(interval=True), unlabeled, np.maximum(inv_q, 0.0),
-                                         np.maximum(q, 0.0), u_lab, q_lab, J @ R, n_draws, self.pool.n_items)
+        return proposal_model_covariance(u, gm.posterior(interval=True), unlabeled, inv_q, q, u_lab, q_lab, J @ R,
+                                         n_draws, self.pool.n_items)
 
 
 class PassiveSampler(ProposalSampler):

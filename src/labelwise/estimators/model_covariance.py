@@ -22,7 +22,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 __all__ = ["ModelCovariance", "exception_terms", "larger_variance", "mixture_variance", "model_interval_covariance",
-           "model_second_moment", "proposal_model_covariance"]
+           "model_second_moment", "proposal_model_covariance", "unlabeled_proposal_sums"]
 
 
 def exception_terms(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, n_items: int,
@@ -114,6 +114,27 @@ def model_second_moment(inv_q_groups: np.ndarray, S: np.ndarray, inv_q_labeled: 
     """
     return (np.einsum("g,kgij->kij", inv_q_groups, S)
             + np.einsum("l,li,lj->ij", inv_q_labeled, u_labeled, u_labeled)[None])
+
+
+def unlabeled_proposal_sums(inv_q_groups: np.ndarray, q_groups: np.ndarray, unlabeled: np.ndarray,
+                            labeled_groups: np.ndarray, q_labeled: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sums of ``1 / q(x)`` and of ``q(x)`` over each group's unlabeled items: every member's less the labeled ones'.
+
+    Parameters
+    ----------
+    inv_q_groups, q_groups : ndarray (G,)
+        Sums of ``1 / q`` and of ``q`` over every member of each group.
+    unlabeled : ndarray (G,)
+        Unlabeled items per group (a group with none has no sums left, but rounding).
+    labeled_groups : ndarray (L,)
+        Group of each labeled item.
+    q_labeled : ndarray (L,)
+        Proposal probability of each labeled item.
+    """
+    G, live = inv_q_groups.size, unlabeled > 0
+    inv_q = np.where(live, inv_q_groups - np.bincount(labeled_groups, 1.0 / q_labeled, G), 0.0)
+    q = np.where(live, q_groups - np.bincount(labeled_groups, q_labeled, G), 0.0)
+    return np.maximum(inv_q, 0.0), np.maximum(q, 0.0)
 
 
 def proposal_model_covariance(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, inv_q_groups: np.ndarray,

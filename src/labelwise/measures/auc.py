@@ -34,7 +34,8 @@ More Correlated Receiver Operating Characteristic Curves", Biometrics 44,
 1988 -- so the variance is the design variance of the Hajek projection of
 the U-statistic, correct under each design's weights to first order.  A session raises it
 where it collapses for want of labeled positives
-(:mod:`labelwise.measures.auc_variance`).
+(:mod:`labelwise.measures.auc_variance`) and, under ``importance``, where the labels miss the
+rare heavy-weight positives of its proposal (:mod:`labelwise.measures.auc_importance`).
 
 **What the bins cost.**  When the thresholds are the pool's distinct scores
 (``auc:<n>`` with ``n`` at least their number) the binned AUC is the AUC.
@@ -57,6 +58,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..pool import Outputs
+from .auc_importance import with_importance_model_variance
 from .auc_variance import with_prior_variance
 from .registry import register_measure
 from .thresholds import ThresholdMeasure, grid_option
@@ -193,7 +195,9 @@ class AUC(ScoreBinMeasure):
         return np.concatenate([(below / sn - A) / sp, (above / sp - A) / sn], axis=-1)[..., None, :]
 
     def refine_estimate(self, estimate: Estimate, pool: Pool, sampler: Sampler, sample: Sample) -> Estimate:
-        """The variance raised to that under a recalibrated-model prior where larger (:mod:`.auc_variance`)."""
+        """The variance raised where larger to the recalibrated model's view of an ``importance`` proposal
+        (:mod:`.auc_importance`), then to that under a recalibrated-model prior (:mod:`.auc_variance`)."""
+        estimate = with_importance_model_variance(self, estimate, pool, sampler, sample)
         return with_prior_variance(self, estimate, pool, sampler, sample)
 
     def pool_value(self, outputs: Outputs, label_probs: np.ndarray) -> np.ndarray:
