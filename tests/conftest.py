@@ -68,3 +68,20 @@ def write_pool_csv():
         return path
 
     return write
+
+
+@pytest.fixture
+def assert_interval_covers_and_is_tight():
+    """Check a one-checkpoint :func:`labelwise.simulate` result: coverage of its intervals at least 0.95 minus
+    3 binomial standard errors, and mean width at most 2 x 3.92 x RMSE (the project's standard)."""
+
+    def check(result) -> None:
+        truth = result.true_value[0]
+        value, lo, hi = result.values[0, :, 0], result.lower[0, :, 0], result.upper[0, :, 0]
+        runs = value.shape[0]
+        coverage = np.mean((lo <= truth) & (truth <= hi))
+        rmse = np.sqrt(np.mean((value - truth) ** 2))
+        assert coverage >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / runs), coverage
+        assert np.mean(hi - lo) <= 2 * 3.92 * rmse, (np.mean(hi - lo), rmse)
+
+    return check

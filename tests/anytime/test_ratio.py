@@ -70,27 +70,23 @@ def _run(pool, measure, q, rng, batches=20, size=50, weight_bound=None):
 
 @pytest.mark.parametrize("name", ["f1", "accuracy"])
 def test_sequence_covers_at_every_batch_under_importance_sampling(pool, name):
-    measure = make_measure(name, pool)
-    truth = float(lw.true_value(pool, measure)[0])
-    q = ImportanceDesign(defensive=0.3).proposal(pool, measure)
-    rng = np.random.default_rng(5)
-    runs = 40
-    covered = [np.all((lo <= truth) & (truth <= hi)) for _, _, lo, hi in (_run(pool, measure, q, rng)
-                                                                          for _ in range(runs))]
-    # uniform coverage of a 95% sequence, within 3 binomial standard errors
-    assert np.mean(covered) >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / runs)
+    _assert_uniform_coverage(pool, make_measure(name, pool), defensive=0.3, seed=5, runs=40)
 
 
 @pytest.mark.slow
 def test_sequence_covers_at_every_batch_on_an_imbalanced_pool():
     """The bets on the running variance and each item's own bound keep the level where rare terms dominate."""
     rare = lw.make_pool(4000, prevalence=0.02, separation=2.5, seed=6)
-    measure = make_measure("f1", rare)
-    truth = float(lw.true_value(rare, measure)[0])
-    q = ImportanceDesign(defensive=0.1).proposal(rare, measure)
-    rng = np.random.default_rng(12)
-    runs = 60
-    covered = [np.all((lo <= truth) & (truth <= hi)) for _, _, lo, hi in (_run(rare, measure, q, rng)
+    _assert_uniform_coverage(rare, make_measure("f1", rare), defensive=0.1, seed=12, runs=60)
+
+
+def _assert_uniform_coverage(pool, measure, defensive: float, seed: int, runs: int) -> None:
+    """The sequence under importance sampling covers the truth at every batch in a 95% share of the runs,
+    within 3 binomial standard errors."""
+    truth = float(lw.true_value(pool, measure)[0])
+    q = ImportanceDesign(defensive=defensive).proposal(pool, measure)
+    rng = np.random.default_rng(seed)
+    covered = [np.all((lo <= truth) & (truth <= hi)) for _, _, lo, hi in (_run(pool, measure, q, rng)
                                                                           for _ in range(runs))]
     assert np.mean(covered) >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / runs)
 
