@@ -12,6 +12,7 @@ from dataclasses import fields
 from ..pool import Pool
 from .ais import AISDesign
 from .base import Design, Sampler
+from .default import COMMON_POSITIVES, default_design, predicted_positive_share
 from .importance import (
     ImportanceDesign,
     PassiveDesign,
@@ -26,6 +27,7 @@ from .stratified import StratifiedDesign, allocate
 __all__ = [
     "DEFAULT",
     "DESIGNS",
+    "COMMON_POSITIVES",
     "AISDesign",
     "Design",
     "ImportanceDesign",
@@ -42,6 +44,7 @@ __all__ = [
     "inclusion_probabilities",
     "make_design",
     "optimal_proposal",
+    "predicted_positive_share",
     "register_design",
     "systematic_sample",
 ]
@@ -62,12 +65,6 @@ for _cls in (PassiveDesign, StratifiedDesign, ImportanceDesign, AISDesign, OASIS
 
 #: The name that stands for :func:`default_design` of the pool at hand.
 DEFAULT = "default"
-
-
-def default_design(pool: Pool) -> str:
-    """The design labelwise picks for ``pool``: ``online-poisson``, or ``importance`` for multi-label pools
-    (whose label-set groups the tree model of ``online-poisson`` serves less well, ``benchmarks/multilabel.py``)."""
-    return "importance" if pool.label_names else "online-poisson"
 
 
 def make_design(name: str, pool: Pool | None = None, **settings) -> Design:
