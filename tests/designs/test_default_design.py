@@ -2,15 +2,17 @@
 
 import json
 
+import numpy as np
 import pytest
+from scipy.special import expit
 from typer.testing import CliRunner
 
 import labelwise as lw
 from labelwise.cli import app
-from labelwise.designs import default_design
+from labelwise.designs import COMMON_POSITIVES, default_design, predicted_positive_share
 
 
-def test_default_is_online_poisson_and_importance_for_multilabel_pools():
+def test_default_is_online_poisson_for_rare_positives_and_importance_for_multilabel_pools():
     binary = lw.make_pool(500, prevalence=0.05, seed=1)
     multi = lw.make_multilabel_pool(300, 3, prevalence=[0.2, 0.1, 0.05], seed=2)
     assert default_design(binary) == "online-poisson" and default_design(multi) == "importance"
@@ -41,3 +43,56 @@ def test_simulate_reports_the_resolved_design(tmp_path, write_pool_csv):
     init = runner.invoke(app, ["init", str(path), "--session", str(tmp_path / "s.lws"), "--design", "default"])
     assert init.exit_code == 0, init.output
     assert "online-poisson" in init.output
+
+
+def _pool(preds, probs) -> lw.Pool:
+    preds, probs = np.asarray(preds), np.asarray(probs, dtype=float)
+    return lw.Pool.from_arrays(preds=preds, probs=probs, scores=np.log(probs / (1 - probs)))
+
+
+def test_the_predicted_positive_share_is_the_larger_of_predictions_and_probabilities():
+    few_preds = _pool(np.arange(20) < 2, np.full(20, 0.3))  # 2/20 predicted, mean probability 0.3
+    few_probs = _pool(np.arange(20) < 4, np.full(20, 0.1))  # 4/20 predicted, mean probability 0.1
+    assert predicted_positive_share(few_preds) == pytest.approx(0.3)
+    assert predicted_positive_share(few_probs) == pytest.approx(0.2)
+    # two systems: the one predicting more positives counts; probabilities are averaged over systems
+    two = _pool(np.stack([np.arange(20) < 1, np.arange(20) < 5], axis=1), np.tile([[0.02, 0.06]], (20, 1)))
+    assert predicted_positive_share(two) == pytest.approx(0.25)
+
+
+def test_the_default_is_stratified_from_common_positives_on():
+    n = 100
+    at = round(COMMON_POSITIVES * n)
+    probs = np.full(n, 0.01)
+    assert default_design(_pool(np.arange(n) < at, probs)) == "stratified"
+    assert default_design(_pool(np.arange(n) < at - 1, probs)) == "online-poisson"
+    # under-confident probabilities call positives common although few are predicted
+    assert default_design(_pool(np.arange(n) < 1, np.full(n, COMMON_POSITIVES))) == "stratified"
+    assert lw.make_design("default", _pool(np.arange(n) < at, probs)) == lw.StratifiedDesign()
+
+
+def _over_confident_balanced_pool(n: int, seed: int) -> lw.Pool:
+    """30% positives, a weak system (d = 2) whose probabilities are over-confident (logit x 3)."""
+    rng = np.random.default_rng(seed)
+    y = (np.arange(n) < 0.3 * n).astype(int)
+    x = rng.standard_normal(n) + 2.0 * y
+    logit = 3.0 * (np.log(0.3 / 0.7) + 2.0 * x - 2.0)
+    preds = (x >= np.sort(x)[-y.sum()]).astype(int)  # break-even: as many predicted as true positives
+    return lw.Pool.from_arrays(preds=preds, scores=logit, probs=expit(logit), labels=y)
+
+
+@pytest.mark.slow
+def test_the_default_is_no_worse_than_uniform_sampling_on_a_balanced_over_confident_pool(
+        assert_interval_covers_and_is_tight):
+    """The pool where online-poisson lost to passive: the default's F1 MSE is at most passive's within 3 standard
+    errors of their difference, and its interval covers and is tight."""
+    pool = _over_confident_balanced_pool(20_000, seed=4)
+    assert default_design(pool) == "stratified"
+    measure = lw.make_measure("f1", pool)
+    runs = dict(budget=400, batch_size=50, repeats=300, seed=1, checkpoints=[400])
+    default = lw.simulate(pool, measure, "default", **runs)
+    passive = lw.simulate(pool, measure, "passive", **{**runs, "seed": 2})
+    sq = [(r.values[0, :, 0] - r.true_value[0]) ** 2 for r in (default, passive)]
+    se = np.sqrt(sum(np.var(e, ddof=1) / e.size for e in sq))
+    assert sq[0].mean() <= sq[1].mean() + 3 * se, (sq[0].mean(), sq[1].mean(), se)
+    assert_interval_covers_and_is_tight(default)

@@ -25,9 +25,9 @@ from .poisson import PoissonDesign, inclusion_probabilities, systematic_sample
 from .stratified import StratifiedDesign, allocate
 
 __all__ = [
+    "COMMON_POSITIVES",
     "DEFAULT",
     "DESIGNS",
-    "COMMON_POSITIVES",
     "AISDesign",
     "Design",
     "ImportanceDesign",
