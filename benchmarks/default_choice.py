@@ -1,9 +1,9 @@
-"""The default design's choice on pools outside the robustness grid: prevalence 10-25%, separation d = 3.
+"""The default design's choice on pools outside the robustness grid: prevalence 7-20%, separation d = 3.
 
 ``labelwise.designs.default_design`` gives binary pools ``stratified`` (proportional, on score strata) when
 their systems call at least ``COMMON_POSITIVES`` of the items positive, ``online-poisson`` otherwise.  The
 threshold lies between the grid's 5% and 30% prevalences, so this script checks it where it bites, on pools the
-grid (:mod:`robustness`) does not hold: prevalence 0.1/0.15/0.2/0.25, separation d = 3 (ROC AUC about 0.98,
+grid (:mod:`robustness`) does not hold: prevalence 0.07/0.1/0.15/0.2, separation d = 3 (ROC AUC about 0.98,
 between the grid's weak d = 2 and strong d = 4), each with under-confident, calibrated and over-confident
 probabilities (logit x 0.5 / 1 / 3).  Pools are generated as in :mod:`robustness` (break-even predictions).
 
@@ -51,7 +51,7 @@ from scipy.special import ndtr
 import labelwise as lw
 from labelwise.designs import COMMON_POSITIVES, predicted_positive_share
 
-PREVALENCES = (0.1, 0.15, 0.2, 0.25)
+PREVALENCES = (0.07, 0.1, 0.15, 0.2)
 SEPARATION = 3.0
 N_ITEMS = 50_000
 DESIGNS = ("default", "online-poisson", "stratified", REFERENCE)

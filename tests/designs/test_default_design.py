@@ -67,7 +67,7 @@ def test_the_default_is_stratified_from_common_positives_on():
     assert default_design(_pool(np.arange(n) < at, probs)) == "stratified"
     assert default_design(_pool(np.arange(n) < at - 1, probs)) == "online-poisson"
     # under-confident probabilities call positives common although few are predicted
-    assert default_design(_pool(np.arange(n) < 1, np.full(n, COMMON_POSITIVES))) == "stratified"
+    assert default_design(_pool(np.arange(n) < 1, np.full(n, 1.25 * COMMON_POSITIVES))) == "stratified"
     assert lw.make_design("default", _pool(np.arange(n) < at, probs)) == lw.StratifiedDesign()
 
 

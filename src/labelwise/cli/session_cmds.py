@@ -60,7 +60,7 @@ def init(
     session: Annotated[Path, typer.Option("--session", "-s", help="Session file to create.")],
     measure: MeasureOpt = "f1",
     design: Annotated[str | None, typer.Option(
-        "--design", "-d", help=DESIGNS_HELP + " Default: stratified when the systems call at least 15% of the items "
+        "--design", "-d", help=DESIGNS_HELP + " Default: stratified when the systems call at least 10% of the items "
         "positive, else online-poisson; importance for multi-label pools.",
         show_default=False)] = None,
     param: ParamOpt = None,
@@ -86,7 +86,7 @@ def init(
     vectors, in the order of the names given.  The default design is
     online-poisson; for multi-label pools it is importance, which estimates
     micro-F1 better there (benchmarks/multilabel.py); when the systems call
-    at least 15% of the items positive it is stratified, which never loses
+    at least 10% of the items positive it is stratified, which never loses
     much to uniform sampling (benchmarks/default_choice.py).
     """
     if engine != "memory":

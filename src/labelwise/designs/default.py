@@ -27,9 +27,9 @@ from ..pool import Pool
 
 __all__ = ["COMMON_POSITIVES", "default_design", "predicted_positive_share"]
 
-#: Predicted positive share from which the default is ``stratified`` (between the grid's 5% and 30%:
-#: ``online-poisson`` still gains at 10% positives, and already loses at 20-30% under over-confident scores).
-COMMON_POSITIVES = 0.15
+#: Predicted positive share from which the default is ``stratified``: one item in ten, between the 5% where
+#: ``online-poisson`` gains most and the 10-30% where it can lose to uniform sampling (module docstring).
+COMMON_POSITIVES = 0.1
 
 
 def predicted_positive_share(pool: Pool) -> float:
