@@ -105,7 +105,8 @@ def summary_section(data: dict) -> str:
          f"robustness grid does not hold: prevalence {', '.join(map(str, PREVALENCES))} at separation "
          f"d = {SEPARATION:g}, probabilities logit x 0.5/1/3 (pool names `<prevalence>-x<k>-d3`); budget 2000 in "
          "batches of 50. MSE/passive ± its standard error; misses as in the robustness check (MSE ratio above 1 "
-         "by 2 standard errors, coverage below 0.93, width ratio above 2 at 1000+ labels)."),
+         "by 2 standard errors, coverage below 0.93, width ratio above 2 at 1000+ labels). `stratified`'s strata "
+         "depend on the scores' ranks only, so the three calibrations of a prevalence share its runs."),
         "",
         table(head, rows),
     ]) + "\n"
