@@ -57,7 +57,7 @@ def demo(
     budget: Annotated[int, typer.Option("--budget", help="Labels to spend.")] = 1000,
     batch_size: BatchOpt = 50,
     seed: SeedOpt = 0,
-    design: DesignOpt = "online-poisson",
+    design: DesignOpt = "default",
 ) -> None:
     """Simulate a full evaluation of F1, precision and recall on a generated, imbalanced pool.
 
@@ -103,7 +103,7 @@ def simulate_cmd(
         Path, typer.Option("--pool", help="Pool with ground truth: CSV (.csv, .csv.gz, .tsv) or Parquet.")
     ],
     measure: MeasureOpt = "f1",
-    design: DesignOpt = "importance",
+    design: DesignOpt = "default",
     budget: Annotated[int, typer.Option("--budget", help="Distinct labels per run.")] = 2000,
     batch_size: BatchOpt = 50,
     repeats: Annotated[int, typer.Option("--repeats", help="Independent simulated evaluations.")] = 100,
