@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..draws import Draws, Sample
+from ..engines.hashing import generator_seed
 from ..estimators import (
     Estimate,
     ModelCovariance,
@@ -54,6 +55,7 @@ from ..oracle import score_prior
 from ..pool import Pool
 from .base import Design, Sampler
 from .group_model import MODEL_BASIS, GroupModel, TreeModelDesign
+from .hashed import HashDrawn, HashOrder, hash_keys
 from .sampling import draw_with_replacement, sample_from_cdf
 
 __all__ = ["ImportanceDesign", "ImportanceSampler", "PassiveDesign", "PassiveSampler", "ProposalSampler",
@@ -180,7 +182,7 @@ class PassiveDesign(Design):
 
     def start(self, pool: Pool, measure: Measure, *, rng: np.random.Generator, budget: int | None = None,
               oracle: str = "deterministic") -> PassiveSampler:
-        return PassiveSampler(pool, measure, oracle, rng, self.proposal(pool, measure))
+        return PassiveSampler(pool, measure, oracle, rng, self.proposal(pool, measure), budget)
 
 
 class ProposalSampler(Sampler):
@@ -269,17 +271,33 @@ class ImportanceSampler(ProposalSampler):
                                          n_draws, self.pool.n_items)
 
 
-class PassiveSampler(ProposalSampler):
+class PassiveSampler(HashDrawn, ProposalSampler):
     """Uniform draws, whose interval is the Dirichlet posterior over the pool's loss cells.
 
-    Measures whose losses take more values than
+    The items are drawn in increasing ``u = H(item_id, seed)``
+    (:mod:`~labelwise.designs.hashed`): a simple random sample without
+    replacement, the one an engine pool draws for the same seed.  Labeled
+    items the order meets are draws that cost no label (as re-draws of the
+    uniform proposal).  Measures whose losses take more values than
     :data:`~labelwise.estimators.posterior.MAX_CELLS` (continuous scores) keep
     the delta-method interval of :class:`ProposalSampler`.
     """
 
-    def __init__(self, pool: Pool, measure: Measure, oracle: str, rng: np.random.Generator, q: np.ndarray):
+    def __init__(self, pool: Pool, measure: Measure, oracle: str, rng: np.random.Generator, q: np.ndarray,
+                 budget: int | None = None):
         super().__init__(pool, measure, oracle, rng, q)
+        self.budget, self.hash_seed, self._order = budget, generator_seed(rng), None
         self._cells: dict[Measure, np.ndarray | None] = {}
+
+    def new_order(self) -> HashOrder:
+        order = HashOrder(hash_keys(self.pool), self.hash_seed)
+        order.reach(np.array([self.budget or 0]))
+        return order
+
+    def draw(self, n_new: int, labeled: np.ndarray) -> Draws:
+        # under a stochastic oracle every draw costs a label: the next n_new items, labeled before or not
+        items, _ = self.order.take(0, n_new, np.zeros_like(labeled) if self.stochastic else labeled)
+        return Draws(items, np.ones(items.size), np.full(items.size, 1.0 / self.pool.n_items))
 
     def cells(self, measure: Measure) -> np.ndarray | None:
         """The pool's distinct loss vectors for ``measure`` (computed once per measure), or ``None``."""

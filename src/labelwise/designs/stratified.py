@@ -15,12 +15,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..draws import Draws, Sample
+from ..engines.hashing import generator_seed
 from ..estimators import Estimate, make_estimate, stratified_moments
 from ..measures import Measure
 from ..oracle import score_prior
 from ..partition import Strata, make_strata
 from ..pool import Pool
 from .base import Design, Sampler
+from .hashed import HashDrawn, HashOrder, hash_keys
 from .importance import prior_deviation
 
 __all__ = ["StratifiedDesign", "StratifiedSampler", "allocate"]
@@ -123,7 +125,7 @@ class StratifiedDesign(Design):
             target = sizes / sizes.sum()
         else:
             target = self._neyman_target(pool, measure, strata)
-        return StratifiedSampler(pool, measure, oracle, rng, strata, target, self.min_per_stratum)
+        return StratifiedSampler(pool, measure, oracle, rng, strata, target, self.min_per_stratum, budget)
 
     def _neyman_target(self, pool: Pool, measure: Measure, strata: Strata) -> np.ndarray:
         """``N_h S_h`` normalised; ``S_h^2`` is the prior within-stratum variance of ``Dg(R0) l``."""
@@ -142,17 +144,28 @@ class StratifiedDesign(Design):
         return weight / weight.sum()
 
 
-class StratifiedSampler(Sampler):
-    """One run of :class:`StratifiedDesign`."""
+class StratifiedSampler(HashDrawn, Sampler):
+    """One run of :class:`StratifiedDesign`.
+
+    Within a stratum the new items are its next unlabeled ones in increasing
+    ``u = H(item_id, seed)`` (:mod:`~labelwise.designs.hashed`): a simple
+    random sample without replacement of its unlabeled items, as engine
+    pools draw it.  A batch is handed out in increasing ``u``.
+    """
 
     def __init__(self, pool: Pool, measure: Measure, oracle: str, rng: np.random.Generator, strata: Strata,
-                 target: np.ndarray, min_per_stratum: int):
+                 target: np.ndarray, min_per_stratum: int, budget: int | None = None):
         super().__init__(pool, measure, oracle, rng)
         self.assignment = strata.assignment
         self.sizes = strata.sizes.astype(np.int64)
-        self.target, self.min_per_stratum = target, min_per_stratum
-        self._order = np.argsort(self.assignment, kind="stable")
-        self._starts = np.concatenate([[0], np.cumsum(self.sizes)])
+        self.target, self.min_per_stratum, self.budget = target, min_per_stratum, budget
+        self.hash_seed, self._order = generator_seed(rng), None
+
+    def new_order(self) -> HashOrder:
+        order = HashOrder(hash_keys(self.pool), self.hash_seed, self.assignment)
+        planned = allocate(self.budget or 0, self.target, np.zeros_like(self.sizes), self.sizes, self.min_per_stratum)
+        order.reach(planned)
+        return order
 
     def draw(self, n_new: int, labeled: np.ndarray) -> Draws:
         counts = np.bincount(self.assignment[labeled], minlength=self.sizes.size)
@@ -160,11 +173,10 @@ class StratifiedSampler(Sampler):
         if capacity.sum() < n_new:
             raise ValueError(f"only {int(capacity.sum())} unlabeled items left, cannot draw {n_new}")
         alloc = allocate(n_new, self.target, counts, capacity, self.min_per_stratum)
-        chosen = []
-        for h in np.flatnonzero(alloc):  # loop over strata (at most n_strata)
-            members = self._order[self._starts[h]:self._starts[h + 1]]
-            chosen.append(_sample_unlabeled(members, int(alloc[h]), labeled, self.rng))
-        items = self.rng.permutation(np.concatenate(chosen))
+        taken = [self.order.take(h, int(alloc[h]), labeled) for h in np.flatnonzero(alloc)]  # at most K strata
+        walked, u = (np.concatenate(parts) for parts in zip(*taken))
+        fresh = ~labeled[walked]  # labeled items the order passes are skipped: the stratum's sample is its labels
+        items = walked[fresh][np.argsort(u[fresh], kind="stable")]
         strata = self.assignment[items]
         after = counts + alloc
         n_h = after[strata].astype(float)
@@ -178,20 +190,3 @@ class StratifiedSampler(Sampler):
         R, _, cov, _ = stratified_moments(measure, self.losses(measure, sample), self.assignment[d.items],
                                           self.sizes, finite_population=not self.stochastic)
         return make_estimate(measure, R, cov, sample.n_labels, len(d), level)
-
-
-def _sample_unlabeled(members: np.ndarray, k: int, labeled: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """``k`` distinct unlabeled members chosen uniformly at random.
-
-    Rejection sampling costs O(k) while most members are unlabeled (the first
-    distinct unlabeled hits of uniform draws form a uniform subset); when it
-    comes up short the unlabeled members are listed and sampled exactly.
-    """
-    for _ in range(3):
-        cand = members[rng.integers(0, members.size, size=2 * k + 16)]
-        cand = cand[~labeled[cand]]
-        cand = cand[np.sort(np.unique(cand, return_index=True)[1])]
-        if cand.size >= k:
-            return cand[:k]
-    free = members[~labeled[members]]
-    return rng.choice(free, size=k, replace=False)
