@@ -23,7 +23,14 @@ import numpy as np
 from ..engines.hashing import generator_seed, uniforms_below
 from ..pool import Pool
 
-__all__ = ["HashDrawn", "HashOrder", "hash_keys"]
+__all__ = ["HashDrawn", "HashOrder", "covering_bound", "hash_keys"]
+
+
+def covering_bound(need: np.ndarray | float, size: np.ndarray | float) -> np.ndarray:
+    """A bound ``t`` under which ``Binomial(size, t)`` of ``size`` items fall at least ``need`` but for a
+    six-standard-deviation shortfall (probability about 1e-9): ``min(1, (need + 6 sqrt(need) + 16) / size)``."""
+    m = np.asarray(need, dtype=float)
+    return np.minimum((m + 6.0 * np.sqrt(m) + 16.0) / np.maximum(size, 1), 1.0)
 
 
 def hash_keys(pool: Pool) -> np.ndarray:
@@ -62,14 +69,12 @@ class HashOrder:
     def reach(self, need: np.ndarray) -> None:
         """Make :attr:`order` hold the first ``need[g]`` items of every group ``g`` (all of a smaller group).
 
-        A group short of items gets the bound ``t`` under which ``Binomial(N_g, t)``
-        items fall at least ``need`` but for a six-standard-deviation shortfall
-        (and at least twice its last bound), and every group is hashed again.
+        A group short of items gets the :func:`covering_bound` of its need (at
+        least twice its last bound), and every group is hashed again.
         """
         need = np.minimum(need, self.sizes)
         while np.any(short := self.found < need):
-            m = need.astype(float)
-            wanted = np.maximum((m + 6.0 * np.sqrt(m) + 16.0) / np.maximum(self.sizes, 1), 2.0 * self.bound)
+            wanted = np.maximum(covering_bound(need, self.sizes), 2.0 * self.bound)
             self.bound = np.where(short, np.minimum(wanted, 1.0), self.bound)
             at, u = uniforms_below(self.keys, self.seed, self.bound[self.groups])
             by = np.lexsort((self.keys[at], u, self.groups[at]))

@@ -11,7 +11,13 @@ is uniform on [0, 1) and independent across items, so this is a uniformly
 random order, and the first ``k`` of ``|S|`` sampled items have inclusion
 probabilities ``b k / |S|`` (as in :class:`labelwise.designs.PoissonSampler`).
 
-* ``passive``: ``b = M / N`` for every item.
+* ``passive``: the same ``b`` for every item, a little above ``M / N``
+  (:func:`~labelwise.designs.hashed.covering_bound`), so the sample holds the
+  ``M`` items of smallest ``u`` but with probability about 1e-9.  Its first
+  ``k`` items are then the ``k`` smallest ``u`` of the pool: a simple random
+  sample of ``k`` items, the one the in-memory ``passive`` design draws for
+  the same seed (:mod:`labelwise.designs.hashed`), estimated as it does
+  (the sample's plug-in, the Dirichlet posterior over the loss cells).
 * ``poisson`` and ``importance``: Yilmaz et al. (2021) Algorithm 3
   (:func:`labelwise.designs.inclusion_probabilities`) on the blocks'
   deviations ``h`` (eq. 12) under the systems' prior shrunk by ``lam``
@@ -29,7 +35,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..designs import Design, allocate
-from ..designs.importance import prior_deviation
+from ..designs.hashed import covering_bound
+from ..designs.importance import (
+    importance_moments_estimate,
+    prior_deviation,
+    with_posterior,
+)
 from ..designs.poisson import defensive_deviations, inclusion_probabilities
 from ..estimators import Estimate, horvitz_thompson_moments, make_estimate
 from ..measures import Measure
@@ -88,7 +99,7 @@ def block_inclusion(design: Design, summary: BlockSummary, measure: Measure, bud
     N = counts.sum()
     M = float(min(budget, N))
     if design.name == "passive":
-        return np.full(counts.size, M / N)
+        return np.full(counts.size, float(covering_bound(M, N)))
     rep = summary.representatives(system_names)
     prior = score_prior(rep, getattr(design, "lam", 1.0))
     R = measure.expected_loss_sum(rep.outputs(), prior * counts[:, None]) / N
@@ -134,8 +145,9 @@ def _stratified_inclusion(design: Design, summary: BlockSummary, h: np.ndarray, 
 
 
 def hand_out_order(item_ids: np.ndarray, u: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The sampled items' hand-out order: increasing ``u / b`` (a uniformly random order), ties by id."""
-    return np.lexsort((item_ids, u / b))
+    """The sampled items' hand-out order: increasing ``u / b`` (a uniformly random order), ties by ``u``, then id
+    (with one ``b`` for every item this is increasing ``u``, as :class:`~labelwise.designs.hashed.HashOrder`)."""
+    return np.lexsort((item_ids, u, u / b))
 
 
 @dataclass(frozen=True)
@@ -148,10 +160,13 @@ class Plan:
         Block keys.
     inclusion : ndarray, shape (G,)
         ``b`` of the items of each block.
+    uniform : bool
+        Whether the sample's first ``k`` items are a simple random sample (``passive``).
     """
 
     blocks: np.ndarray
     inclusion: np.ndarray
+    uniform: bool = False
 
 
 @dataclass(frozen=True)
@@ -167,18 +182,21 @@ class PlannedSample:
         Pool size ``N``.
     keys : ndarray of int64, shape (|S|,), optional
         Their block keys (``None`` for a sample read back from a session file).
+    uniform : bool
+        :attr:`Plan.uniform`.
     """
 
     item_ids: np.ndarray
     inclusion: np.ndarray
     n_items: int
     keys: np.ndarray | None = None
+    uniform: bool = False
 
     def __len__(self) -> int:
         return int(self.item_ids.size)
 
     def estimate(self, measure: Measure, outputs, labels: np.ndarray, inclusion: np.ndarray,
-                 level: float = 0.95) -> Estimate:
+                 level: float = 0.95, cells: np.ndarray | None = None) -> Estimate:
         """Horvitz-Thompson estimate (Yilmaz et al. (2021) eq. 18, covariance eqs. 25-28) from labeled items.
 
         Parameters
@@ -191,13 +209,21 @@ class PlannedSample:
         inclusion : ndarray
             Their ``b``.
         level : float
+        cells : ndarray, optional
+            The pool's loss cells (:meth:`~labelwise.engines.blocks.BlockSummary.loss_cells`): a
+            :attr:`uniform` sample's interval is their posterior.
 
         The ``k`` labeled items are taken as the first ``k`` handed out, a
-        uniformly random subset of the sample: ``pi = b k / |S|``.
+        uniformly random subset of the sample: ``pi = b k / |S|``.  A
+        :attr:`uniform` sample is estimated as the in-memory ``passive`` design does.
         """
         k = labels.size
         if k == 0:
             return Estimate.undefined(measure, level)
+        losses = measure.loss(outputs, labels)
+        if self.uniform:
+            est = importance_moments_estimate(measure, losses, np.ones(k), np.ones(k, dtype=np.int64), k, level)
+            return est if cells is None else with_posterior(est, measure, cells, losses, np.ones(k))
         pi = np.minimum(inclusion * k / len(self), 1.0)
-        R, cov = horvitz_thompson_moments(measure, measure.loss(outputs, labels), pi, self.n_items)
+        R, cov = horvitz_thompson_moments(measure, losses, pi, self.n_items)
         return make_estimate(measure, R, cov, k, k, level, basis=BASIS)

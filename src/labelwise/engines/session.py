@@ -157,7 +157,8 @@ class EngineSession:
     def sample(self) -> PlannedSample:
         rows = self.conn.execute("SELECT item_id, b FROM sample ORDER BY position").fetchall()
         ids, b = (np.array(col) for col in zip(*rows)) if rows else (np.empty(0, np.int64), np.empty(0))
-        return PlannedSample(ids.astype(np.int64), b.astype(float), int(self.meta["n_items"]))
+        return PlannedSample(ids.astype(np.int64), b.astype(float), int(self.meta["n_items"]),
+                             uniform=self.meta["design"]["design"] == "passive")
 
     def make_measure(self, names: str | None = None, systems: str | int | list[int] | None = None) -> Measure:
         """The session's measure, or ``names`` for ``systems`` (sample reuse)."""
@@ -333,4 +334,5 @@ class EngineSession:
         if self.online:
             return self._rounds().estimate(measure, outputs, self._round_log(ids, labels), level)
         inclusion = self.sample.inclusion[pd.Index(self.sample.item_ids).get_indexer(ids)]
-        return self.sample.estimate(measure, outputs, labels, inclusion, level)
+        cells = self.summary.loss_cells(measure, self.columns.system_names) if self.sample.uniform else None
+        return self.sample.estimate(measure, outputs, labels, inclusion, level, cells)
