@@ -86,8 +86,8 @@ def summary_section(data: dict) -> str:
                          + f" | {b['coverage'][-1]:.3f} / {a['coverage'][-1]:.3f}"
                          + f" | {b['seconds_per_run']:.3f} / {a['seconds_per_run']:.3f} |")
     lines += ["", "Reproduce (the first on the code before the change):", "",
-              "    PYTHONPATH=<old src> nice -n 10 python benchmarks/hashed_designs.py --runs "
-              f"{data['runs']} --tag before", "    " + COMMAND.format(runs=data["runs"]), ""]
+              f"    PYTHONPATH=<old src> nice -n 10 python benchmarks/hashed_designs.py --runs {data['runs']} --tag before",
+              "    " + COMMAND.format(runs=data["runs"]), ""]
     return "\n".join(lines)
 
 
