@@ -46,7 +46,7 @@ def label_rounds(session: Path, truth: pd.Series, batches: list[int], folder: Pa
     return handed
 
 
-@pytest.mark.parametrize("design", ["passive"])
+@pytest.mark.parametrize("design", ["passive", "stratified"])
 def test_memory_and_duckdb_sessions_hand_out_and_estimate_alike(pool, pool_file, tmp_path, design):
     truth = pd.Series(pool.labels, index=pool.item_ids)
     results = {}
@@ -59,7 +59,7 @@ def test_memory_and_duckdb_sessions_hand_out_and_estimate_alike(pool, pool_file,
     (memory, got_memory), (duck, got_duck) = results["memory"], results["duckdb"]
     assert memory == duck  # the same items, batch by batch, in the same order
     assert got_memory["n_labels"] == got_duck["n_labels"] == 370
-    assert got_memory["interval_basis"] == got_duck["interval_basis"]
+    assert got_memory.get("interval_basis") == got_duck.get("interval_basis")
     for a, b in zip(got_memory["components"], got_duck["components"], strict=True):
         for field in ("value", "std", "lower", "upper"):
             assert a[field] == pytest.approx(b[field], rel=1e-12, abs=1e-15)
@@ -70,16 +70,16 @@ def test_first_items_of_the_hash_order_are_the_smallest_uniforms_of_each_group()
     keys = np.arange(-500, 500, dtype=np.int64)
     groups = np.arange(keys.size) % 3
     u = item_uniform(keys, 17)
-    order = HashOrder(keys, 17, groups)
+    order = HashOrder.in_memory(keys, 17, groups)
     labeled = np.zeros(keys.size, dtype=bool)
     labeled[::7] = True  # labeled items are walked over, not counted
     for g in range(3):
         full = np.flatnonzero(groups == g)[np.lexsort((keys[groups == g], u[groups == g]))]
-        walked = np.concatenate([order.take(g, n, labeled)[0] for n in (5, 40, 200)])
+        walked = np.concatenate([order.take(g, n, labeled.__getitem__)[0] for n in (5, 40, 200)])
         assert np.array_equal(walked, full[:walked.size])
         assert np.count_nonzero(~labeled[walked]) == 245 and not labeled[walked[-1]]
     with pytest.raises(ValueError, match="unlabeled items left"):
-        order.take(0, 334, labeled)
+        order.take(0, 334, labeled.__getitem__)
 
 
 def test_hash_order_is_a_simple_random_sample():
@@ -88,7 +88,7 @@ def test_hash_order_is_a_simple_random_sample():
     keys = np.arange(4, dtype=np.int64)
     counts = np.zeros((4, 4))
     for seed in range(6000):
-        first = np.sort(HashOrder(keys, seed).take(0, 2, np.zeros(4, dtype=bool))[0])
+        first = np.sort(HashOrder.in_memory(keys, seed).take(0, 2, np.zeros(4, dtype=bool).__getitem__)[0])
         counts[first[0], first[1]] += 1
     pairs = counts[np.triu_indices(4, 1)]
     assert np.sum((pairs - 1000) ** 2 / 1000) < 20.5

@@ -35,7 +35,7 @@ def test_spark_hash_equals_numpy_bit_for_bit(spark):
         assert np.array_equal(got["_u"].to_numpy(), item_uniform(np.sort(ids), seed))
 
 
-@pytest.mark.parametrize("design", ["poisson", "stratified"])
+@pytest.mark.parametrize("design", ["poisson", "passive"])
 def test_same_seed_same_sample_and_estimate_as_duckdb(spark, parquet_pool, design):
     results = []
     for engine in (EnginePool.open(parquet_pool, "duckdb"), EnginePool.open(parquet_pool, "spark", spark=spark)):

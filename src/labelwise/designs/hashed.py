@@ -18,12 +18,14 @@ deviations above), and raises the bound in the rare case it falls short.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..engines.hashing import generator_seed, uniforms_below
 from ..pool import Pool
 
-__all__ = ["HashDrawn", "HashOrder", "covering_bound", "hash_keys"]
+__all__ = ["Finder", "HashDrawn", "HashOrder", "covering_bound", "hash_keys"]
 
 
 def covering_bound(need: np.ndarray | float, size: np.ndarray | float) -> np.ndarray:
@@ -39,27 +41,41 @@ def hash_keys(pool: Pool) -> np.ndarray:
     return ids if ids.dtype.kind in "iu" else np.arange(pool.n_items)
 
 
+#: ``find(bound)``: the items of every group ``g`` with ``u < bound[g]``, as ``(items, u, group, key)`` arrays.
+Finder = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
+
+
 class HashOrder:
     """The items of every group in increasing ``u = H(key, seed)``, ties by key, found as far as draws reach.
 
     Parameters
     ----------
-    keys : ndarray of int, shape (N,)
-        :func:`hash_keys`.
-    seed : int
-        The hash seed.
-    groups : ndarray of int, shape (N,), optional
-        Group ``0..G-1`` of every item (one group when omitted).
+    sizes : ndarray of int, shape (G,)
+        Items per group.
+    find : Finder
+        The items below given bounds: :meth:`in_memory`, or one pass of an
+        engine (:mod:`labelwise.engines.strata`).  An item is a pool position
+        in memory, an item id on an engine.
     """
 
-    def __init__(self, keys: np.ndarray, seed: int, groups: np.ndarray | None = None):
-        self.keys, self.seed = keys, seed
-        self.groups = np.zeros(keys.size, dtype=np.int64) if groups is None else groups
-        self.sizes = np.bincount(self.groups)
+    def __init__(self, sizes: np.ndarray, find: Finder):
+        self.sizes, self.find = np.asarray(sizes, dtype=np.int64), find
         self.bound = np.zeros(self.sizes.size)
         self.order = [np.empty(0, dtype=np.int64) for _ in self.sizes]
         self.uniform = [np.empty(0) for _ in self.sizes]  # the u of :attr:`order`
         self.start = np.zeros(self.sizes.size, dtype=np.int64)  # items of each group already handed out
+
+    @classmethod
+    def in_memory(cls, keys: np.ndarray, seed: int, groups: np.ndarray | None = None) -> HashOrder:
+        """The order of the positions ``0..N-1`` with hash keys ``keys`` (:func:`hash_keys`) in ``groups`` (one
+        group when omitted)."""
+        groups = np.zeros(keys.size, dtype=np.int64) if groups is None else groups
+
+        def find(bound: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+            at, u = uniforms_below(keys, seed, bound[groups])
+            return at, u, groups[at], keys[at]
+
+        return cls(np.bincount(groups), find)
 
     @property
     def found(self) -> np.ndarray:
@@ -76,13 +92,16 @@ class HashOrder:
         while np.any(short := self.found < need):
             wanted = np.maximum(covering_bound(need, self.sizes), 2.0 * self.bound)
             self.bound = np.where(short, np.minimum(wanted, 1.0), self.bound)
-            at, u = uniforms_below(self.keys, self.seed, self.bound[self.groups])
-            by = np.lexsort((self.keys[at], u, self.groups[at]))
-            cuts = np.searchsorted(self.groups[at[by]], np.arange(1, self.sizes.size))
-            self.order, self.uniform = np.split(at[by], cuts), np.split(u[by], cuts)
+            items, u, group, key = self.find(self.bound)
+            by = np.lexsort((key, u, group))
+            cuts = np.searchsorted(group[by], np.arange(1, self.sizes.size))
+            self.order, self.uniform = np.split(items[by], cuts), np.split(u[by], cuts)
 
-    def take(self, group: int, n_new: int, labeled: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def take(self, group: int, n_new: int, is_labeled: Callable[[np.ndarray], np.ndarray],
+             ) -> tuple[np.ndarray, np.ndarray]:
         """The group's next items in order, up to and including its ``n_new``-th unlabeled one, and their ``u``.
+
+        ``is_labeled(items)`` tells which items are labeled.
 
         Raises
         ------
@@ -97,7 +116,7 @@ class HashOrder:
         while True:
             self.reach(need)
             ahead = self.order[group][start:]
-            free = np.cumsum(~labeled[ahead])
+            free = np.cumsum(~is_labeled(ahead))
             got = int(free[-1]) if free.size else 0
             if got >= n_new:
                 end = int(np.searchsorted(free, n_new)) + 1

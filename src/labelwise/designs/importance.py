@@ -311,14 +311,14 @@ class PassiveSampler(HashDrawn, ProposalSampler):
         self._cells: dict[Measure, np.ndarray | None] = {}
 
     def new_order(self) -> HashOrder:
-        order = HashOrder(hash_keys(self.pool), self.hash_seed)
+        order = HashOrder.in_memory(hash_keys(self.pool), self.hash_seed)
         order.reach(np.array([self.budget or 0]))
         return order
 
     def draw(self, n_new: int, labeled: np.ndarray) -> Draws:
         if self.stochastic:  # every draw is labeled afresh: i.i.d. draws, an item may be labeled twice
             return super().draw(n_new, labeled)
-        items, _ = self.order.take(0, n_new, labeled)
+        items, _ = self.order.take(0, n_new, labeled.__getitem__)
         return Draws(items, np.ones(items.size), np.full(items.size, 1.0 / self.pool.n_items))
 
     def cells(self, measure: Measure) -> np.ndarray | None:

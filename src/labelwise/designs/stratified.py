@@ -10,6 +10,7 @@ projected loss ``Dg(R0) l`` within the stratum).  Every stratum first gets
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +26,7 @@ from .base import Design, Sampler
 from .hashed import HashDrawn, HashOrder, hash_keys
 from .importance import prior_deviation
 
-__all__ = ["StratifiedDesign", "StratifiedSampler", "allocate"]
+__all__ = ["StratifiedDesign", "StratifiedSampler", "allocate", "planned_allocation", "stratified_batch"]
 
 
 def allocate(n: int, target: np.ndarray, counts: np.ndarray, capacity: np.ndarray, minimum: int = 2) -> np.ndarray:
@@ -144,6 +145,57 @@ class StratifiedDesign(Design):
         return weight / weight.sum()
 
 
+def planned_allocation(budget: int | None, target: np.ndarray, sizes: np.ndarray, min_per_stratum: int) -> np.ndarray:
+    """Labels per stratum a run of ``budget`` labels is expected to take (what a :class:`HashOrder` first reaches)."""
+    return allocate(budget or 0, target, np.zeros_like(sizes), sizes, min_per_stratum)
+
+
+def stratified_batch(order: HashOrder, target: np.ndarray, counts: np.ndarray, n_new: int, min_per_stratum: int,
+                     is_labeled: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One batch: ``n_new`` labels allocated over the strata (:func:`allocate`), each stratum's share its next
+    unlabeled items in ``order`` (groups = strata), handed out in increasing ``u``.
+
+    Parameters
+    ----------
+    order : HashOrder
+    target : ndarray, shape (K,)
+        Target allocation (proportions).
+    counts : ndarray of int, shape (K,)
+        Labeled items per stratum.
+    n_new : int
+    min_per_stratum : int
+    is_labeled : callable
+        Which of given items are labeled.
+
+    Returns
+    -------
+    items : ndarray of int
+    strata : ndarray of int
+        Their strata.
+    alloc : ndarray of int, shape (K,)
+        New items per stratum.
+
+    Raises
+    ------
+    ValueError
+        When fewer than ``n_new`` items are unlabeled.
+    """
+    capacity = order.sizes - counts
+    if capacity.sum() < n_new:
+        raise ValueError(f"only {int(capacity.sum())} unlabeled items left, cannot draw {n_new}")
+    alloc = allocate(n_new, target, counts, capacity, min_per_stratum)
+    order.reach(order.start + alloc)  # every stratum at once: one pass of an engine
+    strata = np.flatnonzero(alloc)
+    taken = [order.take(h, int(alloc[h]), is_labeled) for h in strata]  # at most K strata
+    if not taken:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), alloc
+    walked, u = (np.concatenate(parts) for parts in zip(*taken))
+    of_walked = np.repeat(strata, [part.size for part, _ in taken])
+    fresh = ~is_labeled(walked)  # labeled items the order passes are skipped: a stratum's sample is its labels
+    by = np.argsort(u[fresh], kind="stable")
+    return walked[fresh][by], of_walked[fresh][by], alloc
+
+
 class StratifiedSampler(HashDrawn, Sampler):
     """One run of :class:`StratifiedDesign`.
 
@@ -162,22 +214,14 @@ class StratifiedSampler(HashDrawn, Sampler):
         self.hash_seed, self._order = generator_seed(rng), None
 
     def new_order(self) -> HashOrder:
-        order = HashOrder(hash_keys(self.pool), self.hash_seed, self.assignment)
-        planned = allocate(self.budget or 0, self.target, np.zeros_like(self.sizes), self.sizes, self.min_per_stratum)
-        order.reach(planned)
+        order = HashOrder.in_memory(hash_keys(self.pool), self.hash_seed, self.assignment)
+        order.reach(planned_allocation(self.budget, self.target, self.sizes, self.min_per_stratum))
         return order
 
     def draw(self, n_new: int, labeled: np.ndarray) -> Draws:
         counts = np.bincount(self.assignment[labeled], minlength=self.sizes.size)
-        capacity = self.sizes - counts
-        if capacity.sum() < n_new:
-            raise ValueError(f"only {int(capacity.sum())} unlabeled items left, cannot draw {n_new}")
-        alloc = allocate(n_new, self.target, counts, capacity, self.min_per_stratum)
-        taken = [self.order.take(h, int(alloc[h]), labeled) for h in np.flatnonzero(alloc)]  # at most K strata
-        walked, u = (np.concatenate(parts) for parts in zip(*taken))
-        fresh = ~labeled[walked]  # labeled items the order passes are skipped: the stratum's sample is its labels
-        items = walked[fresh][np.argsort(u[fresh], kind="stable")]
-        strata = self.assignment[items]
+        items, strata, alloc = stratified_batch(self.order, self.target, counts, n_new, self.min_per_stratum,
+                                                labeled.__getitem__)
         after = counts + alloc
         n_h = after[strata].astype(float)
         N_h = self.sizes[strata].astype(float)

@@ -23,9 +23,9 @@ probabilities ``b k / |S|`` (as in :class:`labelwise.designs.PoissonSampler`).
   deviations ``h`` (eq. 12) under the systems' prior shrunk by ``lam``
   (eq. 13), mixed with a uniform share ``defensive``; ``importance`` is its
   without-replacement form with the importance design's defaults.
-* ``stratified``: equal-count strata of the prior (whole bins), labels
-  allocated proportionally or by Neyman (:func:`labelwise.designs.allocate`),
-  ``b = n_h / N_h`` within stratum ``h``.
+
+``stratified`` draws batch by batch on the in-memory design's strata
+(:mod:`labelwise.engines.strata`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..designs import Design, allocate
+from ..designs import Design
 from ..designs.hashed import covering_bound
 from ..designs.importance import (
     importance_moments_estimate,
@@ -45,17 +45,21 @@ from ..designs.poisson import defensive_deviations, inclusion_probabilities
 from ..estimators import Estimate, horvitz_thompson_moments, make_estimate
 from ..measures import Measure
 from ..oracle import score_prior
-from .blocks import N_BINS, BlockSummary
+from .blocks import BlockSummary
 
-__all__ = ["ENGINE_DESIGNS", "ONLINE", "PLANNED_DESIGNS", "Plan", "PlannedSample", "block_inclusion",
+__all__ = ["ENGINE_DESIGNS", "ONLINE", "PER_BATCH", "PLANNED_DESIGNS", "STRATIFIED", "Plan", "PlannedSample", "block_inclusion",
            "check_engine_design", "hand_out_order"]
 
 #: Designs planned once per pool (:func:`block_inclusion`).
-PLANNED_DESIGNS = ("passive", "poisson", "importance", "stratified")
+PLANNED_DESIGNS = ("passive", "poisson", "importance")
 #: The design planned anew for every batch (:mod:`labelwise.engines.online`).
 ONLINE = "online-poisson"
+#: The design allocating every batch over its strata (:mod:`labelwise.engines.strata`).
+STRATIFIED = "stratified"
+#: Designs that draw at every batch rather than once at ``init``.
+PER_BATCH = (ONLINE, STRATIFIED)
 #: Designs an engine pool runs (by name).
-ENGINE_DESIGNS = (*PLANNED_DESIGNS, ONLINE)
+ENGINE_DESIGNS = (*PLANNED_DESIGNS, *PER_BATCH)
 #: Why the designs drawing with replacement do not run on blocks.
 _WITH_REPLACEMENT = ("it draws items one at a time with replacement from a proposal that adapts after every batch, "
                      "which a one-pass hashed Poisson draw cannot reproduce; online-poisson is its counterpart on "
@@ -92,9 +96,9 @@ def block_inclusion(design: Design, summary: BlockSummary, measure: Measure, bud
         For a design an engine pool does not run.
     """
     check_engine_design(design.name)
-    if design.name == ONLINE:
-        raise ValueError("online-poisson plans every round from the labels so far: run it with EngineSession or "
-                         "labelwise.engines.online.simulate_rounds")
+    if design.name in PER_BATCH:
+        raise ValueError(f"{design.name} draws every batch from the labels so far: run it with EngineSession or "
+                         "labelwise.engines.simulate.simulate_engine")
     counts = summary.counts.astype(float)
     N = counts.sum()
     M = float(min(budget, N))
@@ -104,8 +108,6 @@ def block_inclusion(design: Design, summary: BlockSummary, measure: Measure, bud
     prior = score_prior(rep, getattr(design, "lam", 1.0))
     R = measure.expected_loss_sum(rep.outputs(), prior * counts[:, None]) / N
     h = prior_deviation(measure, rep, prior, R)
-    if design.name == "stratified":
-        return _stratified_inclusion(design, summary, h, M)
     return inclusion_probabilities(defensive_deviations(h, design.defensive, counts), M, counts=counts)
 
 
@@ -121,27 +123,6 @@ def check_engine_design(name: str) -> None:
     why = _WITH_REPLACEMENT if name in ("ais", "oasis") else "it has no per-block plan"
     raise ValueError(f"design {name!r} does not run on engine pools: {why}. Choose from {', '.join(ENGINE_DESIGNS)} "
                      "(or load the pool in memory)")
-
-
-def _stratified_inclusion(design: Design, summary: BlockSummary, h: np.ndarray, M: float) -> np.ndarray:
-    """``n_h / N_h`` per block of stratum ``h``: equal-count strata of whole prior bins, allocated by
-    :func:`~labelwise.designs.allocate` (proportional, or Neyman with the blocks' deviations ``h``)."""
-    bins = summary.keys >> summary.n_systems if summary.has_preds else summary.keys
-    per_bin = np.bincount(bins, weights=summary.counts, minlength=N_BINS)
-    edges = np.searchsorted(np.cumsum(per_bin) / per_bin.sum(), np.arange(1, design.n_strata) / design.n_strata)
-    stratum = np.searchsorted(np.unique(edges), bins, side="right")
-    K = int(stratum.max()) + 1
-    size = np.bincount(stratum, weights=summary.counts, minlength=K)
-    if design.allocation == "neyman":
-        # N_h S_h with S_h^2 the stratum's mean second moment of the projected loss (Cochran 1977, 5.5)
-        second = np.bincount(stratum, weights=summary.counts * h**2, minlength=K)
-        target = np.sqrt(size * second)
-    else:
-        target = size
-    target = target / target.sum() if target.sum() > 0 else size / size.sum()
-    n = allocate(round(M), target, np.zeros(K, dtype=np.int64), size.astype(np.int64),
-                 design.min_per_stratum)
-    return (n / np.maximum(size, 1))[stratum]
 
 
 def hand_out_order(item_ids: np.ndarray, u: np.ndarray, b: np.ndarray) -> np.ndarray:
