@@ -37,7 +37,11 @@ from robustness import CALIBRATIONS, SEPARATIONS, generate_pool
 import labelwise as lw
 from labelwise.designs import ImportanceDesign, make_design
 from labelwise.designs.importance import prior_deviation
-from labelwise.designs.poisson import defensive_deviations, inclusion_probabilities, systematic_sample
+from labelwise.designs.poisson import (
+    defensive_deviations,
+    inclusion_probabilities,
+    systematic_sample,
+)
 from labelwise.engines import EnginePool
 from labelwise.engines.blocks import block_keys, memory_prior
 from labelwise.engines.hashing import item_uniform
