@@ -13,7 +13,9 @@ ratio isolates one change:
 
 * ``poisson``: per-item b + systematic (in memory) -> per-item b + hashed
   Poisson (random size, ``k / |S|``) -> block b + systematic (quantized
-  plan, fixed size) -> block b + hashed Poisson (engine).
+  plan, fixed size) -> block b + hashed Poisson (engine) -> block b + the
+  ``M`` smallest ``u / b`` (sequential Poisson sampling, Ohlsson 1998: fixed
+  size by the hash, ``pi = b k / M``).
 * ``importance``: per-item q with replacement (in memory) -> per-item b
   (the engine's Algorithm-3 plan of the same deviations, not quantized) +
   hashed Poisson -> block b + hashed Poisson (engine).
@@ -54,7 +56,8 @@ POOLS = ((0.3, "calibrated", "weak"), (0.05, "over", "weak"), (1e-3, "under", "s
          (0.5, "calibrated", "strong"), (0.05, "over", "strong"))
 N_ITEMS, BUDGET, CHECKPOINTS = 50_000, 1000, (250, 500, 1000)
 #: the variants of each design, in memory first, the engine plan last
-VARIANTS = {"poisson": ("item b, systematic", "item b, hashed Poisson", "block b, systematic", "block b, hashed Poisson"),
+VARIANTS = {"poisson": ("item b, systematic", "item b, hashed Poisson", "block b, systematic", "block b, hashed Poisson",
+                        "block b, hashed fixed size"),
             "importance": ("item q, with replacement", "item b, hashed Poisson", "block b, hashed Poisson")}
 COMMAND = "PYTHONPATH=src nice -n 10 python benchmarks/plan_losses.py --runs {runs}"
 
@@ -69,11 +72,14 @@ def _ht_values(measure: lw.Measure, losses: np.ndarray, b: np.ndarray, queue: np
     return values
 
 
-def _hashed(pool: lw.Pool, b: np.ndarray, seed: int) -> tuple[np.ndarray, int]:
-    """The items with ``u < b`` in increasing ``u / b`` and their number (the engine's draw, in memory)."""
+def _hashed(pool: lw.Pool, b: np.ndarray, seed: int, size: int | None = None) -> tuple[np.ndarray, int]:
+    """The items with ``u < b`` in increasing ``u / b`` and their number (the engine's draw, in memory); with
+    ``size``, the ``size`` items of smallest ``u / b`` instead (sequential Poisson sampling)."""
     u = item_uniform(pool.item_ids, seed)
-    hit = np.flatnonzero(u < b)
-    return hit[np.lexsort((pool.item_ids[hit], u[hit], u[hit] / b[hit]))], hit.size
+    with np.errstate(divide="ignore"):
+        rank = np.where(b > 0, u / b, np.inf)
+    hit = np.flatnonzero(u < b) if size is None else np.argpartition(rank, size - 1)[:size]
+    return hit[np.lexsort((pool.item_ids[hit], u[hit], rank[hit]))], hit.size
 
 
 def run_pool(prevalence: float, calibration: str, separation: str, runs: int) -> dict:
@@ -101,6 +107,8 @@ def run_pool(prevalence: float, calibration: str, separation: str, runs: int) ->
             row = {"item b, hashed Poisson": _ht_values(measure, losses, b_item, *hashed_item),
                    "block b, hashed Poisson": _ht_values(measure, losses, b_block, *hashed_block)}
             if design == "poisson":
+                row["block b, hashed fixed size"] = _ht_values(measure, losses, b_block,
+                                                               *_hashed(pool, b_block, r, BUDGET))
                 for label, b in (("item b, systematic", b_item), ("block b, systematic", b_block)):
                     queue = systematic_sample(b, rng)
                     row[label] = _ht_values(measure, losses, b, queue, queue.size)
@@ -121,8 +129,10 @@ def summary_section(data: dict) -> str:
              (f"F1 on generated pools ({data['n_items']:,} items, break-even predictions), {data['runs']} runs, "
               f"budget {data['budget']}. MSE of each variant over the in-memory design's at {', '.join(map(str, marks))} "
               "labels: each step changes one thing (per-item -> block inclusion probabilities; systematic, fixed-size "
-              "-> hashed Poisson with the first k of |S| at pi = b k / |S|; with-replacement importance sampling -> "
-              "Poisson sampling)."), "",
+              "-> hashed Poisson with the first k of |S| at pi = b k / |S|, or the M smallest u / b at pi = b k / M; "
+              "with-replacement importance sampling -> Poisson sampling). The item -> block steps on the hashed draws "
+              "use the same u (paired); the others independent runs (standard error of a ratio about "
+              f"{np.sqrt(4 / data['runs']):.2f})."), "",
              "| pool | design | variant | " + " | ".join(f"MSE ratio at {c}" for c in marks) + " |",
              "| --- | --- | --- | " + " | ".join("---:" for _ in marks) + " |"]
     for pool in data["pools"]:
