@@ -66,8 +66,8 @@ def _id_words(item_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     k = np.asarray(item_ids)
     if k.dtype.kind not in "iu":
         raise ValueError(f"item_ids: the shared hash needs integer ids, got dtype {k.dtype}")
-    k = k.astype(np.int64, copy=False).view(np.uint64)
-    return (k & np.uint64(_MASK)).astype(np.uint32), (k >> np.uint64(32)).astype(np.uint32)
+    words = k.astype("<i8", copy=False).view("<u4").reshape(-1, 2)  # little-endian: low word first, no copy
+    return words[:, 0], words[:, 1]
 
 
 def _combine(a: np.ndarray, lo: np.ndarray, hi: np.ndarray, b0: int) -> np.ndarray:
@@ -97,15 +97,15 @@ def item_uniform(item_ids: np.ndarray, seed: int) -> np.ndarray:
     return _combine(_mix32(lo ^ _mix32(hi ^ np.uint32(a0))), lo, hi, b0)
 
 
-def uniforms_below(item_ids: np.ndarray, seed: int, bound: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def uniforms_below(item_ids: np.ndarray, seed: int, bound: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The positions of the ids with ``u = H(item_id, seed) < bound`` and their ``u``.
 
     Parameters
     ----------
     item_ids : ndarray of int
     seed : int
-    bound : ndarray of float
-        One bound per id.
+    bound : float or ndarray of float
+        One bound for every id, or one per id.
 
     Since ``u >= a / 2^32``, only the ids with ``a < bound 2^32`` are hashed
     in full: when few are kept this costs about half of :func:`item_uniform`.
@@ -113,9 +113,10 @@ def uniforms_below(item_ids: np.ndarray, seed: int, bound: np.ndarray) -> tuple[
     a0, b0 = _seed_words(seed)
     lo, hi = _id_words(item_ids)
     a = _mix32(lo ^ _mix32(hi ^ np.uint32(a0)))
-    near = np.flatnonzero(a < bound * 2.0**32)
+    limit = np.asarray(bound, dtype=float)
+    near = np.flatnonzero(a < limit * 2.0**32)
     u = _combine(a[near], lo[near], hi[near], b0)
-    keep = u < bound[near]
+    keep = u < (limit if limit.ndim == 0 else limit[near])
     return near[keep], u[keep]
 
 
