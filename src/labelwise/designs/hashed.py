@@ -69,18 +69,12 @@ class HashOrder:
     def in_memory(cls, keys: np.ndarray, seed: int, groups: np.ndarray | None = None) -> HashOrder:
         """The order of the positions ``0..N-1`` with hash keys ``keys`` (:func:`hash_keys`) in ``groups`` (one
         group when omitted)."""
-        if groups is None:  # one group: one bound for every item
-            def find(bound: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-                at, u = uniforms_below(keys, seed, bound[0])
-                return at, u, np.zeros(at.size, dtype=np.int64), keys[at]
-
-            return cls(np.array([keys.size]), find)
-
         def find(bound: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-            at, u = uniforms_below(keys, seed, bound[groups])
-            return at, u, groups[at], keys[at]
+            # one group: one bound for every item, no per-item bounds to gather
+            at, u = uniforms_below(keys, seed, bound[0] if groups is None else bound[groups])
+            return at, u, np.zeros(at.size, dtype=np.int64) if groups is None else groups[at], keys[at]
 
-        return cls(np.bincount(groups), find)
+        return cls(np.array([keys.size]) if groups is None else np.bincount(groups), find)
 
     @property
     def found(self) -> np.ndarray:
