@@ -110,10 +110,12 @@ class HashOrder:
         start = int(self.start[group])
         if n_new <= 0:
             return np.empty(0, dtype=np.int64), np.empty(0)
-        need = self.found
-        need[group] = start + n_new
+        target = start + n_new
         while True:
-            self.reach(need)
+            if self.order[group].size < min(target, self.sizes[group]):
+                need = self.found
+                need[group] = target
+                self.reach(need)
             ahead = self.order[group][start:]
             free = np.cumsum(~is_labeled(ahead))
             got = int(free[-1]) if free.size else 0
@@ -123,7 +125,7 @@ class HashOrder:
                 return ahead[:end], self.uniform[group][start:start + end]
             if self.order[group].size >= self.sizes[group]:
                 raise ValueError(f"only {got} unlabeled items left, cannot draw {n_new}")
-            need[group] = start + ahead.size + 2 * (n_new - got) + 16
+            target = start + ahead.size + 2 * (n_new - got) + 16
 
 
 class HashDrawn:
