@@ -70,6 +70,13 @@ def _id_words(item_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return words[:, 0], words[:, 1]
 
 
+def _high_word(lo: np.ndarray, hi: np.ndarray, a0: int) -> np.ndarray:
+    """``a = mix32(lo xor mix32(hi xor a0))``; the inner mix is computed once when every ``hi`` is 0 (ids in
+    ``[0, 2^32)``, the usual case)."""
+    inner = _mix32(np.array([a0], dtype=np.uint32))[0] if not hi.any() else _mix32(hi ^ np.uint32(a0))
+    return _mix32(lo ^ inner)
+
+
 def _combine(a: np.ndarray, lo: np.ndarray, hi: np.ndarray, b0: int) -> np.ndarray:
     """``u`` from the word ``a`` and the id words (module docstring)."""
     b = _mix32(hi ^ _mix32(lo ^ np.uint32(b0)))
@@ -94,7 +101,7 @@ def item_uniform(item_ids: np.ndarray, seed: int) -> np.ndarray:
     """
     a0, b0 = _seed_words(seed)
     lo, hi = _id_words(item_ids)
-    return _combine(_mix32(lo ^ _mix32(hi ^ np.uint32(a0))), lo, hi, b0)
+    return _combine(_high_word(lo, hi, a0), lo, hi, b0)
 
 
 def uniforms_below(item_ids: np.ndarray, seed: int, bound: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -112,7 +119,7 @@ def uniforms_below(item_ids: np.ndarray, seed: int, bound: float | np.ndarray) -
     """
     a0, b0 = _seed_words(seed)
     lo, hi = _id_words(item_ids)
-    a = _mix32(lo ^ _mix32(hi ^ np.uint32(a0)))
+    a = _high_word(lo, hi, a0)
     limit = np.asarray(bound, dtype=float)
     near = np.flatnonzero(a < limit * 2.0**32)
     u = _combine(a[near], lo[near], hi[near], b0)
