@@ -8,7 +8,7 @@ an equal-width grid would lump together.  The prior is the mean over the systems
 probability (or of the logistic link of their score, or of their predicted
 label), as :func:`labelwise.oracle.score_prior` takes it.  One pass counts
 the items of every block and sums their prior; the block edges of a
-quantile partition (stratified designs) follow from these counts, so no
+quantile partition (the strata of online-poisson) follow from these counts, so no
 engine needs to sort.  The grid is fixed rather than data-driven so that
 every engine computes the same blocks, hence the same plan and the same
 sample.
