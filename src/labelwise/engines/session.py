@@ -229,8 +229,9 @@ class EngineSession:
 
     @property
     def per_batch(self) -> bool:
-        """Whether the design draws at every batch (``online-poisson``, ``stratified``) rather than once at ``init``."""
-        return self.meta["design"]["design"] in PER_BATCH
+        """Whether the design draws at every batch (``online-poisson``, ``stratified``) rather than once at ``init``
+        (``stratified`` sessions written before it drew per batch keep their planned sample)."""
+        return self.online or self.strata is not None
 
     @property
     def strata(self) -> EngineStrata | None:
