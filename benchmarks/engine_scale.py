@@ -14,6 +14,7 @@ Ground truth is a function of the id (``u = H(id, 12345) < prevalence``),
 so labeling a batch needs no look-up.
 
     PYTHONPATH=src nice -n 10 python benchmarks/engine_scale.py --rows 100000000 --spark-rows 10000000
+    PYTHONPATH=src nice -n 10 python benchmarks/engine_scale.py --rows 100000000 --stratified-rows 100000000
     PYTHONPATH=src python benchmarks/engine_scale.py --rows 1000000          # quick
 """
 
@@ -227,8 +228,23 @@ def summary_section(data: dict) -> str:
                    f"{data['scan_mb'] * scale / 1e3 / max(two_passes * scale / 100, 1):.1f} GB/s. Each `next` reads "
                    "the id column once more to find its batch's rows (random ids hit every row group): at 10^10 that "
                    "is a third pass per batch, which a cluster absorbs but one machine does not."), "",
-              *_online_section(data), "Reproduce:", "", "```", data["command"], "```"]
+              *_online_section(data), *_stratified_section(data), "Reproduce:", "", "```", data["command"], "```"]
     return "\n".join(lines)
+
+
+def _stratified_section(data: dict) -> list[str]:
+    """The stratified loop's lines of :func:`summary_section` (empty without ``--stratified-rows``)."""
+    if "stratified" not in data:
+        return []
+    strat = data["stratified"]
+    lines = ["", (f"**stratified** (the in-memory design's strata and batches: `init` is the summary pass and two "
+                  f"passes for the strata, every `next` one pass for its batch) on {strat['rows']:,} rows, batches "
+                  f"of {data['batch']}:"), "", "| step | wall s | peak RSS MB |", "| --- | ---: | ---: |"]
+    lines += [f"| {k} | {v['seconds']:.1f} | {v['peak_rss_mb']:.0f} |" for k, v in strat["cli"]["steps"].items()]
+    lines += ["", "| target | measured | limit | met |", "| --- | ---: | ---: | --- |"]
+    lines += [f"| {k} | {v:.1f} | {TARGETS[k]:g} | {'yes' if v <= TARGETS[k] else 'no'} |"
+              for k, v in strat["targets"].items()]
+    return lines + [""]
 
 
 def _online_section(data: dict) -> list[str]:
@@ -263,6 +279,8 @@ def main() -> None:
     parser.add_argument("--spark-rows", type=int, default=0, help="also time Spark local[2] on this many rows")
     parser.add_argument("--online-rows", type=int, default=0,
                         help="also time the loop with online-poisson on the first this many rows (whole files)")
+    parser.add_argument("--stratified-rows", type=int, default=0,
+                        help="also time the loop with stratified on the first this many rows (whole files)")
     args = parser.parse_args()
     from labelwise.engines import EnginePool
 
@@ -278,11 +296,13 @@ def main() -> None:
             "command": "PYTHONPATH=src nice -n 10 python benchmarks/engine_scale.py " + " ".join(sys.argv[1:])}
     if args.spark_rows:
         data["spark"] = spark_passes(args.spark_rows, args.dir / str(args.spark_rows), args.budget, args.batch)
-    if args.online_rows:
-        online_files, _ = write_pool(args.dir / str(args.online_rows), args.online_rows)
-        with tempfile.TemporaryDirectory() as tmp:
-            online = cli_steps(online_files, args.budget, args.batch, Path(tmp), "online-poisson")
-        data["online"] = {"rows": args.online_rows, "cli": online, "targets": against_targets(online)}
+    for key, design, rows in (("online", "online-poisson", args.online_rows),
+                              ("stratified", "stratified", args.stratified_rows)):
+        if rows:
+            design_files, _ = write_pool(args.dir / str(rows), rows)
+            with tempfile.TemporaryDirectory() as tmp:
+                steps = cli_steps(design_files, args.budget, args.batch, Path(tmp), design)
+            data[key] = {"rows": rows, "cli": steps, "targets": against_targets(steps)}
     print(f"{'step':<24} {'wall s':>8} {'peak RSS MB':>12}")
     for name, step in cli["steps"].items():
         print(f"{name:<24} {step['seconds']:>8.1f} {step['peak_rss_mb']:>12.0f}")

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from labelwise import make_measure, make_pool
+from labelwise import make_pool
 from labelwise.designs import make_design
 from labelwise.engines import EnginePool
+from labelwise.engines.simulate import simulate_engine
 
 RUNS = 300
 
@@ -18,16 +19,11 @@ RUNS = 300
 def test_coverage_bias_and_width(design, name):
     pool = make_pool(30_000, 0.05, seed=8)
     engine = EnginePool.from_pool(pool)
-    measure = engine.measure(name)
-    exact = make_measure(name, pool)
-    truth = exact.value(exact.loss(pool.outputs(), pool.labels).mean(axis=0))[0]
-    plan = engine.plan(make_design(design), measure, 800)
-    values, covered, width = np.empty(RUNS), np.empty(RUNS, dtype=bool), np.empty(RUNS)
-    for r in range(RUNS):
-        sample = engine.sample(plan, seed=r)
-        est = engine.estimate(sample, measure, sample.item_ids, engine.source.labels(sample.item_ids))
-        lo, hi = est.interval()
-        values[r], covered[r], width[r] = est.value[0], lo[0] <= truth <= hi[0], hi[0] - lo[0]
+    result = simulate_engine(engine, engine.measure(name), make_design(design), budget=800, repeats=RUNS,
+                             checkpoints=[800], batch_size=200)
+    truth = result.true_value[0]
+    values, lower, upper = result.values[0, :, 0], result.lower[0, :, 0], result.upper[0, :, 0]
+    covered, width = (lower <= truth) & (truth <= upper), upper - lower
     # coverage of a 95% interval over RUNS runs within 3 standard errors
     assert abs(covered.mean() - 0.95) <= 3 * np.sqrt(0.95 * 0.05 / RUNS)
     # the ratio estimator's bias is O(1/n): within 3 standard errors of the mean over the runs

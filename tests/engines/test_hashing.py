@@ -66,3 +66,11 @@ def test_text_ids_and_bad_seeds_are_refused():
         item_uniform(np.array(["a", "b"]), 0)
     with pytest.raises(ValueError, match="seed"):
         item_uniform(IDS, -1)
+
+
+def test_ids_below_2_32_take_the_shortcut_to_the_same_uniforms():
+    # ids in [0, 2^32) share the high word 0, whose mix is computed once: the same u as alone or mixed with others
+    ids = np.arange(0, 3000, 7, dtype=np.int64)
+    alone = item_uniform(ids, 2**40 + 17)
+    assert alone.tolist() == [reference_uniform(int(k), 2**40 + 17) for k in ids]
+    assert np.array_equal(item_uniform(np.r_[ids, -1], 2**40 + 17)[:-1], alone)

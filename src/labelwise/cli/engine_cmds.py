@@ -52,14 +52,14 @@ def engine_init(pool_files: list[Path], session: Path, *, engine: str, measure: 
     ``columns`` are the column options (:func:`~labelwise.cli.options.pool_columns`).
     """
     from ..engines import EnginePool, EngineSession
-    from ..engines.plan import ONLINE
+    from ..engines.plan import PER_BATCH
 
     check_level(level)
     chosen = _design(design, param)
-    online = chosen.name == ONLINE
+    online = chosen.name in PER_BATCH
     if not online and (budget is None or budget < 1):
         raise UserError(f"--budget: design {chosen.name!r} plans its sample for a number of labels; give --budget M "
-                        "(M >= 1), or use --design online-poisson, which plans a round per batch")
+                        "(M >= 1), or use --design online-poisson or stratified, which draw at every batch")
     if session.exists():
         raise UserError(f"session file {str(session)!r} already exists; `labelwise next` continues it, or choose "
                         "another path")
@@ -76,7 +76,7 @@ def engine_init(pool_files: list[Path], session: Path, *, engine: str, measure: 
         typer.echo(f"  systems: {', '.join(pool.system_names)}")
         typer.echo(f"  measure: {', '.join(s.make_measure().names)}")
         typer.echo(f"  design:  {describe_design(chosen)}, seed {seed}, level {level:g}")
-        typer.echo("  sample:  a round per `next`, planned from the labels so far" if online else
+        typer.echo("  sample:  drawn at every `next`, from the labels so far" if online else
                    f"  sample:  {len(s.sample)} items planned for a budget of {budget}")
 
 
@@ -92,7 +92,7 @@ def engine_next(session: Path, batch_size: int, out: Path | None, new_only: bool
         where = f" written to {str(out)!r}" if out is not None else ""
         typer.echo(f"{len(frame)} items to label{where}: {len(frame) - fresh} pending from earlier, {fresh} new",
                    err=True)
-        if len(frame) < batch_size and not s.online:
+        if len(frame) < batch_size and not s.per_batch:
             typer.echo(f"note: {batch_size} asked for, {len(frame)} handed out: the planned sample of "
                        f"{len(s.sample)} items is used up; start a session with a larger --budget", err=True)
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..draws import Draws, Sample
+from ..engines.hashing import generator_seed
 from ..estimators import (
     Estimate,
     ModelCovariance,
@@ -54,10 +55,11 @@ from ..oracle import score_prior
 from ..pool import Pool
 from .base import Design, Sampler
 from .group_model import MODEL_BASIS, GroupModel, TreeModelDesign
+from .hashed import HashDrawn, HashOrder, hash_keys
 from .sampling import draw_with_replacement, sample_from_cdf
 
 __all__ = ["ImportanceDesign", "ImportanceSampler", "PassiveDesign", "PassiveSampler", "ProposalSampler",
-           "optimal_proposal", "prior_deviation"]
+           "importance_moments_estimate", "optimal_proposal", "prior_deviation", "with_posterior"]
 
 
 def prior_deviation(measure: Measure, pool: Pool, label_probs: np.ndarray,
@@ -180,7 +182,7 @@ class PassiveDesign(Design):
 
     def start(self, pool: Pool, measure: Measure, *, rng: np.random.Generator, budget: int | None = None,
               oracle: str = "deterministic") -> PassiveSampler:
-        return PassiveSampler(pool, measure, oracle, rng, self.proposal(pool, measure))
+        return PassiveSampler(pool, measure, oracle, rng, self.proposal(pool, measure), budget)
 
 
 class ProposalSampler(Sampler):
@@ -203,8 +205,28 @@ class ProposalSampler(Sampler):
         d = sample.draws
         if len(d) == 0:
             return Estimate.undefined(measure, level)
-        R, _, cov = importance_moments(measure, self.losses(measure, sample), d.weight, counts=d.count)
-        return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level)
+        return importance_moments_estimate(measure, self.losses(measure, sample), d.weight, d.count,
+                                           sample.n_labels, level)
+
+
+def importance_moments_estimate(measure: Measure, losses: np.ndarray, weights: np.ndarray, counts: np.ndarray,
+                                n_labels: int, level: float) -> Estimate:
+    """The importance-sampling estimate (Marchant & Rubinstein (KDD 2021) eq. 1) with its plug-in covariance.
+
+    Parameters
+    ----------
+    measure : Measure
+    losses : ndarray, shape (n, d)
+        The loss of every labeled draw.
+    weights : ndarray, shape (n,)
+        ``p / q`` of every draw (1 for a uniform sample).
+    counts : ndarray of int, shape (n,)
+        How many identical draws each row stands for.
+    n_labels : int
+    level : float
+    """
+    R, _, cov = importance_moments(measure, losses, weights, counts=counts)
+    return make_estimate(measure, R, cov, n_labels, int(counts.sum()), level)
 
 
 class ImportanceSampler(ProposalSampler):
@@ -269,17 +291,35 @@ class ImportanceSampler(ProposalSampler):
                                          n_draws, self.pool.n_items)
 
 
-class PassiveSampler(ProposalSampler):
+class PassiveSampler(HashDrawn, ProposalSampler):
     """Uniform draws, whose interval is the Dirichlet posterior over the pool's loss cells.
 
-    Measures whose losses take more values than
+    Under a deterministic oracle the items are drawn in increasing
+    ``u = H(item_id, seed)`` (:mod:`~labelwise.designs.hashed`): a simple
+    random sample without replacement, the one an engine pool draws for the
+    same seed (a stochastic oracle keeps i.i.d. draws).  Labeled
+    items the order meets are draws that cost no label (as re-draws of the
+    uniform proposal).  Measures whose losses take more values than
     :data:`~labelwise.estimators.posterior.MAX_CELLS` (continuous scores) keep
     the delta-method interval of :class:`ProposalSampler`.
     """
 
-    def __init__(self, pool: Pool, measure: Measure, oracle: str, rng: np.random.Generator, q: np.ndarray):
+    def __init__(self, pool: Pool, measure: Measure, oracle: str, rng: np.random.Generator, q: np.ndarray,
+                 budget: int | None = None):
         super().__init__(pool, measure, oracle, rng, q)
+        self.budget, self.hash_seed, self._order = budget, generator_seed(rng), None
         self._cells: dict[Measure, np.ndarray | None] = {}
+
+    def new_order(self) -> HashOrder:
+        order = HashOrder.in_memory(hash_keys(self.pool), self.hash_seed)
+        order.reach(np.array([self.budget or 0]))
+        return order
+
+    def draw(self, n_new: int, labeled: np.ndarray) -> Draws:
+        if self.stochastic:  # every draw is labeled afresh: i.i.d. draws, an item may be labeled twice
+            return super().draw(n_new, labeled)
+        items, _ = self.order.take(0, n_new, labeled.__getitem__)
+        return Draws(items, np.ones(items.size), np.full(items.size, 1.0 / self.pool.n_items))
 
     def cells(self, measure: Measure) -> np.ndarray | None:
         """The pool's distinct loss vectors for ``measure`` (computed once per measure), or ``None``."""
@@ -295,6 +335,24 @@ class PassiveSampler(ProposalSampler):
         if sample.excluded is not None:  # items outside the population: a cell of their own, the zero loss
             cells = np.unique(np.vstack([cells, np.zeros((1, cells.shape[1]))]), axis=0)
         losses, rows, share = self.answer_losses(measure, sample)  # a draw answered k times: k cells at 1/k
-        counts = cell_counts(losses, cells, sample.draws.count[rows] * share)
-        return replace(est, posterior=posterior_draws(measure, cells, counts),
-                       basis="posterior of the pool's confusion counts given a uniform sample (Jeffreys prior)")
+        return with_posterior(est, measure, cells, losses, sample.draws.count[rows] * share)
+
+
+def with_posterior(est: Estimate, measure: Measure, cells: np.ndarray, losses: np.ndarray,
+                   counts: np.ndarray) -> Estimate:
+    """``est`` with the interval of the Dirichlet posterior over the pool's loss ``cells`` given a uniform sample.
+
+    Parameters
+    ----------
+    est : Estimate
+        The plug-in estimate of the sample.
+    measure : Measure
+    cells : ndarray, shape (K, d)
+        :func:`~labelwise.estimators.posterior.loss_cells` of the pool.
+    losses : ndarray, shape (n, d)
+        The loss of every labeled draw.
+    counts : ndarray, shape (n,)
+        How many draws each row stands for.
+    """
+    return replace(est, posterior=posterior_draws(measure, cells, cell_counts(losses, cells, counts)),
+                   basis="posterior of the pool's confusion counts given a uniform sample (Jeffreys prior)")

@@ -10,20 +10,23 @@ projected loss ``Dg(R0) l`` within the stratum).  Every stratum first gets
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..draws import Draws, Sample
+from ..engines.hashing import generator_seed
 from ..estimators import Estimate, make_estimate, stratified_moments
 from ..measures import Measure
 from ..oracle import score_prior
 from ..partition import Strata, make_strata
 from ..pool import Pool
 from .base import Design, Sampler
+from .hashed import HashDrawn, HashOrder, hash_keys
 from .importance import prior_deviation
 
-__all__ = ["StratifiedDesign", "StratifiedSampler", "allocate"]
+__all__ = ["StratifiedDesign", "StratifiedSampler", "allocate", "planned_allocation", "stratified_batch"]
 
 
 def allocate(n: int, target: np.ndarray, counts: np.ndarray, capacity: np.ndarray, minimum: int = 2) -> np.ndarray:
@@ -123,7 +126,7 @@ class StratifiedDesign(Design):
             target = sizes / sizes.sum()
         else:
             target = self._neyman_target(pool, measure, strata)
-        return StratifiedSampler(pool, measure, oracle, rng, strata, target, self.min_per_stratum)
+        return StratifiedSampler(pool, measure, oracle, rng, strata, target, self.min_per_stratum, budget)
 
     def _neyman_target(self, pool: Pool, measure: Measure, strata: Strata) -> np.ndarray:
         """``N_h S_h`` normalised; ``S_h^2`` is the prior within-stratum variance of ``Dg(R0) l``."""
@@ -142,30 +145,83 @@ class StratifiedDesign(Design):
         return weight / weight.sum()
 
 
-class StratifiedSampler(Sampler):
-    """One run of :class:`StratifiedDesign`."""
+def planned_allocation(budget: int | None, target: np.ndarray, sizes: np.ndarray, min_per_stratum: int) -> np.ndarray:
+    """Labels per stratum a run of ``budget`` labels is expected to take (what a :class:`HashOrder` first reaches)."""
+    return allocate(budget or 0, target, np.zeros_like(sizes), sizes, min_per_stratum)
+
+
+def stratified_batch(order: HashOrder, target: np.ndarray, counts: np.ndarray, n_new: int, min_per_stratum: int,
+                     is_labeled: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One batch: ``n_new`` labels allocated over the strata (:func:`allocate`), each stratum's share its next
+    unlabeled items in ``order`` (groups = strata), handed out in increasing ``u``.
+
+    Parameters
+    ----------
+    order : HashOrder
+    target : ndarray, shape (K,)
+        Target allocation (proportions).
+    counts : ndarray of int, shape (K,)
+        Labeled items per stratum.
+    n_new : int
+    min_per_stratum : int
+    is_labeled : callable
+        Which of given items are labeled.
+
+    Returns
+    -------
+    items : ndarray of int
+    strata : ndarray of int
+        Their strata.
+    alloc : ndarray of int, shape (K,)
+        New items per stratum.
+
+    Raises
+    ------
+    ValueError
+        When fewer than ``n_new`` items are unlabeled.
+    """
+    capacity = order.sizes - counts
+    if capacity.sum() < n_new:
+        raise ValueError(f"only {int(capacity.sum())} unlabeled items left, cannot draw {n_new}")
+    alloc = allocate(n_new, target, counts, capacity, min_per_stratum)
+    order.reach(order.start + alloc)  # every stratum at once: one pass of an engine
+    strata = np.flatnonzero(alloc)
+    taken = [order.take(h, int(alloc[h]), is_labeled) for h in strata]  # at most K strata
+    if not taken:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), alloc
+    walked, u = (np.concatenate(parts) for parts in zip(*taken))
+    of_walked = np.repeat(strata, [part.size for part, _ in taken])
+    fresh = ~is_labeled(walked)  # labeled items the order passes are skipped: a stratum's sample is its labels
+    by = np.argsort(u[fresh], kind="stable")
+    return walked[fresh][by], of_walked[fresh][by], alloc
+
+
+class StratifiedSampler(HashDrawn, Sampler):
+    """One run of :class:`StratifiedDesign`.
+
+    Within a stratum the new items are its next unlabeled ones in increasing
+    ``u = H(item_id, seed)`` (:mod:`~labelwise.designs.hashed`): a simple
+    random sample without replacement of its unlabeled items, as engine
+    pools draw it.  A batch is handed out in increasing ``u``.
+    """
 
     def __init__(self, pool: Pool, measure: Measure, oracle: str, rng: np.random.Generator, strata: Strata,
-                 target: np.ndarray, min_per_stratum: int):
+                 target: np.ndarray, min_per_stratum: int, budget: int | None = None):
         super().__init__(pool, measure, oracle, rng)
         self.assignment = strata.assignment
         self.sizes = strata.sizes.astype(np.int64)
-        self.target, self.min_per_stratum = target, min_per_stratum
-        self._order = np.argsort(self.assignment, kind="stable")
-        self._starts = np.concatenate([[0], np.cumsum(self.sizes)])
+        self.target, self.min_per_stratum, self.budget = target, min_per_stratum, budget
+        self.hash_seed, self._order = generator_seed(rng), None
+
+    def new_order(self) -> HashOrder:
+        order = HashOrder.in_memory(hash_keys(self.pool), self.hash_seed, self.assignment)
+        order.reach(planned_allocation(self.budget, self.target, self.sizes, self.min_per_stratum))
+        return order
 
     def draw(self, n_new: int, labeled: np.ndarray) -> Draws:
         counts = np.bincount(self.assignment[labeled], minlength=self.sizes.size)
-        capacity = self.sizes - counts
-        if capacity.sum() < n_new:
-            raise ValueError(f"only {int(capacity.sum())} unlabeled items left, cannot draw {n_new}")
-        alloc = allocate(n_new, self.target, counts, capacity, self.min_per_stratum)
-        chosen = []
-        for h in np.flatnonzero(alloc):  # loop over strata (at most n_strata)
-            members = self._order[self._starts[h]:self._starts[h + 1]]
-            chosen.append(_sample_unlabeled(members, int(alloc[h]), labeled, self.rng))
-        items = self.rng.permutation(np.concatenate(chosen))
-        strata = self.assignment[items]
+        items, strata, alloc = stratified_batch(self.order, self.target, counts, n_new, self.min_per_stratum,
+                                                labeled.__getitem__)
         after = counts + alloc
         n_h = after[strata].astype(float)
         N_h = self.sizes[strata].astype(float)
@@ -178,20 +234,3 @@ class StratifiedSampler(Sampler):
         R, _, cov, _ = stratified_moments(measure, self.losses(measure, sample), self.assignment[d.items],
                                           self.sizes, finite_population=not self.stochastic)
         return make_estimate(measure, R, cov, sample.n_labels, len(d), level)
-
-
-def _sample_unlabeled(members: np.ndarray, k: int, labeled: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """``k`` distinct unlabeled members chosen uniformly at random.
-
-    Rejection sampling costs O(k) while most members are unlabeled (the first
-    distinct unlabeled hits of uniform draws form a uniform subset); when it
-    comes up short the unlabeled members are listed and sampled exactly.
-    """
-    for _ in range(3):
-        cand = members[rng.integers(0, members.size, size=2 * k + 16)]
-        cand = cand[~labeled[cand]]
-        cand = cand[np.sort(np.unique(cand, return_index=True)[1])]
-        if cand.size >= k:
-            return cand[:k]
-    free = members[~labeled[members]]
-    return rng.choice(free, size=k, replace=False)

@@ -8,7 +8,7 @@ an equal-width grid would lump together.  The prior is the mean over the systems
 probability (or of the logistic link of their score, or of their predicted
 label), as :func:`labelwise.oracle.score_prior` takes it.  One pass counts
 the items of every block and sums their prior; the block edges of a
-quantile partition (stratified designs) follow from these counts, so no
+quantile partition (the strata of online-poisson) follow from these counts, so no
 engine needs to sort.  The grid is fixed rather than data-driven so that
 every engine computes the same blocks, hence the same plan and the same
 sample.
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..estimators.posterior import loss_cells
 from ..measures import Measure
 from ..oracle import score_prior
 from ..pool import Outputs, Pool
@@ -109,6 +110,13 @@ class BlockSummary:
             preds = (self.keys[:, None] >> np.arange(S)[None, :]) & 1
         return Pool.from_arrays(np.arange(self.keys.size), preds=preds, probs=np.repeat(p[:, None], S, axis=1),
                                 system_names=system_names, n_classes=2, name="blocks")
+
+    def loss_cells(self, measure: Measure, system_names: tuple[str, ...]) -> np.ndarray | None:
+        """The pool's distinct loss vectors (:func:`~labelwise.estimators.posterior.loss_cells`), from one item
+        per block: the same as from every item for a measure whose loss depends only on the predictions
+        (``None`` for any other measure)."""
+        outputs = self.representatives(system_names).outputs()
+        return loss_cells(measure, outputs, 2) if depends_on_predictions_only(measure, outputs) else None
 
 
 def block_keys(prior: np.ndarray, preds: np.ndarray | None) -> np.ndarray:

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["DUCKDB", "SPARK", "SqlDialect", "item_uniform", "uniform_sql"]
+__all__ = ["DUCKDB", "SPARK", "SqlDialect", "generator_seed", "item_uniform", "uniform_sql", "uniforms_below"]
 
 _MASK = 0xFFFFFFFF
 _M1, _M2 = 0x7FEB352D, 0x846CA68B
@@ -43,21 +43,45 @@ _SALT_A, _SALT_B = 0x243F6A88, 0x85A308D3
 
 
 def _mix32(x: np.ndarray) -> np.ndarray:
-    """lowbias32 on uint64 arrays holding 32-bit words (products wrap mod 2^64, then masked)."""
-    x = x ^ (x >> np.uint64(16))
-    x = (x * np.uint64(_M1)) & np.uint64(_MASK)
-    x = x ^ (x >> np.uint64(15))
-    x = (x * np.uint64(_M2)) & np.uint64(_MASK)
-    return x ^ (x >> np.uint64(16))
+    """lowbias32 on uint32 arrays (products wrap mod 2^32 in NumPy, as the docstring's ``mod 2^32``)."""
+    x = x ^ (x >> np.uint32(16))
+    x *= np.uint32(_M1)
+    x ^= x >> np.uint32(15)
+    x *= np.uint32(_M2)
+    x ^= x >> np.uint32(16)
+    return x
 
 
 def _seed_words(seed: int) -> tuple[int, int]:
     """``a0, b0`` of the module docstring."""
     if not 0 <= seed < 2**64:
         raise ValueError(f"seed: must lie in [0, 2^64), got {seed}")
-    words = np.array([(seed & _MASK) ^ _SALT_A, ((seed >> 32) & _MASK) ^ _SALT_B], dtype=np.uint64)
+    words = np.array([(seed & _MASK) ^ _SALT_A, ((seed >> 32) & _MASK) ^ _SALT_B], dtype=np.uint32)
     a0, b0 = _mix32(words)
     return int(a0), int(b0)
+
+
+def _id_words(item_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``lo, hi`` (uint32) of integer ids taken as 64-bit two's complement."""
+    k = np.asarray(item_ids)
+    if k.dtype.kind not in "iu":
+        raise ValueError(f"item_ids: the shared hash needs integer ids, got dtype {k.dtype}")
+    words = k.astype("<i8", copy=False).view("<u4").reshape(-1, 2)  # little-endian: low word first, no copy
+    return words[:, 0], words[:, 1]
+
+
+def _high_word(lo: np.ndarray, hi: np.ndarray, a0: int) -> np.ndarray:
+    """``a = mix32(lo xor mix32(hi xor a0))``; the inner mix is computed once when every ``hi`` is 0 (ids in
+    ``[0, 2^32)``, the usual case)."""
+    inner = _mix32(np.array([a0], dtype=np.uint32))[0] if not hi.any() else _mix32(hi ^ np.uint32(a0))
+    return _mix32(lo ^ inner)
+
+
+def _combine(a: np.ndarray, lo: np.ndarray, hi: np.ndarray, b0: int) -> np.ndarray:
+    """``u`` from the word ``a`` and the id words (module docstring)."""
+    b = _mix32(hi ^ _mix32(lo ^ np.uint32(b0)))
+    high = a.astype(np.uint64) << np.uint64(21)
+    return (high + (b >> np.uint32(11)).astype(np.uint64)).astype(np.float64) / 2.0**53
 
 
 def item_uniform(item_ids: np.ndarray, seed: int) -> np.ndarray:
@@ -75,15 +99,49 @@ def item_uniform(item_ids: np.ndarray, seed: int) -> np.ndarray:
     ndarray of float64
         One uniform in ``[0, 1)`` per id, equal to what :func:`uniform_sql` computes in any engine.
     """
-    k = np.asarray(item_ids)
-    if k.dtype.kind not in "iu":
-        raise ValueError(f"item_ids: the shared hash needs integer ids, got dtype {k.dtype}")
-    k = k.astype(np.int64, copy=False).view(np.uint64)
     a0, b0 = _seed_words(seed)
-    lo, hi = k & np.uint64(_MASK), k >> np.uint64(32)
-    a = _mix32(lo ^ _mix32(hi ^ np.uint64(a0)))
-    b = _mix32(hi ^ _mix32(lo ^ np.uint64(b0)))
-    return ((a << np.uint64(21)) + (b >> np.uint64(11))).astype(np.float64) / 2.0**53
+    lo, hi = _id_words(item_ids)
+    return _combine(_high_word(lo, hi, a0), lo, hi, b0)
+
+
+def uniforms_below(item_ids: np.ndarray, seed: int, bound: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of the ids with ``u = H(item_id, seed) < bound`` and their ``u``.
+
+    Parameters
+    ----------
+    item_ids : ndarray of int
+    seed : int
+    bound : float or ndarray of float
+        One bound for every id, or one per id.
+
+    Since ``u >= a / 2^32``, only the ids with ``a < bound 2^32`` are hashed
+    in full: when few are kept this costs about half of :func:`item_uniform`.
+    """
+    a0, b0 = _seed_words(seed)
+    lo, hi = _id_words(item_ids)
+    a = _high_word(lo, hi, a0)
+    limit = np.asarray(bound, dtype=float)
+    near = np.flatnonzero(a < limit * 2.0**32)
+    u = _combine(a[near], lo[near], hi[near], b0)
+    keep = u < (limit if limit.ndim == 0 else limit[near])
+    return near[keep], u[keep]
+
+
+def generator_seed(rng: np.random.Generator) -> int:
+    """The hash seed of a NumPy generator: the seed it was made from, so that ``default_rng(s)`` draws like seed ``s``.
+
+    An in-memory design that draws by the shared hash takes its seed from the
+    session's generator: for ``np.random.default_rng(s)`` with an integer
+    ``s`` in ``[0, 2^64)`` that is ``s`` itself, the seed an engine session
+    given ``s`` hashes with, so both hand out the same items.  Any other
+    generator (spawned children, ``default_rng(None)``) gives 64 bits of its
+    seed sequence, distinct per child.  The generator's stream is not used.
+    """
+    seq = rng.bit_generator.seed_seq
+    entropy = getattr(seq, "entropy", None)
+    if isinstance(entropy, int) and 0 <= entropy < 2**64 and not getattr(seq, "spawn_key", ()):
+        return entropy
+    return int(seq.generate_state(1, np.uint64)[0])
 
 
 @dataclass(frozen=True)

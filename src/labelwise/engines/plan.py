@@ -11,15 +11,21 @@ is uniform on [0, 1) and independent across items, so this is a uniformly
 random order, and the first ``k`` of ``|S|`` sampled items have inclusion
 probabilities ``b k / |S|`` (as in :class:`labelwise.designs.PoissonSampler`).
 
-* ``passive``: ``b = M / N`` for every item.
+* ``passive``: the same ``b`` for every item, a little above ``M / N``
+  (:func:`~labelwise.designs.hashed.covering_bound`), so the sample holds the
+  ``M`` items of smallest ``u`` but with probability about 1e-9.  Its first
+  ``k`` items are then the ``k`` smallest ``u`` of the pool: a simple random
+  sample of ``k`` items, the one the in-memory ``passive`` design draws for
+  the same seed (:mod:`labelwise.designs.hashed`), estimated as it does
+  (the sample's plug-in, the Dirichlet posterior over the loss cells).
 * ``poisson`` and ``importance``: Yilmaz et al. (2021) Algorithm 3
   (:func:`labelwise.designs.inclusion_probabilities`) on the blocks'
   deviations ``h`` (eq. 12) under the systems' prior shrunk by ``lam``
   (eq. 13), mixed with a uniform share ``defensive``; ``importance`` is its
   without-replacement form with the importance design's defaults.
-* ``stratified``: equal-count strata of the prior (whole bins), labels
-  allocated proportionally or by Neyman (:func:`labelwise.designs.allocate`),
-  ``b = n_h / N_h`` within stratum ``h``.
+
+``stratified`` draws batch by batch on the in-memory design's strata
+(:mod:`labelwise.engines.strata`).
 """
 
 from __future__ import annotations
@@ -28,23 +34,32 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..designs import Design, allocate
-from ..designs.importance import prior_deviation
+from ..designs import Design
+from ..designs.hashed import covering_bound
+from ..designs.importance import (
+    importance_moments_estimate,
+    prior_deviation,
+    with_posterior,
+)
 from ..designs.poisson import defensive_deviations, inclusion_probabilities
 from ..estimators import Estimate, horvitz_thompson_moments, make_estimate
 from ..measures import Measure
 from ..oracle import score_prior
-from .blocks import N_BINS, BlockSummary
+from .blocks import BlockSummary
 
-__all__ = ["ENGINE_DESIGNS", "ONLINE", "PLANNED_DESIGNS", "Plan", "PlannedSample", "block_inclusion",
+__all__ = ["ENGINE_DESIGNS", "ONLINE", "PER_BATCH", "PLANNED_DESIGNS", "STRATIFIED", "Plan", "PlannedSample", "block_inclusion",
            "check_engine_design", "hand_out_order"]
 
 #: Designs planned once per pool (:func:`block_inclusion`).
-PLANNED_DESIGNS = ("passive", "poisson", "importance", "stratified")
+PLANNED_DESIGNS = ("passive", "poisson", "importance")
 #: The design planned anew for every batch (:mod:`labelwise.engines.online`).
 ONLINE = "online-poisson"
+#: The design allocating every batch over its strata (:mod:`labelwise.engines.strata`).
+STRATIFIED = "stratified"
+#: Designs that draw at every batch rather than once at ``init``.
+PER_BATCH = (ONLINE, STRATIFIED)
 #: Designs an engine pool runs (by name).
-ENGINE_DESIGNS = (*PLANNED_DESIGNS, ONLINE)
+ENGINE_DESIGNS = (*PLANNED_DESIGNS, *PER_BATCH)
 #: Why the designs drawing with replacement do not run on blocks.
 _WITH_REPLACEMENT = ("it draws items one at a time with replacement from a proposal that adapts after every batch, "
                      "which a one-pass hashed Poisson draw cannot reproduce; online-poisson is its counterpart on "
@@ -81,20 +96,18 @@ def block_inclusion(design: Design, summary: BlockSummary, measure: Measure, bud
         For a design an engine pool does not run.
     """
     check_engine_design(design.name)
-    if design.name == ONLINE:
-        raise ValueError("online-poisson plans every round from the labels so far: run it with EngineSession or "
-                         "labelwise.engines.online.simulate_rounds")
+    if design.name in PER_BATCH:
+        raise ValueError(f"{design.name} draws every batch from the labels so far: run it with EngineSession or "
+                         "labelwise.engines.simulate.simulate_engine")
     counts = summary.counts.astype(float)
     N = counts.sum()
     M = float(min(budget, N))
     if design.name == "passive":
-        return np.full(counts.size, M / N)
+        return np.full(counts.size, float(covering_bound(M, N)))
     rep = summary.representatives(system_names)
     prior = score_prior(rep, getattr(design, "lam", 1.0))
     R = measure.expected_loss_sum(rep.outputs(), prior * counts[:, None]) / N
     h = prior_deviation(measure, rep, prior, R)
-    if design.name == "stratified":
-        return _stratified_inclusion(design, summary, h, M)
     return inclusion_probabilities(defensive_deviations(h, design.defensive, counts), M, counts=counts)
 
 
@@ -112,30 +125,10 @@ def check_engine_design(name: str) -> None:
                      "(or load the pool in memory)")
 
 
-def _stratified_inclusion(design: Design, summary: BlockSummary, h: np.ndarray, M: float) -> np.ndarray:
-    """``n_h / N_h`` per block of stratum ``h``: equal-count strata of whole prior bins, allocated by
-    :func:`~labelwise.designs.allocate` (proportional, or Neyman with the blocks' deviations ``h``)."""
-    bins = summary.keys >> summary.n_systems if summary.has_preds else summary.keys
-    per_bin = np.bincount(bins, weights=summary.counts, minlength=N_BINS)
-    edges = np.searchsorted(np.cumsum(per_bin) / per_bin.sum(), np.arange(1, design.n_strata) / design.n_strata)
-    stratum = np.searchsorted(np.unique(edges), bins, side="right")
-    K = int(stratum.max()) + 1
-    size = np.bincount(stratum, weights=summary.counts, minlength=K)
-    if design.allocation == "neyman":
-        # N_h S_h with S_h^2 the stratum's mean second moment of the projected loss (Cochran 1977, 5.5)
-        second = np.bincount(stratum, weights=summary.counts * h**2, minlength=K)
-        target = np.sqrt(size * second)
-    else:
-        target = size
-    target = target / target.sum() if target.sum() > 0 else size / size.sum()
-    n = allocate(round(M), target, np.zeros(K, dtype=np.int64), size.astype(np.int64),
-                 design.min_per_stratum)
-    return (n / np.maximum(size, 1))[stratum]
-
-
 def hand_out_order(item_ids: np.ndarray, u: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The sampled items' hand-out order: increasing ``u / b`` (a uniformly random order), ties by id."""
-    return np.lexsort((item_ids, u / b))
+    """The sampled items' hand-out order: increasing ``u / b`` (a uniformly random order), ties by ``u``, then id
+    (with one ``b`` for every item this is increasing ``u``, as :class:`~labelwise.designs.hashed.HashOrder`)."""
+    return np.lexsort((item_ids, u, u / b))
 
 
 @dataclass(frozen=True)
@@ -148,10 +141,13 @@ class Plan:
         Block keys.
     inclusion : ndarray, shape (G,)
         ``b`` of the items of each block.
+    uniform : bool
+        Whether the sample's first ``k`` items are a simple random sample (``passive``).
     """
 
     blocks: np.ndarray
     inclusion: np.ndarray
+    uniform: bool = False
 
 
 @dataclass(frozen=True)
@@ -167,18 +163,21 @@ class PlannedSample:
         Pool size ``N``.
     keys : ndarray of int64, shape (|S|,), optional
         Their block keys (``None`` for a sample read back from a session file).
+    uniform : bool
+        :attr:`Plan.uniform`.
     """
 
     item_ids: np.ndarray
     inclusion: np.ndarray
     n_items: int
     keys: np.ndarray | None = None
+    uniform: bool = False
 
     def __len__(self) -> int:
         return int(self.item_ids.size)
 
     def estimate(self, measure: Measure, outputs, labels: np.ndarray, inclusion: np.ndarray,
-                 level: float = 0.95) -> Estimate:
+                 level: float = 0.95, cells: np.ndarray | None = None) -> Estimate:
         """Horvitz-Thompson estimate (Yilmaz et al. (2021) eq. 18, covariance eqs. 25-28) from labeled items.
 
         Parameters
@@ -191,13 +190,21 @@ class PlannedSample:
         inclusion : ndarray
             Their ``b``.
         level : float
+        cells : ndarray, optional
+            The pool's loss cells (:meth:`~labelwise.engines.blocks.BlockSummary.loss_cells`): a
+            :attr:`uniform` sample's interval is their posterior.
 
         The ``k`` labeled items are taken as the first ``k`` handed out, a
-        uniformly random subset of the sample: ``pi = b k / |S|``.
+        uniformly random subset of the sample: ``pi = b k / |S|``.  A
+        :attr:`uniform` sample is estimated as the in-memory ``passive`` design does.
         """
         k = labels.size
         if k == 0:
             return Estimate.undefined(measure, level)
+        losses = measure.loss(outputs, labels)
+        if self.uniform:
+            est = importance_moments_estimate(measure, losses, np.ones(k), np.ones(k, dtype=np.int64), k, level)
+            return est if cells is None else with_posterior(est, measure, cells, losses, np.ones(k))
         pi = np.minimum(inclusion * k / len(self), 1.0)
-        R, cov = horvitz_thompson_moments(measure, measure.loss(outputs, labels), pi, self.n_items)
+        R, cov = horvitz_thompson_moments(measure, losses, pi, self.n_items)
         return make_estimate(measure, R, cov, k, k, level, basis=BASIS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 
@@ -115,11 +116,11 @@ class EnginePool:
     def plan(self, design: Design, measure: Measure, budget: int) -> Plan:
         """``design``'s inclusion probability per block for ``budget`` expected labels."""
         b = block_inclusion(design, self.summary, measure, budget, self.system_names)
-        return Plan(self.summary.keys, b)
+        return Plan(self.summary.keys, b, uniform=design.name == "passive")
 
     def sample(self, plan: Plan, seed: int, exclude: np.ndarray | None = None) -> PlannedSample:
         """The items with ``H(item_id, seed) < b`` (one pass), in hand-out order, but the ids ``exclude``."""
-        return self.source.sample(plan, seed, self.n_items, exclude)
+        return replace(self.source.sample(plan, seed, self.n_items, exclude), uniform=plan.uniform)
 
     def rows(self, item_ids: np.ndarray) -> pd.DataFrame:
         """Every column (content included) of the rows of ``item_ids``, in that order."""
@@ -131,4 +132,5 @@ class EnginePool:
         item_ids = np.asarray(item_ids, dtype=np.int64)
         inclusion = sample.inclusion[pd.Index(sample.item_ids).get_indexer(item_ids)]
         outputs = self.source.outputs(item_ids)
-        return sample.estimate(measure, outputs, np.asarray(labels, dtype=np.int64), inclusion, level)
+        cells = self.summary.loss_cells(measure, self.system_names) if sample.uniform else None
+        return sample.estimate(measure, outputs, np.asarray(labels, dtype=np.int64), inclusion, level, cells)

@@ -6,7 +6,10 @@ the planned sample (ids and inclusion probabilities, in hand-out order), the
 systems' outputs of the items handed out, and the labels.  ``online-poisson``
 plans no sample at ``init``: every ``next`` that needs new items plans a round
 from the labels so far and draws it (one pass, :mod:`labelwise.engines.online`);
-the file keeps each round's plan and sample size.  Reopening checks
+the file keeps each round's plan and sample size.  ``stratified`` computes
+its strata at ``init`` (two passes) and draws every batch in one pass
+(:mod:`labelwise.engines.strata`); the file keeps the strata and the
+stratum of every item handed out.  Reopening checks
 the fingerprint and refuses a changed pool; ``next`` reads the rows of the
 batch (content columns included) out of the engine; ``estimate`` needs no
 pass over the pool.
@@ -35,8 +38,9 @@ from .columns import EngineColumns
 from .files import fingerprint
 from .marker import MARKER_TABLE
 from .online import BlockRounds, RoundLog, next_round
-from .plan import ONLINE, PlannedSample, check_engine_design
+from .plan import ONLINE, PER_BATCH, STRATIFIED, PlannedSample, check_engine_design
 from .pool import EnginePool
+from .strata import EngineStrata, engine_strata, next_batch, stratified_estimate
 
 __all__ = ["EngineSession"]
 
@@ -77,15 +81,18 @@ class EngineSession:
         check_engine_design(design.name)
         target = pool.measure(measure, systems)
         s = pool.summary
+        strata = engine_strata(pool.source, design) if design.name == STRATIFIED else None
         if design.name == ONLINE:
             BlockRounds(design, s, target, pool.system_names)  # refuses settings that need the pool in memory
+        if design.name in PER_BATCH:
             sample = PlannedSample(np.empty(0, np.int64), np.empty(0), pool.n_items, np.empty(0, np.int64))
         else:
             sample = pool.sample(pool.plan(design, target, budget), seed)
         meta = {"engine": pool.source.engine, "files": [str(f) for f in pool.files], "name": pool.name,
                 "n_items": pool.n_items, "fingerprint": pool.fingerprint(), "columns": pool.source.columns.to_json(),
                 "measure": measure, "systems": systems, "design": design.spec(), "budget": budget, "seed": seed,
-                "level": level, "handed": 0, "spark_master": getattr(pool.source, "master", None)}
+                "level": level, "handed": 0, "spark_master": getattr(pool.source, "master", None),
+                "strata": None if strata is None else strata.to_json()}
         try:
             conn = connect(path)
             with transaction(conn):
@@ -157,7 +164,8 @@ class EngineSession:
     def sample(self) -> PlannedSample:
         rows = self.conn.execute("SELECT item_id, b FROM sample ORDER BY position").fetchall()
         ids, b = (np.array(col) for col in zip(*rows)) if rows else (np.empty(0, np.int64), np.empty(0))
-        return PlannedSample(ids.astype(np.int64), b.astype(float), int(self.meta["n_items"]))
+        return PlannedSample(ids.astype(np.int64), b.astype(float), int(self.meta["n_items"]),
+                             uniform=self.meta["design"]["design"] == "passive")
 
     def make_measure(self, names: str | None = None, systems: str | int | list[int] | None = None) -> Measure:
         """The session's measure, or ``names`` for ``systems`` (sample reuse)."""
@@ -216,8 +224,19 @@ class EngineSession:
 
     @property
     def online(self) -> bool:
-        """Whether the design plans a round per batch (``online-poisson``) rather than one sample at ``init``."""
+        """Whether the design plans a round per batch (``online-poisson``)."""
         return self.meta["design"]["design"] == ONLINE
+
+    @property
+    def per_batch(self) -> bool:
+        """Whether the design draws at every batch (``online-poisson``, ``stratified``) rather than once at ``init``
+        (``stratified`` sessions written before it drew per batch keep their planned sample)."""
+        return self.online or self.strata is not None
+
+    @property
+    def strata(self) -> EngineStrata | None:
+        """The strata of ``stratified`` (``None`` for other designs)."""
+        return None if self.meta.get("strata") is None else EngineStrata.from_json(self.meta["strata"])
 
     def _rounds(self) -> BlockRounds:
         return BlockRounds(self.design, self.summary, self.make_measure(), self.columns.system_names)
@@ -233,13 +252,22 @@ class EngineSession:
         return RoundLog(blocks, labels, found["round"].to_numpy(np.int64), inclusion, drawn)
 
     def _new_items(self, start: int, k: int) -> np.ndarray:
-        """The next ``k`` items of the sample; for ``online-poisson`` a new round, planned and drawn now."""
-        if not self.online:
+        """The next ``k`` items of the sample; for ``online-poisson`` a new round, planned and drawn now, for
+        ``stratified`` a new batch."""
+        if not self.per_batch:
             return self.sample.item_ids[start:start + k]
         if k <= 0:
             return np.empty(0, np.int64)
         ids, labels = self.labeled()
         handed = pd.read_sql_query("SELECT item_id, block FROM sample", self.conn)
+        if not self.online:  # stratified: the sample's block column holds the stratum
+            new, of_new, b = next_batch(self.pool.source, self.strata, self.design, self.meta["seed"],
+                                        handed["item_id"].to_numpy(np.int64), handed["block"].to_numpy(np.int64),
+                                        ids, k)
+            self.conn.executemany("INSERT INTO sample VALUES (?, ?, ?, ?, 0)",
+                                  zip(range(start, start + new.size), new.tolist(), b.tolist(), of_new.tolist()))
+            self.__dict__.pop("sample", None)
+            return new
         round_ = int(self.conn.execute("SELECT COUNT(*) FROM rounds").fetchone()[0])
         b, drawn = next_round(self.pool, self._rounds(), self.meta["seed"], round_, self._round_log(ids, labels),
                               handed["item_id"].to_numpy(np.int64),
@@ -332,5 +360,10 @@ class EngineSession:
         outputs = Pool.from_dataframe(frame, label_col=None, **c.options()).outputs()
         if self.online:
             return self._rounds().estimate(measure, outputs, self._round_log(ids, labels), level)
+        if self.strata is not None:
+            handed = pd.read_sql_query("SELECT item_id, block FROM sample", self.conn).set_index("item_id")
+            return stratified_estimate(measure, outputs, labels, handed.loc[ids, "block"].to_numpy(np.int64),
+                                       self.strata.sizes, level)
         inclusion = self.sample.inclusion[pd.Index(self.sample.item_ids).get_indexer(ids)]
-        return self.sample.estimate(measure, outputs, labels, inclusion, level)
+        cells = self.summary.loss_cells(measure, self.columns.system_names) if self.sample.uniform else None
+        return self.sample.estimate(measure, outputs, labels, inclusion, level, cells)

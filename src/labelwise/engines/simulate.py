@@ -22,8 +22,9 @@ from ..progress import progress_bar
 from ..simulate import SimulationResult, default_checkpoints
 from .blocks import depends_on_predictions_only
 from .online import BlockRounds, simulate_rounds
-from .plan import ONLINE, Plan, check_engine_design
+from .plan import ONLINE, STRATIFIED, Plan, check_engine_design
 from .pool import EnginePool
+from .strata import engine_strata, simulate_strata
 
 __all__ = ["engine_true_value", "simulate_engine"]
 
@@ -63,7 +64,8 @@ def simulate_engine(pool: EnginePool, measure: Measure, design: Design, *, budge
     Repeat ``r`` draws with seed ``seed + r``; the result is that of
     :func:`labelwise.simulate` (same fields, same ``--json`` contract).
     ``online-poisson`` draws a round of ``batch_size`` items per pass
-    (:func:`~labelwise.engines.online.simulate_rounds`).
+    (:func:`~labelwise.engines.online.simulate_rounds`), ``stratified``
+    batches of ``batch_size`` (:func:`~labelwise.engines.strata.simulate_strata`).
     """
     if repeats < 1:
         raise ValueError(f"repeats: must be at least 1, got {repeats}")
@@ -72,17 +74,22 @@ def simulate_engine(pool: EnginePool, measure: Measure, design: Design, *, budge
         raise ValueError(f"checkpoints: {marks[-1]} exceeds the budget {budget}")
     check_engine_design(design.name)
     truth = engine_true_value(pool, measure)
-    online = design.name == ONLINE
-    plan = BlockRounds(design, pool.summary, measure, pool.system_names) if online else \
-        pool.plan(design, measure, budget)
+    if design.name == ONLINE:
+        rounds = BlockRounds(design, pool.summary, measure, pool.system_names)
+        run = lambda seed: simulate_rounds(pool, rounds, seed, batch_size, marks, level)
+    elif design.name == STRATIFIED:
+        strata = engine_strata(pool.source, design)
+        run = lambda seed: simulate_strata(pool.source, strata, design, measure, seed, batch_size, marks, level)
+    else:
+        plan = pool.plan(design, measure, budget)
+        run = lambda seed: _static_run(pool, plan, seed, measure, marks, level)
     shape = (len(marks), repeats, measure.size)
     values, lower, upper = np.empty(shape), np.empty(shape), np.empty(shape)
     defined = np.empty(shape, dtype=bool)
     start = time.perf_counter()
     with progress_bar(progress, repeats, "simulating") as update:
         for r in range(repeats):
-            for c, est in enumerate(simulate_rounds(pool, plan, seed + r, batch_size, marks, level) if online
-                                    else _static_run(pool, plan, seed + r, measure, marks, level)):
+            for c, est in enumerate(run(seed + r)):
                 values[c, r], (lower[c, r], upper[c, r]), defined[c, r] = est.value, est.interval(), est.defined
             update(r + 1)
     elapsed = time.perf_counter() - start

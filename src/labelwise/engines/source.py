@@ -17,9 +17,18 @@ import pandas as pd
 from ..pool import Outputs, Pool, PoolError, batch_frame
 from .blocks import BlockSummary, block_keys, memory_prior, summarize_keys
 from .columns import EngineColumns
-from .hashing import SqlDialect, item_uniform
+from .hashing import SqlDialect, item_uniform, uniforms_below
 from .plan import Plan, PlannedSample, hand_out_order
-from .sql import checked_columns, draw_query, rows_query, summary_query, truth_query
+from .sql import (
+    checked_columns,
+    draw_query,
+    fine_counts_query,
+    rows_query,
+    score_range_query,
+    stratum_draw_query,
+    summary_query,
+    truth_query,
+)
 
 __all__ = ["MemorySource", "PoolSource", "SqlSource"]
 
@@ -56,6 +65,19 @@ class PoolSource(ABC):
     @abstractmethod
     def rows(self, item_ids: np.ndarray) -> pd.DataFrame:
         """Every column of the rows of ``item_ids``, in that order."""
+
+    @abstractmethod
+    def score_range(self, column: str) -> tuple[float, float, int]:
+        """One pass: the least and greatest value of a score column and the number of rows."""
+
+    @abstractmethod
+    def fine_counts(self, column: str, lo: float, scale: float, n_fine: int) -> np.ndarray:
+        """One pass: items per fine bin ``min(floor((s - lo) * scale), n_fine - 1)`` of a score column."""
+
+    @abstractmethod
+    def stratum_uniforms(self, strata, bound: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One pass: ids, ``u`` and stratum of the items with ``u < bound`` of their stratum
+        (:class:`~labelwise.engines.strata.EngineStrata`)."""
 
     def outputs(self, item_ids: np.ndarray) -> Outputs:
         """The systems' outputs of ``item_ids`` (read back through :meth:`labelwise.Pool.from_dataframe`)."""
@@ -118,6 +140,27 @@ class MemorySource(PoolSource):
         hit = np.flatnonzero(hit)
         return _planned(self.pool.item_ids[hit], u[hit], b[hit], keys[hit], n_items)
 
+    def _scores(self, column: str) -> np.ndarray:
+        """The values of one output column."""
+        c, pool = self.columns, self.pool
+        for names, values in ((c.scores, pool.scores), (c.probs, pool.probs), (c.preds, pool.preds)):
+            if column in names:
+                return values[:, names.index(column)].astype(float)
+        raise KeyError(column)
+
+    def score_range(self, column: str) -> tuple[float, float, int]:
+        s = self._scores(column)
+        return float(s.min()), float(s.max()), s.size
+
+    def fine_counts(self, column: str, lo: float, scale: float, n_fine: int) -> np.ndarray:
+        fine = np.minimum(((self._scores(column) - lo) * scale).astype(np.int64), n_fine - 1)
+        return np.bincount(fine, minlength=n_fine)
+
+    def stratum_uniforms(self, strata, bound: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        stratum = strata.of_scores(self._scores(strata.column))
+        at, u = uniforms_below(self.pool.item_ids, seed, bound[stratum])
+        return self.pool.item_ids[at].astype(np.int64), u, stratum[at]
+
     def _truth_counts(self) -> pd.DataFrame:
         frame = pd.DataFrame({"block": self._keys(), "label": self.pool.labels.astype(np.int64)})
         return frame.groupby(["block", "label"]).size().rename("n").reset_index()
@@ -176,6 +219,23 @@ class SqlSource(PoolSource):
         frame = self.query(draw_query(self.table, self.columns, "lw_plan", seed, self.dialect, excluded))
         return _planned(frame["item_id"].to_numpy(np.int64), frame["u"].to_numpy(float), frame["b"].to_numpy(float),
                         frame["block"].to_numpy(np.int64), n_items)
+
+    def score_range(self, column: str) -> tuple[float, float, int]:
+        row = self.query(score_range_query(self.table, column, self.dialect)).iloc[0]
+        return float(row["lo"]), float(row["hi"]), int(row["n"])
+
+    def fine_counts(self, column: str, lo: float, scale: float, n_fine: int) -> np.ndarray:
+        frame = self.query(fine_counts_query(self.table, column, lo, scale, n_fine, self.dialect))
+        counts = np.zeros(n_fine, dtype=np.int64)
+        counts[frame["fine"].to_numpy(np.int64)] = frame["n"].to_numpy(np.int64)
+        return counts
+
+    def stratum_uniforms(self, strata, bound: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        self.register("lw_bounds", pd.DataFrame({"stratum": np.arange(bound.size, dtype=np.int64), "b": bound}))
+        frame = self.query(stratum_draw_query(self.table, self.columns, strata.column, strata.lo, strata.scale,
+                                              strata.n_fine, strata.cuts, "lw_bounds", seed, self.dialect))
+        return (frame["item_id"].to_numpy(np.int64), frame["u"].to_numpy(float),
+                frame["stratum"].to_numpy(np.int64))
 
     def rows(self, item_ids: np.ndarray) -> pd.DataFrame:
         item_ids = np.asarray(item_ids, dtype=np.int64)

@@ -7,6 +7,9 @@
   block's inclusion probability ``b`` (a small table joined by block key)
   and ``u`` the shared hash (:mod:`labelwise.engines.hashing`).
 * :func:`rows_query`: the rows of given ids, every column (content included).
+* :func:`score_range_query`, :func:`fine_counts_query` and
+  :func:`stratum_draw_query`: the passes of ``stratified``
+  (:mod:`labelwise.engines.strata`).
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from .blocks import LEVEL_EDGES, LEVELS, N_BINS, PER_LEVEL, level_scale
 from .columns import EngineColumns
 from .hashing import SqlDialect, uniform_sql
 
-__all__ = ["draw_query", "rows_query", "summary_query"]
+__all__ = ["draw_query", "fine_counts_query", "rows_query", "score_range_query", "stratum_draw_query",
+           "summary_query"]
 
 
 def _prior_sql(cols: EngineColumns, d: SqlDialect) -> str:
@@ -126,6 +130,37 @@ def draw_query(source: str, cols: EngineColumns, plan_table: str, seed: int, d: 
 def rows_query(source: str, cols: EngineColumns, ids_table: str, d: SqlDialect) -> str:
     """Every column of the rows whose id is in ``ids_table`` (column ``item_id``)."""
     return f"SELECT * FROM {source} WHERE {d.quote(cols.id)} IN (SELECT item_id FROM {ids_table})"
+
+
+def _fine_sql(column: str, lo: float, scale: float, n_fine: int, d: SqlDialect) -> str:
+    """The fine bin ``min(floor((s - lo) * scale), n_fine - 1)`` of a score column, as NumPy computes it
+    (:meth:`labelwise.engines.strata.EngineStrata.of_scores`): a subtraction and a product of doubles."""
+    return (f"LEAST(CAST(floor((CAST({d.quote(column)} AS DOUBLE) - {_double(lo)}) * {_double(scale)}) AS BIGINT), "
+            f"{n_fine - 1})")
+
+
+def score_range_query(source: str, column: str, d: SqlDialect) -> str:
+    """One row ``(lo, hi, n)``: the least and greatest score of ``column`` and the number of rows."""
+    c = f"CAST({d.quote(column)} AS DOUBLE)"
+    return f"SELECT MIN({c}) AS lo, MAX({c}) AS hi, COUNT(*) AS n FROM {source}"
+
+
+def fine_counts_query(source: str, column: str, lo: float, scale: float, n_fine: int, d: SqlDialect) -> str:
+    """Rows ``(fine, n)``: items per non-empty fine bin of ``column`` (:func:`_fine_sql`)."""
+    return f"SELECT {_fine_sql(column, lo, scale, n_fine, d)} AS fine, COUNT(*) AS n FROM {source} GROUP BY 1"
+
+
+def stratum_draw_query(source: str, cols: EngineColumns, column: str, lo: float, scale: float, n_fine: int,
+                       cuts: np.ndarray, bounds_table: str, seed: int, d: SqlDialect) -> str:
+    """Rows ``(item_id, u, stratum)`` of the items with ``u < b`` of their stratum; ``bounds_table`` has columns
+    ``stratum`` and ``b``, and the stratum of a fine bin is the number of ``cuts`` below it."""
+    stratum = " + ".join(f"CASE WHEN _lw_fine > {int(c)} THEN 1 ELSE 0 END" for c in cuts) or "0"
+    fine = (f"SELECT {d.quote(cols.id)} AS item_id, {_fine_sql(column, lo, scale, n_fine, d)} AS _lw_fine "
+            f"FROM {source}")
+    keyed = (f"SELECT k.item_id AS item_id, p.b AS b, k.stratum AS stratum FROM "
+             f"(SELECT item_id, {stratum} AS stratum FROM ({fine}) _f) k JOIN {bounds_table} p ON k.stratum = p.stratum")
+    hashed = uniform_sql(keyed, "item_id", seed, ["item_id", "b", "stratum"], d, out="u", bound="b")
+    return f"SELECT item_id, u, stratum FROM ({hashed}) h WHERE u < b"
 
 
 def truth_query(source: str, cols: EngineColumns, d: SqlDialect) -> str:

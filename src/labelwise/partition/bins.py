@@ -28,7 +28,7 @@ import numpy as np
 
 from ..validation import check_int
 
-__all__ = ["csf_bins", "quantile_bins"]
+__all__ = ["csf_bins", "csf_cuts", "fine_scale", "quantile_bins"]
 
 #: Minimum number of fine bins per stratum used by the CSF rule by default.
 FINE_PER_STRATUM = 20
@@ -140,6 +140,37 @@ def _quantile_bounds(cum: np.ndarray, n_strata: int) -> np.ndarray:
     left = np.maximum(b - 1, 1)
     use_left = (left < b) & (t - cum[left] <= cum[b] - t)
     return np.unique(np.where(use_left, left, b))
+
+
+def fine_scale(lo: float, hi: float, n_fine: int) -> float:
+    """``n_fine / (hi - lo)``: the fine bin of a score ``s`` is ``floor((s - lo) * scale)``, at most ``n_fine - 1``
+    (for a finite ``hi - lo``; :func:`_fine_index`)."""
+    return n_fine / (hi - lo)
+
+
+def csf_cuts(f: np.ndarray, n_strata: int) -> np.ndarray:
+    """The cumulative square-root frequency rule on fine-bin counts ``f`` (:func:`csf_bins`).
+
+    Returns
+    -------
+    ndarray of int
+        Increasing fine bins ``j``, each a cut sending the bins ``> j`` to the
+        next stratum; fewer than ``n_strata - 1`` when the rule leaves strata
+        empty (:func:`csf_bins` then refines by rank).
+    """
+    n_fine, N = f.size, int(f.sum())
+    root = np.cumsum(np.sqrt(f))
+    t = np.arange(1, n_strata) * (root[-1] / n_strata)
+    # a cut "after fine bin j" (j < n_fine - 1) sends bins > j to the next stratum
+    j = np.clip(np.searchsorted(root, t, side="left"), 0, n_fine - 2)
+    left = np.maximum(j - 1, 0)
+    j = np.where((left < j) & (t - root[left] <= root[j] - t), left, j)
+    # drop cuts that would leave a stratum empty (equal item counts below them)
+    below = np.cumsum(f)[j]
+    keep = (below > 0) & (below < N)
+    j, below = j[keep], below[keep]
+    _, first = np.unique(below, return_index=True)
+    return np.sort(j[first])
 
 
 def _fine_index(scores: np.ndarray, lo: float, hi: float, n_fine: int) -> np.ndarray:
@@ -261,19 +292,7 @@ def csf_bins(scores: np.ndarray, n_strata: int, n_fine: int | None = None) -> np
         return np.zeros(N, dtype=np.int64)
 
     fine = _fine_index(scores, lo, hi, n_fine)
-    f = np.bincount(fine, minlength=n_fine)
-    root = np.cumsum(np.sqrt(f))
-    t = np.arange(1, n_strata) * (root[-1] / n_strata)
-    # a cut "after fine bin j" (j < n_fine - 1) sends bins > j to the next stratum
-    j = np.clip(np.searchsorted(root, t, side="left"), 0, n_fine - 2)
-    left = np.maximum(j - 1, 0)
-    j = np.where((left < j) & (t - root[left] <= root[j] - t), left, j)
-    # drop cuts that would leave a stratum empty (equal item counts below them)
-    below = np.cumsum(f)[j]
-    keep = (below > 0) & (below < N)
-    j, below = j[keep], below[keep]
-    _, first = np.unique(below, return_index=True)
-    cuts = np.sort(j[first])
+    cuts = csf_cuts(np.bincount(fine, minlength=n_fine), n_strata)
 
     if cuts.size + 1 >= n_strata:
         return np.searchsorted(cuts, fine, side="left").astype(np.int64)
