@@ -125,6 +125,9 @@ class GroupedPool:
             if 4 * k >= free or members.size > 2 * free:
                 picked.append(rng.choice(members[~self.known[members]], size=k, replace=False))
                 continue
+            if k == 1:  # most groups asked give one member: the first unlabeled draw, no dedup needed
+                picked.append(self._first_unlabeled(members, rng))
+                continue
             got = np.empty(0, dtype=np.int64)
             while got.size < k:  # the first k distinct unlabeled draws: a uniform subset
                 cand = members[rng.integers(0, members.size, size=2 * (k - got.size) + 4)]
@@ -132,6 +135,15 @@ class GroupedPool:
                 got = both[np.sort(np.unique(both, return_index=True)[1])]
             picked.append(got[:k])
         return np.concatenate(picked).astype(np.int64) if picked else np.empty(0, dtype=np.int64)
+
+    def _first_unlabeled(self, members: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The first unlabeled one of random ``members``, drawn six at a time (as :meth:`sample_members` draws
+        for one member, so a run's random stream is the same), shape (1,)."""
+        while True:
+            cand = members[rng.integers(0, members.size, size=6)]
+            free = cand[~self.known[cand]]
+            if free.size:
+                return free[:1]
 
     def draw_any(self, q_group: np.ndarray, n: int, n_pool: int, rng: np.random.Generator) -> Draws:
         """``n`` i.i.d. draws over all items, labeled or not, each of a group's members with ``q_group``.
