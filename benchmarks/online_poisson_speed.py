@@ -84,10 +84,9 @@ def summary_section(data: dict) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for name, after in data["pools"].items():
-        b = before.get(name)
-        fmt = (lambda key: f"{b[key]:.3f}" if b else "-")
-        out.append(f"| {name} | {after['n_items']:,} | {fmt('cpu_median')} | {after['cpu_median']:.3f} | "
-                   f"{fmt('wall_median')} | {after['wall_median']:.3f} | "
+        earlier = {key: f"{before[name][key]:.3f}" if name in before else "-" for key in ("cpu_median", "wall_median")}
+        out.append(f"| {name} | {after['n_items']:,} | {earlier['cpu_median']} | {after['cpu_median']:.3f} | "
+                   f"{earlier['wall_median']} | {after['wall_median']:.3f} | "
                    f"{'yes' if after['cpu_median'] <= TARGET else 'no'} |")
     return "\n".join(out) + "\n"
 
