@@ -8,8 +8,9 @@ from labelwise.oracle.calibration import STRENGTHS, marginal_strength
 
 
 def _reference_members(groups: GroupedPool, asked: np.ndarray, counts: np.ndarray,
-                       rng: np.random.Generator) -> np.ndarray:
-    """``GroupedPool.sample_members`` as it was before its one-member shortcut (deduplicating every draw)."""
+                       rng: np.random.Generator, redraws: list | None = None) -> np.ndarray:
+    """``GroupedPool.sample_members`` as it was before the speed work: a group at a time, deduplicating
+    every draw (``redraws`` collects the groups that drew more than once)."""
     picked = []
     for g, k in zip(asked.tolist(), counts.tolist()):
         members = groups.order[groups.starts[g]:groups.starts[g + 1]]
@@ -18,10 +19,14 @@ def _reference_members(groups: GroupedPool, asked: np.ndarray, counts: np.ndarra
             picked.append(rng.choice(members[~groups.known[members]], size=k, replace=False))
             continue
         got = np.empty(0, dtype=np.int64)
+        attempts = 0
         while got.size < k:
+            attempts += 1
             cand = members[rng.integers(0, members.size, size=2 * (k - got.size) + 4)]
             both = np.concatenate([got, cand[~groups.known[cand]]])
             got = both[np.sort(np.unique(both, return_index=True)[1])]
+        if redraws is not None and attempts > 1:
+            redraws.append(g)
         picked.append(got[:k])
     return np.concatenate(picked).astype(np.int64)
 
@@ -42,6 +47,20 @@ def test_sample_members_draws_what_the_reference_draws_from_the_same_stream():
         assert mine.bit_generator.state == theirs.bit_generator.state
         groups.mark_labeled(items)  # the next batch rejects them
     assert (groups.unlabeled < groups.sizes).all()  # every group was partly labeled along the way
+
+
+def test_groups_half_labeled_redraw_and_the_stream_is_replayed_exactly():
+    """400 groups of 20 with 10 labeled, one member each: about one in 64 draws six labeled members and
+    draws again before the next group, which the joint draw of ``sample_members`` replays."""
+    blocks = np.repeat(np.arange(400), 20)
+    groups = GroupedPool(blocks, np.zeros(blocks.size, dtype=np.int64))
+    groups.mark_labeled((np.arange(400)[:, None] * 20 + np.arange(10)).ravel())
+    asked, counts = np.arange(400), np.ones(400, dtype=np.int64)
+    mine, theirs, redraws = np.random.default_rng(8), np.random.default_rng(8), []
+    np.testing.assert_array_equal(groups.sample_members(asked, counts, mine),
+                                  _reference_members(groups, asked, counts, theirs, redraws))
+    assert mine.bit_generator.state == theirs.bit_generator.state
+    assert len(redraws) >= 2
 
 
 def test_one_member_is_uniform_over_the_unlabeled_ones():
