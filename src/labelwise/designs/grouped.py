@@ -114,24 +114,60 @@ class GroupedPool:
         A group mostly labeled, or asked for a large share of its unlabeled
         members, is enumerated; otherwise members are drawn at random until
         enough distinct unlabeled ones are in (cost about ``counts[i]``).
-        The loop runs over the groups asked, at most a batch's worth.
+        Consecutive groups asked for one member each (most of a batch) draw
+        together (:meth:`_first_unlabeled`); the loop runs over the others.
         """
+        free = self.unlabeled[groups]
+        if (counts > free).any():
+            i = int(np.argmax(counts > free))
+            raise ValueError(f"counts: {counts[i]} members asked of group {groups[i]}, which has {free[i]} unlabeled")
+        enumerated = (4 * counts >= free) | (self.sizes[groups] > 2 * free)
+        single = (counts == 1) & ~enumerated
+        # runs of consecutive groups of one kind: the stream is used group after group, as one at a time would
+        bounds = np.flatnonzero(np.diff(single.astype(np.int8))) + 1
         picked = []
-        for g, k in zip(groups.tolist(), counts.tolist()):
-            members = self.order[self.starts[g]:self.starts[g + 1]]
-            free = int(self.unlabeled[g])
-            if k > free:
-                raise ValueError(f"counts: {k} members asked of group {g}, which has {free} unlabeled")
-            if 4 * k >= free or members.size > 2 * free:
-                picked.append(rng.choice(members[~self.known[members]], size=k, replace=False))
+        for run in np.split(np.arange(groups.size), bounds):
+            if run.size and single[run[0]]:
+                picked.append(self._first_unlabeled(groups[run], rng))
                 continue
-            got = np.empty(0, dtype=np.int64)
-            while got.size < k:  # the first k distinct unlabeled draws: a uniform subset
-                cand = members[rng.integers(0, members.size, size=2 * (k - got.size) + 4)]
-                both = np.concatenate([got, cand[~self.known[cand]]])
-                got = both[np.sort(np.unique(both, return_index=True)[1])]
-            picked.append(got[:k])
+            for i in run.tolist():
+                members = self.order[self.starts[groups[i]]:self.starts[groups[i] + 1]]
+                k = int(counts[i])
+                if enumerated[i]:
+                    picked.append(rng.choice(members[~self.known[members]], size=k, replace=False))
+                    continue
+                got = np.empty(0, dtype=np.int64)
+                while got.size < k:  # the first k distinct unlabeled draws: a uniform subset
+                    cand = members[rng.integers(0, members.size, size=2 * (k - got.size) + 4)]
+                    both = np.concatenate([got, cand[~self.known[cand]]])
+                    got = both[np.sort(np.unique(both, return_index=True)[1])]
+                picked.append(got[:k])
         return np.concatenate(picked).astype(np.int64) if picked else np.empty(0, dtype=np.int64)
+
+    def _first_unlabeled(self, groups: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One unlabeled member of each of ``groups``: the first unlabeled of six random members, drawn
+        again while all six are labeled.
+
+        The six draws of every group come from one call, which takes the same
+        numbers from the stream as a call per group; a group whose six are all
+        labeled redraws before the next group draws, so the stream is replayed
+        up to it and the groups from it on draw again.
+        """
+        out = np.empty(groups.size, dtype=np.int64)
+        done = 0
+        while done < groups.size:
+            rest = groups[done:]
+            state = rng.bit_generator.state
+            cand = self.order[self.starts[rest, None] + rng.integers(0, self.sizes[rest, None], size=(rest.size, 6))]
+            free = ~self.known[cand]
+            found = free.any(axis=1)
+            stop = rest.size if found.all() else int(np.argmin(found))  # the first group with six labeled
+            out[done:done + stop] = cand[np.arange(stop), np.argmax(free[:stop], axis=1)]
+            if stop < rest.size:  # replay its draw and those before it; its retry opens the next pass
+                rng.bit_generator.state = state
+                rng.integers(0, self.sizes[rest[:stop + 1], None], size=(stop + 1, 6))
+            done += stop
+        return out
 
     def draw_any(self, q_group: np.ndarray, n: int, n_pool: int, rng: np.random.Generator) -> Draws:
         """``n`` i.i.d. draws over all items, labeled or not, each of a group's members with ``q_group``.

@@ -225,10 +225,13 @@ class OnlinePoissonSampler(Sampler):
             raise ValueError(f"online-poisson labels each item once: {n_new} new items asked for but {left} are "
                              "unlabeled; ask for fewer")
         pi, R, inf_g = self.gm.influence()
-        u = np.einsum("cgd,md->cgm", self.gm.rep_loss, self.measure.finite_jacobian(R))
-        beta = self._power(pi, u)
+        difference = self.design.estimator == "difference"
+        beta = 0.0  # Horvitz-Thompson: each group's prediction is its mode (unused)
+        if difference:
+            u = np.einsum("cgd,md->cgm", self.gm.rep_loss, self.measure.finite_jacobian(R))
+            beta = self._power(pi, u)
         predicting = _predicting(pi, beta)
-        if self.design.estimator == "difference":  # the spread of the residual u - m instead of u
+        if difference:  # the spread of the residual u - m instead of u
             inf_g = np.sum((u - np.einsum("gc,cgm->gm", predicting, u)[None]) ** 2, axis=2)
         # all unlabeled members of a group share h, hence b: O(groups + batch) per round, not O(N)
         U = groups.unlabeled.astype(float)

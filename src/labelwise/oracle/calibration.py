@@ -236,8 +236,10 @@ def marginal_strength(block_prior: np.ndarray, counts: np.ndarray) -> float:
     float
         The best of :data:`STRENGTHS`; ties go to the larger.
     """
-    s = np.clip(np.asarray(block_prior, dtype=float), 1e-9, None)[:, :, None]
-    O = np.asarray(counts, dtype=float)[:, :, None]
+    O = np.asarray(counts, dtype=float)
+    labeled = O.sum(axis=1) > 0  # a block without labels adds exactly 0 for every strength
+    s = np.clip(np.asarray(block_prior, dtype=float)[labeled], 1e-9, None)[:, :, None]
+    O = O[labeled][:, :, None]
     lam = STRENGTHS[None, None, :]
     loglik = (gammaln(lam * s + O) - gammaln(lam * s)).sum(axis=(0, 1)) \
         - (gammaln(lam[0] + O.sum(axis=1)) - gammaln(lam[0])).sum(axis=0)
