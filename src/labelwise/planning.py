@@ -19,7 +19,8 @@ learn.  The plan models ``V(n) = V0 (n / n0)^b``:
   outcome was drawn yet), so when it agrees with the pilot runs' within a
   factor :data:`AGREEMENT` (the pool's probabilities describe the labels
   seen) the session counts as one more run of the same process: the level
-  is the geometric mean over the session and the pilot runs.  Otherwise the
+  is the median over the session and the pilot runs (on a rare pool one
+  pilot labeling can be far off).  Otherwise the
   probabilities are off, the session's own variance is the level, and the
   pilots' slope is trusted only down to :data:`MODEST_DECAY` (labels drawn
   from over-confident probabilities make the pilots' variance fall faster
@@ -194,7 +195,7 @@ class Projection(NamedTuple):
 
 def session_projection(v0: float, n: int, curves: np.ndarray) -> Projection:
     """The plan's projection from the session's variance ``v0`` at ``n`` labels and the pilot curves (module
-    docstring): the geometric mean over the session and the pilot runs when they agree within a factor
+    docstring): the median over the session and the pilot runs when they agree within a factor
     :data:`AGREEMENT`, the session's own variance otherwise."""
     at = _anchor(curves, n)
     slope = decay_slope(curves, at)
@@ -202,7 +203,7 @@ def session_projection(v0: float, n: int, curves: np.ndarray) -> Projection:
     pilots = np.log(column[np.isfinite(column) & (column > 0)]) + slope * math.log(n / PILOT_MARKS[at])
     spread = max(float(np.std(pilots, ddof=1)) if pilots.size > 1 else 0.0, math.sqrt(2 / n))
     if pilots.size and v0 > 0 and abs(math.log(v0) - float(np.median(pilots))) <= math.log(AGREEMENT):
-        return Projection(math.exp(float(np.mean(np.r_[math.log(v0), pilots]))), slope, spread)
+        return Projection(math.exp(float(np.median(np.r_[math.log(v0), pilots]))), slope, spread)
     return Projection(v0, max(slope, MODEST_DECAY), spread)
 
 
