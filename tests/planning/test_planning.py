@@ -109,17 +109,20 @@ def test_plans_before_any_label_are_reproducible_and_ordered(pool):
 
 @pytest.mark.slow
 def test_plan_at_200_labels_predicts_the_realized_labels(pool):
-    """Realized labels to reach the half-width within +-30% of the plan in most seeded runs."""
+    """Realized labels to reach the half-width within +-30% of the plan in most seeded runs, and in the
+    plan's range (about two runs in three) in most of them."""
     measure = make_measure("f1", pool)
-    hits = []
+    hits, in_range = [], []
     for seed in range(8):
         session = lw.Session(pool, measure, "importance", seed=seed, budget=3000)
         session.run(TruthOracle(pool), 200)
-        planned = 200 + session.labels_needed(0.03).labels_needed
+        plan = session.labels_needed(0.03)
         while session.n_labels < 3000:
             lo, hi = session.estimate().interval()
             if (hi[0] - lo[0]) / 2 <= 0.03:
                 break
             session.run(TruthOracle(pool), session.n_labels + 50)
-        hits.append(abs(session.n_labels - planned) <= 0.3 * planned)
-    assert np.mean(hits) >= 0.75
+        planned, realized = 200 + plan.labels_needed, session.n_labels
+        hits.append(abs(realized - planned) <= 0.3 * planned)
+        in_range.append(200 + plan.low <= realized < 200 + plan.high + 50)  # realized to a batch of 50
+    assert np.mean(hits) >= 0.75 and np.mean(in_range) >= 0.5
