@@ -6,7 +6,7 @@ proposal ``q`` the draws do not depend on the labels, so turning ``K``
 true negatives into positives (hidden false negatives) changes nothing
 that was seen unless one of them is drawn: with ``n`` draws that happens
 with probability ``1 - (1 - Q_K)^n``, ``Q_K`` the proposal mass of the
-``K`` items.  Take the ``K`` true negatives of smallest ``q`` (those the
+``K`` items and ``n`` the draws (labels plus repeated draws of labeled items).  Take the ``K`` true negatives of smallest ``q`` (those the
 defensive mixture alone draws, weight ``1 / defensive``) and the largest
 ``K`` with ``(1 - Q_K)^n >= 1/2 + 2 alpha``.  An interval at level
 ``1 - alpha`` valid for every labeling then has, in more than half of the
@@ -44,7 +44,7 @@ OUT = Path(__file__).resolve().parent / "out"
 TARGET = 1.6
 
 
-def hidden_negatives(q: np.ndarray, true_negative: np.ndarray, n: int, alpha: float) -> int:
+def hidden_negatives(q: np.ndarray, true_negative: np.ndarray, n: float, alpha: float) -> int:
     """Largest ``K`` whose ``K`` true negatives of smallest ``q`` all escape ``n`` draws with probability at
     least ``1/2 + 2 alpha``."""
     mass = np.cumsum(np.sort(q[true_negative]))
@@ -57,16 +57,18 @@ def f1_with_hidden(tp: int, fp: int, fn: int, hidden: int) -> float:
 
 
 def widths(pool: lw.Pool, design: lw.Design, labels: int, runs: int, seed: int) -> dict:
-    """Median fixed-sample and anytime widths of F1 at ``labels`` labels over ``runs`` sessions."""
+    """Median fixed-sample and anytime widths of F1 at ``labels`` labels over ``runs`` sessions, and the
+    median number of draws."""
     measure = lw.make_measure("f1", pool)
-    fixed, anytime = [], []
+    fixed, anytime, draws = [], [], []
     for r in range(runs):
         session = lw.Session(pool, measure, design, seed=seed + r, budget=labels)
         lo, hi = session.run(TruthOracle(pool), labels, BATCH).interval()
         fixed.append(float(hi[0] - lo[0]))
         lo, hi = session.estimate(anytime=True).interval()
         anytime.append(float(hi[0] - lo[0]))
-    return {"fixed": float(np.median(fixed)), "anytime": float(np.median(anytime))}
+        draws.append(session.draws.n_draws)
+    return {"fixed": float(np.median(fixed)), "anytime": float(np.median(anytime)), "draws": float(np.median(draws))}
 
 
 def run_cell(pool: lw.Pool, defensive: float, labels: int, runs: int, level: float, seed: int) -> dict:
@@ -74,12 +76,12 @@ def run_cell(pool: lw.Pool, defensive: float, labels: int, runs: int, level: flo
     q = design.proposal(pool, lw.make_measure("f1", pool))
     y, pred = pool.labels.astype(bool), pool.outputs().preds[:, 0].astype(bool)
     tp, fp, fn = int(np.sum(y & pred)), int(np.sum(~y & pred)), int(np.sum(y & ~pred))
-    hidden = hidden_negatives(q, ~y & ~pred, labels, 1.0 - level)
+    w = widths(pool, design, labels, runs, seed)
+    hidden = hidden_negatives(q, ~y & ~pred, w["draws"], 1.0 - level)
     truth = f1_with_hidden(tp, fp, fn, 0)
     floor = truth - f1_with_hidden(tp, fp, fn, hidden)
-    w = widths(pool, design, labels, runs, seed)
     return {"pool": pool.name, "defensive": defensive, "n_items": pool.n_items, "positives": int(y.sum()),
-            "defensive_draws": labels * defensive, "hidden": hidden, "f1": truth, "floor": floor, **w,
+            "hidden": hidden, "f1": truth, "floor": floor, **w,
             "floor_ratio": floor / w["fixed"], "anytime_ratio": w["anytime"] / w["fixed"],
             "infeasible": floor / w["fixed"] > TARGET}
 
@@ -89,17 +91,19 @@ def summary_section(data: dict) -> str:
     a = data["args"]
     lines = ["## Anytime width: the floor for any interval valid for every labeling", "",
              (f"F1 under `importance` at {a['labels']} labels, level {a['level']}; widths are medians over "
-              f"{a['runs']} runs. *Hidden*: true negatives of smallest proposal probability that all escape "
-              f"{a['labels']} draws with probability >= 1/2 + 2 alpha; *floor* = F1 - F1 with them as false "
-              "negatives, a lower bound on the median width of every anytime-valid interval (module docstring "
-              f"of `benchmarks/anytime_bounds.py`). Target: anytime width <= {TARGET}x fixed-sample."), "",
-             ("| pool | defensive | positives | hidden | F1 | floor | fixed width | anytime width | floor / fixed | "
-              "anytime / fixed | target reachable |"),
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+              f"{a['runs']} runs (*draws*: the median draws, repeats included). *Hidden*: true negatives of "
+              "smallest proposal probability that all escape that many draws with probability >= 1/2 + 2 alpha; "
+              "*floor* = F1 - F1 with them as false negatives, a lower bound on the median width of every "
+              "anytime-valid interval (module docstring of `benchmarks/anytime_bounds.py`). Target: anytime width "
+              f"<= {TARGET}x fixed-sample."), "",
+             ("| pool | defensive | positives | draws | hidden | F1 | floor | fixed width | anytime width | "
+              "floor / fixed | anytime / fixed | target reachable |"),
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in data["cells"]:
-        lines.append(f"| {c['pool']} | {c['defensive']:g} | {c['positives']} | {c['hidden']} | {c['f1']:.3f} | "
-                     f"{c['floor']:.3f} | {c['fixed']:.3f} | {c['anytime']:.3f} | {c['floor_ratio']:.2f} | "
-                     f"{c['anytime_ratio']:.2f} | {'no (shown infeasible)' if c['infeasible'] else 'not ruled out'} |")
+        lines.append(f"| {c['pool']} | {c['defensive']:g} | {c['positives']} | {c['draws']:.0f} | {c['hidden']} | "
+                     f"{c['f1']:.3f} | {c['floor']:.3f} | {c['fixed']:.3f} | {c['anytime']:.3f} | "
+                     f"{c['floor_ratio']:.2f} | {c['anytime_ratio']:.2f} | "
+                     f"{'no (shown infeasible)' if c['infeasible'] else 'not ruled out'} |")
     lines += ["", ("Reproduce: `PYTHONPATH=src nice -n 10 python benchmarks/anytime_bounds.py "
                    f"--runs {a['runs']} --labels {a['labels']} --n {a['n']} --defensive {a['defensive']}`"), ""]
     return "\n".join(lines)

@@ -20,11 +20,10 @@ learn.  The plan models ``V(n) = V0 (n / n0)^b``:
   factor :data:`AGREEMENT` (the pool's probabilities describe the labels
   seen) the session counts as one more run of the same process: the level
   is the median over the session and the pilot runs (on a rare pool one
-  pilot labeling can be far off).  Otherwise the
-  probabilities are off, the session's own variance is the level, and the
-  pilots' slope is trusted only down to :data:`MODEST_DECAY` (labels drawn
-  from over-confident probabilities make the pilots' variance fall faster
-  than the real one).
+  pilot labeling can be far off).  Otherwise the probabilities are off, the
+  session's own variance is the level, and the pilots' slope is trusted
+  only down to :data:`MODEST_DECAY` (labels drawn from over-confident
+  probabilities make the pilots' variance fall faster than the real one).
 
 The half-width ``z sqrt(V(n) / n)`` then falls with ``n``, and the smallest
 ``n`` reaching ``eps`` is found by bisection, as in Chaganty et al.,
