@@ -149,7 +149,7 @@ def pilot_curves(pool: Pool, measure: Measure, design: Design, budget: int | Non
     cache = _pilots.setdefault(pool, {})
     if key in cache:
         return cache[key]
-    marks = [m for m in PILOT_MARKS if m <= pool.n_items]
+    marks = [m for m in PILOT_MARKS if m <= pool.n_items] or [pool.n_items]  # a pool below the first mark: a census
     prior = score_prior(pool)
     rng = np.random.default_rng(seed)
     curves = np.full((PILOT_RUNS, len(marks)), np.nan)

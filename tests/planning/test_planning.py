@@ -107,6 +107,14 @@ def test_plans_before_any_label_are_reproducible_and_ordered(pool):
     assert set(plans[0].to_dict()) == {"design", "labels_needed", "low", "high", "labels_so_far"}
 
 
+def test_a_pool_below_the_first_pilot_mark_is_planned_from_a_census():
+    tiny = lw.make_pool(60, prevalence=0.3, separation=2.5, seed=1)
+    measure = make_measure("f1", tiny)
+    assert pilot_curves(tiny, measure, lw.make_design("passive", tiny)).shape == (3, 1)
+    for plan in plan_designs(tiny, measure, 0.1, designs=["importance", "passive"]):
+        assert 0 <= plan.low <= plan.labels_needed <= plan.high <= tiny.n_items
+
+
 @pytest.mark.slow
 def test_plan_at_200_labels_predicts_the_realized_labels(pool):
     """Realized labels to reach the half-width within +-30% of the plan in most seeded runs, and in the
