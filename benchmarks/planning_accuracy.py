@@ -31,6 +31,7 @@ from robustness import generate_pool
 
 import labelwise as lw
 from labelwise.oracle import TruthOracle
+from labelwise.planning import plan_session
 
 OUT = Path(__file__).resolve().parent / "out"
 DESIGNS = ("default", "importance", "passive")
@@ -39,12 +40,13 @@ BATCH = 50
 TOLERANCE = 0.3
 
 
-def one_run(pool: lw.Pool, design: str, eps: list[float], cap: int, seed: int) -> dict:
-    """Plans at 200 labels and the half-width after every batch up to ``cap`` labels."""
+def one_run(pool: lw.Pool, design: str, eps: list[float], cap: int, seed: int, pilot_seed: int) -> dict:
+    """Plans at 200 labels (pilot runs drawn with ``pilot_seed``) and the half-width after every batch up to
+    ``cap`` labels."""
     measure = lw.make_measure("f1", pool)
     session = lw.Session(pool, measure, design, seed=seed, budget=cap)
     session.run(TruthOracle(pool), PLAN_AT, BATCH)
-    plans = [session.labels_needed(e) for e in eps]
+    plans = [plan_session(session, e, pilot_seed=pilot_seed) for e in eps]
     half_width = lambda est: float(np.max(np.diff(est.interval(), axis=0)) / 2)
     half = [half_width(session.estimate())]  # at 200 labels, then after every further batch
     session.run(TruthOracle(pool), cap, BATCH, checkpoints=range(PLAN_AT + BATCH, cap + 1, BATCH),
@@ -100,7 +102,7 @@ def summary_section(data: dict) -> str:
     in_range = f", in range {data['overall_in_range']:.2f}" if "overall_in_range" in data else ""
     lines += ["", f"Overall within +-30%: {data['overall_within']:.2f} of {data['overall_scored']} scored runs{in_range}.", "",
               ("Reproduce: `PYTHONPATH=src nice -n 10 python benchmarks/planning_accuracy.py "
-               f"--runs {a['runs']} --cap {a['cap']} --n {a['n']} --eps {a['eps']}`"),
+               f"--runs {a['runs']} --cap {a['cap']} --n {a['n']} --eps {a['eps']} --pilot-seed {a.get('pilot_seed', 0)}`"),
               "", ("*in range*: the batch of the realized labels meets the plan's range (low, high), where about two "
                    "runs in three should land."), ""]
     return "\n".join(lines)
@@ -134,6 +136,7 @@ def main() -> None:
     ap.add_argument("--cap", type=int, default=4000)
     ap.add_argument("--n", type=int, default=20_000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--pilot-seed", type=int, default=0, help="seed of the plan's pilot runs (the sessions keep --seed)")
     ap.add_argument("--datasets", type=Path, default=DATASETS, help="folder holding abt-buy.csv.gz, dblp-acm.csv.gz")
     args = ap.parse_args()
     eps = [float(e) for e in args.eps.split(",")]
@@ -143,7 +146,8 @@ def main() -> None:
     cells = []
     for pool in pools:
         for design in DESIGNS:
-            runs = [one_run(pool, design, eps, min(args.cap, pool.n_items), args.seed + r) for r in range(args.runs)]
+            runs = [one_run(pool, design, eps, min(args.cap, pool.n_items), args.seed + r, args.pilot_seed)
+                    for r in range(args.runs)]
             cells.append({"pool": pool.name, "design": design, "rows": score(runs, eps, args.cap)})
             print(json.dumps(cells[-1]), flush=True)
     scored = [(r["within"], r["in_range"], r["scored"]) for c in cells for r in c["rows"] if r["scored"]]
@@ -152,8 +156,9 @@ def main() -> None:
             "overall_within": sum(w * n for w, _, n in scored) / max(total, 1),
             "overall_in_range": sum(r * n for _, r, n in scored) / max(total, 1)}
     OUT.mkdir(exist_ok=True)
-    (OUT / "planning_accuracy.json").write_text(json.dumps(data, indent=1))
-    plot(data, OUT / "planning_accuracy.png")
+    name = "planning_accuracy" + (f"_pilot{args.pilot_seed}" if args.pilot_seed else "")
+    (OUT / f"{name}.json").write_text(json.dumps(data, indent=1))
+    plot(data, OUT / f"{name}.png")
     print(summary_section(data))
 
 

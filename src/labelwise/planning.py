@@ -13,7 +13,8 @@ learn.  The plan models ``V(n) = V0 (n / n0)^b``:
   (the local decay: an adaptive design's variance, and the oracle model's part
   of ``importance``'s, fall fastest early and then settle);
 * the level ``V0`` at ``n0`` labels is the session's, ``n0 (h / z)^2`` with
-  ``h`` the half-width of its interval, once it has :data:`PILOT_LABELS`
+  ``h`` the half-width of its interval (divided by ``1 - n0 / N`` without
+  replacement: the interval already has that factor), once it has :data:`PILOT_LABELS`
   labels; before that each pilot run's own.  On an imbalanced pool one
   session's variance after a few hundred labels is noisy (whether a rare
   outcome was drawn yet), so when it agrees with the pilot runs' within a
@@ -101,14 +102,21 @@ class Plan:
         return asdict(self)
 
 
-def per_label_variance(est: Estimate) -> float:
-    """The largest ``V = n (h / z)^2`` over the defined components, ``h`` the half-width of the estimate's
-    interval (the interval the plan is for); NaN when none is defined with a positive variance (no
+def finite_population_factor(n: float, n_items: int, with_replacement: bool) -> float:
+    """``1 - n / N`` for a design drawing without replacement (Yilmaz et al. 2021, eq. 25), 1 with replacement."""
+    return 1.0 if with_replacement else max(1.0 - n / n_items, 0.0)
+
+
+def per_label_variance(est: Estimate, n_items: int, with_replacement: bool) -> float:
+    """The largest ``V = n (h / z)^2 / f`` over the defined components, ``h`` the half-width of the estimate's
+    interval (the interval the plan is for) and ``f`` its :func:`finite_population_factor` (which
+    :func:`labels_for` applies at the planned ``n``); NaN when none is defined with a positive variance (no
     information yet, e.g. no positive seen)."""
     lo, hi = est.interval()
     z = NormalDist().inv_cdf(0.5 + est.level / 2)
+    fpc = finite_population_factor(est.n_labels, n_items, with_replacement)
     v = np.where(est.defined & (est.std > 0), est.n_labels * ((hi - lo) / (2 * z)) ** 2, np.nan)
-    return float(np.nanmax(v)) if np.isfinite(v).any() else math.nan
+    return float(np.nanmax(v)) / fpc if np.isfinite(v).any() and fpc > 0 else math.nan  # a census: no V
 
 
 def labels_for(v0: float, n0: float, slope: float, half_width: float, level: float, n_items: int,
@@ -125,7 +133,7 @@ def labels_for(v0: float, n0: float, slope: float, half_width: float, level: flo
     z = NormalDist().inv_cdf(0.5 + level / 2)
 
     def half(n: float) -> float:
-        fpc = 1.0 if with_replacement else max(1.0 - n / n_items, 0.0)
+        fpc = finite_population_factor(n, n_items, with_replacement)
         return z * math.sqrt(max(v0, 0.0) * (n / n0) ** slope / n * fpc)
 
     if half(n_items) > half_width:
@@ -152,13 +160,14 @@ def pilot_curves(pool: Pool, measure: Measure, design: Design, budget: int | Non
     marks = [m for m in PILOT_MARKS if m <= pool.n_items] or [pool.n_items]  # a pool below the first mark: a census
     prior = score_prior(pool)
     rng = np.random.default_rng(seed)
+    variance = lambda est: per_label_variance(est, pool.n_items, design.with_replacement)
     curves = np.full((PILOT_RUNS, len(marks)), np.nan)
     for r in range(PILOT_RUNS):
         # pseudo ground truth: one label per item from p(y | x) (inverse-CDF draw, vectorized over items)
         truth = (rng.random(pool.n_items)[:, None] > np.cumsum(prior, axis=1)[:, :-1]).sum(axis=1)
         session = Session(pool, measure, design, budget=budget or marks[-1], seed=rng)
         session.run(lambda ids, t=truth: t[pool.positions(ids)], marks[-1], checkpoints=marks,
-                    on_checkpoint=lambda n, est, r=r: curves[r].__setitem__(marks.index(n), per_label_variance(est)))
+                    on_checkpoint=lambda n, est, r=r: curves[r].__setitem__(marks.index(n), variance(est)))
     cache[key] = curves
     return curves
 
@@ -249,15 +258,17 @@ def plan_designs(pool: Pool, measure: Measure, half_width: float, level: float =
 
 
 def plan_session(session: Session, half_width: float, measure: Measure | None = None,
-                 level: float = 0.95) -> Plan:
-    """Further labels the session's design needs to reach ``half_width`` (see the module docstring)."""
+                 level: float = 0.95, pilot_seed: int = 0) -> Plan:
+    """Further labels the session's design needs to reach ``half_width`` (see the module docstring); the pilot
+    runs are drawn with ``pilot_seed``."""
     target = measure or session.measure
     n, pool, design = session.n_labels, session.pool, session.design
-    v0 = per_label_variance(session.estimate(measure, level))
+    v0 = per_label_variance(session.estimate(measure, level), pool.n_items, design.with_replacement)
     if n < PILOT_LABELS or not np.isfinite(v0):
-        total, low, high = _pilot_plan(pool, target, design, half_width, level, session.budget)
+        total, low, high = _pilot_plan(pool, target, design, half_width, level, session.budget, pilot_seed)
     else:
-        level_v, slope, spread = session_projection(v0, n, pilot_curves(pool, target, design, session.budget))
+        curves = pilot_curves(pool, target, design, session.budget, pilot_seed)
+        level_v, slope, spread = session_projection(v0, n, curves)
         total, low, high = (labels_for(level_v * math.exp(f), n, slope, half_width, level, pool.n_items,
                                        design.with_replacement) for f in (0.0, -spread, spread))
     further = lambda x: max(0, _count(x, pool.n_items) - n)
