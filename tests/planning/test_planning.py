@@ -16,6 +16,7 @@ from labelwise.planning import (
     PILOT_MARKS,
     decay_slope,
     labels_for,
+    per_label_variance,
     pilot_curves,
     plan_designs,
     session_projection,
@@ -37,6 +38,21 @@ def test_labels_for_is_the_normal_sample_size_with_a_finite_population_factor():
     assert labels_for(1e6, 200, 0.0, 0.05, 0.95, 1000, True) == 1000  # never more than the pool
     with pytest.raises(ValueError, match="half_width"):
         labels_for(0.25, 200, 0.0, 0.0, 0.95, 1000, True)
+
+
+def test_the_finite_population_factor_is_applied_once():
+    # without replacement the interval already has the factor 1 - n / N: V is taken without it, so a static
+    # design's plan for the half-width it has now is the labels it has now (not fewer)
+    pool = lw.make_pool(1000, prevalence=0.3, separation=2.0, seed=4)
+    session = lw.Session(pool, make_measure("f1", pool), "stratified", seed=1, budget=400)
+    est = session.run(TruthOracle(pool), 400)
+    lo, hi = est.interval()
+    h = float(np.max(hi - lo) / 2)
+    V = per_label_variance(est, pool.n_items, with_replacement=False)
+    assert V == pytest.approx(400 * (h / Z) ** 2 / (1 - 400 / 1000))
+    assert labels_for(V, 400, 0.0, h, 0.95, pool.n_items, False) == pytest.approx(400, abs=0.5)
+    assert per_label_variance(est, pool.n_items, with_replacement=True) == pytest.approx(400 * (h / Z) ** 2)
+    assert math.isnan(per_label_variance(est, 400, with_replacement=False))  # a census: no per-label variance
 
 
 def test_decay_slope_of_curves_falling_as_a_power():
