@@ -64,8 +64,8 @@ __all__ = ["AGREEMENT", "MODEST_DECAY", "PILOT_LABELS", "PILOT_MARKS", "Plan", "
 PILOT_MARKS = (100, 200, 400, 800)
 #: Labels from which the session's own variance sets the plan's level (before: the pilot runs').
 PILOT_LABELS = 200
-#: Pilot runs per design.
-PILOT_RUNS = 3
+#: Pilot runs per design (the plan's slope and level come from them: with few runs the plan depends on their seed).
+PILOT_RUNS = 8
 #: Largest ratio between the session's and the pilot runs' variance at which the pilot runs count in the level.
 AGREEMENT = 4.0
 #: Steepest decay slope taken from pilot runs whose variance disagrees with the session's.

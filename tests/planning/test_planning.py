@@ -14,6 +14,7 @@ from labelwise.oracle import TruthOracle
 from labelwise.planning import (
     MODEST_DECAY,
     PILOT_MARKS,
+    PILOT_RUNS,
     decay_slope,
     labels_for,
     per_label_variance,
@@ -126,7 +127,7 @@ def test_plans_before_any_label_are_reproducible_and_ordered(pool):
 def test_a_pool_below_the_first_pilot_mark_is_planned_from_a_census():
     tiny = lw.make_pool(60, prevalence=0.3, separation=2.5, seed=1)
     measure = make_measure("f1", tiny)
-    assert pilot_curves(tiny, measure, lw.make_design("passive", tiny)).shape == (3, 1)
+    assert pilot_curves(tiny, measure, lw.make_design("passive", tiny)).shape == (PILOT_RUNS, 1)
     for plan in plan_designs(tiny, measure, 0.1, designs=["importance", "passive"]):
         assert 0 <= plan.low <= plan.labels_needed <= plan.high <= tiny.n_items
 
