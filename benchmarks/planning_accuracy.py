@@ -15,6 +15,9 @@ Pools come from the robustness grid's generator (``robustness.generate_pool``):
 balanced, 1:100, 1:1000 and an over-confident 1:100 pool (``k = 3``), plus
 the real pools of :mod:`pools` when present.
 
+The plan rests on pilot runs drawn at random; ``--pilot-seed`` redraws them
+(the sessions keep ``--seed``) to show how much the accuracy owes to one draw.
+
     PYTHONPATH=src nice -n 10 python benchmarks/planning_accuracy.py --runs 10
 """
 
