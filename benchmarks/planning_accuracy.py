@@ -15,6 +15,9 @@ Pools come from the robustness grid's generator (``robustness.generate_pool``):
 balanced, 1:100, 1:1000 and an over-confident 1:100 pool (``k = 3``), plus
 the real pools of :mod:`pools` when present.
 
+The plan rests on pilot runs drawn at random; ``--pilot-seed`` redraws them
+(the sessions keep ``--seed``) to show how much the accuracy owes to one draw.
+
     PYTHONPATH=src nice -n 10 python benchmarks/planning_accuracy.py --runs 10
 """
 
@@ -26,11 +29,12 @@ from pathlib import Path
 
 import numpy as np
 from anytime_stopping import POOL_SPECS
-from pools import pool_paths
+from pools import DATASETS, pool_paths
 from robustness import generate_pool
 
 import labelwise as lw
 from labelwise.oracle import TruthOracle
+from labelwise.planning import plan_session
 
 OUT = Path(__file__).resolve().parent / "out"
 DESIGNS = ("default", "importance", "passive")
@@ -39,17 +43,19 @@ BATCH = 50
 TOLERANCE = 0.3
 
 
-def one_run(pool: lw.Pool, design: str, eps: list[float], cap: int, seed: int) -> dict:
-    """Plans at 200 labels and the half-width after every batch up to ``cap`` labels."""
+def one_run(pool: lw.Pool, design: str, eps: list[float], cap: int, seed: int, pilot_seed: int) -> dict:
+    """Plans at 200 labels (pilot runs drawn with ``pilot_seed``) and the half-width after every batch up to
+    ``cap`` labels."""
     measure = lw.make_measure("f1", pool)
     session = lw.Session(pool, measure, design, seed=seed, budget=cap)
     session.run(TruthOracle(pool), PLAN_AT, BATCH)
-    plans = [PLAN_AT + session.labels_needed(e).labels_needed for e in eps]
+    plans = [plan_session(session, e, pilot_seed=pilot_seed) for e in eps]
     half_width = lambda est: float(np.max(np.diff(est.interval(), axis=0)) / 2)
     half = [half_width(session.estimate())]  # at 200 labels, then after every further batch
     session.run(TruthOracle(pool), cap, BATCH, checkpoints=range(PLAN_AT + BATCH, cap + 1, BATCH),
                 on_checkpoint=lambda n, est: half.append(half_width(est)))
-    return {"plans": plans, "half_widths": half}
+    return {"plans": [PLAN_AT + p.labels_needed for p in plans], "low": [PLAN_AT + p.low for p in plans],
+            "high": [PLAN_AT + p.high for p in plans], "half_widths": half}
 
 
 def realized(half_widths: list[float], eps: float) -> int | None:
@@ -59,10 +65,11 @@ def realized(half_widths: list[float], eps: float) -> int | None:
 
 
 def score(runs: list[dict], eps: list[float], cap: int) -> list[dict]:
-    """Per half-width: fraction of runs within +-30% of the plan, median plan and realized count."""
+    """Per half-width: fraction of runs within +-30% of the plan and within the plan's range, median plan and
+    realized count."""
     rows = []
     for k, e in enumerate(eps):
-        within, beyond, plans, reals = [], 0, [], []
+        within, in_range, beyond, plans, reals = [], [], 0, [], []
         for run in runs:
             plan, real = run["plans"][k], realized(run["half_widths"], e)
             if real is None and plan > cap:
@@ -71,7 +78,10 @@ def score(runs: list[dict], eps: list[float], cap: int) -> list[dict]:
             plans.append(plan)
             reals.append(real if real is not None else cap)
             within.append(real is not None and abs(real - plan) <= TOLERANCE * plan)
+            # the crossing lies in the batch ending at ``real``: in range when that batch meets [low, high]
+            in_range.append(real is not None and run["low"][k] <= real and run["high"][k] > real - BATCH)
         rows.append({"eps": e, "within": float(np.mean(within)) if within else None, "scored": len(within),
+                     "in_range": float(np.mean(in_range)) if in_range else None,
                      "beyond_cap": beyond, "median_plan": float(np.median(plans)) if plans else None,
                      "median_realized": float(np.median(reals)) if reals else None})
     return rows
@@ -83,16 +93,21 @@ def summary_section(data: dict) -> str:
     lines = ["## Planning accuracy", "",
              (f"F1; plan made at {PLAN_AT} labels; realized = first batch of {BATCH} whose interval half-width is "
               f"<= eps (cap {a['cap']} labels); {a['runs']} runs per cell. Target: within +-30% for >= 80% of runs."),
-             "", "| pool | design | eps | within +-30% | runs scored | beyond cap | median plan | median realized |",
-             "|---|---|---|---|---|---|---|---|"]
+             "", ("| pool | design | eps | within +-30% | in range | runs scored | beyond cap | median plan | "
+                  "median realized |"),
+             "|---|---|---|---|---|---|---|---|---|"]
     for cell in data["cells"]:
         for r in cell["rows"]:
             fmt = lambda v, f="{:.0f}": "-" if v is None else f.format(v)
             lines.append(f"| {cell['pool']} | {cell['design']} | {r['eps']} | {fmt(r['within'], '{:.2f}')} | "
+                         f"{fmt(r.get('in_range'), '{:.2f}')} | "
                          f"{r['scored']} | {r['beyond_cap']} | {fmt(r['median_plan'])} | {fmt(r['median_realized'])} |")
-    lines += ["", f"Overall within +-30%: {data['overall_within']:.2f} of {data['overall_scored']} scored runs.", "",
+    in_range = f", in range {data['overall_in_range']:.2f}" if "overall_in_range" in data else ""
+    lines += ["", f"Overall within +-30%: {data['overall_within']:.2f} of {data['overall_scored']} scored runs{in_range}.", "",
               ("Reproduce: `PYTHONPATH=src nice -n 10 python benchmarks/planning_accuracy.py "
-               f"--runs {a['runs']} --cap {a['cap']} --n {a['n']} --eps {a['eps']}`"), ""]
+               f"--runs {a['runs']} --cap {a['cap']} --n {a['n']} --eps {a['eps']} --pilot-seed {a.get('pilot_seed', 0)}`"),
+              "", ("*in range*: the batch of the realized labels meets the plan's range (low, high), where about two "
+                   "runs in three should land."), ""]
     return "\n".join(lines)
 
 
@@ -124,24 +139,29 @@ def main() -> None:
     ap.add_argument("--cap", type=int, default=4000)
     ap.add_argument("--n", type=int, default=20_000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--pilot-seed", type=int, default=0, help="seed of the plan's pilot runs (the sessions keep --seed)")
+    ap.add_argument("--datasets", type=Path, default=DATASETS, help="folder holding abt-buy.csv.gz, dblp-acm.csv.gz")
     args = ap.parse_args()
     eps = [float(e) for e in args.eps.split(",")]
     pools = [generate_pool(n_items=args.n, prevalence=p, k=k, d=2.0, threshold="break-even", seed=args.seed, name=name)
              for name, p, k in POOL_SPECS]
-    pools += [lw.Pool.from_file(path) for path in pool_paths()]
+    pools += [lw.Pool.from_file(path) for path in pool_paths(args.datasets)]
     cells = []
     for pool in pools:
         for design in DESIGNS:
-            runs = [one_run(pool, design, eps, min(args.cap, pool.n_items), args.seed + r) for r in range(args.runs)]
+            runs = [one_run(pool, design, eps, min(args.cap, pool.n_items), args.seed + r, args.pilot_seed)
+                    for r in range(args.runs)]
             cells.append({"pool": pool.name, "design": design, "rows": score(runs, eps, args.cap)})
             print(json.dumps(cells[-1]), flush=True)
-    scored = [(r["within"], r["scored"]) for c in cells for r in c["rows"] if r["scored"]]
-    total = sum(n for _, n in scored)
-    data = {"args": vars(args), "cells": cells, "overall_scored": total,
-            "overall_within": sum(w * n for w, n in scored) / max(total, 1)}
+    scored = [(r["within"], r["in_range"], r["scored"]) for c in cells for r in c["rows"] if r["scored"]]
+    total = sum(n for *_, n in scored)
+    data = {"args": vars(args) | {"datasets": str(args.datasets)}, "cells": cells, "overall_scored": total,
+            "overall_within": sum(w * n for w, _, n in scored) / max(total, 1),
+            "overall_in_range": sum(r * n for _, r, n in scored) / max(total, 1)}
     OUT.mkdir(exist_ok=True)
-    (OUT / "planning_accuracy.json").write_text(json.dumps(data, indent=1))
-    plot(data, OUT / "planning_accuracy.png")
+    name = "planning_accuracy" + (f"_pilot{args.pilot_seed}" if args.pilot_seed else "")
+    (OUT / f"{name}.json").write_text(json.dumps(data, indent=1))
+    plot(data, OUT / f"{name}.png")
     print(summary_section(data))
 
 

@@ -9,24 +9,32 @@ learn.  The plan models ``V(n) = V0 (n / n0)^b``:
 
 * the slope ``b`` is the design's own: fitted to pilot runs of the design
   against labels drawn from the pool's probabilities (what the design itself
-  believes), at :data:`PILOT_MARKS` labels;
-* the level ``V0`` at ``n0`` is the session's, ``n0 (h / z)^2`` with ``h`` the
-  half-width of its interval, once it has :data:`PILOT_LABELS` labels;
-  before that each pilot run's own.  On an imbalanced pool the session's
-  variance after a few hundred labels misses the rare outcomes not drawn yet
-  (a false negative among items the design seldom draws) and so runs low;
-  the pilot runs' median variance counts them.  When the two agree within a
-  factor :data:`AGREEMENT` (the pool's probabilities describe the labels seen)
-  the larger is the level; otherwise the probabilities are off and the
-  session's own is.
+  believes), at :data:`PILOT_MARKS` labels from the session's label count on
+  (the local decay: an adaptive design's variance, and the oracle model's part
+  of ``importance``'s, fall fastest early and then settle);
+* the level ``V0`` at ``n0`` labels is the session's, ``n0 (h / z)^2`` with
+  ``h`` the half-width of its interval (divided by ``1 - n0 / N`` without
+  replacement: the interval already has that factor), once it has :data:`PILOT_LABELS`
+  labels; before that each pilot run's own.  On an imbalanced pool one
+  session's variance after a few hundred labels is noisy (whether a rare
+  outcome was drawn yet), so when it agrees with the pilot runs' within a
+  factor :data:`AGREEMENT` (the pool's probabilities describe the labels
+  seen) the session counts as one more run of the same process: the level
+  is the median over the session and the pilot runs (on a rare pool one
+  pilot labeling can be far off).  Otherwise the probabilities are off, the
+  session's own variance is the level, and the pilots' slope is trusted
+  only down to :data:`MODEST_DECAY` (labels drawn from over-confident
+  probabilities make the pilots' variance fall faster than the real one).
 
 The half-width ``z sqrt(V(n) / n)`` then falls with ``n``, and the smallest
 ``n`` reaching ``eps`` is found by bisection, as in Chaganty et al.,
 "Importance sampling for unbiased on-demand evaluation of knowledge base
-population", EMNLP 2017, sec. 3.3.  The range comes from the level's
-uncertainty: ``V0 (1 +- 2 sqrt(2 / n0))`` from the session's labels, the
-spread of the pilot runs before them.  The larger projection over the
-measure's components is the plan.
+population", EMNLP 2017, sec. 3.3.  The range is the plan at the level
+times ``exp(-+ s)``, ``s`` the standard deviation of one run's ``log V``
+across the pilot runs (at least ``sqrt(2 / n0)``, that of a variance
+estimated from ``n0`` normal draws): where about two runs in three land.
+Before any label it is the spread of the pilot runs' own plans.  The larger
+projection over the measure's components is the plan.
 """
 
 from __future__ import annotations
@@ -36,7 +44,7 @@ import math
 import weakref
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -49,17 +57,19 @@ from .pool import Pool
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["AGREEMENT", "PILOT_LABELS", "PILOT_MARKS", "Plan", "labels_for", "pilot_curves", "plan_designs",
-           "plan_session", "save_target", "session_level", "target_plan"]
+__all__ = ["AGREEMENT", "MODEST_DECAY", "PILOT_LABELS", "PILOT_MARKS", "Plan", "Projection", "labels_for",
+           "pilot_curves", "plan_designs", "plan_session", "save_target", "session_projection", "target_plan"]
 
 #: Label counts of the pilot runs' variance curve.
 PILOT_MARKS = (100, 200, 400, 800)
 #: Labels from which the session's own variance sets the plan's level (before: the pilot runs').
 PILOT_LABELS = 200
-#: Pilot runs per design.
-PILOT_RUNS = 3
-#: Largest ratio between the session's and the pilot runs' variance at which the pilots' may raise the level.
-AGREEMENT = 2.0
+#: Pilot runs per design (the plan's slope and level come from them: with few runs the plan depends on their seed).
+PILOT_RUNS = 8
+#: Largest ratio between the session's and the pilot runs' variance at which the pilot runs count in the level.
+AGREEMENT = 4.0
+#: Steepest decay slope taken from pilot runs whose variance disagrees with the session's.
+MODEST_DECAY = -0.5
 #: Session-file cache key of the half-width a plan aims at (``labelwise plan SESSION`` stores it).
 TARGET_KEY = "plan_target"
 
@@ -92,14 +102,21 @@ class Plan:
         return asdict(self)
 
 
-def per_label_variance(est: Estimate) -> float:
-    """The largest ``V = n (h / z)^2`` over the defined components, ``h`` the half-width of the estimate's
-    interval (the interval the plan is for); NaN when none is defined with a positive variance (no
+def finite_population_factor(n: float, n_items: int, with_replacement: bool) -> float:
+    """``1 - n / N`` for a design drawing without replacement (Yilmaz et al. 2021, eq. 25), 1 with replacement."""
+    return 1.0 if with_replacement else max(1.0 - n / n_items, 0.0)
+
+
+def per_label_variance(est: Estimate, n_items: int, with_replacement: bool) -> float:
+    """The largest ``V = n (h / z)^2 / f`` over the defined components, ``h`` the half-width of the estimate's
+    interval (the interval the plan is for) and ``f`` its :func:`finite_population_factor` (which
+    :func:`labels_for` applies at the planned ``n``); NaN when none is defined with a positive variance (no
     information yet, e.g. no positive seen)."""
     lo, hi = est.interval()
     z = NormalDist().inv_cdf(0.5 + est.level / 2)
+    fpc = finite_population_factor(est.n_labels, n_items, with_replacement)
     v = np.where(est.defined & (est.std > 0), est.n_labels * ((hi - lo) / (2 * z)) ** 2, np.nan)
-    return float(np.nanmax(v)) if np.isfinite(v).any() else math.nan
+    return float(np.nanmax(v)) / fpc if np.isfinite(v).any() and fpc > 0 else math.nan  # a census: no V
 
 
 def labels_for(v0: float, n0: float, slope: float, half_width: float, level: float, n_items: int,
@@ -116,7 +133,7 @@ def labels_for(v0: float, n0: float, slope: float, half_width: float, level: flo
     z = NormalDist().inv_cdf(0.5 + level / 2)
 
     def half(n: float) -> float:
-        fpc = 1.0 if with_replacement else max(1.0 - n / n_items, 0.0)
+        fpc = finite_population_factor(n, n_items, with_replacement)
         return z * math.sqrt(max(v0, 0.0) * (n / n0) ** slope / n * fpc)
 
     if half(n_items) > half_width:
@@ -140,48 +157,62 @@ def pilot_curves(pool: Pool, measure: Measure, design: Design, budget: int | Non
     cache = _pilots.setdefault(pool, {})
     if key in cache:
         return cache[key]
-    marks = [m for m in PILOT_MARKS if m <= pool.n_items]
+    marks = [m for m in PILOT_MARKS if m <= pool.n_items] or [pool.n_items]  # a pool below the first mark: a census
     prior = score_prior(pool)
     rng = np.random.default_rng(seed)
+    variance = lambda est: per_label_variance(est, pool.n_items, design.with_replacement)
     curves = np.full((PILOT_RUNS, len(marks)), np.nan)
     for r in range(PILOT_RUNS):
         # pseudo ground truth: one label per item from p(y | x) (inverse-CDF draw, vectorized over items)
         truth = (rng.random(pool.n_items)[:, None] > np.cumsum(prior, axis=1)[:, :-1]).sum(axis=1)
         session = Session(pool, measure, design, budget=budget or marks[-1], seed=rng)
         session.run(lambda ids, t=truth: t[pool.positions(ids)], marks[-1], checkpoints=marks,
-                    on_checkpoint=lambda n, est, r=r: curves[r].__setitem__(marks.index(n), per_label_variance(est)))
+                    on_checkpoint=lambda n, est, r=r: curves[r].__setitem__(marks.index(n), variance(est)))
     cache[key] = curves
     return curves
 
 
-def decay_slope(curves: np.ndarray) -> float:
-    """Slope ``b`` of ``log V`` against ``log n`` over the pilot marks (runs pooled), clipped to [-1/2, 0];
-    0 (a static design's constant ``V``) when the curves say nothing.
-
-    The clip keeps the extrapolation modest: pilot labels drawn from over-confident probabilities make
-    the pilots' variance fall faster than the real one.
-    """
-    marks = np.log(np.array(PILOT_MARKS[:curves.shape[1]], dtype=float))
-    x, y = np.broadcast_to(marks, curves.shape).ravel(), np.log(curves).ravel()
-    keep = np.isfinite(y)
+def decay_slope(curves: np.ndarray, first: int = 0) -> float:
+    """Slope ``b`` of ``log V`` against ``log n`` over the pilot marks from column ``first`` on (runs pooled;
+    the last two marks when fewer are left), at most 0; 0 (a static design's constant ``V``) when the curves
+    say nothing."""
+    first = max(min(first, curves.shape[1] - 2), 0)
+    marks = np.log(np.array(PILOT_MARKS[first:curves.shape[1]], dtype=float))
+    with np.errstate(divide="ignore"):  # a variance of 0 (a census of the uncertain items) is left out
+        y = np.log(curves[:, first:])
+    x = np.broadcast_to(marks, y.shape).ravel()
+    keep = np.isfinite(y.ravel())
     if np.unique(x[keep]).size < 2:
         return 0.0
-    return float(np.clip(np.polyfit(x[keep], y[keep], 1)[0], -0.5, 0.0))
+    return min(float(np.polyfit(x[keep], y.ravel()[keep], 1)[0]), 0.0)
 
 
-def _anchor(curves: np.ndarray) -> int:
-    """Column of the pilot curves at :data:`PILOT_LABELS` labels (the first when the pool is smaller)."""
-    return PILOT_MARKS.index(PILOT_LABELS) if curves.shape[1] > 1 else 0
+def _anchor(curves: np.ndarray, n: int = PILOT_LABELS) -> int:
+    """Column of the pilot curves at the last mark at or below ``n`` labels (the first when none is)."""
+    return max(int(np.searchsorted(PILOT_MARKS[:curves.shape[1]], n, side="right")) - 1, 0)
 
 
-def session_level(v0: float, n: int, curves: np.ndarray, slope: float) -> float:
-    """The plan's level at ``n`` labels: the session's variance ``v0``, raised to the pilot runs' median at ``n``
-    when the two agree within a factor :data:`AGREEMENT` (module docstring)."""
-    at = _anchor(curves)
-    defined = curves[:, at][np.isfinite(curves[:, at])]
-    pilot = float(np.median(defined)) * (n / PILOT_MARKS[at]) ** slope if defined.size else math.nan
-    agree = np.isfinite(pilot) and pilot > 0 and v0 > 0 and abs(math.log(v0 / pilot)) <= math.log(AGREEMENT)
-    return max(v0, pilot) if agree else v0
+class Projection(NamedTuple):
+    """What the plan extrapolates from ``n0`` labels: ``V(n) = level (n / n0)^slope``, one run's ``log V``
+    varying by ``spread`` (standard deviation)."""
+
+    level: float
+    slope: float
+    spread: float
+
+
+def session_projection(v0: float, n: int, curves: np.ndarray) -> Projection:
+    """The plan's projection from the session's variance ``v0`` at ``n`` labels and the pilot curves (module
+    docstring): the median over the session and the pilot runs when they agree within a factor
+    :data:`AGREEMENT`, the session's own variance otherwise."""
+    at = _anchor(curves, n)
+    slope = decay_slope(curves, at)
+    column = curves[:, at]
+    pilots = np.log(column[np.isfinite(column) & (column > 0)]) + slope * math.log(n / PILOT_MARKS[at])
+    spread = max(float(np.std(pilots, ddof=1)) if pilots.size > 1 else 0.0, math.sqrt(2 / n))
+    if pilots.size and v0 > 0 and abs(math.log(v0) - float(np.median(pilots))) <= math.log(AGREEMENT):
+        return Projection(math.exp(float(np.median(np.r_[math.log(v0), pilots]))), slope, spread)
+    return Projection(v0, max(slope, MODEST_DECAY), spread)
 
 
 def _count(n: float, n_items: int) -> int:
@@ -192,7 +223,8 @@ def _pilot_plan(pool: Pool, measure: Measure, design: Design, half_width: float,
                 seed: int = 0) -> tuple[float, float, float]:
     """(median, low, high) of the labels the pilot runs project, each anchored at its own variance."""
     curves = pilot_curves(pool, measure, design, budget, seed)
-    slope, at = decay_slope(curves), _anchor(curves)
+    at = _anchor(curves)
+    slope = decay_slope(curves, at)
     needs = [labels_for(v, PILOT_MARKS[at], slope, half_width, level, pool.n_items, design.with_replacement)
              for v in curves[:, at]]
     return float(np.median(needs)), min(needs), max(needs)
@@ -226,20 +258,19 @@ def plan_designs(pool: Pool, measure: Measure, half_width: float, level: float =
 
 
 def plan_session(session: Session, half_width: float, measure: Measure | None = None,
-                 level: float = 0.95) -> Plan:
-    """Further labels the session's design needs to reach ``half_width`` (see the module docstring)."""
+                 level: float = 0.95, pilot_seed: int = 0) -> Plan:
+    """Further labels the session's design needs to reach ``half_width`` (see the module docstring); the pilot
+    runs are drawn with ``pilot_seed``."""
     target = measure or session.measure
     n, pool, design = session.n_labels, session.pool, session.design
-    v0 = per_label_variance(session.estimate(measure, level))
+    v0 = per_label_variance(session.estimate(measure, level), pool.n_items, design.with_replacement)
     if n < PILOT_LABELS or not np.isfinite(v0):
-        total, low, high = _pilot_plan(pool, target, design, half_width, level, session.budget)
+        total, low, high = _pilot_plan(pool, target, design, half_width, level, session.budget, pilot_seed)
     else:
-        curves = pilot_curves(pool, target, design, session.budget)
-        slope = decay_slope(curves)
-        v0 = session_level(v0, n, curves, slope)
-        spread = 2 * math.sqrt(2 / n)
-        total, low, high = (labels_for(v0 * f, n, slope, half_width, level, pool.n_items, design.with_replacement)
-                            for f in (1.0, max(1 - spread, 0.0), 1 + spread))
+        curves = pilot_curves(pool, target, design, session.budget, pilot_seed)
+        level_v, slope, spread = session_projection(v0, n, curves)
+        total, low, high = (labels_for(level_v * math.exp(f), n, slope, half_width, level, pool.n_items,
+                                       design.with_replacement) for f in (0.0, -spread, spread))
     further = lambda x: max(0, _count(x, pool.n_items) - n)
     return Plan(design.name, further(total), further(low), further(high), n)
 
