@@ -88,6 +88,7 @@ class QueryPolicy:
         n_nodes = hierarchy.n_nodes
         self.price = costs.price(self.k[None, :], self.l[None, :], hierarchy.depth()[:, None])
         self.gain = np.zeros((n_nodes, self.k.size))
+        self.gain[0] = self.k  # nothing found yet: every answer is new
         self.variance = np.full((n_nodes, self.k.size), MIN_VARIANCE)
         self.issued = np.zeros((n_nodes, self.k.size), dtype=np.int64)
         self.expanded = np.zeros((n_nodes, self.k.size), dtype=bool)  # reached top-down
