@@ -46,6 +46,7 @@ from .richness import good_turing_unseen, jackknife_unseen
 __all__ = ["MIN_VARIANCE", "expected_new", "gain_with_variance"]
 
 MIN_VARIANCE = 0.01
+TINY = 1e-300  # keeps 0 / 0 at 0 in the successive-sampling loop
 
 
 def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.ndarray, found: np.ndarray,
@@ -74,15 +75,21 @@ def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.nd
     # a found positive that is returned was picked by popularity: mass sum w^2 / sum w with w = (1 - u) c / n
     picked = (1.0 - u) * np.divide(squares, n * n, out=np.zeros(np.broadcast(squares, n).shape), where=n > 0)
     left = np.broadcast_to(f0 - other, shape).astype(float)  # new positives not returned yet
-    total = np.zeros(shape)
-    for answer in range(int(np.max(k))):  # successive sampling: each answer leaves the pool
+    total, fresh, chance, take = (np.zeros(shape) for _ in range(4))
+    for answer in range(int(np.max(k))):  # successive sampling: each answer leaves the pool (in place: hot loop)
         asked = answer < k
-        fresh = share * left
-        chance = np.divide(fresh, fresh + known, out=np.zeros(shape), where=fresh + known > 0)
-        take = np.minimum(chance, left) * asked
+        np.multiply(share, left, out=fresh)
+        np.divide(fresh, fresh + known + TINY, out=chance)  # 0 once nothing is left
+        np.minimum(chance, left, out=take)
+        np.subtract(1.0, chance, out=chance)  # now the chance the answer is a found positive
+        chance *= picked
+        if not np.all(asked):
+            take *= asked
+            chance *= asked
         total += take
         left -= take
-        known = np.maximum(known - (1.0 - chance) * picked * asked, 0.0)
+        known -= chance
+        np.maximum(known, 0.0, out=known)
     return total
 
 
