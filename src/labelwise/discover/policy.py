@@ -123,7 +123,8 @@ class QueryPolicy:
     # ---- choosing ---------------------------------------------------------------------------------
     def spread(self, flat: np.ndarray) -> np.ndarray:
         """``sigma(q, t)`` (Eq. 1) of the configurations at flat indices ``flat`` (node * n_configs + config)."""
-        sampled = self.sampled_by(flat // self.k.size)
+        nodes, config_node = np.unique(flat // self.k.size, return_inverse=True)
+        sampled = self.sampled_by(nodes)[config_node]
         return np.sqrt(self.variance.ravel()[flat] * np.log1p(self.round) / np.maximum(sampled, 1))
 
     def sampled_by(self, nodes: np.ndarray) -> np.ndarray:
