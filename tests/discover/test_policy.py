@@ -41,7 +41,7 @@ def test_elimination_drops_upper_bounds_below_the_best_lower_bound(hierarchy):
     policy.gain[:] = 1.0
     policy.gain[0, 0] = 3.0
     policy.variance[:] = 0.01
-    policy.issued[:] = 1
+    policy.asked[0] = 1  # every node is sampled by one query
     sigma = np.sqrt(0.01 * np.log(2))
     policy.gain[1, 1] = 3.0 - 2 * sigma + 1e-9  # upper bound just above the threshold: kept
     policy.eliminate()
@@ -171,3 +171,27 @@ def test_remaining_pools_what_no_query_split(hierarchy):
     policy.record(type(root)(p, 0, 2, np.zeros(0, dtype=np.int64), 1.0), np.array([0, 2]))
     # singletons 3 in (y, q): 3 queries, 4 in (x, p): 5, 5 in (y, p): 4
     assert same(policy.remaining(), remaining_interval(policy.returns, 6, units=units([3, 5, 4])))
+
+
+@pytest.mark.parametrize("name", ["crux", "greedy"])
+def test_the_first_query_asks_the_root_for_the_most_new_answers_per_cost(hierarchy, name):
+    """Nothing found yet: every answer is new, so the gain of (k, l) at the root is k and k = 2 at 1.2 beats
+    k = 1 at 1.1 (the exclude list is empty either way)."""
+    query = QueryPolicy(hierarchy, COSTS, name).choose(100.0, np.random.default_rng(0))
+    assert (query.node, query.k, query.exclude.size) == (0, 2, 0)
+
+
+def test_the_bonus_shrinks_with_the_queries_that_sampled_the_node(hierarchy):
+    """n_{q,t} of a configuration: the queries at its node or above it (at least 1)."""
+    policy = QueryPolicy(hierarchy, COSTS, "crux")
+    x, p = hierarchy.item_node[0, 0b01], hierarchy.item_node[0, 0b10]
+    xp, yp = hierarchy.item_node[0, 0b11], hierarchy.item_node[2, 0b11]
+    nodes = np.array([0, x, p, xp, yp])
+    assert list(policy.sampled_by(nodes)) == [0, 0, 0, 0, 0]
+    root = policy.choose(100.0, np.random.default_rng(0))
+    policy.record(root, np.array([0, 2]))
+    policy.record(type(root)(x, 0, 1, np.zeros(0, dtype=np.int64), 1.0), np.array([1]))
+    assert list(policy.sampled_by(nodes)) == [1, 2, 1, 2, 1]
+    policy.variance[:] = 0.5
+    flat = nodes * COSTS.configurations()[0].size
+    assert policy.spread(flat) == pytest.approx(np.sqrt(0.5 * np.log(4) / np.array([1, 2, 1, 2, 1])))

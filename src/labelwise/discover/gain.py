@@ -17,13 +17,20 @@ found there and taken out of the counts.  The estimate here:
   have no doubletons, where Chao1's ``f_1 (f_1 - 1) / 2`` promises nearly
   ``k`` new positives per query and sent the policy to them in simulation;
 * excluding ``l`` of the ``F`` found positives removes each with probability
-  ``p = l / F``, an expected mass ``p (1 - u) + p d u / f_0``;
-* a new positive has probability ``pi = u (f_0 - d) / f_0 / (1 - excluded
-  mass)`` per answer, shared by ``g = f_0 - d`` positives, so ``k`` answers
-  bring ``g (1 - (1 - pi / g)^k)`` new ones in expectation (the prediction of
-  new species in further sampling of Shen, Chao and Lin, "Predicting the
-  number of new species in further taxonomic sampling", Ecology 84(3), 2003,
-  Eq. 2).
+  ``p = l / F``: the found positives left to be returned weigh
+  ``(1 - p) (1 - u + d u / f_0)``, the ``g = f_0 - d`` new ones ``u / f_0`` each;
+* a query's ``k`` answers are distinct (the crowd draws without replacement,
+  by popularity: successive sampling), so each answer leaves the pool: answer
+  ``j`` is new with chance ``pi_j = new mass / (new mass + found mass)``, after
+  which the expected ``pi_j`` of a new positive (its share ``u / f_0`` each) and
+  ``1 - pi_j`` of a found one (its size-biased mass ``(1 - u) sum c_i^2 / n^2``,
+  the sample's counts ``c_i``) leave.  The gain is ``sum_j pi_j``, at most ``g``:
+  ``min(k, g)`` when the exclude list holds every positive found.  Treating the
+  ``k`` answers as draws with replacement (the prediction of new species in
+  further sampling of Shen, Chao and Lin, "Predicting the number of new
+  species in further taxonomic sampling", Ecology 84(3), 2003, Eq. 2) scored
+  an exclude list of every positive found no better than none, and kept the
+  policy from it while every answer it brings is new.
 
 The variance ``v = max(0.01, bootstrap variance)`` (Sec. 4.2) resamples
 each count as Poisson with its own mean (the Poisson bootstrap of the
@@ -39,16 +46,19 @@ from .richness import good_turing_unseen, jackknife_unseen
 __all__ = ["MIN_VARIANCE", "expected_new", "gain_with_variance"]
 
 MIN_VARIANCE = 0.01
+TINY = 1e-300  # keeps 0 / 0 at 0 in the successive-sampling loop
 
 
-def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, found: np.ndarray, k: np.ndarray,
-                 l: np.ndarray) -> np.ndarray:
-    """Expected new positives of ``k`` answers with an exclude list of ``l`` (arrays broadcast together).
+def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.ndarray, found: np.ndarray,
+                 k: np.ndarray, l: np.ndarray) -> np.ndarray:
+    """Expected new positives among ``k`` distinct answers with an exclude list of ``l`` (arrays broadcast).
 
     Parameters
     ----------
     n, seen, f1 : numpy.ndarray
         Sample size, distinct positives and singletons of the node's sample.
+    squares : numpy.ndarray
+        Sum of the squared counts of the node's sample.
     found : numpy.ndarray
         Positives found in the node (by any query; at least ``seen``).
     k, l : numpy.ndarray
@@ -57,13 +67,30 @@ def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, found: np.ndar
     u = good_turing_unseen(n, f1)
     other = np.maximum(found - seen, 0).astype(float)  # found elsewhere, absent from this sample
     f0 = np.where(f1 > 0, np.maximum(jackknife_unseen(n, f1), other + 1), other)
-    new = f0 - other
     share = np.divide(u, f0, out=np.zeros(np.broadcast(u, f0).shape), where=f0 > 0)  # mass per unseen positive
     p = np.minimum(1.0, np.divide(l, found, out=np.zeros(np.broadcast(l, found).shape), where=found > 0))
-    kept = 1.0 - p * (1.0 - u) - p * other * share
-    pi = np.minimum(1.0, np.divide(share * new, kept, out=np.ones(np.broadcast(kept, new).shape), where=kept > 0))
-    per_positive = np.divide(pi, new, out=np.zeros(pi.shape), where=new > 0)
-    return np.where(new > 0, new * (1.0 - (1.0 - per_positive) ** k), 0.0)
+    shape = np.broadcast(u, other, p, k).shape
+    # eligible mass of the found positives (those of the sample, and those found elsewhere at the unseen share)
+    known = np.broadcast_to((1.0 - p) * (1.0 - u + other * share), shape).copy()
+    # a found positive that is returned was picked by popularity: mass sum w^2 / sum w with w = (1 - u) c / n
+    picked = (1.0 - u) * np.divide(squares, n * n, out=np.zeros(np.broadcast(squares, n).shape), where=n > 0)
+    left = np.broadcast_to(f0 - other, shape).astype(float)  # new positives not returned yet
+    total, fresh, chance, take = (np.zeros(shape) for _ in range(4))
+    for answer in range(int(np.max(k))):  # successive sampling: each answer leaves the pool (in place: hot loop)
+        asked = answer < k
+        np.multiply(share, left, out=fresh)
+        np.divide(fresh, fresh + known + TINY, out=chance)  # 0 once nothing is left
+        np.minimum(chance, left, out=take)
+        np.subtract(1.0, chance, out=chance)  # now the chance the answer is a found positive
+        chance *= picked
+        if not np.all(asked):
+            take *= asked
+            chance *= asked
+        total += take
+        left -= take
+        known -= chance
+        np.maximum(known, 0.0, out=known)
+    return total
 
 
 def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: np.ndarray, k: np.ndarray,
@@ -97,5 +124,6 @@ def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: n
     def per_node(values: np.ndarray) -> np.ndarray:
         return np.bincount(slot, weights=values.ravel(), minlength=size).reshape(replicates + 1, n_nodes, 1)
 
-    gains = expected_new(per_node(draws), per_node(draws > 0), per_node(draws == 1), found[:, None], k, l)
+    gains = expected_new(per_node(draws), per_node(draws > 0), per_node(draws == 1), per_node(draws ** 2),
+                         found[:, None], k, l)
     return gains[0], np.maximum(MIN_VARIANCE, gains[1:].var(axis=0))
