@@ -260,6 +260,10 @@ class PoissonSampler(Sampler):
         self._hashed = True
         self._queue: np.ndarray | None = None
         self._used = 0
+        # the plan of the budget M, made once and shared by the copies of a simulation
+        self._planned: tuple[float, tuple[np.ndarray, np.ndarray | None, np.ndarray | None]] | None = None
+        if budget is not None:
+            self._plan(min(budget, pool.n_items))
 
     def copy(self, rng: np.random.Generator) -> PoissonSampler:
         new = super().copy(rng)
@@ -285,6 +289,12 @@ class PoissonSampler(Sampler):
 
     def _plan(self, M: float) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
         """``b`` per group, items per group and the group of every item (``None``: one item per group)."""
+        if self._planned is None or self._planned[0] != M:
+            self._planned = M, self._new_plan(M)
+        return self._planned[1]
+
+    def _new_plan(self, M: float) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """:meth:`_plan`: on score blocks when they stand for their items' losses, else per item."""
         pool = self.pool
         if pool.n_classes == 2 and depends_on_predictions_only(self.measure, pool.outputs()):
             keys, summary = memory_blocks(pool)
