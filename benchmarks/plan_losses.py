@@ -4,9 +4,9 @@ An engine pool runs ``poisson`` and ``importance`` as Poisson sampling with
 inclusion probabilities planned on score blocks (``b`` per block), drawn by
 the shared hash (``u < b``), handed out in increasing ``u / b`` and
 estimated by Horvitz-Thompson with ``pi = b k / |S|`` for the first ``k`` of
-the ``|S|`` sampled items.  In memory, ``poisson`` plans ``b`` per item and
-draws exactly ``M`` items by randomised systematic sampling (``pi = b k /
-M``), and ``importance`` draws i.i.d. from a per-item proposal ``q`` with
+the ``|S|`` sampled items.  The in-memory ``poisson`` planned ``b`` per item and
+drew exactly ``M`` items by randomised systematic sampling (``pi = b k /
+M``) before it switched to the last variant below (``poisson_memory.py``), and ``importance`` draws i.i.d. from a per-item proposal ``q`` with
 the importance-sampling estimate.  This script runs the chain of variants
 in between on each pool, with the same budget and checkpoints, so each MSE
 ratio isolates one change:

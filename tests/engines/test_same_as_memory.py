@@ -11,8 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from labelwise.cli import app
-from labelwise.designs.hashed import HashOrder
-from labelwise.engines.hashing import generator_seed, item_uniform
+from labelwise.designs.hashed import HashOrder, covering_bounds, first_by_ratio
+from labelwise.designs.poisson import inclusion_probabilities
+from labelwise.engines.hashing import generator_seed, item_uniform, uniforms_below
 
 from .conftest import pool_frame
 
@@ -46,14 +47,15 @@ def label_rounds(session: Path, truth: pd.Series, batches: list[int], folder: Pa
     return handed
 
 
-@pytest.mark.parametrize("design", ["passive", "stratified"])
+@pytest.mark.parametrize("design", ["passive", "stratified", "poisson"])
 def test_memory_and_duckdb_sessions_hand_out_and_estimate_alike(pool, pool_file, tmp_path, design):
     truth = pd.Series(pool.labels, index=pool.item_ids)
     results = {}
     for engine in ("memory", "duckdb"):
         session = tmp_path / f"{engine}.lw"
+        planned = ("--param", "budget=400") if design == "poisson" and engine == "memory" else ()  # M in memory
         invoke("init", pool_file, "-s", session, "--engine", engine, "--design", design, "--seed", 9,
-               "--budget", 400, "--measure", "f1,precision,recall")
+               "--budget", 400, "--measure", "f1,precision,recall", *planned)
         handed = label_rounds(session, truth, [100, 150, 120], tmp_path)
         results[engine] = handed, json.loads(invoke("estimate", session, "--json").stdout)
     (memory, got_memory), (duck, got_duck) = results["memory"], results["duckdb"]
@@ -109,3 +111,41 @@ def test_stratified_settings_that_need_the_pool_in_memory_are_refused_in_one_lin
                                  "stratified", "--param", param])
     assert result.exit_code == 1 and why in result.output and len(result.output.strip().splitlines()) == 1
     assert not session.exists()
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_first_by_ratio_is_the_m_smallest_u_over_b_even_after_a_shortfall(grouped):
+    # exhaustive on 600 ids: the M first of the full sort by (u / b, u, id), also when the first pass finds too few
+    keys = np.arange(-300, 300, dtype=np.int64)
+    groups = np.arange(keys.size) % 5
+    M = 60
+    if grouped:
+        b, counts = inclusion_probabilities(np.array([1.0, 2.0, 5.0, 40.0, 0.5]), M, counts=np.bincount(groups)), \
+            np.bincount(groups)
+        item_b = b[groups]
+    else:
+        b = item_b = inclusion_probabilities(1.0 + np.abs(np.sin(keys.astype(float))) + 1e3 * (keys % 50 == 0), M)
+        counts = None
+        assert item_b.max() == 1.0  # some items are certain
+    assert np.isclose(item_b.sum(), M)
+    calls = []
+
+    def find(bound):
+        calls.append(bound)
+        shrink = 0.1 if len(calls) == 1 else 1.0  # the first pass falls short
+        at, _ = uniforms_below(keys, 5, shrink * (bound[groups] if grouped else bound))
+        return at, item_b[at], keys[at]
+
+    items, got_b, got_keys = first_by_ratio(find, 5, b, M, counts)
+    u = item_uniform(keys, 5)
+    expected = np.lexsort((keys, u, u / item_b))[:M]
+    assert len(calls) >= 2 and np.array_equal(items, expected)
+    assert np.array_equal(got_keys, keys[expected]) and np.array_equal(got_b, item_b[expected])
+
+
+def test_covering_bounds_expect_six_standard_deviations_more_than_m():
+    b = inclusion_probabilities(np.linspace(0.1, 20.0, 1000), 100)
+    bound = covering_bounds(b, 100)
+    assert np.all(bound >= b) and np.all(bound <= 1.0)
+    assert bound.sum() == pytest.approx(100 + 6 * 10 + 16, rel=1e-9)
+    assert np.array_equal(covering_bounds(b, 990), (b > 0).astype(float))  # beyond the pool: every item

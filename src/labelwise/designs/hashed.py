@@ -22,10 +22,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..engines.hashing import generator_seed, uniforms_below
+from ..engines.hashing import generator_seed, item_uniform, uniforms_below
 from ..pool import Pool
 
-__all__ = ["Finder", "HashDrawn", "HashOrder", "covering_bound", "hash_keys"]
+__all__ = ["Finder", "HashDrawn", "HashOrder", "covering_bound", "covering_bounds", "first_by_ratio", "hand_out_order",
+           "hash_keys"]
 
 
 def covering_bound(need: np.ndarray | float, size: np.ndarray | float) -> np.ndarray:
@@ -33,6 +34,68 @@ def covering_bound(need: np.ndarray | float, size: np.ndarray | float) -> np.nda
     six-standard-deviation shortfall (probability about 1e-9): ``min(1, (need + 6 sqrt(need) + 16) / size)``."""
     m = np.asarray(need, dtype=float)
     return np.minimum((m + 6.0 * np.sqrt(m) + 16.0) / np.maximum(size, 1), 1.0)
+
+
+def covering_bounds(b: np.ndarray, size: int, counts: np.ndarray | None = None) -> np.ndarray:
+    """Bounds ``min(1, t b)`` under which at least ``size`` items fall, but for a six-standard-deviation shortfall.
+
+    ``t`` is the upper end of a bisection (on ``log t``, between ``target / sum counts b`` and ``1 / min b``)
+    for the expected number of items with ``u < min(1, t b)``, ``sum counts min(1, t b)``, to reach
+    :func:`covering_bound`'s ``size + 6 sqrt(size) + 16``; every item with ``b > 0`` when that many or fewer.
+    """
+    weight = np.ones_like(b) if counts is None else np.asarray(counts, dtype=float)
+    positive = b > 0
+    target = size + 6.0 * np.sqrt(size) + 16.0
+    if target >= weight[positive].sum():
+        return positive.astype(float)
+    lo, hi = np.log(target / float(weight @ b)), -np.log(b[positive].min())
+    for _ in range(60):  # the count is increasing in t: keep hi covering
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if weight @ np.minimum(np.exp(mid) * b, 1.0) < target else (lo, mid)
+    return np.minimum(np.exp(hi) * b, 1.0)
+
+
+def hand_out_order(keys: np.ndarray, u: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The order of sampled items to hand out: increasing ``u / b`` (a uniformly random order of a Poisson sample),
+    ties by ``u``, then by hash key (with one ``b`` for every item this is increasing ``u``, as :class:`HashOrder`)."""
+    return np.lexsort((keys, u, u / b))
+
+
+def first_by_ratio(find: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]], seed: int,
+                   b: np.ndarray, size: int, counts: np.ndarray | None = None,
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``size`` items of smallest ``u / b`` in :func:`hand_out_order`: sequential Poisson sampling.
+
+    Ohlsson, "Sequential Poisson sampling", J. Official Statistics 14 (1998):
+    the ``M`` items of smallest ``u / b`` are a sample of fixed size ``M``
+    with inclusion probabilities close to ``b`` (``sum b = M``), and any
+    prefix of ``k`` of them has inclusion probabilities close to ``b k / M``.
+
+    Parameters
+    ----------
+    find : callable
+        ``find(bound)``: ``(items, b, keys)`` of the items with ``u = H(key, seed) < bound`` (one bound per entry
+        of ``b``): pool positions in memory, ids on an engine.
+    seed : int
+        The hash seed.
+    b : ndarray
+        Inclusion probabilities per item or per block (``counts`` items each).
+    size : int
+    counts : ndarray, optional
+
+    Returns
+    -------
+    items, b, keys : ndarray
+        Of the ``size`` first items (all items with ``b > 0`` if fewer).
+    """
+    bound = covering_bounds(b, size, counts)
+    while True:
+        items, b_items, keys = find(bound)
+        if items.size >= size or np.all((bound >= 1.0) | (b <= 0)):
+            break
+        bound = np.where(b > 0, np.minimum(2.0 * bound, 1.0), 0.0)  # the rare shortfall: reach further
+    first = hand_out_order(keys, item_uniform(keys, seed), b_items)[:size]
+    return items[first], b_items[first], keys[first]
 
 
 def hash_keys(pool: Pool) -> np.ndarray:

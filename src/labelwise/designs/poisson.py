@@ -9,13 +9,20 @@ taken with certainty (``b = 1``) and the others get ``b_n = h_n (M - k) /
 (H - S_k)``, with ``k`` the number of certain items and ``S_k`` their total
 deviation (eqs. 74-77).
 
-The ``poisson`` design labels exactly ``M`` items with these inclusion
-probabilities (randomised systematic sampling: a random order of the pool,
-then a systematic sample on the cumulative ``b``), because annotators are
-budgeted in whole labels; the items are handed out in random order, so any
-prefix of ``k`` labels is a sample with inclusion probabilities
-``b_n k / M`` and the Horvitz-Thompson estimate stays unbiased at every
-checkpoint.
+The ``poisson`` design labels exactly ``M`` items, because annotators are
+budgeted in whole labels: the ``M`` items of smallest ``u / b`` with
+``u = H(item_id, seed)`` the shared item hash (sequential Poisson sampling,
+Ohlsson, J. Official Statistics 14, 1998;
+:func:`~labelwise.designs.hashed.first_by_ratio`), handed out in increasing
+``u / b``, a uniformly random order, so any prefix of ``k`` labels is a
+sample with inclusion probabilities ``b_n k / M`` and the Horvitz-Thompson
+estimate stays unbiased at every checkpoint (up to the sequential scheme's
+small departure from ``b``).  On a binary pool whose measure depends on the
+predictions only, ``b`` is planned on score blocks
+(:func:`block_inclusion_probabilities`), as on an engine pool, so both draw
+the same items for the same seed; other pools plan ``b`` per item.  Sessions
+written before this draw keep their randomised systematic sample
+(:func:`systematic_sample`).
 """
 
 from __future__ import annotations
@@ -25,15 +32,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..draws import Draws, Sample
+from ..engines.blocks import BlockSummary, depends_on_predictions_only, memory_blocks
+from ..engines.hashing import generator_seed, uniforms_below
 from ..estimators import Estimate, horvitz_thompson_moments, make_estimate
 from ..measures import Measure
 from ..oracle import score_prior
 from ..pool import Pool
 from .base import Design, Sampler
+from .hashed import first_by_ratio, hash_keys
 from .importance import prior_deviation
 
-__all__ = ["PoissonDesign", "PoissonSampler", "defensive_deviations", "inclusion_probabilities",
-           "systematic_sample"]
+__all__ = ["POISSON_BASIS", "PoissonDesign", "PoissonSampler", "block_inclusion_probabilities", "defensive_deviations",
+           "inclusion_probabilities", "systematic_sample"]
+
+#: What the interval of a sample drawn by the shared item hash assumes, shown with every estimate.
+POISSON_BASIS = ("design-based: Horvitz-Thompson over independent (Poisson) inclusions drawn by the shared item hash; "
+                 "the normal approximation needs enough labeled positives")
 
 
 def inclusion_probabilities(h: np.ndarray, budget: float, counts: np.ndarray | None = None) -> np.ndarray:
@@ -137,6 +151,38 @@ def defensive_deviations(h: np.ndarray, defensive: float, counts: np.ndarray | N
     return np.where(weight > 0, mixed, 0.0)
 
 
+def block_inclusion_probabilities(summary: BlockSummary, measure: Measure, budget: float,
+                                  system_names: tuple[str, ...], lam: float, defensive: float) -> np.ndarray:
+    """:func:`inclusion_probabilities` of the score blocks of a binary pool, one ``b`` per block.
+
+    Each block stands for its items by one representative
+    (:meth:`~labelwise.engines.blocks.BlockSummary.representatives`): the
+    deviations ``h`` (Yilmaz et al. (2021) eq. 12) under the prior shrunk by
+    ``lam`` (eq. 13), at the risk the prior expects over the pool (eq. 14),
+    mixed with the uniform share ``defensive`` (:func:`defensive_deviations`).
+
+    Parameters
+    ----------
+    summary : BlockSummary
+    measure : Measure
+    budget : float
+        ``M``, at most the pool's size.
+    system_names : tuple of str
+    lam, defensive : float
+
+    Returns
+    -------
+    ndarray, shape (G,)
+        ``b`` in [0, 1] with ``sum counts b = M``.
+    """
+    counts = summary.counts.astype(float)
+    rep = summary.representatives(system_names)
+    prior = score_prior(rep, lam)
+    R = measure.expected_loss_sum(rep.outputs(), prior * counts[:, None]) / counts.sum()
+    h = prior_deviation(measure, rep, prior, R)
+    return inclusion_probabilities(defensive_deviations(h, defensive, counts), budget, counts=counts)
+
+
 def systematic_sample(b: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Randomised systematic sample: item n is included with probability ``b_n`` exactly.
 
@@ -192,44 +238,93 @@ class PoissonDesign(Design):
 
     def start(self, pool: Pool, measure: Measure, *, rng: np.random.Generator, budget: int | None = None,
               oracle: str = "deterministic") -> PoissonSampler:
-        prior = score_prior(pool, self.lam)
-        h = defensive_deviations(prior_deviation(measure, pool, prior), self.defensive)
-        return PoissonSampler(pool, measure, oracle, rng, prior, h, self.budget or budget)
+        return PoissonSampler(pool, measure, oracle, rng, score_prior(pool, self.lam), self, self.budget or budget)
 
 
 class PoissonSampler(Sampler):
-    """One run of :class:`PoissonDesign`: a systematic sample planned at the first draw, handed out in order."""
+    """One run of :class:`PoissonDesign`: a fixed-size sample planned at the first draw, handed out in order.
+
+    The hash seed is :func:`~labelwise.engines.hashing.generator_seed` of the
+    run's generator (the session's seed, as an engine session hashes with),
+    taken when the run starts and anew by :meth:`copy`.
+    """
+
+    #: What :meth:`state` records of the draw (sessions without it drew a systematic sample).
+    HASHED = "first by u/b"
 
     def __init__(self, pool: Pool, measure: Measure, oracle: str, rng: np.random.Generator, prior: np.ndarray,
-                 h: np.ndarray, budget: int | None):
+                 design: PoissonDesign, budget: int | None):
         super().__init__(pool, measure, oracle, rng)
-        self.prior, self.h, self.budget = prior, h, budget
-        self._seed: int | None = None
+        self.prior, self.design, self.budget = prior, design, budget
+        self._seed = generator_seed(rng)
+        self._hashed = True
         self._queue: np.ndarray | None = None
         self._used = 0
+        # the plan of the budget M, made once and shared by the copies of a simulation
+        self._planned: tuple[float, tuple[np.ndarray, np.ndarray | None, np.ndarray | None]] | None = None
+        if budget is not None:
+            self._plan(min(budget, pool.n_items))
+
+    def copy(self, rng: np.random.Generator) -> PoissonSampler:
+        new = super().copy(rng)
+        new._seed = generator_seed(rng)
+        return new
 
     def state(self) -> dict:
-        return {"seed": self._seed, "M": self.budget}
+        return {"seed": self._seed, "M": self.budget, **({"draw": self.HASHED} if self._hashed else {})}
 
     def set_state(self, states: list[dict]) -> None:
         state = states[-1] if states else {}
         if state.get("seed") is not None:
             self.budget = state["M"]
-            self._build_queue(int(state["seed"]))
+            self._build_queue(int(state["seed"]), hashed=state.get("draw") == self.HASHED)
 
     def observe(self, items: np.ndarray, labels: np.ndarray) -> None:
         self._used += len(items)
 
-    def _build_queue(self, seed: int) -> None:
-        self._seed = seed
-        self.b = inclusion_probabilities(self.h, min(self.budget, self.pool.n_items))
-        self._queue = systematic_sample(self.b, np.random.default_rng(seed))
+    def _item_deviations(self) -> np.ndarray:
+        """Defensive deviations of every item (the per-item plan)."""
+        h = prior_deviation(self.measure, self.pool, score_prior(self.pool, self.design.lam))
+        return defensive_deviations(h, self.design.defensive)
+
+    def _plan(self, M: float) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """``b`` per group, items per group and the group of every item (``None``: one item per group)."""
+        if self._planned is None or self._planned[0] != M:
+            self._planned = M, self._new_plan(M)
+        return self._planned[1]
+
+    def _new_plan(self, M: float) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """:meth:`_plan`: on score blocks when they stand for their items' losses, else per item."""
+        pool = self.pool
+        if pool.n_classes == 2 and depends_on_predictions_only(self.measure, pool.outputs()):
+            keys, summary = memory_blocks(pool)
+            b = block_inclusion_probabilities(summary, self.measure, M, pool.system_names, self.design.lam,
+                                              self.design.defensive)
+            return b, summary.counts, np.searchsorted(summary.keys, keys)
+        return inclusion_probabilities(self._item_deviations(), M), None, None
+
+    def _build_queue(self, seed: int, hashed: bool = True) -> None:
+        self._seed, self._hashed = seed, hashed
+        M = min(self.budget, self.pool.n_items)
+        if not hashed:
+            self.b = inclusion_probabilities(self._item_deviations(), M)
+            self._queue = systematic_sample(self.b, np.random.default_rng(seed))
+            return
+        b, counts, group = self._plan(M)
+        self.b = b if group is None else b[group]
+        keys = hash_keys(self.pool)
+
+        def find(bound: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            at, _ = uniforms_below(keys, seed, bound if group is None else bound[group])
+            return at, self.b[at], keys[at]
+
+        self._queue = first_by_ratio(find, seed, b, M, counts)[0]
 
     def draw(self, n_new: int, labeled: np.ndarray) -> Draws:
         if self._queue is None:
             if self.budget is None:
                 raise ValueError("poisson: give budget=M (the number of labels to plan for) or use Session.run")
-            self._build_queue(int(self.rng.integers(2**62)))
+            self._build_queue(self._seed)
         if self._used + n_new > self._queue.size:
             raise ValueError(
                 f"poisson: the design was planned for {self._queue.size} labels and {self._used} are used; "
@@ -257,4 +352,5 @@ class PoissonSampler(Sampler):
             expected = sum(self.prior[d.items, c, None] * measure.loss(outputs, np.full(len(d), c))
                            for c in range(self.prior.shape[1]))
         R, cov = horvitz_thompson_moments(measure, self.losses(measure, sample), pi, self.pool.n_items, expected)
-        return make_estimate(measure, R, cov, sample.n_labels, len(d), level)
+        return make_estimate(measure, R, cov, sample.n_labels, len(d), level,
+                             basis=POISSON_BASIS if self._hashed else "")

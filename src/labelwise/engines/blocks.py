@@ -29,7 +29,8 @@ from ..oracle import score_prior
 from ..pool import Outputs, Pool
 
 __all__ = ["LEVELS", "LEVEL_EDGES", "N_BINS", "PER_LEVEL", "BlockSummary", "block_keys", "depends_on_predictions_only",
-           "level_scale", "memory_prior", "prior_bins", "summarize_keys"]
+           "level_scale", "memory_blocks", "memory_prior", "pool_block_keys", "prior_bins",
+           "summarize_keys"]
 
 #: Levels of the grid on each side of 1/2, and equal bins per level (:func:`prior_bins`).
 LEVELS, PER_LEVEL = 32, 16
@@ -138,6 +139,17 @@ def summarize_keys(keys: np.ndarray, prior: np.ndarray, n_systems: int, has_pred
 def memory_prior(pool: Pool) -> np.ndarray:
     """``p(y=1|x)`` of every item of an in-memory binary pool (the block prior of the module docstring)."""
     return score_prior(pool, 1.0)[:, 1]
+
+
+def pool_block_keys(pool: Pool) -> np.ndarray:
+    """The block key of every item of an in-memory binary pool (its predictions when it has them)."""
+    return block_keys(memory_prior(pool), None if pool.preds is None else pool.outputs().preds)
+
+
+def memory_blocks(pool: Pool) -> tuple[np.ndarray, BlockSummary]:
+    """The block key of every item of an in-memory binary pool and the pool's :class:`BlockSummary`."""
+    keys = pool_block_keys(pool)
+    return keys, summarize_keys(keys, memory_prior(pool), pool.n_systems, pool.preds is not None)
 
 
 def depends_on_predictions_only(measure: Measure, outputs: Outputs) -> bool:

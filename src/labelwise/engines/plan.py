@@ -23,6 +23,9 @@ probabilities ``b k / |S|`` (as in :class:`labelwise.designs.PoissonSampler`).
   deviations ``h`` (eq. 12) under the systems' prior shrunk by ``lam``
   (eq. 13), mixed with a uniform share ``defensive``; ``importance`` is its
   without-replacement form with the importance design's defaults.
+  ``poisson`` takes a fixed size: the ``M`` sampled items of smallest
+  ``u / b`` (:attr:`Plan.size`, sequential Poisson sampling), the sample the
+  in-memory ``poisson`` design draws for the same seed, with ``|S| = M``.
 
 ``stratified`` draws batch by batch on the in-memory design's strata
 (:mod:`labelwise.engines.strata`).
@@ -35,16 +38,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..designs import Design
-from ..designs.hashed import covering_bound
-from ..designs.importance import (
-    importance_moments_estimate,
-    prior_deviation,
-    with_posterior,
-)
-from ..designs.poisson import defensive_deviations, inclusion_probabilities
+from ..designs.hashed import covering_bound, hand_out_order
+from ..designs.importance import importance_moments_estimate, with_posterior
+from ..designs.poisson import POISSON_BASIS, block_inclusion_probabilities
 from ..estimators import Estimate, horvitz_thompson_moments, make_estimate
 from ..measures import Measure
-from ..oracle import score_prior
 from .blocks import BlockSummary
 
 __all__ = ["ENGINE_DESIGNS", "ONLINE", "PER_BATCH", "PLANNED_DESIGNS", "STRATIFIED", "Plan", "PlannedSample", "block_inclusion",
@@ -64,10 +62,6 @@ ENGINE_DESIGNS = (*PLANNED_DESIGNS, *PER_BATCH)
 _WITH_REPLACEMENT = ("it draws items one at a time with replacement from a proposal that adapts after every batch, "
                      "which a one-pass hashed Poisson draw cannot reproduce; online-poisson is its counterpart on "
                      "engine pools (the same oracle model, without replacement)")
-
-#: What the interval assumes, shown with every estimate.
-BASIS = ("design-based: Horvitz-Thompson over independent (Poisson) inclusions drawn by the shared item hash; "
-         "the normal approximation needs enough labeled positives")
 
 
 def block_inclusion(design: Design, summary: BlockSummary, measure: Measure, budget: int,
@@ -104,11 +98,8 @@ def block_inclusion(design: Design, summary: BlockSummary, measure: Measure, bud
     M = float(min(budget, N))
     if design.name == "passive":
         return np.full(counts.size, float(covering_bound(M, N)))
-    rep = summary.representatives(system_names)
-    prior = score_prior(rep, getattr(design, "lam", 1.0))
-    R = measure.expected_loss_sum(rep.outputs(), prior * counts[:, None]) / N
-    h = prior_deviation(measure, rep, prior, R)
-    return inclusion_probabilities(defensive_deviations(h, design.defensive, counts), M, counts=counts)
+    return block_inclusion_probabilities(summary, measure, M, system_names, getattr(design, "lam", 1.0),
+                                         design.defensive)
 
 
 def check_engine_design(name: str) -> None:
@@ -125,12 +116,6 @@ def check_engine_design(name: str) -> None:
                      "(or load the pool in memory)")
 
 
-def hand_out_order(item_ids: np.ndarray, u: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The sampled items' hand-out order: increasing ``u / b`` (a uniformly random order), ties by ``u``, then id
-    (with one ``b`` for every item this is increasing ``u``, as :class:`~labelwise.designs.hashed.HashOrder`)."""
-    return np.lexsort((item_ids, u, u / b))
-
-
 @dataclass(frozen=True)
 class Plan:
     """A design's inclusion probability per block of a pool.
@@ -143,11 +128,15 @@ class Plan:
         ``b`` of the items of each block.
     uniform : bool
         Whether the sample's first ``k`` items are a simple random sample (``passive``).
+    size : int, optional
+        A fixed sample size ``M``: the ``M`` items of smallest ``u / b`` (``poisson``,
+        :func:`~labelwise.designs.hashed.first_by_ratio`); else every item with ``u < b``.
     """
 
     blocks: np.ndarray
     inclusion: np.ndarray
     uniform: bool = False
+    size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -207,4 +196,4 @@ class PlannedSample:
             return est if cells is None else with_posterior(est, measure, cells, losses, np.ones(k))
         pi = np.minimum(inclusion * k / len(self), 1.0)
         R, cov = horvitz_thompson_moments(measure, losses, pi, self.n_items)
-        return make_estimate(measure, R, cov, k, k, level, basis=BASIS)
+        return make_estimate(measure, R, cov, k, k, level, basis=POISSON_BASIS)

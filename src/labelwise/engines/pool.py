@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..designs import Design
+from ..designs.hashed import first_by_ratio
 from ..estimators import Estimate
 from ..measures import Measure, make_measure
 from ..pool import Pool
@@ -116,11 +117,23 @@ class EnginePool:
     def plan(self, design: Design, measure: Measure, budget: int) -> Plan:
         """``design``'s inclusion probability per block for ``budget`` expected labels."""
         b = block_inclusion(design, self.summary, measure, budget, self.system_names)
-        return Plan(self.summary.keys, b, uniform=design.name == "passive")
+        size = min(budget, self.n_items) if design.name == "poisson" else None
+        return Plan(self.summary.keys, b, uniform=design.name == "passive", size=size)
 
     def sample(self, plan: Plan, seed: int, exclude: np.ndarray | None = None) -> PlannedSample:
-        """The items with ``H(item_id, seed) < b`` (one pass), in hand-out order, but the ids ``exclude``."""
-        return replace(self.source.sample(plan, seed, self.n_items, exclude), uniform=plan.uniform)
+        """The items with ``H(item_id, seed) < b`` (one pass), in hand-out order, but the ids ``exclude``; for a
+        :attr:`~labelwise.engines.plan.Plan.size`, the first ``size`` of them by ``u / b`` (one pass under covering
+        bounds, :func:`~labelwise.designs.hashed.first_by_ratio`)."""
+        if plan.size is None:
+            return replace(self.source.sample(plan, seed, self.n_items, exclude), uniform=plan.uniform)
+
+        def find(bound: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            drawn = self.source.sample(Plan(plan.blocks, bound), seed, self.n_items, exclude)
+            # the items are named by their block keys here, the hash keys are the ids
+            return drawn.keys, plan.inclusion[np.searchsorted(plan.blocks, drawn.keys)], drawn.item_ids
+
+        keys, b, ids = first_by_ratio(find, seed, plan.inclusion, plan.size, self.summary.counts)
+        return PlannedSample(ids, b, self.n_items, keys, uniform=plan.uniform)
 
     def rows(self, item_ids: np.ndarray) -> pd.DataFrame:
         """Every column (content included) of the rows of ``item_ids``, in that order."""

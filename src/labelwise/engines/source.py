@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..pool import Outputs, Pool, PoolError, batch_frame
-from .blocks import BlockSummary, block_keys, memory_prior, summarize_keys
+from .blocks import BlockSummary, memory_blocks, pool_block_keys
 from .columns import EngineColumns
 from .hashing import SqlDialect, item_uniform, uniforms_below
 from .plan import Plan, PlannedSample, hand_out_order
@@ -123,12 +123,10 @@ class MemorySource(PoolSource):
                                      pool.system_names)
 
     def _keys(self) -> np.ndarray:
-        preds = None if self.pool.preds is None else self.pool.outputs().preds
-        return block_keys(memory_prior(self.pool), preds)
+        return pool_block_keys(self.pool)
 
     def summary(self) -> BlockSummary:
-        return summarize_keys(self._keys(), memory_prior(self.pool), self.pool.n_systems,
-                              self.pool.preds is not None)
+        return memory_blocks(self.pool)[1]
 
     def sample(self, plan: Plan, seed: int, n_items: int, exclude: np.ndarray | None = None) -> PlannedSample:
         keys = self._keys()
