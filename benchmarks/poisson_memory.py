@@ -108,6 +108,7 @@ def main() -> None:
     both = {tag: OUT / f"poisson_memory_{tag}.json" for tag in ("before", "after")}
     if all(p.exists() for p in both.values()):
         loaded = {tag: json.loads(p.read_text()) for tag, p in both.items()}
+        (OUT / "poisson_memory.json").write_text(json.dumps(loaded))  # what sections.py renders
         plot(loaded, OUT / "poisson_memory.png")
         print(summary_section(loaded))
 
