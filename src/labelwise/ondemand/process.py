@@ -106,13 +106,16 @@ class Process:
 
     The simple process draws each system's sample for its own use (Eq. 1)
     but, like the joint one, pays once per distinct verified instance.
-    ``fixed_labels``/``fixed_documents`` replace planning (equal-cost runs).
+    ``fixed_labels`` (draws per system), ``label_budget`` (new verifications
+    bought on each system's arrival) and ``fixed_documents`` replace planning
+    (equal-cost runs).
     """
 
     def __init__(self, problem: Problem, config: OnDemandConfig, rng: np.random.Generator, joint: bool = True,
-                 fixed_labels: np.ndarray | None = None, fixed_documents: int | None = None) -> None:
+                 fixed_labels: np.ndarray | None = None, fixed_documents: int | None = None,
+                 label_budget: np.ndarray | None = None) -> None:
         self.pb, self.cfg, self.rng, self.joint = problem, config, rng, joint
-        self.fixed_labels, self.fixed_documents = fixed_labels, fixed_documents
+        self.fixed_labels, self.fixed_documents, self.label_budget = fixed_labels, fixed_documents, label_budget
         m, K = problem.P.shape
         self.support = (problem.P > 0).sum(axis=1)
         self.wor = is_uniform(problem.P)
@@ -151,6 +154,20 @@ class Process:
         self.idx.append(new)
         self.grp.append(np.full(new.size, i))
         self.n[i] = target
+
+    def _draws_buying(self, i: int, budget: int) -> int:
+        """Draws of system ``i`` after buying ``budget`` new verifications (instances already verified are free).
+
+        Uniform draws without replacement continue ``i``'s permutation until ``budget`` of its instances
+        were unverified (or ``X_i`` is exhausted); draws with replacement add ``budget`` draws.
+        """
+        if budget <= 0:
+            return int(self.n[i])
+        if not self.wor[i]:
+            return int(self.n[i]) + budget
+        rest = self.perm[i][self.n[i]:]
+        bought = np.cumsum(self.known[rest] < 0)
+        return int(self.n[i]) + min(int(np.searchsorted(bought, budget)) + 1, rest.size)
 
     def _annotate(self, total: int) -> None:
         total = min(total, self.pb.universe.n_docs)
@@ -290,6 +307,8 @@ class Process:
             self._annotate(self.cfg.initial_documents)
         if self.fixed_labels is not None:
             self._draw(s, int(min(self.fixed_labels[s], self.support[s] if self.wor[s] else np.inf)))
+        elif self.label_budget is not None:
+            self._draw(s, self._draws_buying(s, int(self.label_budget[s])))
         else:
             if self.cfg.pilot and (self._f_hat(s)[self.pb.members(s)] % 1 != 0).mean() > 0.5:
                 self._draw(s, min(self.cfg.pilot, int(self.support[s])))
