@@ -9,7 +9,7 @@ verifications), and the number of new verifications for a new system chosen
 by bisection on the variance before drawing.
 
 Modules: :mod:`.universe` (instances, systems, sampling distributions),
-:mod:`.estimators` (estimators, variances, intervals), :mod:`.planning`
+:mod:`.estimators` (estimators, variances), :mod:`.intervals`, :mod:`.planning`
 (sample sizes), :mod:`.costs` (prices and spending), :mod:`.simulate`
 (repeated on-demand runs against a truth table).
 """
@@ -19,12 +19,12 @@ from .estimators import (
     f1_delta,
     joint_precision,
     mixture_weights,
-    normal_interval,
     pooled_recall,
     ratio_estimate,
     recall_product,
     simple_precision,
 )
+from .intervals import normal_interval
 from .planning import plan_documents, plan_verifications, predicted_joint_variance
 from .process import OnDemandConfig, Problem, Process
 from .session import OnDemandSession as OnDemandSession

@@ -19,18 +19,16 @@ import numpy as np
 
 from .costs import CostLedger, Prices
 from .estimators import (
-    agresti_coull_floor,
     finite_population_correction,
     grouped_cov,
     joint_precision,
-    normal_interval,
     pooled_recall,
     ratio_estimate,
     recall_product,
     simple_precision,
-    wilson_interval,
 )
 from .floors import own_region_floor
+from .intervals import agresti_coull_floor, normal_interval, wilson_interval
 from .planning import (
     plan_documents,
     plan_verifications,

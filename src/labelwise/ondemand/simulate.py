@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .estimators import f1_delta, normal_interval
+from .estimators import f1_delta
+from .intervals import normal_interval
 from .process import OnDemandConfig, Problem, Process
 from .universe import Universe, stack_systems, system_distribution
 
