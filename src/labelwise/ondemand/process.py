@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .composite import composite_variance, composite_weight
 from .costs import CostLedger, Prices
 from .estimators import (
+    Estimate,
     finite_population_correction,
     grouped_cov,
     joint_precision,
@@ -32,6 +34,7 @@ from .intervals import agresti_coull_floor, normal_interval, wilson_interval
 from .planning import (
     plan_documents,
     plan_verifications,
+    predicted_composite_variance,
     predicted_joint_variance,
     predicted_simple_variance,
 )
@@ -57,6 +60,11 @@ class OnDemandConfig:
         variance vanishes as precision goes to 1; jackknife variance, Wilson
         interval), or the paper's plain estimator (the default: the control
         variate's intervals still under-covered one system of the benchmark).
+    composite : bool
+        Combine the joint precision with the simple estimate from the system's
+        own draws at their minimum-variance weight
+        (:mod:`~labelwise.ondemand.composite`): never worse than either, which
+        the plain joint estimator is not on high-precision systems.
     prices : Prices
         Price of a verification and of an annotated document.
     prior : float
@@ -75,6 +83,7 @@ class OnDemandConfig:
     level: float = 0.95
     scheme: str = "overlap"
     control_variate: bool = False
+    composite: bool = True
     prices: Prices = field(default_factory=Prices)
     prior: float = 0.5
     prior_strength: float = 2.0
@@ -156,16 +165,15 @@ class Process:
     def _draws_buying(self, i: int, budget: int) -> int:
         """Draws of system ``i`` after buying ``budget`` new verifications (instances already verified are free).
 
-        Uniform draws without replacement continue ``i``'s permutation until ``budget`` of its instances
-        were unverified (or ``X_i`` is exhausted); draws with replacement add ``budget`` draws.
+        Uniform draws without replacement continue ``i``'s permutation up to, not including, the
+        ``budget + 1``-th unverified instance (or to the end of ``X_i``): every free draw on the way is
+        taken. Draws with replacement add ``budget`` draws.
         """
-        if budget <= 0:
-            return int(self.n[i])
         if not self.wor[i]:
-            return int(self.n[i]) + budget
+            return int(self.n[i]) + max(budget, 0)
         rest = self.perm[i][self.n[i]:]
         bought = np.cumsum(self.known[rest] < 0)
-        return int(self.n[i]) + min(int(np.searchsorted(bought, budget)) + 1, rest.size)
+        return int(self.n[i]) + int(np.searchsorted(bought, max(budget, 0), side="right"))
 
     def _annotate(self, total: int) -> None:
         total = min(total, self.pb.universe.n_docs)
@@ -193,6 +201,9 @@ class Process:
             prec = joint_precision(P, idx, grp, f, n, fpc, self.cfg.scheme, self.gram[:s, :s],
                                    self.cfg.control_variate)
             var_prec = np.maximum(prec.var, own_region_floor(P, idx, grp, f, n, self.cfg.level))
+            if self.cfg.composite:
+                prec = self._with_simple(prec, var_prec, grp, f, n, fpc)
+                var_prec = prec.var
             nu = pooled_recall(P, idx, grp, f, n, fpc, self.pb.universe.u)
             pooled = (self.pb.P[:s] > 0).any(axis=0) * self.pb.universe.u * self.pb.truth
             a_pool = self.pb.universe.doc_totals(pooled)[docs]
@@ -217,6 +228,19 @@ class Process:
         out["precision_ci"] = np.array(interval(prec.value, var_prec, self.cfg.level, prec.ess))
         out["recall_ci"] = np.array(normal_interval(rec, var_rec, self.cfg.level, rec_cap))
         return out
+
+    def _with_simple(self, prec: Estimate, var_prec: np.ndarray, grp: np.ndarray, f: np.ndarray, n: np.ndarray,
+                     fpc: np.ndarray) -> Estimate:
+        """The joint precision combined with the simple one at the minimum-variance weight (``composite``)."""
+        simple = simple_precision(grp, f, n, fpc)
+        # the simple variance floored at Agresti-Coull: an all-correct sample must not take all the weight
+        v_simple = np.where(n >= 2, np.maximum(simple.var, agresti_coull_floor(simple.value, simple.ess,
+                                                                               self.cfg.level)), np.inf)
+        cov = grouped_cov(prec.contributions, simple.contributions, grp, n, fpc)
+        beta = composite_weight(var_prec, v_simple, cov)
+        value = np.where(beta > 0, (1 - beta) * prec.value + beta * np.nan_to_num(simple.value), prec.value)
+        contributions = (1 - beta)[:, None] * prec.contributions + beta[:, None] * simple.contributions
+        return Estimate(value, composite_variance(beta, var_prec, v_simple, cov), contributions, prec.ess)
 
     def _docs_cap(self, b: np.ndarray) -> float:
         """Design size of the documents: correct instances found, over the fpc."""
@@ -264,8 +288,8 @@ class Process:
             def variance(k: int) -> float:
                 n = self.n[: s + 1].astype(float).copy()
                 n[s] = k
-                return predicted_joint_variance(P, n, s, f_hat, sup, wor, self.cfg.scheme, gram,
-                                                self.cfg.control_variate)
+                predict = predicted_composite_variance if self.cfg.composite else predicted_joint_variance
+                return predict(P, n, s, f_hat, sup, wor, self.cfg.scheme, gram, self.cfg.control_variate)
         else:
 
             def variance(k: int) -> float:
