@@ -19,19 +19,23 @@ their difference has mean zero and serves as a control variate
 with variance :math:`(V_jV_s - C^2)/(V_j + V_s - 2C) \\le \\min(V_j, V_s)`,
 :math:`C` the covariance of the two (only system ``i``'s own stratum
 contributes to it). Unbiased for any fixed :math:`\\beta_i`; the plug-in
-:math:`\\hat\\beta_i` adds an :math:`O(1/n)` bias. The simple estimator's
-variance estimate collapses when its few draws are all correct, which would
-put all the weight on it with a variance near 0; it enters :math:`\\hat\\beta_i`
-floored at the Agresti-Coull variance of its draws (Agresti and Coull, The
-American Statistician, 1998), which stays near the true variance of a
-proportion close to 1.
+:math:`\\hat\\beta_i` adds an :math:`O(1/n)` bias. As :math:`f` is binary, the
+simple estimator's variance is that of a proportion,
+:math:`V_s = \\mathrm{fpc}_i\\,\\pi_i(1-\\pi_i)/n_i` (up to :math:`N_i/(N_i-1)`),
+taken at :math:`\\tilde\\pi_i = (k_i + 1/2)/(n_i + 1)`, :math:`k_i` of the :math:`n_i`
+own draws correct (the posterior mean under Jeffreys' prior): the sample
+variance collapses to 0 when a few draws are all correct. At the joint
+estimate instead, :math:`V_s` would be most over-stated when the joint is
+lowest, moving the weight toward it exactly then.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["composite_variance", "composite_weight"]
+from .estimators import Estimate, grouped_cov, simple_precision
+
+__all__ = ["composite_precision", "composite_variance", "composite_weight"]
 
 
 def composite_weight(v_joint: np.ndarray, v_simple: np.ndarray, cov: np.ndarray) -> np.ndarray:
@@ -51,3 +55,32 @@ def composite_variance(beta: np.ndarray, v_joint: np.ndarray, v_simple: np.ndarr
     """Variance :math:`(1-\\beta)^2 V_j + \\beta^2 V_s + 2\\beta(1-\\beta)C` of the combination."""
     v_simple = np.where(np.asarray(beta) > 0, v_simple, 0.0)  # an undefined simple estimate has weight 0
     return np.maximum((1 - beta) ** 2 * v_joint + beta**2 * v_simple + 2 * beta * (1 - beta) * cov, 0.0)
+
+
+def composite_precision(joint: Estimate, var_joint: np.ndarray, grp: np.ndarray, f: np.ndarray, n: np.ndarray,
+                        fpc: np.ndarray) -> Estimate:
+    """The joint precision combined with the simple one at the plug-in minimum-variance weight.
+
+    Parameters
+    ----------
+    joint : Estimate
+        The joint estimate (:func:`~labelwise.ondemand.estimators.joint_precision`) of every system.
+    var_joint : ndarray, shape (m,)
+        Its variance (possibly floored).
+    grp, f, n, fpc : ndarray
+        System and label of every draw, draws per system and finite-population factors.
+
+    Returns
+    -------
+    Estimate
+        Value, variance :func:`composite_variance` and the combined per-draw contributions; the joint's
+        design effective size. Systems with fewer than two own draws keep the joint estimate.
+    """
+    simple = simple_precision(grp, f, n, fpc)
+    p = (np.nan_to_num(simple.value) * n + 0.5) / (n + 1.0)
+    v_simple = np.where(n >= 2, fpc * p * (1 - p) / np.maximum(n, 1), np.inf)
+    cov = grouped_cov(joint.contributions, simple.contributions, grp, n, fpc)
+    beta = composite_weight(var_joint, v_simple, cov)
+    value = np.where(beta > 0, (1 - beta) * joint.value + beta * np.nan_to_num(simple.value), joint.value)
+    contributions = (1 - beta)[:, None] * joint.contributions + beta[:, None] * simple.contributions
+    return Estimate(value, composite_variance(beta, var_joint, v_simple, cov), contributions, joint.ess)

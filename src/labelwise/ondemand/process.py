@@ -17,10 +17,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .composite import composite_variance, composite_weight
+from .composite import composite_precision
 from .costs import CostLedger, Prices
 from .estimators import (
-    Estimate,
     finite_population_correction,
     grouped_cov,
     joint_precision,
@@ -202,7 +201,7 @@ class Process:
                                    self.cfg.control_variate)
             var_prec = np.maximum(prec.var, own_region_floor(P, idx, grp, f, n, self.cfg.level))
             if self.cfg.composite:
-                prec = self._with_simple(prec, var_prec, grp, f, n, fpc)
+                prec = composite_precision(prec, var_prec, grp, f, n, fpc)
                 var_prec = prec.var
             nu = pooled_recall(P, idx, grp, f, n, fpc, self.pb.universe.u)
             pooled = (self.pb.P[:s] > 0).any(axis=0) * self.pb.universe.u * self.pb.truth
@@ -228,19 +227,6 @@ class Process:
         out["precision_ci"] = np.array(interval(prec.value, var_prec, self.cfg.level, prec.ess))
         out["recall_ci"] = np.array(normal_interval(rec, var_rec, self.cfg.level, rec_cap))
         return out
-
-    def _with_simple(self, prec: Estimate, var_prec: np.ndarray, grp: np.ndarray, f: np.ndarray, n: np.ndarray,
-                     fpc: np.ndarray) -> Estimate:
-        """The joint precision combined with the simple one at the minimum-variance weight (``composite``)."""
-        simple = simple_precision(grp, f, n, fpc)
-        # the simple variance floored at Agresti-Coull: an all-correct sample must not take all the weight
-        v_simple = np.where(n >= 2, np.maximum(simple.var, agresti_coull_floor(simple.value, simple.ess,
-                                                                               self.cfg.level)), np.inf)
-        cov = grouped_cov(prec.contributions, simple.contributions, grp, n, fpc)
-        beta = composite_weight(var_prec, v_simple, cov)
-        value = np.where(beta > 0, (1 - beta) * prec.value + beta * np.nan_to_num(simple.value), prec.value)
-        contributions = (1 - beta)[:, None] * prec.contributions + beta[:, None] * simple.contributions
-        return Estimate(value, composite_variance(beta, var_prec, v_simple, cov), contributions, prec.ess)
 
     def _docs_cap(self, b: np.ndarray) -> float:
         """Design size of the documents: correct instances found, over the fpc."""
