@@ -58,7 +58,7 @@ class OnDemandConfig:
         Joint precision with the control variate of known expectation (its
         variance vanishes as precision goes to 1; jackknife variance, Wilson
         interval), or the paper's plain estimator (the default: the control
-        variate's intervals still under-covered one system of the benchmark).
+        variate's intervals under-covered one system of the benchmark).
     composite : bool
         Combine the joint precision with the simple estimate from the system's
         own draws at their minimum-variance weight
