@@ -8,10 +8,9 @@ and disjoint ones) is evaluated system by system, ``--repeats`` times:
 
 * ``joint``: the paper's method (joint importance-sampling precision,
   recall = pool recall x pooled recall), new verifications per system by
-  bisection for the target half-width, documents for recall as needed; by
-  default its precision is combined with the simple estimate from the
-  system's own draws (``labelwise.ondemand.composite``), ``--no-composite``
-  gives the paper's estimator alone;
+  bisection for the target half-width, documents for recall as needed;
+  ``--composite`` combines its precision with the simple estimate from the
+  system's own draws (``labelwise.ondemand.composite``);
 * ``simple``: each system's own sample (Eq. 1), sized for the same half-width;
 * ``simple@cost``: the simple estimator given the joint's budget (as many
   documents, and draws split evenly over the systems, scaled so that the
@@ -106,8 +105,8 @@ def main() -> None:
     parser.add_argument("--draw-seed", type=int, default=None, help="seed of the draws (default: --seed)")
     parser.add_argument("--pilot", type=int, default=0)
     parser.add_argument("--control-variate", action="store_true", help="joint precision with the control variate")
-    parser.add_argument("--no-composite", action="store_true",
-                        help="the paper's joint precision alone, not combined with the simple one")
+    parser.add_argument("--composite", action="store_true",
+                        help="joint precision combined with the simple one (labelwise.ondemand.composite)")
     parser.add_argument("--no-plot", action="store_true")
     parser.add_argument("--out-name", default="ondemand_benchmark",
                         help="name of the JSON and PNG in benchmarks/out/ (the RESULTS section reads the default)")
@@ -118,7 +117,7 @@ def main() -> None:
     problem = build_problem(corpus["instance_id"], corpus["doc_id"], corpus["correct"], corpus["systems"],
                             n_docs=corpus["n_docs"])
     config = OnDemandConfig(half_width=args.half_width, pilot=args.pilot, control_variate=args.control_variate,
-                            composite=not args.no_composite)
+                            composite=args.composite)
     truth = true_scores(problem)
     t0 = time.perf_counter()
     joint = run_repeats(problem, config, args.repeats, draw_seed + 1, joint=True)
@@ -202,8 +201,8 @@ def summary_section(data: dict) -> str:
     J, S, E, A = (data["results"][k] for k in ("joint", "simple", "simple@cost", "simple@arrival"))
     hw = cfg["half_width"]
     draws = "" if cfg.get("draw_seed") is None else f" --draw-seed {cfg['draw_seed']}"
-    cv = (" --control-variate" if cfg.get("control_variate") else "") + (
-        " --no-composite" if cfg.get("no_composite", True) else "")
+    composite = cfg.get("composite", cfg.get("no_composite") is False)  # JSON written before the flag was flipped
+    cv = (" --control-variate" if cfg.get("control_variate") else "") + (" --composite" if composite else "")
     out = [
         "## On-demand evaluation: joint vs simple estimator, systems submitted one after another", "",
         (f"`python benchmarks/ondemand_benchmark.py --repeats {cfg['repeats']} --half-width {hw} --seed "
@@ -211,7 +210,7 @@ def summary_section(data: dict) -> str:
          f"documents, {corpus['instances']:,} candidate instances ({corpus['correct']:,} correct) and "
          f"{corpus['systems']} systems, target half-width {hw}. `joint` is Chaganty et al. (EMNLP 2017) "
          f"({'with' if cfg.get('control_variate') else 'without'} the control variate, "
-         f"{'alone' if cfg.get('no_composite', True) else 'combined with the simple estimate at the minimum-variance weight'}"
+         f"{'combined with the simple estimate at the minimum-variance weight' if composite else 'alone'}"
          "); `simple` their Eq. 1 "
          "sized for the same half-width; `simple@cost` the simple "
          "estimator with the joint's budget: as many documents, and draws split evenly over the systems so "

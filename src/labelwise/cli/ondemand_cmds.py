@@ -63,7 +63,7 @@ DocumentPriceOpt = Annotated[float, typer.Option("--document-price", help="Dolla
 
 
 def _config(half_width: float, level: float, verification_price: float, document_price: float,
-            scheme: str = "overlap", control_variate: bool = False, composite: bool = True):
+            scheme: str = "overlap", control_variate: bool = False, composite: bool = False):
     """The :class:`~labelwise.ondemand.OnDemandConfig` of the options, each checked."""
     from ..ondemand import OnDemandConfig
     from ..ondemand.costs import Prices
@@ -282,8 +282,8 @@ def simulate_cmd(
                                                   "control variate, or the paper's plain estimator "
                                                   "(default).")] = False,
     composite: Annotated[bool, typer.Option("--composite/--joint-only", help="Combine the joint precision with "
-                                            "the system's own simple estimate at the minimum-variance weight "
-                                            "(default), or the joint estimate alone.")] = True,
+                                            "the system's own simple estimate at the minimum-variance weight, "
+                                            "or the joint estimate alone (default).")] = False,
     verification_price: VerificationPriceOpt = 0.18,
     document_price: DocumentPriceOpt = 15.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON (a stable contract).")] = False,

@@ -1,4 +1,4 @@
-"""The joint precision estimate with the simple one as a control variate: never worse than either.
+"""The joint precision estimate with the simple one as a control variate: at the optimal weight never worse than either.
 
 The joint estimator of Chaganty, Paranjape, Liang and Manning, "Importance
 sampling for unbiased on-demand evaluation of knowledge base population",
