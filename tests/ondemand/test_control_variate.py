@@ -18,9 +18,9 @@ from labelwise.ondemand.estimators import (
     finite_population_correction,
     grouped_cov,
     joint_precision,
-    wilson_interval,
 )
 from labelwise.ondemand.floors import own_region_floor
+from labelwise.ondemand.intervals import wilson_interval
 from labelwise.ondemand.universe import is_uniform, stack_systems, system_distribution
 
 

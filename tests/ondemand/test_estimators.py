@@ -20,8 +20,8 @@ from labelwise.ondemand.estimators import (
     pooled_recall,
     ratio_estimate,
     simple_precision,
-    wilson_interval,
 )
+from labelwise.ondemand.intervals import wilson_interval
 from labelwise.ondemand.universe import is_uniform, stack_systems, system_distribution
 
 # 7 candidate instances; correct ones: 0, 2, 3, 5

@@ -9,22 +9,24 @@ verifications), and the number of new verifications for a new system chosen
 by bisection on the variance before drawing.
 
 Modules: :mod:`.universe` (instances, systems, sampling distributions),
-:mod:`.estimators` (estimators, variances, intervals), :mod:`.planning`
+:mod:`.estimators` (estimators, variances), :mod:`.composite` (the joint
+estimate combined with the simple one), :mod:`.intervals`, :mod:`.planning`
 (sample sizes), :mod:`.costs` (prices and spending), :mod:`.simulate`
 (repeated on-demand runs against a truth table).
 """
 
+from .composite import composite_precision
 from .costs import CostLedger, Prices
 from .estimators import (
     f1_delta,
     joint_precision,
     mixture_weights,
-    normal_interval,
     pooled_recall,
     ratio_estimate,
     recall_product,
     simple_precision,
 )
+from .intervals import normal_interval
 from .planning import plan_documents, plan_verifications, predicted_joint_variance
 from .process import OnDemandConfig, Problem, Process
 from .session import OnDemandSession as OnDemandSession
@@ -32,7 +34,8 @@ from .simulate import build_problem, run_repeats, simulate, true_scores
 from .universe import Universe, stack_systems, system_distribution
 
 __all__ = [
-    "CostLedger", "OnDemandConfig", "Prices", "Problem", "Process", "Universe", "build_problem", "f1_delta",
+    "CostLedger", "OnDemandConfig", "Prices", "Problem", "Process", "Universe", "build_problem",
+    "composite_precision", "f1_delta",
     "joint_precision", "mixture_weights", "normal_interval", "plan_documents", "plan_verifications",
     "pooled_recall", "predicted_joint_variance", "ratio_estimate", "recall_product", "run_repeats",
     "simple_precision", "simulate", "stack_systems", "system_distribution", "true_scores",

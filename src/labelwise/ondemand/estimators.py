@@ -30,7 +30,6 @@ unbiasedly by the within-sample variances :math:`s_j^2` (ddof 1)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import numpy as np
 
@@ -39,17 +38,14 @@ from .control_variate import own_region, regression_precision
 __all__ = [
     "WEIGHT_SCHEMES",
     "Estimate",
-    "agresti_coull_floor",
     "f1_delta",
     "finite_population_correction",
     "joint_precision",
     "mixture_weights",
-    "normal_interval",
     "pooled_recall",
     "ratio_estimate",
     "recall_product",
     "simple_precision",
-    "wilson_interval",
 ]
 
 WEIGHT_SCHEMES = ("overlap", "uniform", "size")
@@ -349,82 +345,3 @@ def f1_delta(p: np.ndarray, r: np.ndarray, var_p: np.ndarray, var_r: np.ndarray,
     gb = np.divide(2 * p**2, s**2, out=np.zeros_like(s, dtype=float), where=s > 0)
     var = ga**2 * var_p + gb**2 * var_r + 2 * ga * gb * cov_pr
     return value, np.maximum(var, 0.0)
-
-
-def agresti_coull_floor(value: np.ndarray, n: np.ndarray | float, level: float = 0.95) -> np.ndarray:
-    """Agresti-Coull variance :math:`\\tilde p(1-\\tilde p)/(n + z^2)` of a proportion from ``n`` draws.
-
-    :math:`\\tilde p = (n\\hat p + z^2/2)/(n + z^2)`; zero for infinite ``n``.
-    """
-    z = NormalDist().inv_cdf(0.5 + level / 2)
-    p = np.clip(np.nan_to_num(np.asarray(value, dtype=float)), 0.0, 1.0)
-    n = np.broadcast_to(np.asarray(n, dtype=float), p.shape)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p_t = (n * p + z**2 / 2) / (n + z**2)
-        return np.where(np.isinf(n), 0.0, p_t * (1 - p_t) / (n + z**2))
-
-
-def normal_interval(value: np.ndarray, var: np.ndarray, level: float = 0.95,
-                    ess_cap: np.ndarray | float = np.inf) -> tuple[np.ndarray, np.ndarray]:
-    """Normal interval :math:`\\hat p \\pm z\\sqrt{V}` with a variance floor at the design size.
-
-    The estimators here are sums of many weighted draws and close to
-    normal, so the plain interval covers (benchmark); the Wilson interval
-    at an effective size pulls the centre toward 1/2 and under-covered
-    high-precision systems. What fails is a variance *estimated* as (nearly) 0
-    from all-correct or all-wrong draws. The floor is the Agresti-Coull
-    variance :math:`\\tilde p(1-\\tilde p)/(n + z^2)`,
-    :math:`\\tilde p = (n\\hat p + z^2/2)/(n + z^2)`, at the design effective
-    size ``n = ess_cap`` (Kish size over fpc, an upper bound on the
-    information in the draws); it is below the variance of any binomial-like
-    estimate from ``n`` draws, so it only acts when the estimate collapses
-    (Agresti and Coull, 1998). Infinite ``ess_cap`` (census) gives no floor.
-
-    Returns
-    -------
-    lower, upper : ndarray
-    """
-    z = NormalDist().inv_cdf(0.5 + level / 2)
-    value = np.asarray(value, dtype=float)
-    floor = agresti_coull_floor(value, ess_cap, level)
-    half = z * np.sqrt(np.maximum(np.asarray(var, dtype=float), floor))
-    bad = ~np.isfinite(value) | ~np.isfinite(half)
-    lower = np.where(bad, np.nan, np.clip(value - half, 0, 1))
-    upper = np.where(bad, np.nan, np.clip(value + half, 0, 1))
-    return lower, upper
-
-
-def wilson_interval(value: np.ndarray, var: np.ndarray, level: float = 0.95,
-                    ess_cap: np.ndarray | float = np.inf) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson score interval at an effective sample size (Korn and Graubard, 1998).
-
-    A proportion estimated with variance ``var`` carries as much information
-    as :math:`n^* = \\hat p(1-\\hat p)/\\mathrm{var}` Bernoulli draws; the
-    Wilson interval at :math:`n^*` keeps coverage near 0 and 1, where the
-    normal interval collapses (a variance estimated as 0 from all-correct
-    draws). :math:`n^*` is capped by the design effective size ``ess_cap``,
-    which also replaces it when :math:`\\hat p \\in \\{0, 1\\}` or the variance is 0.
-    An infinite :math:`n^*` (census) gives a zero-width interval.
-
-    Returns
-    -------
-    lower, upper : ndarray
-    """
-    z = NormalDist().inv_cdf(0.5 + level / 2)
-    p = np.clip(np.asarray(value, dtype=float), 0.0, 1.0)
-    var = np.asarray(var, dtype=float)
-    cap = np.broadcast_to(np.asarray(ess_cap, dtype=float), p.shape)
-    pq = p * (1 - p)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        n_star = np.where((var > 0) & (pq > 0), pq / var, cap)
-    n_star = np.minimum(n_star, cap)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        k = z**2 / n_star
-        centre = (p + k / 2) / (1 + k)
-        half = z / (1 + k) * np.sqrt(pq / n_star + k / (4 * n_star))
-    half = np.where(np.isinf(n_star), 0.0, half)
-    centre = np.where(np.isinf(n_star), p, centre)
-    bad = ~np.isfinite(np.asarray(value, dtype=float)) | ~(n_star > 0)
-    lower = np.where(bad, np.nan, np.clip(centre - half, 0, 1))
-    upper = np.where(bad, np.nan, np.clip(centre + half, 0, 1))
-    return lower, upper

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .control_variate import own_region
-from .estimators import agresti_coull_floor
+from .intervals import agresti_coull_floor
 
 __all__ = ["own_region_floor"]
 

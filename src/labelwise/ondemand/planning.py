@@ -37,10 +37,12 @@ from statistics import NormalDist
 
 import numpy as np
 
+from .composite import composite_variance, composite_weight
 from .control_variate import own_region
 from .estimators import mixture_weights
 
-__all__ = ["plan_documents", "plan_verifications", "predicted_joint_variance", "predicted_simple_variance"]
+__all__ = ["plan_documents", "plan_verifications", "predicted_composite_variance", "predicted_joint_variance",
+           "predicted_simple_variance"]
 
 
 def _z(level: float) -> float:
@@ -51,6 +53,24 @@ def _design_factor(support: np.ndarray, n: np.ndarray, wor: np.ndarray) -> np.nd
     support = np.asarray(support, dtype=float)
     factor = np.clip((support - n) / np.maximum(support - 1.0, 1.0), 0.0, 1.0)
     return np.where(wor, factor, 1.0)
+
+
+def _importance_terms(P: np.ndarray, n: np.ndarray, i: int, scheme: str, gram: np.ndarray | None,
+                      control_variate: bool, f_hat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Mixture weights ``W``, ratio :math:`r = p_i/q_i` and control-variate shift :math:`\beta(x)` of target ``i``.
+
+    ``None`` when :math:`q_i` misses part of the support of :math:`p_i`.
+    """
+    W = mixture_weights(P, n, scheme, gram)
+    q = W[i] @ P
+    if np.any((P[i] > 0) & (q <= 0)):
+        return None
+    r = np.divide(P[i], q, out=np.zeros_like(q), where=q > 0)
+    beta = np.zeros_like(q)
+    shared = P[i] * ~own_region(P, n)[i] if control_variate else np.zeros_like(q)
+    if shared.any():  # beta at the precision over the shared region, where the control variate lives
+        beta[shared > 0] = float(shared @ f_hat) / shared.sum()
+    return W, r, beta
 
 
 def predicted_joint_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.ndarray, support: np.ndarray,
@@ -79,20 +99,38 @@ def predicted_joint_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.nda
         ``inf`` when :math:`q_i` misses part of the support of :math:`p_i`.
     """
     n = np.asarray(n, dtype=float)
-    W = mixture_weights(P, n, scheme, gram)
-    q = W[i] @ P
-    if np.any((P[i] > 0) & (q <= 0)):
+    terms = _importance_terms(P, n, i, scheme, gram, control_variate, f_hat)
+    if terms is None:
         return math.inf
-    r = np.divide(P[i], q, out=np.zeros_like(q), where=q > 0)
-    beta = np.zeros_like(q)
-    shared = P[i] * ~own_region(P, n)[i] if control_variate else np.zeros_like(q)
-    if shared.any():  # beta at the precision over the shared region, where the control variate lives
-        beta[shared > 0] = float(shared @ f_hat) / shared.sum()
+    W, r, beta = terms
     a = P @ (r * (f_hat - beta))
     b = P @ (r**2 * (f_hat * (1.0 - f_hat) + (f_hat - beta) ** 2))  # E[(f - beta)^2], f ~ Bernoulli(f_hat)
     sigma2 = W[i] ** 2 * np.maximum(b - a**2, 0.0)
     factor = _design_factor(support, n, wor)
     return float(np.sum(np.where(n > 0, factor * sigma2 / np.maximum(n, 1.0), 0.0)))
+
+
+def predicted_composite_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.ndarray, support: np.ndarray,
+                                 wor: np.ndarray, scheme: str = "overlap", gram: np.ndarray | None = None,
+                                 control_variate: bool = False) -> float:
+    """Predicted variance of the joint precision combined with the simple one (:mod:`.composite`).
+
+    Same parameters as :func:`predicted_joint_variance`. The covariance of the
+    two comes from system ``i``'s own stratum only:
+    :math:`c_i w_{ii}\\big(\\sum_x p_i r \\hat f (1 - \\beta) - \\sum_x p_i r (\\hat f - \\beta)
+    \\sum_x p_i \\hat f\\big)/n_i`, with :math:`E[f^2] = \\hat f`.
+    """
+    n = np.asarray(n, dtype=float)
+    v_joint = predicted_joint_variance(P, n, i, f_hat, support, wor, scheme, gram, control_variate)
+    v_simple = predicted_simple_variance(int(n[i]), f_hat, P[i], int(support[i]), bool(wor[i]))
+    if not (math.isfinite(v_joint) and math.isfinite(v_simple)) or n[i] < 2:
+        return v_joint
+    W, r, beta = _importance_terms(P, n, i, scheme, gram, control_variate, f_hat)
+    p = P[i]
+    cov = W[i, i] * (p @ (r * f_hat * (1.0 - beta)) - (p @ (r * (f_hat - beta))) * (p @ f_hat))
+    cov *= _design_factor(support, n, wor)[i] / n[i]
+    weight = composite_weight(v_joint, v_simple, cov)
+    return float(composite_variance(weight, v_joint, v_simple, cov))
 
 
 def predicted_simple_variance(n: int, f_hat: np.ndarray, p: np.ndarray, support: int, wor: bool) -> float:

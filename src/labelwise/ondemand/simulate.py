@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .estimators import f1_delta, normal_interval
+from .estimators import f1_delta
+from .intervals import normal_interval
 from .process import OnDemandConfig, Problem, Process
 from .universe import Universe, stack_systems, system_distribution
 
@@ -100,8 +101,12 @@ def final_estimates(process: Process, level: float) -> dict[str, np.ndarray]:
 
 
 def run_repeats(problem: Problem, config: OnDemandConfig, repeats: int, seed: int = 0, joint: bool = True,
-                fixed_labels: np.ndarray | None = None, fixed_documents: int | None = None) -> Runs:
-    """Run the on-demand process ``repeats`` times (independent seeds) and collect the results."""
+                fixed_labels: np.ndarray | None = None, fixed_documents: int | None = None,
+                label_budget: np.ndarray | None = None) -> Runs:
+    """Run the on-demand process ``repeats`` times (independent seeds) and collect the results.
+
+    ``fixed_labels``, ``fixed_documents`` and ``label_budget`` replace planning (see :class:`Process`).
+    """
     m = problem.m
     keys = ("precision", "recall", "f1")
     est = {k: np.empty((repeats, m)) for k in keys}
@@ -112,7 +117,8 @@ def run_repeats(problem: Problem, config: OnDemandConfig, repeats: int, seed: in
     hw = np.empty((repeats, m))
     hw_rec = np.empty((repeats, m))
     for r, child in enumerate(np.random.SeedSequence(seed).spawn(repeats)):
-        process = Process(problem, config, np.random.default_rng(child), joint, fixed_labels, fixed_documents)
+        process = Process(problem, config, np.random.default_rng(child), joint, fixed_labels, fixed_documents,
+                          label_budget)
         for _ in range(m):
             process.arrive()
         final = final_estimates(process, config.level)
