@@ -1,13 +1,16 @@
-"""A binary pool written as Parquet (with a content column), shared by the engine tests."""
+"""Pools written as Parquet, shared by the engine tests: a binary pool with a content column, and one with
+probabilities at every edge of the block grid."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from labelwise import make_pool
+from labelwise.engines.blocks import N_BINS
 from labelwise.pool import Pool
 
 
@@ -32,3 +35,27 @@ def parquet_pool(pool: Pool, tmp_path_factory) -> Path:
     frame.iloc[:half].to_parquet(folder / "part-0.parquet", index=False)
     frame.iloc[half:].to_parquet(folder / "part-1.parquet", index=False)
     return folder / "part-*.parquet"
+
+
+#: Priors at and next to the grid's edges, and the bins they fall in (enumerated from the definition)
+EDGES = [(0.0, 0), (2.0**-33, 8), (2.0**-32, 16), (1.5 * 2.0**-32, 24), (2.0**-31 - 2.0**-60, 31),
+         (0.25 - 2.0**-55, 495), (0.25, 496), (0.3, 499), (0.5 - 2.0**-54, 511), (0.5, 512), (0.75, 527),
+         (1.0 - 2.0**-32, N_BINS - 17), (1.0 - 2.0**-53, N_BINS - 1), (1.0, N_BINS - 1)]
+
+
+@pytest.fixture(scope="module")
+def grid_edges() -> list[tuple[float, int]]:
+    """:data:`EDGES`: (prior, its bin) at and next to the edges of the block grid."""
+    return EDGES
+
+
+@pytest.fixture(scope="module")
+def extreme_pool(tmp_path_factory) -> tuple[Pool, Path]:
+    """Probabilities over 80 units of log-odds and at every edge, as a pool and a Parquet file."""
+    rng = np.random.default_rng(1)
+    p = np.r_[[e for e, _ in EDGES], 1 / (1 + np.exp(-rng.normal(0, 12, 20_000)))]
+    n = p.size
+    labels = (rng.random(n) < p).astype(int)
+    path = tmp_path_factory.mktemp("extreme") / "extreme.parquet"
+    pd.DataFrame({"item_id": np.arange(n), "pred": (p > 0.5).astype(int), "prob": p, "label": labels}).to_parquet(path)
+    return Pool.from_arrays(np.arange(n), preds=(p > 0.5).astype(int)[:, None], probs=p[:, None], labels=labels), path

@@ -26,6 +26,12 @@ def spark():
     session.stop()
 
 
+def test_spark_bins_like_numpy_at_every_edge(spark, extreme_pool):
+    pool, path = extreme_pool
+    memory, engine = EnginePool.from_pool(pool).summary, EnginePool.open(path, "spark", spark=spark).summary
+    assert np.array_equal(memory.keys, engine.keys) and np.array_equal(memory.counts, engine.counts)
+
+
 def test_spark_hash_equals_numpy_bit_for_bit(spark):
     ids = np.r_[np.arange(-300, 3000), 2**62 + 5, -(2**63), 2**63 - 1]
     spark.createDataFrame([(int(i),) for i in ids], "item_id long").createOrReplaceTempView("ids")
