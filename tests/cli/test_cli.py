@@ -206,6 +206,7 @@ def test_init_errors(pool_csv, tmp_path):
     assert "unknown measure 'nope'" in fails("init", pool_csv, "--session", session, "--measure", "nope")
     assert "lam" in fails("init", pool_csv, "--session", session, "--param", "lam=3")
     assert "bogus" in fails("init", pool_csv, "--session", session, "--param", "bogus=1")
+    assert "--budget: must be at least 1" in fails("init", pool_csv, "--session", session, "--budget", "0")
     assert "not found" in fails("init", pool_csv, "--session", session, "--pred-col", "p1,p2")
     assert "does not exist" in fails("init", tmp_path / "missing.csv", "--session", session)
     assert not session.exists()

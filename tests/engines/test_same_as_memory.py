@@ -53,9 +53,8 @@ def test_memory_and_duckdb_sessions_hand_out_and_estimate_alike(pool, pool_file,
     results = {}
     for engine in ("memory", "duckdb"):
         session = tmp_path / f"{engine}.lw"
-        planned = ("--param", "budget=400") if design == "poisson" and engine == "memory" else ()  # M in memory
         invoke("init", pool_file, "-s", session, "--engine", engine, "--design", design, "--seed", 9,
-               "--budget", 400, "--measure", "f1,precision,recall", *planned)
+               "--budget", 400, "--measure", "f1,precision,recall")
         handed = label_rounds(session, truth, [100, 150, 120], tmp_path)
         results[engine] = handed, json.loads(invoke("estimate", session, "--json").stdout)
     (memory, got_memory), (duck, got_duck) = results["memory"], results["duckdb"]

@@ -35,6 +35,7 @@ from .options import (
     SystemsOpt,
     UserError,
     check_level,
+    check_positive,
     describe_design,
     design_options,
     parse_systems,
@@ -74,8 +75,9 @@ def init(
     multilabel: MultiLabelOpt = None,
     engine: Annotated[str, typer.Option("--engine", help="memory (default), or duckdb|spark: the pool stays in its "
                                         "Parquet files, the session references it.")] = "memory",
-    budget: Annotated[int | None, typer.Option("--budget", help="With --engine: labels the sample is planned "
-                                               "for.")] = None,
+    budget: Annotated[int | None, typer.Option("--budget", help="Labels the sample is planned for (poisson draws "
+                                               "its whole sample for it; required with --engine for the planned "
+                                               "designs).")] = None,
     spark_master: Annotated[str | None, typer.Option("--spark-master", help="With --engine spark: e.g. local[2] "
                                                      "or spark://host:7077 (default local[*]).")] = None,
 ) -> None:
@@ -106,6 +108,8 @@ def init(
                             "--engine duckdb for a pool of several Parquet files")
         pool_file = pool_files[0]
         check_level(level)
+        if budget is not None:
+            check_positive(budget=budget)
         Store.check_new(session)
         columns = pool_columns(id_col, pred_col, score_col, prob_col, multilabel)
         df = read_pool_file(pool_file, id_col=id_col)
@@ -115,8 +119,8 @@ def init(
         target = make_measure(measure, pool, chosen_systems)
         _warn_about(pool, id_col in df.columns, chosen_systems)
         chosen, oracle = design_options(design or DEFAULT, param, pool)
-        with Session(pool, target, chosen, oracle=oracle or "deterministic", seed=seed, path=session,
-                     level=level) as s:
+        with Session(pool, target, chosen, oracle=oracle or "deterministic", budget=budget, seed=seed,
+                     path=session, level=level) as s:
             typer.echo(f"created session {str(session)!r}")
             typer.echo(f"  items:   {pool.n_items} (pool {pool.name!r}, {pool.n_classes} classes)")
             typer.echo(f"  systems: {', '.join(pool.system_names)}")
