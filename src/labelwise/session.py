@@ -43,6 +43,7 @@ import numpy as np
 from .designs import Design, Sampler, design_from_spec, make_design
 from .designs.base import check_oracle
 from .draws import Draws, Sample
+from .engines.hashing import generator_seed
 from .estimators import Estimate
 from .ledger import DrawLedger, LabelError, Ledger, make_ledger, show_id
 from .measures import Measure, measure_from_spec
@@ -128,7 +129,7 @@ class Session(HandOut):
             # reopened before its first draw still draws what this one would
             self.store = Store.create(path, pool, {
                 "measure": measure.spec(), "design": design.spec(), "oracle": oracle, "budget": budget,
-                "level": self.level, "created": time.time(),
+                "level": self.level, "created": time.time(), "hash_seed": generator_seed(self.rng),
             }, rng_state=self.rng.bit_generator.state)
             self._save_setup()
 
@@ -169,7 +170,9 @@ class Session(HandOut):
         kind = getattr(np.random, name, None)
         if not (isinstance(kind, type) and issubclass(kind, np.random.BitGenerator)):
             raise StoreError(f"{str(store.path)!r}: unknown random generator {name!r} in the session file")
-        bit_generator = kind()
+        # the seed sequence carries the hash seed (designs drawing by the item hash read it), the state the stream
+        hash_seed = config.get("hash_seed")
+        bit_generator = kind() if hash_seed is None else kind(np.random.SeedSequence(int(hash_seed)))
         bit_generator.state = state
         rng = np.random.Generator(bit_generator)
         measure = measure if measure is not None else measure_from_spec(config["measure"])
