@@ -17,7 +17,7 @@ from labelwise.ondemand.estimators import (
     joint_precision,
     simple_precision,
 )
-from labelwise.ondemand.intervals import normal_interval
+from labelwise.ondemand.intervals import floored_normal_interval
 from labelwise.ondemand.planning import predicted_composite_variance
 from labelwise.ondemand.process import OnDemandConfig, Problem, Process
 from labelwise.ondemand.universe import (
@@ -90,7 +90,7 @@ def test_plug_in_combination_beats_the_joint_on_a_high_precision_subset_and_cove
         joint = joint_precision(PP, idx, grp, f, n, fpc)
         comp = composite_precision(joint, joint.var, grp, f, n, fpc)
         est[r] = joint.value[1], simple_precision(grp, f, n, fpc).value[1], comp.value[1]
-        lo, hi = normal_interval(comp.value, comp.var, 0.95, comp.ess)
+        lo, hi = floored_normal_interval(comp.value, comp.var, 0.95, comp.ess)
         covered[r] = lo[1] <= true <= hi[1]
     sq = (est - true) ** 2
     mse, se = sq.mean(axis=0), sq.std(axis=0, ddof=1) / np.sqrt(R)

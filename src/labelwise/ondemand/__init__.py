@@ -26,7 +26,7 @@ from .estimators import (
     recall_product,
     simple_precision,
 )
-from .intervals import normal_interval
+from .intervals import floored_normal_interval
 from .planning import plan_documents, plan_verifications, predicted_joint_variance
 from .process import OnDemandConfig, Problem, Process
 from .session import OnDemandSession as OnDemandSession
@@ -36,7 +36,7 @@ from .universe import Universe, stack_systems, system_distribution
 __all__ = [
     "CostLedger", "OnDemandConfig", "Prices", "Problem", "Process", "Universe", "build_problem",
     "composite_precision", "f1_delta",
-    "joint_precision", "mixture_weights", "normal_interval", "plan_documents", "plan_verifications",
+    "floored_normal_interval", "joint_precision", "mixture_weights", "plan_documents", "plan_verifications",
     "pooled_recall", "predicted_joint_variance", "ratio_estimate", "recall_product", "run_repeats",
     "simple_precision", "simulate", "stack_systems", "system_distribution", "true_scores",
 ]

@@ -14,7 +14,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-__all__ = ["agresti_coull_floor", "normal_interval", "wilson_interval"]
+__all__ = ["agresti_coull_floor", "floored_normal_interval", "wilson_interval"]
 
 
 def agresti_coull_floor(value: np.ndarray, n: np.ndarray | float, level: float = 0.95) -> np.ndarray:
@@ -30,7 +30,7 @@ def agresti_coull_floor(value: np.ndarray, n: np.ndarray | float, level: float =
         return np.where(np.isinf(n), 0.0, p_t * (1 - p_t) / (n + z**2))
 
 
-def normal_interval(value: np.ndarray, var: np.ndarray, level: float = 0.95,
+def floored_normal_interval(value: np.ndarray, var: np.ndarray, level: float = 0.95,
                     ess_cap: np.ndarray | float = np.inf) -> tuple[np.ndarray, np.ndarray]:
     """Normal interval :math:`\\hat p \\pm z\\sqrt{V}` with a variance floor at the design size.
 

@@ -29,7 +29,7 @@ from .estimators import (
     simple_precision,
 )
 from .floors import own_region_floor
-from .intervals import agresti_coull_floor, normal_interval, wilson_interval
+from .intervals import agresti_coull_floor, floored_normal_interval, wilson_interval
 from .planning import (
     plan_documents,
     plan_verifications,
@@ -209,7 +209,7 @@ class Process:
             pooled = (self.pb.P[:s] > 0).any(axis=0) * self.pb.universe.u * self.pb.truth
             a_pool = self.pb.universe.doc_totals(pooled)[docs]
             theta, var_theta = ratio_estimate(a_pool[None, :], b, self.pb.universe.n_docs)
-            # floors on the factors, each at its own design size (see normal_interval)
+            # floors on the factors, each at its own design size (see floored_normal_interval)
             var_theta = np.maximum(var_theta, agresti_coull_floor(theta, self._docs_cap(b), self.cfg.level))
             var_nu = np.maximum(nu.var, agresti_coull_floor(nu.value, nu.ess, self.cfg.level))
             rec, var_rec = recall_product(theta[0], var_theta[0], nu.value, var_nu)
@@ -225,9 +225,9 @@ class Process:
             rec_cap = self._docs_cap(b)
         out.update(precision=prec.value, var_precision=var_prec, recall=rec, var_recall=var_rec, cov=cov)
         # the regression estimator's variance shrinks with p(1 - p) like a proportion's: score (Wilson) interval
-        interval = wilson_interval if self.joint and self.cfg.control_variate else normal_interval
+        interval = wilson_interval if self.joint and self.cfg.control_variate else floored_normal_interval
         out["precision_ci"] = np.array(interval(prec.value, var_prec, self.cfg.level, prec.ess))
-        out["recall_ci"] = np.array(normal_interval(rec, var_rec, self.cfg.level, rec_cap))
+        out["recall_ci"] = np.array(floored_normal_interval(rec, var_rec, self.cfg.level, rec_cap))
         return out
 
     def _docs_cap(self, b: np.ndarray) -> float:

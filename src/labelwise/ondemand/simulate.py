@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .estimators import f1_delta
-from .intervals import normal_interval
+from .intervals import floored_normal_interval
 from .process import OnDemandConfig, Problem, Process
 from .universe import Universe, stack_systems, system_distribution
 
@@ -92,7 +92,7 @@ def final_estimates(process: Process, level: float) -> dict[str, np.ndarray]:
     """Precision, recall and F1 of every system of ``process`` with their ``level`` intervals (``_lo``, ``_hi``)."""
     est = process.estimates()
     f1, var_f1 = f1_delta(est["precision"], est["recall"], est["var_precision"], est["var_recall"], est["cov"])
-    f1_lo, f1_hi = normal_interval(f1, var_f1, level)
+    f1_lo, f1_hi = floored_normal_interval(f1, var_f1, level)
     return {
         "precision": est["precision"], "recall": est["recall"], "f1": f1,
         "precision_lo": est["precision_ci"][0], "precision_hi": est["precision_ci"][1],
