@@ -70,6 +70,8 @@ def test_sample_coverage_by_hand():
     assert sample_coverage(10, 4, 2) == pytest.approx(1 - 0.4 * 36 / 40)
     assert sample_coverage(10, 0, 2) == 1.0
     assert sample_coverage(0, 0, 0) == 1.0
+    with np.errstate(all="raise"):  # one answer, a singleton: nothing returned twice, coverage 0 (no 0/0)
+        assert sample_coverage(1, 1, 0) == 0.0
 
 
 def test_rare_cv2_by_hand():

@@ -65,7 +65,9 @@ def sample_coverage(n: float, f1: float, f2: float) -> float:
     """Chao and Jost (2012), Eq. 4a: the share of the answers that are positives already returned (1 if none)."""
     if n <= 0 or f1 <= 0:
         return 1.0
-    return float(1.0 - f1 / n * (n - 1) * f1 / ((n - 1) * f1 + 2 * f2))
+    denominator = (n - 1) * f1 + 2 * f2
+    shrink = (n - 1) * f1 / denominator if denominator > 0 else 1.0  # one answer, a singleton: Good-Turing's 1 - f1/n
+    return float(1.0 - f1 / n * shrink)
 
 
 def chao1_unseen(n: np.ndarray, f1: np.ndarray, f2: np.ndarray) -> np.ndarray:
