@@ -33,14 +33,15 @@ OUT = Path(__file__).resolve().parent / "out"
 COMMAND = "PYTHONPATH={path} nice -n 10 python benchmarks/poisson_memory.py --runs {runs} --tag {tag}"
 
 
-def run_pool(prevalence: float, calibration: str, separation: str, runs: int) -> dict:
-    """MSE, coverage of the 95% interval and mean width of F1 at every checkpoint, and the wall time."""
+def run_pool(prevalence: float, calibration: str, separation: str, runs: int, design: lw.Design | None = None) -> dict:
+    """MSE, coverage of the 95% interval and mean width of F1 at every checkpoint, and the wall time of ``design``
+    (``poisson`` by default)."""
     name = f"p{prevalence:g}-{calibration}-{separation}"
     pool = generate_pool(n_items=N_ITEMS, prevalence=prevalence, k=CALIBRATIONS[calibration],
                          d=SEPARATIONS[separation], threshold="break-even", seed=1, name=name)
     measure = lw.make_measure("f1", pool)
     start = time.perf_counter()
-    sim = lw.simulate(pool, measure, PoissonDesign(), budget=BUDGET, batch_size=50, repeats=runs, seed=0,
+    sim = lw.simulate(pool, measure, design or PoissonDesign(), budget=BUDGET, batch_size=50, repeats=runs, seed=0,
                       checkpoints=list(CHECKPOINTS))
     seconds = time.perf_counter() - start
     truth = sim.true_value[0]
@@ -56,10 +57,17 @@ def run_pool(prevalence: float, calibration: str, separation: str, runs: int) ->
 def summary_section(data: dict) -> str:
     """Markdown section for ``benchmarks/RESULTS.md`` from ``benchmarks/out/poisson_memory_{before,after}.json``
     (``data = {"before": ..., "after": ...}``)."""
+    return comparison_section(data, "In-memory poisson: block plan and hashed fixed-size draw vs per-item plan and "
+                              "systematic draw", COMMAND)
+
+
+def comparison_section(data: dict, title: str, command: str) -> str:
+    """The before/after table of :func:`summary_section` under ``## title``, reproduced by ``command``
+    (with ``{path}``, ``{runs}`` and ``{tag}`` fields)."""
     before, after = data["before"], data["after"]
     runs, last = after["runs"], len(after["checkpoints"]) - 1
     se = 3 * np.sqrt(0.95 * 0.05 / runs)
-    lines = ["## In-memory poisson: block plan and hashed fixed-size draw vs per-item plan and systematic draw", "",
+    lines = [f"## {title}", "",
              (f"F1 on generated pools ({after['n_items']:,} items, break-even predictions), {runs} runs each, budget "
               f"{after['budget']}, at {after['checkpoints'][last]} labels. MSE ratio after / before (independent runs: "
               f"standard error of the ratio about {np.sqrt(4 / runs):.2f}); coverage of the 95% interval (3 standard "
@@ -72,8 +80,8 @@ def summary_section(data: dict) -> str:
                      f"{b['seconds']:.1f} | {a['seconds']:.1f} |")
     ratios = [a["mse"][last] / b["mse"][last] for b, a in zip(before["pools"], after["pools"], strict=True)]
     lines += ["", f"Geometric mean MSE ratio: {np.exp(np.mean(np.log(ratios))):.3f}.", "", "Reproduce:", "",
-              "    " + COMMAND.format(path="<main checkout>/src", runs=runs, tag="before"),
-              "    " + COMMAND.format(path="src", runs=runs, tag="after"), ""]
+              "    " + command.format(path="<main checkout>/src", runs=runs, tag="before"),
+              "    " + command.format(path="src", runs=runs, tag="after"), ""]
     return "\n".join(lines)
 
 
@@ -96,21 +104,27 @@ def plot(data: dict, path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def compare(name: str, design: lw.Design, doc: str, section) -> None:
+    """The command line of a before/after script: run ``design`` on :data:`POOLS`, write ``out/<name>_<tag>.json``,
+    and once both tags exist ``out/<name>.{json,png}`` and ``section`` of them on stdout."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--tag", choices=("before", "after"), required=True)
     args = ap.parse_args()
     OUT.mkdir(exist_ok=True)
     data = {"runs": args.runs, "n_items": N_ITEMS, "budget": BUDGET, "checkpoints": list(CHECKPOINTS),
-            "pools": [run_pool(*spec, args.runs) for spec in POOLS]}
-    (OUT / f"poisson_memory_{args.tag}.json").write_text(json.dumps(data, indent=1))
-    both = {tag: OUT / f"poisson_memory_{tag}.json" for tag in ("before", "after")}
+            "pools": [run_pool(*spec, args.runs, design) for spec in POOLS]}
+    (OUT / f"{name}_{args.tag}.json").write_text(json.dumps(data, indent=1))
+    both = {tag: OUT / f"{name}_{tag}.json" for tag in ("before", "after")}
     if all(p.exists() for p in both.values()):
         loaded = {tag: json.loads(p.read_text()) for tag, p in both.items()}
-        (OUT / "poisson_memory.json").write_text(json.dumps(loaded))  # what sections.py renders
-        plot(loaded, OUT / "poisson_memory.png")
-        print(summary_section(loaded))
+        (OUT / f"{name}.json").write_text(json.dumps(loaded))  # what sections.py renders
+        plot(loaded, OUT / f"{name}.png")
+        print(section(loaded))
+
+
+def main() -> None:
+    compare("poisson_memory", PoissonDesign(), __doc__, summary_section)
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ def label_rounds(session: Path, truth: pd.Series, batches: list[int], folder: Pa
     return handed
 
 
-@pytest.mark.parametrize("design", ["passive", "stratified", "poisson"])
+@pytest.mark.parametrize("design", ["passive", "stratified", "poisson", "importance"])
 def test_memory_and_duckdb_sessions_hand_out_and_estimate_alike(pool, pool_file, tmp_path, design):
     truth = pd.Series(pool.labels, index=pool.item_ids)
     results = {}

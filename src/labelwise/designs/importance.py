@@ -162,7 +162,16 @@ class ImportanceDesign(TreeModelDesign):
         return optimal_proposal(measure, pool, score_prior(pool, self.lam), defensive=self.defensive)
 
     def start(self, pool: Pool, measure: Measure, *, rng: np.random.Generator, budget: int | None = None,
-              oracle: str = "deterministic") -> ImportanceSampler:
+              oracle: str = "deterministic") -> ProposalSampler:
+        """A run: on score blocks by the shared item hash where an engine pool could run it (binary pool, measure
+        of the predictions, deterministic oracle; :mod:`~labelwise.designs.hashed_importance`), else per item."""
+        from .hashed_importance import (  # it builds on this module
+            HashedImportanceSampler,
+            runs_on_blocks,
+        )
+
+        if runs_on_blocks(self, pool, measure, oracle):
+            return HashedImportanceSampler(self, pool, measure, oracle, rng, budget)
         return ImportanceSampler(self, self.group_model(pool, measure, oracle), rng, self.proposal(pool, measure))
 
 

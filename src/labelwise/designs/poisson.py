@@ -42,8 +42,8 @@ from .base import Design, Sampler
 from .hashed import first_by_ratio, hash_keys
 from .importance import prior_deviation
 
-__all__ = ["POISSON_BASIS", "PoissonDesign", "PoissonSampler", "block_inclusion_probabilities", "defensive_deviations",
-           "inclusion_probabilities", "systematic_sample"]
+__all__ = ["POISSON_BASIS", "PoissonDesign", "PoissonSampler", "block_deviations", "block_inclusion_probabilities",
+           "defensive_deviations", "inclusion_probabilities", "systematic_sample"]
 
 #: What the interval of a sample drawn by the shared item hash assumes, shown with every estimate.
 POISSON_BASIS = ("design-based: Horvitz-Thompson over independent (Poisson) inclusions drawn by the shared item hash; "
@@ -176,11 +176,19 @@ def block_inclusion_probabilities(summary: BlockSummary, measure: Measure, budge
         ``b`` in [0, 1] with ``sum counts b = M``.
     """
     counts = summary.counts.astype(float)
+    h = block_deviations(summary, measure, system_names, lam)
+    return inclusion_probabilities(defensive_deviations(h, defensive, counts), budget, counts=counts)
+
+
+def block_deviations(summary: BlockSummary, measure: Measure, system_names: tuple[str, ...],
+                     lam: float) -> np.ndarray:
+    """The deviation ``h`` (Yilmaz et al. (2021) eq. 12) of every score block's items, from one representative
+    per block under the prior shrunk by ``lam`` (eq. 13), at the risk the prior expects over the pool (eq. 14)."""
+    counts = summary.counts.astype(float)
     rep = summary.representatives(system_names)
     prior = score_prior(rep, lam)
     R = measure.expected_loss_sum(rep.outputs(), prior * counts[:, None]) / counts.sum()
-    h = prior_deviation(measure, rep, prior, R)
-    return inclusion_probabilities(defensive_deviations(h, defensive, counts), budget, counts=counts)
+    return prior_deviation(measure, rep, prior, R)
 
 
 def systematic_sample(b: np.ndarray, rng: np.random.Generator) -> np.ndarray:

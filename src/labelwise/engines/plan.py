@@ -18,17 +18,17 @@ probabilities ``b k / |S|`` (as in :class:`labelwise.designs.PoissonSampler`).
   sample of ``k`` items, the one the in-memory ``passive`` design draws for
   the same seed (:mod:`labelwise.designs.hashed`), estimated as it does
   (the sample's plug-in, the Dirichlet posterior over the loss cells).
-* ``poisson`` and ``importance``: Yilmaz et al. (2021) Algorithm 3
+* ``poisson``: Yilmaz et al. (2021) Algorithm 3
   (:func:`labelwise.designs.inclusion_probabilities`) on the blocks'
   deviations ``h`` (eq. 12) under the systems' prior shrunk by ``lam``
-  (eq. 13), mixed with a uniform share ``defensive``; ``importance`` is its
-  without-replacement form with the importance design's defaults.
-  ``poisson`` takes a fixed size: the ``M`` sampled items of smallest
-  ``u / b`` (:attr:`Plan.size`, sequential Poisson sampling), the sample the
-  in-memory ``poisson`` design draws for the same seed, with ``|S| = M``.
+  (eq. 13), mixed with a uniform share ``defensive``, for a fixed size: the
+  ``M`` sampled items of smallest ``u / b`` (:attr:`Plan.size`, sequential
+  Poisson sampling), the sample the in-memory ``poisson`` design draws for
+  the same seed, with ``|S| = M``.
 
 ``stratified`` draws batch by batch on the in-memory design's strata
-(:mod:`labelwise.engines.strata`).
+(:mod:`labelwise.engines.strata`); ``importance`` draws with replacement
+from its block proposal as in memory (:mod:`labelwise.engines.importance`).
 """
 
 from __future__ import annotations
@@ -45,11 +45,13 @@ from ..estimators import Estimate, horvitz_thompson_moments, make_estimate
 from ..measures import Measure
 from .blocks import BlockSummary
 
-__all__ = ["ENGINE_DESIGNS", "ONLINE", "PER_BATCH", "PLANNED_DESIGNS", "STRATIFIED", "Plan", "PlannedSample", "block_inclusion",
-           "check_engine_design", "hand_out_order"]
+__all__ = ["ENGINE_DESIGNS", "IMPORTANCE", "ONLINE", "PER_BATCH", "PLANNED_DESIGNS", "STRATIFIED", "Plan", "PlannedSample",
+           "block_inclusion", "check_engine_design", "hand_out_order"]
 
 #: Designs planned once per pool (:func:`block_inclusion`).
-PLANNED_DESIGNS = ("passive", "poisson", "importance")
+PLANNED_DESIGNS = ("passive", "poisson")
+#: The design drawing with replacement from a block proposal (:mod:`labelwise.engines.importance`).
+IMPORTANCE = "importance"
 #: The design planned anew for every batch (:mod:`labelwise.engines.online`).
 ONLINE = "online-poisson"
 #: The design allocating every batch over its strata (:mod:`labelwise.engines.strata`).
@@ -57,8 +59,8 @@ STRATIFIED = "stratified"
 #: Designs that draw at every batch rather than once at ``init``.
 PER_BATCH = (ONLINE, STRATIFIED)
 #: Designs an engine pool runs (by name).
-ENGINE_DESIGNS = (*PLANNED_DESIGNS, *PER_BATCH)
-#: Why the designs drawing with replacement do not run on blocks.
+ENGINE_DESIGNS = (*PLANNED_DESIGNS, IMPORTANCE, *PER_BATCH)
+#: Why the adaptive designs drawing with replacement do not run on blocks.
 _WITH_REPLACEMENT = ("it draws items one at a time with replacement from a proposal that adapts after every batch, "
                      "which a one-pass hashed Poisson draw cannot reproduce; online-poisson is its counterpart on "
                      "engine pools (the same oracle model, without replacement)")
@@ -71,10 +73,10 @@ def block_inclusion(design: Design, summary: BlockSummary, measure: Measure, bud
     Parameters
     ----------
     design : Design
-        One of :data:`ENGINE_DESIGNS`.
+        One of :data:`PLANNED_DESIGNS`.
     summary : BlockSummary
     measure : Measure
-        The target measure (shapes ``poisson``, ``importance`` and Neyman ``stratified``).
+        The target measure (shapes ``poisson``).
     budget : int
         ``M``, the expected number of labels.
     system_names : tuple of str
@@ -90,16 +92,15 @@ def block_inclusion(design: Design, summary: BlockSummary, measure: Measure, bud
         For a design an engine pool does not run.
     """
     check_engine_design(design.name)
-    if design.name in PER_BATCH:
-        raise ValueError(f"{design.name} draws every batch from the labels so far: run it with EngineSession or "
+    if design.name not in PLANNED_DESIGNS:
+        raise ValueError(f"{design.name} has no per-block inclusion plan: run it with EngineSession or "
                          "labelwise.engines.simulate.simulate_engine")
     counts = summary.counts.astype(float)
     N = counts.sum()
     M = float(min(budget, N))
     if design.name == "passive":
         return np.full(counts.size, float(covering_bound(M, N)))
-    return block_inclusion_probabilities(summary, measure, M, system_names, getattr(design, "lam", 1.0),
-                                         design.defensive)
+    return block_inclusion_probabilities(summary, measure, M, system_names, design.lam, design.defensive)
 
 
 def check_engine_design(name: str) -> None:

@@ -6,7 +6,10 @@ the planned sample (ids and inclusion probabilities, in hand-out order), the
 systems' outputs of the items handed out, and the labels.  ``online-poisson``
 plans no sample at ``init``: every ``next`` that needs new items plans a round
 from the labels so far and draws it (one pass, :mod:`labelwise.engines.online`);
-the file keeps each round's plan and sample size.  ``stratified`` computes
+the file keeps each round's plan and sample size.  ``importance`` draws at
+``init`` until the budget's distinct items are in, as in memory
+(:mod:`labelwise.engines.importance`); its draws are re-made from the seed
+for every estimate.  ``stratified`` computes
 its strata at ``init`` (two passes) and draws every batch in one pass
 (:mod:`labelwise.engines.strata`); the file keeps the strata and the
 stratum of every item handed out.  Reopening checks
@@ -36,9 +39,17 @@ from ..store.sqlite import connect, operational_error, statements, transaction
 from .blocks import BlockSummary
 from .columns import EngineColumns
 from .files import fingerprint
+from .importance import importance_estimate, importance_sample, labeled_prefix
 from .marker import MARKER_TABLE
 from .online import BlockRounds, RoundLog, next_round
-from .plan import ONLINE, PER_BATCH, STRATIFIED, PlannedSample, check_engine_design
+from .plan import (
+    IMPORTANCE,
+    ONLINE,
+    PER_BATCH,
+    STRATIFIED,
+    PlannedSample,
+    check_engine_design,
+)
 from .pool import EnginePool
 from .strata import EngineStrata, engine_strata, next_batch, stratified_estimate
 
@@ -86,6 +97,8 @@ class EngineSession:
             BlockRounds(design, s, target, pool.system_names)  # refuses settings that need the pool in memory
         if design.name in PER_BATCH:
             sample = PlannedSample(np.empty(0, np.int64), np.empty(0), pool.n_items, np.empty(0, np.int64))
+        elif design.name == IMPORTANCE:
+            sample = importance_sample(pool, design, target, budget, seed)
         else:
             sample = pool.sample(pool.plan(design, target, budget), seed)
         meta = {"engine": pool.source.engine, "files": [str(f) for f in pool.files], "name": pool.name,
@@ -350,6 +363,9 @@ class EngineSession:
         measure = measure or self.make_measure()
         level = level or self.meta["level"]
         ids, labels = self.labeled()
+        importance = self.meta["design"]["design"] == IMPORTANCE
+        if importance:  # the in-memory estimate's labeled prefix: the items handed out before the first unlabeled one
+            ids, labels = labeled_prefix(self.sample.item_ids, self.meta["handed"], ids, labels)
         if not ids.size:
             return Estimate.undefined(measure, level)
         rows = self.conn.execute("SELECT item_id, vals FROM outputs").fetchall()  # the items handed out
@@ -360,6 +376,12 @@ class EngineSession:
         outputs = Pool.from_dataframe(frame, label_col=None, **c.options()).outputs()
         if self.online:
             return self._rounds().estimate(measure, outputs, self._round_log(ids, labels), level)
+        if importance:
+            keys = pd.read_sql_query("SELECT item_id, block FROM sample", self.conn).set_index("item_id")
+            blocks = np.searchsorted(self.summary.keys, keys.loc[ids, "block"].to_numpy(np.int64))
+            return importance_estimate(self.design, self.summary, self.make_measure(), measure,
+                                       self.columns.system_names, self.meta["seed"], blocks, outputs, labels,
+                                       self.meta["handed"], level)
         if self.strata is not None:
             handed = pd.read_sql_query("SELECT item_id, block FROM sample", self.conn).set_index("item_id")
             return stratified_estimate(measure, outputs, labels, handed.loc[ids, "block"].to_numpy(np.int64),

@@ -21,8 +21,9 @@ from ..measures import Measure
 from ..progress import progress_bar
 from ..simulate import SimulationResult, default_checkpoints
 from .blocks import depends_on_predictions_only
+from .importance import simulate_importance
 from .online import BlockRounds, simulate_rounds
-from .plan import ONLINE, STRATIFIED, Plan, check_engine_design
+from .plan import IMPORTANCE, ONLINE, STRATIFIED, Plan, check_engine_design
 from .pool import EnginePool
 from .strata import engine_strata, simulate_strata
 
@@ -65,7 +66,8 @@ def simulate_engine(pool: EnginePool, measure: Measure, design: Design, *, budge
     :func:`labelwise.simulate` (same fields, same ``--json`` contract).
     ``online-poisson`` draws a round of ``batch_size`` items per pass
     (:func:`~labelwise.engines.online.simulate_rounds`), ``stratified``
-    batches of ``batch_size`` (:func:`~labelwise.engines.strata.simulate_strata`).
+    batches of ``batch_size`` (:func:`~labelwise.engines.strata.simulate_strata`), ``importance`` its draws with
+    replacement (:func:`~labelwise.engines.importance.simulate_importance`).
     """
     if repeats < 1:
         raise ValueError(f"repeats: must be at least 1, got {repeats}")
@@ -77,6 +79,8 @@ def simulate_engine(pool: EnginePool, measure: Measure, design: Design, *, budge
     if design.name == ONLINE:
         rounds = BlockRounds(design, pool.summary, measure, pool.system_names)
         run = lambda seed: simulate_rounds(pool, rounds, seed, batch_size, marks, level)
+    elif design.name == IMPORTANCE:
+        run = lambda seed: simulate_importance(pool, design, measure, seed, marks, level)
     elif design.name == STRATIFIED:
         strata = engine_strata(pool.source, design)
         run = lambda seed: simulate_strata(pool.source, strata, design, measure, seed, batch_size, marks, level)

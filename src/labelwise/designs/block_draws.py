@@ -1,0 +1,140 @@
+"""Draws with replacement from a proposal that is constant on score blocks, made by the shared item hash.
+
+A proposal ``q`` equal for the items of a block (one per block, ``sum
+counts q = 1``) is sampled in two steps: the block of a draw with
+probability ``counts_b q_b``, then an item of the block uniformly.  Both
+steps are done here without looking at the items:
+
+* the block of every draw and a uniform index ``v`` in ``[0, n_b)`` come from
+  a generator seeded by the hash seed and the draw's chunk of :data:`CHUNK`
+  draws (:func:`draw_chunk`), so draw ``t`` is a fixed function of the seed;
+* within a block the distinct indices are ranked by first appearance, and
+  rank ``r`` stands for the block's item of ``(r+1)``-th smallest
+  ``u = H(item_id, seed)`` (:class:`~labelwise.designs.hashed.HashOrder`).
+
+The hash order is a uniformly random order of the block's items, independent
+of the indices, so the ranked distinct indices land on distinct items in a
+uniformly random way: the items drawn are exactly i.i.d. uniform within the
+block, hence exactly i.i.d. from ``q`` overall.  Because only ranks reach the
+items, an engine pool finds the same items as memory by one pass keeping each
+block's smallest ``u`` (:mod:`labelwise.engines.importance`), and both hand out
+the same draws for the same seed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..engines.blocks import BlockSummary
+from ..measures import Measure
+from .hashed import HashOrder
+from .poisson import block_deviations, defensive_deviations
+from .sampling import sample_from_cdf
+
+__all__ = ["CHUNK", "BlockDraws", "block_proposal", "draw_chunk", "items_of_ranks"]
+
+#: Draws made by one generator (:func:`draw_chunk`): the sequence is the same however far a run reads it.
+CHUNK = 4096
+#: Tells the generators of :func:`draw_chunk` from other uses of the hash seed.
+_STREAM = 0x1B7D
+
+
+def block_proposal(summary: BlockSummary, measure: Measure, system_names: tuple[str, ...], lam: float,
+                   defensive: float) -> np.ndarray:
+    """The importance design's proposal on score blocks: one ``q`` per item of each block, ``sum counts q = 1``.
+
+    Marchant & Rubinstein (KDD 2021) eq. 5, ``q ∝ sqrt(E_pi ||Dg(R0) l||^2)``
+    (the deviations of :func:`~labelwise.designs.poisson.block_deviations`),
+    mixed with the uniform distribution with weight ``defensive`` (sec. 3.3.1):
+    ``(1 - defensive) h / sum(counts h) + defensive / N``.
+    """
+    h = block_deviations(summary, measure, system_names, lam)
+    return defensive_deviations(h, defensive, summary.counts) / summary.n_items
+
+
+def draw_chunk(seed: int, chunk: int, cdf: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Draws ``chunk * CHUNK`` to ``(chunk + 1) * CHUNK - 1``: their block (by the block masses' cumulative sums
+    ``cdf``) and a uniform index in ``[0, counts[block])``."""
+    rng = np.random.default_rng([seed, _STREAM, chunk])
+    blocks = sample_from_cdf(cdf, CHUNK, rng)
+    return blocks, rng.integers(0, counts[blocks])
+
+
+class BlockDraws:
+    """The draw sequence of one run (module docstring), generated as far as it is read.
+
+    Parameters
+    ----------
+    seed : int
+        The hash seed.
+    q : ndarray, shape (G,)
+        The proposal per item of each block (:func:`block_proposal`).
+    counts : ndarray of int, shape (G,)
+        Items per block.
+    """
+
+    def __init__(self, seed: int, q: np.ndarray, counts: np.ndarray):
+        self.seed, self.counts = seed, np.asarray(counts, dtype=np.int64)
+        self.cdf = np.cumsum(self.counts * q)
+        self.start = np.cumsum(self.counts) - self.counts  # a draw's key: start of its block + its index
+        self.keys = np.empty(0, dtype=np.int64)
+        self.first = np.empty(0, dtype=np.int64)  # the draw where each distinct key first appears, in order
+
+    def _grow(self) -> None:
+        blocks, index = draw_chunk(self.seed, self.keys.size // CHUNK, self.cdf, self.counts)
+        self.keys = np.concatenate([self.keys, self.start[blocks] + index])
+        _, first = np.unique(self.keys, return_index=True)
+        self.first = np.sort(first)
+
+    def draws_for(self, n_distinct: int, max_draws: int | None = None) -> int:
+        """How many draws the sequence takes to hold ``n_distinct`` distinct items (the last one completes them).
+
+        Raises
+        ------
+        RuntimeError
+            When ``max_draws`` (default ``1000 n + 10^6``) draws hold fewer: the
+            proposal puts almost no mass on the items not drawn yet.
+        """
+        if n_distinct <= 0:
+            return 0
+        max_draws = max_draws or 1000 * n_distinct + 1_000_000
+        while self.first.size < n_distinct:
+            if self.keys.size >= max_draws:
+                raise RuntimeError(f"drew {self.keys.size} items but found only {self.first.size} of {n_distinct} "
+                                   "distinct ones: the proposal puts almost no mass on the others; increase the "
+                                   "design's defensive weight")
+            self._grow()
+        return int(self.first[n_distinct - 1]) + 1
+
+    def appearance(self, n_draws: int) -> np.ndarray:
+        """For each of the first ``n_draws`` draws, the place of its item in the order of first appearance."""
+        while self.keys.size < n_draws:
+            self._grow()
+        keys = self.keys[:n_draws]
+        distinct = keys[self.first[self.first < n_draws]]  # in order of first appearance
+        by_key = np.argsort(distinct)
+        return by_key[np.searchsorted(distinct[by_key], keys)]
+
+    def ranks(self, n_distinct: int) -> tuple[np.ndarray, np.ndarray]:
+        """Block and hash rank of the first ``n_distinct`` distinct items, in order of first appearance.
+
+        Rank ``r`` is the ``(r+1)``-th distinct index of its block to appear.
+        """
+        self.draws_for(n_distinct)
+        keys = self.keys[self.first[:n_distinct]]
+        blocks = np.searchsorted(self.start, keys, side="right") - 1
+        # appearance order is kept within a block by a stable sort on the block
+        by_block = np.argsort(blocks, kind="stable")
+        sorted_blocks = blocks[by_block]
+        rank = np.empty(n_distinct, dtype=np.int64)
+        rank[by_block] = np.arange(n_distinct) - np.searchsorted(sorted_blocks, sorted_blocks, side="left")
+        return blocks, rank
+
+
+def items_of_ranks(order: HashOrder, blocks: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """The items of hash rank ``ranks`` in ``blocks`` (one pass of ``order`` when it does not reach them yet)."""
+    need = np.zeros(order.sizes.size, dtype=np.int64)
+    np.maximum.at(need, blocks, ranks + 1)
+    order.reach(need)
+    found = order.found
+    return np.concatenate(order.order)[(np.cumsum(found) - found)[blocks] + ranks]

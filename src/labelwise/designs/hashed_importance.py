@@ -1,0 +1,179 @@
+"""``importance`` on score blocks, drawn by the shared item hash: the same draws and estimate in memory and on engines.
+
+On a binary pool whose measure depends on the items only through the
+systems' predictions, the static proposal of Marchant & Rubinstein
+("Needle in a Haystack: Label-Efficient Evaluation under Extreme Class
+Imbalance", KDD 2021, eq. 5, defensive mixture sec. 3.3.1) is planned on the
+score blocks of :mod:`labelwise.engines.blocks` (:func:`~labelwise.designs.block_draws.block_proposal`)
+and drawn with replacement by :class:`~labelwise.designs.block_draws.BlockDraws`:
+exactly i.i.d. draws from that proposal, which an engine pool reproduces for
+the same seed (:mod:`labelwise.engines.importance`).  A batch of ``n`` new
+items takes the draws up to the one completing ``n`` items not drawn before
+in the run; the draws of items drawn before cost no label.
+
+The estimate is the importance-sampling one (eq. 1) with Hansen-Hurwitz
+weights ``1 / (N q)``; its interval adds the items not labeled yet through
+the oracle model of the blocks (the model ``online-poisson`` runs on engine
+pools, :class:`~labelwise.engines.online.BlockRounds`: Platt-recalibrated
+block priors, a flat Dirichlet model over square-root strata of the prior
+bins), as the per-item design does with its strata
+(:mod:`labelwise.designs.importance`).  Everything the interval needs is a
+block count, the proposal of a block and the labeled items: engine pools
+compute it with no pass over the pool, and memory computes the same numbers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..draws import Draws, Sample
+from ..engines.blocks import BlockSummary, depends_on_predictions_only, memory_blocks
+from ..engines.hashing import generator_seed
+from ..estimators import (
+    Estimate,
+    make_estimate,
+    model_interval_covariance,
+    proposal_model_covariance,
+)
+from ..measures import Measure
+from ..pool import Pool
+from .block_draws import BlockDraws, block_proposal, items_of_ranks
+from .group_model import MODEL_BASIS
+from .hashed import HashDrawn, HashOrder, hash_keys
+from .importance import ImportanceDesign, ProposalSampler, importance_moments_estimate
+from .online_poisson import OnlinePoissonDesign
+
+__all__ = ["HashedImportanceSampler", "block_model", "blocks_refusal", "hashed_importance_estimate", "runs_on_blocks"]
+
+
+def blocks_refusal(design: ImportanceDesign) -> str | None:
+    """Why ``design``'s interval model does not run on score blocks (``None`` when it does)."""
+    settings = {"partition": (design.partition, "score"), "depth": (design.depth, 1),
+                "interval_prior_strength": (design.interval_prior_strength, None)}
+    for name, (value, only) in settings.items():
+        if value != only:
+            return f"importance: {name}={value!r} needs the pool in memory (score blocks run {name}={only!r})"
+    if design.calibration not in ("platt", "none"):
+        return (f"importance: calibration={design.calibration!r} needs the pool in memory (score blocks run "
+                "calibration='platt' or 'none')")
+    return None
+
+
+def block_model(design: ImportanceDesign, summary: BlockSummary, measure: Measure, system_names: tuple[str, ...]):
+    """The oracle model of the blocks behind the interval: ``online-poisson``'s on engine pools, with the
+    importance design's model settings (:class:`~labelwise.engines.online.BlockRounds`)."""
+    from ..engines.online import (
+        BlockRounds,  # engines import the designs: import it when first needed
+    )
+
+    settings = OnlinePoissonDesign(n_strata=design.n_strata, prior_strength=design.prior_strength,
+                                   calibration=design.calibration, lam=design.lam)
+    return BlockRounds(settings, summary, measure, system_names)
+
+
+def hashed_importance_estimate(measure: Measure, design: ImportanceDesign, model, q: np.ndarray,
+                               draw_losses: np.ndarray, draw_weights: np.ndarray, draw_counts: np.ndarray,
+                               labeled_blocks: np.ndarray, labels: np.ndarray, labeled_losses: np.ndarray,
+                               level: float) -> Estimate:
+    """The importance-sampling estimate of block-proposal draws and its interval (module docstring).
+
+    Parameters
+    ----------
+    measure : Measure
+    design : ImportanceDesign
+    model : BlockRounds
+        :func:`block_model` of the pool's blocks.
+    q : ndarray, shape (G,)
+        The proposal per item of each block.
+    draw_losses, draw_weights, draw_counts : ndarray
+        Loss ``(n, d)``, ``1 / (N q)`` and count of every labeled draw.
+    labeled_blocks, labels : ndarray of int, shape (L,)
+        Block (index into the summary) and label of each distinct labeled item, in order of first draw.
+    labeled_losses : ndarray, shape (L, d)
+    level : float
+
+    Only the design's measure gets the model's part (other measures, sample
+    reuse, and ``variance="plugin"`` keep the plug-in covariance).
+    """
+    est = importance_moments_estimate(measure, draw_losses, draw_weights, draw_counts, labels.size, level)
+    if design.variance == "plugin" or measure != model.measure or not est.all_defined:
+        return est
+    counts, N = model.summary.counts, model.summary.n_items
+    n = est.n_draws
+    J = measure.finite_jacobian(est.R)
+    unlabeled = (counts - np.bincount(labeled_blocks, minlength=counts.size)).astype(float)
+    u = np.einsum("cgd,md->cgm", model.rep_loss, J)
+    covariance = proposal_model_covariance(u, model.posterior(labeled_blocks, labels), unlabeled, unlabeled / q,
+                                           unlabeled * q, labeled_losses @ J.T, q[labeled_blocks], J @ est.R, n, N)
+    cov = model_interval_covariance(est.cov, covariance, n, level, design.variance)
+    return make_estimate(measure, est.R, cov, est.n_labels, n, level, basis=MODEL_BASIS)
+
+
+class HashedImportanceSampler(HashDrawn, ProposalSampler):
+    """One in-memory run of :class:`~labelwise.designs.ImportanceDesign` on score blocks (module docstring).
+
+    Sessions written before this draw (their batches' state has no
+    ``"distinct"``) go on with i.i.d. draws from the block proposal by the
+    session's generator.
+    """
+
+    def __init__(self, design: ImportanceDesign, pool: Pool, measure: Measure, oracle: str,
+                 rng: np.random.Generator, budget: int | None = None):
+        keys, self.summary = memory_blocks(pool)
+        self.block = np.searchsorted(self.summary.keys, keys)
+        self.q_blocks = block_proposal(self.summary, measure, pool.system_names, design.lam, design.defensive)
+        super().__init__(pool, measure, oracle, rng, self.q_blocks[self.block])
+        self.design, self.budget, self.model = design, budget, block_model(design, self.summary, measure,
+                                                                             pool.system_names)
+        self.hash_seed, self._order, self._draws = generator_seed(rng), None, None
+        self.distinct, self.hashed = 0, True
+
+    def new_order(self) -> HashOrder:
+        return HashOrder.in_memory(hash_keys(self.pool), self.hash_seed, self.block)
+
+    @property
+    def sequence(self) -> BlockDraws:
+        """The run's draw sequence (made anew when the hash seed changes: copies, reopened sessions)."""
+        if self._draws is None or self._draws.seed != self.hash_seed:
+            self._draws = BlockDraws(self.hash_seed, self.q_blocks, self.summary.counts)
+        return self._draws
+
+    def draw(self, n_new: int, labeled: np.ndarray) -> Draws:
+        if not self.hashed:
+            return super().draw(n_new, labeled)
+        seq, total = self.sequence, min(self.distinct + n_new, self.pool.n_items)
+        start, stop = seq.draws_for(self.distinct), seq.draws_for(total)
+        # the items of the budget's draws at once: one hashing of the pool for the whole run
+        blocks, ranks = seq.ranks(max(total, min(self.budget or 0, self.pool.n_items)))
+        items = items_of_ranks(self.order, blocks, ranks)[seq.appearance(stop)[start:]]
+        self.distinct = total
+        q = self.q[items]
+        return Draws(items, 1.0 / (self.pool.n_items * q), q)
+
+    def state(self) -> dict:
+        return {"seed": self.hash_seed, "distinct": self.distinct}
+
+    def set_state(self, states: list[dict]) -> None:
+        if not states:
+            return
+        self.hashed = "distinct" in states[-1]
+        if self.hashed:
+            self.hash_seed, self.distinct = int(states[-1]["seed"]), int(states[-1]["distinct"])
+
+    def estimate(self, measure: Measure, sample: Sample, level: float = 0.95) -> Estimate:
+        d = sample.draws
+        if len(d) == 0:
+            return Estimate.undefined(measure, level)
+        items, first = np.unique(d.items, return_index=True)
+        items = items[np.argsort(first)]  # in order of first draw, as an engine pool lists them
+        labels = sample.labels[np.sort(first)]
+        outputs = self.pool.outputs(items)
+        return hashed_importance_estimate(measure, self.design, self.model, self.q_blocks,
+                                          self.losses(measure, sample), d.weight, d.count, self.block[items], labels,
+                                          measure.loss(outputs, labels), level)
+
+
+def runs_on_blocks(design: ImportanceDesign, pool: Pool, measure: Measure, oracle: str) -> bool:
+    """Whether the in-memory ``importance`` draws on score blocks as an engine pool does (module docstring)."""
+    return (oracle == "deterministic" and pool.n_classes == 2 and not pool.label_names
+            and blocks_refusal(design) is None and depends_on_predictions_only(measure, pool.outputs()))
