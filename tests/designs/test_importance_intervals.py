@@ -48,9 +48,10 @@ def test_other_measures_and_a_stochastic_oracle_keep_the_plugin():
 
 def test_the_model_learns_at_the_estimate_as_it_would_batch_by_batch():
     """Labels stored until an interval asks, then learnt at once: the recalibration and the model's posterior
-    are those of learning after every batch (to the model's EM tolerance)."""
+    are those of learning after every batch (to the model's EM tolerance).  A two-level tree keeps the per-item
+    sampler and its strata model (score blocks run depth 1)."""
     pool = lw.make_pool(4000, prevalence=0.02, seed=3)
-    design = lw.ImportanceDesign(n_strata=16, branching=16)
+    design = lw.ImportanceDesign(n_strata=16, branching=4, depth=2)
     session = _session(pool, design, budget=300)
     sampler: ImportanceSampler = session.sampler
     sampler.estimate(session.measure, session.sample())

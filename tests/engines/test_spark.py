@@ -70,3 +70,22 @@ def test_stratified_batches_equal_duckdb(spark, parquet_pool):
     assert np.array_equal(a.sizes, b.sizes) and np.array_equal(a.cuts, b.cuts)
     np.testing.assert_allclose(est_a.value, est_b.value, rtol=1e-12)
     np.testing.assert_allclose(est_a.cov, est_b.cov, rtol=1e-9)
+
+
+def test_importance_draws_and_estimate_equal_duckdb(spark, parquet_pool):
+    from labelwise.engines.importance import importance_estimate, importance_sample
+
+    design = make_design("importance")
+    runs = []
+    for engine in (EnginePool.open(parquet_pool, "duckdb"), EnginePool.open(parquet_pool, "spark", spark=spark)):
+        measure = engine.measure("f1")
+        sample = importance_sample(engine, design, measure, 300, seed=21)
+        ids = sample.item_ids
+        est = importance_estimate(design, engine.summary, measure, measure, engine.system_names, 21,
+                                  np.searchsorted(engine.summary.keys, sample.keys), engine.source.outputs(ids),
+                                  engine.source.labels(ids), ids.size)
+        runs.append((sample, est))
+    (a, est_a), (b, est_b) = runs
+    assert np.array_equal(a.item_ids, b.item_ids) and a.item_ids.size == 300
+    np.testing.assert_allclose(est_a.value, est_b.value, rtol=1e-12)
+    np.testing.assert_allclose(est_a.cov, est_b.cov, rtol=1e-9)

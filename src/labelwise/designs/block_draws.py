@@ -31,7 +31,8 @@ from .hashed import HashOrder
 from .poisson import block_deviations, defensive_deviations
 from .sampling import sample_from_cdf
 
-__all__ = ["CHUNK", "BlockDraws", "block_proposal", "draw_chunk", "items_of_ranks"]
+__all__ = ["CHUNK", "BlockDraws", "appearance", "block_proposal", "block_ranks", "draw_chunk", "first_draws",
+           "items_of_ranks"]
 
 #: Draws made by one generator (:func:`draw_chunk`): the sequence is the same however far a run reads it.
 CHUNK = 4096
@@ -83,8 +84,7 @@ class BlockDraws:
     def _grow(self) -> None:
         blocks, index = draw_chunk(self.seed, self.keys.size // CHUNK, self.cdf, self.counts)
         self.keys = np.concatenate([self.keys, self.start[blocks] + index])
-        _, first = np.unique(self.keys, return_index=True)
-        self.first = np.sort(first)
+        self.first = first_draws(self.keys)
 
     def draws_for(self, n_distinct: int, max_draws: int | None = None) -> int:
         """How many draws the sequence takes to hold ``n_distinct`` distinct items (the last one completes them).
@@ -111,24 +111,35 @@ class BlockDraws:
         while self.keys.size < n_draws:
             self._grow()
         keys = self.keys[:n_draws]
-        distinct = keys[self.first[self.first < n_draws]]  # in order of first appearance
-        by_key = np.argsort(distinct)
-        return by_key[np.searchsorted(distinct[by_key], keys)]
+        return appearance(keys, keys[self.first[self.first < n_draws]])
 
     def ranks(self, n_distinct: int) -> tuple[np.ndarray, np.ndarray]:
-        """Block and hash rank of the first ``n_distinct`` distinct items, in order of first appearance.
-
-        Rank ``r`` is the ``(r+1)``-th distinct index of its block to appear.
-        """
+        """Block and hash rank of the first ``n_distinct`` distinct items, in order of first appearance
+        (:func:`block_ranks`)."""
         self.draws_for(n_distinct)
-        keys = self.keys[self.first[:n_distinct]]
-        blocks = np.searchsorted(self.start, keys, side="right") - 1
-        # appearance order is kept within a block by a stable sort on the block
-        by_block = np.argsort(blocks, kind="stable")
-        sorted_blocks = blocks[by_block]
-        rank = np.empty(n_distinct, dtype=np.int64)
-        rank[by_block] = np.arange(n_distinct) - np.searchsorted(sorted_blocks, sorted_blocks, side="left")
-        return blocks, rank
+        return block_ranks(self.keys[self.first[:n_distinct]], self.start)
+
+
+def first_draws(keys: np.ndarray) -> np.ndarray:
+    """The draws where each distinct key first appears, in increasing order."""
+    return np.sort(np.unique(keys, return_index=True)[1])
+
+
+def appearance(keys: np.ndarray, distinct: np.ndarray) -> np.ndarray:
+    """The place of every key in ``distinct`` (the distinct keys in order of first appearance)."""
+    by_key = np.argsort(distinct)
+    return by_key[np.searchsorted(distinct[by_key], keys)]
+
+
+def block_ranks(distinct: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Block and rank of distinct keys in order of first appearance: the block whose ``[start, next start)`` holds
+    the key, and how many keys of that block appeared before it."""
+    blocks = np.searchsorted(start, distinct, side="right") - 1
+    by_block = np.argsort(blocks, kind="stable")  # keeps the order of appearance within a block
+    sorted_blocks = blocks[by_block]
+    rank = np.empty(distinct.size, dtype=np.int64)
+    rank[by_block] = np.arange(distinct.size) - np.searchsorted(sorted_blocks, sorted_blocks, side="left")
+    return blocks, rank
 
 
 def items_of_ranks(order: HashOrder, blocks: np.ndarray, ranks: np.ndarray) -> np.ndarray:

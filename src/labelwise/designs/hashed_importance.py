@@ -13,10 +13,10 @@ in the run; the draws of items drawn before cost no label.
 
 The estimate is the importance-sampling one (eq. 1) with Hansen-Hurwitz
 weights ``1 / (N q)``; its interval adds the items not labeled yet through
-the oracle model of the blocks (the model ``online-poisson`` runs on engine
-pools, :class:`~labelwise.engines.online.BlockRounds`: Platt-recalibrated
-block priors, a flat Dirichlet model over square-root strata of the prior
-bins), as the per-item design does with its strata
+the oracle model of the blocks (:class:`ImportanceBlockModel`, the model
+``online-poisson`` runs on engine pools: Platt-recalibrated block priors, a
+flat Dirichlet model over square-root strata of the prior bins), as the
+per-item design does with its strata
 (:mod:`labelwise.designs.importance`).  Everything the interval needs is a
 block count, the proposal of a block and the labeled items: engine pools
 compute it with no pass over the pool, and memory computes the same numbers.
@@ -29,6 +29,7 @@ import numpy as np
 from ..draws import Draws, Sample
 from ..engines.blocks import BlockSummary, depends_on_predictions_only, memory_blocks
 from ..engines.hashing import generator_seed
+from ..engines.online import BlockRounds
 from ..estimators import (
     Estimate,
     make_estimate,
@@ -43,7 +44,7 @@ from .hashed import HashDrawn, HashOrder, hash_keys
 from .importance import ImportanceDesign, ProposalSampler, importance_moments_estimate
 from .online_poisson import OnlinePoissonDesign
 
-__all__ = ["HashedImportanceSampler", "block_model", "blocks_refusal", "hashed_importance_estimate", "runs_on_blocks"]
+__all__ = ["HashedImportanceSampler", "ImportanceBlockModel", "block_model", "blocks_refusal", "hashed_importance_estimate", "runs_on_blocks"]
 
 
 def blocks_refusal(design: ImportanceDesign) -> str | None:
@@ -59,16 +60,29 @@ def blocks_refusal(design: ImportanceDesign) -> str | None:
     return None
 
 
-def block_model(design: ImportanceDesign, summary: BlockSummary, measure: Measure, system_names: tuple[str, ...]):
-    """The oracle model of the blocks behind the interval: ``online-poisson``'s on engine pools, with the
-    importance design's model settings (:class:`~labelwise.engines.online.BlockRounds`)."""
-    from ..engines.online import (
-        BlockRounds,  # engines import the designs: import it when first needed
-    )
+class ImportanceBlockModel(BlockRounds):
+    """The oracle model of the blocks behind the interval: ``online-poisson``'s on engine pools
+    (:class:`~labelwise.engines.online.BlockRounds`), with the labels of the Platt fit weighted as the per-item
+    design weighs them, by the items of their (stratum, predictions) group per label of the group.
 
+    The draws of a static proposal label few items of most fine blocks, so
+    weights per block would let single labels stand for whole blocks.
+    """
+
+    def platt_weights(self, blocks: np.ndarray) -> np.ndarray:
+        s = self.summary
+        predictions = s.keys & ((1 << s.n_systems) - 1) if s.has_preds else np.zeros_like(s.keys)
+        group = np.unique(self.leaf * (1 << s.n_systems) + predictions, return_inverse=True)[1]
+        size = np.bincount(group, weights=s.counts)
+        return (size / np.maximum(np.bincount(group[blocks], minlength=size.size), 1))[group[blocks]]
+
+
+def block_model(design: ImportanceDesign, summary: BlockSummary, measure: Measure,
+                system_names: tuple[str, ...]) -> ImportanceBlockModel:
+    """:class:`ImportanceBlockModel` of the pool's blocks with the importance design's model settings."""
     settings = OnlinePoissonDesign(n_strata=design.n_strata, prior_strength=design.prior_strength,
                                    calibration=design.calibration, lam=design.lam)
-    return BlockRounds(settings, summary, measure, system_names)
+    return ImportanceBlockModel(settings, summary, measure, system_names)
 
 
 def hashed_importance_estimate(measure: Measure, design: ImportanceDesign, model, q: np.ndarray,
@@ -81,7 +95,7 @@ def hashed_importance_estimate(measure: Measure, design: ImportanceDesign, model
     ----------
     measure : Measure
     design : ImportanceDesign
-    model : BlockRounds
+    model : ImportanceBlockModel
         :func:`block_model` of the pool's blocks.
     q : ndarray, shape (G,)
         The proposal per item of each block.

@@ -153,14 +153,18 @@ class BlockRounds:
     def _leaf_sum(self, values: np.ndarray) -> np.ndarray:
         return np.bincount(self.leaf, weights=values, minlength=self.n_leaves)
 
+    def platt_weights(self, blocks: np.ndarray) -> np.ndarray:
+        """The weight of each label in the Platt fit: the items its block stands for per label of the block, as the
+        in-memory design fits them."""
+        counts = self.summary.counts.astype(float)
+        return (counts / np.maximum(np.bincount(blocks, minlength=counts.size), 1))[blocks]
+
     def posterior(self, blocks: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """The model's label distribution of an unlabeled item of each block after the labels, ``(G, 2)``."""
         counts = self.summary.counts.astype(float)
         s1 = self.prior
         if self.design.calibration == "platt" and labels.size:
-            # the labels weighted by the items each stands for, as the in-memory design fits them
-            labeled = np.bincount(blocks, minlength=counts.size)
-            platt = fit_platt(logits_of(self.prior[blocks]), labels, (counts / np.maximum(labeled, 1))[blocks])
+            platt = fit_platt(logits_of(self.prior[blocks]), labels, self.platt_weights(blocks))
             s1 = platt(logits_of(self.prior))
         leaf_s1 = self._leaf_sum(counts * s1) / np.maximum(self._leaf_sum(counts), 1.0)
         leaf = self.leaf[blocks]

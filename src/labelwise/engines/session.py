@@ -236,6 +236,11 @@ class EngineSession:
         return frame, int(new.size)
 
     @property
+    def with_replacement(self) -> bool:
+        """Whether the design draws with replacement (``importance``: the sample's ``b`` is the proposal ``q``)."""
+        return self.meta["design"]["design"] == IMPORTANCE
+
+    @property
     def online(self) -> bool:
         """Whether the design plans a round per batch (``online-poisson``)."""
         return self.meta["design"]["design"] == ONLINE
@@ -349,22 +354,30 @@ class EngineSession:
 
     def export_frame(self) -> pd.DataFrame:
         """Every label, oldest first, in the columns of ``labelwise export``: ``draw`` is the item's place in the
-        hand-out order, ``weight`` one over its planned inclusion probability ``b``."""
+        hand-out order, ``weight`` one over its planned inclusion probability ``b`` (``importance``: ``p / q``,
+        ``1 / (N q)``, as in memory)."""
         rows = pd.read_sql_query("SELECT l.item_id, l.label, s.position, s.b, l.stored_at, l.source FROM labels l "
                                  "JOIN sample s ON l.item_id = s.item_id ORDER BY l.stored_at, s.position", self.conn)
         return pd.DataFrame({
             "item_id": rows["item_id"].to_numpy(np.int64), "label": rows["label"].astype("Int64").to_numpy(),
-            "draw": rows["position"].to_numpy(np.int64), "weight": 1.0 / rows["b"].to_numpy(float),
+            "draw": rows["position"].to_numpy(np.int64),
+            "weight": 1.0 / (rows["b"].to_numpy(float) * (self.sample.n_items if self.with_replacement else 1)),
             "time": pd.to_datetime(rows["stored_at"], utc=True).dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ").to_numpy(),
             "source": rows["source"].astype(str).to_numpy(), "event": np.full(len(rows), "label")})
 
+    def _handed_blocks(self, item_ids: np.ndarray) -> np.ndarray:
+        """The sample's block column (the block key; ``stratified``: the stratum) of items handed out."""
+        handed = pd.read_sql_query("SELECT item_id, block FROM sample", self.conn).set_index("item_id")
+        return handed.loc[item_ids, "block"].to_numpy(np.int64)
+
     def estimate(self, measure: Measure | None = None, level: float | None = None) -> Estimate:
-        """The estimate from the labels so far (Horvitz-Thompson, :meth:`PlannedSample.estimate`)."""
+        """The estimate from the labels so far (Horvitz-Thompson, :meth:`PlannedSample.estimate`; ``importance``:
+        :func:`~labelwise.engines.importance.importance_estimate` of the items handed out before the first
+        unlabeled one, as an in-memory session estimates from that prefix)."""
         measure = measure or self.make_measure()
         level = level or self.meta["level"]
         ids, labels = self.labeled()
-        importance = self.meta["design"]["design"] == IMPORTANCE
-        if importance:  # the in-memory estimate's labeled prefix: the items handed out before the first unlabeled one
+        if self.with_replacement:
             ids, labels = labeled_prefix(self.sample.item_ids, self.meta["handed"], ids, labels)
         if not ids.size:
             return Estimate.undefined(measure, level)
@@ -376,16 +389,13 @@ class EngineSession:
         outputs = Pool.from_dataframe(frame, label_col=None, **c.options()).outputs()
         if self.online:
             return self._rounds().estimate(measure, outputs, self._round_log(ids, labels), level)
-        if importance:
-            keys = pd.read_sql_query("SELECT item_id, block FROM sample", self.conn).set_index("item_id")
-            blocks = np.searchsorted(self.summary.keys, keys.loc[ids, "block"].to_numpy(np.int64))
+        if self.with_replacement:
+            blocks = np.searchsorted(self.summary.keys, self._handed_blocks(ids))
             return importance_estimate(self.design, self.summary, self.make_measure(), measure,
                                        self.columns.system_names, self.meta["seed"], blocks, outputs, labels,
                                        self.meta["handed"], level)
         if self.strata is not None:
-            handed = pd.read_sql_query("SELECT item_id, block FROM sample", self.conn).set_index("item_id")
-            return stratified_estimate(measure, outputs, labels, handed.loc[ids, "block"].to_numpy(np.int64),
-                                       self.strata.sizes, level)
+            return stratified_estimate(measure, outputs, labels, self._handed_blocks(ids), self.strata.sizes, level)
         inclusion = self.sample.inclusion[pd.Index(self.sample.item_ids).get_indexer(ids)]
         cells = self.summary.loss_cells(measure, self.columns.system_names) if self.sample.uniform else None
         return self.sample.estimate(measure, outputs, labels, inclusion, level, cells)
