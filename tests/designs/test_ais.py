@@ -299,11 +299,13 @@ def test_ais_beats_static_importance_when_the_prior_is_miscalibrated():
     already close to optimal and AIS / IS MSE ratios scatter around 1 (0.7-1.1
     at 200 repeats over pool seeds), so the comparison is made where Marchant &
     Rubinstein section 3 says AIS matters: a wrong prior (probabilities over-stated by
-    e^3).  Measured AIS / IS ratio there: 0.16-0.41 at 40 repeats over 12 seeds.
+    e^3).  Measured AIS / IS ratio there: 0.16-0.41 at 40 repeats over 12 seeds.  At 40 repeats one heavy-tailed
+    run can decide it (seed 2000: 0.68 with i.i.d. per-item draws, 1.17 with the hashed block draws); at 100
+    repeats it was 0.65 (seed 2000) and 0.29 (seed 7000).
     """
     pool = make_pool(20000, prevalence=0.005, seed=0, calibration_error=3.0)
     measure = make_measure("f1", pool)
-    mse = {d: simulate(pool, measure, d, budget=500, batch_size=50, repeats=40, seed=2000).checkpoint_rows()[-1]["mse"]
+    mse = {d: simulate(pool, measure, d, budget=500, batch_size=50, repeats=100, seed=2000).checkpoint_rows()[-1]["mse"]
            for d in ("ais", "importance", "passive")}
     assert mse["ais"] < 0.8 * mse["importance"], mse
     assert mse["ais"] < 0.3 * mse["passive"], mse

@@ -101,13 +101,16 @@ def test_generator_seed_is_the_session_seed_and_differs_per_spawned_child():
     assert len(set(children)) == 50
 
 
-@pytest.mark.parametrize(("param", "why"), [("allocation=neyman", "Neyman allocation needs every item"),
-                                            ("method=quantile", "needs every distinct score"),
-                                            ("n_strata=400", "too concentrated for 400 strata")])
-def test_stratified_settings_that_need_the_pool_in_memory_are_refused_in_one_line(pool_file, tmp_path, param, why):
+@pytest.mark.parametrize(("design", "param", "why"), [
+    ("stratified", "allocation=neyman", "Neyman allocation needs every item"),
+    ("stratified", "method=quantile", "needs every distinct score"),
+    ("stratified", "n_strata=400", "too concentrated for 400 strata"),
+    ("importance", "calibration=platt-posterior", "calibration='platt-posterior' needs the pool in memory"),
+    ("importance", "depth=2", "depth=2 needs the pool in memory")])
+def test_settings_that_need_the_pool_in_memory_are_refused_in_one_line(pool_file, tmp_path, design, param, why):
     session = tmp_path / "s.lw"
     result = runner.invoke(app, ["init", str(pool_file), "-s", str(session), "--engine", "duckdb", "--design",
-                                 "stratified", "--param", param])
+                                 design, "--param", param, "--budget", "100"])
     assert result.exit_code == 1 and why in result.output and len(result.output.strip().splitlines()) == 1
     assert not session.exists()
 

@@ -44,7 +44,16 @@ from .hashed import HashDrawn, HashOrder, hash_keys
 from .importance import ImportanceDesign, ProposalSampler, importance_moments_estimate
 from .online_poisson import OnlinePoissonDesign
 
-__all__ = ["HashedImportanceSampler", "ImportanceBlockModel", "block_model", "blocks_refusal", "hashed_importance_estimate", "runs_on_blocks"]
+__all__ = [
+    "HashedImportanceSampler",
+    "ImportanceBlockModel",
+    "block_model",
+    "blocks_apply",
+    "blocks_refusal",
+    "hashed_importance_estimate",
+    "memory_block_proposal",
+    "runs_on_blocks",
+]
 
 
 def blocks_refusal(design: ImportanceDesign) -> str | None:
@@ -85,10 +94,10 @@ def block_model(design: ImportanceDesign, summary: BlockSummary, measure: Measur
     return ImportanceBlockModel(settings, summary, measure, system_names)
 
 
-def hashed_importance_estimate(measure: Measure, design: ImportanceDesign, model, q: np.ndarray,
-                               draw_losses: np.ndarray, draw_weights: np.ndarray, draw_counts: np.ndarray,
-                               labeled_blocks: np.ndarray, labels: np.ndarray, labeled_losses: np.ndarray,
-                               level: float) -> Estimate:
+def hashed_importance_estimate(measure: Measure, design: ImportanceDesign, model: ImportanceBlockModel,
+                               q: np.ndarray, draw_losses: np.ndarray, draw_weights: np.ndarray,
+                               draw_counts: np.ndarray, labeled_blocks: np.ndarray, labels: np.ndarray,
+                               labeled_losses: np.ndarray, n_labels: int, level: float) -> Estimate:
     """The importance-sampling estimate of block-proposal draws and its interval (module docstring).
 
     Parameters
@@ -104,12 +113,14 @@ def hashed_importance_estimate(measure: Measure, design: ImportanceDesign, model
     labeled_blocks, labels : ndarray of int, shape (L,)
         Block (index into the summary) and label of each distinct labeled item, in order of first draw.
     labeled_losses : ndarray, shape (L, d)
+    n_labels : int
+        Labels counted (those of items excluded from the population are not).
     level : float
 
     Only the design's measure gets the model's part (other measures, sample
     reuse, and ``variance="plugin"`` keep the plug-in covariance).
     """
-    est = importance_moments_estimate(measure, draw_losses, draw_weights, draw_counts, labels.size, level)
+    est = importance_moments_estimate(measure, draw_losses, draw_weights, draw_counts, n_labels, level)
     if design.variance == "plugin" or measure != model.measure or not est.all_defined:
         return est
     counts, N = model.summary.counts, model.summary.n_items
@@ -133,9 +144,7 @@ class HashedImportanceSampler(HashDrawn, ProposalSampler):
 
     def __init__(self, design: ImportanceDesign, pool: Pool, measure: Measure, oracle: str,
                  rng: np.random.Generator, budget: int | None = None):
-        keys, self.summary = memory_blocks(pool)
-        self.block = np.searchsorted(self.summary.keys, keys)
-        self.q_blocks = block_proposal(self.summary, measure, pool.system_names, design.lam, design.defensive)
+        self.summary, self.block, self.q_blocks = memory_block_proposal(design, pool, measure)
         super().__init__(pool, measure, oracle, rng, self.q_blocks[self.block])
         self.design, self.budget, self.model = design, budget, block_model(design, self.summary, measure,
                                                                              pool.system_names)
@@ -184,10 +193,26 @@ class HashedImportanceSampler(HashDrawn, ProposalSampler):
         outputs = self.pool.outputs(items)
         return hashed_importance_estimate(measure, self.design, self.model, self.q_blocks,
                                           self.losses(measure, sample), d.weight, d.count, self.block[items], labels,
-                                          measure.loss(outputs, labels), level)
+                                          measure.loss(outputs, labels), sample.n_labels, level)
+
+
+def blocks_apply(design: ImportanceDesign, pool: Pool, measure: Measure) -> bool:
+    """Whether the proposal is planned on score blocks (a binary pool, a measure of the predictions, model
+    settings the blocks run)."""
+    return (pool.n_classes == 2 and not pool.label_names and blocks_refusal(design) is None
+            and depends_on_predictions_only(measure, pool.outputs()))
 
 
 def runs_on_blocks(design: ImportanceDesign, pool: Pool, measure: Measure, oracle: str) -> bool:
-    """Whether the in-memory ``importance`` draws on score blocks as an engine pool does (module docstring)."""
-    return (oracle == "deterministic" and pool.n_classes == 2 and not pool.label_names
-            and blocks_refusal(design) is None and depends_on_predictions_only(measure, pool.outputs()))
+    """Whether the in-memory ``importance`` draws on score blocks as an engine pool does (module docstring): where
+    :func:`blocks_apply`, under a deterministic oracle (a stochastic one labels every draw afresh)."""
+    return oracle == "deterministic" and blocks_apply(design, pool, measure)
+
+
+def memory_block_proposal(design: ImportanceDesign, pool: Pool,
+                          measure: Measure) -> tuple[BlockSummary, np.ndarray, np.ndarray]:
+    """The score blocks of an in-memory pool, the block of every item and the proposal per item of each block
+    (:func:`~labelwise.designs.block_draws.block_proposal`)."""
+    keys, summary = memory_blocks(pool)
+    q = block_proposal(summary, measure, pool.system_names, design.lam, design.defensive)
+    return summary, np.searchsorted(summary.keys, keys), q

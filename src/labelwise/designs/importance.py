@@ -158,7 +158,16 @@ class ImportanceDesign(TreeModelDesign):
             raise ValueError(f"variance: choose 'mixture', 'model' or 'plugin', got {self.variance!r}")
 
     def proposal(self, pool: Pool, measure: Measure) -> np.ndarray:
-        """The static proposal q over the pool (sums to one)."""
+        """The static proposal q over the pool (sums to one): planned on score blocks where an engine pool could
+        run the design (:func:`~labelwise.designs.hashed_importance.blocks_apply`), else per item."""
+        from .hashed_importance import (  # it builds on this module
+            blocks_apply,
+            memory_block_proposal,
+        )
+
+        if blocks_apply(self, pool, measure):
+            _, block, q = memory_block_proposal(self, pool, measure)
+            return q[block]
         return optimal_proposal(measure, pool, score_prior(pool, self.lam), defensive=self.defensive)
 
     def start(self, pool: Pool, measure: Measure, *, rng: np.random.Generator, budget: int | None = None,

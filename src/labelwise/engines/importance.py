@@ -115,7 +115,7 @@ def importance_estimate(design: ImportanceDesign, summary: BlockSummary, target:
     losses = measure.loss(outputs, labels)
     return hashed_importance_estimate(measure, design, block_model(design, summary, target, system_names), q,
                                       losses[item], 1.0 / (summary.n_items * q[blocks[item]]),
-                                      np.ones(n_draws, dtype=np.int64), blocks, labels, losses, level)
+                                      np.ones(n_draws, dtype=np.int64), blocks, labels, losses, k, level)
 
 
 def simulate_importance(pool: EnginePool, design: ImportanceDesign, measure: Measure, seed: int, marks: list[int],
