@@ -24,6 +24,8 @@ compute it with no pass over the pool, and memory computes the same numbers.
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 from ..draws import Draws, Sample
@@ -78,11 +80,16 @@ class ImportanceBlockModel(BlockRounds):
     weights per block would let single labels stand for whole blocks.
     """
 
-    def platt_weights(self, blocks: np.ndarray) -> np.ndarray:
+    @cached_property
+    def platt_groups(self) -> tuple[np.ndarray, np.ndarray]:
+        """The (stratum, predictions) group of every block and the items of every group."""
         s = self.summary
         predictions = s.keys & ((1 << s.n_systems) - 1) if s.has_preds else np.zeros_like(s.keys)
         group = np.unique(self.leaf * (1 << s.n_systems) + predictions, return_inverse=True)[1]
-        size = np.bincount(group, weights=s.counts)
+        return group, np.bincount(group, weights=s.counts)
+
+    def platt_weights(self, blocks: np.ndarray) -> np.ndarray:
+        group, size = self.platt_groups
         return (size / np.maximum(np.bincount(group[blocks], minlength=size.size), 1))[group[blocks]]
 
 
@@ -149,6 +156,7 @@ class HashedImportanceSampler(HashDrawn, ProposalSampler):
         self.design, self.budget, self.model = design, budget, block_model(design, self.summary, measure,
                                                                              pool.system_names)
         self.hash_seed, self._order, self._draws = generator_seed(rng), None, None
+        self._items = np.empty(0, dtype=np.int64)  # the run's distinct items found so far, in order of first draw
         self.distinct, self.hashed = 0, True
 
     def new_order(self) -> HashOrder:
@@ -159,6 +167,7 @@ class HashedImportanceSampler(HashDrawn, ProposalSampler):
         """The run's draw sequence (made anew when the hash seed changes: copies, reopened sessions)."""
         if self._draws is None or self._draws.seed != self.hash_seed:
             self._draws = BlockDraws(self.hash_seed, self.q_blocks, self.summary.counts)
+            self._items = np.empty(0, dtype=np.int64)
         return self._draws
 
     def draw(self, n_new: int, labeled: np.ndarray) -> Draws:
@@ -166,9 +175,10 @@ class HashedImportanceSampler(HashDrawn, ProposalSampler):
             return super().draw(n_new, labeled)
         seq, total = self.sequence, min(self.distinct + n_new, self.pool.n_items)
         start, stop = seq.draws_for(self.distinct), seq.draws_for(total)
-        # the items of the budget's draws at once: one hashing of the pool for the whole run
-        blocks, ranks = seq.ranks(max(total, min(self.budget or 0, self.pool.n_items)))
-        items = items_of_ranks(self.order, blocks, ranks)[seq.appearance(stop)[start:]]
+        if self._items.size < total:  # the budget's items at once: one hashing of the pool for the whole run
+            blocks, ranks = seq.ranks(max(total, min(self.budget or 0, self.pool.n_items)))
+            self._items = items_of_ranks(self.order, blocks, ranks)
+        items = self._items[seq.appearance(stop)[start:]]
         self.distinct = total
         q = self.q[items]
         return Draws(items, 1.0 / (self.pool.n_items * q), q)
