@@ -13,6 +13,11 @@ posterior of the measure under a Dirichlet over the pool's loss cells
 (:mod:`~labelwise.estimators.posterior`), which stays honest when few
 positives have been drawn.
 
+On a binary pool whose measure depends on the predictions only,
+``importance`` plans ``q`` on score blocks and draws by the shared item hash,
+as an engine pool does (:mod:`~labelwise.designs.hashed_importance`); the
+per-item proposal and sampler below serve other pools and measures.
+
 The interval of ``importance``
 ------------------------------
 The plug-in covariance (Marchant & Rubinstein (KDD 2021) sec. 3.3.2) is the
