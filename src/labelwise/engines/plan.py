@@ -148,7 +148,7 @@ class PlannedSample:
     ----------
     item_ids : ndarray of int64, shape (|S|,)
     inclusion : ndarray, shape (|S|,)
-        Their ``b``.
+        Their ``b`` (``importance``: the proposal ``q`` of their block, :mod:`labelwise.engines.importance`).
     n_items : int
         Pool size ``N``.
     keys : ndarray of int64, shape (|S|,), optional
