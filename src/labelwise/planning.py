@@ -15,14 +15,17 @@ learn.  The plan models ``V(n) = V0 (n / n0)^b``:
 * the level ``V0`` at ``n0`` labels is the session's, ``n0 (h / z)^2`` with
   ``h`` the half-width of its interval (divided by ``1 - n0 / N`` without
   replacement: the interval already has that factor), once it has :data:`PILOT_LABELS`
-  labels; before that each pilot run's own.  On an imbalanced pool one
-  session's variance after a few hundred labels is noisy (whether a rare
-  outcome was drawn yet), so when it agrees with the pilot runs' within a
-  factor :data:`AGREEMENT` (the pool's probabilities describe the labels
-  seen) the session counts as one more run of the same process: the level
-  is the median over the session and the pilot runs (on a rare pool one
-  pilot labeling can be far off).  Otherwise the probabilities are off, the
-  session's own variance is the level, and the pilots' slope is trusted
+  labels; before that the pilot runs'.  A pilot run's value is taken at its
+  last mark and brought back along the slope: a variance estimated from
+  1600 labels is about three times less noisy than one from 200, and it is
+  the value the plan needs near the counts it predicts.  On an imbalanced
+  pool one session's variance after a few hundred labels is noisy (whether
+  a rare outcome was drawn yet), so when it agrees with the pilot runs'
+  within a factor :data:`AGREEMENT` (the pool's probabilities describe the
+  labels seen) the session counts as one more run of the same process: the
+  level is the median over the session and the pilot runs (on a rare pool
+  one pilot labeling can be far off).  Otherwise the probabilities are off,
+  the session's own variance is the level, and the pilots' slope is trusted
   only down to :data:`MODEST_DECAY` (labels drawn from over-confident
   probabilities make the pilots' variance fall faster than the real one).
 
@@ -58,10 +61,11 @@ if TYPE_CHECKING:
     from .session import Session
 
 __all__ = ["AGREEMENT", "MODEST_DECAY", "PILOT_LABELS", "PILOT_MARKS", "Plan", "Projection", "labels_for",
-           "pilot_curves", "plan_designs", "plan_session", "save_target", "session_projection", "target_plan"]
+           "pilot_curves", "pilot_levels", "plan_designs", "plan_session", "save_target", "session_projection", "target_plan"]
 
-#: Label counts of the pilot runs' variance curve.
-PILOT_MARKS = (100, 200, 400, 800)
+#: Label counts of the pilot runs' variance curve (up to counts the plans reach: an adaptive design's decay
+#: flattens after its first few hundred labels, which a slope fitted up to 800 labels would not see).
+PILOT_MARKS = (100, 200, 400, 800, 1600)
 #: Labels from which the session's own variance sets the plan's level (before: the pilot runs').
 PILOT_LABELS = 200
 #: Pilot runs per design (the plan's slope and level come from them: with few runs the plan depends on their seed).
@@ -201,14 +205,19 @@ class Projection(NamedTuple):
     spread: float
 
 
+def pilot_levels(curves: np.ndarray, n: float, slope: float) -> np.ndarray:
+    """The pilot runs' ``log V`` at ``n`` labels: each run's value at the last mark (its least noisy one)
+    brought back along ``slope``; runs without a positive value there are left out."""
+    last = curves[:, -1]
+    return np.log(last[np.isfinite(last) & (last > 0)]) + slope * math.log(n / PILOT_MARKS[curves.shape[1] - 1])
+
+
 def session_projection(v0: float, n: int, curves: np.ndarray) -> Projection:
     """The plan's projection from the session's variance ``v0`` at ``n`` labels and the pilot curves (module
     docstring): the median over the session and the pilot runs when they agree within a factor
     :data:`AGREEMENT`, the session's own variance otherwise."""
-    at = _anchor(curves, n)
-    slope = decay_slope(curves, at)
-    column = curves[:, at]
-    pilots = np.log(column[np.isfinite(column) & (column > 0)]) + slope * math.log(n / PILOT_MARKS[at])
+    slope = decay_slope(curves, _anchor(curves, n))
+    pilots = pilot_levels(curves, n, slope)
     spread = max(float(np.std(pilots, ddof=1)) if pilots.size > 1 else 0.0, math.sqrt(2 / n))
     if pilots.size and v0 > 0 and abs(math.log(v0) - float(np.median(pilots))) <= math.log(AGREEMENT):
         return Projection(math.exp(float(np.median(np.r_[math.log(v0), pilots]))), slope, spread)
@@ -223,10 +232,9 @@ def _pilot_plan(pool: Pool, measure: Measure, design: Design, half_width: float,
                 seed: int = 0) -> tuple[float, float, float]:
     """(median, low, high) of the labels the pilot runs project, each anchored at its own variance."""
     curves = pilot_curves(pool, measure, design, budget, seed)
-    at = _anchor(curves)
-    slope = decay_slope(curves, at)
-    needs = [labels_for(v, PILOT_MARKS[at], slope, half_width, level, pool.n_items, design.with_replacement)
-             for v in curves[:, at]]
+    slope = decay_slope(curves, _anchor(curves))
+    needs = [labels_for(math.exp(v), PILOT_LABELS, slope, half_width, level, pool.n_items, design.with_replacement)
+             for v in pilot_levels(curves, PILOT_LABELS, slope)] or [math.inf]  # no run saw a variance
     return float(np.median(needs)), min(needs), max(needs)
 
 

@@ -19,6 +19,7 @@ from labelwise.planning import (
     labels_for,
     per_label_variance,
     pilot_curves,
+    pilot_levels,
     plan_designs,
     session_projection,
 )
@@ -89,6 +90,24 @@ def test_the_session_counts_as_one_more_pilot_run_only_when_they_agree():
     assert level == pytest.approx(1.0) and s == pytest.approx(spread)  # the median of 1 and of 1/2, 1, 2
     # no pilot value: the session's level, and the spread of a variance estimated from n normal draws
     assert session_projection(0.6, 200, np.full((3, 4), np.nan)) == (0.6, 0.0, math.sqrt(2 / 200))
+
+
+def test_the_pilots_level_is_their_last_mark_brought_back_along_the_slope():
+    # each run falls as n^-1/2 but its early values are off by a factor (the noise of a variance estimated
+    # from few labels): the level at 200 labels is read from the last mark, 1600 labels, so the early noise
+    # leaves the plan's level and spread alone
+    marks = np.array(PILOT_MARKS, dtype=float)
+    assert marks[-1] == 1600
+    exact = np.stack([v * (marks / 200) ** -0.5 for v in (1.0, 2.0, 4.0)])
+    noisy = exact.copy()
+    noisy[:, 1] *= [3.0, 1 / 3, 1.0]  # at 200 labels: 3, 2/3, 4 (their median 3); the fitted slope stays -1/2
+    assert np.exp(pilot_levels(noisy, 200, -0.5)) == pytest.approx([1.0, 2.0, 4.0])
+    assert np.exp(pilot_levels(exact, 800, -0.5)) == pytest.approx([0.5, 1.0, 2.0])
+    level, slope, spread = session_projection(2.0, 200, noisy)  # the median of 2 (the session's), 1, 2, 4
+    assert level == pytest.approx(2.0) and slope == pytest.approx(-0.5) and spread == pytest.approx(math.log(2))
+    # runs without a positive variance at the last mark are left out
+    exact[0, -1], exact[1, -1] = np.nan, 0.0
+    assert np.exp(pilot_levels(exact, 200, -0.5)) == pytest.approx([4.0])
 
 
 @pytest.fixture(scope="module")
