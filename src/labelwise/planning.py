@@ -61,7 +61,8 @@ if TYPE_CHECKING:
     from .session import Session
 
 __all__ = ["AGREEMENT", "MODEST_DECAY", "PILOT_LABELS", "PILOT_MARKS", "Plan", "Projection", "labels_for",
-           "pilot_curves", "pilot_levels", "plan_designs", "plan_session", "save_target", "session_projection", "target_plan"]
+           "pilot_curves", "plan_designs", "plan_session", "power_law", "save_target", "session_projection",
+           "target_plan"]
 
 #: Label counts of the pilot runs' variance curve (up to counts the plans reach: an adaptive design's decay
 #: flattens after its first few hundred labels, which a slope fitted up to 800 labels would not see).
@@ -74,6 +75,8 @@ PILOT_RUNS = 8
 AGREEMENT = 4.0
 #: Steepest decay slope taken from pilot runs whose variance disagrees with the session's.
 MODEST_DECAY = -0.5
+#: Grid points on ``[1, N]`` (geometric) where :func:`labels_for` looks for the first crossing.
+GRID_POINTS = 2048
 #: Session-file cache key of the half-width a plan aims at (``labelwise plan SESSION`` stores it).
 TARGET_KEY = "plan_target"
 
@@ -123,30 +126,36 @@ def per_label_variance(est: Estimate, n_items: int, with_replacement: bool) -> f
     return float(np.nanmax(v)) / fpc if np.isfinite(v).any() and fpc > 0 else math.nan  # a census: no V
 
 
-def labels_for(v0: float, n0: float, slope: float, half_width: float, level: float, n_items: int,
+def labels_for(projection: Projection, half_width: float, level: float, n_items: int,
                with_replacement: bool) -> float:
-    """Smallest ``n`` whose half-width ``z sqrt(V0 (n / n0)^slope / n)`` (times ``sqrt(1 - n / N)`` without
-    replacement) is at most ``half_width``; ``n_items`` if none, ``inf`` for an unknown ``V0``.
+    """Smallest ``n`` whose half-width ``z sqrt(V(n) / n)`` (times ``sqrt(1 - n / N)`` without replacement)
+    is at most ``half_width``, ``V`` the ``projection``'s; ``n_items`` if none, ``inf`` for an unknown ``V``.
 
-    Found by bisection on ``[1, N]`` (the half-width falls with ``n`` for ``slope < 1``).
+    The first crossing on a grid of ``[1, N]`` (a pilot curve may rise between marks), then bisection
+    between the grid points around it.
     """
     if not half_width > 0:
         raise ValueError(f"half_width: must be positive, got {half_width}")
-    if not np.isfinite(v0):
-        return math.inf
+    if not np.isfinite(projection.log_v).all():
+        return math.inf  # an unknown variance
     z = NormalDist().inv_cdf(0.5 + level / 2)
 
-    def half(n: float) -> float:
-        fpc = finite_population_factor(n, n_items, with_replacement)
-        return z * math.sqrt(max(v0, 0.0) * (n / n0) ** slope / n * fpc)
+    def half(n: np.ndarray) -> np.ndarray:
+        fpc = 1.0 if with_replacement else np.maximum(1.0 - n / n_items, 0.0)
+        return z * np.sqrt(projection.variance(n) / n * fpc)
 
-    if half(n_items) > half_width:
+    grid = np.unique(np.r_[np.geomspace(1.0, n_items, GRID_POINTS), projection.marks]).clip(1.0, n_items)
+    narrow = half(grid) <= half_width
+    if not narrow.any():
         return float(n_items)
-    lo, hi = 1.0, float(n_items)
+    first = int(np.argmax(narrow))
+    if first == 0:
+        return 1.0
+    lo, hi = grid[first - 1], grid[first]
     while hi - lo > 0.5:
         mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if half(mid) <= half_width else (mid, hi)
-    return hi
+        lo, hi = (lo, mid) if half(np.array([mid]))[0] <= half_width else (mid, hi)
+    return float(hi)
 
 
 def pilot_curves(pool: Pool, measure: Measure, design: Design, budget: int | None = None, seed: int = 0,
@@ -197,31 +206,50 @@ def _anchor(curves: np.ndarray, n: int = PILOT_LABELS) -> int:
 
 
 class Projection(NamedTuple):
-    """What the plan extrapolates from ``n0`` labels: ``V(n) = level (n / n0)^slope``, one run's ``log V``
-    varying by ``spread`` (standard deviation)."""
+    """The per-label variance the plan projects: ``V = exp(log_v)`` at the label counts ``marks``,
+    interpolated in ``log n`` between them (the first value before the first mark), falling as
+    ``n^slope`` beyond the last; one run's ``log V`` varies by ``spread`` (standard deviation)."""
 
-    level: float
+    marks: tuple[float, ...]
+    log_v: tuple[float, ...]
     slope: float
-    spread: float
+    spread: float = 0.0
+
+    def variance(self, n: np.ndarray) -> np.ndarray:
+        """``V(n)`` at label counts ``n``."""
+        x, marks, log_v = np.log(n), np.log(self.marks), np.asarray(self.log_v, dtype=float)
+        return np.exp(np.where(x <= marks[-1], np.interp(x, marks, log_v), log_v[-1] + self.slope * (x - marks[-1])))
+
+    def scaled(self, log_factor: float) -> Projection:
+        """The projection with every variance times ``exp(log_factor)``."""
+        return self._replace(log_v=tuple(np.asarray(self.log_v) + log_factor))
 
 
-def pilot_levels(curves: np.ndarray, n: float, slope: float) -> np.ndarray:
-    """The pilot runs' ``log V`` at ``n`` labels: each run's value at the last mark (its least noisy one)
-    brought back along ``slope``; runs without a positive value there are left out."""
-    last = curves[:, -1]
-    return np.log(last[np.isfinite(last) & (last > 0)]) + slope * math.log(n / PILOT_MARKS[curves.shape[1] - 1])
+def _log(v: np.ndarray | float) -> np.ndarray:
+    """``log v``, a variance of 0 (a census of the uncertain items) floored at the smallest float's log."""
+    return np.log(np.maximum(v, np.finfo(float).tiny))
+
+
+def power_law(v0: float, n0: float, slope: float, spread: float = 0.0) -> Projection:
+    """``V(n) = v0 (n / n0)^slope`` from ``n0`` labels on (``v0`` before)."""
+    return Projection((float(n0),), (float(_log(v0)),), slope, spread)
 
 
 def session_projection(v0: float, n: int, curves: np.ndarray) -> Projection:
     """The plan's projection from the session's variance ``v0`` at ``n`` labels and the pilot curves (module
-    docstring): the median over the session and the pilot runs when they agree within a factor
-    :data:`AGREEMENT`, the session's own variance otherwise."""
+    docstring): the pilot runs' median curve when the session's variance lies within a factor
+    :data:`AGREEMENT` of it at ``n``, the session's own variance along the pilots' slope (at most
+    :data:`MODEST_DECAY`) otherwise."""
     slope = decay_slope(curves, _anchor(curves, n))
-    pilots = pilot_levels(curves, n, slope)
-    spread = max(float(np.std(pilots, ddof=1)) if pilots.size > 1 else 0.0, math.sqrt(2 / n))
-    if pilots.size and v0 > 0 and abs(math.log(v0) - float(np.median(pilots))) <= math.log(AGREEMENT):
-        return Projection(math.exp(float(np.median(np.r_[math.log(v0), pilots]))), slope, spread)
-    return Projection(v0, max(slope, MODEST_DECAY), spread)
+    last = curves[:, -1][np.isfinite(curves[:, -1]) & (curves[:, -1] > 0)]  # each run's least noisy value
+    spread = max(float(np.std(np.log(last), ddof=1)) if last.size > 1 else 0.0, math.sqrt(2 / n))
+    known = np.isfinite(curves).any(axis=0)  # marks where some run has a variance
+    if known.any() and v0 > 0:
+        marks = np.array(PILOT_MARKS[:curves.shape[1]], dtype=float)[known]
+        median = Projection(tuple(marks), tuple(np.nanmedian(_log(curves[:, known]), axis=0)), slope, spread)
+        if abs(math.log(v0) - _log(median.variance(np.array([n], dtype=float)))[0]) <= math.log(AGREEMENT):
+            return median
+    return power_law(v0, n, max(slope, MODEST_DECAY), spread)
 
 
 def _count(n: float, n_items: int) -> int:
@@ -230,11 +258,13 @@ def _count(n: float, n_items: int) -> int:
 
 def _pilot_plan(pool: Pool, measure: Measure, design: Design, half_width: float, level: float, budget: int | None,
                 seed: int = 0) -> tuple[float, float, float]:
-    """(median, low, high) of the labels the pilot runs project, each anchored at its own variance."""
+    """(median, low, high) of the labels the pilot runs project, each along its own curve."""
     curves = pilot_curves(pool, measure, design, budget, seed)
+    marks = np.array(PILOT_MARKS[:curves.shape[1]], dtype=float)
     slope = decay_slope(curves, _anchor(curves))
-    needs = [labels_for(math.exp(v), PILOT_LABELS, slope, half_width, level, pool.n_items, design.with_replacement)
-             for v in pilot_levels(curves, PILOT_LABELS, slope)] or [math.inf]  # no run saw a variance
+    needs = [labels_for(Projection(tuple(marks[known]), tuple(_log(run[known])), slope), half_width, level,
+                        pool.n_items, design.with_replacement)
+             for run in curves if (known := np.isfinite(run)).any()] or [math.inf]  # no run saw a variance
     return float(np.median(needs)), min(needs), max(needs)
 
 
@@ -275,10 +305,9 @@ def plan_session(session: Session, half_width: float, measure: Measure | None = 
     if n < PILOT_LABELS or not np.isfinite(v0):
         total, low, high = _pilot_plan(pool, target, design, half_width, level, session.budget, pilot_seed)
     else:
-        curves = pilot_curves(pool, target, design, session.budget, pilot_seed)
-        level_v, slope, spread = session_projection(v0, n, curves)
-        total, low, high = (labels_for(level_v * math.exp(f), n, slope, half_width, level, pool.n_items,
-                                       design.with_replacement) for f in (0.0, -spread, spread))
+        projection = session_projection(v0, n, pilot_curves(pool, target, design, session.budget, pilot_seed))
+        total, low, high = (labels_for(projection.scaled(f), half_width, level, pool.n_items, design.with_replacement)
+                            for f in (0.0, -projection.spread, projection.spread))
     further = lambda x: max(0, _count(x, pool.n_items) - n)
     return Plan(design.name, further(total), further(low), further(high), n)
 
