@@ -5,39 +5,40 @@ The delta-method variance of a design's estimator at ``n`` labels is
 3.3.2), times ``1 - n / N`` for designs without replacement (Yilmaz et al.,
 "Sample Efficient Model Evaluation", 2021, eq. 25).  For a static design
 the per-label variance ``V`` is constant; adaptive designs lower it as they
-learn.  The plan models ``V(n) = V0 (n / n0)^b``:
+learn, fastest early (an adaptive design, or the oracle model's part of
+``importance``'s interval), sometimes in a cliff (once every uncertain item
+is labeled).  The plan projects ``V(n)`` from pilot runs of the design
+against labels drawn from the pool's probabilities (what the design itself
+believes), at :data:`PILOT_MARKS` labels:
 
-* the slope ``b`` is the design's own: fitted to pilot runs of the design
-  against labels drawn from the pool's probabilities (what the design itself
-  believes), at :data:`PILOT_MARKS` labels from the session's label count on
-  (the local decay: an adaptive design's variance, and the oracle model's part
-  of ``importance``'s, fall fastest early and then settle);
-* the level ``V0`` at ``n0`` labels is the session's, ``n0 (h / z)^2`` with
-  ``h`` the half-width of its interval (divided by ``1 - n0 / N`` without
-  replacement: the interval already has that factor), once it has :data:`PILOT_LABELS`
-  labels; before that the pilot runs'.  A pilot run's value is taken at its
-  last mark and brought back along the slope: a variance estimated from
-  1600 labels is about three times less noisy than one from 200, and it is
-  the value the plan needs near the counts it predicts.  On an imbalanced
-  pool one session's variance after a few hundred labels is noisy (whether
-  a rare outcome was drawn yet), so when it agrees with the pilot runs'
-  within a factor :data:`AGREEMENT` (the pool's probabilities describe the
-  labels seen) the session counts as one more run of the same process: the
-  level is the median over the session and the pilot runs (on a rare pool
-  one pilot labeling can be far off).  Otherwise the probabilities are off,
-  the session's own variance is the level, and the pilots' slope is trusted
-  only down to :data:`MODEST_DECAY` (labels drawn from over-confident
-  probabilities make the pilots' variance fall faster than the real one).
+* when the session's own variance ``V0 = n0 (h / z)^2`` at its ``n0``
+  labels (``h`` the half-width of its interval, divided by ``1 - n0 / N``
+  without replacement: the interval already has that factor) lies within a
+  factor :data:`AGREEMENT` of the pilots' median curve there, the pool's
+  probabilities describe the labels seen and ``V(n)`` is that median curve:
+  interpolated in ``log n`` between the marks, and beyond the last falling
+  with the pilots' local slope (fitted from ``n0`` on).  One session's
+  variance after a few hundred labels is noisy on an imbalanced pool
+  (whether a rare outcome was drawn yet), so it picks the curve, not the
+  level; the median keeps one pilot labeling far off (a rare pool) out.
+  A power law fitted to the marks would miss both the cliff and the
+  flattening after the first few hundred labels;
+* otherwise the probabilities are off: ``V(n) = V0 (n / n0)^b`` from the
+  session's own variance, the pilots' slope ``b`` trusted only down to
+  :data:`MODEST_DECAY` (labels drawn from over-confident probabilities make
+  the pilots' variance fall faster than the real one);
+* before :data:`PILOT_LABELS` labels, each pilot run's own curve.
 
-The half-width ``z sqrt(V(n) / n)`` then falls with ``n``, and the smallest
-``n`` reaching ``eps`` is found by bisection, as in Chaganty et al.,
-"Importance sampling for unbiased on-demand evaluation of knowledge base
-population", EMNLP 2017, sec. 3.3.  The range is the plan at the level
-times ``exp(-+ s)``, ``s`` the standard deviation of one run's ``log V``
-across the pilot runs (at least ``sqrt(2 / n0)``, that of a variance
-estimated from ``n0`` normal draws): where about two runs in three land.
-Before any label it is the spread of the pilot runs' own plans.  The larger
-projection over the measure's components is the plan.
+The plan is the first ``n`` whose half-width ``z sqrt(V(n) / n)`` reaches
+``eps`` (the grid search and bisection of :func:`labels_for`; the sample
+size of Chaganty et al., "Importance sampling for unbiased on-demand
+evaluation of knowledge base population", EMNLP 2017, sec. 3.3).  The
+range is the plan with the variance times ``exp(-+ s)``, ``s`` the standard
+deviation of one run's ``log V`` across the pilot runs at their last mark
+(at least ``sqrt(2 / n0)``, that of a variance estimated from ``n0`` normal
+draws): where about two runs in three land.  Before any label it is the
+spread of the pilot runs' own plans.  The larger projection over the
+measure's components is the plan.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ __all__ = ["AGREEMENT", "MODEST_DECAY", "PILOT_LABELS", "PILOT_MARKS", "Plan", "
 #: Label counts of the pilot runs' variance curve (up to counts the plans reach: an adaptive design's decay
 #: flattens after its first few hundred labels, which a slope fitted up to 800 labels would not see).
 PILOT_MARKS = (100, 200, 400, 800, 1600)
-#: Labels from which the session's own variance sets the plan's level (before: the pilot runs').
+#: Labels from which the session's own variance takes part in the plan (before: each pilot run's own curve).
 PILOT_LABELS = 200
 #: Pilot runs per design (the plan's slope and level come from them: with few runs the plan depends on their seed).
 PILOT_RUNS = 8
@@ -109,9 +110,9 @@ class Plan:
         return asdict(self)
 
 
-def finite_population_factor(n: float, n_items: int, with_replacement: bool) -> float:
+def finite_population_factor(n: float | np.ndarray, n_items: int, with_replacement: bool) -> float | np.ndarray:
     """``1 - n / N`` for a design drawing without replacement (Yilmaz et al. 2021, eq. 25), 1 with replacement."""
-    return 1.0 if with_replacement else max(1.0 - n / n_items, 0.0)
+    return 1.0 if with_replacement else np.maximum(1.0 - n / n_items, 0.0)
 
 
 def per_label_variance(est: Estimate, n_items: int, with_replacement: bool) -> float:
@@ -141,8 +142,7 @@ def labels_for(projection: Projection, half_width: float, level: float, n_items:
     z = NormalDist().inv_cdf(0.5 + level / 2)
 
     def half(n: np.ndarray) -> np.ndarray:
-        fpc = 1.0 if with_replacement else np.maximum(1.0 - n / n_items, 0.0)
-        return z * np.sqrt(projection.variance(n) / n * fpc)
+        return z * np.sqrt(projection.variance(n) / n * finite_population_factor(n, n_items, with_replacement))
 
     grid = np.unique(np.r_[np.geomspace(1.0, n_items, GRID_POINTS), projection.marks]).clip(1.0, n_items)
     narrow = half(grid) <= half_width
