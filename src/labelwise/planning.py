@@ -62,8 +62,8 @@ if TYPE_CHECKING:
     from .session import Session
 
 __all__ = ["AGREEMENT", "MODEST_DECAY", "PILOT_LABELS", "PILOT_MARKS", "Plan", "Projection", "labels_for",
-           "pilot_curves", "plan_designs", "plan_session", "power_law", "save_target", "session_projection",
-           "target_plan"]
+           "pilot_curves", "plan_designs", "plan_session", "power_law", "rotated_labels", "save_target",
+           "session_projection", "target_plan"]
 
 #: Label counts of the pilot runs' variance curve (up to counts the plans reach: an adaptive design's decay
 #: flattens after its first few hundred labels, which a slope fitted up to 800 labels would not see).
@@ -158,6 +158,21 @@ def labels_for(projection: Projection, half_width: float, level: float, n_items:
     return float(hi)
 
 
+def rotated_labels(cdf: np.ndarray, offset: np.ndarray, run: int, runs: int) -> np.ndarray:
+    """Pseudo ground truth of pilot run ``run`` of ``runs``: one label per item from ``p(y | x)`` (``cdf`` its
+    cumulative sum over labels, one row per item) by the inverse-CDF draw of ``u = (offset + run / runs) mod 1``.
+
+    With one uniform ``offset`` per item shared by the runs (a Cranley-Patterson rotation; Cranley &
+    Patterson, "Randomization of number theoretic methods for multiple integration", SIAM J. Numer. Anal.
+    13, 1976), each run is an exact draw, independent over items, while across the runs an item takes a
+    label in ``runs p`` of them up to rounding: the pilot runs cover the probabilities evenly, and their
+    median curve varies less from one pilot seed to the next (on a rare pool, whether the runs drew its few
+    positives).
+    """
+    u = (offset + run / runs) % 1.0
+    return (u[:, None] > cdf[:, :-1]).sum(axis=1)
+
+
 def pilot_curves(pool: Pool, measure: Measure, design: Design, budget: int | None = None, seed: int = 0,
                  ) -> np.ndarray:
     """Per-label variances ``(runs, marks)`` of pilot runs against labels drawn from the pool's probabilities.
@@ -171,13 +186,13 @@ def pilot_curves(pool: Pool, measure: Measure, design: Design, budget: int | Non
     if key in cache:
         return cache[key]
     marks = [m for m in PILOT_MARKS if m <= pool.n_items] or [pool.n_items]  # a pool below the first mark: a census
-    prior = score_prior(pool)
+    cdf = np.cumsum(score_prior(pool), axis=1)
     rng = np.random.default_rng(seed)
+    offset = rng.random(pool.n_items)
     variance = lambda est: per_label_variance(est, pool.n_items, design.with_replacement)
     curves = np.full((PILOT_RUNS, len(marks)), np.nan)
     for r in range(PILOT_RUNS):
-        # pseudo ground truth: one label per item from p(y | x) (inverse-CDF draw, vectorized over items)
-        truth = (rng.random(pool.n_items)[:, None] > np.cumsum(prior, axis=1)[:, :-1]).sum(axis=1)
+        truth = rotated_labels(cdf, offset, r, PILOT_RUNS)
         session = Session(pool, measure, design, budget=budget or marks[-1], seed=rng)
         session.run(lambda ids, t=truth: t[pool.positions(ids)], marks[-1], checkpoints=marks,
                     on_checkpoint=lambda n, est, r=r: curves[r].__setitem__(marks.index(n), variance(est)))

@@ -22,6 +22,7 @@ from labelwise.planning import (
     pilot_curves,
     plan_designs,
     power_law,
+    rotated_labels,
     session_projection,
 )
 
@@ -122,6 +123,20 @@ def test_the_plan_follows_the_pilots_median_curve_when_the_session_agrees():
     assert session_projection(2.0, 200, zero).variance(np.array([800.0, 5000.0])) == pytest.approx([0.0, 0.0])
     assert session_projection(0.6, 200, np.full((3, 4), np.nan)) == (
         (200.0,), pytest.approx((math.log(0.6),)), 0.0, math.sqrt(2 / 200))
+
+
+def test_pilot_labels_are_exact_draws_that_cover_the_probabilities_evenly_across_runs():
+    rng = np.random.default_rng(5)
+    prior = rng.dirichlet([0.3, 0.3, 0.3], size=20_000)  # three labels, many items near 0 or 1
+    cdf, offset, runs = np.cumsum(prior, axis=1), rng.random(20_000), 8
+    labels = np.stack([rotated_labels(cdf, offset, r, runs) for r in range(runs)])
+    counts = np.stack([(labels == k).sum(axis=0) for k in range(3)], axis=1)  # (items, labels) over the runs
+    # an arc of length p holds floor(8 p) or ceil(8 p) of 8 evenly spaced points
+    assert np.all((counts >= np.floor(runs * prior)) & (counts <= np.ceil(runs * prior)))
+    # each run alone is a draw from p(y | x): its share of each label is the mean probability within 3 s.e.
+    share, mean = (labels[3][:, None] == np.arange(3)).mean(axis=0), prior.mean(axis=0)
+    se = np.sqrt((prior * (1 - prior)).sum(axis=0)) / prior.shape[0]
+    assert np.all(np.abs(share - mean) <= 3 * se)
 
 
 @pytest.fixture(scope="module")
