@@ -14,9 +14,7 @@ believes), at :data:`PILOT_MARKS` labels:
 * when the session's own variance ``V0 = n0 (h / z)^2`` at its ``n0``
   labels (``h`` the half-width of its interval, divided by ``1 - n0 / N``
   without replacement: the interval already has that factor) lies within a
-  factor :data:`AGREEMENT` of the pilots' median curve there, or among the
-  pilot runs' own values (runs that pass a cliff at different counts
-  differ by far more than that factor), the pool's
+  factor :data:`AGREEMENT` of the pilots' median curve there, the pool's
   probabilities describe the labels seen and ``V(n)`` is that median curve:
   interpolated in ``log n`` between the marks, and beyond the last falling
   with the pilots' local slope (fitted from ``n0`` on).  One session's
@@ -255,21 +253,16 @@ def power_law(v0: float, n0: float, slope: float, spread: float = 0.0) -> Projec
 def session_projection(v0: float, n: int, curves: np.ndarray) -> Projection:
     """The plan's projection from the session's variance ``v0`` at ``n`` labels and the pilot curves (module
     docstring): the pilot runs' median curve when the session's variance lies within a factor
-    :data:`AGREEMENT` of it at ``n`` or among the runs' own values there (the session looks like one more
-    run), the session's own variance along the pilots' slope (at most :data:`MODEST_DECAY`) otherwise."""
-    at = _anchor(curves, n)
-    slope = decay_slope(curves, at)
+    :data:`AGREEMENT` of it at ``n``, the session's own variance along the pilots' slope (at most
+    :data:`MODEST_DECAY`) otherwise."""
+    slope = decay_slope(curves, _anchor(curves, n))
     last = curves[:, -1][np.isfinite(curves[:, -1]) & (curves[:, -1] > 0)]  # each run's least noisy value
     spread = max(float(np.std(np.log(last), ddof=1)) if last.size > 1 else 0.0, math.sqrt(2 / n))
     known = np.isfinite(curves).any(axis=0)  # marks where some run has a variance
     if known.any() and v0 > 0:
         marks = np.array(PILOT_MARKS[:curves.shape[1]], dtype=float)[known]
         median = Projection(tuple(marks), tuple(np.nanmedian(_log(curves[:, known]), axis=0)), slope, spread)
-        near = curves[:, at:at + 2]  # the runs' values at the marks around n
-        near = near[np.isfinite(near)]
-        among_runs = near.size > 0 and near.min() <= v0 <= near.max()  # e.g. a cliff the runs pass at different n
-        if among_runs or abs(math.log(v0) - _log(median.variance(np.array([n], dtype=float)))[0]) <= math.log(
-                AGREEMENT):
+        if abs(math.log(v0) - _log(median.variance(np.array([n], dtype=float)))[0]) <= math.log(AGREEMENT):
             return median
     return power_law(v0, n, max(slope, MODEST_DECAY), spread)
 
