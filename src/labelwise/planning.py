@@ -5,36 +5,40 @@ The delta-method variance of a design's estimator at ``n`` labels is
 3.3.2), times ``1 - n / N`` for designs without replacement (Yilmaz et al.,
 "Sample Efficient Model Evaluation", 2021, eq. 25).  For a static design
 the per-label variance ``V`` is constant; adaptive designs lower it as they
-learn.  The plan models ``V(n) = V0 (n / n0)^b``:
+learn, fastest early (an adaptive design, or the oracle model's part of
+``importance``'s interval), sometimes in a cliff (once every uncertain item
+is labeled).  The plan projects ``V(n)`` from pilot runs of the design
+against labels drawn from the pool's probabilities (what the design itself
+believes), at :data:`PILOT_MARKS` labels:
 
-* the slope ``b`` is the design's own: fitted to pilot runs of the design
-  against labels drawn from the pool's probabilities (what the design itself
-  believes), at :data:`PILOT_MARKS` labels from the session's label count on
-  (the local decay: an adaptive design's variance, and the oracle model's part
-  of ``importance``'s, fall fastest early and then settle);
-* the level ``V0`` at ``n0`` labels is the session's, ``n0 (h / z)^2`` with
-  ``h`` the half-width of its interval (divided by ``1 - n0 / N`` without
-  replacement: the interval already has that factor), once it has :data:`PILOT_LABELS`
-  labels; before that each pilot run's own.  On an imbalanced pool one
-  session's variance after a few hundred labels is noisy (whether a rare
-  outcome was drawn yet), so when it agrees with the pilot runs' within a
-  factor :data:`AGREEMENT` (the pool's probabilities describe the labels
-  seen) the session counts as one more run of the same process: the level
-  is the median over the session and the pilot runs (on a rare pool one
-  pilot labeling can be far off).  Otherwise the probabilities are off, the
-  session's own variance is the level, and the pilots' slope is trusted
-  only down to :data:`MODEST_DECAY` (labels drawn from over-confident
-  probabilities make the pilots' variance fall faster than the real one).
+* when the session's own variance ``V0 = n0 (h / z)^2`` at its ``n0``
+  labels (``h`` the half-width of its interval, divided by ``1 - n0 / N``
+  without replacement: the interval already has that factor) lies within a
+  factor :data:`AGREEMENT` of the pilots' median curve there, the pool's
+  probabilities describe the labels seen and ``V(n)`` is that median curve:
+  interpolated in ``log n`` between the marks, and beyond the last falling
+  with the pilots' local slope (fitted from ``n0`` on).  One session's
+  variance after a few hundred labels is noisy on an imbalanced pool
+  (whether a rare outcome was drawn yet), so it picks the curve, not the
+  level; the median keeps one pilot labeling far off (a rare pool) out.
+  A power law fitted to the marks would miss both the cliff and the
+  flattening after the first few hundred labels;
+* otherwise the probabilities are off: ``V(n) = V0 (n / n0)^b`` from the
+  session's own variance, the pilots' slope ``b`` trusted only down to
+  :data:`MODEST_DECAY` (labels drawn from over-confident probabilities make
+  the pilots' variance fall faster than the real one);
+* before :data:`PILOT_LABELS` labels, each pilot run's own curve.
 
-The half-width ``z sqrt(V(n) / n)`` then falls with ``n``, and the smallest
-``n`` reaching ``eps`` is found by bisection, as in Chaganty et al.,
-"Importance sampling for unbiased on-demand evaluation of knowledge base
-population", EMNLP 2017, sec. 3.3.  The range is the plan at the level
-times ``exp(-+ s)``, ``s`` the standard deviation of one run's ``log V``
-across the pilot runs (at least ``sqrt(2 / n0)``, that of a variance
-estimated from ``n0`` normal draws): where about two runs in three land.
-Before any label it is the spread of the pilot runs' own plans.  The larger
-projection over the measure's components is the plan.
+The plan is the first ``n`` whose half-width ``z sqrt(V(n) / n)`` reaches
+``eps`` (the grid search and bisection of :func:`labels_for`; the sample
+size of Chaganty et al., "Importance sampling for unbiased on-demand
+evaluation of knowledge base population", EMNLP 2017, sec. 3.3).  The
+range is the plan with the variance times ``exp(-+ s)``, ``s`` the standard
+deviation of one run's ``log V`` across the pilot runs at their last mark
+(at least ``sqrt(2 / n0)``, that of a variance estimated from ``n0`` normal
+draws): where about two runs in three land.  Before any label it is the
+spread of the pilot runs' own plans.  The larger projection over the
+measure's components is the plan.
 """
 
 from __future__ import annotations
@@ -58,11 +62,13 @@ if TYPE_CHECKING:
     from .session import Session
 
 __all__ = ["AGREEMENT", "MODEST_DECAY", "PILOT_LABELS", "PILOT_MARKS", "Plan", "Projection", "labels_for",
-           "pilot_curves", "plan_designs", "plan_session", "save_target", "session_projection", "target_plan"]
+           "pilot_curves", "plan_designs", "plan_session", "power_law", "rotated_labels", "save_target",
+           "session_projection", "target_plan"]
 
-#: Label counts of the pilot runs' variance curve.
-PILOT_MARKS = (100, 200, 400, 800)
-#: Labels from which the session's own variance sets the plan's level (before: the pilot runs').
+#: Label counts of the pilot runs' variance curve (up to counts the plans reach: an adaptive design's decay
+#: flattens after its first few hundred labels, which a slope fitted up to 800 labels would not see).
+PILOT_MARKS = (100, 200, 400, 800, 1600)
+#: Labels from which the session's own variance takes part in the plan (before: each pilot run's own curve).
 PILOT_LABELS = 200
 #: Pilot runs per design (the plan's slope and level come from them: with few runs the plan depends on their seed).
 PILOT_RUNS = 8
@@ -70,6 +76,8 @@ PILOT_RUNS = 8
 AGREEMENT = 4.0
 #: Steepest decay slope taken from pilot runs whose variance disagrees with the session's.
 MODEST_DECAY = -0.5
+#: Grid points on ``[1, N]`` (geometric) where :func:`labels_for` looks for the first crossing.
+GRID_POINTS = 2048
 #: Session-file cache key of the half-width a plan aims at (``labelwise plan SESSION`` stores it).
 TARGET_KEY = "plan_target"
 
@@ -102,9 +110,9 @@ class Plan:
         return asdict(self)
 
 
-def finite_population_factor(n: float, n_items: int, with_replacement: bool) -> float:
+def finite_population_factor(n: float | np.ndarray, n_items: int, with_replacement: bool) -> float | np.ndarray:
     """``1 - n / N`` for a design drawing without replacement (Yilmaz et al. 2021, eq. 25), 1 with replacement."""
-    return 1.0 if with_replacement else max(1.0 - n / n_items, 0.0)
+    return 1.0 if with_replacement else np.maximum(1.0 - n / n_items, 0.0)
 
 
 def per_label_variance(est: Estimate, n_items: int, with_replacement: bool) -> float:
@@ -119,30 +127,50 @@ def per_label_variance(est: Estimate, n_items: int, with_replacement: bool) -> f
     return float(np.nanmax(v)) / fpc if np.isfinite(v).any() and fpc > 0 else math.nan  # a census: no V
 
 
-def labels_for(v0: float, n0: float, slope: float, half_width: float, level: float, n_items: int,
+def labels_for(projection: Projection, half_width: float, level: float, n_items: int,
                with_replacement: bool) -> float:
-    """Smallest ``n`` whose half-width ``z sqrt(V0 (n / n0)^slope / n)`` (times ``sqrt(1 - n / N)`` without
-    replacement) is at most ``half_width``; ``n_items`` if none, ``inf`` for an unknown ``V0``.
+    """Smallest ``n`` whose half-width ``z sqrt(V(n) / n)`` (times ``sqrt(1 - n / N)`` without replacement)
+    is at most ``half_width``, ``V`` the ``projection``'s; ``n_items`` if none, ``inf`` for an unknown ``V``.
 
-    Found by bisection on ``[1, N]`` (the half-width falls with ``n`` for ``slope < 1``).
+    The first crossing on a grid of ``[1, N]`` (a pilot curve may rise between marks), then bisection
+    between the grid points around it.
     """
     if not half_width > 0:
         raise ValueError(f"half_width: must be positive, got {half_width}")
-    if not np.isfinite(v0):
-        return math.inf
+    if not np.isfinite(projection.log_v).all():
+        return math.inf  # an unknown variance
     z = NormalDist().inv_cdf(0.5 + level / 2)
 
-    def half(n: float) -> float:
-        fpc = finite_population_factor(n, n_items, with_replacement)
-        return z * math.sqrt(max(v0, 0.0) * (n / n0) ** slope / n * fpc)
+    def half(n: np.ndarray) -> np.ndarray:
+        return z * np.sqrt(projection.variance(n) / n * finite_population_factor(n, n_items, with_replacement))
 
-    if half(n_items) > half_width:
+    grid = np.unique(np.r_[np.geomspace(1.0, n_items, GRID_POINTS), projection.marks]).clip(1.0, n_items)
+    narrow = half(grid) <= half_width
+    if not narrow.any():
         return float(n_items)
-    lo, hi = 1.0, float(n_items)
+    first = int(np.argmax(narrow))
+    if first == 0:
+        return 1.0
+    lo, hi = grid[first - 1], grid[first]
     while hi - lo > 0.5:
         mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if half(mid) <= half_width else (mid, hi)
-    return hi
+        lo, hi = (lo, mid) if half(np.array([mid]))[0] <= half_width else (mid, hi)
+    return float(hi)
+
+
+def rotated_labels(cdf: np.ndarray, offset: np.ndarray, run: int, runs: int) -> np.ndarray:
+    """Pseudo ground truth of pilot run ``run`` of ``runs``: one label per item from ``p(y | x)`` (``cdf`` its
+    cumulative sum over labels, one row per item) by the inverse-CDF draw of ``u = (offset + run / runs) mod 1``.
+
+    With one uniform ``offset`` per item shared by the runs (a Cranley-Patterson rotation; Cranley &
+    Patterson, "Randomization of number theoretic methods for multiple integration", SIAM J. Numer. Anal.
+    13, 1976), each run is an exact draw, independent over items, while across the runs an item takes a
+    label in ``runs p`` of them up to rounding: the pilot runs cover the probabilities evenly, and their
+    median curve varies less from one pilot seed to the next (on a rare pool, whether the runs drew its few
+    positives).
+    """
+    u = (offset + run / runs) % 1.0
+    return (u[:, None] > cdf[:, :-1]).sum(axis=1)
 
 
 def pilot_curves(pool: Pool, measure: Measure, design: Design, budget: int | None = None, seed: int = 0,
@@ -158,13 +186,13 @@ def pilot_curves(pool: Pool, measure: Measure, design: Design, budget: int | Non
     if key in cache:
         return cache[key]
     marks = [m for m in PILOT_MARKS if m <= pool.n_items] or [pool.n_items]  # a pool below the first mark: a census
-    prior = score_prior(pool)
+    cdf = np.cumsum(score_prior(pool), axis=1)
     rng = np.random.default_rng(seed)
+    offset = rng.random(pool.n_items)
     variance = lambda est: per_label_variance(est, pool.n_items, design.with_replacement)
     curves = np.full((PILOT_RUNS, len(marks)), np.nan)
     for r in range(PILOT_RUNS):
-        # pseudo ground truth: one label per item from p(y | x) (inverse-CDF draw, vectorized over items)
-        truth = (rng.random(pool.n_items)[:, None] > np.cumsum(prior, axis=1)[:, :-1]).sum(axis=1)
+        truth = rotated_labels(cdf, offset, r, PILOT_RUNS)
         session = Session(pool, measure, design, budget=budget or marks[-1], seed=rng)
         session.run(lambda ids, t=truth: t[pool.positions(ids)], marks[-1], checkpoints=marks,
                     on_checkpoint=lambda n, est, r=r: curves[r].__setitem__(marks.index(n), variance(est)))
@@ -193,26 +221,50 @@ def _anchor(curves: np.ndarray, n: int = PILOT_LABELS) -> int:
 
 
 class Projection(NamedTuple):
-    """What the plan extrapolates from ``n0`` labels: ``V(n) = level (n / n0)^slope``, one run's ``log V``
-    varying by ``spread`` (standard deviation)."""
+    """The per-label variance the plan projects: ``V = exp(log_v)`` at the label counts ``marks``,
+    interpolated in ``log n`` between them (the first value before the first mark), falling as
+    ``n^slope`` beyond the last; one run's ``log V`` varies by ``spread`` (standard deviation)."""
 
-    level: float
+    marks: tuple[float, ...]
+    log_v: tuple[float, ...]
     slope: float
-    spread: float
+    spread: float = 0.0
+
+    def variance(self, n: np.ndarray) -> np.ndarray:
+        """``V(n)`` at label counts ``n``."""
+        x, marks, log_v = np.log(n), np.log(self.marks), np.asarray(self.log_v, dtype=float)
+        return np.exp(np.where(x <= marks[-1], np.interp(x, marks, log_v), log_v[-1] + self.slope * (x - marks[-1])))
+
+    def scaled(self, log_factor: float) -> Projection:
+        """The projection with every variance times ``exp(log_factor)``."""
+        return self._replace(log_v=tuple(np.asarray(self.log_v) + log_factor))
+
+
+def _log(v: np.ndarray | float) -> np.ndarray:
+    """``log v``, a variance of 0 (a census of the uncertain items) floored at the smallest float's log."""
+    return np.log(np.maximum(v, np.finfo(float).tiny))
+
+
+def power_law(v0: float, n0: float, slope: float, spread: float = 0.0) -> Projection:
+    """``V(n) = v0 (n / n0)^slope`` from ``n0`` labels on (``v0`` before)."""
+    return Projection((float(n0),), (float(_log(v0)),), slope, spread)
 
 
 def session_projection(v0: float, n: int, curves: np.ndarray) -> Projection:
     """The plan's projection from the session's variance ``v0`` at ``n`` labels and the pilot curves (module
-    docstring): the median over the session and the pilot runs when they agree within a factor
-    :data:`AGREEMENT`, the session's own variance otherwise."""
-    at = _anchor(curves, n)
-    slope = decay_slope(curves, at)
-    column = curves[:, at]
-    pilots = np.log(column[np.isfinite(column) & (column > 0)]) + slope * math.log(n / PILOT_MARKS[at])
-    spread = max(float(np.std(pilots, ddof=1)) if pilots.size > 1 else 0.0, math.sqrt(2 / n))
-    if pilots.size and v0 > 0 and abs(math.log(v0) - float(np.median(pilots))) <= math.log(AGREEMENT):
-        return Projection(math.exp(float(np.median(np.r_[math.log(v0), pilots]))), slope, spread)
-    return Projection(v0, max(slope, MODEST_DECAY), spread)
+    docstring): the pilot runs' median curve when the session's variance lies within a factor
+    :data:`AGREEMENT` of it at ``n``, the session's own variance along the pilots' slope (at most
+    :data:`MODEST_DECAY`) otherwise."""
+    slope = decay_slope(curves, _anchor(curves, n))
+    last = curves[:, -1][np.isfinite(curves[:, -1]) & (curves[:, -1] > 0)]  # each run's least noisy value
+    spread = max(float(np.std(np.log(last), ddof=1)) if last.size > 1 else 0.0, math.sqrt(2 / n))
+    known = np.isfinite(curves).any(axis=0)  # marks where some run has a variance
+    if known.any() and v0 > 0:
+        marks = np.array(PILOT_MARKS[:curves.shape[1]], dtype=float)[known]
+        median = Projection(tuple(marks), tuple(np.nanmedian(_log(curves[:, known]), axis=0)), slope, spread)
+        if abs(math.log(v0) - _log(median.variance(np.array([n], dtype=float)))[0]) <= math.log(AGREEMENT):
+            return median
+    return power_law(v0, n, max(slope, MODEST_DECAY), spread)
 
 
 def _count(n: float, n_items: int) -> int:
@@ -221,12 +273,13 @@ def _count(n: float, n_items: int) -> int:
 
 def _pilot_plan(pool: Pool, measure: Measure, design: Design, half_width: float, level: float, budget: int | None,
                 seed: int = 0) -> tuple[float, float, float]:
-    """(median, low, high) of the labels the pilot runs project, each anchored at its own variance."""
+    """(median, low, high) of the labels the pilot runs project, each along its own curve."""
     curves = pilot_curves(pool, measure, design, budget, seed)
-    at = _anchor(curves)
-    slope = decay_slope(curves, at)
-    needs = [labels_for(v, PILOT_MARKS[at], slope, half_width, level, pool.n_items, design.with_replacement)
-             for v in curves[:, at]]
+    marks = np.array(PILOT_MARKS[:curves.shape[1]], dtype=float)
+    slope = decay_slope(curves, _anchor(curves))
+    needs = [labels_for(Projection(tuple(marks[known]), tuple(_log(run[known])), slope), half_width, level,
+                        pool.n_items, design.with_replacement)
+             for run in curves if (known := np.isfinite(run)).any()] or [math.inf]  # no run saw a variance
     return float(np.median(needs)), min(needs), max(needs)
 
 
@@ -267,10 +320,9 @@ def plan_session(session: Session, half_width: float, measure: Measure | None = 
     if n < PILOT_LABELS or not np.isfinite(v0):
         total, low, high = _pilot_plan(pool, target, design, half_width, level, session.budget, pilot_seed)
     else:
-        curves = pilot_curves(pool, target, design, session.budget, pilot_seed)
-        level_v, slope, spread = session_projection(v0, n, curves)
-        total, low, high = (labels_for(level_v * math.exp(f), n, slope, half_width, level, pool.n_items,
-                                       design.with_replacement) for f in (0.0, -spread, spread))
+        projection = session_projection(v0, n, pilot_curves(pool, target, design, session.budget, pilot_seed))
+        total, low, high = (labels_for(projection.scaled(f), half_width, level, pool.n_items, design.with_replacement)
+                            for f in (0.0, -projection.spread, projection.spread))
     further = lambda x: max(0, _count(x, pool.n_items) - n)
     return Plan(design.name, further(total), further(low), further(high), n)
 

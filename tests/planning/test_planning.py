@@ -15,11 +15,14 @@ from labelwise.planning import (
     MODEST_DECAY,
     PILOT_MARKS,
     PILOT_RUNS,
+    Projection,
     decay_slope,
     labels_for,
     per_label_variance,
     pilot_curves,
     plan_designs,
+    power_law,
+    rotated_labels,
     session_projection,
 )
 
@@ -29,16 +32,34 @@ Z = NormalDist().inv_cdf(0.975)
 def test_labels_for_is_the_normal_sample_size_with_a_finite_population_factor():
     # a constant per-label variance (slope 0): n = z^2 V / eps^2, and 1 / (eps^2 / (z^2 V) + 1 / N) without
     # replacement; the bisection stops within half a label
-    assert labels_for(0.25, 200, 0.0, 0.05, 0.95, 1000, True) == pytest.approx(Z**2 * 0.25 / 0.05**2, abs=0.5)
-    assert labels_for(0.25, 200, 0.0, 0.05, 0.95, 1000, False) == pytest.approx(
+    assert labels_for(power_law(0.25, 200, 0.0), 0.05, 0.95, 1000, True) == pytest.approx(Z**2 * 0.25 / 0.05**2,
+                                                                                          abs=0.5)
+    assert labels_for(power_law(0.25, 200, 0.0), 0.05, 0.95, 1000, False) == pytest.approx(
         1 / (0.05**2 / (Z**2 * 0.25) + 1e-3), abs=0.5)
     # a variance falling as n^-1/2 from V at 100 labels: z^2 V (n / 100)^-1/2 / n = eps^2
     n = (Z**2 * 0.25 * 10 / 0.05**2) ** (2 / 3)
-    assert labels_for(0.25, 100, -0.5, 0.05, 0.95, 10**6, True) == pytest.approx(n, abs=0.5)
-    assert labels_for(np.inf, 200, 0.0, 0.05, 0.95, 1000, True) == math.inf
-    assert labels_for(1e6, 200, 0.0, 0.05, 0.95, 1000, True) == 1000  # never more than the pool
+    assert labels_for(power_law(0.25, 100, -0.5), 0.05, 0.95, 10**6, True) == pytest.approx(n, abs=0.5)
+    assert labels_for(power_law(np.inf, 200, 0.0), 0.05, 0.95, 1000, True) == math.inf
+    assert labels_for(power_law(np.nan, 200, 0.0), 0.05, 0.95, 1000, True) == math.inf
+    assert labels_for(power_law(1e6, 200, 0.0), 0.05, 0.95, 1000, True) == 1000  # never more than the pool
     with pytest.raises(ValueError, match="half_width"):
-        labels_for(0.25, 200, 0.0, 0.0, 0.95, 1000, True)
+        labels_for(power_law(0.25, 200, 0.0), 0.0, 0.95, 1000, True)
+
+
+def test_labels_for_follows_a_curve_to_its_first_crossing():
+    # V = 1 to 400 labels, then a cliff to 1e-4 at 800 (an adaptive design that has labeled every uncertain
+    # item), then n^-1: eps = 0.01 needs z^2 V / n <= 1e-4, first met on the cliff, where log V falls
+    # linearly in log n: log V(n) = -log(n / 400) / log 2 * log 1e4
+    cliff = Projection((400.0, 800.0), (0.0, math.log(1e-4)), -1.0)
+    assert cliff.variance(np.array([100.0, 400.0, 800.0, 1600.0])) == pytest.approx([1.0, 1.0, 1e-4, 0.5e-4])
+    x = np.linspace(math.log(400), math.log(800), 200001)
+    half = Z * np.sqrt(np.exp(-(x - math.log(400)) / math.log(2) * math.log(1e4)) / np.exp(x))
+    expected = math.exp(x[np.argmax(half <= 0.01)])
+    assert labels_for(cliff, 0.01, 0.95, 10**5, True) == pytest.approx(expected, abs=0.5)
+    # a curve that dips below eps and rises again: the first crossing, not the last
+    dip = Projection((100.0, 200.0, 400.0), (math.log(1.0), math.log(0.01), math.log(100.0)), 0.0)
+    assert labels_for(dip, 0.05, 0.95, 10**5, True) < 200
+    assert cliff.scaled(math.log(2)).variance(np.array([400.0])) == pytest.approx([2.0])
 
 
 def test_the_finite_population_factor_is_applied_once():
@@ -51,7 +72,7 @@ def test_the_finite_population_factor_is_applied_once():
     h = float(np.max(hi - lo) / 2)
     V = per_label_variance(est, pool.n_items, with_replacement=False)
     assert V == pytest.approx(400 * (h / Z) ** 2 / (1 - 400 / 1000))
-    assert labels_for(V, 400, 0.0, h, 0.95, pool.n_items, False) == pytest.approx(400, abs=0.5)
+    assert labels_for(power_law(V, 400, 0.0), h, 0.95, pool.n_items, False) == pytest.approx(400, abs=0.5)
     assert per_label_variance(est, pool.n_items, with_replacement=True) == pytest.approx(400 * (h / Z) ** 2)
     assert math.isnan(per_label_variance(est, 400, with_replacement=False))  # a census: no per-label variance
 
@@ -71,24 +92,51 @@ def test_decay_slope_of_curves_falling_as_a_power():
     assert decay_slope(with_zero) == pytest.approx(-1.0)
 
 
-def test_the_session_counts_as_one_more_pilot_run_only_when_they_agree():
+def test_the_plan_follows_the_pilots_median_curve_when_the_session_agrees():
     marks = np.array(PILOT_MARKS, dtype=float)
+    assert marks[-1] == 1600
     curves = np.stack([v * (marks / 200) ** -0.5 for v in (1.0, 2.0, 4.0)])  # median 2.0 at 200, slope -1/2
     curves[0, 0] = np.nan  # a missing value elsewhere changes nothing
-    spread = math.log(2)  # the standard deviation of log 1, log 2, log 4
-    # within a factor 4 of the pilots' median: the median over the session and the three runs
-    level, slope, s = session_projection(3.0, 200, curves)
-    assert level == pytest.approx(math.sqrt(2.0 * 3.0))  # the middle two of 1, 2, 3, 4 on the log scale
-    assert slope == pytest.approx(-0.5) and s == pytest.approx(spread)
+    spread = math.log(2)  # the standard deviation of log 1, log 2, log 4 (at the last mark)
+    # within a factor 4 of the pilots' median at 200 labels: the median curve, beyond it the slope
+    projection = session_projection(3.0, 200, curves)
+    assert projection.marks == tuple(marks) and projection.slope == pytest.approx(-0.5)
+    assert projection.variance(np.array([200.0, 800.0, 3200.0])) == pytest.approx([2.0, 1.0, 0.5])
+    assert projection.spread == pytest.approx(spread)
+    # a curve that is no power law (flat, then falling faster): followed mark by mark
+    bent = curves * np.where(marks <= 400, 1.0, (marks / 400) ** -1.0)
+    assert session_projection(2.0, 200, bent).variance(np.array([1600.0])) == pytest.approx([2.0 * 8**-0.5 / 4])
     # more than a factor 4 apart: the session's own level, the slope no steeper than MODEST_DECAY
     steep = np.stack([v * (marks / 200) ** -2.0 for v in (1.0, 2.0, 4.0)])
-    assert session_projection(9.0, 200, steep) == (9.0, MODEST_DECAY, pytest.approx(spread))
+    projection = session_projection(9.0, 200, steep)
+    assert projection == ((200.0,), pytest.approx((math.log(9.0),)), MODEST_DECAY, pytest.approx(spread))
     assert session_projection(1.9, 200, steep).slope == pytest.approx(-2.0)
-    # at 800 labels: the pilots' values at 800
-    level, _, s = session_projection(1.0, 800, curves)
-    assert level == pytest.approx(1.0) and s == pytest.approx(spread)  # the median of 1 and of 1/2, 1, 2
-    # no pilot value: the session's level, and the spread of a variance estimated from n normal draws
-    assert session_projection(0.6, 200, np.full((3, 4), np.nan)) == (0.6, 0.0, math.sqrt(2 / 200))
+    # a pilot run's early noise (a variance estimated from few labels) moves the median only at that mark
+    noisy = curves.copy()
+    noisy[:, 3] *= [3.0, 1 / 3, 1.0]  # at 800 labels: 1.5, 1/3, 2 (their median 1.5)
+    assert session_projection(2.0, 200, noisy).variance(np.array([800.0, 1600.0])) == pytest.approx(
+        [1.5, 2.0 * 8**-0.5], rel=1e-2)
+    # zero variances (a census of the uncertain items) stay zero; no pilot value: the session's level and the
+    # spread of a variance estimated from n normal draws
+    zero = curves.copy()
+    zero[:, 3:] = 0.0
+    assert session_projection(2.0, 200, zero).variance(np.array([800.0, 5000.0])) == pytest.approx([0.0, 0.0])
+    assert session_projection(0.6, 200, np.full((3, 4), np.nan)) == (
+        (200.0,), pytest.approx((math.log(0.6),)), 0.0, math.sqrt(2 / 200))
+
+
+def test_pilot_labels_are_exact_draws_that_cover_the_probabilities_evenly_across_runs():
+    rng = np.random.default_rng(5)
+    prior = rng.dirichlet([0.3, 0.3, 0.3], size=20_000)  # three labels, many items near 0 or 1
+    cdf, offset, runs = np.cumsum(prior, axis=1), rng.random(20_000), 8
+    labels = np.stack([rotated_labels(cdf, offset, r, runs) for r in range(runs)])
+    counts = np.stack([(labels == k).sum(axis=0) for k in range(3)], axis=1)  # (items, labels) over the runs
+    # an arc of length p holds floor(8 p) or ceil(8 p) of 8 evenly spaced points
+    assert np.all((counts >= np.floor(runs * prior)) & (counts <= np.ceil(runs * prior)))
+    # each run alone is a draw from p(y | x): its share of each label is the mean probability within 3 s.e.
+    share, mean = (labels[3][:, None] == np.arange(3)).mean(axis=0), prior.mean(axis=0)
+    se = np.sqrt((prior * (1 - prior)).sum(axis=0)) / prior.shape[0]
+    assert np.all(np.abs(share - mean) <= 3 * se)
 
 
 @pytest.fixture(scope="module")
@@ -104,10 +152,10 @@ def test_session_plan_from_its_own_variance_and_the_designs_slope(pool):
     curves = pilot_curves(pool, measure, session.design, 400)
     lo, hi = est.interval()
     V = est.n_labels * ((hi[0] - lo[0]) / (2 * Z)) ** 2  # the interval's half-width is z sqrt(V / n)
-    V, slope, spread = session_projection(V, 400, curves)
+    projection = session_projection(V, 400, curves)
     # the range: one run's log V one standard deviation either side
-    need = [math.ceil(labels_for(V * math.exp(f), 400, slope, 0.02, 0.95, pool.n_items, True)) - 400
-            for f in (0, -spread, spread)]
+    need = [math.ceil(labels_for(projection.scaled(f), 0.02, 0.95, pool.n_items, True)) - 400
+            for f in (0, -projection.spread, projection.spread)]
     assert [plan.labels_needed, plan.low, plan.high] == need and plan.labels_so_far == 400
     assert plan.low < plan.labels_needed < plan.high
     assert session.labels_needed(1.0).labels_needed == 0  # already narrower
