@@ -16,8 +16,10 @@ from labelwise.pool import Pool
 
 @pytest.fixture(scope="module")
 def pool() -> Pool:
-    """20 000 items, 2% positives, integer ids 0..N-1."""
-    return make_pool(20_000, 0.02, seed=4)
+    """20 000 items, 2% positives, integer ids 0..N-1, with the columns of its Parquet file (:func:`pool_frame`):
+    the score strata of ``online-poisson`` read the scores first."""
+    made = make_pool(20_000, 0.02, seed=4)
+    return Pool.from_arrays(made.item_ids, preds=made.preds, probs=made.probs, labels=made.labels, name=made.name)
 
 
 def pool_frame(pool: Pool) -> pd.DataFrame:

@@ -4,9 +4,10 @@ The file (SQLite) stores the pool's files, row count and content fingerprint
 (:func:`~labelwise.engines.files.fingerprint`), the block summary and plan,
 the planned sample (ids and inclusion probabilities, in hand-out order), the
 systems' outputs of the items handed out, and the labels.  ``online-poisson``
-plans no sample at ``init``: every ``next`` that needs new items plans a round
-from the labels so far and draws it (one pass, :mod:`labelwise.engines.online`);
-the file keeps each round's plan and sample size.  ``stratified`` computes
+plans no sample at ``init`` (it computes its score strata, three passes):
+every ``next`` that needs new items plans a round from the labels so far and
+draws it (one pass, :mod:`labelwise.engines.online`); the file keeps the
+strata, the blocks within them, and each round's plan and sample size.  ``stratified`` computes
 its strata at ``init`` (two passes) and draws every batch in one pass
 (:mod:`labelwise.engines.strata`); the file keeps the strata and the
 stratum of every item handed out.  Reopening checks
@@ -37,7 +38,7 @@ from .blocks import BlockSummary
 from .columns import EngineColumns
 from .files import fingerprint
 from .marker import MARKER_TABLE
-from .online import BlockRounds, RoundLog, next_round
+from .online import BlockRounds, RoundLog, block_rounds, next_round
 from .plan import ONLINE, PER_BATCH, STRATIFIED, PlannedSample, check_engine_design
 from .pool import EnginePool
 from .strata import EngineStrata, engine_strata, next_batch, stratified_estimate
@@ -82,8 +83,9 @@ class EngineSession:
         target = pool.measure(measure, systems)
         s = pool.summary
         strata = engine_strata(pool.source, design) if design.name == STRATIFIED else None
-        if design.name == ONLINE:
-            BlockRounds(design, s, target, pool.system_names)  # refuses settings that need the pool in memory
+        if design.name == ONLINE:  # the blocks within the model's leaves (the file's blocks table)
+            rounds = block_rounds(pool, design, target)
+            s, strata = rounds.summary, rounds.strata
         if design.name in PER_BATCH:
             sample = PlannedSample(np.empty(0, np.int64), np.empty(0), pool.n_items, np.empty(0, np.int64))
         else:
@@ -235,11 +237,12 @@ class EngineSession:
 
     @property
     def strata(self) -> EngineStrata | None:
-        """The strata of ``stratified`` (``None`` for other designs)."""
+        """The strata of ``stratified`` and of ``online-poisson``'s model (``None`` for other designs, and for
+        ``online-poisson`` on strata of prior bins)."""
         return None if self.meta.get("strata") is None else EngineStrata.from_json(self.meta["strata"])
 
     def _rounds(self) -> BlockRounds:
-        return BlockRounds(self.design, self.summary, self.make_measure(), self.columns.system_names)
+        return BlockRounds(self.design, self.summary, self.make_measure(), self.columns.system_names, self.strata)
 
     def _round_log(self, item_ids: np.ndarray, labels: np.ndarray) -> RoundLog:
         """The rounds so far, with the blocks and rounds of the labeled ``item_ids``."""
