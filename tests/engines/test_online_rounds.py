@@ -3,35 +3,13 @@ the same rounds in DuckDB and NumPy."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-import pandas as pd
 import pytest
 
-from labelwise import make_pool
 from labelwise.designs import make_design
 from labelwise.designs.online_poisson import systematic_counts
 from labelwise.engines import EnginePool
 from labelwise.engines.online import RoundLog, block_rounds, next_round, simulate_rounds
-from labelwise.pool import Pool
-
-
-@pytest.fixture(scope="module")
-def scored() -> Pool:
-    """20 000 items with spread scores (no probabilities)."""
-    made = make_pool(20_000, 0.02, seed=4)
-    return Pool.from_arrays(made.item_ids, preds=made.preds, scores=made.scores, labels=made.labels, name="scored")
-
-
-@pytest.fixture(scope="module")
-def scored_file(scored, tmp_path_factory) -> Path:
-    """:func:`scored` as a Parquet file."""
-    pool = scored
-    path = tmp_path_factory.mktemp("scored") / "scored.parquet"
-    pd.DataFrame({"item_id": pool.item_ids, "pred": pool.preds[:, 0], "score": pool.scores[:, 0],
-                  "label": pool.labels}).to_parquet(path, index=False)
-    return path
 
 
 def _empty_log(n_blocks: int) -> RoundLog:
