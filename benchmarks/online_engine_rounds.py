@@ -33,7 +33,7 @@ from labelwise.engines import EnginePool
 from labelwise.engines.simulate import simulate_engine
 
 OUT = Path(__file__).resolve().parent / "out"
-POOLS = ("abt-buy", "dblp-acm", "0.001-x3-weak", "0.001-x0.5-strong", "1e-05-x1-strong")
+POOLS = ("abt-buy", "dblp-acm", "0.001-x3-weak", "0.001-x0.5-strong")
 CHECKPOINTS = (500, 1000, 2000)
 BUDGET, BATCH_SIZE = 2000, 50
 COMMANDS = (("PYTHONPATH=<main checkout>/src nice -n 10 python benchmarks/online_engine_rounds.py --runs {runs} "

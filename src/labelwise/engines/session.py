@@ -4,7 +4,8 @@ The file (SQLite) stores the pool's files, row count and content fingerprint
 (:func:`~labelwise.engines.files.fingerprint`), the block summary and plan,
 the planned sample (ids and inclusion probabilities, in hand-out order), the
 systems' outputs of the items handed out, and the labels.  ``online-poisson``
-plans no sample at ``init`` (it computes its score strata, three passes):
+plans no sample at ``init`` (after the summary pass, its score strata in two
+passes and the blocks within them in one):
 every ``next`` that needs new items plans a round from the labels so far and
 draws it (one pass, :mod:`labelwise.engines.online`); the file keeps the
 strata, the blocks within them, and each round's plan and sample size.  ``stratified`` computes
