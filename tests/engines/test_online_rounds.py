@@ -3,7 +3,10 @@ the same rounds in DuckDB and NumPy."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
+import pandas as pd
 import pytest
 
 from labelwise.designs import make_design
@@ -98,3 +101,36 @@ def test_duckdb_rounds_within_strata_equal_the_numpy_rounds(scored, scored_file)
     for a, b in zip(est_a, est_b, strict=True):
         assert b.value[0] == pytest.approx(a.value[0], abs=1e-12)
         assert np.allclose(b.interval(), a.interval(), atol=1e-12)
+
+
+def test_session_within_score_strata_equals_the_simulated_rounds(scored, scored_file, tmp_path):
+    # init keeps the strata and the blocks within them; every `next` reopens the file and draws a round
+    from typer.testing import CliRunner
+
+    from labelwise.cli import app
+
+    runner = CliRunner()
+    session, batch = tmp_path / "s.lw", tmp_path / "batch.csv"
+
+    def invoke(*args):
+        result = runner.invoke(app, [str(a) for a in args])
+        assert result.exit_code == 0, result.output
+        return result
+
+    invoke("init", scored_file, "-s", session, "--engine", "duckdb", "--seed", 7, "--design", "online-poisson")
+    truth = dict(zip(scored.item_ids.tolist(), scored.labels.tolist(), strict=True))
+    handed = []
+    for _ in range(3):
+        invoke("next", session, "-n", 30, "-o", batch)
+        frame = pd.read_csv(batch)
+        frame["label"] = [truth[i] for i in frame["item_id"]]
+        frame.to_csv(batch, index=False)
+        invoke("label", session, batch)
+        handed += frame["item_id"].tolist()
+    got = json.loads(invoke("estimate", session, "--json").stdout)
+    memory = EnginePool.from_pool(scored)
+    rounds = block_rounds(memory, make_design("online-poisson"), memory.measure("f1"))
+    expected = simulate_rounds(memory, rounds, seed=7, batch_size=30, marks=[90])[0]
+    assert len(set(handed)) == got["n_labels"] == 90
+    assert got["components"][0]["value"] == pytest.approx(expected.value[0], abs=1e-12)
+    assert got["components"][0]["std"] == pytest.approx(np.sqrt(expected.cov[0, 0]), rel=1e-9)
