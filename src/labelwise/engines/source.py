@@ -28,9 +28,11 @@ from .columns import EngineColumns
 from .hashing import SqlDialect, item_uniform, uniforms_below
 from .plan import Plan, PlannedSample, hand_out_order
 from .sql import (
+    FINE_STRATA,
     checked_columns,
     draw_query,
     fine_counts_query,
+    fine_strata,
     rows_query,
     score_range_query,
     stratum_draw_query,
@@ -212,7 +214,14 @@ class SqlSource(PoolSource):
     def register(self, name: str, frame: pd.DataFrame) -> None:
         """Make a small table available to queries as ``name``."""
 
+    def _register_strata(self, strata) -> None:
+        """Make the strata's :data:`~labelwise.engines.sql.FINE_STRATA` table available (``strata`` given)."""
+        if strata is not None:
+            fine, stratum = fine_strata(strata)
+            self.register(FINE_STRATA, pd.DataFrame({"_lw_fine_bin": fine, "_lw_stratum": stratum}))
+
     def summary(self, strata=None) -> BlockSummary:
+        self._register_strata(strata)
         frame = self.query(summary_query(self.table, self.columns, self.dialect, strata)).sort_values("block")
         for j, column in enumerate(checked_columns(self.columns)):
             bad = int(frame[f"bad_{j}"].sum())
@@ -234,6 +243,7 @@ class SqlSource(PoolSource):
         if exclude is not None and exclude.size:
             self.register("lw_exclude", pd.DataFrame({"item_id": np.asarray(exclude, dtype=np.int64)}))
             excluded = "lw_exclude"
+        self._register_strata(strata)
         frame = self.query(draw_query(self.table, self.columns, "lw_plan", seed, self.dialect, excluded, strata))
         return _planned(frame["item_id"].to_numpy(np.int64), frame["u"].to_numpy(float), frame["b"].to_numpy(float),
                         frame["block"].to_numpy(np.int64), n_items)

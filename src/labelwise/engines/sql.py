@@ -20,8 +20,8 @@ from .blocks import LEVEL_EDGES, LEVELS, N_BINS, PER_LEVEL, key_bits, level_scal
 from .columns import EngineColumns
 from .hashing import SqlDialect, uniform_sql
 
-__all__ = ["draw_query", "fine_counts_query", "rows_query", "score_range_query", "stratum_draw_query",
-           "summary_query"]
+__all__ = ["FINE_STRATA", "draw_query", "fine_counts_query", "fine_strata", "rows_query", "score_range_query",
+           "stratum_draw_query", "summary_query"]
 
 
 def _prior_sql(cols: EngineColumns, d: SqlDialect) -> str:
@@ -57,6 +57,17 @@ def _half_bin_sql(lo: int = 0, hi: int = LEVELS - 1) -> str:
             f"ELSE {_half_bin_sql(lo, mid - 1)} END)")
 
 
+#: The small table of every fine bin's stratum (columns ``_lw_fine_bin``, ``_lw_stratum``) the queries within
+#: strata join (:func:`fine_strata`).
+FINE_STRATA = "lw_fine_strata"
+
+
+def fine_strata(strata) -> tuple[np.ndarray, np.ndarray]:
+    """The columns of :data:`FINE_STRATA`: every fine bin of ``strata`` and its stratum (the number of cuts below it)."""
+    fine = np.arange(strata.n_fine, dtype=np.int64)
+    return fine, np.searchsorted(strata.cuts, fine, side="left").astype(np.int64)
+
+
 def _key_sql(cols: EngineColumns, d: SqlDialect, strata=None) -> str:
     """The block key (:func:`labelwise.engines.blocks.block_keys`) of the rows of :func:`_with_bin`; with
     ``strata`` (:class:`~labelwise.engines.strata.EngineStrata`) the key within the row's stratum
@@ -70,14 +81,20 @@ def _key_sql(cols: EngineColumns, d: SqlDialect, strata=None) -> str:
     return key
 
 
-def _stratum_sql(cuts: np.ndarray) -> str:
-    """The stratum of the fine bin ``_lw_fine``: the number of ``cuts`` below it."""
-    return " + ".join(f"CASE WHEN _lw_fine > {int(c)} THEN 1 ELSE 0 END" for c in cuts) or "0"
+def _stratum_sql(cuts: np.ndarray, lo: int = 0, hi: int | None = None) -> str:
+    """The stratum of the fine bin ``_lw_fine``: the number of ``cuts`` below it, between ``lo`` and ``hi``
+    (default ``len(cuts)``), by a binary search, so a row makes about ``log2(len(cuts))`` comparisons."""
+    hi = len(cuts) if hi is None else hi
+    if lo == hi:
+        return str(lo)
+    mid = (lo + hi + 1) // 2
+    return (f"(CASE WHEN _lw_fine > {int(cuts[mid - 1])} THEN {_stratum_sql(cuts, mid, hi)} "
+            f"ELSE {_stratum_sql(cuts, lo, mid - 1)} END)")
 
 
 def _with_bin(source: str, cols: EngineColumns, d: SqlDialect, strata=None) -> str:
     """``source``'s rows with their prior ``_lw_prior`` and its bin ``_lw_bin`` (:func:`~labelwise.engines.blocks.prior_bins`),
-    and with ``strata`` their stratum ``_lw_stratum``.
+    and with ``strata`` their stratum ``_lw_stratum`` (from the table :data:`FINE_STRATA`, registered by the caller).
 
     One projection per step, each reading the previous one's column:
     ``q = min(p, 1 - p)``, its bin in [0, 1/2], then the bin of ``p``.
@@ -87,13 +104,14 @@ def _with_bin(source: str, cols: EngineColumns, d: SqlDialect, strata=None) -> s
               f"{_half_bin_sql()} AS _lw_half",
               f"CASE WHEN _lw_prior < 0.5 THEN _lw_half ELSE {N_BINS - 1} - _lw_half END AS _lw_bin"]
     if strata is not None:
-        stages += [f"{_fine_sql(strata.column, strata.lo, strata.scale, strata.n_fine, d)} AS _lw_fine",
-                   f"{_stratum_sql(strata.cuts)} AS _lw_stratum"]
+        stages.append(f"{_fine_sql(strata.column, strata.lo, strata.scale, strata.n_fine, d)} AS _lw_fine")
     # only the columns the queries read: a `*` would make some engines decode every column (content included)
     used = ", ".join(d.quote(c) for c in dict.fromkeys([cols.id, *cols.outputs, *filter(None, [cols.label])]))
     query = f"(SELECT {used} FROM {source}) _s"
     for j, stage in enumerate(stages):
         query = f"(SELECT *, {stage} FROM {query}) _s{j}"
+    if strata is not None:  # a join with the small table of the fine bins' strata: a CASE per row costs far more
+        query = f"(SELECT * FROM {query} JOIN {FINE_STRATA} _m ON _lw_fine = _m._lw_fine_bin) _sm"
     return query
 
 
