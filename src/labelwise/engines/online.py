@@ -35,7 +35,7 @@ posterior.  On an engine pool
   block ``g`` not handed out yet in increasing ``u = H(item_id, seed_r)``, a
   simple random sample without replacement (:mod:`labelwise.designs.hashed`;
   one pass under covering bounds, :func:`round_members`), handed out in
-  increasing ``H(item_id, seed_r + 1)``, a uniformly random order.  Every
+  increasing ``H(item_id, round_seed(seed_r, 1))``, a uniformly random order.  Every
   unlabeled item of block ``g`` is drawn with probability ``b_g`` exactly, so
   the items the design takes with certainty (``b_g = 1``) are all drawn.
 
