@@ -16,8 +16,10 @@ from labelwise.pool import Pool
 
 @pytest.fixture(scope="module")
 def pool() -> Pool:
-    """20 000 items, 2% positives, integer ids 0..N-1."""
-    return make_pool(20_000, 0.02, seed=4)
+    """20 000 items, 2% positives, integer ids 0..N-1, with the columns of its Parquet file (:func:`pool_frame`):
+    the score strata of ``online-poisson`` read the scores first."""
+    made = make_pool(20_000, 0.02, seed=4)
+    return Pool.from_arrays(made.item_ids, preds=made.preds, probs=made.probs, labels=made.labels, name=made.name)
 
 
 def pool_frame(pool: Pool) -> pd.DataFrame:
@@ -59,3 +61,19 @@ def extreme_pool(tmp_path_factory) -> tuple[Pool, Path]:
     path = tmp_path_factory.mktemp("extreme") / "extreme.parquet"
     pd.DataFrame({"item_id": np.arange(n), "pred": (p > 0.5).astype(int), "prob": p, "label": labels}).to_parquet(path)
     return Pool.from_arrays(np.arange(n), preds=(p > 0.5).astype(int)[:, None], probs=p[:, None], labels=labels), path
+
+
+@pytest.fixture(scope="module")
+def scored() -> Pool:
+    """20 000 items with spread scores and no probabilities: ``online-poisson``'s score strata apply."""
+    made = make_pool(20_000, 0.02, seed=4)
+    return Pool.from_arrays(made.item_ids, preds=made.preds, scores=made.scores, labels=made.labels, name="scored")
+
+
+@pytest.fixture(scope="module")
+def scored_file(scored: Pool, tmp_path_factory) -> Path:
+    """:func:`scored` as a Parquet file."""
+    path = tmp_path_factory.mktemp("scored") / "scored.parquet"
+    pd.DataFrame({"item_id": scored.item_ids, "pred": scored.preds[:, 0], "score": scored.scores[:, 0],
+                  "label": scored.labels}).to_parquet(path, index=False)
+    return path

@@ -89,3 +89,19 @@ def test_importance_draws_and_estimate_equal_duckdb(spark, parquet_pool):
     assert np.array_equal(a.item_ids, b.item_ids) and a.item_ids.size == 300
     np.testing.assert_allclose(est_a.value, est_b.value, rtol=1e-12)
     np.testing.assert_allclose(est_a.cov, est_b.cov, rtol=1e-9)
+
+
+def test_online_rounds_within_score_strata_equal_duckdb(spark, scored_file):
+    # the score strata (two passes), the blocks within them and two rounds of one simulated run
+    from labelwise.engines.online import block_rounds, simulate_rounds
+
+    design = make_design("online-poisson")
+    runs = []
+    for engine in (EnginePool.open(scored_file, "duckdb"), EnginePool.open(scored_file, "spark", spark=spark)):
+        rounds = block_rounds(engine, design, engine.measure("f1"))
+        runs.append((rounds, simulate_rounds(engine, rounds, seed=5, batch_size=60, marks=[120])[0]))
+    (a, est_a), (b, est_b) = runs
+    assert a.strata is not None and np.array_equal(a.strata.cuts, b.strata.cuts)
+    assert np.array_equal(a.summary.keys, b.summary.keys) and np.array_equal(a.summary.counts, b.summary.counts)
+    np.testing.assert_allclose(est_a.value, est_b.value, rtol=1e-12)
+    np.testing.assert_allclose(est_a.cov, est_b.cov, rtol=1e-9)

@@ -66,8 +66,8 @@ from .base import Sampler
 from .group_model import MODEL_BASIS, GroupModel, TreeModelDesign
 from .poisson import defensive_deviations, inclusion_probabilities
 
-__all__ = ["OnlinePoissonDesign", "OnlinePoissonSampler", "round_inclusion", "unlabeled_covariance",
-           "with_unlabeled"]
+__all__ = ["OnlinePoissonDesign", "OnlinePoissonSampler", "round_inclusion", "systematic_counts",
+           "unlabeled_covariance", "with_unlabeled"]
 
 PLUGIN_BASIS = ("design-based from the labeled items alone: positives among items no round has reached yet are "
                 "not accounted for")
@@ -178,6 +178,23 @@ def round_inclusion(design: OnlinePoissonDesign, pi: np.ndarray, inf_g: np.ndarr
     return b_group
 
 
+def systematic_counts(expected: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """How many members each group gives to a round: randomised systematic sampling of the groups.
+
+    The groups are put in random order and group ``g`` gives the number of
+    points ``u, u + 1, u + 2, ...`` (``u`` uniform on [0, 1)) its stretch of
+    the cumulative ``expected`` holds: a count of mean ``expected[g]``, which
+    differs from it by less than 1, and ``sum expected`` (rounded) in all.
+    Drawn from ``rng`` by one permutation and one uniform.
+    """
+    order = rng.permutation(expected.size)
+    cum = np.cumsum(expected[order])
+    u = rng.random()
+    counts = np.zeros(expected.size, dtype=np.int64)
+    counts[order] = (np.floor(cum - u) - np.floor(np.concatenate([[0.0], cum[:-1]]) - u)).astype(np.int64)
+    return counts
+
+
 def _predicting(pi: np.ndarray, beta: float) -> np.ndarray:
     """Label weights of each group's prediction: ``1 - beta`` on its mode, ``beta`` on its posterior, ``(G, C)``."""
     out = beta * pi
@@ -236,13 +253,8 @@ class OnlinePoissonSampler(Sampler):
         # all unlabeled members of a group share h, hence b: O(groups + batch) per round, not O(N)
         U = groups.unlabeled.astype(float)
         b_group = round_inclusion(self.design, pi, inf_g, U, n_new)
-        # randomised systematic sampling of how many members each group gives (exactly n_new in
-        # all, each count's mean U_g b_g), then that many members uniformly
-        order = rng.permutation(groups.n_groups)
-        cum = np.cumsum((U * np.where(U > 0, b_group, 0.0))[order])
-        u = rng.random()
-        per_group = np.zeros(groups.n_groups, dtype=np.int64)
-        per_group[order] = (np.floor(cum - u) - np.floor(np.concatenate([[0.0], cum[:-1]]) - u)).astype(np.int64)
+        # how many members each group gives (exactly n_new in all), then that many members uniformly
+        per_group = systematic_counts(U * np.where(U > 0, b_group, 0.0), rng)
         asked = np.flatnonzero(per_group)
         chosen = rng.permutation(groups.sample_members(asked, per_group[asked], rng))
         self._sizes.append(int(chosen.size))

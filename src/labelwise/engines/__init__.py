@@ -17,12 +17,12 @@ _PUBLIC = {
     **dict.fromkeys(("ENGINE_DESIGNS", "Plan", "PlannedSample"), ".plan"),
     **dict.fromkeys(("ENGINES", "EnginePool"), ".pool"),
     "EngineSession": ".session",
-    **dict.fromkeys(("BlockRounds", "simulate_rounds"), ".online"),
+    **dict.fromkeys(("BlockRounds", "block_rounds", "simulate_rounds"), ".online"),
     "is_engine_session": ".marker",
 }
 
 __all__ = ["ENGINES", "ENGINE_DESIGNS", "N_BINS", "BlockRounds", "BlockSummary", "EnginePool", "EngineSession", "Plan",
-           "PlannedSample", "is_engine_session", "item_uniform", "simulate_rounds"]
+           "PlannedSample", "block_rounds", "is_engine_session", "item_uniform", "simulate_rounds"]
 
 
 def __getattr__(name: str):

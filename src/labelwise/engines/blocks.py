@@ -14,7 +14,10 @@ every engine computes the same blocks, hence the same plan and the same
 sample.
 
 The key of a block is ``bin * 2^S + sum_s pred_s 2^s`` for ``S`` systems
-with binary predictions (``bin`` alone without predictions).
+with binary predictions (``bin`` alone without predictions).  Blocks within
+score strata (``online-poisson``, :mod:`labelwise.engines.online`) are keyed
+``stratum * 2^B + key`` with ``B`` the bits of a block key
+(:attr:`BlockSummary.key_bits`): :func:`stratum_keys`.
 """
 
 from __future__ import annotations
@@ -28,14 +31,15 @@ from ..measures import Measure
 from ..oracle import score_prior
 from ..pool import Outputs, Pool
 
-__all__ = ["LEVELS", "LEVEL_EDGES", "N_BINS", "PER_LEVEL", "BlockSummary", "block_keys", "depends_on_predictions_only",
-           "level_scale", "memory_blocks", "memory_prior", "pool_block_keys", "prior_bins",
-           "summarize_keys"]
+__all__ = ["BIN_BITS", "LEVELS", "LEVEL_EDGES", "N_BINS", "PER_LEVEL", "BlockSummary", "block_keys",
+           "depends_on_predictions_only", "key_bits", "level_scale", "memory_blocks", "memory_prior",
+           "pool_block_keys", "prior_bins", "stratum_keys", "summarize_keys"]
 
 #: Levels of the grid on each side of 1/2, and equal bins per level (:func:`prior_bins`).
 LEVELS, PER_LEVEL = 32, 16
-#: Bins of the prior ``p(y=1|x)`` on [0, 1].
+#: Bins of the prior ``p(y=1|x)`` on [0, 1], and the bits of a bin.
 N_BINS = 2 * LEVELS * PER_LEVEL
+BIN_BITS = N_BINS.bit_length() - 1
 #: Lower edges ``2^-(LEVELS - k + 1)`` of the levels ``k = 1 .. LEVELS - 1`` of [0, 1/2) (level 0 is
 #: ``[0, 2^-LEVELS)``), increasing.
 LEVEL_EDGES = 2.0 ** -np.arange(LEVELS, 1, -1)
@@ -96,6 +100,11 @@ class BlockSummary:
         """Items in the pool."""
         return int(self.counts.sum())
 
+    @property
+    def key_bits(self) -> int:
+        """Bits of a block key below a stratum (module docstring)."""
+        return key_bits(self.n_systems, self.has_preds)
+
     def representatives(self, system_names: tuple[str, ...]) -> Pool:
         """A pool of one item per block: the block's predictions and mean prior as every system's probability.
 
@@ -126,6 +135,16 @@ def block_keys(prior: np.ndarray, preds: np.ndarray | None) -> np.ndarray:
     if preds is not None:
         key = (key << preds.shape[1]) + (preds.astype(np.int64) << np.arange(preds.shape[1])).sum(axis=1)
     return key
+
+
+def key_bits(n_systems: int, has_preds: bool) -> int:
+    """Bits of a block key: the bin's and, with predictions, one per system."""
+    return BIN_BITS + (n_systems if has_preds else 0)
+
+
+def stratum_keys(stratum: np.ndarray, keys: np.ndarray, bits: int) -> np.ndarray:
+    """Keys of blocks within strata: ``stratum * 2^bits + key`` (module docstring)."""
+    return (np.asarray(stratum, dtype=np.int64) << bits) + keys
 
 
 def summarize_keys(keys: np.ndarray, prior: np.ndarray, n_systems: int, has_preds: bool) -> BlockSummary:

@@ -8,23 +8,36 @@ inclusion probability is the same for every unlabeled item of a group, and
 it follows from the groups' sizes, unlabeled counts and the model's
 posterior.  On an engine pool
 
+* the model's leaves are the in-memory design's: the strata of the score of
+  ``design.system`` by the cumulative square-root frequency rule (Dalenius &
+  Hodges, "Minimum variance stratification", JASA 1959) on equal-width fine
+  bins, computed exactly in two passes (:func:`~labelwise.engines.strata.score_strata`);
+  scores too concentrated for the rule, which the in-memory design refines
+  by rank (every distinct score), take strata of whole prior bins by the same
+  rule on the bins' counts instead (:func:`bin_strata`; sessions written
+  before the score strata have these too);
 * the groups are the blocks (:mod:`labelwise.engines.blocks`: prior bin and
-  predictions, finer than the in-memory (stratum, loss key) groups for the
-  measures whose loss depends on the items through the predictions);
-* the model's leaves are strata of whole prior bins by the cumulative
-  square-root frequency rule (Dalenius & Hodges, "Minimum variance
-  stratification", JASA 1959) on the bins' counts, and the model is the flat
+  predictions) within the leaves (:meth:`EnginePool.stratum_summary`), finer
+  than the in-memory (stratum, loss key) groups for the measures whose loss
+  depends on the items through the predictions, with the same plan: every
+  block of a (stratum, predictions) group has its posterior and influence;
+* the model is the flat
   (``depth=1``) Dirichlet-tree model, whose EM fixed point is the leaf's
   posterior mean ``r = (lam s + O) / (lam + L)`` (``s`` the leaf's mean
   prior, ``O`` its positive labels, ``L`` its labels;
   :class:`labelwise.oracle.DirichletTreeModel`), with the scores
   recalibrated by a Platt map on the labels and ``lam`` chosen by the
   labels' marginal likelihood, as the in-memory design does;
-* round ``r`` keeps the items not handed out yet with
-  ``H(item_id, seed_r) < b_r`` of their block (:func:`round_seed`), a Poisson
-  sample of expected size the batch, of which the first ``k_r`` in increasing
-  ``u / b`` are handed out: inclusion probability ``b_r k_r / |S_r|`` as in
-  the static plans (:mod:`labelwise.engines.plan`).
+* round ``r`` draws as the in-memory design does: how many items each block
+  gives by randomised systematic sampling of the blocks (exactly the batch in
+  all, :func:`~labelwise.designs.online_poisson.systematic_counts`, from a
+  generator seeded by :func:`round_seed`), then the first ``k_g`` items of
+  block ``g`` not handed out yet in increasing ``u = H(item_id, seed_r)``, a
+  simple random sample without replacement (:mod:`labelwise.designs.hashed`;
+  one pass under covering bounds, :func:`round_members`), handed out in
+  increasing ``H(item_id, round_seed(seed_r, 1))``, a uniformly random order.  Every
+  unlabeled item of block ``g`` is drawn with probability ``b_g`` exactly, so
+  the items the design takes with certainty (``b_g = 1``) are all drawn.
 
 The water-filling, the hedge, the round-weighted Horvitz-Thompson estimate
 and its interval (labeled items design-based, unlabeled ones through the
@@ -39,10 +52,12 @@ import numpy as np
 
 from ..designs import OnlinePoissonDesign
 from ..designs.group_model import START_STRENGTH
+from ..designs.hashed import covering_bound
 from ..designs.online_poisson import (
     MODEL_BASIS,
     PLUGIN_BASIS,
     round_inclusion,
+    systematic_counts,
     unlabeled_covariance,
     with_unlabeled,
 )
@@ -58,10 +73,13 @@ from ..oracle import score_prior
 from ..oracle.calibration import fit_platt, logits_of, marginal_strength
 from ..pool import Outputs
 from .blocks import N_BINS, BlockSummary, depends_on_predictions_only
+from .hashing import item_uniform
 from .plan import Plan, PlannedSample
 from .pool import EnginePool
+from .strata import EngineStrata, primary_column, score_strata
 
-__all__ = ["BlockRounds", "RoundLog", "bin_strata", "next_round", "round_seed", "simulate_rounds"]
+__all__ = ["BlockRounds", "RoundLog", "bin_strata", "block_rounds", "next_round", "round_members", "round_seed",
+           "simulate_rounds"]
 
 #: Added to the seed once per round (the 64-bit golden ratio), so rounds draw independent uniforms.
 _ROUND_STEP = 0x9E3779B97F4A7C15
@@ -99,7 +117,8 @@ class RoundLog:
     inclusion : ndarray, shape (rounds, G)
         Each round's ``b`` per block.
     drawn : ndarray of int, shape (rounds,)
-        ``|S_r|``, the items each round's hash sample held.
+        ``n_r``, the items each round drew (sessions written before the draw of the module docstring:
+        ``|S_r|``, the items of a round's Poisson sample, of which the first ones were handed out).
     """
 
     blocks: np.ndarray
@@ -117,9 +136,12 @@ class BlockRounds:
     design : OnlinePoissonDesign
         ``depth=1``, ``partition="score"``, ``estimator="horvitz-thompson"``.
     summary : BlockSummary
+        The blocks, within ``strata`` if given.
     measure : Measure
         The target measure (it shapes the rounds).
     system_names : tuple of str
+    strata : EngineStrata, optional
+        The model's leaves; by default strata of whole prior bins (:func:`bin_strata`).
 
     Raises
     ------
@@ -128,20 +150,23 @@ class BlockRounds:
     """
 
     def __init__(self, design: OnlinePoissonDesign, summary: BlockSummary, measure: Measure,
-                 system_names: tuple[str, ...]):
+                 system_names: tuple[str, ...], strata: EngineStrata | None = None):
         unsupported = {"depth": (design.depth, 1), "partition": (design.partition, "score"),
                        "estimator": (design.estimator, "horvitz-thompson")}
         for name, (value, only) in unsupported.items():
             if value != only:
                 raise ValueError(f"online-poisson on an engine pool: {name}={value!r} needs the pool in memory; "
                                  f"drop the setting (engine pools run {name}={only!r})")
-        self.design, self.summary, self.measure = design, summary, measure
+        self.design, self.summary, self.measure, self.strata = design, summary, measure, strata
         rep = summary.representatives(system_names)
         self.rep_out: Outputs = rep.outputs()
         self.prior = score_prior(rep, design.lam)[:, 1]  # each block's mean prior (shrunk by lam)
-        bins = summary.keys >> summary.n_systems if summary.has_preds else summary.keys
-        per_bin = np.bincount(bins, weights=summary.counts, minlength=N_BINS)
-        self.leaf = bin_strata(per_bin, design.n_strata)[bins]
+        if strata is not None:
+            self.leaf = np.unique(summary.keys >> summary.key_bits, return_inverse=True)[1]
+        else:
+            bins = summary.keys >> summary.n_systems if summary.has_preds else summary.keys
+            per_bin = np.bincount(bins, weights=summary.counts, minlength=N_BINS)
+            self.leaf = bin_strata(per_bin, design.n_strata)[bins]
         self.n_leaves = int(self.leaf.max()) + 1
         self.rep_loss = self._group_losses(measure)
 
@@ -207,7 +232,7 @@ class BlockRounds:
         losses = measure.loss(outputs, log.labels)
         used, rounds = np.unique(log.rounds, return_inverse=True)
         labeled_per_round = np.bincount(rounds, minlength=used.size)
-        # the first k_r of |S_r| items handed out: a uniformly random subset of the round's sample
+        # the first k_r of the n_r items a round drew: a uniformly random subset of them
         b_rounds = np.minimum(log.inclusion[used] * (labeled_per_round / log.drawn[used])[:, None], 1.0)
         g = log.blocks
         R, cov, w, J = rounds_moments(measure, losses, rounds, b_rounds[:, g].T, N, self.design.gamma)
@@ -223,17 +248,67 @@ class BlockRounds:
         return make_estimate(measure, R, cov, n, n, level, basis=MODEL_BASIS)
 
 
+def block_rounds(pool: EnginePool, design: OnlinePoissonDesign, measure: Measure) -> BlockRounds:
+    """The rounds of ``design`` on ``pool``: its score strata (two passes) and the blocks within them (one pass),
+    or the pool's blocks under strata of prior bins when the scores are too concentrated (module docstring).
+
+    Raises
+    ------
+    ValueError
+        For settings that need items in memory.
+    """
+    BlockRounds(design, pool.summary, measure, pool.system_names)  # refuses them before any pass
+    strata = score_strata(pool.source, primary_column(pool.source.columns, design.system), design.n_strata,
+                          design.name)
+    if strata.sizes.size < design.n_strata:
+        return BlockRounds(design, pool.summary, measure, pool.system_names)
+    return BlockRounds(design, pool.stratum_summary(strata), measure, pool.system_names, strata)
+
+
 def next_round(pool: EnginePool, rounds: BlockRounds, seed: int, round_: int, labeled: RoundLog,
                handed_ids: np.ndarray, handed_blocks: np.ndarray, n_new: int) -> tuple[np.ndarray, PlannedSample]:
     """Plan round ``round_`` from the labels so far and draw it (one pass); returns its ``b`` per block and sample.
 
     ``labeled`` holds the labeled items' blocks and labels; the items handed out so far (``handed_ids``,
-    their blocks ``handed_blocks``) are not drawn again.  The round is planned for
-    ``n_new + 3 sqrt(n_new) + 1`` expected items, so that its Poisson sample holds the ``n_new`` to hand out
-    but with probability about 0.001.
+    their blocks ``handed_blocks``) are not drawn again.  The round's sample holds ``n_new`` items (one more or
+    less only by rounding), in hand-out order (module docstring).
     """
-    b = rounds.inclusion(labeled.blocks, labeled.labels, handed_blocks, n_new + int(np.ceil(3 * np.sqrt(n_new))) + 1)
-    return b, pool.sample(Plan(rounds.summary.keys, b), round_seed(seed, round_), exclude=handed_ids)
+    b = rounds.inclusion(labeled.blocks, labeled.labels, handed_blocks, n_new)
+    keys = rounds.summary.keys
+    unlabeled = rounds.summary.counts - np.bincount(handed_blocks, minlength=keys.size)
+    seed_r = round_seed(seed, round_)
+    wanted = systematic_counts(unlabeled * np.where(unlabeled > 0, b, 0.0), np.random.default_rng(seed_r))
+    ids, blocks = round_members(pool, keys, wanted, unlabeled, seed_r, handed_ids, rounds.strata)
+    order = np.argsort(item_uniform(ids, round_seed(seed_r, 1)), kind="stable")
+    ids, blocks = ids[order], blocks[order]
+    return b, PlannedSample(ids, b[blocks], pool.n_items, keys[blocks])
+
+
+def round_members(pool: EnginePool, keys: np.ndarray, wanted: np.ndarray, unlabeled: np.ndarray, seed: int,
+                  exclude: np.ndarray, strata: EngineStrata | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``wanted[g]`` items of every block ``g`` in increasing ``u = H(item_id, seed)`` (ties by id), but
+    ``exclude``; returns their ids and block indices.
+
+    One pass keeps the items with ``u`` below a :func:`~labelwise.designs.hashed.covering_bound` of each block's
+    need (``unlabeled``: the block's items not excluded); a block that falls short (probability about 1e-9)
+    doubles its bound and the pass is repeated.  ``keys`` are within ``strata`` if given.
+    """
+    bound = np.where(wanted > 0, covering_bound(wanted, unlabeled), 0.0)
+    while True:
+        drawn = pool.sample(Plan(keys, bound), seed, exclude=exclude, strata=strata)
+        block = np.searchsorted(keys, drawn.keys)
+        # the sample is in increasing u / b, so in increasing u (ties by id) within a block
+        by = np.argsort(block, kind="stable")
+        starts = np.searchsorted(block[by], np.arange(keys.size))
+        rank = np.empty(by.size, dtype=np.int64)
+        rank[by] = np.arange(by.size) - starts[block[by]]
+        short = np.bincount(block, minlength=keys.size) < wanted
+        if not short.any():
+            take = rank < wanted[block]
+            return drawn.item_ids[take], block[take]
+        if np.all(bound[short] >= 1.0):
+            raise ValueError("online-poisson: a round asked a block for more items than it has left")
+        bound = np.where(short, np.minimum(2.0 * bound, 1.0), bound)
 
 
 def simulate_rounds(pool: EnginePool, rounds: BlockRounds, seed: int, batch_size: int, marks: list[int],

@@ -97,6 +97,11 @@ class EnginePool:
         """Items and summed prior per block: one pass over the pool, on first use."""
         return self.source.summary()
 
+    def stratum_summary(self, strata) -> BlockSummary:
+        """Items and summed prior per block within the score ``strata`` (:class:`~labelwise.engines.strata.EngineStrata`;
+        one pass)."""
+        return self.source.summary(strata)
+
     @property
     def n_items(self) -> int:
         """Number of items ``N``."""
@@ -120,12 +125,13 @@ class EnginePool:
         size = min(budget, self.n_items) if design.name == "poisson" else None
         return Plan(self.summary.keys, b, uniform=design.name == "passive", size=size)
 
-    def sample(self, plan: Plan, seed: int, exclude: np.ndarray | None = None) -> PlannedSample:
+    def sample(self, plan: Plan, seed: int, exclude: np.ndarray | None = None, strata=None) -> PlannedSample:
         """The items with ``H(item_id, seed) < b`` (one pass), in hand-out order, but the ids ``exclude``; for a
         :attr:`~labelwise.engines.plan.Plan.size`, the first ``size`` of them by ``u / b`` (one pass under covering
-        bounds, :func:`~labelwise.designs.hashed.first_by_ratio`)."""
+        bounds, :func:`~labelwise.designs.hashed.first_by_ratio`).  ``strata``: the plan's blocks are within these
+        score strata (:meth:`stratum_summary`)."""
         if plan.size is None:
-            return replace(self.source.sample(plan, seed, self.n_items, exclude), uniform=plan.uniform)
+            return replace(self.source.sample(plan, seed, self.n_items, exclude, strata), uniform=plan.uniform)
 
         def find(bound: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             drawn = self.source.sample(Plan(plan.blocks, bound), seed, self.n_items, exclude)

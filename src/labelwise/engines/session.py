@@ -4,9 +4,11 @@ The file (SQLite) stores the pool's files, row count and content fingerprint
 (:func:`~labelwise.engines.files.fingerprint`), the block summary and plan,
 the planned sample (ids and inclusion probabilities, in hand-out order), the
 systems' outputs of the items handed out, and the labels.  ``online-poisson``
-plans no sample at ``init``: every ``next`` that needs new items plans a round
-from the labels so far and draws it (one pass, :mod:`labelwise.engines.online`);
-the file keeps each round's plan and sample size.  ``importance`` draws at
+plans no sample at ``init`` (after the summary pass, its score strata in two
+passes and the blocks within them in one):
+every ``next`` that needs new items plans a round from the labels so far and
+draws it (one pass, :mod:`labelwise.engines.online`); the file keeps the
+strata, the blocks within them, and each round's plan and sample size.  ``importance`` draws at
 ``init`` until the budget's distinct items are in, as in memory
 (:mod:`labelwise.engines.importance`); its draws are re-made from the seed
 for every estimate.  ``stratified`` computes
@@ -41,7 +43,7 @@ from .columns import EngineColumns
 from .files import fingerprint
 from .importance import importance_estimate, importance_sample, labeled_prefix
 from .marker import MARKER_TABLE
-from .online import BlockRounds, RoundLog, next_round
+from .online import BlockRounds, RoundLog, block_rounds, next_round
 from .plan import (
     IMPORTANCE,
     ONLINE,
@@ -93,8 +95,9 @@ class EngineSession:
         target = pool.measure(measure, systems)
         s = pool.summary
         strata = engine_strata(pool.source, design) if design.name == STRATIFIED else None
-        if design.name == ONLINE:
-            BlockRounds(design, s, target, pool.system_names)  # refuses settings that need the pool in memory
+        if design.name == ONLINE:  # the blocks within the model's leaves (the file's blocks table)
+            rounds = block_rounds(pool, design, target)
+            s, strata = rounds.summary, rounds.strata
         if design.name in PER_BATCH:
             sample = PlannedSample(np.empty(0, np.int64), np.empty(0), pool.n_items, np.empty(0, np.int64))
         elif design.name == IMPORTANCE:
@@ -253,11 +256,12 @@ class EngineSession:
 
     @property
     def strata(self) -> EngineStrata | None:
-        """The strata of ``stratified`` (``None`` for other designs)."""
+        """The strata of ``stratified`` and of ``online-poisson``'s model (``None`` for other designs, and for
+        ``online-poisson`` on strata of prior bins)."""
         return None if self.meta.get("strata") is None else EngineStrata.from_json(self.meta["strata"])
 
     def _rounds(self) -> BlockRounds:
-        return BlockRounds(self.design, self.summary, self.make_measure(), self.columns.system_names)
+        return BlockRounds(self.design, self.summary, self.make_measure(), self.columns.system_names, self.strata)
 
     def _round_log(self, item_ids: np.ndarray, labels: np.ndarray) -> RoundLog:
         """The rounds so far, with the blocks and rounds of the labeled ``item_ids``."""

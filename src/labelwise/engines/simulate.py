@@ -22,7 +22,7 @@ from ..progress import progress_bar
 from ..simulate import SimulationResult, default_checkpoints
 from .blocks import depends_on_predictions_only
 from .importance import simulate_importance
-from .online import BlockRounds, simulate_rounds
+from .online import BlockRounds, block_rounds, simulate_rounds
 from .plan import IMPORTANCE, ONLINE, STRATIFIED, Plan, check_engine_design
 from .pool import EnginePool
 from .strata import engine_strata, simulate_strata
@@ -77,7 +77,7 @@ def simulate_engine(pool: EnginePool, measure: Measure, design: Design, *, budge
     check_engine_design(design.name)
     truth = engine_true_value(pool, measure)
     if design.name == ONLINE:
-        rounds = BlockRounds(design, pool.summary, measure, pool.system_names)
+        rounds = block_rounds(pool, design, measure)
         run = lambda seed: simulate_rounds(pool, rounds, seed, batch_size, marks, level)
     elif design.name == IMPORTANCE:
         run = lambda seed: simulate_importance(pool, design, measure, seed, marks, level)

@@ -15,14 +15,24 @@ import numpy as np
 import pandas as pd
 
 from ..pool import Outputs, Pool, PoolError, batch_frame
-from .blocks import BlockSummary, memory_blocks, pool_block_keys
+from .blocks import (
+    BlockSummary,
+    key_bits,
+    memory_blocks,
+    memory_prior,
+    pool_block_keys,
+    stratum_keys,
+    summarize_keys,
+)
 from .columns import EngineColumns
 from .hashing import SqlDialect, item_uniform, uniforms_below
 from .plan import Plan, PlannedSample, hand_out_order
 from .sql import (
+    FINE_STRATA,
     checked_columns,
     draw_query,
     fine_counts_query,
+    fine_strata,
     rows_query,
     score_range_query,
     stratum_draw_query,
@@ -55,12 +65,15 @@ class PoolSource(ABC):
     where: str
 
     @abstractmethod
-    def summary(self) -> BlockSummary:
-        """One pass: items and summed prior per block (:mod:`labelwise.engines.blocks`)."""
+    def summary(self, strata=None) -> BlockSummary:
+        """One pass: items and summed prior per block (:mod:`labelwise.engines.blocks`), within the score
+        ``strata`` (:class:`~labelwise.engines.strata.EngineStrata`) if given."""
 
     @abstractmethod
-    def sample(self, plan: Plan, seed: int, n_items: int, exclude: np.ndarray | None = None) -> PlannedSample:
-        """One pass: the items with ``H(item_id, seed) < b`` of their block, in hand-out order, but ``exclude``."""
+    def sample(self, plan: Plan, seed: int, n_items: int, exclude: np.ndarray | None = None,
+               strata=None) -> PlannedSample:
+        """One pass: the items with ``H(item_id, seed) < b`` of their block (within ``strata`` if given), in
+        hand-out order, but ``exclude``."""
 
     @abstractmethod
     def rows(self, item_ids: np.ndarray) -> pd.DataFrame:
@@ -122,14 +135,22 @@ class MemorySource(PoolSource):
                                      names("score", pool.scores), None if pool.labels is None else "label",
                                      pool.system_names)
 
-    def _keys(self) -> np.ndarray:
-        return pool_block_keys(self.pool)
+    def _keys(self, strata=None) -> np.ndarray:
+        keys = pool_block_keys(self.pool)
+        if strata is None:
+            return keys
+        bits = key_bits(self.pool.n_systems, self.pool.preds is not None)
+        return stratum_keys(strata.of_scores(self._scores(strata.column)), keys, bits)
 
-    def summary(self) -> BlockSummary:
-        return memory_blocks(self.pool)[1]
+    def summary(self, strata=None) -> BlockSummary:
+        if strata is None:
+            return memory_blocks(self.pool)[1]
+        return summarize_keys(self._keys(strata), memory_prior(self.pool), self.pool.n_systems,
+                              self.pool.preds is not None)
 
-    def sample(self, plan: Plan, seed: int, n_items: int, exclude: np.ndarray | None = None) -> PlannedSample:
-        keys = self._keys()
+    def sample(self, plan: Plan, seed: int, n_items: int, exclude: np.ndarray | None = None,
+               strata=None) -> PlannedSample:
+        keys = self._keys(strata)
         b = plan.inclusion[np.searchsorted(plan.blocks, keys)]
         u = item_uniform(self.pool.item_ids, seed)
         hit = u < b
@@ -193,8 +214,15 @@ class SqlSource(PoolSource):
     def register(self, name: str, frame: pd.DataFrame) -> None:
         """Make a small table available to queries as ``name``."""
 
-    def summary(self) -> BlockSummary:
-        frame = self.query(summary_query(self.table, self.columns, self.dialect)).sort_values("block")
+    def _register_strata(self, strata) -> None:
+        """Make the strata's :data:`~labelwise.engines.sql.FINE_STRATA` table available (``strata`` given)."""
+        if strata is not None:
+            fine, stratum = fine_strata(strata)
+            self.register(FINE_STRATA, pd.DataFrame({"_lw_fine_bin": fine, "_lw_stratum": stratum}))
+
+    def summary(self, strata=None) -> BlockSummary:
+        self._register_strata(strata)
+        frame = self.query(summary_query(self.table, self.columns, self.dialect, strata)).sort_values("block")
         for j, column in enumerate(checked_columns(self.columns)):
             bad = int(frame[f"bad_{j}"].sum())
             if bad:
@@ -208,13 +236,15 @@ class SqlSource(PoolSource):
     def _truth_counts(self) -> pd.DataFrame:
         return self.query(truth_query(self.table, self.columns, self.dialect))
 
-    def sample(self, plan: Plan, seed: int, n_items: int, exclude: np.ndarray | None = None) -> PlannedSample:
+    def sample(self, plan: Plan, seed: int, n_items: int, exclude: np.ndarray | None = None,
+               strata=None) -> PlannedSample:
         self.register("lw_plan", pd.DataFrame({"block": plan.blocks, "b": plan.inclusion}))
         excluded = None
         if exclude is not None and exclude.size:
             self.register("lw_exclude", pd.DataFrame({"item_id": np.asarray(exclude, dtype=np.int64)}))
             excluded = "lw_exclude"
-        frame = self.query(draw_query(self.table, self.columns, "lw_plan", seed, self.dialect, excluded))
+        self._register_strata(strata)
+        frame = self.query(draw_query(self.table, self.columns, "lw_plan", seed, self.dialect, excluded, strata))
         return _planned(frame["item_id"].to_numpy(np.int64), frame["u"].to_numpy(float), frame["b"].to_numpy(float),
                         frame["block"].to_numpy(np.int64), n_items)
 

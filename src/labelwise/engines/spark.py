@@ -69,9 +69,10 @@ class SparkSource(SqlSource):
     def register(self, name: str, frame: pd.DataFrame) -> None:
         self.spark.createDataFrame(frame).createOrReplaceTempView(name)
 
-    def sample(self, plan: Plan, seed: int, n_items: int, exclude: np.ndarray | None = None) -> PlannedSample:
+    def sample(self, plan: Plan, seed: int, n_items: int, exclude: np.ndarray | None = None,
+               strata=None) -> PlannedSample:
         with self._without_pushdown():
-            return super().sample(plan, seed, n_items, exclude)
+            return super().sample(plan, seed, n_items, exclude, strata)
 
     @contextmanager
     def _without_pushdown(self) -> Iterator[None]:

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .blocks import LEVEL_EDGES, LEVELS, N_BINS, PER_LEVEL, level_scale
+from .blocks import LEVEL_EDGES, LEVELS, N_BINS, PER_LEVEL, key_bits, level_scale
 from .columns import EngineColumns
 from .hashing import SqlDialect, uniform_sql
 
-__all__ = ["draw_query", "fine_counts_query", "rows_query", "score_range_query", "stratum_draw_query",
-           "summary_query"]
+__all__ = ["FINE_STRATA", "draw_query", "fine_counts_query", "fine_strata", "rows_query", "score_range_query",
+           "stratum_draw_query", "summary_query"]
 
 
 def _prior_sql(cols: EngineColumns, d: SqlDialect) -> str:
@@ -57,17 +57,44 @@ def _half_bin_sql(lo: int = 0, hi: int = LEVELS - 1) -> str:
             f"ELSE {_half_bin_sql(lo, mid - 1)} END)")
 
 
-def _key_sql(cols: EngineColumns, d: SqlDialect) -> str:
-    """The block key (:func:`labelwise.engines.blocks.block_keys`) of the rows of :func:`_with_bin`."""
+#: The small table of every fine bin's stratum (columns ``_lw_fine_bin``, ``_lw_stratum``) the queries within
+#: strata join (:func:`fine_strata`).
+FINE_STRATA = "lw_fine_strata"
+
+
+def fine_strata(strata) -> tuple[np.ndarray, np.ndarray]:
+    """The columns of :data:`FINE_STRATA`: every fine bin of ``strata`` and its stratum (the number of cuts below it)."""
+    fine = np.arange(strata.n_fine, dtype=np.int64)
+    return fine, np.searchsorted(strata.cuts, fine, side="left").astype(np.int64)
+
+
+def _key_sql(cols: EngineColumns, d: SqlDialect, strata=None) -> str:
+    """The block key (:func:`labelwise.engines.blocks.block_keys`) of the rows of :func:`_with_bin`; with
+    ``strata`` (:class:`~labelwise.engines.strata.EngineStrata`) the key within the row's stratum
+    (:func:`~labelwise.engines.blocks.stratum_keys`)."""
     key = "_lw_bin"
     if cols.preds:
         bits = " + ".join(f"CAST({d.quote(c)} AS BIGINT) * {1 << s}" for s, c in enumerate(cols.preds))
         key = f"(_lw_bin * {1 << len(cols.preds)} + {bits})"
+    if strata is not None:
+        key = f"(_lw_stratum * {1 << key_bits(len(cols.system_names), bool(cols.preds))} + {key})"
     return key
 
 
-def _with_bin(source: str, cols: EngineColumns, d: SqlDialect) -> str:
-    """``source``'s rows with their prior ``_lw_prior`` and its bin ``_lw_bin`` (:func:`~labelwise.engines.blocks.prior_bins`).
+def _stratum_sql(cuts: np.ndarray, lo: int = 0, hi: int | None = None) -> str:
+    """The stratum of the fine bin ``_lw_fine``: the number of ``cuts`` below it, between ``lo`` and ``hi``
+    (default ``len(cuts)``), by a binary search, so a row makes about ``log2(len(cuts))`` comparisons."""
+    hi = len(cuts) if hi is None else hi
+    if lo == hi:
+        return str(lo)
+    mid = (lo + hi + 1) // 2
+    return (f"(CASE WHEN _lw_fine > {int(cuts[mid - 1])} THEN {_stratum_sql(cuts, mid, hi)} "
+            f"ELSE {_stratum_sql(cuts, lo, mid - 1)} END)")
+
+
+def _with_bin(source: str, cols: EngineColumns, d: SqlDialect, strata=None) -> str:
+    """``source``'s rows with their prior ``_lw_prior`` and its bin ``_lw_bin`` (:func:`~labelwise.engines.blocks.prior_bins`),
+    and with ``strata`` their stratum ``_lw_stratum`` (from the table :data:`FINE_STRATA`, registered by the caller).
 
     One projection per step, each reading the previous one's column:
     ``q = min(p, 1 - p)``, its bin in [0, 1/2], then the bin of ``p``.
@@ -76,11 +103,15 @@ def _with_bin(source: str, cols: EngineColumns, d: SqlDialect) -> str:
               "CASE WHEN _lw_prior < 0.5 THEN _lw_prior ELSE CAST(1 AS DOUBLE) - _lw_prior END AS _lw_q",
               f"{_half_bin_sql()} AS _lw_half",
               f"CASE WHEN _lw_prior < 0.5 THEN _lw_half ELSE {N_BINS - 1} - _lw_half END AS _lw_bin"]
+    if strata is not None:
+        stages.append(f"{_fine_sql(strata.column, strata.lo, strata.scale, strata.n_fine, d)} AS _lw_fine")
     # only the columns the queries read: a `*` would make some engines decode every column (content included)
     used = ", ".join(d.quote(c) for c in dict.fromkeys([cols.id, *cols.outputs, *filter(None, [cols.label])]))
     query = f"(SELECT {used} FROM {source}) _s"
     for j, stage in enumerate(stages):
         query = f"(SELECT *, {stage} FROM {query}) _s{j}"
+    if strata is not None:  # a join with the small table of the fine bins' strata: a CASE per row costs far more
+        query = f"(SELECT * FROM {query} JOIN {FINE_STRATA} _m ON _lw_fine = _m._lw_fine_bin) _sm"
     return query
 
 
@@ -100,12 +131,12 @@ def _checked(cols: EngineColumns) -> list[tuple[str, str]]:
             + [(c, "score") for c in cols.scores])
 
 
-def summary_query(source: str, cols: EngineColumns, d: SqlDialect) -> str:
-    """Rows ``(key, n, prior_sum, bad_0, bad_1, ...)``: one per block, ``bad_j`` counting invalid cells of
-    the j-th checked column (id, preds, probs, scores in that order)."""
+def summary_query(source: str, cols: EngineColumns, d: SqlDialect, strata=None) -> str:
+    """Rows ``(key, n, prior_sum, bad_0, bad_1, ...)``: one per block (within its stratum with ``strata``),
+    ``bad_j`` counting invalid cells of the j-th checked column (id, preds, probs, scores in that order)."""
     bad = ", ".join(f"{_invalid_sql(c, kind, d)} AS bad_{j}" for j, (c, kind) in enumerate(_checked(cols)))
-    return (f"SELECT {_key_sql(cols, d)} AS block, COUNT(*) AS n, SUM(_lw_prior) AS prior_sum, {bad} "
-            f"FROM {_with_bin(source, cols, d)} GROUP BY 1")
+    return (f"SELECT {_key_sql(cols, d, strata)} AS block, COUNT(*) AS n, SUM(_lw_prior) AS prior_sum, {bad} "
+            f"FROM {_with_bin(source, cols, d, strata)} GROUP BY 1")
 
 
 def checked_columns(cols: EngineColumns) -> list[str]:
@@ -114,14 +145,15 @@ def checked_columns(cols: EngineColumns) -> list[str]:
 
 
 def draw_query(source: str, cols: EngineColumns, plan_table: str, seed: int, d: SqlDialect,
-               exclude_table: str | None = None) -> str:
-    """Rows ``(item_id, u, b, block)`` of the items with ``u < b``; ``plan_table`` has columns ``block`` and ``b``.
+               exclude_table: str | None = None, strata=None) -> str:
+    """Rows ``(item_id, u, b, block)`` of the items with ``u < b``; ``plan_table`` has columns ``block`` and ``b``
+    (blocks within strata with ``strata``).
 
     ``exclude_table`` (column ``item_id``): items never drawn (those handed out in earlier rounds).
     """
     excluded = "" if exclude_table is None else f" WHERE k.item_id NOT IN (SELECT item_id FROM {exclude_table})"
     keyed = (f"SELECT k.item_id AS item_id, p.b AS b, k.block AS block FROM (SELECT {d.quote(cols.id)} AS item_id, "
-             f"{_key_sql(cols, d)} AS block FROM {_with_bin(source, cols, d)}) k "
+             f"{_key_sql(cols, d, strata)} AS block FROM {_with_bin(source, cols, d, strata)}) k "
              f"JOIN {plan_table} p ON k.block = p.block{excluded}")
     hashed = uniform_sql(keyed, "item_id", seed, ["item_id", "b", "block"], d, out="u", bound="b")
     return f"SELECT item_id, u, b, block FROM ({hashed}) h WHERE u < b"
@@ -154,7 +186,7 @@ def stratum_draw_query(source: str, cols: EngineColumns, column: str, lo: float,
                        cuts: np.ndarray, bounds_table: str, seed: int, d: SqlDialect) -> str:
     """Rows ``(item_id, u, stratum)`` of the items with ``u < b`` of their stratum; ``bounds_table`` has columns
     ``stratum`` and ``b``, and the stratum of a fine bin is the number of ``cuts`` below it."""
-    stratum = " + ".join(f"CASE WHEN _lw_fine > {int(c)} THEN 1 ELSE 0 END" for c in cuts) or "0"
+    stratum = _stratum_sql(cuts)
     fine = (f"SELECT {d.quote(cols.id)} AS item_id, {_fine_sql(column, lo, scale, n_fine, d)} AS _lw_fine "
             f"FROM {source}")
     keyed = (f"SELECT k.item_id AS item_id, p.b AS b, k.stratum AS stratum FROM "

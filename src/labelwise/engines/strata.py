@@ -34,8 +34,8 @@ from ..partition.bins import csf_cuts, default_n_fine, fine_scale
 from ..pool import Outputs
 from .columns import EngineColumns
 
-__all__ = ["EngineStrata", "check_stratified", "engine_strata", "next_batch", "primary_column", "simulate_strata",
-           "stratified_estimate", "stratum_order"]
+__all__ = ["EngineStrata", "check_stratified", "engine_strata", "next_batch", "primary_column", "score_strata",
+           "simulate_strata", "stratified_estimate", "stratum_order"]
 
 _IN_MEMORY = " (or load the pool in memory)"
 
@@ -117,20 +117,32 @@ def engine_strata(source, design: StratifiedDesign) -> EngineStrata:
         concentrated that the CSF rule needs its rank refinement.
     """
     check_stratified(design)
-    column = primary_column(source.columns, design.system)
+    strata = score_strata(source, primary_column(source.columns, design.system), design.n_strata, design.name)
+    if strata.sizes.size < design.n_strata:
+        raise ValueError(f"stratified: the scores of {strata.column!r} are too concentrated for {design.n_strata} "
+                         "strata by the square-root rule, and its rank refinement needs every distinct score; choose "
+                         f"fewer strata (n_strata={strata.sizes.size}) or design poisson{_IN_MEMORY}")
+    return strata
+
+
+def score_strata(source, column: str, n_strata: int, design: str) -> EngineStrata:
+    """The strata of :func:`~labelwise.partition.csf_bins` on ``column`` without its rank refinement (two passes):
+    fewer than ``n_strata`` when the scores are too concentrated for the square-root rule.
+
+    Raises
+    ------
+    ValueError
+        Naming ``design`` when the scores span too wide a range for fine bins.
+    """
     lo, hi, n_items = source.score_range(column)
-    n_fine = default_n_fine(n_items, design.n_strata)
-    if design.n_strata == 1 or lo == hi:
+    n_fine = default_n_fine(n_items, n_strata)
+    if n_strata == 1 or lo == hi:
         return EngineStrata(column, lo, 0.0, n_fine, np.empty(0, dtype=np.int64), np.array([n_items]))
     scale = fine_scale(lo, hi, n_fine)
     if not np.isfinite(scale) or not np.isfinite(hi - lo):
-        raise ValueError(f"stratified: the scores of {column!r} span too wide a range for fine bins{_IN_MEMORY}")
+        raise ValueError(f"{design}: the scores of {column!r} span too wide a range for fine bins{_IN_MEMORY}")
     f = source.fine_counts(column, lo, scale, n_fine)
-    cuts = csf_cuts(f, design.n_strata)
-    if cuts.size + 1 < design.n_strata:
-        raise ValueError(f"stratified: the scores of {column!r} are too concentrated for {design.n_strata} strata "
-                         "by the square-root rule, and its rank refinement needs every distinct score; choose "
-                         f"fewer strata (n_strata={cuts.size + 1}) or design poisson{_IN_MEMORY}")
+    cuts = csf_cuts(f, n_strata)
     sizes = np.bincount(np.searchsorted(cuts, np.arange(n_fine), side="left"), weights=f).astype(np.int64)
     return EngineStrata(column, lo, scale, n_fine, cuts, sizes)
 
