@@ -50,7 +50,7 @@ TINY = 1e-300  # keeps 0 / 0 at 0 in the successive-sampling loop
 
 
 def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.ndarray, found: np.ndarray,
-                 k: np.ndarray, l: np.ndarray) -> np.ndarray:
+                 k: np.ndarray, l: np.ndarray, f1_exposed: np.ndarray | None = None) -> np.ndarray:
     """Expected new positives among ``k`` distinct answers with an exclude list of ``l`` (arrays broadcast).
 
     Parameters
@@ -63,8 +63,11 @@ def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.nd
         Positives found in the node (by any query; at least ``seen``).
     k, l : numpy.ndarray
         Answers asked for and exclude-list size.
+    f1_exposed : numpy.ndarray, optional
+        The singletons weighted by their exposure (see :func:`gain_with_variance`; default ``f1``): the
+        Good-Turing mass ``u`` is ``f1_exposed / n``.
     """
-    u = good_turing_unseen(n, f1)
+    u = good_turing_unseen(n, f1 if f1_exposed is None else f1_exposed)
     other = np.maximum(found - seen, 0).astype(float)  # found elsewhere, absent from this sample
     f0 = np.where(f1 > 0, np.maximum(jackknife_unseen(n, f1), other + 1), other)
     share = np.divide(u, f0, out=np.zeros(np.broadcast(u, f0).shape), where=f0 > 0)  # mass per unseen positive
@@ -94,8 +97,8 @@ def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.nd
 
 
 def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: np.ndarray, k: np.ndarray,
-                       l: np.ndarray, rng: np.random.Generator, replicates: int = 32
-                       ) -> tuple[np.ndarray, np.ndarray]:
+                       l: np.ndarray, rng: np.random.Generator, replicates: int = 32,
+                       entry_exposure: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Gain ``r`` and variance ``v`` of every configuration at a batch of nodes.
 
     Parameters
@@ -110,6 +113,9 @@ def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: n
     rng : numpy.random.Generator
     replicates : int
         Bootstrap replicates.
+    entry_exposure : numpy.ndarray, optional
+        Mean exposure of each entry's answers (default 1): a singleton counts this much towards the
+        Good-Turing mass of the positives never returned.
 
     Returns
     -------
@@ -124,6 +130,8 @@ def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: n
     def per_node(values: np.ndarray) -> np.ndarray:
         return np.bincount(slot, weights=values.ravel(), minlength=size).reshape(replicates + 1, n_nodes, 1)
 
-    gains = expected_new(per_node(draws), per_node(draws > 0), per_node(draws == 1), per_node(draws ** 2),
-                         found[:, None], k, l)
+    singles = draws == 1
+    exposure = 1.0 if entry_exposure is None else entry_exposure
+    gains = expected_new(per_node(draws), per_node(draws > 0), per_node(singles), per_node(draws ** 2),
+                         found[:, None], k, l, per_node(singles * exposure))
     return gains[0], np.maximum(MIN_VARIANCE, gains[1:].var(axis=0))
