@@ -71,3 +71,20 @@ def test_point_estimate_is_the_unresampled_gain_and_variance_is_floored(stats):
         n, seen, f1, squares = summary(counts[node == j], stats)
         assert r[j] == pytest.approx(expected_new(n, seen, f1, squares, found[j], k, l))
     assert np.all(v >= MIN_VARIANCE) and v[0, 1] > MIN_VARIANCE
+
+
+@pytest.mark.parametrize("exposed", [0.0, 1.5, 2.0])
+def test_good_turing_mass_reads_the_exposed_singletons(exposed, stats):
+    """Counts 1, 1, 2 (two singletons): singletons weighted down by their exposure (answers of exclude lists)
+    lower the mass never returned to ``exposed / n``, while the number unseen still comes from ``f_1``."""
+    n, seen, f1, squares = summary([1, 1, 2], stats)
+    assert expected_new(n, seen, f1, squares, seen, 1, 0, exposed) == pytest.approx(exposed / n)
+    everything = expected_new(n, seen, f1, squares, seen, 5, 100, exposed)  # all found excluded
+    assert everything == pytest.approx(expected_new(n, seen, f1, squares, seen, 5, 100))
+
+
+def test_bootstrap_weights_singletons_by_their_exposure(stats):
+    counts, node, found = np.array([1, 1, 2]), np.zeros(3, dtype=int), np.array([3])
+    k, l = np.array([1]), np.array([0])
+    r, _ = gain_with_variance(node, counts, found, k, l, np.random.default_rng(0), 8, np.array([0.5, 0.0, 1.0]))
+    assert r[0, 0] == pytest.approx(0.5 / 4)

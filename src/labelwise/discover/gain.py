@@ -46,7 +46,6 @@ from .richness import good_turing_unseen, jackknife_unseen
 __all__ = ["MIN_VARIANCE", "expected_new", "gain_with_variance"]
 
 MIN_VARIANCE = 0.01
-TINY = 1e-300  # keeps 0 / 0 at 0 in the successive-sampling loop
 
 
 def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.ndarray, found: np.ndarray,
@@ -78,11 +77,14 @@ def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.nd
     # a found positive that is returned was picked by popularity: mass sum w^2 / sum w with w = (1 - u) c / n
     picked = (1.0 - u) * np.divide(squares, n * n, out=np.zeros(np.broadcast(squares, n).shape), where=n > 0)
     left = np.broadcast_to(f0 - other, shape).astype(float)  # new positives not returned yet
-    total, fresh, chance, take = (np.zeros(shape) for _ in range(4))
+    total, fresh, pool, chance, take = (np.zeros(shape) for _ in range(5))
     for answer in range(int(np.max(k))):  # successive sampling: each answer leaves the pool (in place: hot loop)
         asked = answer < k
         np.multiply(share, left, out=fresh)
-        np.divide(fresh, fresh + known + TINY, out=chance)  # 0 once nothing is left
+        np.add(fresh, known, out=pool)
+        np.divide(fresh, pool, out=chance, where=pool > 0)
+        # nothing eligible has mass: the list holds every positive returned, so an answer is new if any is left
+        np.copyto(chance, left > 0, where=pool <= 0)
         np.minimum(chance, left, out=take)
         np.subtract(1.0, chance, out=chance)  # now the chance the answer is a found positive
         chance *= picked
