@@ -41,7 +41,10 @@ configurations); the samples are one sorted array of ``(node, positive)``
 keys with counts.  A node's sample holds the answers of queries at the node
 or above it that fall in the node: given that it falls in the node, an
 answer of a query above it is a popularity-weighted draw from the node's
-positives too.
+positives too.  An answer of a query with an exclude list was drawn from
+the positives the list left only: as a singleton it counts towards the
+Good-Turing mass of the positives never returned by the share of the
+node's answers the list left eligible (its exposure; see ``_exposure``).
 """
 
 from __future__ import annotations
