@@ -195,21 +195,3 @@ def test_the_bonus_shrinks_with_the_queries_that_sampled_the_node(hierarchy):
     policy.variance[:] = 0.5
     flat = nodes * COSTS.configurations()[0].size
     assert policy.spread(flat) == pytest.approx(np.sqrt(0.5 * np.log(4) / np.array([1, 2, 1, 2, 1])))
-
-
-def test_answers_of_an_exclude_list_count_by_the_share_of_answers_it_left(hierarchy):
-    """Root sample: item 0 returned twice, items 2 and 4 once (n = 4).  Excluding item 0 (half the answers)
-    leaves half: the next answer, item 5, counts 1/2 as a singleton; at node a=y (items 2, 5 there) the
-    list held nothing of its sample, so there it counts 1."""
-    policy = QueryPolicy(hierarchy, COSTS, "crux")
-    root = policy.choose(100.0, np.random.default_rng(0))
-    for returned in ([0, 2], [0, 4]):
-        policy.record(root, np.array(returned))
-    excluding = root.__class__(0, 1, 1, np.array([0]), 1.1)  # config 1 = (k=1, l=1)
-    policy.record(excluding, np.array([5]))
-    y = hierarchy.item_node[5, 0b01]
-    entry, index = policy._entries(np.array([0, y]))
-    weight = dict(zip(zip(entry, policy.keys[index] % hierarchy.n_items), policy.weights[index], strict=True))
-    assert weight[(0, 0)] == 2.0 and weight[(0, 5)] == pytest.approx(0.5) and weight[(1, 5)] == 1.0
-    # the gains read the exposed singletons: at the root u = (1 + 1 + 1/2) / 5 for k = 1, l = 0
-    assert policy.gain[0, 0] == pytest.approx(2.5 / 5)

@@ -7,7 +7,7 @@ round, an upper-confidence score of new positives per unit cost picks the
 query over a hierarchy of the domain.
 
 * :mod:`.hierarchy`: the poset of attribute conjunctions;
-* :mod:`.richness`: Good-Turing, Chao1 and iChao1 estimates of what was never returned;
+* :mod:`.richness`: Good-Turing, jackknife, Chao1 and iChao1 estimates of what was never returned;
 * :mod:`.remaining`: the interval of the positives not found yet, and when it is a lower bound only;
 * :mod:`.gain`: expected new positives of a configuration and its bootstrap variance;
 * :mod:`.costs`: the cost model and the allowed configurations;

@@ -7,17 +7,15 @@ with the exclude list of size ``l`` drawn uniformly from the positives
 found there and taken out of the counts.  The estimate here:
 
 * ``u = f_1 / n``: Good-Turing mass of the positives the node's sample never
-  returned (Good 1953), each singleton weighted by its exposure (an answer
-  of a query with an exclude list counts by the share of the node's answers
-  the list left eligible: see ``QueryPolicy._exposure``); ``f_0``: the
-  bias-corrected Chao1 number of them (:func:`.richness.chao1_unseen`),
-  floored at ``d + 1`` when ``f_1 > 0`` (``d``: positives found in the node
-  by other queries, hence not new, yet absent from its sample), so a node
-  whose sample still has singletons is never scored exhausted.  Chao1, not
-  the first-order jackknife ``f_1 (n - 1) / n`` (Burnham and Overton 1978),
-  which stays below ``f_1`` and so made a query of ``k`` at a large node
-  look like it would use up the positives not returned yet (early on, the
-  root looked worse than an exclude list: measured in simulation);
+  returned (Good 1953); ``f_0 = f_1 (n - 1) / n``: the first-order jackknife
+  number of them (Burnham and Overton, "Estimation of the size of a closed
+  population when capture probabilities vary among animals", Biometrika
+  65(3), 1978), floored at ``d + 1`` when ``f_1 > 0`` (``d``: positives found
+  in the node by other queries, hence not new, yet absent from its sample),
+  so a node whose sample still has singletons is never scored exhausted.
+  The jackknife, not Chao1, because the small samples of deep nodes often
+  have no doubletons, where Chao1's ``f_1 (f_1 - 1) / 2`` promises nearly
+  ``k`` new positives per query and sent the policy to them in simulation;
 * excluding ``l`` of the ``F`` found positives removes each with probability
   ``p = l / F``: the found positives left to be returned weigh
   ``(1 - p) (1 - u + d u / f_0)``, the ``g = f_0 - d`` new ones ``u / f_0`` each;
@@ -27,60 +25,48 @@ found there and taken out of the counts.  The estimate here:
   which the expected ``pi_j`` of a new positive (its share ``u / f_0`` each) and
   ``1 - pi_j`` of a found one (its size-biased mass ``(1 - u) sum c_i^2 / n^2``,
   the sample's counts ``c_i``) leave.  The gain is ``sum_j pi_j``, at most ``g``:
-  ``min(k, g)`` when the exclude list holds every positive found (then an
-  answer is new whenever a new positive is left, whatever mass ``u`` says
-  they have).  Treating the
+  ``min(k, g)`` when the exclude list holds every positive found.  Treating the
   ``k`` answers as draws with replacement (the prediction of new species in
   further sampling of Shen, Chao and Lin, "Predicting the number of new
   species in further taxonomic sampling", Ecology 84(3), 2003, Eq. 2) scored
   an exclude list of every positive found no better than none, and kept the
   policy from it while every answer it brings is new.
 
-The variance ``v = max(0.01, bootstrap variance)`` (Sec. 4.2: bootstrapping
-over the retrieved sample) resamples each count as Poisson with its own mean
-(the Poisson bootstrap of the answers, the large-sample form of drawing ``n``
-answers with replacement), vectorized over the replicates, the nodes and the
-configurations.  Resampling drops about ``e^-1`` of the singletons, as
-drawing with replacement does; a bootstrap from a population completed
-with ``f_0`` unseen positives at coverage-adjusted popularity (Chao et al.,
-"Rarefaction and extrapolation with Hill numbers", Ecological Monographs
-84(1), 2014) gave smaller variances and found fewer positives in
-simulation, so the paper's plain bootstrap is kept.
+The variance ``v = max(0.01, bootstrap variance)`` (Sec. 4.2) resamples
+each count as Poisson with its own mean (the Poisson bootstrap of the
+answers), vectorized over the replicates, the nodes and the configurations.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .richness import chao1_unseen, good_turing_unseen
+from .richness import good_turing_unseen, jackknife_unseen
 
 __all__ = ["MIN_VARIANCE", "expected_new", "gain_with_variance"]
 
 MIN_VARIANCE = 0.01
+TINY = 1e-300  # keeps 0 / 0 at 0 in the successive-sampling loop
 
 
-def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, f2: np.ndarray, squares: np.ndarray,
-                 found: np.ndarray, k: np.ndarray, l: np.ndarray, f1_exposed: np.ndarray | None = None
-                 ) -> np.ndarray:
+def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.ndarray, found: np.ndarray,
+                 k: np.ndarray, l: np.ndarray) -> np.ndarray:
     """Expected new positives among ``k`` distinct answers with an exclude list of ``l`` (arrays broadcast).
 
     Parameters
     ----------
-    n, seen, f1, f2 : numpy.ndarray
-        Sample size, distinct positives, singletons and doubletons of the node's sample.
+    n, seen, f1 : numpy.ndarray
+        Sample size, distinct positives and singletons of the node's sample.
     squares : numpy.ndarray
         Sum of the squared counts of the node's sample.
     found : numpy.ndarray
         Positives found in the node (by any query; at least ``seen``).
     k, l : numpy.ndarray
         Answers asked for and exclude-list size.
-    f1_exposed : numpy.ndarray, optional
-        The singletons weighted by their exposure (see :func:`gain_with_variance`; default ``f1``): the
-        Good-Turing mass ``u`` is ``f1_exposed / n``.
     """
-    u = good_turing_unseen(n, f1 if f1_exposed is None else f1_exposed)
+    u = good_turing_unseen(n, f1)
     other = np.maximum(found - seen, 0).astype(float)  # found elsewhere, absent from this sample
-    f0 = np.where(f1 > 0, np.maximum(chao1_unseen(n, f1, f2), other + 1), other)
+    f0 = np.where(f1 > 0, np.maximum(jackknife_unseen(n, f1), other + 1), other)
     share = np.divide(u, f0, out=np.zeros(np.broadcast(u, f0).shape), where=f0 > 0)  # mass per unseen positive
     p = np.minimum(1.0, np.divide(l, found, out=np.zeros(np.broadcast(l, found).shape), where=found > 0))
     shape = np.broadcast(u, other, p, k).shape
@@ -89,14 +75,11 @@ def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, f2: np.ndarray
     # a found positive that is returned was picked by popularity: mass sum w^2 / sum w with w = (1 - u) c / n
     picked = (1.0 - u) * np.divide(squares, n * n, out=np.zeros(np.broadcast(squares, n).shape), where=n > 0)
     left = np.broadcast_to(f0 - other, shape).astype(float)  # new positives not returned yet
-    total, fresh, pool, chance, take = (np.zeros(shape) for _ in range(5))
+    total, fresh, chance, take = (np.zeros(shape) for _ in range(4))
     for answer in range(int(np.max(k))):  # successive sampling: each answer leaves the pool (in place: hot loop)
         asked = answer < k
         np.multiply(share, left, out=fresh)
-        np.add(fresh, known, out=pool)
-        np.divide(fresh, pool, out=chance, where=pool > 0)
-        # nothing eligible has mass: the list holds every positive returned, so an answer is new if any is left
-        np.copyto(chance, left > 0, where=pool <= 0)
+        np.divide(fresh, fresh + known + TINY, out=chance)  # 0 once nothing is left
         np.minimum(chance, left, out=take)
         np.subtract(1.0, chance, out=chance)  # now the chance the answer is a found positive
         chance *= picked
@@ -111,8 +94,8 @@ def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, f2: np.ndarray
 
 
 def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: np.ndarray, k: np.ndarray,
-                       l: np.ndarray, rng: np.random.Generator, replicates: int = 32,
-                       entry_exposure: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                       l: np.ndarray, rng: np.random.Generator, replicates: int = 32
+                       ) -> tuple[np.ndarray, np.ndarray]:
     """Gain ``r`` and variance ``v`` of every configuration at a batch of nodes.
 
     Parameters
@@ -127,9 +110,6 @@ def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: n
     rng : numpy.random.Generator
     replicates : int
         Bootstrap replicates.
-    entry_exposure : numpy.ndarray, optional
-        Mean exposure of each entry's answers (default 1): a singleton counts this much towards the
-        Good-Turing mass of the positives never returned.
 
     Returns
     -------
@@ -144,9 +124,6 @@ def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: n
     def per_node(values: np.ndarray) -> np.ndarray:
         return np.bincount(slot, weights=values.ravel(), minlength=size).reshape(replicates + 1, n_nodes, 1)
 
-    singles = draws == 1
-    exposure = 1.0 if entry_exposure is None else entry_exposure
-    gains = expected_new(per_node(draws), per_node(draws > 0), per_node(singles), per_node(draws == 2),
-                         per_node(draws ** 2),
-                         found[:, None], k, l, per_node(singles * exposure))
+    gains = expected_new(per_node(draws), per_node(draws > 0), per_node(draws == 1), per_node(draws ** 2),
+                         found[:, None], k, l)
     return gains[0], np.maximum(MIN_VARIANCE, gains[1:].var(axis=0))
