@@ -15,6 +15,9 @@ default cost model (``CostModel()``) record the distinct positives found at
 standard error of that difference) and, at each, the coverage of the 95% interval for those not
 found, how often it is flagged a lower bound only, and how often the claim
 (the interval, or its lower end when flagged) held.
+At uniform popularity, the share of the positives up to which no query can
+yield more per cost than the root without exclude list is computed from the
+true population (budget points before it: no policy can beat ``root``).
 The policy step is timed on a hierarchy of about 10^4 nodes.
 
 Prints markdown tables and writes ``benchmarks/out/discover_benchmark.{json,png}``.
