@@ -15,6 +15,9 @@ default cost model (``CostModel()``) record the distinct positives found at
 standard error of that difference) and, at each, the coverage of the 95% interval for those not
 found, how often it is flagged a lower bound only, and how often the claim
 (the interval, or its lower end when flagged) held.
+At uniform popularity, the share of the positives up to which no query can
+yield more per cost than the root without exclude list is computed from the
+true population (budget points before it: no policy can beat ``root``).
 The policy step is timed on a hierarchy of about 10^4 nodes.
 
 Prints markdown tables and writes ``benchmarks/out/discover_benchmark.{json,png}``.
@@ -87,6 +90,31 @@ def time_policy_step(queries: int, seed: int) -> dict:
             "step_median_ms": float(np.median(ms.sum(axis=0))), "step_p95_ms": float(np.percentile(ms.sum(axis=0), 95))}
 
 
+def root_optimal_share(hierarchy: Hierarchy, positive: np.ndarray, zipf: float, costs: CostModel) -> float | None:
+    """Share of the positives found below which no query yields more per cost than the root without exclude list.
+
+    Only at uniform popularity (``zipf == 0``, else None), where yields are exact: with ``F`` of the ``N``
+    positives found, the root with ``k`` answers and an exclude list of ``l`` yields ``k (N - F) / (N -
+    min(l, F))`` (at most ``N - F``), and no query below the root can yield more than its ``k``, whatever
+    was found where.  While the root without exclude list (largest ``k``) yields more per cost than all
+    of these, every policy's expected yield per cost is at most the root's at the same number found, so
+    no policy finds more in expectation than always asking the root until that share is reached.
+    """
+    if zipf != 0.0:
+        return None
+    k, l = costs.configurations()
+    depth = hierarchy.depth()
+    n = int(positive.sum())
+    found = np.arange(n)[:, None]
+    root_price = costs.price(k, l, 0)
+    root_yield = np.minimum(k * (n - found) / (n - np.minimum(l, found)), n - found) / root_price
+    best = int(np.lexsort((l, -k))[0])
+    rivals = np.delete(root_yield, best, axis=1).max(axis=1)
+    below = float(np.max(k / costs.price(k, l, depth[depth > 0].min()))) if hierarchy.n_nodes > 1 else 0.0
+    beaten = np.flatnonzero(root_yield[:, best] < np.maximum(rivals, below))
+    return float(beaten[0] / n) if beaten.size else 1.0
+
+
 def crux_margin(results: dict) -> list[dict]:
     """At each budget point: crux's mean lead over the best other policy there, and its standard error.
 
@@ -113,7 +141,8 @@ def run(repeats: int, seed: int) -> dict:
                    for policy in POLICIES}
         populations.append({"hierarchy": name, "nodes": hierarchy.n_nodes, "node_sizes": sizes, "zipf": zipf,
                             "positives": int(positive.sum()), "budget": budget, "policies": results,
-                            "crux_margin": crux_margin(results)})
+                            "crux_margin": crux_margin(results),
+                            "root_optimal_share": root_optimal_share(hierarchy, positive, zipf, CostModel())})
     return {"repeats": repeats, "seed": seed, "populations": populations, "timing": time_policy_step(300, seed)}
 
 
@@ -141,13 +170,27 @@ def found_table(data: dict) -> str:
     return "\n".join(rows)
 
 
+def root_is_optimal(p: dict) -> list[bool]:
+    """At each budget point: is the root's share found below :func:`root_optimal_share` (no policy can beat it)?"""
+    share = p.get("root_optimal_share")
+    root = [c["distinct_found"] / p["positives"] for c in p["policies"]["root"]["curve"]]
+    return [share is not None and r < share for r in root]
+
+
 def margin_table(data: dict) -> str:
     """crux minus the best other policy at each of the 10 budget points: mean difference (standard error)."""
     rows = ["| population | " + " | ".join(f"{10 * (j + 1)}%" for j in range(10)) + " |", "|" + "---|" * 11]
     for p in data["populations"]:
-        cells = [f"{m['difference']:+.1f} ({m['se']:.1f}) {m['versus']}" for m in p["crux_margin"]]
+        cells = [f"{m['difference']:+.1f} ({m['se']:.1f}) {m['versus']}{' †' if optimal else ''}"
+                 for m, optimal in zip(p["crux_margin"], root_is_optimal(p), strict=True)]
         rows.append(f"| {label(p)} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
+
+
+def shares_line(data: dict) -> str:
+    """The root-optimal shares of the uniform-popularity populations, as text."""
+    return ", ".join(f"{label(p)} {p['root_optimal_share']:.2f}" for p in data["populations"]
+                     if p.get("root_optimal_share") is not None)
 
 
 def coverage_table(data: dict) -> str:
@@ -187,7 +230,10 @@ def summary_section(data: dict) -> str:
         found_table(data),
         "",
         ("crux's lead over the runner-up at each budget point: mean difference of distinct positives found "
-         "(standard error of that difference over the runs), and the runner-up."),
+         "(standard error of that difference over the runs), and the runner-up. †: at uniform popularity, "
+         "the root's share found there is below the share up to which the root without exclude list yields "
+         "more per cost than any query can in any state (exact yields from the true population; "
+         f"{shares_line(data)}): no policy finds more than `root` in expectation, a tie is the best possible."),
         "",
         margin_table(data),
         "",
