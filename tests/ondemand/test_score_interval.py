@@ -16,7 +16,11 @@ import pytest
 
 from labelwise.ondemand.estimators import finite_population_correction, joint_precision
 from labelwise.ondemand.floors import own_region_floor
-from labelwise.ondemand.intervals import floored_normal_interval, score_interval, wilson_interval
+from labelwise.ondemand.intervals import (
+    floored_normal_interval,
+    score_interval,
+    wilson_interval,
+)
 from labelwise.ondemand.planning import exchangeable_variance, predicted_joint_variance
 from labelwise.ondemand.universe import is_uniform, stack_systems, system_distribution
 
