@@ -51,6 +51,7 @@ import numpy as np
 
 from labelwise.ondemand.control_variate import own_region
 from labelwise.ondemand.corpus import make_kbp_corpus
+from labelwise.ondemand.estimators import WEIGHT_SCHEMES
 from labelwise.ondemand.planning import (
     plan_verifications,
     predicted_joint_variance,
@@ -154,6 +155,8 @@ def main() -> None:
     parser.add_argument("--draw-seed", type=int, default=None, help="seed of the draws (default: --seed)")
     parser.add_argument("--pilot", type=int, default=0)
     parser.add_argument("--control-variate", action="store_true", help="joint precision with the control variate")
+    parser.add_argument("--scheme", choices=WEIGHT_SCHEMES, default="overlap",
+                        help="mixture weights of the joint estimator ('size': the balance heuristic)")
     parser.add_argument("--composite", action="store_true",
                         help="joint precision combined with the simple one (labelwise.ondemand.composite)")
     parser.add_argument("--no-plot", action="store_true")
@@ -166,7 +169,7 @@ def main() -> None:
     problem = build_problem(corpus["instance_id"], corpus["doc_id"], corpus["correct"], corpus["systems"],
                             n_docs=corpus["n_docs"])
     config = OnDemandConfig(half_width=args.half_width, pilot=args.pilot, control_variate=args.control_variate,
-                            composite=args.composite)
+                            composite=args.composite, scheme=args.scheme)
     truth = true_scores(problem)
     t0 = time.perf_counter()
     joint = run_repeats(problem, config, args.repeats, draw_seed + 1, joint=True)
@@ -259,6 +262,7 @@ def summary_section(data: dict) -> str:
     draws = "" if cfg.get("draw_seed") is None else f" --draw-seed {cfg['draw_seed']}"
     composite = cfg.get("composite", cfg.get("no_composite") is False)  # JSON written before the flag was flipped
     cv = (" --control-variate" if cfg.get("control_variate") else "") + (" --composite" if composite else "")
+    cv += f" --scheme {cfg['scheme']}" if cfg.get("scheme", "overlap") != "overlap" else ""
     out = [
         "## On-demand evaluation: joint vs simple estimator, systems submitted one after another", "",
         (f"`python benchmarks/ondemand_benchmark.py --repeats {cfg['repeats']} --half-width {hw} --seed "
