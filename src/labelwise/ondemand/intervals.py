@@ -68,8 +68,8 @@ def score_interval(value: np.ndarray, var: np.ndarray, alpha: np.ndarray, beta: 
         \\{\\pi : (\\hat\\pi - \\pi)^2 \\le z^2 \\max(\\hat V, \\alpha\\pi - \\beta\\pi^2)\\},
 
     the union of :func:`floored_normal_interval` (plug-in :math:`\\hat V` with its floor) and the
-    score interval on :math:`V(\\pi) = \\alpha\\pi - \\beta\\pi^2`, the estimator's variance were
-    its precision :math:`\\pi` (:func:`~labelwise.ondemand.planning.exchangeable_variance`), whose
+    score interval on :math:`V(\\pi) = \\alpha\\pi - \\beta\\pi^2`, the estimator's variance if
+    its precision were :math:`\\pi` (:func:`~labelwise.ondemand.planning.exchangeable_variance`), whose
     ends are the roots of :math:`(1 + z^2\\beta)\\pi^2 - (2\\hat\\pi + z^2\\alpha)\\pi + \\hat\\pi^2`.
     Evaluated at the hypothesized :math:`\\pi` and not at the estimate, the variance does not shrink
     with the estimate in runs where few draws land in :math:`X_i` (a sum of importance weights is
