@@ -233,12 +233,12 @@ def main() -> None:
         "max width/(3.92 RMSE) joint P, R": (float(J["width_ratio_precision"].max()),
                                              float(J["width_ratio_recall"].max())),
         "systems with realized half-width within 25% of target": f"{hw_ok.sum()}/{hw_ok.size}",
+        "... or below it with no new draw": f"{hw_ok_drawn.sum()}/{hw_ok.size}",
         "systems whose joint needs more draws than simple@cost's to match its exact variance (plain, cv)": (
             int(np.sum(np.array(exact["match_plain"]) > np.array(exact["cost_draws"]))),
             int(np.sum(np.array(exact["match_cv_overlap"]) > np.array(exact["cost_draws"])))),
         "systems whose simple@cost exact variance is below the planner's target variance": int(np.sum(
             np.array(exact["simple_cost"]) < exact["target"][0])),
-        "... or below it with no new draw": f"{hw_ok_drawn.sum()}/{hw_ok.size}",
     }
     dump = {"config": vars(args), "names": list(problem.names), "truth": {k: v.tolist() for k, v in truth.items()},
             "results": {m: {k: np.asarray(v).tolist() for k, v in r.items()} for m, r in res.items()},
@@ -308,7 +308,8 @@ def summary_section(data: dict) -> str:
         out += exact_table(data, E)
     out += ["", "| check | value |", "|---|---|"]
     for k, v in data["checks"].items():
-        shown = ", ".join(f"{x:.3f}" for x in v) if isinstance(v, list) else (f"{v:.3f}" if isinstance(v, float) else v)
+        shown = ", ".join(f"{x:.3f}" if isinstance(x, float) else str(x) for x in v) if isinstance(v, list) else (
+            f"{v:.3f}" if isinstance(v, float) else v)
         out.append(f"| {k} | {shown} |")
     return "\n".join(out) + "\n"
 
