@@ -45,12 +45,21 @@ import argparse
 import json
 import time
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 
+from labelwise.ondemand.control_variate import own_region
 from labelwise.ondemand.corpus import make_kbp_corpus
+from labelwise.ondemand.estimators import WEIGHT_SCHEMES
+from labelwise.ondemand.planning import (
+    plan_verifications,
+    predicted_joint_variance,
+    predicted_simple_variance,
+)
 from labelwise.ondemand.process import OnDemandConfig, Problem
 from labelwise.ondemand.simulate import Runs, build_problem, run_repeats, true_scores
+from labelwise.ondemand.universe import is_uniform
 
 OUT = Path(__file__).resolve().parent / "out"
 
@@ -71,6 +80,47 @@ def pooling(problem: Problem) -> dict[str, np.ndarray]:
         recall[s] = (member[s] & pool_correct).sum() / pool_correct.sum()
     labels = int(member.any(axis=0).sum())
     return {"precision": precision, "recall": recall, "labels": labels}
+
+
+def exact_variances(problem: Problem, joint_draws: np.ndarray, cost_draws: np.ndarray, half_width: float,
+                    level: float = 0.95) -> dict[str, list]:
+    """Design variances of precision with the true labels: the joint at its mean draws vs simple@cost at its.
+
+    With binary labels known, :func:`predicted_joint_variance` is the exact variance of the joint estimator
+    for fixed draw counts. ``own_region`` is the part from instances only the system itself predicts (its
+    own draws alone reach them); ``cv_overlap`` and ``cv_size`` are the control-variate estimator at the
+    same draws with the paper's and with balance-heuristic mixture weights; ``match_*`` is the fewest
+    draws of the system (the others' fixed) that bring that estimator's variance down to simple@cost's,
+    found by the planner's bisection (its support if none does); ``target`` is the planner's variance
+    :math:`(h/z)^2`.
+    """
+    P, truth = problem.P, problem.truth.astype(float)
+    support, wor = (P > 0).sum(axis=1), is_uniform(P)
+    n = np.round(joint_draws).astype(float)
+    alone = own_region(P, n)
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    estimators = {"plain": ("overlap", False), "cv_overlap": ("overlap", True), "cv_size": ("size", True)}
+
+    def joint_var(i: int, draws: np.ndarray, labels: np.ndarray, scheme: str, cv: bool) -> float:
+        return predicted_joint_variance(P, draws, i, labels, support, wor, scheme, control_variate=cv)
+
+    out: dict[str, list] = {k: [] for k in ("simple_cost", "own_region", *estimators, *(f"match_{e}" for e in estimators))}
+    for i in range(problem.m):
+        v_cost = predicted_simple_variance(int(cost_draws[i]), truth, P[i], int(support[i]), bool(wor[i]))
+        out["simple_cost"].append(v_cost)
+        out["own_region"].append(joint_var(i, n, truth * alone[i], "overlap", False))
+        for name, (scheme, cv) in estimators.items():
+            out[name].append(joint_var(i, n, truth, scheme, cv))
+
+            def variance(k: int, i: int = i, scheme: str = scheme, cv: bool = cv) -> float:
+                draws = n.copy()
+                draws[i] = k
+                return joint_var(i, draws, truth, scheme, cv)
+
+            out[f"match_{name}"].append(plan_verifications(variance, 1, int(support[i]), z * np.sqrt(v_cost), level))
+    out["joint_draws"], out["cost_draws"] = n.tolist(), np.asarray(cost_draws, dtype=float).tolist()
+    out["target"] = [(half_width / z) ** 2]
+    return out
 
 
 def summary(runs: Runs, truth: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -105,6 +155,8 @@ def main() -> None:
     parser.add_argument("--draw-seed", type=int, default=None, help="seed of the draws (default: --seed)")
     parser.add_argument("--pilot", type=int, default=0)
     parser.add_argument("--control-variate", action="store_true", help="joint precision with the control variate")
+    parser.add_argument("--scheme", choices=WEIGHT_SCHEMES, default="overlap",
+                        help="mixture weights of the joint estimator ('size': the balance heuristic)")
     parser.add_argument("--composite", action="store_true",
                         help="joint precision combined with the simple one (labelwise.ondemand.composite)")
     parser.add_argument("--no-plot", action="store_true")
@@ -117,7 +169,7 @@ def main() -> None:
     problem = build_problem(corpus["instance_id"], corpus["doc_id"], corpus["correct"], corpus["systems"],
                             n_docs=corpus["n_docs"])
     config = OnDemandConfig(half_width=args.half_width, pilot=args.pilot, control_variate=args.control_variate,
-                            composite=args.composite)
+                            composite=args.composite, scheme=args.scheme)
     truth = true_scores(problem)
     t0 = time.perf_counter()
     joint = run_repeats(problem, config, args.repeats, draw_seed + 1, joint=True)
@@ -136,6 +188,8 @@ def main() -> None:
                           label_budget=per_system)
     elapsed = time.perf_counter() - t0
     pool = pooling(problem)
+    exact = exact_variances(problem, joint.draws.mean(axis=0), equal.draws.mean(axis=0), args.half_width,
+                            config.level)
     methods = {"joint": joint, "simple": simple, "simple@cost": equal, "simple@arrival": arrival}
     res = {name: summary(runs, truth) for name, runs in methods.items()}
     costs = {name: dollars(runs, config) for name, runs in methods.items()}
@@ -180,11 +234,16 @@ def main() -> None:
                                              float(J["width_ratio_recall"].max())),
         "systems with realized half-width within 25% of target": f"{hw_ok.sum()}/{hw_ok.size}",
         "... or below it with no new draw": f"{hw_ok_drawn.sum()}/{hw_ok.size}",
+        "systems whose joint needs more draws than simple@cost's to match its exact variance (plain, cv)": (
+            int(np.sum(np.array(exact["match_plain"]) > np.array(exact["cost_draws"]))),
+            int(np.sum(np.array(exact["match_cv_overlap"]) > np.array(exact["cost_draws"])))),
+        "systems whose simple@cost exact variance is below the planner's target variance": int(np.sum(
+            np.array(exact["simple_cost"]) < exact["target"][0])),
     }
     dump = {"config": vars(args), "names": list(problem.names), "truth": {k: v.tolist() for k, v in truth.items()},
             "results": {m: {k: np.asarray(v).tolist() for k, v in r.items()} for m, r in res.items()},
             "costs": costs, "pooling": {k: np.asarray(v).tolist() for k, v in pool.items()},
-            "checks": checks, "corpus": {"systems": problem.m, "documents": problem.universe.n_docs,
+            "checks": checks, "exact_variances": exact, "corpus": {"systems": problem.m, "documents": problem.universe.n_docs,
                                          "instances": problem.universe.size, "correct": int(problem.truth.sum())},
             "seconds": elapsed}
     print(summary_section(json.loads(json.dumps(dump))))
@@ -203,6 +262,7 @@ def summary_section(data: dict) -> str:
     draws = "" if cfg.get("draw_seed") is None else f" --draw-seed {cfg['draw_seed']}"
     composite = cfg.get("composite", cfg.get("no_composite") is False)  # JSON written before the flag was flipped
     cv = (" --control-variate" if cfg.get("control_variate") else "") + (" --composite" if composite else "")
+    cv += f" --scheme {cfg['scheme']}" if cfg.get("scheme", "overlap") != "overlap" else ""
     out = [
         "## On-demand evaluation: joint vs simple estimator, systems submitted one after another", "",
         (f"`python benchmarks/ondemand_benchmark.py --repeats {cfg['repeats']} --half-width {hw} --seed "
@@ -244,11 +304,37 @@ def summary_section(data: dict) -> str:
     for name, c in data["costs"].items():
         out.append(f"| {name} | {c['labels']:.0f} | {c['documents']:.0f} | {c['verification_dollars']:.0f} | "
                    f"{c['dollars']:.0f} |")
+    if "exact_variances" in data:
+        out += exact_table(data, E)
     out += ["", "| check | value |", "|---|---|"]
     for k, v in data["checks"].items():
-        shown = ", ".join(f"{x:.3f}" for x in v) if isinstance(v, list) else (f"{v:.3f}" if isinstance(v, float) else v)
+        shown = ", ".join(f"{x:.3f}" if isinstance(x, float) else str(x) for x in v) if isinstance(v, list) else (
+            f"{v:.3f}" if isinstance(v, float) else v)
         out.append(f"| {k} | {shown} |")
     return "\n".join(out) + "\n"
+
+
+def exact_table(data: dict, cost_results: dict) -> list[str]:
+    """Markdown rows: exact precision variances (true labels) of the joint vs simple@cost at their draws."""
+    X, names = data["exact_variances"], data["names"]
+    out = ["", ("Why simple@cost is missed: exact design variances of precision x 1e4 (true labels, mean draw "
+                "counts) of the plain joint at its draws, the part of it from the system's own region (instances no "
+                "other system predicts), the control-variate estimator at the same draws (paper's and "
+                "balance-heuristic mixture weights), and simple@cost at its draws; `match` is the fewest draws of "
+                "the system that bring each joint estimator's variance down to simple@cost's (the other systems' "
+                f"draws fixed). The planner stops at the target variance {1e4 * X['target'][0]:.2f}: where "
+                "simple@cost's variance is far below it (high-precision systems given an even share of the "
+                "budget), an estimator planned to the half-width meets simple@cost only if reuse alone does."), "",
+           ("| system | draws joint | draws simple@cost | var joint | own region part | var cv (overlap) | var cv (size) "
+            "| var simple@cost | mseP simple@cost | match plain | match cv (overlap) | match cv (size) |"),
+           "|" + "---|" * 12]
+    for i, name in enumerate(names):
+        out.append(
+            f"| {name} | {X['joint_draws'][i]:.0f} | {X['cost_draws'][i]:.0f} | {1e4 * X['plain'][i]:.2f} | "
+            f"{1e4 * X['own_region'][i]:.2f} | {1e4 * X['cv_overlap'][i]:.2f} | {1e4 * X['cv_size'][i]:.2f} | "
+            f"{1e4 * X['simple_cost'][i]:.2f} | {1e4 * cost_results['mse_precision'][i]:.2f} | "
+            f"{X['match_plain'][i]} | {X['match_cv_overlap'][i]} | {X['match_cv_size'][i]} |")
+    return out
 
 
 def plot(problem, res, costs, joint, simple, config, path: Path) -> None:

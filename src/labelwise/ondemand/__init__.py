@@ -26,8 +26,13 @@ from .estimators import (
     recall_product,
     simple_precision,
 )
-from .intervals import floored_normal_interval
-from .planning import plan_documents, plan_verifications, predicted_joint_variance
+from .intervals import floored_normal_interval, score_interval
+from .planning import (
+    exchangeable_variance,
+    plan_documents,
+    plan_verifications,
+    predicted_joint_variance,
+)
 from .process import OnDemandConfig, Problem, Process
 from .session import OnDemandSession as OnDemandSession
 from .simulate import build_problem, run_repeats, simulate, true_scores
@@ -35,8 +40,8 @@ from .universe import Universe, stack_systems, system_distribution
 
 __all__ = [
     "CostLedger", "OnDemandConfig", "Prices", "Problem", "Process", "Universe", "build_problem",
-    "composite_precision", "f1_delta",
+    "composite_precision", "exchangeable_variance", "f1_delta",
     "floored_normal_interval", "joint_precision", "mixture_weights", "plan_documents", "plan_verifications",
     "pooled_recall", "predicted_joint_variance", "ratio_estimate", "recall_product", "run_repeats",
-    "simple_precision", "simulate", "stack_systems", "system_distribution", "true_scores",
+    "score_interval", "simple_precision", "simulate", "stack_systems", "system_distribution", "true_scores",
 ]

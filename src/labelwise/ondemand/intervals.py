@@ -1,4 +1,4 @@
-"""Intervals for the on-demand estimators: normal with an Agresti-Coull floor, and Wilson at an effective size.
+"""Intervals for the on-demand estimators: normal with an Agresti-Coull floor, score, and Wilson at an effective size.
 
 The estimators of :mod:`labelwise.ondemand.estimators` (Chaganty, Paranjape,
 Liang and Manning, "Importance sampling for unbiased on-demand evaluation of
@@ -14,7 +14,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-__all__ = ["agresti_coull_floor", "floored_normal_interval", "wilson_interval"]
+__all__ = ["agresti_coull_floor", "floored_normal_interval", "score_interval", "wilson_interval"]
 
 
 def agresti_coull_floor(value: np.ndarray, n: np.ndarray | float, level: float = 0.95) -> np.ndarray:
@@ -57,6 +57,40 @@ def floored_normal_interval(value: np.ndarray, var: np.ndarray, level: float = 0
     bad = ~np.isfinite(value) | ~np.isfinite(half)
     lower = np.where(bad, np.nan, np.clip(value - half, 0, 1))
     upper = np.where(bad, np.nan, np.clip(value + half, 0, 1))
+    return lower, upper
+
+
+def score_interval(value: np.ndarray, var: np.ndarray, alpha: np.ndarray, beta: np.ndarray, level: float = 0.95,
+                   ess_cap: np.ndarray | float = np.inf) -> tuple[np.ndarray, np.ndarray]:
+    """The precisions :math:`\\pi` the estimate does not reject at the larger of the plug-in and the design variance.
+
+    .. math::
+        \\{\\pi : (\\hat\\pi - \\pi)^2 \\le z^2 \\max(\\hat V, \\alpha\\pi - \\beta\\pi^2)\\},
+
+    the union of :func:`floored_normal_interval` (plug-in :math:`\\hat V` with its floor) and the
+    score interval on :math:`V(\\pi) = \\alpha\\pi - \\beta\\pi^2`, the estimator's variance if
+    its precision were :math:`\\pi` (:func:`~labelwise.ondemand.planning.exchangeable_variance`), whose
+    ends are the roots of :math:`(1 + z^2\\beta)\\pi^2 - (2\\hat\\pi + z^2\\alpha)\\pi + \\hat\\pi^2`.
+    Evaluated at the hypothesized :math:`\\pi` and not at the estimate, the variance does not shrink
+    with the estimate in runs where few draws land in :math:`X_i` (a sum of importance weights is
+    low exactly when its plug-in variance is), nor vanish when the labels seen are all correct. For
+    a proportion (:math:`\\alpha = \\beta = \\mathrm{fpc}/n`) the score part is the Wilson interval
+    (Wilson, "Probable inference, the law of succession, and statistical inference", JASA, 1927).
+
+    Returns
+    -------
+    lower, upper : ndarray
+    """
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    value = np.asarray(value, dtype=float)
+    alpha, beta = np.asarray(alpha, dtype=float), np.asarray(beta, dtype=float)
+    lower, upper = floored_normal_interval(value, var, level, ess_cap)
+    a, b = 1.0 + z**2 * beta, 2.0 * value + z**2 * alpha
+    disc = b**2 - 4.0 * a * value**2  # = z^2 (4 pi (alpha - beta pi) + z^2 alpha^2) >= 0 for pi <= alpha / beta
+    root = np.sqrt(np.maximum(disc, 0.0))
+    ok = np.isfinite(lower) & (disc >= 0)
+    lower = np.where(ok, np.minimum(lower, np.clip((b - root) / (2 * a), 0, 1)), lower)
+    upper = np.where(ok, np.maximum(upper, np.clip((b + root) / (2 * a), 0, 1)), upper)
     return lower, upper
 
 

@@ -41,8 +41,8 @@ from .composite import composite_variance, composite_weight
 from .control_variate import own_region
 from .estimators import mixture_weights
 
-__all__ = ["plan_documents", "plan_verifications", "predicted_composite_variance", "predicted_joint_variance",
-           "predicted_simple_variance"]
+__all__ = ["exchangeable_variance", "plan_documents", "plan_verifications", "predicted_composite_variance",
+           "predicted_joint_variance", "predicted_simple_variance"]
 
 
 def _z(level: float) -> float:
@@ -108,6 +108,48 @@ def predicted_joint_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.nda
     sigma2 = W[i] ** 2 * np.maximum(b - a**2, 0.0)
     factor = _design_factor(support, n, wor)
     return float(np.sum(np.where(n > 0, factor * sigma2 / np.maximum(n, 1.0), 0.0)))
+
+
+def exchangeable_variance(P: np.ndarray, n: np.ndarray, support: np.ndarray, wor: np.ndarray,
+                          scheme: str = "overlap", gram: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Variance of every system's plain joint precision estimate as a function of its precision.
+
+    :func:`predicted_joint_variance` with the same plug-in :math:`\\hat f \\equiv \\pi` on all of
+    :math:`X_i` (labels exchangeable within the system's output), for every target ``i`` at once:
+
+    .. math::
+        V_i(\\pi) = \\alpha_i\\pi - \\beta_i\\pi^2, \\qquad
+        \\alpha_i = \\sum_j c_j\\frac{w_{ij}^2}{n_j}\\sum_x p_j r_i^2, \\quad
+        \\beta_i = \\sum_j c_j\\frac{w_{ij}^2}{n_j}\\Big(\\sum_x p_j r_i\\Big)^2,
+
+    :math:`r_i = p_i/q_i`. It needs no label: :math:`V_i(1) = \\alpha_i - \\beta_i` is the exact
+    variance when every instance is correct (the draws landing in :math:`X_i` at random), where the
+    within-sample variance of a few draws can be far too small. For a system sampled alone
+    :math:`V_i(\\pi) = c_i\\pi(1 - \\pi)/n_i`, the variance of a proportion.
+
+    Parameters
+    ----------
+    P : ndarray, shape (m, K)
+        Sampling distributions.
+    n : ndarray, shape (m,)
+        Draws per system.
+    support, wor : ndarray, shape (m,)
+        :math:`|X_j|` and whether ``j`` is drawn uniformly without replacement.
+    scheme, gram
+        Mixture weights, as :func:`~labelwise.ondemand.estimators.mixture_weights`.
+
+    Returns
+    -------
+    alpha, beta : ndarray, shape (m,)
+        :math:`\\alpha_i \\ge \\beta_i \\ge 0` (Cauchy-Schwarz).
+    """
+    n = np.asarray(n, dtype=float)
+    W = mixture_weights(P, n, scheme, gram)
+    Q = W @ P
+    R = np.divide(P, Q, out=np.zeros_like(P), where=Q > 0)  # r_i(x), one row per target
+    second, first = (R**2) @ P.T, R @ P.T  # [i, j]: sum_x p_j r_i^2 and sum_x p_j r_i
+    factor = np.where(n > 0, _design_factor(support, n, wor) / np.maximum(n, 1.0), 0.0)
+    return (W**2 * second) @ factor, (W**2 * first**2) @ factor
 
 
 def predicted_composite_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.ndarray, support: np.ndarray,

@@ -20,6 +20,7 @@ import numpy as np
 from .composite import composite_precision
 from .costs import CostLedger, Prices
 from .estimators import (
+    Estimate,
     finite_population_correction,
     grouped_cov,
     joint_precision,
@@ -29,8 +30,14 @@ from .estimators import (
     simple_precision,
 )
 from .floors import own_region_floor
-from .intervals import agresti_coull_floor, floored_normal_interval, wilson_interval
+from .intervals import (
+    agresti_coull_floor,
+    floored_normal_interval,
+    score_interval,
+    wilson_interval,
+)
 from .planning import (
+    exchangeable_variance,
     plan_documents,
     plan_verifications,
     predicted_composite_variance,
@@ -224,11 +231,22 @@ class Process:
             cov = np.zeros(s)
             rec_cap = self._docs_cap(b)
         out.update(precision=prec.value, var_precision=var_prec, recall=rec, var_recall=var_rec, cov=cov)
-        # the regression estimator's variance shrinks with p(1 - p) like a proportion's: score (Wilson) interval
-        interval = wilson_interval if self.joint and self.cfg.control_variate else floored_normal_interval
-        out["precision_ci"] = np.array(interval(prec.value, var_prec, self.cfg.level, prec.ess))
+        out["precision_ci"] = np.array(self._precision_interval(prec, var_prec, n))
         out["recall_ci"] = np.array(floored_normal_interval(rec, var_rec, self.cfg.level, rec_cap))
         return out
+
+    def _precision_interval(self, prec: Estimate, var: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Score interval for the plain joint estimator (its variance at the hypothesized precision, see
+        :func:`score_interval`); Wilson for the regression estimator, whose variance shrinks with
+        :math:`p(1 - p)` like a proportion's; floored normal for the simple and composite ones."""
+        level, s = self.cfg.level, n.size
+        if not self.joint or self.cfg.composite:
+            return floored_normal_interval(prec.value, var, level, prec.ess)
+        if self.cfg.control_variate:
+            return wilson_interval(prec.value, var, level, prec.ess)
+        alpha, beta = exchangeable_variance(self.pb.P[:s], n, self.support[:s], self.wor[:s], self.cfg.scheme,
+                                            self.gram[:s, :s])
+        return score_interval(prec.value, var, alpha, beta, level, prec.ess)
 
     def _docs_cap(self, b: np.ndarray) -> float:
         """Design size of the documents: correct instances found, over the fpc."""

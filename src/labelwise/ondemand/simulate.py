@@ -76,7 +76,8 @@ class Runs:
     ``est``/``lo``/``hi`` map 'precision', 'recall', 'f1' to final estimates and
     interval bounds (after every system has arrived); ``labels``/``documents``
     are bought on each system's arrival; ``half_width`` is the realized
-    precision half-width just after the system's arrival.
+    precision half-width just after the system's arrival; ``draws`` the
+    system's draws :math:`n_i` at the end (verified before or not).
     """
 
     est: dict[str, np.ndarray]
@@ -86,6 +87,7 @@ class Runs:
     documents: np.ndarray
     half_width: np.ndarray
     half_width_recall: np.ndarray
+    draws: np.ndarray
 
 
 def final_estimates(process: Process, level: float) -> dict[str, np.ndarray]:
@@ -116,6 +118,7 @@ def run_repeats(problem: Problem, config: OnDemandConfig, repeats: int, seed: in
     documents = np.empty((repeats, m), dtype=np.int64)
     hw = np.empty((repeats, m))
     hw_rec = np.empty((repeats, m))
+    draws = np.empty((repeats, m), dtype=np.int64)
     for r, child in enumerate(np.random.SeedSequence(seed).spawn(repeats)):
         process = Process(problem, config, np.random.default_rng(child), joint, fixed_labels, fixed_documents,
                           label_budget)
@@ -125,8 +128,8 @@ def run_repeats(problem: Problem, config: OnDemandConfig, repeats: int, seed: in
         for k in keys:
             est[k][r], lo[k][r], hi[k][r] = final[k], final[f"{k}_lo"], final[f"{k}_hi"]
         labels[r], documents[r] = process.labels_at, process.docs_at
-        hw[r], hw_rec[r] = process.hw_at, process.hw_recall_at
-    return Runs(est, lo, hi, labels, documents, hw, hw_rec)
+        hw[r], hw_rec[r], draws[r] = process.hw_at, process.hw_recall_at, process.n
+    return Runs(est, lo, hi, labels, documents, hw, hw_rec, draws)
 
 
 def _method_summary(runs: Runs, truth: dict[str, np.ndarray], i: int) -> dict[str, float]:
