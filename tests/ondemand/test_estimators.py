@@ -22,6 +22,7 @@ from labelwise.ondemand.estimators import (
     simple_precision,
 )
 from labelwise.ondemand.intervals import wilson_interval
+from labelwise.ondemand.planning import exchangeable_variance, predicted_joint_variance
 from labelwise.ondemand.universe import is_uniform, stack_systems, system_distribution
 
 # 7 candidate instances; correct ones: 0, 2, 3, 5
@@ -234,3 +235,24 @@ def test_wilson_interval_reduces_to_binomial_wilson_and_handles_edges():
     # census: zero width
     lo, hi = wilson_interval(np.array([0.6]), np.array([0.0]), ess_cap=np.array([np.inf]))
     assert lo[0] == hi[0] == 0.6
+
+
+@pytest.mark.parametrize("scheme", ["overlap", "size", "uniform"])
+@pytest.mark.parametrize("n", [(2, 1, 2), (3, 2, 2), (1, 3, 1)])
+def test_exchangeable_variance_is_exact_when_every_instance_is_correct(scheme, n):
+    # with f = 1 everywhere the estimator still varies (draws land in X_i or not); alpha - beta is its variance
+    n = np.array(n)
+    fpc = finite_population_correction(SIZES, n, is_uniform(P))
+    values = np.array([joint_precision(P, idx, grp, np.ones(idx.size), n, fpc, scheme).value
+                       for idx, grp in all_samples(n)])
+    alpha, beta = exchangeable_variance(P, n, SIZES, is_uniform(P), scheme)
+    np.testing.assert_allclose(values.mean(axis=0), 1.0, atol=1e-12)
+    np.testing.assert_allclose(alpha - beta, values.var(axis=0), atol=1e-12)
+
+
+@pytest.mark.parametrize("precision", [0.0, 0.3, 0.85])
+def test_exchangeable_variance_is_the_planning_variance_at_a_constant_label(precision):
+    n = np.array([3, 2, 2])
+    alpha, beta = exchangeable_variance(P, n, SIZES, is_uniform(P))
+    expected = [predicted_joint_variance(P, n, i, np.full(K, precision), SIZES, is_uniform(P)) for i in range(3)]
+    np.testing.assert_allclose(alpha * precision - beta * precision**2, expected, atol=1e-15)

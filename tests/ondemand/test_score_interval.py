@@ -2,13 +2,12 @@
 
 Chaganty et al., "Importance sampling for unbiased on-demand evaluation of
 knowledge base population", EMNLP 2017, Eq. 2; the variance is checked
-exactly by enumerating every sample of a tiny universe, the interval by a
-seeded simulation with a binomial tolerance.
+exactly by enumerating every sample of a tiny universe (in test_estimators.py), the
+interval by a seeded simulation with a binomial tolerance.
 """
 
 from __future__ import annotations
 
-import itertools
 from statistics import NormalDist
 
 import numpy as np
@@ -21,43 +20,10 @@ from labelwise.ondemand.intervals import (
     score_interval,
     wilson_interval,
 )
-from labelwise.ondemand.planning import exchangeable_variance, predicted_joint_variance
+from labelwise.ondemand.planning import exchangeable_variance
 from labelwise.ondemand.universe import is_uniform, stack_systems, system_distribution
 
 Z = NormalDist().inv_cdf(0.975)
-K = 7
-MEMBERS = [np.array([0, 1, 2, 3]), np.array([2, 3, 4]), np.array([4, 5, 6])]
-P = stack_systems([system_distribution(mb, K) for mb in MEMBERS])
-SIZES = np.array([mb.size for mb in MEMBERS])
-
-
-def all_samples(n):
-    """Every joint sample (uniform, without replacement) for draw counts ``n``, equally likely."""
-    per_system = [list(itertools.combinations(MEMBERS[j], n[j])) for j in range(len(MEMBERS))]
-    for combo in itertools.product(*per_system):
-        yield (np.concatenate([np.array(c, dtype=int) for c in combo]),
-               np.concatenate([np.full(len(c), j) for j, c in enumerate(combo)]))
-
-
-@pytest.mark.parametrize("scheme", ["overlap", "size", "uniform"])
-@pytest.mark.parametrize("n", [(2, 1, 2), (3, 2, 2), (1, 3, 1)])
-def test_exchangeable_variance_is_exact_when_every_instance_is_correct(scheme, n):
-    # with f = 1 everywhere the estimator still varies (draws land in X_i or not); alpha - beta is its variance
-    n = np.array(n)
-    fpc = finite_population_correction(SIZES, n, is_uniform(P))
-    values = np.array([joint_precision(P, idx, grp, np.ones(idx.size), n, fpc, scheme).value
-                       for idx, grp in all_samples(n)])
-    alpha, beta = exchangeable_variance(P, n, SIZES, is_uniform(P), scheme)
-    np.testing.assert_allclose(values.mean(axis=0), 1.0, atol=1e-12)
-    np.testing.assert_allclose(alpha - beta, values.var(axis=0), atol=1e-12)
-
-
-@pytest.mark.parametrize("precision", [0.0, 0.3, 0.85])
-def test_exchangeable_variance_is_the_planning_variance_at_a_constant_label(precision):
-    n = np.array([3, 2, 2])
-    alpha, beta = exchangeable_variance(P, n, SIZES, is_uniform(P))
-    expected = [predicted_joint_variance(P, n, i, np.full(K, precision), SIZES, is_uniform(P)) for i in range(3)]
-    np.testing.assert_allclose(alpha * precision - beta * precision**2, expected, atol=1e-15)
 
 
 def test_score_interval_of_a_proportion_is_the_union_of_wilson_and_normal():

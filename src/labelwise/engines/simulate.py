@@ -22,7 +22,7 @@ from ..progress import progress_bar
 from ..simulate import SimulationResult, default_checkpoints
 from .blocks import depends_on_predictions_only
 from .importance import simulate_importance
-from .online import BlockRounds, block_rounds, simulate_rounds
+from .online import block_rounds, simulate_rounds
 from .plan import IMPORTANCE, ONLINE, STRATIFIED, Plan, check_engine_design
 from .pool import EnginePool
 from .strata import engine_strata, simulate_strata
