@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import gammaincinv
 
 from ..measures import Measure
 from ..oracle import DirichletTreeModel, score_prior
@@ -43,6 +44,10 @@ CALIBRATIONS = ("platt", "platt-posterior", "none")
 
 #: Prior strength before the first label when it is learned (``prior_strength="auto"``).
 START_STRENGTH = 10.0
+
+#: Shape and rate of the Gamma prior (mean 1) of the multiplier of the exceptions' expected count
+#: (:meth:`GroupModel.count_spread`): as much weight as one expected exception.
+COUNT_PRIOR = 1.0
 
 #: What an interval that takes the unlabeled items from the model assumes, shown with every estimate
 #: (:attr:`~labelwise.estimators.Estimate.basis`).
@@ -217,9 +222,7 @@ class GroupModel:
             self._seen_items = np.concatenate([self._seen_items, items])
             self._seen_logits = np.concatenate([self._seen_logits, logits_of(self.item_prior(items)[:, 1])])
             self._seen_y = np.concatenate([self._seen_y, labels])
-            groups = self.groups.of_item[self._seen_items]
-            labeled = np.maximum(self.groups.sizes - self.groups.unlabeled, 1)
-            weights = self.groups.sizes[groups] / labeled[groups]
+            weights = self._label_weights()
             self.platt = fit_platt(self._seen_logits, self._seen_y, weights)
             recalibration = self.platt
             if self.calibration_uncertainty:
@@ -233,6 +236,51 @@ class GroupModel:
         model.set_prior(block_prior, strength)
         if self.interval_model is not model:
             self.interval_model.set_prior(block_prior, self.interval_model.prior_strength, refit=False)
+
+    def _label_weights(self) -> np.ndarray:
+        """Items each label stands for in the recalibration: its group's size over its group's labels."""
+        groups = self.groups.of_item[self._seen_items]
+        labeled = np.maximum(self.groups.sizes - self.groups.unlabeled, 1)
+        return self.groups.sizes[groups] / labeled[groups]
+
+    def count_spread(self, points: int = 64) -> tuple[np.ndarray, np.ndarray] | None:
+        """How far the labels let the expected number of exceptions stray from the model's: multipliers and weights.
+
+        An exception is an item whose label is not its group's most likely
+        one (a positive in a tail of negatives).  How many there are among
+        the unlabeled items is the model's guess; the labeled items of the
+        same groups show how often the recalibrated scores' exceptions do
+        occur: ``Y`` exceptions found where the scores expected ``E``.  The
+        labeled items were chosen from the scores and earlier labels only,
+        so their likelihood ignores the design (Rubin, "Inference and
+        missing data", Biometrika 1976): a multiplier ``rho`` of every
+        exception's probability has the posterior
+        ``Gamma(COUNT_PRIOR + Y, COUNT_PRIOR + E)`` (Poisson counts, a
+        Gamma prior of mean 1), and the unlabeled exceptions' count is
+        Poisson with a mean ``rho`` times the model's.  Few labels in the
+        tail leave ``rho`` spread (a negative-binomial count); many pin it.
+
+        Parameters
+        ----------
+        points : int
+            The posterior of ``rho`` is taken at the midpoints of this many equal-probability cells.
+
+        Returns
+        -------
+        tuple of ndarray (points,), or None
+            The multipliers and their probabilities; ``None`` when the scores
+            are not recalibrated (no per-item probability to compare with).
+        """
+        if not self.calibrate:
+            return None
+        p = self.platt(self._seen_logits)  # each labeled item's recalibrated probability of a positive
+        positive_mode = np.argmax(self.posterior(interval=True), axis=1) == 1
+        in_positive = positive_mode[self.groups.of_item[self._seen_items]]
+        found = float(np.sum(np.where(in_positive, self._seen_y == 0, self._seen_y == 1)))
+        expected = float(np.sum(np.where(in_positive, 1.0 - p, p)))
+        cells = (np.arange(points) + 0.5) / points
+        rho = gammaincinv(COUNT_PRIOR + found, cells) / (COUNT_PRIOR + expected)
+        return rho, np.full(points, 1.0 / points)
 
     def posterior(self, interval: bool = False) -> np.ndarray:
         """Posterior label distribution of an unlabeled member of each group, ``(G, C)``.

@@ -53,10 +53,12 @@ from ..draws import Draws, Sample
 from ..estimators import (
     Estimate,
     ModelCovariance,
-    exception_terms,
+    exception_jump,
+    exception_shifts,
     larger_variance,
     make_estimate,
-    mixture_variance,
+    missed_count_variance,
+    missed_square,
     rounds_moments,
     rounds_plugin_covariance,
 )
@@ -294,7 +296,9 @@ class OnlinePoissonSampler(Sampler):
         coef = w[:, None] ** 2 * (1.0 / b_rounds - 1.0)  # (rounds, G): every round, per group
         unlabeled = self._unlabeled_covariance(J, rep_loss, coef, b_rounds.sum(axis=0), M)
         # a stochastic oracle: the unlabeled items at their full model variance
-        cov = with_unlabeled(cov, plugin, unlabeled, self.stochastic or self.design.variance == "model", level)
+        full = self.stochastic or self.design.variance == "model"
+        spread = None if full else self.gm.count_spread()
+        cov = with_unlabeled(cov, plugin, unlabeled, full, level, spread, 0.0 if M is None else self._betas[-1])
         return make_estimate(measure, R, cov, sample.n_labels, len(d), level, basis=MODEL_BASIS)
 
     def _predictions(self, measure: Measure, n_rounds: int) -> np.ndarray | None:
@@ -431,24 +435,37 @@ def unlabeled_covariance(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, c
         most likely label; ``hits`` counts the exceptions the rounds would
         have sampled.
     """
-    u_mode, exceptions, miss = exception_terms(u, pi, unlabeled, n_items, predicted=predicted)
+    u_mode, shift, expected = exception_shifts(u, pi, unlabeled, n_items)
+    exceptions = expected.sum(axis=1)
     scale = coef.sum(axis=0) * unlabeled / n_items**2
     full = np.einsum("g,gc,cgi,cgj->ij", scale, pi, u, u) + drift
     modal = np.einsum("g,gi,gj->ij", scale, u_mode, u_mode) + drift
-    return ModelCovariance(full, modal, miss, float(exceptions.sum()), float(exceptions @ np.minimum(b_seen, 1)))
+    return ModelCovariance(full, modal, missed_square(shift, expected, predicted), float(exceptions.sum()),
+                           float(exceptions @ np.minimum(b_seen, 1)),
+                           exception_jump(shift, expected), exceptions)
 
 
 def with_unlabeled(cov: np.ndarray, plugin: np.ndarray, unlabeled: ModelCovariance, full: bool,
-                   level: float) -> np.ndarray:
+                   level: float, spread: tuple[np.ndarray, np.ndarray] | None = None,
+                   predicted: float = 0.0) -> np.ndarray:
     """The labeled items' covariance ``cov`` plus the unlabeled items' (module docstring), never below ``plugin``.
 
-    ``full``: the unlabeled items at their full model variance; else the
-    mixture of the model's likely cases (:func:`~labelwise.estimators.mixture_variance`).
+    ``full``: the unlabeled items at their full model variance.  Otherwise
+    the interval covers the exceptions left unlabeled as an exact Poisson
+    count (:func:`~labelwise.estimators.missed_count_variance`): once the
+    labels are in, an unlabeled item is known not to have been sampled, so
+    an exception among them can only be missed, never weighted up; the
+    exceptions that were sampled are in ``plugin``.  ``spread``: multipliers
+    of the expected count and their probabilities (the oracle model's
+    parameter uncertainty, :meth:`~labelwise.designs.group_model.GroupModel.count_spread`);
+    ``predicted``: the difference estimator's power.
     """
     if full:
         cov = cov + unlabeled.full
     else:
         usual = cov + unlabeled.modal
-        target = mixture_variance(np.diag(usual), np.diag(cov + unlabeled.full), unlabeled, level)
+        multipliers, weights = spread if spread is not None else (None, None)
+        target = missed_count_variance(np.diag(usual), unlabeled.jump, unlabeled.exceptions, level, multipliers,
+                                       weights, predicted)
         cov = larger_variance(usual, np.diag(target))
     return larger_variance(cov, plugin)

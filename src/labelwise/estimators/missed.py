@@ -1,0 +1,102 @@
+"""The interval of an estimate that may have missed positives no label has shown: an exact Poisson count.
+
+An *exception* (:class:`~labelwise.estimators.ModelCovariance`) is an
+unlabeled item whose label is not its group's most likely one (a positive
+among items the scores call negatives).  Once the labels are in, every
+unlabeled item is known not to have been sampled: an exception left among
+them cannot have moved the estimate by its large design weight; the
+estimate simply misses it.  Exceptions that were sampled are labeled items,
+and enter the design-based (plug-in) variance at their weight.  So the error
+of the estimate, given which items are labeled, is taken as
+
+    e = X + j (K - o),    X ~ Normal(0, base),    K | rho ~ Poisson(rho * count),
+
+with ``base`` the variance of the labeled items' part, ``K`` the number of
+exceptions left, each shifting the estimate by ``j`` (the root mean square
+of their shifts, so that ``j^2 count`` is the model's variance of the
+missed sum), and ``o`` the exceptions the estimator already predicts (0 for
+Horvitz-Thompson).  ``rho`` carries the uncertainty of the model's expected
+count: a discrete distribution of multipliers (the posterior of the
+recalibration's parameters, :func:`~labelwise.oracle.calibration.platt_posterior`),
+so ``K`` is a mixture of Poisson counts.  The interval is the symmetric one
+that covers ``e`` with the nominal probability, returned as the variance of
+the normal whose interval it is.  A Poisson count is exact for rare
+exceptions (Le Cam's theorem: the count of independent rare Bernoulli labels
+is close to Poisson); its upper quantiles at a small mean are far above the
+normal's, which is what an interval needs when one or two positives are
+expected in a tail of thousands of items.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import ndtr, ndtri, pdtr
+
+from .model_covariance import root_of_increasing
+
+__all__ = ["missed_count_variance"]
+
+#: Counts beyond this upper quantile of the largest Poisson mean are dropped (their mass is below it).
+TAIL_MASS = 1e-9
+
+
+def _count_distribution(count: float, multipliers: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``P(K = k)`` for ``k = 0, 1, ...`` of the mixture ``sum_i weights_i Poisson(multipliers_i * count)``."""
+    means = np.maximum(np.asarray(multipliers, dtype=float) * count, 0.0)
+    top = float(means.max())
+    k_max = int(top + 10.0 * np.sqrt(top) + 20.0)
+    cdf = pdtr(np.arange(k_max + 1)[:, None], means[None, :]) @ weights  # P(K <= k)
+    keep = np.searchsorted(cdf, 1.0 - TAIL_MASS) + 1
+    return np.diff(np.concatenate([[0.0], cdf[:keep]]))
+
+
+def missed_count_variance(base: np.ndarray, jump: np.ndarray, count: float, level: float,
+                          multipliers: np.ndarray | None = None, weights: np.ndarray | None = None,
+                          predicted: float = 0.0) -> np.ndarray:
+    """Variance of the normal whose ``level`` interval covers ``X + jump (K - predicted count)`` (module docstring).
+
+    Parameters
+    ----------
+    base : ndarray (m,)
+        Variance of the normal part ``X`` (the labeled items' part of the covariance), per component.
+    jump : ndarray (m,)
+        Root mean square shift of the estimate by one exception left unlabeled, per component.
+    count : float
+        The model's expected number of exceptions left unlabeled.
+    level : float
+    multipliers, weights : ndarray (k,), optional
+        The expected count's uncertainty: ``count * multipliers[i]`` with
+        probability ``weights[i]`` (default: the count is known).
+    predicted : float in [0, 1]
+        Share of the expected count the estimator already predicts (a
+        difference estimator's power): ``o = predicted * count``.
+
+    Returns
+    -------
+    ndarray (m,)
+        At least ``base``: with no exception expected it is ``base``.
+    """
+    base = np.maximum(np.asarray(base, dtype=float), 0.0)
+    jump = np.abs(np.asarray(jump, dtype=float))
+    multipliers = np.ones(1) if multipliers is None else np.asarray(multipliers, dtype=float)
+    weights = np.ones(1) if weights is None else np.asarray(weights, dtype=float) / np.sum(weights)
+    if count <= 0 or not np.any(jump > 0):
+        return base
+    pmf = _count_distribution(count, multipliers, weights)
+    excess = np.arange(pmf.size) - predicted * count  # K - o
+    z = ndtri(0.5 + level / 2)
+    out = base.copy()
+    for i in np.flatnonzero(jump > 0):  # one root per component
+        shifts = jump[i] * excess
+        sd = np.sqrt(base[i])
+
+        def coverage_gap(h: float, shifts: np.ndarray = shifts, sd: float = sd) -> float:
+            if sd > 0:
+                inside = ndtr((h - shifts) / sd) - ndtr((-h - shifts) / sd)
+            else:
+                inside = (np.abs(shifts) <= h).astype(float)
+            return float(pmf @ inside) - level
+
+        hi = z * sd + float(np.abs(shifts).max()) + 1e-300  # covers every count with probability >= level
+        out[i] = max((root_of_increasing(coverage_gap, hi) / z) ** 2, base[i])
+    return out
