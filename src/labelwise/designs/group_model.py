@@ -243,7 +243,7 @@ class GroupModel:
         labeled = np.maximum(self.groups.sizes - self.groups.unlabeled, 1)
         return self.groups.sizes[groups] / labeled[groups]
 
-    def count_spread(self, points: int = 64) -> tuple[np.ndarray, np.ndarray] | None:
+    def count_spread(self, points: int = 64) -> tuple[np.ndarray, np.ndarray]:
         """How far the labels let the expected number of exceptions stray from the model's: multipliers and weights.
 
         An exception is an item whose label is not its group's most likely
@@ -267,12 +267,13 @@ class GroupModel:
 
         Returns
         -------
-        tuple of ndarray (points,), or None
-            The multipliers and their probabilities; ``None`` when the scores
-            are not recalibrated (no per-item probability to compare with).
+        tuple of ndarray (points,)
+            The multipliers and their probabilities; the single multiplier 1
+            when the scores are not recalibrated (no per-item probability to
+            compare the labels with).
         """
         if not self.calibrate:
-            return None
+            return np.ones(1), np.ones(1)
         p = self.platt(self._seen_logits)  # each labeled item's recalibrated probability of a positive
         positive_mode = np.argmax(self.posterior(interval=True), axis=1) == 1
         in_positive = positive_mode[self.groups.of_item[self._seen_items]]

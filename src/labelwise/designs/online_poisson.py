@@ -59,6 +59,7 @@ from ..estimators import (
     make_estimate,
     missed_count_variance,
     missed_square,
+    mixture_variance,
     rounds_moments,
     rounds_plugin_covariance,
 )
@@ -89,8 +90,9 @@ class OnlinePoissonDesign(TreeModelDesign):
         Rounds are weighted ``∝ n_r m_r^gamma`` (:func:`~labelwise.estimators.round_weights`).
     deviation : {"mean", "rms"}
         ``E_pi ||Dg l||`` or ``sqrt(E_pi ||Dg l||^2)`` (module docstring).
-    variance : {"mixture", "model"}
-        Interval from the model's likely cases, or from its full variance
+    variance : {"mixture", "count", "model"}
+        Interval from the model's likely cases, from the count of
+        exceptions left unlabeled, or from the model's full variance
         (module docstring; a stochastic oracle always uses the full one).
     estimator : {"horvitz-thompson", "difference"}
         Each round's total as the plain weighted sum of its labels
@@ -133,8 +135,8 @@ class OnlinePoissonDesign(TreeModelDesign):
         super().__post_init__()
         if self.deviation not in ("mean", "rms"):
             raise ValueError(f"deviation: choose 'mean' or 'rms', got {self.deviation!r}")
-        if self.variance not in ("mixture", "model"):
-            raise ValueError(f"variance: choose 'mixture' or 'model', got {self.variance!r}")
+        if self.variance not in ("mixture", "count", "model"):
+            raise ValueError(f"variance: choose 'mixture', 'count' or 'model', got {self.variance!r}")
         if self.estimator not in ("difference", "horvitz-thompson"):
             raise ValueError(f"estimator: choose 'difference' or 'horvitz-thompson', got {self.estimator!r}")
         if not 0.0 < self.defensive < 1.0:
@@ -297,7 +299,7 @@ class OnlinePoissonSampler(Sampler):
         unlabeled = self._unlabeled_covariance(J, rep_loss, coef, b_rounds.sum(axis=0), M)
         # a stochastic oracle: the unlabeled items at their full model variance
         full = self.stochastic or self.design.variance == "model"
-        spread = None if full else self.gm.count_spread()
+        spread = self.gm.count_spread() if self.design.variance == "count" and not full else None
         cov = with_unlabeled(cov, plugin, unlabeled, full, level, spread, 0.0 if M is None else self._betas[-1])
         return make_estimate(measure, R, cov, sample.n_labels, len(d), level, basis=MODEL_BASIS)
 
@@ -450,22 +452,22 @@ def with_unlabeled(cov: np.ndarray, plugin: np.ndarray, unlabeled: ModelCovarian
                    predicted: float = 0.0) -> np.ndarray:
     """The labeled items' covariance ``cov`` plus the unlabeled items' (module docstring), never below ``plugin``.
 
-    ``full``: the unlabeled items at their full model variance.  Otherwise
-    the interval covers the exceptions left unlabeled as an exact Poisson
-    count (:func:`~labelwise.estimators.missed_count_variance`): once the
-    labels are in, an unlabeled item is known not to have been sampled, so
-    an exception among them can only be missed, never weighted up; the
-    exceptions that were sampled are in ``plugin``.  ``spread``: multipliers
-    of the expected count and their probabilities (the oracle model's
-    parameter uncertainty, :meth:`~labelwise.designs.group_model.GroupModel.count_spread`);
-    ``predicted``: the difference estimator's power.
+    ``full``: the unlabeled items at their full model variance.  Else, with
+    ``spread`` (multipliers of the exceptions' expected count and their
+    probabilities, :meth:`~labelwise.designs.group_model.GroupModel.count_spread`),
+    the exceptions left unlabeled as a Poisson count
+    (:func:`~labelwise.estimators.missed_count_variance`, ``predicted``: the
+    difference estimator's power); without it, the mixture of the model's
+    likely cases (:func:`~labelwise.estimators.mixture_variance`).
     """
     if full:
         cov = cov + unlabeled.full
     else:
         usual = cov + unlabeled.modal
-        multipliers, weights = spread if spread is not None else (None, None)
-        target = missed_count_variance(np.diag(usual), unlabeled.jump, unlabeled.exceptions, level, multipliers,
-                                       weights, predicted)
+        if spread is None:
+            target = mixture_variance(np.diag(usual), np.diag(cov + unlabeled.full), unlabeled, level)
+        else:
+            target = missed_count_variance(np.diag(usual), unlabeled.jump, unlabeled.exceptions, level, *spread,
+                                           predicted=predicted)
         cov = larger_variance(usual, np.diag(target))
     return larger_variance(cov, plugin)
