@@ -29,7 +29,19 @@ items, each sampled with a tiny probability: their draw would move the
 estimate far, but is too unlikely to matter at 95%.  By default
 (``variance="mixture"``) the interval covers the model's error split into
 no surprise / surprises never sampled / one sampled, as ``ais`` does
-(:func:`labelwise.estimators.mixture_variance`).  Once every item is
+(:func:`labelwise.estimators.mixture_variance`).  Its last case (an
+exception drawn) is a hindsight worst case: once the labels are in, every
+unlabeled item is known not to have been drawn, and the exceptions that
+were drawn are labeled items, in the design-based part.  On rare pools that
+case sets the width (two to four times the error).  ``variance="count"``
+drops it: the exceptions left unlabeled can only be missed, and their number
+is a Poisson count whose mean is the model's times a multiplier with the
+Gamma posterior the labeled items of the same groups give it
+(:func:`labelwise.estimators.missed_count_variance`,
+:meth:`~labelwise.designs.group_model.GroupModel.count_spread`).  It is as
+wide as the error where the model's count is right, and misses where the
+unlabeled tail holds more exceptions than the scores allow
+(``benchmarks/tail_count.py``), hence not the default.  Once every item is
 labeled (a number of rounds fixed by the batch sizes) the estimate is the
 pool's exact value.
 
@@ -53,13 +65,8 @@ from ..draws import Draws, Sample
 from ..estimators import (
     Estimate,
     ModelCovariance,
-    exception_jump,
-    exception_shifts,
     larger_variance,
     make_estimate,
-    missed_count_variance,
-    missed_square,
-    mixture_variance,
     rounds_moments,
     rounds_plugin_covariance,
 )
@@ -68,10 +75,15 @@ from ..pool import Pool
 from .base import Sampler
 from .group_model import MODEL_BASIS, GroupModel, TreeModelDesign
 from .poisson import defensive_deviations, inclusion_probabilities
+from .unlabeled_covariance import unlabeled_covariance, with_unlabeled
 
 __all__ = ["OnlinePoissonDesign", "OnlinePoissonSampler", "round_inclusion", "unlabeled_covariance",
            "with_unlabeled"]
 
+COUNT_BASIS = ("design-based for the labeled items; the positives the labels may have missed among the items not "
+               "labeled yet are a Poisson count whose mean is the oracle model's (the systems' scores recalibrated "
+               "on the labels) times a factor the labels of like items estimate, so the interval assumes the "
+               "scores do not understate the unlabeled tail beyond what those labels show")
 PLUGIN_BASIS = ("design-based from the labeled items alone: positives among items no round has reached yet are "
                 "not accounted for")
 
@@ -301,7 +313,8 @@ class OnlinePoissonSampler(Sampler):
         full = self.stochastic or self.design.variance == "model"
         spread = self.gm.count_spread() if self.design.variance == "count" and not full else None
         cov = with_unlabeled(cov, plugin, unlabeled, full, level, spread, 0.0 if M is None else self._betas[-1])
-        return make_estimate(measure, R, cov, sample.n_labels, len(d), level, basis=MODEL_BASIS)
+        return make_estimate(measure, R, cov, sample.n_labels, len(d), level,
+                             basis=MODEL_BASIS if spread is None else COUNT_BASIS)
 
     def _predictions(self, measure: Measure, n_rounds: int) -> np.ndarray | None:
         """``M[r, g]``: a group's expected loss under the model of round r's start, ``(rounds, G, d)``.
@@ -405,69 +418,3 @@ class OnlinePoissonSampler(Sampler):
             gap = center[None] - M @ J.T  # (rounds, G, m)
             drift = np.einsum("rg,g,rgi,rgj->ij", coef, U / N**2, gap, gap)
         return unlabeled_covariance(u, pi, U, coef, b_seen, N, beta, drift)
-
-
-def unlabeled_covariance(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, coef: np.ndarray,
-                         b_seen: np.ndarray, n_items: int, predicted: float = 0.0,
-                         drift: np.ndarray | float = 0.0) -> ModelCovariance:
-    """The unlabeled items' part of the covariance of the rounds' estimate under an oracle model.
-
-    Parameters
-    ----------
-    u : ndarray (C, G, m)
-        ``Dg(R) l`` of a group's items for each label, minus the estimator's prediction (0 for Horvitz-Thompson).
-    pi : ndarray (G, C)
-        Posterior label distribution of a group's unlabeled items.
-    unlabeled : ndarray (G,)
-        Unlabeled items per group.
-    coef : ndarray (rounds, G)
-        ``w_r^2 (1 / b_rg - 1)`` of every round.
-    b_seen : ndarray (G,)
-        Each group's inclusion probabilities summed over the rounds.
-    n_items : int
-    predicted : float
-        The difference estimator's power (:func:`~labelwise.estimators.exception_terms`).
-    drift : ndarray (m, m) or float
-        The rounds' predictions' distance from today's (0 for Horvitz-Thompson).
-
-    Returns
-    -------
-    ModelCovariance
-        ``full`` takes ``u`` at the posterior, ``modal`` at each group's
-        most likely label; ``hits`` counts the exceptions the rounds would
-        have sampled.
-    """
-    u_mode, shift, expected = exception_shifts(u, pi, unlabeled, n_items)
-    exceptions = expected.sum(axis=1)
-    scale = coef.sum(axis=0) * unlabeled / n_items**2
-    full = np.einsum("g,gc,cgi,cgj->ij", scale, pi, u, u) + drift
-    modal = np.einsum("g,gi,gj->ij", scale, u_mode, u_mode) + drift
-    return ModelCovariance(full, modal, missed_square(shift, expected, predicted), float(exceptions.sum()),
-                           float(exceptions @ np.minimum(b_seen, 1)),
-                           exception_jump(shift, expected), exceptions)
-
-
-def with_unlabeled(cov: np.ndarray, plugin: np.ndarray, unlabeled: ModelCovariance, full: bool,
-                   level: float, spread: tuple[np.ndarray, np.ndarray] | None = None,
-                   predicted: float = 0.0) -> np.ndarray:
-    """The labeled items' covariance ``cov`` plus the unlabeled items' (module docstring), never below ``plugin``.
-
-    ``full``: the unlabeled items at their full model variance.  Else, with
-    ``spread`` (multipliers of the exceptions' expected count and their
-    probabilities, :meth:`~labelwise.designs.group_model.GroupModel.count_spread`),
-    the exceptions left unlabeled as a Poisson count
-    (:func:`~labelwise.estimators.missed_count_variance`, ``predicted``: the
-    difference estimator's power); without it, the mixture of the model's
-    likely cases (:func:`~labelwise.estimators.mixture_variance`).
-    """
-    if full:
-        cov = cov + unlabeled.full
-    else:
-        usual = cov + unlabeled.modal
-        if spread is None:
-            target = mixture_variance(np.diag(usual), np.diag(cov + unlabeled.full), unlabeled, level)
-        else:
-            target = missed_count_variance(np.diag(usual), unlabeled.jump, unlabeled.exceptions, level, *spread,
-                                           predicted=predicted)
-        cov = larger_variance(usual, np.diag(target))
-    return larger_variance(cov, plugin)
