@@ -1,11 +1,9 @@
-"""online-poisson's count interval (variance="count"): the exceptions' expected count learned from the labels."""
+"""online-poisson's count interval (variance="count"): the exceptions left unlabeled as a Poisson count."""
 
 import numpy as np
 import pytest
-from scipy.special import gammainc
 
 import labelwise as lw
-from labelwise.designs.group_model import COUNT_PRIOR
 
 
 def _session(pool, budget, seed=1, **settings):
@@ -15,23 +13,23 @@ def _session(pool, budget, seed=1, **settings):
     return session
 
 
-def test_count_multipliers_are_the_gamma_posterior_of_the_labels():
-    """The multipliers sit at the midpoints of 64 equal-probability cells of Gamma(1 + Y, 1 + E): Y the
-    exceptions found among the labeled items of each group's kind, E the recalibrated scores' expectation."""
-    pool = lw.make_pool(3000, prevalence=0.05, seed=3)
+def test_count_multipliers_scale_the_tail_by_the_posterior_points(monkeypatch):
+    """A posterior point equal to the design's recalibration multiplies the count by 1; one whose intercept is
+    log 2 higher, by 2 up to the exceptions' probability (sigmoid(x + log 2) = 2 sigmoid(x) (1 + O(p)))."""
+    from labelwise.designs import group_model
+    from labelwise.oracle.calibration import PlattPosterior
+
+    pool = lw.make_pool(5000, prevalence=0.005, separation=4.0, seed=3)
     session = _session(pool, 300, n_strata=16, branching=16)
     gm = session.sampler.gm
+    a, b = gm.platt.a, gm.platt.b
+    points = PlattPosterior(np.array([a, a]), np.array([b, b + np.log(2.0)]), np.array([0.25, 0.75]))
+    monkeypatch.setattr(group_model, "platt_posterior", lambda *args, **kw: points)
     rho, weights = gm.count_spread()
-    positive_mode = np.argmax(gm.posterior(interval=True), axis=1) == 1
-    items, y = gm.groups.labeled_items, gm.labeled_y
-    p = gm.platt(np.clip(np.log(pool.probs[items, 0] / (1 - pool.probs[items, 0])), -30, 30))
-    mode = positive_mode[gm.groups.of_item[items]]
-    found = np.sum(np.where(mode, y == 0, y == 1))
-    expected = np.sum(np.where(mode, 1 - p, p))
-    assert found > 0
-    cells = (np.arange(64) + 0.5) / 64
-    assert np.allclose(gammainc(COUNT_PRIOR + found, rho * (COUNT_PRIOR + expected)), cells)
-    assert np.allclose(weights, 1 / 64)
+    assert weights.tolist() == [0.25, 0.75]
+    assert rho[0] == pytest.approx(1.0, rel=1e-12)
+    largest = np.max(np.min(gm.posterior(interval=True), axis=1)[gm.groups.unlabeled > 0])
+    assert abs(rho[1] - 2.0) <= 2.0 * largest
 
 
 def test_uncalibrated_scores_keep_the_count_known():

@@ -34,12 +34,12 @@ def test_uncertain_count_is_a_mixture_of_poisson_counts():
 
 
 def test_predicted_exceptions_centre_the_count():
-    """A difference estimator predicting all of the count: the error is K - 3, K ~ Poisson(3); the interval
+    """An estimate that counts all of the expected exceptions: the error is K - 3, K ~ Poisson(3); the interval
     covers |K - 3| <= h, enumerated."""
     pmf = np.diff(np.concatenate([[0.0], pdtr(np.arange(60), 3.0)]))
     dist = np.abs(np.arange(60) - 3.0)
     h = min(d for d in np.unique(dist) if pmf[dist <= d].sum() >= 0.95)
-    var = missed_count_variance(np.zeros(1), np.ones(1), 3.0, 0.95, predicted=1.0)
+    var = missed_count_variance(np.zeros(1), np.ones(1), 3.0, 0.95, offset=3.0)
     assert var[0] == pytest.approx((h / Z) ** 2, rel=1e-9)
 
 
@@ -51,7 +51,7 @@ def test_no_exception_keeps_the_base_variance():
 
 def test_a_large_centred_count_is_normal():
     """At a mean of 1e4, all of it predicted, K - 1e4 is close to Normal(0, 1e4): the half-width is 1.96 x 100."""
-    var = missed_count_variance(np.zeros(1), np.ones(1), 1e4, 0.95, predicted=1.0)
+    var = missed_count_variance(np.zeros(1), np.ones(1), 1e4, 0.95, offset=1e4)
     assert np.sqrt(var[0]) * Z == pytest.approx(Z * 100.0, rel=0.02)
 
 
@@ -59,11 +59,11 @@ def test_normal_plus_count_covers_at_the_level():
     """Seeded simulation of X + j (K - o), X ~ N(0, base), K ~ Poisson(count * rho) with rho uncertain: the
     returned variance's interval covers 95% within 3 standard errors of 200,000 draws."""
     rng = np.random.default_rng(0)
-    base, jump, count, predicted = np.array([0.04]), np.array([0.1]), 1.5, 0.3
+    base, jump, count, offset = np.array([0.04]), np.array([0.1]), 1.5, 0.45
     rho, weights = np.array([0.5, 1.0, 3.0]), np.array([0.3, 0.5, 0.2])
-    var = missed_count_variance(base, jump, count, 0.95, rho, weights, predicted)
+    var = missed_count_variance(base, jump, count, 0.95, rho, weights, offset)
     n = 200_000
     k = rng.poisson(count * rho[rng.choice(3, size=n, p=weights)])
-    error = rng.normal(0.0, np.sqrt(base[0]), n) + jump[0] * (k - predicted * count)
+    error = rng.normal(0.0, np.sqrt(base[0]), n) + jump[0] * (k - offset)
     coverage = np.mean(np.abs(error) <= Z * np.sqrt(var[0]))
     assert abs(coverage - 0.95) <= 3 * np.sqrt(0.95 * 0.05 / n)

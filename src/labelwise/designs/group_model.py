@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import gammaincinv
+from scipy.special import expit
 
 from ..measures import Measure
 from ..oracle import DirichletTreeModel, score_prior
@@ -44,10 +44,6 @@ CALIBRATIONS = ("platt", "platt-posterior", "none")
 
 #: Prior strength before the first label when it is learned (``prior_strength="auto"``).
 START_STRENGTH = 10.0
-
-#: Shape and rate of the Gamma prior (mean 1) of the multiplier of the exceptions' expected count
-#: (:meth:`GroupModel.count_spread`): as much weight as one expected exception.
-COUNT_PRIOR = 1.0
 
 #: What an interval that takes the unlabeled items from the model assumes, shown with every estimate
 #: (:attr:`~labelwise.estimators.Estimate.basis`).
@@ -243,45 +239,51 @@ class GroupModel:
         labeled = np.maximum(self.groups.sizes - self.groups.unlabeled, 1)
         return self.groups.sizes[groups] / labeled[groups]
 
-    def count_spread(self, points: int = 64) -> tuple[np.ndarray, np.ndarray]:
-        """How far the labels let the expected number of exceptions stray from the model's: multipliers and weights.
+    def count_spread(self) -> tuple[np.ndarray, np.ndarray]:
+        """How uncertain the labels leave the expected number of exceptions: multipliers and their probabilities.
 
-        An exception is an item whose label is not its group's most likely
-        one (a positive in a tail of negatives).  How many there are among
-        the unlabeled items is the model's guess; the labeled items of the
-        same groups show how often the recalibrated scores' exceptions do
-        occur: ``Y`` exceptions found where the scores expected ``E``.  The
-        labeled items were chosen from the scores and earlier labels only,
-        so their likelihood ignores the design (Rubin, "Inference and
-        missing data", Biometrika 1976): a multiplier ``rho`` of every
-        exception's probability has the posterior
-        ``Gamma(COUNT_PRIOR + Y, COUNT_PRIOR + E)`` (Poisson counts, a
-        Gamma prior of mean 1), and the unlabeled exceptions' count is
-        Poisson with a mean ``rho`` times the model's.  Few labels in the
-        tail leave ``rho`` spread (a negative-binomial count); many pin it.
-
-        Parameters
-        ----------
-        points : int
-            The posterior of ``rho`` is taken at the midpoints of this many equal-probability cells.
+        An exception is an unlabeled item whose label is not its group's
+        most likely one (a positive in a tail of negatives); the model
+        expects ``E_g`` of them in group ``g``.  The labeled items were
+        chosen from the scores and earlier labels only, so their likelihood
+        ignores the design (Rubin, "Inference and missing data", Biometrika
+        1976) and the posterior of the Platt parameters given the labels,
+        each counted once (:func:`~labelwise.oracle.calibration.platt_posterior`
+        without design weights), is that of a correct model of the scores.
+        Under each of its points ``k`` a group's exceptions are expected
+        ``r_gk`` times as often as under the design's recalibration (the
+        ratio of the block's mean probability of the exception's label
+        under the two maps); the multiplier of point ``k`` is
+        ``sum_g E_g r_gk / sum_g E_g``.  The design-weighted fit steers the
+        design well, but in the usual run, where no positive has been drawn
+        from the tail, its weighted zeros steepen the slope and understate
+        the tail; the unweighted posterior does not, and its spread is the
+        slope's uncertainty where the tail is far from every label.
 
         Returns
         -------
-        tuple of ndarray (points,)
+        tuple of ndarray (k,)
             The multipliers and their probabilities; the single multiplier 1
-            when the scores are not recalibrated (no per-item probability to
-            compare the labels with).
+            when the scores are not recalibrated or nothing is labeled yet.
         """
-        if not self.calibrate:
+        exceptions = self._unlabeled_exceptions()
+        if not self.calibrate or self._seen_y.size == 0 or exceptions.sum() <= 0:
             return np.ones(1), np.ones(1)
-        p = self.platt(self._seen_logits)  # each labeled item's recalibrated probability of a positive
-        positive_mode = np.argmax(self.posterior(interval=True), axis=1) == 1
-        in_positive = positive_mode[self.groups.of_item[self._seen_items]]
-        found = float(np.sum(np.where(in_positive, self._seen_y == 0, self._seen_y == 1)))
-        expected = float(np.sum(np.where(in_positive, 1.0 - p, p)))
-        cells = (np.arange(points) + 0.5) / points
-        rho = gammaincinv(COUNT_PRIOR + found, cells) / (COUNT_PRIOR + expected)
-        return rho, np.full(points, 1.0 / points)
+        posterior = platt_posterior(self._seen_logits, self._seen_y)
+        live = exceptions > 0
+        logits = self._quantiles[self.groups.block[live]]  # (G', 16): quadrature points of each group's block
+        fitted = self.platt(logits).mean(axis=1)
+        points = expit(logits[:, :, None] * posterior.a + posterior.b).mean(axis=1)  # (G', k)
+        positive_mode = np.argmax(self.posterior(interval=True)[live], axis=1) == 1  # the exceptions are negatives
+        ratio = np.where(positive_mode[:, None], (1.0 - points) / np.maximum(1.0 - fitted, 1e-300)[:, None],
+                         points / np.maximum(fitted, 1e-300)[:, None])
+        E = exceptions[live]
+        return E @ ratio / E.sum(), posterior.weight
+
+    def _unlabeled_exceptions(self) -> np.ndarray:
+        """Expected unlabeled items of each group's less likely label (binary pools), ``(G,)``."""
+        pi = self.posterior(interval=True)
+        return self.groups.unlabeled * np.min(pi, axis=1)
 
     def posterior(self, interval: bool = False) -> np.ndarray:
         """Posterior label distribution of an unlabeled member of each group, ``(G, C)``.

@@ -311,8 +311,14 @@ class OnlinePoissonSampler(Sampler):
         unlabeled = self._unlabeled_covariance(J, rep_loss, coef, b_rounds.sum(axis=0), M)
         # a stochastic oracle: the unlabeled items at their full model variance
         full = self.stochastic or self.design.variance == "model"
-        spread = self.gm.count_spread() if self.design.variance == "count" and not full else None
-        cov = with_unlabeled(cov, plugin, unlabeled, full, level, spread, 0.0 if M is None else self._betas[-1])
+        spread, offset = None, 0.0
+        if self.design.variance == "count" and not full:
+            spread = self.gm.count_spread()
+            beta = 0.0 if M is None else self._betas[-1]
+            found = self._found_exceptions(sample.labels, group, w[d.round] / b_rounds[d.round, group]
+                                           + (1.0 - np.cumsum(w))[d.round])
+            offset = beta * unlabeled.exceptions + (1.0 - beta) * found
+        cov = with_unlabeled(cov, plugin, unlabeled, full, level, spread, offset)
         return make_estimate(measure, R, cov, sample.n_labels, len(d), level,
                              basis=MODEL_BASIS if spread is None else COUNT_BASIS)
 
@@ -360,6 +366,17 @@ class OnlinePoissonSampler(Sampler):
         c = (1.0 / self._b_groups[-1][g] - 1.0) / seen
         den = float(np.sum(c * np.sum(a * a, axis=1)))
         return float(np.clip(np.sum(c * np.sum(a * e, axis=1)) / den, 0.0, 1.0)) if den > 0 else 0.0
+
+    def _found_exceptions(self, labels: np.ndarray, group: np.ndarray, coef: np.ndarray) -> float:
+        """The Horvitz-Thompson estimate of the exceptions still unlabeled, from the labeled ones.
+
+        A labeled item enters ``N R-hat`` with the coefficient ``coef``
+        (``c_n``, module docstring); an exception (a label other than its
+        group's most likely one) counts ``c_n - 1`` beyond itself, for the
+        unlabeled exceptions it stands for.
+        """
+        mode = np.argmax(self.gm.posterior(interval=True), axis=1)[group]
+        return float(np.sum(np.where(labels != mode, coef - 1.0, 0.0)))
 
     def _label_noise(self, measure: Measure, items: np.ndarray, J: np.ndarray, coef: np.ndarray) -> np.ndarray:
         """``sum_n coef_n^2 Var(u_n)`` with ``u_n = J l(x_n, y)`` and ``y`` from the interval's model."""

@@ -14,8 +14,12 @@ of the estimate, given which items are labeled, is taken as
 with ``base`` the variance of the labeled items' part, ``K`` the number of
 exceptions left, each shifting the estimate by ``j`` (the root mean square
 of their shifts, so that ``j^2 count`` is the model's variance of the
-missed sum), and ``o`` the exceptions the estimator already predicts (0 for
-Horvitz-Thompson).  ``rho`` carries the uncertainty of the model's expected
+missed sum), and ``o`` the number of them the estimate already counts: the
+exceptions that were sampled carry their design weight, and beyond their own
+count it stands for the unlabeled ones (a Horvitz-Thompson estimate of
+them: 0 in the usual run on a rare pool, where none was sampled, and close
+to ``count`` where they are common); a difference estimator adds its
+prediction.  ``rho`` carries the uncertainty of the model's expected
 count: a discrete distribution of multipliers (the posterior of the
 recalibration's parameters, :func:`~labelwise.oracle.calibration.platt_posterior`),
 so ``K`` is a mixture of Poisson counts.  The interval is the symmetric one
@@ -52,8 +56,8 @@ def _count_distribution(count: float, multipliers: np.ndarray, weights: np.ndarr
 
 def missed_count_variance(base: np.ndarray, jump: np.ndarray, count: float, level: float,
                           multipliers: np.ndarray | None = None, weights: np.ndarray | None = None,
-                          predicted: float = 0.0) -> np.ndarray:
-    """Variance of the normal whose ``level`` interval covers ``X + jump (K - predicted count)`` (module docstring).
+                          offset: float = 0.0) -> np.ndarray:
+    """Variance of the normal whose ``level`` interval covers ``X + jump (K - offset)`` (module docstring).
 
     Parameters
     ----------
@@ -67,9 +71,10 @@ def missed_count_variance(base: np.ndarray, jump: np.ndarray, count: float, leve
     multipliers, weights : ndarray (k,), optional
         The expected count's uncertainty: ``count * multipliers[i]`` with
         probability ``weights[i]`` (default: the count is known).
-    predicted : float in [0, 1]
-        Share of the expected count the estimator already predicts (a
-        difference estimator's power): ``o = predicted * count``.
+    offset : float
+        The exceptions left unlabeled that the estimate already counts, ``o``
+        (the labeled exceptions' weight beyond their own count, and a
+        difference estimator's prediction).
 
     Returns
     -------
@@ -83,7 +88,7 @@ def missed_count_variance(base: np.ndarray, jump: np.ndarray, count: float, leve
     if count <= 0 or not np.any(jump > 0):
         return base
     pmf = _count_distribution(count, multipliers, weights)
-    excess = np.arange(pmf.size) - predicted * count  # K - o
+    excess = np.arange(pmf.size) - offset  # K - o
     z = ndtri(0.5 + level / 2)
     out = base.copy()
     for i in np.flatnonzero(jump > 0):  # one root per component
