@@ -34,14 +34,15 @@ exception drawn) is a hindsight worst case: once the labels are in, every
 unlabeled item is known not to have been drawn, and the exceptions that
 were drawn are labeled items, in the design-based part.  On rare pools that
 case sets the width (two to four times the error).  ``variance="count"``
-drops it: the exceptions left unlabeled can only be missed, and their number
-is a Poisson count whose mean is the model's times a multiplier with the
-Gamma posterior the labeled items of the same groups give it
-(:func:`labelwise.estimators.missed_count_variance`,
-:meth:`~labelwise.designs.group_model.GroupModel.count_spread`).  It is as
-wide as the error where the model's count is right, and misses where the
-unlabeled tail holds more exceptions than the scores allow
-(``benchmarks/tail_count.py``), hence not the default.  Once every item is
+drops it: the exceptions left unlabeled can only be missed, their number is
+a Poisson count whose mean is the model's times a multiplier spread by the
+posterior of the scores' recalibration (fitted to the labels each counted
+once), and the labeled exceptions' weight beyond their own count stands for
+the unlabeled ones (:func:`labelwise.estimators.missed_count_variance`,
+:meth:`~labelwise.designs.group_model.GroupModel.count_spread`).  It is
+about as wide as the error where the recalibrated scores fit the tail, and
+misses where the unlabeled tail holds more exceptions than they allow
+(``benchmarks/tail_count.py``); not the default yet.  Once every item is
 labeled (a number of rounds fixed by the batch sizes) the estimate is the
 pool's exact value.
 
@@ -81,9 +82,9 @@ __all__ = ["OnlinePoissonDesign", "OnlinePoissonSampler", "round_inclusion", "un
            "with_unlabeled"]
 
 COUNT_BASIS = ("design-based for the labeled items; the positives the labels may have missed among the items not "
-               "labeled yet are a Poisson count whose mean is the oracle model's (the systems' scores recalibrated "
-               "on the labels) times a factor the labels of like items estimate, so the interval assumes the "
-               "scores do not understate the unlabeled tail beyond what those labels show")
+               "labeled yet are a Poisson count whose mean the oracle model gives (the systems' scores recalibrated "
+               "on the labels, with the recalibration's uncertainty), so the interval assumes a monotone "
+               "recalibration of the scores does not understate the unlabeled tail")
 PLUGIN_BASIS = ("design-based from the labeled items alone: positives among items no round has reached yet are "
                 "not accounted for")
 
