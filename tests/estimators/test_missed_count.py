@@ -67,3 +67,11 @@ def test_normal_plus_count_covers_at_the_level():
     error = rng.normal(0.0, np.sqrt(base[0]), n) + jump[0] * (k - offset)
     coverage = np.mean(np.abs(error) <= Z * np.sqrt(var[0]))
     assert abs(coverage - 0.95) <= 3 * np.sqrt(0.95 * 0.05 / n)
+
+
+def test_large_means_are_normal_and_cheap():
+    """A multiplier of 1e6 (a posterior point far out in the tail) gives a Poisson(1e5) component, taken normal:
+    with half the mass at 0, covering 95% takes 90% of that component, which lies far above 0, so
+    h = 1e5 + 1.2816 sqrt(1e5)."""
+    var = missed_count_variance(np.zeros(1), np.ones(1), 0.1, 0.95, np.array([0.0, 1e6]), np.array([0.5, 0.5]))
+    assert np.sqrt(var[0]) * Z == pytest.approx(1e5 + ndtri(0.9) * np.sqrt(1e5), rel=1e-3)

@@ -43,15 +43,27 @@ __all__ = ["missed_count_variance"]
 #: Counts beyond this upper quantile of the largest Poisson mean are dropped (their mass is below it).
 TAIL_MASS = 1e-9
 
+#: Poisson counts of a larger mean are taken normal (their skewness is below 0.03).
+NORMAL_MEAN = 1000.0
 
-def _count_distribution(count: float, multipliers: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """``P(K = k)`` for ``k = 0, 1, ...`` of the mixture ``sum_i weights_i Poisson(multipliers_i * count)``."""
+
+def _count_distribution(count: float, multipliers: np.ndarray,
+                        weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The mixture ``sum_i weights_i Poisson(multipliers_i * count)``: exact pmf of its small means, normal rest.
+
+    Returns ``P(K = k)`` for ``k = 0, 1, ...`` summed over the components of
+    mean at most :data:`NORMAL_MEAN`, and the weights and means of the others.
+    """
     means = np.maximum(np.asarray(multipliers, dtype=float) * count, 0.0)
-    top = float(means.max())
-    k_max = int(top + 10.0 * np.sqrt(top) + 20.0)
-    cdf = pdtr(np.arange(k_max + 1)[:, None], means[None, :]) @ weights  # P(K <= k)
-    keep = np.searchsorted(cdf, 1.0 - TAIL_MASS) + 1
-    return np.diff(np.concatenate([[0.0], cdf[:keep]]))
+    small = means <= NORMAL_MEAN
+    pmf = np.zeros(1)
+    if small.any():
+        top = float(means[small].max())
+        k_max = int(top + 10.0 * np.sqrt(top) + 20.0)
+        cdf = pdtr(np.arange(k_max + 1)[:, None], means[small][None, :]) @ weights[small]  # P(K <= k)
+        keep = np.searchsorted(cdf, cdf[-1] - TAIL_MASS) + 1
+        pmf = np.diff(np.concatenate([[0.0], cdf[:keep]]))
+    return pmf, weights[~small], means[~small]
 
 
 def missed_count_variance(base: np.ndarray, jump: np.ndarray, count: float, level: float,
@@ -87,21 +99,28 @@ def missed_count_variance(base: np.ndarray, jump: np.ndarray, count: float, leve
     weights = np.ones(1) if weights is None else np.asarray(weights, dtype=float) / np.sum(weights)
     if count <= 0 or not np.any(jump > 0):
         return base
-    pmf = _count_distribution(count, multipliers, weights)
+    pmf, big_weights, big_means = _count_distribution(count, multipliers, weights)
     excess = np.arange(pmf.size) - offset  # K - o
     z = ndtri(0.5 + level / 2)
     out = base.copy()
     for i in np.flatnonzero(jump > 0):  # one root per component
         shifts = jump[i] * excess
         sd = np.sqrt(base[i])
+        # a normal count: X + j (K - o) ~ Normal(j (mean - o), base + j^2 mean)
+        centres = jump[i] * (big_means - offset)
+        spreads = np.sqrt(base[i] + jump[i] ** 2 * big_means)
 
-        def coverage_gap(h: float, shifts: np.ndarray = shifts, sd: float = sd) -> float:
+        def coverage_gap(h: float, shifts: np.ndarray = shifts, sd: float = sd, centres: np.ndarray = centres,
+                         spreads: np.ndarray = spreads) -> float:
             if sd > 0:
                 inside = ndtr((h - shifts) / sd) - ndtr((-h - shifts) / sd)
             else:
                 inside = (np.abs(shifts) <= h).astype(float)
-            return float(pmf @ inside) - level
+            normal = ndtr((h - centres) / spreads) - ndtr((-h - centres) / spreads)
+            return float(pmf @ inside + big_weights @ normal) - level
 
-        hi = z * sd + float(np.abs(shifts).max()) + 1e-300  # covers every count with probability >= level
+        # every count (and every normal component) is covered with probability >= level there
+        hi = z * max(sd, float(spreads.max(initial=0.0))) + float(np.abs(shifts).max()) \
+            + float(np.abs(centres).max(initial=0.0)) + 1e-300
         out[i] = max((root_of_increasing(coverage_gap, hi) / z) ** 2, base[i])
     return out
