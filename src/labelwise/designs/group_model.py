@@ -266,8 +266,10 @@ class GroupModel:
             The multipliers and their probabilities; the single multiplier 1
             when the scores are not recalibrated or nothing is labeled yet.
         """
+        if not self.calibrate or self._seen_y.size == 0:
+            return np.ones(1), np.ones(1)
         exceptions = self._unlabeled_exceptions()
-        if not self.calibrate or self._seen_y.size == 0 or exceptions.sum() <= 0:
+        if exceptions.sum() <= 0:
             return np.ones(1), np.ones(1)
         posterior = platt_posterior(self._seen_logits, self._seen_y)
         live = exceptions > 0

@@ -58,8 +58,7 @@ def unlabeled_covariance(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, c
     full = np.einsum("g,gc,cgi,cgj->ij", scale, pi, u, u) + drift
     modal = np.einsum("g,gi,gj->ij", scale, u_mode, u_mode) + drift
     return ModelCovariance(full, modal, missed_square(shift, expected, predicted), float(exceptions.sum()),
-                           float(exceptions @ np.minimum(b_seen, 1)),
-                           exception_jump(shift, expected), exceptions)
+                           float(exceptions @ np.minimum(b_seen, 1)), exception_jump(shift, expected))
 
 
 def with_unlabeled(cov: np.ndarray, plugin: np.ndarray, unlabeled: ModelCovariance, full: bool,

@@ -125,8 +125,6 @@ class ModelCovariance(NamedTuple):
         Expected number of draws so far that would have hit an exception.
     jump : ndarray (m,), optional
         Root mean square shift of ``Dg R-hat`` by one exception never drawn (:func:`exception_jump`).
-    per_group : ndarray (G,), optional
-        Expected number of exceptions per group.
     """
 
     full: np.ndarray
@@ -135,7 +133,6 @@ class ModelCovariance(NamedTuple):
     exceptions: float
     hits: float
     jump: np.ndarray | None = None
-    per_group: np.ndarray | None = None
 
 
 def model_second_moment(inv_q_groups: np.ndarray, S: np.ndarray, inv_q_labeled: np.ndarray,
