@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import expit
 
 from ..measures import Measure
 from ..oracle import DirichletTreeModel, score_prior
@@ -217,9 +218,7 @@ class GroupModel:
             self._seen_items = np.concatenate([self._seen_items, items])
             self._seen_logits = np.concatenate([self._seen_logits, logits_of(self.item_prior(items)[:, 1])])
             self._seen_y = np.concatenate([self._seen_y, labels])
-            groups = self.groups.of_item[self._seen_items]
-            labeled = np.maximum(self.groups.sizes - self.groups.unlabeled, 1)
-            weights = self.groups.sizes[groups] / labeled[groups]
+            weights = self._label_weights()
             self.platt = fit_platt(self._seen_logits, self._seen_y, weights)
             recalibration = self.platt
             if self.calibration_uncertainty:
@@ -233,6 +232,60 @@ class GroupModel:
         model.set_prior(block_prior, strength)
         if self.interval_model is not model:
             self.interval_model.set_prior(block_prior, self.interval_model.prior_strength, refit=False)
+
+    def _label_weights(self) -> np.ndarray:
+        """Items each label stands for in the recalibration: its group's size over its group's labels."""
+        groups = self.groups.of_item[self._seen_items]
+        labeled = np.maximum(self.groups.sizes - self.groups.unlabeled, 1)
+        return self.groups.sizes[groups] / labeled[groups]
+
+    def count_spread(self) -> tuple[np.ndarray, np.ndarray]:
+        """How uncertain the labels leave the expected number of exceptions: multipliers and their probabilities.
+
+        An exception is an unlabeled item whose label is not its group's
+        most likely one (a positive in a tail of negatives); the model
+        expects ``E_g`` of them in group ``g``.  The labeled items were
+        chosen from the scores and earlier labels only, so their likelihood
+        ignores the design (Rubin, "Inference and missing data", Biometrika
+        1976) and the posterior of the Platt parameters given the labels,
+        each counted once (:func:`~labelwise.oracle.calibration.platt_posterior`
+        without design weights), is that of a correct model of the scores.
+        Under each of its points ``k`` a group's exceptions are expected
+        ``r_gk`` times as often as under the design's recalibration (the
+        ratio of the block's mean probability of the exception's label
+        under the two maps); the multiplier of point ``k`` is
+        ``sum_g E_g r_gk / sum_g E_g``.  The design-weighted fit steers the
+        design well, but in the usual run, where no positive has been drawn
+        from the tail, its weighted zeros steepen the slope and understate
+        the tail; the unweighted posterior does not, and its spread is the
+        slope's uncertainty where the tail is far from every label.
+
+        Returns
+        -------
+        tuple of ndarray (k,)
+            The multipliers and their probabilities; the single multiplier 1
+            when the scores are not recalibrated or nothing is labeled yet.
+        """
+        if not self.calibrate or self._seen_y.size == 0:
+            return np.ones(1), np.ones(1)
+        exceptions = self._unlabeled_exceptions()
+        if exceptions.sum() <= 0:
+            return np.ones(1), np.ones(1)
+        posterior = platt_posterior(self._seen_logits, self._seen_y)
+        live = exceptions > 0
+        logits = self._quantiles[self.groups.block[live]]  # (G', 16): quadrature points of each group's block
+        fitted = self.platt(logits).mean(axis=1)
+        points = expit(logits[:, :, None] * posterior.a + posterior.b).mean(axis=1)  # (G', k)
+        positive_mode = np.argmax(self.posterior(interval=True)[live], axis=1) == 1  # the exceptions are negatives
+        ratio = np.where(positive_mode[:, None], (1.0 - points) / np.maximum(1.0 - fitted, 1e-300)[:, None],
+                         points / np.maximum(fitted, 1e-300)[:, None])
+        E = exceptions[live]
+        return E @ ratio / E.sum(), posterior.weight
+
+    def _unlabeled_exceptions(self) -> np.ndarray:
+        """Expected unlabeled items of each group's less likely label (binary pools), ``(G,)``."""
+        pi = self.posterior(interval=True)
+        return self.groups.unlabeled * np.min(pi, axis=1)
 
     def posterior(self, interval: bool = False) -> np.ndarray:
         """Posterior label distribution of an unlabeled member of each group, ``(G, C)``.

@@ -29,7 +29,20 @@ items, each sampled with a tiny probability: their draw would move the
 estimate far, but is too unlikely to matter at 95%.  By default
 (``variance="mixture"``) the interval covers the model's error split into
 no surprise / surprises never sampled / one sampled, as ``ais`` does
-(:func:`labelwise.estimators.mixture_variance`).  Once every item is
+(:func:`labelwise.estimators.mixture_variance`).  Its last case (an
+exception drawn) is a hindsight worst case: once the labels are in, every
+unlabeled item is known not to have been drawn, and the exceptions that
+were drawn are labeled items, in the design-based part.  On rare pools that
+case sets the width (two to four times the error).  ``variance="count"``
+drops it: the exceptions left unlabeled can only be missed, their number is
+a Poisson count whose mean is the model's times a multiplier spread by the
+posterior of the scores' recalibration (fitted to the labels each counted
+once), and the labeled exceptions' weight beyond their own count stands for
+the unlabeled ones (:func:`labelwise.estimators.missed_count_variance`,
+:meth:`~labelwise.designs.group_model.GroupModel.count_spread`).  It is
+about as wide as the error where the recalibrated scores fit the tail, and
+misses where the unlabeled tail holds more exceptions than they allow
+(``benchmarks/tail_count.py``); not the default yet.  Once every item is
 labeled (a number of rounds fixed by the batch sizes) the estimate is the
 pool's exact value.
 
@@ -53,10 +66,8 @@ from ..draws import Draws, Sample
 from ..estimators import (
     Estimate,
     ModelCovariance,
-    exception_terms,
     larger_variance,
     make_estimate,
-    mixture_variance,
     rounds_moments,
     rounds_plugin_covariance,
 )
@@ -65,10 +76,15 @@ from ..pool import Pool
 from .base import Sampler
 from .group_model import MODEL_BASIS, GroupModel, TreeModelDesign
 from .poisson import defensive_deviations, inclusion_probabilities
+from .unlabeled_covariance import unlabeled_covariance, with_unlabeled
 
 __all__ = ["OnlinePoissonDesign", "OnlinePoissonSampler", "round_inclusion", "systematic_counts",
            "unlabeled_covariance", "with_unlabeled"]
 
+COUNT_BASIS = ("design-based for the labeled items; the positives the labels may have missed among the items not "
+               "labeled yet are a Poisson count whose mean the oracle model gives (the systems' scores recalibrated "
+               "on the labels, with the recalibration's uncertainty), so the interval assumes a monotone "
+               "recalibration of the scores does not understate the unlabeled tail")
 PLUGIN_BASIS = ("design-based from the labeled items alone: positives among items no round has reached yet are "
                 "not accounted for")
 
@@ -87,8 +103,9 @@ class OnlinePoissonDesign(TreeModelDesign):
         Rounds are weighted ``∝ n_r m_r^gamma`` (:func:`~labelwise.estimators.round_weights`).
     deviation : {"mean", "rms"}
         ``E_pi ||Dg l||`` or ``sqrt(E_pi ||Dg l||^2)`` (module docstring).
-    variance : {"mixture", "model"}
-        Interval from the model's likely cases, or from its full variance
+    variance : {"mixture", "count", "model"}
+        Interval from the model's likely cases, from the count of
+        exceptions left unlabeled, or from the model's full variance
         (module docstring; a stochastic oracle always uses the full one).
     estimator : {"horvitz-thompson", "difference"}
         Each round's total as the plain weighted sum of its labels
@@ -131,8 +148,8 @@ class OnlinePoissonDesign(TreeModelDesign):
         super().__post_init__()
         if self.deviation not in ("mean", "rms"):
             raise ValueError(f"deviation: choose 'mean' or 'rms', got {self.deviation!r}")
-        if self.variance not in ("mixture", "model"):
-            raise ValueError(f"variance: choose 'mixture' or 'model', got {self.variance!r}")
+        if self.variance not in ("mixture", "count", "model"):
+            raise ValueError(f"variance: choose 'mixture', 'count' or 'model', got {self.variance!r}")
         if self.estimator not in ("difference", "horvitz-thompson"):
             raise ValueError(f"estimator: choose 'difference' or 'horvitz-thompson', got {self.estimator!r}")
         if not 0.0 < self.defensive < 1.0:
@@ -306,8 +323,17 @@ class OnlinePoissonSampler(Sampler):
         coef = w[:, None] ** 2 * (1.0 / b_rounds - 1.0)  # (rounds, G): every round, per group
         unlabeled = self._unlabeled_covariance(J, rep_loss, coef, b_rounds.sum(axis=0), M)
         # a stochastic oracle: the unlabeled items at their full model variance
-        cov = with_unlabeled(cov, plugin, unlabeled, self.stochastic or self.design.variance == "model", level)
-        return make_estimate(measure, R, cov, sample.n_labels, len(d), level, basis=MODEL_BASIS)
+        full = self.stochastic or self.design.variance == "model"
+        spread, offset = None, 0.0
+        if self.design.variance == "count" and not full:
+            spread = self.gm.count_spread()
+            beta = 0.0 if M is None else self._betas[-1]
+            found = self._found_exceptions(sample.labels, group, w[d.round] / b_rounds[d.round, group]
+                                           + (1.0 - np.cumsum(w))[d.round])
+            offset = beta * unlabeled.exceptions + (1.0 - beta) * found
+        cov = with_unlabeled(cov, plugin, unlabeled, full, level, spread, offset)
+        return make_estimate(measure, R, cov, sample.n_labels, len(d), level,
+                             basis=MODEL_BASIS if spread is None else COUNT_BASIS)
 
     def _predictions(self, measure: Measure, n_rounds: int) -> np.ndarray | None:
         """``M[r, g]``: a group's expected loss under the model of round r's start, ``(rounds, G, d)``.
@@ -353,6 +379,17 @@ class OnlinePoissonSampler(Sampler):
         c = (1.0 / self._b_groups[-1][g] - 1.0) / seen
         den = float(np.sum(c * np.sum(a * a, axis=1)))
         return float(np.clip(np.sum(c * np.sum(a * e, axis=1)) / den, 0.0, 1.0)) if den > 0 else 0.0
+
+    def _found_exceptions(self, labels: np.ndarray, group: np.ndarray, coef: np.ndarray) -> float:
+        """The Horvitz-Thompson estimate of the exceptions still unlabeled, from the labeled ones.
+
+        A labeled item enters ``N R-hat`` with the coefficient ``coef``
+        (``c_n``, module docstring); an exception (a label other than its
+        group's most likely one) counts ``c_n - 1`` beyond itself, for the
+        unlabeled exceptions it stands for.
+        """
+        mode = np.argmax(self.gm.posterior(interval=True), axis=1)[group]
+        return float(np.sum(np.where(labels != mode, coef - 1.0, 0.0)))
 
     def _label_noise(self, measure: Measure, items: np.ndarray, J: np.ndarray, coef: np.ndarray) -> np.ndarray:
         """``sum_n coef_n^2 Var(u_n)`` with ``u_n = J l(x_n, y)`` and ``y`` from the interval's model."""
@@ -411,56 +448,3 @@ class OnlinePoissonSampler(Sampler):
             gap = center[None] - M @ J.T  # (rounds, G, m)
             drift = np.einsum("rg,g,rgi,rgj->ij", coef, U / N**2, gap, gap)
         return unlabeled_covariance(u, pi, U, coef, b_seen, N, beta, drift)
-
-
-def unlabeled_covariance(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, coef: np.ndarray,
-                         b_seen: np.ndarray, n_items: int, predicted: float = 0.0,
-                         drift: np.ndarray | float = 0.0) -> ModelCovariance:
-    """The unlabeled items' part of the covariance of the rounds' estimate under an oracle model.
-
-    Parameters
-    ----------
-    u : ndarray (C, G, m)
-        ``Dg(R) l`` of a group's items for each label, minus the estimator's prediction (0 for Horvitz-Thompson).
-    pi : ndarray (G, C)
-        Posterior label distribution of a group's unlabeled items.
-    unlabeled : ndarray (G,)
-        Unlabeled items per group.
-    coef : ndarray (rounds, G)
-        ``w_r^2 (1 / b_rg - 1)`` of every round.
-    b_seen : ndarray (G,)
-        Each group's inclusion probabilities summed over the rounds.
-    n_items : int
-    predicted : float
-        The difference estimator's power (:func:`~labelwise.estimators.exception_terms`).
-    drift : ndarray (m, m) or float
-        The rounds' predictions' distance from today's (0 for Horvitz-Thompson).
-
-    Returns
-    -------
-    ModelCovariance
-        ``full`` takes ``u`` at the posterior, ``modal`` at each group's
-        most likely label; ``hits`` counts the exceptions the rounds would
-        have sampled.
-    """
-    u_mode, exceptions, miss = exception_terms(u, pi, unlabeled, n_items, predicted=predicted)
-    scale = coef.sum(axis=0) * unlabeled / n_items**2
-    full = np.einsum("g,gc,cgi,cgj->ij", scale, pi, u, u) + drift
-    modal = np.einsum("g,gi,gj->ij", scale, u_mode, u_mode) + drift
-    return ModelCovariance(full, modal, miss, float(exceptions.sum()), float(exceptions @ np.minimum(b_seen, 1)))
-
-
-def with_unlabeled(cov: np.ndarray, plugin: np.ndarray, unlabeled: ModelCovariance, full: bool,
-                   level: float) -> np.ndarray:
-    """The labeled items' covariance ``cov`` plus the unlabeled items' (module docstring), never below ``plugin``.
-
-    ``full``: the unlabeled items at their full model variance; else the
-    mixture of the model's likely cases (:func:`~labelwise.estimators.mixture_variance`).
-    """
-    if full:
-        cov = cov + unlabeled.full
-    else:
-        usual = cov + unlabeled.modal
-        target = mixture_variance(np.diag(usual), np.diag(cov + unlabeled.full), unlabeled, level)
-        cov = larger_variance(usual, np.diag(target))
-    return larger_variance(cov, plugin)

@@ -21,13 +21,14 @@ import numpy as np
 # scipy.special, not scipy.stats and scipy.optimize (1.3 s to import)
 from scipy.special import ndtr, ndtri
 
-__all__ = ["ModelCovariance", "exception_terms", "larger_variance", "mixture_variance", "model_interval_covariance",
-           "model_second_moment", "proposal_model_covariance", "unlabeled_proposal_sums"]
+__all__ = ["ModelCovariance", "exception_jump", "exception_shifts", "exception_terms", "larger_variance",
+           "missed_square", "mixture_variance", "model_interval_covariance", "model_second_moment",
+           "proposal_model_covariance", "root_of_increasing", "unlabeled_proposal_sums"]
 
 
-def exception_terms(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, n_items: int,
-                    predicted: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """What unlabeled items whose label is not their group's most likely one can do to an estimate.
+def exception_shifts(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray,
+                     n_items: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each group's most likely ``u``, how far each other label would shift the estimate, and how often.
 
     Parameters
     ----------
@@ -38,6 +39,31 @@ def exception_terms(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, n_item
     unlabeled : ndarray (G,)
         Unlabeled items per group.
     n_items : int
+
+    Returns
+    -------
+    u_mode : ndarray (G, m)
+        ``u`` at each group's most likely label.
+    shift : ndarray (G, C, m)
+        ``(u_c - u_mode) / N``: how far an unlabeled item of label ``c`` is from its group's mode in ``Dg R``.
+    expected : ndarray (G, C)
+        Expected number of exceptions per group and label: unlabeled items whose label is not the
+        most likely one and changes ``u``.
+    """
+    G = pi.shape[0]
+    u_mode = u[np.argmax(pi, axis=1), np.arange(G)]
+    shift = (u - u_mode[None]).transpose(1, 0, 2) / n_items  # (G, C, m)
+    return u_mode, shift, unlabeled[:, None] * pi * np.any(shift != 0, axis=2)
+
+
+def exception_terms(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, n_items: int,
+                    predicted: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What unlabeled items whose label is not their group's most likely one can do to an estimate.
+
+    Parameters
+    ----------
+    u, pi, unlabeled, n_items
+        As :func:`exception_shifts`.
     predicted : float in [0, 1]
         Share of the expected exceptions the estimator already counts (a
         difference estimator predicting ``beta`` times the posterior mean's
@@ -48,19 +74,32 @@ def exception_terms(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, n_item
     u_mode : ndarray (G, m)
         ``u`` at each group's most likely label.
     exceptions : ndarray (G,)
-        Expected number of exceptions per group: unlabeled items whose
-        label is not the most likely one and changes ``u``.
+        Expected number of exceptions per group (:func:`exception_shifts`).
     miss : ndarray (m,)
         Mean square of the shift of ``Dg R-hat`` if none of them is ever
         sampled: each shifts it by ``-(u_c - u_mode) / N``.
     """
-    G = pi.shape[0]
-    u_mode = u[np.argmax(pi, axis=1), np.arange(G)]
-    shift = (u - u_mode[None]).transpose(1, 0, 2) / n_items  # (G, C, m)
-    expected = unlabeled[:, None] * pi * np.any(shift != 0, axis=2)  # (G, C)
+    u_mode, shift, expected = exception_shifts(u, pi, unlabeled, n_items)
+    return u_mode, expected.sum(axis=1), missed_square(shift, expected, predicted)
+
+
+def missed_square(shift: np.ndarray, expected: np.ndarray, predicted: float = 0.0) -> np.ndarray:
+    """Mean square of the shift of ``Dg R-hat`` by the exceptions never sampled, ``(m,)``.
+
+    ``shift`` and ``expected`` as returned by :func:`exception_shifts`, ``predicted`` as in :func:`exception_terms`.
+    """
     # Poisson counts: the variance of the missed sum, plus the square of the part of its mean not predicted
-    miss = np.einsum("gc,gcm->m", expected, shift**2) + ((1.0 - predicted) * np.einsum("gc,gcm->m", expected, shift)) ** 2
-    return u_mode, expected.sum(axis=1), miss
+    return (np.einsum("gc,gcm->m", expected, shift**2)
+            + ((1.0 - predicted) * np.einsum("gc,gcm->m", expected, shift)) ** 2)
+
+
+def exception_jump(shift: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """Root mean square shift of one exception, ``(m,)``: ``jump^2`` times their count is the missed sum's variance.
+
+    ``shift`` and ``expected`` as returned by :func:`exception_shifts`; zeros when no exception is expected.
+    """
+    total = expected.sum()
+    return np.sqrt(np.einsum("gc,gcm->m", expected, shift**2) / total) if total > 0 else np.zeros(shift.shape[2])
 
 
 class ModelCovariance(NamedTuple):
@@ -84,6 +123,8 @@ class ModelCovariance(NamedTuple):
         Expected number of exceptions.
     hits : float
         Expected number of draws so far that would have hit an exception.
+    jump : ndarray (m,), optional
+        Root mean square shift of ``Dg R-hat`` by one exception never drawn (:func:`exception_jump`).
     """
 
     full: np.ndarray
@@ -91,6 +132,7 @@ class ModelCovariance(NamedTuple):
     miss: np.ndarray
     exceptions: float
     hits: float
+    jump: np.ndarray | None = None
 
 
 def model_second_moment(inv_q_groups: np.ndarray, S: np.ndarray, inv_q_labeled: np.ndarray,
@@ -233,7 +275,7 @@ def mixture_variance(base: np.ndarray, full: np.ndarray, model: ModelCovariance,
         elif not np.isfinite(hi) or coverage_gap(hi) <= 0:  # all cases alike (up to rounding)
             out[i] = cases.max()
         else:
-            out[i] = (_root_of_increasing(coverage_gap, hi) / z) ** 2
+            out[i] = (root_of_increasing(coverage_gap, hi) / z) ** 2
     return out
 
 
@@ -261,7 +303,7 @@ def model_interval_covariance(plugin: np.ndarray, model: ModelCovariance, n_draw
     return larger_variance(plugin, np.diag(mixture_variance(base, np.diag(full), model, level)))
 
 
-def _root_of_increasing(f, hi: float) -> float:
+def root_of_increasing(f, hi: float) -> float:
     """The root in ``[0, hi]`` of an increasing ``f`` with ``f(0) < 0 < f(hi)``, to ``1e-12 hi``, by bisection
     (a few dozen evaluations; scipy.optimize would cost 0.3 s to import in every command)."""
     lo = 0.0

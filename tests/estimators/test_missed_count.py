@@ -1,0 +1,77 @@
+"""The interval of exceptions left unlabeled as an exact Poisson count (labelwise.estimators.missed)."""
+
+import numpy as np
+import pytest
+from scipy.special import ndtri, pdtr
+
+from labelwise.estimators import missed_count_variance
+
+Z = ndtri(0.975)
+
+
+def _smallest_count(cdf, level=0.95):
+    """Smallest k with cdf(k) >= level, by enumeration."""
+    k = 0
+    while cdf(k) < level:
+        k += 1
+    return k
+
+
+def test_without_noise_the_interval_ends_at_the_counts_quantile():
+    """base 0, jump 1: the interval [-h, h] covers K ~ Poisson(2) exactly when h reaches its 95% quantile
+    (P(K <= 4) = 0.947, P(K <= 5) = 0.983, so h = 5)."""
+    k = _smallest_count(lambda k: pdtr(k, 2.0))
+    assert k == 5
+    var = missed_count_variance(np.zeros(1), np.ones(1), 2.0, 0.95)
+    assert var[0] == pytest.approx((k / Z) ** 2, rel=1e-9)
+
+
+def test_uncertain_count_is_a_mixture_of_poisson_counts():
+    """Multipliers 0 and 2 with probability 1/2 each: P(K <= k) = 1/2 + P(Poisson(2) <= k) / 2."""
+    k = _smallest_count(lambda k: 0.5 + 0.5 * pdtr(k, 2.0))
+    var = missed_count_variance(np.zeros(1), np.full(1, 0.5), 1.0, 0.95, np.array([0.0, 2.0]), np.array([0.5, 0.5]))
+    assert var[0] == pytest.approx((0.5 * k / Z) ** 2, rel=1e-9)
+
+
+def test_predicted_exceptions_centre_the_count():
+    """An estimate that counts all of the expected exceptions: the error is K - 3, K ~ Poisson(3); the interval
+    covers |K - 3| <= h, enumerated."""
+    pmf = np.diff(np.concatenate([[0.0], pdtr(np.arange(60), 3.0)]))
+    dist = np.abs(np.arange(60) - 3.0)
+    h = min(d for d in np.unique(dist) if pmf[dist <= d].sum() >= 0.95)
+    var = missed_count_variance(np.zeros(1), np.ones(1), 3.0, 0.95, offset=3.0)
+    assert var[0] == pytest.approx((h / Z) ** 2, rel=1e-9)
+
+
+def test_no_exception_keeps_the_base_variance():
+    base = np.array([0.3, 0.0])
+    assert np.array_equal(missed_count_variance(base, np.ones(2), 0.0, 0.95), base)
+    assert np.array_equal(missed_count_variance(base, np.zeros(2), 4.0, 0.95), base)
+
+
+def test_a_large_centred_count_is_normal():
+    """At a mean of 1e4, all of it predicted, K - 1e4 is close to Normal(0, 1e4): the half-width is 1.96 x 100."""
+    var = missed_count_variance(np.zeros(1), np.ones(1), 1e4, 0.95, offset=1e4)
+    assert np.sqrt(var[0]) * Z == pytest.approx(Z * 100.0, rel=0.02)
+
+
+def test_normal_plus_count_covers_at_the_level():
+    """Seeded simulation of X + j (K - o), X ~ N(0, base), K ~ Poisson(count * rho) with rho uncertain: the
+    returned variance's interval covers 95% within 3 standard errors of 200,000 draws."""
+    rng = np.random.default_rng(0)
+    base, jump, count, offset = np.array([0.04]), np.array([0.1]), 1.5, 0.45
+    rho, weights = np.array([0.5, 1.0, 3.0]), np.array([0.3, 0.5, 0.2])
+    var = missed_count_variance(base, jump, count, 0.95, rho, weights, offset)
+    n = 200_000
+    k = rng.poisson(count * rho[rng.choice(3, size=n, p=weights)])
+    error = rng.normal(0.0, np.sqrt(base[0]), n) + jump[0] * (k - offset)
+    coverage = np.mean(np.abs(error) <= Z * np.sqrt(var[0]))
+    assert abs(coverage - 0.95) <= 3 * np.sqrt(0.95 * 0.05 / n)
+
+
+def test_large_means_are_normal_and_cheap():
+    """A multiplier of 1e6 (a posterior point far out in the tail) gives a Poisson(1e5) component, taken normal:
+    with half the mass at 0, covering 95% takes 90% of that component, which lies far above 0, so
+    h = 1e5 + 1.2816 sqrt(1e5)."""
+    var = missed_count_variance(np.zeros(1), np.ones(1), 0.1, 0.95, np.array([0.0, 1e6]), np.array([0.5, 0.5]))
+    assert np.sqrt(var[0]) * Z == pytest.approx(1e5 + ndtri(0.9) * np.sqrt(1e5), rel=1e-3)
