@@ -228,22 +228,31 @@ def summary_section(data: dict) -> str:
                    f"{data['scan_mb'] * scale / 1e3 / max(two_passes * scale / 100, 1):.1f} GB/s. Each `next` reads "
                    "the id column once more to find its batch's rows (random ids hit every row group): at 10^10 that "
                    "is a third pass per batch, which a cluster absorbs but one machine does not."), "",
-              *_online_section(data), *_stratified_section(data), "Reproduce:", "", "```", data["command"], "```"]
+              *_online_section(data), *_design_section(data, "stratified"), *_design_section(data, "importance"),
+              "Reproduce:", "", "```", data["command"], "```"]
     return "\n".join(lines)
 
 
-def _stratified_section(data: dict) -> list[str]:
-    """The stratified loop's lines of :func:`summary_section` (empty without ``--stratified-rows``)."""
-    if "stratified" not in data:
+#: What ``init`` and ``next`` do for the designs timed by ``--stratified-rows`` and ``--importance-rows``.
+DESIGN_LOOPS = {
+    "stratified": ("the in-memory design's strata and batches: `init` is the summary pass and two passes for the "
+                   "strata, every `next` one pass for its batch"),
+    "importance": ("the in-memory design's block proposal, drawn with replacement by the item hash: `init` is the "
+                   "summary pass and one pass for the budget's distinct items, `next` reads the batch's rows"),
+}
+
+
+def _design_section(data: dict, key: str) -> list[str]:
+    """The ``key`` loop's lines of :func:`summary_section` (empty when it was not timed)."""
+    if key not in data:
         return []
-    strat = data["stratified"]
-    lines = ["", (f"**stratified** (the in-memory design's strata and batches: `init` is the summary pass and two "
-                  f"passes for the strata, every `next` one pass for its batch) on {strat['rows']:,} rows, batches "
-                  f"of {data['batch']}:"), "", "| step | wall s | peak RSS MB |", "| --- | ---: | ---: |"]
-    lines += [f"| {k} | {v['seconds']:.1f} | {v['peak_rss_mb']:.0f} |" for k, v in strat["cli"]["steps"].items()]
+    loop = data[key]
+    lines = ["", f"**{key}** ({DESIGN_LOOPS[key]}) on {loop['rows']:,} rows, batches of {data['batch']}:", "",
+             "| step | wall s | peak RSS MB |", "| --- | ---: | ---: |"]
+    lines += [f"| {k} | {v['seconds']:.1f} | {v['peak_rss_mb']:.0f} |" for k, v in loop["cli"]["steps"].items()]
     lines += ["", "| target | measured | limit | met |", "| --- | ---: | ---: | --- |"]
     lines += [f"| {k} | {v:.1f} | {TARGETS[k]:g} | {'yes' if v <= TARGETS[k] else 'no'} |"
-              for k, v in strat["targets"].items()]
+              for k, v in loop["targets"].items()]
     return lines + [""]
 
 
@@ -264,7 +273,9 @@ def _online_section(data: dict) -> list[str]:
         f" The rest scales linearly in the rows, so at {data['rows']:.0e} rows expect about {at_scale['init']:.0f} s "
         f"for `init` and {at_scale['next (later batch)']:.0f} s per later `next` (x{scale:g}: an extrapolation, not "
         "a measurement).")
-    lines += ["", (f"`init` is the summary pass alone; every `next` with new items is one more pass (the round's "
+    lines += ["", (f"`init` is the summary pass, then two passes for the score strata and one for the blocks within "
+                   f"them (the summary's prior bins stand in for the strata when the scores are too concentrated); "
+                   f"every `next` with new items is one more pass (the round's "
                    f"draw, with the items handed out before excluded) plus the rows of the batch. `estimate` makes "
                    f"no pass ({start:.1f} s: the start-up).{extrapolation}"), ""]
     return lines
@@ -279,6 +290,8 @@ def main() -> None:
     parser.add_argument("--spark-rows", type=int, default=0, help="also time Spark local[2] on this many rows")
     parser.add_argument("--online-rows", type=int, default=0,
                         help="also time the loop with online-poisson on the first this many rows (whole files)")
+    parser.add_argument("--importance-rows", type=int, default=0,
+                        help="also time the loop with importance on the first this many rows (whole files)")
     parser.add_argument("--stratified-rows", type=int, default=0,
                         help="also time the loop with stratified on the first this many rows (whole files)")
     args = parser.parse_args()
@@ -297,7 +310,8 @@ def main() -> None:
     if args.spark_rows:
         data["spark"] = spark_passes(args.spark_rows, args.dir / str(args.spark_rows), args.budget, args.batch)
     for key, design, rows in (("online", "online-poisson", args.online_rows),
-                              ("stratified", "stratified", args.stratified_rows)):
+                              ("stratified", "stratified", args.stratified_rows),
+                              ("importance", "importance", args.importance_rows)):
         if rows:
             design_files, _ = write_pool(args.dir / str(rows), rows)
             with tempfile.TemporaryDirectory() as tmp:

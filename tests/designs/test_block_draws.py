@@ -86,5 +86,5 @@ def test_items_are_drawn_with_the_proposal_probabilities():
 
 def test_a_proposal_without_mass_on_the_other_items_is_refused():
     draws = BlockDraws(0, np.array([1.0, 0.0]), np.array([1, 5]))
-    with pytest.raises(RuntimeError, match="increase the design's defensive weight"):
+    with pytest.raises(ValueError, match="increase the design's defensive weight"):
         draws.draws_for(2, max_draws=5000)

@@ -67,6 +67,9 @@ def test_ais_and_in_memory_settings_are_refused_with_the_reason(pool):
     with pytest.raises(ValueError, match="depth=8 needs the pool in memory"):
         BlockRounds(make_design("online-poisson", depth=8), engine.summary, engine.measure("f1"),
                     engine.system_names)
+    with pytest.raises(ValueError, match="variance='count' needs the pool in memory"):
+        BlockRounds(make_design("online-poisson", variance="count"), engine.summary, engine.measure("f1"),
+                    engine.system_names)
 
 
 def _coverage(runs: int, budget: int, name: str = "f1") -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:

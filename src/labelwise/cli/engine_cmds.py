@@ -64,7 +64,7 @@ def engine_init(pool_files: list[Path], session: Path, *, engine: str, measure: 
         raise UserError(f"session file {str(session)!r} already exists; `labelwise next` continues it, or choose "
                         "another path")
     pool = EnginePool.open([str(p) for p in pool_files], engine, spark_master=spark_master, **columns)
-    with progress_bar(sys.stderr.isatty(), 2, f"{engine}: passes over the pool (summary, sample)") as update:
+    with progress_bar(sys.stderr.isatty(), 2, f"{engine}: passes over the pool (summary, then the design's set-up)") as update:
         _ = pool.summary
         update(1)
         s = EngineSession.create(session, pool, measure=measure, systems=parse_systems(systems), design=chosen,

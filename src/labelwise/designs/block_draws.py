@@ -91,7 +91,7 @@ class BlockDraws:
 
         Raises
         ------
-        RuntimeError
+        ValueError
             When ``max_draws`` (default ``1000 n + 10^6``) draws hold fewer: the
             proposal puts almost no mass on the items not drawn yet.
         """
@@ -100,7 +100,7 @@ class BlockDraws:
         max_draws = max_draws or 1000 * n_distinct + 1_000_000
         while self.first.size < n_distinct:
             if self.keys.size >= max_draws:
-                raise RuntimeError(f"drew {self.keys.size} items but found only {self.first.size} of {n_distinct} "
+                raise ValueError(f"drew {self.keys.size} items but found only {self.first.size} of {n_distinct} "
                                    "distinct ones: the proposal puts almost no mass on the others; increase the "
                                    "design's defensive weight")
             self._grow()

@@ -13,9 +13,10 @@ in the run; the draws of items drawn before cost no label.
 
 The estimate is the importance-sampling one (eq. 1) with Hansen-Hurwitz
 weights ``1 / (N q)``; its interval adds the items not labeled yet through
-the oracle model of the blocks (:class:`ImportanceBlockModel`, the model
-``online-poisson`` runs on engine pools: Platt-recalibrated block priors, a
-flat Dirichlet model over square-root strata of the prior bins), as the
+the oracle model of the blocks (:class:`ImportanceBlockModel`: Platt-recalibrated
+block priors, a flat Dirichlet model over square-root strata of the prior
+bins, as engine ``online-poisson`` runs where the scores are too concentrated
+for its score strata), as the
 per-item design does with its strata
 (:mod:`labelwise.designs.importance`).  Everything the interval needs is a
 block count, the proposal of a block and the labeled items: engine pools
@@ -128,7 +129,8 @@ def hashed_importance_estimate(measure: Measure, design: ImportanceDesign, model
     reuse, and ``variance="plugin"`` keep the plug-in covariance).
     """
     est = importance_moments_estimate(measure, draw_losses, draw_weights, draw_counts, n_labels, level)
-    if design.variance == "plugin" or measure != model.measure or not est.all_defined:
+    if (design.variance == "plugin" or measure != model.measure or not est.all_defined
+            or not depends_on_predictions_only(measure, model.rep_out)):  # a block's loss must be one value
         return est
     counts, N = model.summary.counts, model.summary.n_items
     n = est.n_draws

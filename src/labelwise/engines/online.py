@@ -157,6 +157,9 @@ class BlockRounds:
             if value != only:
                 raise ValueError(f"online-poisson on an engine pool: {name}={value!r} needs the pool in memory; "
                                  f"drop the setting (engine pools run {name}={only!r})")
+        if design.variance not in ("mixture", "model"):
+            raise ValueError(f"online-poisson on an engine pool: variance={design.variance!r} needs the pool in "
+                             "memory; drop the setting (engine pools run variance='mixture' or 'model')")
         self.design, self.summary, self.measure, self.strata = design, summary, measure, strata
         rep = summary.representatives(system_names)
         self.rep_out: Outputs = rep.outputs()
@@ -179,8 +182,8 @@ class BlockRounds:
         return np.bincount(self.leaf, weights=values, minlength=self.n_leaves)
 
     def platt_weights(self, blocks: np.ndarray) -> np.ndarray:
-        """The weight of each label in the Platt fit: the items its block stands for per label of the block, as the
-        in-memory design fits them."""
+        """The weight of each label in the Platt fit: the items of its block per label of the block (finer than the
+        in-memory design's (stratum, predictions) groups)."""
         counts = self.summary.counts.astype(float)
         return (counts / np.maximum(np.bincount(blocks, minlength=counts.size), 1))[blocks]
 
