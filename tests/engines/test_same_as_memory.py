@@ -154,3 +154,22 @@ def test_covering_bounds_expect_six_standard_deviations_more_than_m():
     assert np.all(bound >= b) and np.all(bound <= 1.0)
     assert bound.sum() == pytest.approx(100 + 6 * 10 + 16, rel=1e-9)
     assert np.array_equal(covering_bounds(b, 990), (b > 0).astype(float))  # beyond the pool: every item
+
+
+def test_engine_importance_keeps_the_plug_in_interval_for_a_measure_of_the_scores(pool):
+    # the blocks' model stands for one loss per block, which a measure of the probabilities (Brier) does not have
+    from labelwise.designs import make_design
+    from labelwise.engines import EnginePool
+    from labelwise.engines.importance import importance_estimate, importance_sample
+
+    engine, design = EnginePool.from_pool(pool), make_design("importance")
+    basis = {}
+    for name in ("brier", "f1"):
+        measure = engine.measure(name)
+        sample = importance_sample(engine, design, measure, 300, seed=21)
+        ids = sample.item_ids
+        est = importance_estimate(design, engine.summary, measure, measure, engine.system_names, 21,
+                                  np.searchsorted(engine.summary.keys, sample.keys), engine.source.outputs(ids),
+                                  engine.source.labels(ids), ids.size)
+        basis[name] = est.basis
+    assert not basis["brier"] and "oracle model" in basis["f1"]
