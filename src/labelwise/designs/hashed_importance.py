@@ -40,6 +40,7 @@ from ..estimators import (
     proposal_model_covariance,
 )
 from ..measures import Measure
+from ..oracle.calibration import items_per_label
 from ..pool import Pool
 from .block_draws import BlockDraws, block_proposal, items_of_ranks
 from .group_model import MODEL_BASIS
@@ -90,8 +91,21 @@ class ImportanceBlockModel(BlockRounds):
         return group, np.bincount(group, weights=s.counts)
 
     def platt_weights(self, blocks: np.ndarray) -> np.ndarray:
+        """The weight of each label in the Platt fit: the items of its (stratum, predictions) group per label of
+        the group.
+
+        Parameters
+        ----------
+        blocks : ndarray of int, shape (n,)
+            The block of every label.
+
+        Returns
+        -------
+        ndarray, shape (n,)
+        """
         group, size = self.platt_groups
-        return (size / np.maximum(np.bincount(group[blocks], minlength=size.size), 1))[group[blocks]]
+        labeled = group[blocks]
+        return items_per_label(size, np.bincount(labeled, minlength=size.size), labeled)
 
 
 def block_model(design: ImportanceDesign, summary: BlockSummary, measure: Measure,

@@ -70,7 +70,12 @@ from ..estimators import (
 )
 from ..measures import Measure
 from ..oracle import score_prior
-from ..oracle.calibration import fit_platt, logits_of, marginal_strength
+from ..oracle.calibration import (
+    fit_platt,
+    items_per_label,
+    logits_of,
+    marginal_strength,
+)
 from ..pool import Outputs
 from .blocks import N_BINS, BlockSummary, depends_on_predictions_only
 from .hashing import item_uniform
@@ -184,8 +189,8 @@ class BlockRounds:
     def platt_weights(self, blocks: np.ndarray) -> np.ndarray:
         """The weight of each label in the Platt fit: the items of its block per label of the block (finer than the
         in-memory design's (stratum, predictions) groups)."""
-        counts = self.summary.counts.astype(float)
-        return (counts / np.maximum(np.bincount(blocks, minlength=counts.size), 1))[blocks]
+        counts = self.summary.counts
+        return items_per_label(counts, np.bincount(blocks, minlength=counts.size), blocks)
 
     def posterior(self, blocks: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """The model's label distribution of an unlabeled item of each block after the labels, ``(G, 2)``."""
