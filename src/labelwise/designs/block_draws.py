@@ -54,8 +54,24 @@ def block_proposal(summary: BlockSummary, measure: Measure, system_names: tuple[
 
 
 def draw_chunk(seed: int, chunk: int, cdf: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Draws ``chunk * CHUNK`` to ``(chunk + 1) * CHUNK - 1``: their block (by the block masses' cumulative sums
-    ``cdf``) and a uniform index in ``[0, counts[block])``."""
+    """Draws ``chunk * CHUNK`` to ``(chunk + 1) * CHUNK - 1``: their block and a uniform index in the block.
+
+    Parameters
+    ----------
+    seed : int
+        The hash seed.
+    chunk : int
+        Which :data:`CHUNK` draws (each chunk has its own generator).
+    cdf : ndarray, shape (G,)
+        Cumulative sums of the block masses ``counts q``.
+    counts : ndarray of int, shape (G,)
+        Items per block.
+
+    Returns
+    -------
+    blocks, index : ndarray of int, shape (CHUNK,)
+        The block of every draw and its uniform index in ``[0, counts[block])``.
+    """
     rng = np.random.default_rng([seed, _STREAM, chunk])
     blocks = sample_from_cdf(cdf, CHUNK, rng)
     return blocks, rng.integers(0, counts[blocks])
