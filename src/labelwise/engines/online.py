@@ -30,7 +30,7 @@ posterior.  On an engine pool
   labels' marginal likelihood, as the in-memory design does;
 * round ``r`` draws as the in-memory design does: how many items each block
   gives by randomised systematic sampling of the blocks (exactly the batch in
-  all, :func:`~labelwise.designs.online_poisson.systematic_counts`, from a
+  all, :func:`~labelwise.designs.poisson_rounds.systematic_counts`, from a
   generator seeded by :func:`round_seed`), then the first ``k_g`` items of
   block ``g`` not handed out yet in increasing ``u = H(item_id, seed_r)``, a
   simple random sample without replacement (:mod:`labelwise.designs.hashed`;
@@ -56,11 +56,10 @@ from ..designs.hashed import covering_bound
 from ..designs.online_poisson import (
     MODEL_BASIS,
     PLUGIN_BASIS,
-    round_inclusion,
-    systematic_counts,
     unlabeled_covariance,
     with_unlabeled,
 )
+from ..designs.poisson_rounds import round_inclusion, systematic_counts
 from ..estimators import (
     Estimate,
     larger_variance,
@@ -210,7 +209,7 @@ class BlockRounds:
         return np.stack([1.0 - r1, r1], axis=1)[self.leaf]
 
     def inclusion(self, blocks: np.ndarray, labels: np.ndarray, handed: np.ndarray, n_new: int) -> np.ndarray:
-        """The next round's ``b`` per block for ``n_new`` expected items (:func:`~labelwise.designs.online_poisson.round_inclusion`).
+        """The next round's ``b`` per block for ``n_new`` expected items (:func:`~labelwise.designs.poisson_rounds.round_inclusion`).
 
         Parameters
         ----------
