@@ -88,3 +88,16 @@ def test_a_proposal_without_mass_on_the_other_items_is_refused():
     draws = BlockDraws(0, np.array([1.0, 0.0]), np.array([1, 5]))
     with pytest.raises(ValueError, match="increase the design's defensive weight"):
         draws.draws_for(2, max_draws=5000)
+
+
+def test_a_long_run_finds_the_first_draws_of_the_whole_sequence():
+    # 200k draws over 3 blocks of very different sizes (many repeats in the small ones, few in the large one): the
+    # chunk-by-chunk first draws must equal those of the whole key sequence at once
+    counts = np.array([40, 3_000, 500_000])
+    q = np.array([0.3, 0.3, 0.4]) / counts
+    draws = BlockDraws(5, q, counts)
+    draws.appearance(200_000)
+    keys = draws.keys[:200_000]
+    reference = np.sort(np.unique(keys, return_index=True)[1])
+    assert np.array_equal(draws.first[draws.first < 200_000], reference)
+    assert draws.first.size == np.unique(draws.keys).size

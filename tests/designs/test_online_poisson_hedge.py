@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import labelwise as lw
-from labelwise.designs.online_poisson import _round_variance
+from labelwise.designs.poisson_rounds import _round_variance
 
 
 def test_round_variance_is_the_models_poisson_variance():

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from labelwise.designs import make_design
-from labelwise.designs.online_poisson import systematic_counts
+from labelwise.designs.poisson_rounds import systematic_counts
 from labelwise.engines import EnginePool
 from labelwise.engines.online import RoundLog, block_rounds, next_round, simulate_rounds
 

@@ -8,6 +8,7 @@ from labelwise.oracle.calibration import (
     STRENGTHS,
     block_quantiles,
     fit_platt,
+    items_per_label,
     logits_of,
     marginal_strength,
     platt_posterior,
@@ -111,3 +112,10 @@ def test_platt_posterior_widens_the_tail_when_the_labels_barely_see_it():
     post = platt_posterior(x, y, w, fit=fit)
     far = np.array([-24.0])
     assert fit(far)[0] < post(far)[0] <= expit(far / 3.0)[0] * 3
+
+
+def test_each_label_stands_for_the_items_of_its_group_per_label():
+    # groups of 10, 4 and 6 items holding 2, 1 and 0 labels: a label of group 0 stands for 5 items, of group 1 for 4
+    weights = items_per_label(np.array([10, 4, 6]), np.array([2, 1, 0]), np.array([0, 1, 0]))
+    assert weights.tolist() == [5.0, 4.0, 5.0]
+    assert items_per_label(np.array([6]), np.array([0]), np.array([0])).tolist() == [6.0]  # no labels: as one

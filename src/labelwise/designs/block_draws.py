@@ -54,8 +54,24 @@ def block_proposal(summary: BlockSummary, measure: Measure, system_names: tuple[
 
 
 def draw_chunk(seed: int, chunk: int, cdf: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Draws ``chunk * CHUNK`` to ``(chunk + 1) * CHUNK - 1``: their block (by the block masses' cumulative sums
-    ``cdf``) and a uniform index in ``[0, counts[block])``."""
+    """Draws ``chunk * CHUNK`` to ``(chunk + 1) * CHUNK - 1``: their block and a uniform index in the block.
+
+    Parameters
+    ----------
+    seed : int
+        The hash seed.
+    chunk : int
+        Which :data:`CHUNK` draws (each chunk has its own generator).
+    cdf : ndarray, shape (G,)
+        Cumulative sums of the block masses ``counts q``.
+    counts : ndarray of int, shape (G,)
+        Items per block.
+
+    Returns
+    -------
+    blocks, index : ndarray of int, shape (CHUNK,)
+        The block of every draw and its uniform index in ``[0, counts[block])``.
+    """
     rng = np.random.default_rng([seed, _STREAM, chunk])
     blocks = sample_from_cdf(cdf, CHUNK, rng)
     return blocks, rng.integers(0, counts[blocks])
@@ -78,13 +94,29 @@ class BlockDraws:
         self.seed, self.counts = seed, np.asarray(counts, dtype=np.int64)
         self.cdf = np.cumsum(self.counts * q)
         self.start = np.cumsum(self.counts) - self.counts  # a draw's key: start of its block + its index
-        self.keys = np.empty(0, dtype=np.int64)
-        self.first = np.empty(0, dtype=np.int64)  # the draw where each distinct key first appears, in order
+        self._keys, self._first = GrowingArray(), GrowingArray()
+        self._seen = KeySet()
+
+    @property
+    def keys(self) -> np.ndarray:
+        """The key of every draw made so far."""
+        return self._keys.values
+
+    @property
+    def first(self) -> np.ndarray:
+        """The draw where each distinct key first appears, in increasing order."""
+        return self._first.values
 
     def _grow(self) -> None:
-        blocks, index = draw_chunk(self.seed, self.keys.size // CHUNK, self.cdf, self.counts)
-        self.keys = np.concatenate([self.keys, self.start[blocks] + index])
-        self.first = first_draws(self.keys)
+        # one more chunk; only its keys are looked at, so a run of n draws costs O(n log^2 n) in all
+        offset = self._keys.size
+        blocks, index = draw_chunk(self.seed, offset // CHUNK, self.cdf, self.counts)
+        keys = self.start[blocks] + index
+        distinct, at = np.unique(keys, return_index=True)
+        new = ~self._seen.contains(distinct)
+        self._seen.add(distinct[new])
+        self._keys.extend(keys)
+        self._first.extend(offset + np.sort(at[new]))
 
     def draws_for(self, n_distinct: int, max_draws: int | None = None) -> int:
         """How many draws the sequence takes to hold ``n_distinct`` distinct items (the last one completes them).
@@ -118,6 +150,53 @@ class BlockDraws:
         (:func:`block_ranks`)."""
         self.draws_for(n_distinct)
         return block_ranks(self.keys[self.first[:n_distinct]], self.start)
+
+
+class GrowingArray:
+    """An int64 array appended to in place, its capacity doubled when full (amortized O(1) per value)."""
+
+    def __init__(self):
+        self._buffer, self.size = np.empty(CHUNK, dtype=np.int64), 0
+
+    @property
+    def values(self) -> np.ndarray:
+        """The values appended so far (a view)."""
+        return self._buffer[:self.size]
+
+    def extend(self, values: np.ndarray) -> None:
+        """Append ``values``."""
+        end = self.size + values.size
+        if end > self._buffer.size:
+            self._buffer = np.concatenate([self.values, np.empty(max(end, 2 * self._buffer.size) - self.size,
+                                                                 dtype=np.int64)])
+        self._buffer[self.size:end] = values
+        self.size = end
+
+
+class KeySet:
+    """A set of int keys kept as sorted arrays of decreasing sizes (each at least twice the next, as in a
+    log-structured merge), so that adding ``n`` keys in batches costs ``O(n log^2 n)`` and a look-up
+    ``O(log^2 n)``."""
+
+    def __init__(self):
+        self.levels: list[np.ndarray] = []
+
+    def contains(self, keys: np.ndarray) -> np.ndarray:
+        """Whether each of ``keys`` is in the set."""
+        found = np.zeros(keys.size, dtype=bool)
+        for level in self.levels:
+            at = np.minimum(np.searchsorted(level, keys), level.size - 1)
+            found |= level[at] == keys
+        return found
+
+    def add(self, keys: np.ndarray) -> None:
+        """Add distinct ``keys`` that are not in the set yet."""
+        if keys.size == 0:
+            return
+        self.levels.append(np.sort(keys))
+        while len(self.levels) > 1 and self.levels[-2].size < 2 * self.levels[-1].size:
+            top = self.levels.pop()
+            self.levels[-1] = np.sort(np.concatenate([self.levels[-1], top]))
 
 
 def first_draws(keys: np.ndarray) -> np.ndarray:

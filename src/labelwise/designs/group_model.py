@@ -24,6 +24,7 @@ from ..oracle.calibration import (
     Platt,
     block_quantiles,
     fit_platt,
+    items_per_label,
     logits_of,
     marginal_strength,
     platt_posterior,
@@ -235,9 +236,8 @@ class GroupModel:
 
     def _label_weights(self) -> np.ndarray:
         """Items each label stands for in the recalibration: its group's size over its group's labels."""
-        groups = self.groups.of_item[self._seen_items]
-        labeled = np.maximum(self.groups.sizes - self.groups.unlabeled, 1)
-        return self.groups.sizes[groups] / labeled[groups]
+        sizes = self.groups.sizes
+        return items_per_label(sizes, sizes - self.groups.unlabeled, self.groups.of_item[self._seen_items])
 
     def count_spread(self) -> tuple[np.ndarray, np.ndarray]:
         """How uncertain the labels leave the expected number of exceptions: multipliers and their probabilities.

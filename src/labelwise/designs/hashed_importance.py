@@ -40,6 +40,7 @@ from ..estimators import (
     proposal_model_covariance,
 )
 from ..measures import Measure
+from ..oracle.calibration import items_per_label
 from ..pool import Pool
 from .block_draws import BlockDraws, block_proposal, items_of_ranks
 from .group_model import MODEL_BASIS
@@ -90,8 +91,21 @@ class ImportanceBlockModel(BlockRounds):
         return group, np.bincount(group, weights=s.counts)
 
     def platt_weights(self, blocks: np.ndarray) -> np.ndarray:
+        """The weight of each label in the Platt fit: the items of its (stratum, predictions) group per label of
+        the group.
+
+        Parameters
+        ----------
+        blocks : ndarray of int, shape (n,)
+            The block of every label.
+
+        Returns
+        -------
+        ndarray, shape (n,)
+        """
         group, size = self.platt_groups
-        return (size / np.maximum(np.bincount(group[blocks], minlength=size.size), 1))[group[blocks]]
+        labeled = group[blocks]
+        return items_per_label(size, np.bincount(labeled, minlength=size.size), labeled)
 
 
 def block_model(design: ImportanceDesign, summary: BlockSummary, measure: Measure,
@@ -162,6 +176,7 @@ class HashedImportanceSampler(HashDrawn, ProposalSampler):
         self.distinct, self.hashed = 0, True
 
     def new_order(self) -> HashOrder:
+        """The hash order of every score block's items (the ranks of :class:`BlockDraws` land on it)."""
         return HashOrder.in_memory(hash_keys(self.pool), self.hash_seed, self.block)
 
     @property
@@ -173,6 +188,8 @@ class HashedImportanceSampler(HashDrawn, ProposalSampler):
         return self._draws
 
     def draw(self, n_new: int, labeled: np.ndarray) -> Draws:
+        """The draws of the sequence up to the one that completes ``n_new`` more distinct items (all draws count,
+        repeats included); ``labeled`` is not needed: the sequence's distinct items are new by construction."""
         if not self.hashed:
             return super().draw(n_new, labeled)
         seq, total = self.sequence, min(self.distinct + n_new, self.pool.n_items)
@@ -186,9 +203,12 @@ class HashedImportanceSampler(HashDrawn, ProposalSampler):
         return Draws(items, 1.0 / (self.pool.n_items * q), q)
 
     def state(self) -> dict:
+        """The hash seed and the distinct items drawn so far (the sequence replays from them)."""
         return {"seed": self.hash_seed, "distinct": self.distinct}
 
     def set_state(self, states: list[dict]) -> None:
+        """Restore the last batch's :meth:`state`; a state without ``"distinct"`` (an older session) goes on with
+        the base class's i.i.d. draws."""
         if not states:
             return
         self.hashed = "distinct" in states[-1]
@@ -196,6 +216,8 @@ class HashedImportanceSampler(HashDrawn, ProposalSampler):
             self.hash_seed, self.distinct = int(states[-1]["seed"]), int(states[-1]["distinct"])
 
     def estimate(self, measure: Measure, sample: Sample, level: float = 0.95) -> Estimate:
+        """The importance-sampling estimate with the interval of :func:`hashed_importance_estimate` (the block
+        model's covariance, as an engine pool computes it) instead of the base class's."""
         d = sample.draws
         if len(d) == 0:
             return Estimate.undefined(measure, level)

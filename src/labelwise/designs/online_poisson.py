@@ -75,11 +75,10 @@ from ..measures import Measure
 from ..pool import Pool
 from .base import Sampler
 from .group_model import MODEL_BASIS, GroupModel, TreeModelDesign
-from .poisson import defensive_deviations, inclusion_probabilities
+from .poisson_rounds import round_inclusion, systematic_counts
 from .unlabeled_covariance import unlabeled_covariance, with_unlabeled
 
-__all__ = ["OnlinePoissonDesign", "OnlinePoissonSampler", "round_inclusion", "systematic_counts",
-           "unlabeled_covariance", "with_unlabeled"]
+__all__ = ["OnlinePoissonDesign", "OnlinePoissonSampler", "unlabeled_covariance", "with_unlabeled"]
 
 COUNT_BASIS = ("design-based for the labeled items; the positives the labels may have missed among the items not "
                "labeled yet are a Poisson count whose mean the oracle model gives (the systems' scores recalibrated "
@@ -162,54 +161,6 @@ class OnlinePoissonDesign(TreeModelDesign):
     def start(self, pool: Pool, measure: Measure, *, rng: np.random.Generator, budget: int | None = None,
               oracle: str = "deterministic") -> OnlinePoissonSampler:
         return OnlinePoissonSampler(self, self.group_model(pool, measure, oracle), rng)
-
-
-def _round_variance(b: np.ndarray, unlabeled: np.ndarray, pi: np.ndarray, inf_g: np.ndarray) -> float:
-    """The oracle model's variance of a round's total with inclusion ``b`` per group (Yilmaz et al. 2021,
-    eq. 25): ``sum_g U_g (1/b_g - 1) E_pi ||u||^2``."""
-    live = unlabeled > 0
-    second = np.sum(pi.T * inf_g, axis=0)[live]
-    return float(np.sum(unlabeled[live] * (1.0 / b[live] - 1.0) * second))
-
-
-def round_inclusion(design: OnlinePoissonDesign, pi: np.ndarray, inf_g: np.ndarray, unlabeled: np.ndarray,
-                    n_new: int) -> np.ndarray:
-    """A round's inclusion probability of an unlabeled member of each group, ``(G,)``.
-
-    The water-filling of Yilmaz et al. (2021) Algorithm 3 on the deviations
-    of ``design.deviation`` (``pi``: posterior ``(G, C)``, ``inf_g``: each
-    label's influence ``(C, G)``) mixed with ``design.defensive``, or
-    uniform when the model expects no gain from adapting (``design.hedge``);
-    groups without an unlabeled member get 1 (never used).
-    """
-    if design.deviation == "rms":
-        h_group = np.sqrt(np.maximum(np.sum(pi.T * inf_g, axis=0), 0.0))
-    else:
-        h_group = np.sum(pi.T * np.sqrt(np.maximum(inf_g, 0.0)), axis=0)
-    U = unlabeled
-    b_group = inclusion_probabilities(defensive_deviations(h_group, design.defensive, U), n_new, counts=U)
-    uniform = np.full_like(b_group, n_new / U.sum())
-    if _round_variance(b_group, U, pi, inf_g) >= design.hedge * _round_variance(uniform, U, pi, inf_g):
-        b_group = uniform  # the model promises too little gain from adapting: this round is uniform
-    b_group[U == 0] = 1.0  # groups with no unlabeled member are never used
-    return b_group
-
-
-def systematic_counts(expected: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """How many members each group gives to a round: randomised systematic sampling of the groups.
-
-    The groups are put in random order and group ``g`` gives the number of
-    points ``u, u + 1, u + 2, ...`` (``u`` uniform on [0, 1)) its stretch of
-    the cumulative ``expected`` holds: a count of mean ``expected[g]``, which
-    differs from it by less than 1, and ``sum expected`` (rounded) in all.
-    Drawn from ``rng`` by one permutation and one uniform.
-    """
-    order = rng.permutation(expected.size)
-    cum = np.cumsum(expected[order])
-    u = rng.random()
-    counts = np.zeros(expected.size, dtype=np.int64)
-    counts[order] = (np.floor(cum - u) - np.floor(np.concatenate([[0.0], cum[:-1]]) - u)).astype(np.int64)
-    return counts
 
 
 def _predicting(pi: np.ndarray, beta: float) -> np.ndarray:

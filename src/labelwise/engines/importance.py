@@ -104,6 +104,11 @@ def importance_estimate(design: ImportanceDesign, summary: BlockSummary, target:
     handed : int
         Items handed out: when it is ``k`` every draw so far counts, else the draws before the first of item ``k``.
     level : float
+
+    Returns
+    -------
+    Estimate
+        The importance-sampling estimate of the draws and its interval, undefined without labels.
     """
     k = labels.size
     if k == 0:

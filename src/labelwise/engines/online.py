@@ -30,7 +30,7 @@ posterior.  On an engine pool
   labels' marginal likelihood, as the in-memory design does;
 * round ``r`` draws as the in-memory design does: how many items each block
   gives by randomised systematic sampling of the blocks (exactly the batch in
-  all, :func:`~labelwise.designs.online_poisson.systematic_counts`, from a
+  all, :func:`~labelwise.designs.poisson_rounds.systematic_counts`, from a
   generator seeded by :func:`round_seed`), then the first ``k_g`` items of
   block ``g`` not handed out yet in increasing ``u = H(item_id, seed_r)``, a
   simple random sample without replacement (:mod:`labelwise.designs.hashed`;
@@ -56,11 +56,10 @@ from ..designs.hashed import covering_bound
 from ..designs.online_poisson import (
     MODEL_BASIS,
     PLUGIN_BASIS,
-    round_inclusion,
-    systematic_counts,
     unlabeled_covariance,
     with_unlabeled,
 )
+from ..designs.poisson_rounds import round_inclusion, systematic_counts
 from ..estimators import (
     Estimate,
     larger_variance,
@@ -70,7 +69,12 @@ from ..estimators import (
 )
 from ..measures import Measure
 from ..oracle import score_prior
-from ..oracle.calibration import fit_platt, logits_of, marginal_strength
+from ..oracle.calibration import (
+    fit_platt,
+    items_per_label,
+    logits_of,
+    marginal_strength,
+)
 from ..pool import Outputs
 from .blocks import N_BINS, BlockSummary, depends_on_predictions_only
 from .hashing import item_uniform
@@ -184,8 +188,8 @@ class BlockRounds:
     def platt_weights(self, blocks: np.ndarray) -> np.ndarray:
         """The weight of each label in the Platt fit: the items of its block per label of the block (finer than the
         in-memory design's (stratum, predictions) groups)."""
-        counts = self.summary.counts.astype(float)
-        return (counts / np.maximum(np.bincount(blocks, minlength=counts.size), 1))[blocks]
+        counts = self.summary.counts
+        return items_per_label(counts, np.bincount(blocks, minlength=counts.size), blocks)
 
     def posterior(self, blocks: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """The model's label distribution of an unlabeled item of each block after the labels, ``(G, 2)``."""
@@ -205,7 +209,7 @@ class BlockRounds:
         return np.stack([1.0 - r1, r1], axis=1)[self.leaf]
 
     def inclusion(self, blocks: np.ndarray, labels: np.ndarray, handed: np.ndarray, n_new: int) -> np.ndarray:
-        """The next round's ``b`` per block for ``n_new`` expected items (:func:`~labelwise.designs.online_poisson.round_inclusion`).
+        """The next round's ``b`` per block for ``n_new`` expected items (:func:`~labelwise.designs.poisson_rounds.round_inclusion`).
 
         Parameters
         ----------

@@ -42,6 +42,7 @@ from .blocks import BlockSummary
 from .columns import EngineColumns
 from .files import fingerprint
 from .importance import importance_estimate, importance_sample, labeled_prefix
+from .labels import new_labels
 from .marker import MARKER_TABLE
 from .online import BlockRounds, RoundLog, block_rounds, next_round
 from .plan import (
@@ -311,38 +312,13 @@ class EngineSession:
             Naming the first id that was not handed out, a label outside {0, 1}
             or one contradicting a stored label; nothing is stored then.
         """
-        ids = pd.to_numeric(pd.Series(item_ids), errors="coerce")
-        if ids.isna().any():
-            raise ValueError(f"labels: id {item_ids[int(np.flatnonzero(ids.isna())[0])]!r} is not an integer id "
-                             "of this pool")
-        ids = ids.to_numpy(np.int64)
-        values = pd.to_numeric(pd.Series(labels), errors="coerce").to_numpy()
-        bad = ~np.isin(values, [0, 1])
-        if bad.any():
-            raise ValueError(f"labels: label {labels[int(np.flatnonzero(bad)[0])]!r} of item {ids[bad][0]} is not "
-                             "0 or 1")
-        twice = pd.Series(values).groupby(ids).nunique() > 1
-        if twice.any():
-            raise ValueError(f"labels: item {twice.index[twice.to_numpy()][0]} has two different labels in the file; "
-                             "keep one")
-        handed = pd.Index(self.sample.item_ids[:self.meta["handed"]])
-        unknown = ids[handed.get_indexer(ids) < 0]
-        if unknown.size:
-            raise ValueError(f"labels: item {unknown[0]} was not handed out by `labelwise next`; label the items "
-                             "of a batch")
-        stored_ids, stored = self.labeled()
-        before = pd.Series(stored, index=stored_ids).reindex(ids).to_numpy()
-        clash = ~np.isnan(before) & (before != values)
-        if clash.any():
-            raise ValueError(f"labels: item {ids[clash][0]} already has label {int(before[clash][0])}; "
-                             "a label once stored is kept")
-        fresh = np.isnan(before)
-        fresh_ids, first = np.unique(ids[fresh], return_index=True)
+        fresh_ids, fresh_labels = new_labels(item_ids, labels, self.sample.item_ids[:self.meta["handed"]],
+                                             *self.labeled())
         now = datetime.now(UTC).isoformat()
         with transaction(self.conn):
             self.conn.executemany("INSERT INTO labels VALUES (?, ?, ?, ?)",
                                   [(i, int(v), source, now) for i, v in
-                                   zip(fresh_ids.tolist(), values[fresh][first].tolist())])
+                                   zip(fresh_ids.tolist(), fresh_labels.tolist())])
         return int(fresh_ids.size)
 
     def status(self) -> dict:

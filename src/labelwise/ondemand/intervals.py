@@ -77,6 +77,20 @@ def score_interval(value: np.ndarray, var: np.ndarray, alpha: np.ndarray, beta: 
     a proportion (:math:`\\alpha = \\beta = \\mathrm{fpc}/n`) the score part is the Wilson interval
     (Wilson, "Probable inference, the law of succession, and statistical inference", JASA, 1927).
 
+    Parameters
+    ----------
+    value : ndarray
+        The estimates :math:`\\hat\\pi`.
+    var : ndarray
+        Their plug-in variances :math:`\\hat V`.
+    alpha, beta : ndarray
+        The coefficients of the design variance :math:`V(\\pi) = \\alpha\\pi - \\beta\\pi^2`.
+    level : float
+        Nominal coverage.
+    ess_cap : ndarray or float
+        The design effective size at which :func:`floored_normal_interval` floors the plug-in variance
+        (infinite: no floor).
+
     Returns
     -------
     lower, upper : ndarray

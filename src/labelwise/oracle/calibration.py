@@ -37,8 +37,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit, gammaln, log_expit, logit
 
-__all__ = ["STRENGTHS", "Platt", "PlattPosterior", "block_quantiles", "fit_platt", "marginal_strength",
-           "platt_posterior"]
+__all__ = ["STRENGTHS", "Platt", "PlattPosterior", "block_quantiles", "fit_platt", "items_per_label",
+           "marginal_strength", "platt_posterior"]
 
 #: Candidate prior strengths of :func:`marginal_strength`.
 STRENGTHS = np.array([0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0])
@@ -85,6 +85,26 @@ def logits_of(p: np.ndarray) -> np.ndarray:
     """``logit(p)`` clipped to ``±MAX_LOGIT``."""
     with np.errstate(divide="ignore"):
         return np.clip(logit(np.asarray(p, dtype=float)), -MAX_LOGIT, MAX_LOGIT)
+
+
+def items_per_label(group_sizes: np.ndarray, group_labels: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """The weight of each label in the Platt fit: the items of its group per label of the group.
+
+    Parameters
+    ----------
+    group_sizes : ndarray, shape (G,)
+        Items of every group.
+    group_labels : ndarray of int, shape (G,)
+        Labels of every group (a group without labels counts as having one).
+    groups : ndarray of int, shape (n,)
+        The group of every label.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        ``group_sizes[g] / max(group_labels[g], 1)`` for the group ``g`` of every label.
+    """
+    return (group_sizes / np.maximum(group_labels, 1))[groups]
 
 
 def fit_platt(logits: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None,
