@@ -26,6 +26,12 @@ def spark():
     session.stop()
 
 
+def assert_same_estimate(a, b) -> None:
+    """The two engines' estimates agree: values to floating point, covariances to summation order."""
+    np.testing.assert_allclose(a.value, b.value, rtol=1e-12)
+    np.testing.assert_allclose(a.cov, b.cov, rtol=1e-9)
+
+
 def test_spark_bins_like_numpy_at_every_edge(spark, extreme_pool):
     pool, path = extreme_pool
     memory, engine = EnginePool.from_pool(pool).summary, EnginePool.open(path, "spark", spark=spark).summary
@@ -52,8 +58,7 @@ def test_same_seed_same_sample_and_estimate_as_duckdb(spark, parquet_pool, desig
     (a, est_a), (b, est_b) = results
     assert np.array_equal(a.item_ids, b.item_ids)
     np.testing.assert_allclose(a.inclusion, b.inclusion, rtol=1e-12)
-    np.testing.assert_allclose(est_a.value, est_b.value, rtol=1e-12)
-    np.testing.assert_allclose(est_a.cov, est_b.cov, rtol=1e-9)
+    assert_same_estimate(est_a, est_b)
 
 
 def test_stratified_batches_equal_duckdb(spark, parquet_pool):
@@ -68,8 +73,7 @@ def test_stratified_batches_equal_duckdb(spark, parquet_pool):
         runs.append((strata, est))
     (a, est_a), (b, est_b) = runs
     assert np.array_equal(a.sizes, b.sizes) and np.array_equal(a.cuts, b.cuts)
-    np.testing.assert_allclose(est_a.value, est_b.value, rtol=1e-12)
-    np.testing.assert_allclose(est_a.cov, est_b.cov, rtol=1e-9)
+    assert_same_estimate(est_a, est_b)
 
 
 def test_importance_draws_and_estimate_equal_duckdb(spark, parquet_pool):
@@ -87,8 +91,7 @@ def test_importance_draws_and_estimate_equal_duckdb(spark, parquet_pool):
         runs.append((sample, est))
     (a, est_a), (b, est_b) = runs
     assert np.array_equal(a.item_ids, b.item_ids) and a.item_ids.size == 300
-    np.testing.assert_allclose(est_a.value, est_b.value, rtol=1e-12)
-    np.testing.assert_allclose(est_a.cov, est_b.cov, rtol=1e-9)
+    assert_same_estimate(est_a, est_b)
 
 
 def test_online_rounds_within_score_strata_equal_duckdb(spark, scored_file):
@@ -103,5 +106,4 @@ def test_online_rounds_within_score_strata_equal_duckdb(spark, scored_file):
     (a, est_a), (b, est_b) = runs
     assert a.strata is not None and np.array_equal(a.strata.cuts, b.strata.cuts)
     assert np.array_equal(a.summary.keys, b.summary.keys) and np.array_equal(a.summary.counts, b.summary.counts)
-    np.testing.assert_allclose(est_a.value, est_b.value, rtol=1e-12)
-    np.testing.assert_allclose(est_a.cov, est_b.cov, rtol=1e-9)
+    assert_same_estimate(est_a, est_b)
