@@ -36,13 +36,48 @@ after every row.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-__all__ = ["TRUNCATION", "rejected_by_batch"]
+__all__ = ["TRUNCATION", "Capital", "bet_on_batches", "rejected_by_batch"]
 
 #: Share of the largest bet that keeps every factor nonnegative (WSR's truncation ``c``; they suggest 1/2 or
 #: 3/4).  3/4 lets the bets against an importance-weighted term's rare worst case grow larger.
 TRUNCATION = 0.75
+
+
+@dataclass(frozen=True)
+class Capital:
+    """Where the betting sequence stands after some batches, for every candidate ``t`` (shape (G,) each).
+
+    Attributes
+    ----------
+    sum_x, sum_sq : ndarray
+        Count-weighted sums of the increments and of their squares (the running variance the bets use).
+    seen : float
+        Draws so far.
+    log_plus, log_minus : ndarray
+        Log capital of the bets on each side.
+    excluded : ndarray of bool
+        Candidates the sequence has excluded.
+    widest : ndarray or None
+        The variance bet on before any increment, from the first row's bounds (``None`` before any row).
+    """
+
+    sum_x: np.ndarray
+    sum_sq: np.ndarray
+    seen: float
+    log_plus: np.ndarray
+    log_minus: np.ndarray
+    excluded: np.ndarray
+    widest: np.ndarray | None = None
+
+    @classmethod
+    def start(cls, n_candidates: int) -> Capital:
+        """Before any draw: no capital at stake, nothing excluded."""
+        zeros = np.zeros(n_candidates)
+        return cls(zeros, zeros, 0.0, zeros, zeros, np.zeros(n_candidates, dtype=bool))
 
 
 def rejected_by_batch(values: np.ndarray, counts: np.ndarray, batches: np.ndarray, low: np.ndarray,
@@ -74,19 +109,39 @@ def rejected_by_batch(values: np.ndarray, counts: np.ndarray, batches: np.ndarra
         Row ``b``: whether ``t`` was excluded by the end of the ``b``-th batch
         (the running intersection of the sequence).
     """
+    start = Capital.start(values.shape[1])
+    return bet_on_batches(start, values, counts, batches, low, high, alpha, horizon, per_row=per_row)[0]
+
+
+def bet_on_batches(capital: Capital, values: np.ndarray, counts: np.ndarray, batches: np.ndarray, low: np.ndarray,
+                   high: np.ndarray, alpha: float, horizon: float, *, per_row: bool = False,
+                   ) -> tuple[np.ndarray, Capital]:
+    """:func:`rejected_by_batch` resumed from ``capital``, the sequence after earlier batches.
+
+    Batch by batch the arithmetic is that of one pass over all rows, so resuming after every batch gives
+    the same exclusions, bit for bit, at the cost of the new rows only.
+
+    Returns
+    -------
+    rejected : ndarray of bool, shape (B, G)
+        As :func:`rejected_by_batch`, for the batches of ``values``.
+    capital : Capital
+        The sequence after the last of them.
+    """
     n, G = values.shape
+    if n == 0:
+        return np.zeros((0, G), dtype=bool), capital
     low, high = np.broadcast_to(np.minimum(low, 0.0), (n, G)), np.broadcast_to(np.maximum(high, 0.0), (n, G))
     cuts = np.flatnonzero(np.diff(batches)) + 1
     starts, stops = np.r_[0, cuts], np.r_[cuts, n]
     tiny = 1e-12 * np.maximum(high - low, np.finfo(float).tiny)
     cap_plus = TRUNCATION / np.maximum(-low, tiny)
     cap_minus = TRUNCATION / np.maximum(high, tiny)
-    widest = ((high[0] - low[0]) / 2) ** 2  # the variance bet on before any increment
+    widest = ((high[0] - low[0]) / 2) ** 2 if capital.widest is None else capital.widest
     scale = 2 * np.log(2 / alpha)
-    sum_x, sum_sq, seen = np.zeros(G), np.zeros(G), 0.0
-    log_plus, log_minus = np.zeros(G), np.zeros(G)
+    sum_x, sum_sq, seen = capital.sum_x, capital.sum_sq, capital.seen
+    log_plus, log_minus, excluded = capital.log_plus, capital.log_minus, capital.excluded
     threshold = np.log(2.0 / alpha)  # (K+ + K-) / 2 >= 1 / alpha
-    excluded = np.zeros(G, dtype=bool)
     out = np.empty((starts.size, G), dtype=bool)
     for b, (s, e) in enumerate(zip(starts, stops)):
         x, c = values[s:e], counts[s:e, None].astype(float)
@@ -103,8 +158,8 @@ def rejected_by_batch(values: np.ndarray, counts: np.ndarray, batches: np.ndarra
         plus = np.cumsum(c * np.log1p(np.minimum(bet, cap_plus[s:e]) * x), axis=0) + log_plus
         minus = np.cumsum(c * np.log1p(-np.minimum(bet, cap_minus[s:e]) * x), axis=0) + log_minus
         checked = np.logaddexp(plus, minus) if per_row else np.logaddexp(plus[-1:], minus[-1:])
-        excluded |= np.any(checked >= threshold, axis=0)
+        excluded = excluded | np.any(checked >= threshold, axis=0)
         out[b] = excluded
         log_plus, log_minus = plus[-1], minus[-1]
         sum_x, sum_sq, seen = sum_x + np.sum(c * x, axis=0), sum_sq + np.sum(c * x**2, axis=0), seen + c.sum()
-    return out
+    return out, Capital(sum_x, sum_sq, seen, log_plus, log_minus, excluded, widest)

@@ -30,7 +30,7 @@ the bets, tighten as the pool is used up.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -39,9 +39,9 @@ from ..measures import Measure
 from ..measures.base import CombinedMeasure, RatioOfTotals
 from ..measures.domain import DomainMeasure
 from ..pool import Pool
-from .betting import rejected_by_batch
+from .betting import Capital, bet_on_batches
 
-__all__ = ["RatioForm", "ratio_forms", "ratio_sequence"]
+__all__ = ["RatioForm", "RatioSequence", "ratio_forms", "ratio_sequence"]
 
 #: Candidate values per component: the sequence is resolved to (range / GRID) and widened by one step.
 GRID = 801
@@ -124,15 +124,113 @@ def _terms(measure: Measure, pool: Pool, weight_bound: float | np.ndarray) -> tu
     return np.vstack([cells, np.zeros((1, measure.dim))]), np.r_[cell_bounds, bounds.max()]
 
 
-def _without_replacement(y: np.ndarray, low: np.ndarray, high: np.ndarray, n_items: int,
-                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Finite-pool increments ``y_j + S_{j-1} / (N - j + 1)`` and their bounds per row (shape (n, G)).
+def _without_replacement(y: np.ndarray, low: np.ndarray, high: np.ndarray, n_left: int, drawn_sum: np.ndarray,
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Finite-pool increments ``y_j + S_{j-1} / (N - j + 1)`` and their bounds per row (shape (n, G)), and the
+    sum of all rows.
 
-    ``S_{j-1}``, the sum over the items drawn before, is known before row ``j``: the bounds are exact.
+    ``S_{j-1}``, the sum over the items drawn before (``drawn_sum`` over earlier calls, with ``n_left`` items not
+    yet drawn before the first row), is known before row ``j``: the bounds are exact.
     """
-    before = np.cumsum(y, axis=0) - y
-    shift = before / (n_items - np.arange(y.shape[0], dtype=float))[:, None]  # N - j + 1 items not yet drawn
-    return y + shift, low + shift, high + shift
+    sums = np.cumsum(np.vstack([drawn_sum, y]), axis=0)[1:]  # S_j, continued from the earlier rows
+    shift = (sums - y) / (n_left - np.arange(y.shape[0], dtype=float))[:, None]  # N - j + 1 items not yet drawn
+    return y + shift, low + shift, high + shift, sums[-1]
+
+
+@dataclass(frozen=True)
+class _Component:
+    """One component's bets before any draw: its form, candidate values and the increments' bounds (each (G,))."""
+
+    form: RatioForm
+    grid: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    lo: float
+    hi: float
+
+
+@dataclass(frozen=True)
+class RatioSequence:
+    """The confidence sequence of every component of a measure, advanced batch by batch.
+
+    :meth:`start` fixes what is known before the draws (forms, candidate grids, the increments' bounds);
+    :meth:`advance` takes the next batches and returns the sequence after them, its capital carried over,
+    so following a session batch by batch costs the new draws only and gives, bit for bit, the intervals of
+    one pass over all rows (:func:`ratio_sequence`).
+    """
+
+    components: tuple[_Component, ...]
+    capitals: tuple[Capital, ...]
+    drawn_sums: tuple[np.ndarray, ...]  # per component: the sum of the finite-pool increments so far
+    n_rows: int
+    n_items: int
+    alpha: float
+    horizon: float
+    without_replacement: bool
+    per_row: bool
+
+    @classmethod
+    def start(cls, measure: Measure, pool: Pool, weight_bound: float | np.ndarray, level: float, horizon: float, *,
+              without_replacement: bool = False, per_row: bool = False) -> RatioSequence:
+        """The sequence before any draw (parameters as :func:`ratio_sequence`).
+
+        Raises
+        ------
+        ValueError
+            For a measure without :func:`ratio_forms` or with an unbounded component.
+        """
+        forms = ratio_forms(measure)
+        if forms is None:
+            raise ValueError(f"anytime intervals cover ratios of loss totals and affine measures (precision, "
+                             f"recall, F-beta, accuracy, Brier); {measure.name!r} is neither")
+        terms, term_bounds = _terms(measure, pool, weight_bound)
+        components = []
+        for k, f in enumerate(forms):  # a few components: one grid each
+            lo, hi = float(measure.lower[k]), float(measure.upper[k])
+            if not (np.isfinite(lo) and np.isfinite(hi)):
+                raise ValueError(f"anytime intervals need a bounded measure; {measure.names[k]!r} is unbounded")
+            grid = np.linspace(lo, hi, GRID)
+            cell_y = term_bounds[:, None] * ((terms @ f.a + f.a0)[:, None] - grid * (terms @ f.b + f.b0)[:, None])
+            low, high = np.minimum(cell_y.min(axis=0), 0.0), np.maximum(cell_y.max(axis=0), 0.0)
+            components.append(_Component(f, grid, low, high, lo, hi))
+        return cls(tuple(components), (Capital.start(GRID),) * len(forms), (np.zeros(GRID),) * len(forms), 0,
+                   pool.n_items, 1 - level, horizon, without_replacement, per_row or without_replacement)
+
+    def advance(self, losses: np.ndarray, weights: np.ndarray, counts: np.ndarray, batches: np.ndarray,
+                ) -> tuple[RatioSequence, np.ndarray, np.ndarray]:
+        """The sequence after the next batches (arrays as :func:`ratio_sequence`, the rows after those seen).
+
+        Returns
+        -------
+        sequence : RatioSequence
+            After these batches (this one is unchanged).
+        lower, upper : ndarray, shape (B, m)
+            The interval after each of these batches.
+        """
+        n_batches = np.unique(batches).size
+        lower, upper = np.empty((n_batches, len(self.components))), np.empty((n_batches, len(self.components)))
+        if n_batches == 0:
+            return self, lower, upper
+        capitals, drawn_sums = list(self.capitals), list(self.drawn_sums)
+        for k, c in enumerate(self.components):
+            f = c.form
+            num, den = losses @ f.a + f.a0, losses @ f.b + f.b0
+            values = weights[:, None] * (num[:, None] - c.grid * den[:, None])
+            low, high = c.low, c.high
+            if self.without_replacement:
+                values, low, high, drawn_sums[k] = _without_replacement(values, low, high,
+                                                                        self.n_items - self.n_rows, drawn_sums[k])
+            rejected, capitals[k] = bet_on_batches(capitals[k], values, counts, batches, low, high, self.alpha,
+                                                   self.horizon, per_row=self.per_row)
+            kept = ~rejected
+            step = c.grid[1] - c.grid[0]
+            first = np.where(kept.any(axis=1), np.argmax(kept, axis=1), 0)
+            last = np.where(kept.any(axis=1), GRID - 1 - np.argmax(kept[:, ::-1], axis=1), GRID - 1)
+            # the true value lies between grid points: one step beyond the outermost kept ones
+            lower[:, k] = np.maximum(c.grid[first] - step, c.lo)
+            upper[:, k] = np.minimum(c.grid[last] + step, c.hi)
+        return (replace(self, capitals=tuple(capitals), drawn_sums=tuple(drawn_sums),
+                        n_rows=self.n_rows + len(losses)), lower, upper)
 
 
 def ratio_sequence(measure: Measure, pool: Pool, losses: np.ndarray, weights: np.ndarray, counts: np.ndarray,
@@ -169,30 +267,6 @@ def ratio_sequence(measure: Measure, pool: Pool, losses: np.ndarray, weights: np
     lower, upper : ndarray, shape (B, m)
         The sequence's interval after each batch; the whole range where it excludes nothing.
     """
-    forms = ratio_forms(measure)
-    if forms is None:
-        raise ValueError(f"anytime intervals cover ratios of loss totals and affine measures (precision, recall, "
-                         f"F-beta, accuracy, Brier); {measure.name!r} is neither")
-    terms, term_bounds = _terms(measure, pool, weight_bound)
-    per_row = per_row or without_replacement
-    n_batches = np.unique(batches).size
-    lower, upper = np.empty((n_batches, len(forms))), np.empty((n_batches, len(forms)))
-    for k, f in enumerate(forms):  # a few components: one grid each
-        lo, hi = float(measure.lower[k]), float(measure.upper[k])
-        if not (np.isfinite(lo) and np.isfinite(hi)):
-            raise ValueError(f"anytime intervals need a bounded measure; {measure.names[k]!r} is unbounded")
-        grid = np.linspace(lo, hi, GRID)
-        num, den = losses @ f.a + f.a0, losses @ f.b + f.b0
-        values = weights[:, None] * (num[:, None] - grid * den[:, None])
-        cell_y = term_bounds[:, None] * ((terms @ f.a + f.a0)[:, None] - grid * (terms @ f.b + f.b0)[:, None])
-        low, high = np.minimum(cell_y.min(axis=0), 0.0), np.maximum(cell_y.max(axis=0), 0.0)
-        if without_replacement:
-            values, low, high = _without_replacement(values, low, high, pool.n_items)
-        kept = ~rejected_by_batch(values, counts, batches, low, high, 1 - level, horizon, per_row=per_row)
-        step = grid[1] - grid[0]
-        first = np.where(kept.any(axis=1), np.argmax(kept, axis=1), 0)
-        last = np.where(kept.any(axis=1), GRID - 1 - np.argmax(kept[:, ::-1], axis=1), GRID - 1)
-        # the true value lies between grid points: one step beyond the outermost kept ones
-        lower[:, k] = np.maximum(grid[first] - step, lo)
-        upper[:, k] = np.minimum(grid[last] + step, hi)
-    return lower, upper
+    start = RatioSequence.start(measure, pool, weight_bound, level, horizon,
+                                without_replacement=without_replacement, per_row=per_row)
+    return start.advance(losses, weights, counts, batches)[1:]

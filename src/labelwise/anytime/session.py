@@ -15,7 +15,8 @@ covered: their Horvitz-Thompson terms ``l / pi`` have no useful bound.
 
 from __future__ import annotations
 
-from dataclasses import replace
+import weakref
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -25,7 +26,8 @@ from ..designs.importance import PassiveSampler, ProposalSampler
 from ..estimators import Estimate
 from ..measures import Measure
 from ..measures.domain import over_judgeable
-from .ratio import ratio_sequence
+from ..pool import Pool
+from .ratio import RatioSequence
 
 if TYPE_CHECKING:
     from ..session import Session
@@ -34,6 +36,34 @@ __all__ = ["DEFAULT_HORIZON", "anytime_estimate", "anytime_path", "weight_bound"
 
 #: Draws the bets are tuned for when the session has no budget.
 DEFAULT_HORIZON = 1000
+
+
+@dataclass(frozen=True)
+class _Resumable:
+    """A session's sequence over its rows up to the start of the latest batch seen, to resume from.
+
+    ``rows`` holds those rows (losses, weights, counts, batches), ``lower`` and ``upper`` the intervals after
+    each of their batches; ``pool`` and ``bound`` the pool and weight bound the sequence started from.
+    """
+
+    sequence: RatioSequence
+    rows: tuple[np.ndarray, ...]
+    lower: np.ndarray
+    upper: np.ndarray
+    pool: Pool
+    bound: float | np.ndarray
+
+    def resumes(self, rows: tuple[np.ndarray, ...], pool: Pool, bound: float | np.ndarray) -> bool:
+        """Whether ``rows`` begin with this sequence's rows, whole batches of them, on the same pool and bound."""
+        n, batches = self.sequence.n_rows, rows[-1]
+        return (pool is self.pool and np.array_equal(bound, self.bound) and len(batches) > n
+                and (n == 0 or batches[n] != batches[n - 1])
+                and all(np.array_equal(new[:n], old) for new, old in zip(rows, self.rows)))
+
+
+# per session and sequence settings (measure, level, horizon, mode): the sequence to resume from, so a session
+# followed batch by batch (run_until, the serve stop rule) costs its new draws only
+_resumable: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def weight_bound(sampler: Sampler) -> float | np.ndarray:
@@ -62,6 +92,10 @@ def weight_bound(sampler: Sampler) -> float | np.ndarray:
 def anytime_path(session: Session, measure: Measure | None = None, level: float | None = None,
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The confidence sequence after every batch of the session's labeled draws.
+
+    Asked again after further batches, the sequence resumes from where it stood before the latest batch it
+    saw (the rows before unchanged), so following a session batch by batch costs its new draws only; the
+    intervals are those of a recomputation from the first label, bit for bit.
 
     Returns
     -------
@@ -93,10 +127,23 @@ def anytime_path(session: Session, measure: Measure | None = None, level: float 
         if rows.size == 0:
             return np.zeros(0, dtype=np.int64), np.empty((0, target.size)), np.empty((0, target.size))
     counts, rounds = (np.ones(rows.size, int) if finite else d.count[rows]), d.round[rows]
-    lower, upper = ratio_sequence(target, session.pool, losses[rows], d.weight[rows], counts, rounds, bound, level,
-                                  horizon, without_replacement=finite, per_row=session.stochastic)
     ends = np.r_[np.flatnonzero(np.diff(rounds)), rows.size - 1]
-    return np.cumsum(counts)[ends], lower, upper
+    key = (target, level, horizon, finite, session.stochastic)
+    kept = _resumable.setdefault(session, {}).get(key)
+    table = (losses[rows], d.weight[rows], counts, rounds)
+    if kept is not None and kept.resumes(table, session.pool, bound):
+        sequence, lower, upper = kept.sequence, kept.lower, kept.upper
+    else:
+        sequence = RatioSequence.start(target, session.pool, bound, level, horizon, without_replacement=finite,
+                                       per_row=session.stochastic)
+        lower, upper = np.empty((0, target.size)), np.empty((0, target.size))
+    latest = ends[-2] + 1 if ends.size > 1 else 0  # the latest batch's first row: kept to resume from
+    sequence, done_lower, done_upper = sequence.advance(*(column[sequence.n_rows:latest] for column in table))
+    lower, upper = np.vstack([lower, done_lower]), np.vstack([upper, done_upper])
+    _resumable[session][key] = _Resumable(sequence, tuple(column[:latest] for column in table), lower, upper,
+                                          session.pool, bound)
+    _, last_lower, last_upper = sequence.advance(*(column[latest:] for column in table))
+    return np.cumsum(counts)[ends], np.vstack([lower, last_lower]), np.vstack([upper, last_upper])
 
 
 def anytime_estimate(session: Session, measure: Measure | None = None, level: float | None = None) -> Estimate:
