@@ -209,7 +209,12 @@ def export_cmd(
     session: DiscoArg,
     out: Annotated[Path, typer.Option("--out", help="Labels file to write (item_id,label; label 1).")],
 ) -> None:
-    """Write the positives found as a labels file that `labelwise label` ingests."""
+    """Write the positives found as a labels file (item_id,label).
+
+    `labelwise label` of a pool session takes the rows of items its design
+    proposed (`labelwise next`); a label of any other item has no design
+    weight, and the file is refused naming the row.
+    """
     with user_errors():
         import csv
 

@@ -45,9 +45,12 @@ from .options import (
 from .render import estimate_table, excluded_note, print_json, rich_console
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from ..estimators import Estimate
     from ..measures import Measure
     from ..pool import Pool
+    from ..session import Session
 
 # pandas, scipy and the designs are imported in the commands that need them: the stored estimate does not
 
@@ -217,6 +220,7 @@ def label(
 
     with user_errors(), Session.open(session) as s:
         df = read_labels_file(labels_file, id_col=id_col, label_col=label_col, draw_col=draw_col, skip_empty=True)
+        _check_proposed(s, df, labels_file, id_col)
         draws = df["draw"].to_numpy() if "draw" in df.columns else None
         source = "stdin" if str(labels_file) == "-" else f"file:{labels_file.name}"
         new = s.add_labels(df["item_id"].to_numpy(), df["label"].to_numpy(), source=source, draws=draws)
@@ -230,6 +234,29 @@ def label(
         else:
             typer.echo(f"stored {new} new labels ({len(df) - new} rows already stored); total {s.n_labels} labeled "
                        f"items, {s.pending.size} still pending{blank}")
+
+
+def _check_proposed(s: Session, labels: pd.DataFrame, path: Path, id_col: str) -> None:
+    """Refuse, naming the file and row, labels of pool items the session's design never proposed (drew).
+
+    Such a label has no design weight, so no estimate can use it: a ``labelwise discover export``, for one,
+    lists positives found by querying annotators, outside the session's draws.  Unknown ids are left to
+    :meth:`~labelwise.Session.add_labels`, which names them.
+    """
+    from ..ledger import show_id
+    from ..pool import PoolError
+
+    try:
+        pos = s.pool.positions(labels["item_id"].to_numpy())
+    except PoolError:
+        return
+    unproposed = ~np.isin(pos, s.draws.items)
+    if unproposed.any():
+        i = int(np.argmax(unproposed))
+        raise UserError(f"labels file {str(path)!r}, column {id_col!r}, data row {int(labels.index[i]) + 1}: item "
+                        f"{show_id(labels['item_id'].iloc[i])} was not proposed by the session's design, so its label "
+                        "has no design weight (a `labelwise discover export` lists positives found outside its "
+                        "draws); keep only the rows of items `labelwise next` handed out. Nothing was stored")
 
 
 # --------------------------------------------------------------------------- estimate
