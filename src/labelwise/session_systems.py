@@ -260,17 +260,13 @@ def _from_now_on(session: Session, states: list[dict]) -> list[dict]:
     which reach the new system's items with small probabilities, add none of their variance."""
     if not isinstance(session.sampler, OnlinePoissonSampler) or not states:
         return states
-    return [*states[:-1], {**states[-1], "first_round": len(session.sampler._sizes)}]
+    return [*states[:-1], {**states[-1], "first_round": session.sampler.n_rounds}]
 
 
 def _memory_states(sampler: Sampler) -> list[dict]:
     """Every batch's design state, as a session file stores them (for sessions without a file)."""
-    if isinstance(sampler, OnlinePoissonSampler):  # set_state takes the rounds' lists in one state
-        return [{"sizes": list(sampler._sizes), "b_groups": [b.tolist() for b in sampler._b_groups],
-                 "pi_groups": [p.tolist() for p in sampler._pi_groups], "betas": list(sampler._betas)}]
-    if isinstance(sampler, AISSampler):
-        return [{"n_draws": n, "q_group": q.tolist(), "labeled": lab.tolist(), "q_labeled": q_lab.tolist(),
-                 "fill": sampler._fill} for n, q, lab, q_lab in sampler._history]
+    if isinstance(sampler, (OnlinePoissonSampler, AISSampler)):  # the designs whose states are carried
+        return sampler.states()
     return []
 
 
@@ -310,11 +306,11 @@ def _uncovered(session: Session, own: Measure, draws: Draws) -> str:
         if empty.size:
             return (f"{empty.size} strata ({int(sizes[empty].sum())} items) have no labeled draw yet: the estimate "
                     "leaves them out until they do")
-    if isinstance(design, AISDesign) and design.defensive == 0 and session.sampler._history:
+    if isinstance(design, AISDesign) and design.defensive == 0 and session.sampler.group_proposals:
         gm = session.sampler.gm
         G = gm.groups.n_groups
         can_move = np.any([own.loss_is_nonzero(gm.rep_out, np.full(G, c)) for c in range(gm.n_classes)], axis=0)
-        never = np.any([q == 0 for _, q, _, _ in session.sampler._history], axis=0)
+        never = np.any([q == 0 for q in session.sampler.group_proposals], axis=0)
         missed = can_move & never & (gm.groups.unlabeled > 0)
         if missed.any():
             return (f"ais with defensive=0 gave probability 0 to {int(gm.groups.unlabeled[missed].sum())} unlabeled "

@@ -128,7 +128,19 @@ class AISSampler(Sampler):
         """The newest batch's proposal (per group, and each labeled item's), which the interval needs and
         labels replayed in a later process cannot rebuild: without it a reopened session's interval
         would fall back to the plug-in."""
-        n_t, q_group, labeled, q_labeled = self._history[-1]
+        return self._batch_state(*self._history[-1])
+
+    def states(self) -> list[dict]:
+        """Every batch's :meth:`state`, in draw order, as a session file stores them and :meth:`set_state`
+        takes them back (what a session without a file carries to a new sampler)."""
+        return [self._batch_state(*batch) for batch in self._history]
+
+    @property
+    def group_proposals(self) -> list[np.ndarray]:
+        """Each batch's proposal per group (shape (G,) each), in draw order."""
+        return [q_group for _, q_group, _, _ in self._history]
+
+    def _batch_state(self, n_t: int, q_group: np.ndarray, labeled: np.ndarray, q_labeled: np.ndarray) -> dict:
         return {"n_draws": int(n_t), "q_group": q_group.tolist(), "labeled": labeled.tolist(),
                 "q_labeled": q_labeled.tolist(), "fill": self._fill}
 

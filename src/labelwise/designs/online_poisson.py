@@ -190,9 +190,7 @@ class OnlinePoissonSampler(Sampler):
 
     def state(self) -> dict:
         """The newest round: its size, its inclusion probability and the model's prediction per group."""
-        return {"sizes": self._sizes[-1:], "b_groups": [b.tolist() for b in self._b_groups[-1:]],
-                "pi_groups": [p.tolist() for p in self._pi_groups[-1:]], "betas": self._betas[-1:],
-                "first_round": self.first_round}
+        return {**self._rounds_state(slice(-1, None)), "first_round": self.first_round}
 
     def set_state(self, states: list[dict]) -> None:
         self._sizes = [int(n) for state in states for n in state.get("sizes", [])]
@@ -201,6 +199,20 @@ class OnlinePoissonSampler(Sampler):
         self._pi_groups = [np.asarray(p, dtype=float) for state in states for p in state.get("pi_groups", [])]
         self._betas = [float(b) for state in states for b in state.get("betas", [])]
         self.first_round = max((int(state.get("first_round", 0)) for state in states), default=0)
+
+    def states(self) -> list[dict]:
+        """Every round's state in one, as :meth:`set_state` takes it back (what a session without a file
+        carries to a new sampler)."""
+        return [self._rounds_state(slice(None))]
+
+    def _rounds_state(self, rounds: slice) -> dict:
+        return {"sizes": self._sizes[rounds], "b_groups": [b.tolist() for b in self._b_groups[rounds]],
+                "pi_groups": [p.tolist() for p in self._pi_groups[rounds]], "betas": self._betas[rounds]}
+
+    @property
+    def n_rounds(self) -> int:
+        """Rounds drawn so far."""
+        return len(self._sizes)
 
     def draw(self, n_new: int, labeled: np.ndarray) -> Draws:
         """Round r: water-filling inclusion probabilities over unlabeled items, exactly ``n_new`` drawn."""
