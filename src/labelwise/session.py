@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
@@ -50,7 +50,7 @@ from .measures import Measure, measure_from_spec
 from .measures.domain import over_judgeable
 from .pool import Pool
 from .pool.system_outputs import SystemOutputs
-from .progress import progress_bar
+from .session_run import OracleRun
 from .session_systems import AddedSystem, add_system, resumed_sampler
 from .session_workflow import HandOut
 from .store import Store, StoreError
@@ -73,7 +73,7 @@ def _setup_tag() -> bytes:
     return b"setup " + digest.hexdigest().encode() + b"\n"
 
 
-class Session(HandOut):
+class Session(HandOut, OracleRun):
     """Pool + measure + design + the labels so far.
 
     Parameters
@@ -405,67 +405,3 @@ class Session(HandOut):
         from .planning import plan_session
 
         return plan_session(self, half_width, measure, level)
-
-    def run(
-        self,
-        oracle: Callable[[np.ndarray], np.ndarray],
-        budget: int | None = None,
-        batch_size: int = 50,
-        *,
-        progress: bool = False,
-        checkpoints: Sequence[int] = (),
-        on_checkpoint: Callable[[int, Estimate], None] | None = None,
-        until_half_width: float | None = None,
-    ) -> Estimate:
-        """Label until ``budget`` labels are in, asking ``oracle`` a batch at a time.
-
-        With ``until_half_width`` stop as soon as the anytime-valid interval's half-width is at most that
-        (or ``budget`` labels are in), and return the anytime estimate (:func:`labelwise.anytime.run_until`).
-
-        Parameters
-        ----------
-        oracle : callable
-            ``oracle(item_ids) -> labels``.
-        budget : int
-            Total labels wanted (:attr:`n_labels`: distinct items under a
-            deterministic oracle, answered draws under a stochastic one;
-            labels already in the session count).
-        batch_size : int
-            Labels per batch (the design is updated between batches).
-        progress : bool
-            Show a progress bar.
-        checkpoints : sequence of int
-            Label counts at which to call ``on_checkpoint(n_labels, estimate)``;
-            batches are cut so that each checkpoint is hit exactly.
-        """
-        if until_half_width is not None:
-            from .anytime import run_until
-
-            return run_until(self, oracle, until_half_width, budget, batch_size, progress)
-        if budget is None:
-            raise ValueError("budget: give the labels wanted, or until_half_width")
-        if budget > self.pool.n_items:
-            raise ValueError(f"budget: {budget} labels asked but the pool has {self.pool.n_items} items")
-        if batch_size < 1:
-            raise ValueError(f"batch_size: must be at least 1, got {batch_size}")
-        if self.budget is None and len(self.draws) == 0:  # nothing drawn yet: plan the run for its budget
-            self.budget = budget
-            self.sampler = self.design.start(self.pool, self.measure, rng=self.rng, budget=budget,
-                                             oracle=self.oracle)
-        marks = sorted(c for c in set(checkpoints) if max(self.n_labels, 1) <= c <= budget)
-
-        def report_reached() -> None:
-            while marks and self.n_labels >= marks[0]:
-                if on_checkpoint is not None:
-                    on_checkpoint(marks[0], self.estimate())
-                marks.pop(0)
-
-        report_reached()  # a checkpoint equal to the labels already in is reported, not skipped
-        with progress_bar(progress, budget, "labeling", self.n_labels) as update:
-            while self.n_labels < budget:
-                limit = marks[0] if marks else budget
-                ids = self.next_batch(min(batch_size, limit - self.n_labels))
-                self.add_labels(ids, oracle(ids), source="oracle")
-                update(self.n_labels)
-                report_reached()
-        return self.estimate()

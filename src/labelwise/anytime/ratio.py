@@ -161,7 +161,7 @@ class RatioSequence:
 
     components: tuple[_Component, ...]
     capitals: tuple[Capital, ...]
-    drawn_sums: tuple[np.ndarray, ...]  # per component: the sum of the finite-pool increments so far
+    drawn_sums: tuple[np.ndarray, ...]  # per component: S, the sum of the rows so far (finite-pool sequence)
     n_rows: int
     n_items: int
     alpha: float

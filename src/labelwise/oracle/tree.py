@@ -39,7 +39,6 @@ Evaluation under Extreme Class Imbalance", KDD 2021.
 
 from __future__ import annotations
 
-from numbers import Integral, Real
 from typing import Literal
 
 import numpy as np
@@ -47,6 +46,7 @@ import numpy as np
 from ..partition import Hierarchy
 from . import em
 from .prior import block_hyperparameters, tree_hyperparameters
+from .tree_checks import check_settings, checked_observations
 
 __all__ = ["DirichletTreeModel"]
 
@@ -152,18 +152,7 @@ class DirichletTreeModel:
         tol: float = 1e-8,
         accelerate: bool = True,
     ) -> None:
-        if not isinstance(hierarchy, Hierarchy):
-            raise ValueError(f"hierarchy: expected a Hierarchy, got {type(hierarchy).__name__}")
-        if oracle not in ("deterministic", "stochastic"):
-            raise ValueError(f"oracle: must be 'deterministic' or 'stochastic', got {oracle!r}")
-        if isinstance(prior_strength, bool) or not isinstance(prior_strength, Real) or not (
-            np.isfinite(prior_strength) and prior_strength >= 0
-        ):
-            raise ValueError(f"prior_strength: must be a finite number >= 0, got {prior_strength!r}")
-        if isinstance(max_iter, bool) or not isinstance(max_iter, Integral) or max_iter < 1:
-            raise ValueError(f"max_iter: must be an integer >= 1, got {max_iter!r}")
-        if isinstance(tol, bool) or not isinstance(tol, Real) or not (np.isfinite(tol) and tol >= 0):
-            raise ValueError(f"tol: must be a finite number >= 0, got {tol!r}")
+        check_settings(hierarchy, oracle, prior_strength, max_iter, tol)
         block_prior, alpha, beta = tree_hyperparameters(hierarchy, prior_probs, prior_strength)
 
         self.hierarchy = hierarchy
@@ -208,18 +197,6 @@ class DirichletTreeModel:
         self._beta_m1 = [None] + [b - 1.0 for b in self.beta[1:]]
         if refit:
             self.fit(warm_start=True)
-
-    # ------------------------------------------------------------ validation
-    def _check_obs(self, blocks, labels) -> tuple[np.ndarray, np.ndarray]:
-        b = np.asarray(blocks)
-        y = np.asarray(labels)
-        if b.ndim != 1 or y.ndim != 1 or b.shape != y.shape:
-            raise ValueError(f"blocks, labels: expected two 1-d arrays of equal length, got shapes {b.shape} and {y.shape}")
-        for name, arr, hi in (("blocks", b, self.hierarchy.n_leaves), ("labels", y, self.n_classes)):
-            if arr.size and (arr.dtype.kind not in "iu" or arr.min() < 0 or arr.max() >= hi):
-                raise ValueError(f"{name}: must be integers in [0, {hi}), got dtype {arr.dtype}, "
-                                 f"range [{arr.min()}, {arr.max()}]")
-        return b.astype(np.int64, copy=False), y.astype(np.int64, copy=False)
 
     # ------------------------------------------------------------ EM steps
     def _em_map(self, r: np.ndarray) -> em.State:
@@ -292,7 +269,7 @@ class DirichletTreeModel:
             On invalid blocks/labels, or when a block would receive more new
             labels than it has unlabeled items.
         """
-        b, y = self._check_obs(blocks, labels)
+        b, y = checked_observations(blocks, labels, self.hierarchy.n_leaves, self.n_classes)
         if new is None:
             new = np.ones(b.shape[0], dtype=bool)
         try:

@@ -7,37 +7,7 @@ failures become one-line :class:`StoreError` (:mod:`labelwise.store.sqlite`).
 The pool is stored compressed (:mod:`labelwise.store.codec`), which makes a
 session file self-contained.
 
-Tables
-------
-meta(key, value)
-    ``schema_version``, ``config`` (measure, design, level as JSON),
-    ``pool_meta``, ``rng_state`` (the generator state at creation, then
-    after the last stored draw; arrays of MT19937/Philox states are encoded)
-    and ``revision`` (raised by every write: a session whose revision is
-    older re-reads the file before it writes).
-design_states(stage, state)
-    The design's state for each batch of draws (JSON), when it has one.
-pool_arrays(name, data)
-    The pool's arrays.
-draws(seq, stage, item, weight, prob, stratum, count, created)
-    Every draw in order, with the design weight ``p/q`` and probability.
-labels(seq, draw, item, label, stage, weight, prob, created, source, call)
-    One row per label: ``draw`` is the index (0-based, in draw order) of the
-    draw the label answers, unique, with that draw's stage, weight and
-    probability and the time the label was stored.  Under a deterministic
-    oracle an item is labeled once, at its first draw; under a stochastic
-    oracle every draw gets its own label, so an item may have several.
-relabels(seq, draw, item, old, label, created, source)
-    Corrections: the label of ``draw`` changed from ``old`` to ``label``
-    (the labels row keeps the first answer; estimates use the latest).
-deferred(seq, item, created)
-    Items an annotator skipped: handed out again after the other pending items.
-excluded(seq, item, draw, created, source)
-    Items excluded from the population as not judgeable, with the item's
-    first draw (schema 4).
-cache(key, data)
-    What saves work when a session is opened: the design's set-up
-    (``sampler``) and the latest estimate (``estimate``).
+Its tables and their schema versions: :mod:`labelwise.store.schema`.
 """
 
 from __future__ import annotations
@@ -54,6 +24,7 @@ import numpy as np
 
 from ..draws import Draws
 from .codec import decode_array, dump_state, encode_array, load_state
+from .schema import READABLE_VERSIONS, SCHEMA_VERSION, TABLES, TABLES_ADDED
 from .sqlite import (
     StoreError,
     connect,
@@ -69,41 +40,9 @@ if TYPE_CHECKING:  # the pool (pandas) is imported to load one, not to read a fe
 
 __all__ = ["Store", "StoreError"]
 
-SCHEMA_VERSION = 4
-_READABLE_VERSIONS = (2, 3, 4)  # older files gain the newer tables when opened
 _POOL_FIELDS = ("item_ids", "preds", "scores", "probs", "labels", "features")
 #: Read in their stored type (one-byte predictions and labels, float32 scores): no whole-pool conversion on open.
 _STORED_TYPE_FIELDS = ("preds", "scores", "probs", "labels")
-
-_SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE pool_arrays (name TEXT PRIMARY KEY, data BLOB NOT NULL);
-CREATE TABLE draws (
-    seq INTEGER PRIMARY KEY, stage INTEGER NOT NULL, item INTEGER NOT NULL,
-    weight REAL NOT NULL, prob REAL NOT NULL, stratum INTEGER NOT NULL, count INTEGER NOT NULL,
-    created REAL NOT NULL
-);
-CREATE TABLE labels (
-    seq INTEGER PRIMARY KEY, draw INTEGER NOT NULL UNIQUE, item INTEGER NOT NULL, label INTEGER NOT NULL,
-    stage INTEGER NOT NULL, weight REAL NOT NULL, prob REAL NOT NULL, created REAL NOT NULL,
-    source TEXT NOT NULL, call INTEGER NOT NULL
-);
-CREATE TABLE design_states (stage INTEGER PRIMARY KEY, state TEXT NOT NULL);
-"""
-
-# tables added after schema 2 (IF NOT EXISTS: an older file gains them when opened)
-_SCHEMA_ADDED = """
-CREATE TABLE IF NOT EXISTS relabels (
-    seq INTEGER PRIMARY KEY, draw INTEGER NOT NULL, item INTEGER NOT NULL, old INTEGER NOT NULL,
-    label INTEGER NOT NULL, created REAL NOT NULL, source TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS deferred (seq INTEGER PRIMARY KEY, item INTEGER NOT NULL, created REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, data BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS excluded (
-    seq INTEGER PRIMARY KEY, item INTEGER NOT NULL UNIQUE, draw INTEGER NOT NULL, created REAL NOT NULL,
-    source TEXT NOT NULL
-);
-"""
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -135,7 +74,7 @@ class Store:
             conn = connect(path)
             set_pragmas(conn)
             with transaction(conn):
-                for statement in statements(_SCHEMA) + statements(_SCHEMA_ADDED):
+                for statement in statements(TABLES) + statements(TABLES_ADDED):
                     conn.execute(statement)
                 conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
                 conn.executemany(
@@ -201,7 +140,7 @@ class Store:
                 raise StoreError(f"{str(path)!r} is a session on an engine pool (`init --engine`): this command "
                                  "does not support it yet; use next, label, estimate, status and export") from None
             raise StoreError(f"{str(path)!r} is not a labelwise session file ({exc})") from None
-        if version is None or not str(version[0]).isdigit() or int(version[0]) not in _READABLE_VERSIONS:
+        if version is None or not str(version[0]).isdigit() or int(version[0]) not in READABLE_VERSIONS:
             conn.close()
             found = None if version is None else version[0]
             raise StoreError(f"{str(path)!r}: unsupported session schema {found!r}; expected {SCHEMA_VERSION}")
@@ -210,7 +149,7 @@ class Store:
             set_pragmas(conn)
             if int(version[0]) < SCHEMA_VERSION:
                 with store.writing():
-                    for statement in statements(_SCHEMA_ADDED):
+                    for statement in statements(TABLES_ADDED):
                         conn.execute(statement)
                     conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
         except (sqlite3.Error, StoreError) as exc:
