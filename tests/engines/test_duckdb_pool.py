@@ -8,6 +8,7 @@ import pytest
 
 from labelwise.designs import make_design
 from labelwise.engines import EnginePool
+from labelwise.engines.columns import resolve_columns
 from labelwise.pool import PoolError
 
 from .conftest import pool_frame
@@ -73,6 +74,20 @@ def test_bad_files_are_named(pool, tmp_path):
         EnginePool.open(tmp_path / "noid.parquet")
     with pytest.raises(PoolError, match="no such file"):
         EnginePool.open(tmp_path / "missing-*.parquet")
+    frame.assign(item_id="x" + frame["item_id"].astype(str)).to_parquet(tmp_path / "text.parquet", index=False)
+    with pytest.raises(PoolError, match=r"text.parquet.*id column 'item_id' holds VARCHAR values.*as integers"):
+        EnginePool.open(tmp_path / "text.parquet")
+
+
+@pytest.mark.parametrize(("type_name", "accepted"), [("BIGINT", True), ("int", True), ("UINTEGER", True),
+                                                     ("string", False), ("DOUBLE", False)])
+def test_only_integer_id_columns_are_accepted(type_name, accepted):
+    types = {"item_id": type_name, "prob": "double"}  # DuckDB's and Spark's type names
+    if accepted:
+        assert resolve_columns(types, "pool").id == "item_id"
+    else:
+        with pytest.raises(PoolError, match=f"holds {type_name} values"):
+            resolve_columns(types, "pool")
 
 
 def test_designs_without_a_block_plan_are_refused(engines):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..pool import PoolError
@@ -57,13 +57,18 @@ class EngineColumns:
                    tuple(data["system_names"]))
 
 
-def resolve_columns(available: Sequence[str], where: str, *, id_col: str = DEFAULT_COLUMNS["id"],
+#: the type names (DuckDB's and Spark's, lower case) of integer columns: the shared hash needs integer ids
+INTEGER_TYPES = frozenset({"tinyint", "smallint", "integer", "int", "bigint", "hugeint", "utinyint", "usmallint",
+                           "uinteger", "ubigint", "byte", "short", "long"})
+
+
+def resolve_columns(available: Mapping[str, str], where: str, *, id_col: str = DEFAULT_COLUMNS["id"],
                     pred_cols: str | Sequence[str] | None = DEFAULT_COLUMNS["pred"],
                     prob_cols: str | Sequence[str] | None = DEFAULT_COLUMNS["prob"],
                     score_cols: str | Sequence[str] | None = DEFAULT_COLUMNS["score"],
                     label_col: str | None = DEFAULT_COLUMNS["label"],
                     system_names: Sequence[str] | None = None) -> EngineColumns:
-    """The :class:`EngineColumns` of a table with columns ``available``.
+    """The :class:`EngineColumns` of a table whose columns are ``available`` (name to the engine's type name).
 
     A default column name (:data:`~labelwise.pool.readers.DEFAULT_COLUMNS`)
     that is absent is skipped; an explicitly named column that is absent is
@@ -90,6 +95,10 @@ def resolve_columns(available: Sequence[str], where: str, *, id_col: str = DEFAU
     if id_col not in have:
         raise PoolError(f"{where}: no id column {id_col!r}; engine pools need integer item ids (the sample is "
                         f"drawn by them). Name it with --id-col; available columns: {sorted(have)}")
+    if available[id_col].lower() not in INTEGER_TYPES:
+        raise PoolError(f"{where}: id column {id_col!r} holds {available[id_col]} values; engine pools draw the "
+                        "sample by integer item ids. Store the ids as integers (e.g. a row number, keeping the text "
+                        "id in another column), or read a pool that fits in memory without --engine")
     preds, probs = pick(pred_cols, DEFAULT_COLUMNS["pred"]), pick(prob_cols, DEFAULT_COLUMNS["prob"])
     scores = pick(score_cols, DEFAULT_COLUMNS["score"])
     n_systems = max(len(preds), len(probs), len(scores))

@@ -44,8 +44,9 @@ class DuckDBSource(SqlSource):
         self.con = duckdb.connect(config={"memory_limit": memory_limit,
                                           "threads": threads or os.cpu_count() or 1})
         self.table = "read_parquet([" + ", ".join(_sql_string(str(f)) for f in files) + "])"
-        schema = self.con.sql(f"SELECT * FROM {self.table} LIMIT 0").columns
-        self.columns: EngineColumns = resolve_columns(schema, self.where, **columns)
+        schema = self.con.sql(f"SELECT * FROM {self.table} LIMIT 0")
+        types = dict(zip(schema.columns, map(str, schema.types), strict=True))
+        self.columns: EngineColumns = resolve_columns(types, self.where, **columns)
 
     def query(self, sql: str) -> pd.DataFrame:
         return self.con.sql(sql).df()

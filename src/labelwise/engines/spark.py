@@ -61,7 +61,7 @@ class SparkSource(SqlSource):
         frame = self.spark.read.parquet(*(str(f) for f in files))
         self.table = f"lw_pool_{next(_views)}"
         frame.createOrReplaceTempView(self.table)
-        self.columns: EngineColumns = resolve_columns(frame.columns, self.where, **columns)
+        self.columns: EngineColumns = resolve_columns(dict(frame.dtypes), self.where, **columns)
 
     def query(self, sql: str) -> pd.DataFrame:
         return self.spark.sql(sql).toPandas()
