@@ -105,7 +105,11 @@ def engine_label(session: Path, labels_file: Path, id_col: str, label_col: str) 
     with EngineSession.open(session) as s:
         df = read_labels_file(labels_file, id_col=id_col, label_col=label_col, draw_col=None, skip_empty=True)
         source = "stdin" if str(labels_file) == "-" else f"file:{labels_file.name}"
-        new = s.add_labels(df["item_id"].to_numpy(), df["label"].to_numpy(), source)
+        try:
+            new = s.add_labels(df["item_id"].to_numpy(), df["label"].to_numpy(), source)
+        except ValueError as e:  # the checks of labelwise.engines.labels: name the file they were read from
+            raise UserError(f"labels file {str(labels_file)!r}, column {id_col!r}: "
+                            f"{str(e).removeprefix('labels: ')}. Nothing was stored") from None
         empty = df.attrs["empty_labels"]
         blank = f"; {empty} rows without a label left pending" if empty else ""
         typer.echo(f"stored {new} new labels ({len(df) - new} rows already stored); total {s.n_labels} labeled "
