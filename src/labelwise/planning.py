@@ -28,6 +28,8 @@ believes), at :data:`PILOT_MARKS` labels:
   that batch: one batch's variance moves several-fold on an imbalanced pool), the pilots' slope ``b``
   trusted only down to :data:`MODEST_DECAY` (labels drawn from over-confident probabilities make the
   pilots' variance fall faster than the real one);
+* either way, a projection that has the half-width reached already while the session's interval is still
+  wider gives way to the session's own variance (:func:`present_projection`): the present is known;
 * before :data:`PILOT_LABELS` labels, each pilot run's own curve.
 
 The plan is the first ``n`` whose half-width ``z sqrt(V(n) / n)`` reaches
@@ -78,6 +80,7 @@ __all__ = [
     "plan_designs",
     "plan_session",
     "power_law",
+    "present_projection",
     "recent_variance",
     "rotated_labels",
     "run_variances",
@@ -326,6 +329,16 @@ def recent_variance(session: Session, measure: Measure | None, level: float) -> 
     return float(np.exp(np.mean(np.log(v)))) if v.size else math.nan
 
 
+def present_projection(projection: Projection, v0: float, n: int, half_width: float, level: float, n_items: int,
+                       with_replacement: bool) -> Projection:
+    """``projection``, unless it has ``half_width`` reached by ``n`` labels while the session's interval (its
+    variance ``v0``) is still wider: then the session's own variance along the projection's slope (at most
+    :data:`MODEST_DECAY`), which reaches it no sooner than the next label."""
+    own = power_law(v0, n, max(projection.slope, MODEST_DECAY), projection.spread)
+    plan = lambda p: labels_for(p, half_width, level, n_items, with_replacement)
+    return own if plan(projection) <= n < plan(own) else projection
+
+
 def _count(n: float, n_items: int) -> int:
     return n_items if not np.isfinite(n) else math.ceil(n)
 
@@ -380,7 +393,8 @@ def plan_session(session: Session, half_width: float, measure: Measure | None = 
         total, low, high = _pilot_plan(pool, target, design, half_width, level, session.budget, pilot_seed)
     else:
         curves = pilot_curves(pool, target, design, session.budget, pilot_seed)
-        projection = session_projection(v0, n, curves, recent_variance(session, measure, level))
+        projection = present_projection(session_projection(v0, n, curves, recent_variance(session, measure, level)),
+                                        v0, n, half_width, level, pool.n_items, design.with_replacement)
         total, low, high = (labels_for(projection.scaled(f), half_width, level, pool.n_items, design.with_replacement)
                             for f in (0.0, -projection.spread, projection.spread))
     further = lambda x: max(0, _count(x, pool.n_items) - n)
