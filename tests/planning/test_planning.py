@@ -25,6 +25,7 @@ from labelwise.planning import (
     pilot_curves,
     plan_designs,
     power_law,
+    present_projection,
     recent_variance,
     rotated_labels,
     run_variances,
@@ -144,6 +145,20 @@ def test_pilot_runs_far_from_the_session_leave_the_median():
     projection = session_projection(1.2, 200, curves)
     assert projection.variance(np.array([100.0, 1000.0, 5000.0])) == pytest.approx([math.sqrt(1.5)] * 3)
     assert projection.spread == pytest.approx(math.log(1.5) / math.sqrt(2))
+
+
+def test_a_projection_behind_the_present_gives_way_to_the_sessions_own_variance():
+    # the projection has 0.05 reached at 200 labels (V = 0.01), the session's interval is wider (V = 0.25):
+    # the session's own constant variance, n = z^2 0.25 / 0.05^2; a steep slope is trusted only to MODEST_DECAY
+    ahead = power_law(0.01, 200, 0.0, 0.3)
+    own = present_projection(ahead, 0.25, 200, 0.05, 0.95, 10**6, True)
+    assert own == ((200.0,), pytest.approx((math.log(0.25),)), 0.0, 0.3)
+    assert labels_for(own, 0.05, 0.95, 10**6, True) == pytest.approx(Z**2 * 0.25 / 0.05**2, abs=0.5)
+    assert present_projection(power_law(0.01, 200, -2.0), 0.25, 200, 0.05, 0.95, 10**6, True).slope == MODEST_DECAY
+    # a projection not yet there, or a session already narrower: unchanged
+    behind = power_law(1.0, 200, 0.0)
+    assert present_projection(behind, 0.25, 200, 0.05, 0.95, 10**6, True) is behind
+    assert present_projection(ahead, 0.02, 200, 0.05, 0.95, 10**6, True) is ahead
 
 
 def test_run_variances_interpolate_each_run_in_log_n():
