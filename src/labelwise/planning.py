@@ -11,22 +11,25 @@ is labeled).  The plan projects ``V(n)`` from pilot runs of the design
 against labels drawn from the pool's probabilities (what the design itself
 believes), at :data:`PILOT_MARKS` labels:
 
-* when the session's own variance ``V0 = n0 (h / z)^2`` at its ``n0``
-  labels (``h`` the half-width of its interval, divided by ``1 - n0 / N``
-  without replacement: the interval already has that factor) lies within a
-  factor :data:`AGREEMENT` of the pilots' median curve there, the pool's
-  probabilities describe the labels seen and ``V(n)`` is that median curve:
-  interpolated in ``log n`` between the marks, and beyond the last falling
-  with the pilots' local slope (fitted from ``n0`` on).  One session's
-  variance after a few hundred labels is noisy on an imbalanced pool
-  (whether a rare outcome was drawn yet), so it picks the curve, not the
-  level; the median keeps one pilot labeling far off (a rare pool) out.
-  A power law fitted to the marks would miss both the cliff and the
-  flattening after the first few hundred labels;
-* otherwise the probabilities are off: ``V(n) = V0 (n / n0)^b`` from the
-  session's own variance, the pilots' slope ``b`` trusted only down to
-  :data:`MODEST_DECAY` (labels drawn from over-confident probabilities make
-  the pilots' variance fall faster than the real one);
+* the pilot runs like the session -- those whose variance at ``n0`` lies within a factor :data:`NEAR` of
+  the session's own ``V0 = n0 (h / z)^2`` (``h`` the half-width of its interval, divided by ``1 - n0 / N``
+  without replacement: the interval already has that factor) -- are the runs whose pseudo-truth resembles
+  the labels seen.  When at least :data:`MIN_NEAR` of them are and their median curve lies within a factor
+  :data:`AGREEMENT` of ``V0`` at ``n0``, ``V(n)`` is that median curve: interpolated in ``log n`` between
+  the marks, and beyond the last falling with the runs' local slope (fitted from ``n0`` on).  On a pool
+  with few positives or few uncertain items the pilot runs' curves lie orders of magnitude apart (whether
+  a run's pseudo-truth holds many of the rare outcomes, when its variance falls off a cliff); a run far
+  from the session would move the median of all runs, and a session between two groups of runs would
+  fall back on its own noisy level.  One session's variance after a few hundred labels is noisy on an
+  imbalanced pool (whether a rare outcome was drawn yet), so it picks the runs, not the level.  A power
+  law fitted to the marks would miss both the cliff and the flattening after the first few hundred labels;
+* otherwise the probabilities are off: ``V(n) = V1 (n / n0)^b`` from the session's own variance ``V1``,
+  the geometric mean over its last :data:`RECENT_BATCHES` batches (each the interval of the labels up to
+  that batch: one batch's variance moves several-fold on an imbalanced pool), the pilots' slope ``b``
+  trusted only down to :data:`MODEST_DECAY` (labels drawn from over-confident probabilities make the
+  pilots' variance fall faster than the real one);
+* either way, a projection that has the half-width reached already while the session's interval is still
+  wider gives way to the session's own variance (:func:`present_projection`): the present is known;
 * before :data:`PILOT_LABELS` labels, each pilot run's own curve.
 
 The plan is the first ``n`` whose half-width ``z sqrt(V(n) / n)`` reaches
@@ -61,9 +64,30 @@ from .pool import Pool
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["AGREEMENT", "MODEST_DECAY", "PILOT_LABELS", "PILOT_MARKS", "Plan", "Projection", "labels_for",
-           "pilot_curves", "plan_designs", "plan_session", "power_law", "rotated_labels", "save_target",
-           "session_projection", "target_plan"]
+__all__ = [
+    "AGREEMENT",
+    "MIN_NEAR",
+    "MODEST_DECAY",
+    "NEAR",
+    "PILOT_LABELS",
+    "PILOT_MARKS",
+    "RECENT_BATCHES",
+    "Plan",
+    "Projection",
+    "labels_for",
+    "median_projection",
+    "pilot_curves",
+    "plan_designs",
+    "plan_session",
+    "power_law",
+    "present_projection",
+    "recent_variance",
+    "rotated_labels",
+    "run_variances",
+    "save_target",
+    "session_projection",
+    "target_plan",
+]
 
 #: Label counts of the pilot runs' variance curve (up to counts the plans reach: an adaptive design's decay
 #: flattens after its first few hundred labels, which a slope fitted up to 800 labels would not see).
@@ -72,8 +96,14 @@ PILOT_MARKS = (100, 200, 400, 800, 1600)
 PILOT_LABELS = 200
 #: Pilot runs per design (the plan's slope and level come from them: with few runs the plan depends on their seed).
 PILOT_RUNS = 8
-#: Largest ratio between the session's and the pilot runs' variance at which the pilot runs count in the level.
+#: Largest ratio between a pilot run's variance and the session's at its labels for the run to count as like it.
+NEAR = 8.0
+#: Fewest pilot runs like the session whose median curve the plan follows.
+MIN_NEAR = 2
+#: Largest ratio between the session's variance and the median curve of the runs like it for the plan to follow it.
 AGREEMENT = 4.0
+#: Batches of the session whose variances make its own level when the pilot runs disagree with it.
+RECENT_BATCHES = 3
 #: Steepest decay slope taken from pilot runs whose variance disagrees with the session's.
 MODEST_DECAY = -0.5
 #: Grid points on ``[1, N]`` (geometric) where :func:`labels_for` looks for the first crossing.
@@ -250,21 +280,63 @@ def power_law(v0: float, n0: float, slope: float, spread: float = 0.0) -> Projec
     return Projection((float(n0),), (float(_log(v0)),), slope, spread)
 
 
-def session_projection(v0: float, n: int, curves: np.ndarray) -> Projection:
-    """The plan's projection from the session's variance ``v0`` at ``n`` labels and the pilot curves (module
-    docstring): the pilot runs' median curve when the session's variance lies within a factor
-    :data:`AGREEMENT` of it at ``n``, the session's own variance along the pilots' slope (at most
-    :data:`MODEST_DECAY`) otherwise."""
+def run_variances(curves: np.ndarray, n: int) -> np.ndarray:
+    """Each pilot run's variance at ``n`` labels: its curve interpolated in ``log n`` between the marks where it
+    has a value (its first value before, its last beyond); NaN for a run with none."""
+    marks = np.log(np.array(PILOT_MARKS[:curves.shape[1]], dtype=float))
+    logs = _log(curves)
+    known = np.isfinite(curves)
+    return np.array([np.exp(np.interp(math.log(n), marks[k], log_v[k])) if k.any() else math.nan
+                     for log_v, k in zip(logs, known)])  # a few pilot runs, not items
+
+
+def median_projection(curves: np.ndarray, n: int) -> Projection:
+    """The pilot runs' median curve (``log V`` per mark over the runs with a value there), their local slope
+    from ``n`` labels on and the spread of one run's ``log V`` at the last mark (at least ``sqrt(2 / n)``,
+    that of a variance estimated from ``n`` normal draws); the projection of :func:`session_projection`."""
     slope = decay_slope(curves, _anchor(curves, n))
     last = curves[:, -1][np.isfinite(curves[:, -1]) & (curves[:, -1] > 0)]  # each run's least noisy value
     spread = max(float(np.std(np.log(last), ddof=1)) if last.size > 1 else 0.0, math.sqrt(2 / n))
     known = np.isfinite(curves).any(axis=0)  # marks where some run has a variance
-    if known.any() and v0 > 0:
-        marks = np.array(PILOT_MARKS[:curves.shape[1]], dtype=float)[known]
-        median = Projection(tuple(marks), tuple(np.nanmedian(_log(curves[:, known]), axis=0)), slope, spread)
-        if abs(math.log(v0) - _log(median.variance(np.array([n], dtype=float)))[0]) <= math.log(AGREEMENT):
-            return median
-    return power_law(v0, n, max(slope, MODEST_DECAY), spread)
+    marks = np.array(PILOT_MARKS[:curves.shape[1]], dtype=float)[known]
+    return Projection(tuple(marks), tuple(np.nanmedian(_log(curves[:, known]), axis=0)), slope, spread)
+
+
+def session_projection(v0: float, n: int, curves: np.ndarray, recent: float | None = None) -> Projection:
+    """The plan's projection from the session's variance ``v0`` at ``n`` labels and the pilot curves (module
+    docstring): the median curve of the pilot runs like the session (within a factor :data:`NEAR` of ``v0``
+    at ``n``) when at least :data:`MIN_NEAR` runs are and it lies within a factor :data:`AGREEMENT` of
+    ``v0``; otherwise the session's own level ``recent`` (default ``v0``) along the pilots' slope, at most
+    :data:`MODEST_DECAY`."""
+    everyone = median_projection(curves, n)
+    if v0 > 0:
+        like = np.abs(_log(run_variances(curves, n)) - math.log(v0)) <= math.log(NEAR)  # NaN: not like
+        if like.sum() >= MIN_NEAR:
+            median = median_projection(curves[like], n)
+            if abs(math.log(v0) - _log(median.variance(np.array([n], dtype=float)))[0]) <= math.log(AGREEMENT):
+                return median
+    return power_law(v0 if recent is None else recent, n, max(everyone.slope, MODEST_DECAY), everyone.spread)
+
+
+def recent_variance(session: Session, measure: Measure | None, level: float) -> float:
+    """Geometric mean of the session's per-label variance (:func:`per_label_variance`) at the ends of its last
+    :data:`RECENT_BATCHES` batches, each from the labels up to that batch; NaN when none is defined."""
+    rounds = session.sample().draws.round
+    ends = np.r_[np.flatnonzero(np.diff(rounds)) + 1, rounds.size][-RECENT_BATCHES:]  # draws up to each batch
+    v = np.array([per_label_variance(session.estimate(measure, level, prefix=int(end)), session.pool.n_items,
+                                     session.design.with_replacement) for end in ends])  # a few batches
+    v = v[np.isfinite(v) & (v > 0)]
+    return float(np.exp(np.mean(np.log(v)))) if v.size else math.nan
+
+
+def present_projection(projection: Projection, v0: float, n: int, half_width: float, level: float, n_items: int,
+                       with_replacement: bool) -> Projection:
+    """``projection``, unless it has ``half_width`` reached by ``n`` labels while the session's interval (its
+    variance ``v0``) is still wider: then the session's own variance along the projection's slope (at most
+    :data:`MODEST_DECAY`), which reaches it no sooner than the next label."""
+    own = power_law(v0, n, max(projection.slope, MODEST_DECAY), projection.spread)
+    plan = lambda p: labels_for(p, half_width, level, n_items, with_replacement)
+    return own if plan(projection) <= n < plan(own) else projection
 
 
 def _count(n: float, n_items: int) -> int:
@@ -320,7 +392,9 @@ def plan_session(session: Session, half_width: float, measure: Measure | None = 
     if n < PILOT_LABELS or not np.isfinite(v0):
         total, low, high = _pilot_plan(pool, target, design, half_width, level, session.budget, pilot_seed)
     else:
-        projection = session_projection(v0, n, pilot_curves(pool, target, design, session.budget, pilot_seed))
+        curves = pilot_curves(pool, target, design, session.budget, pilot_seed)
+        projection = present_projection(session_projection(v0, n, curves, recent_variance(session, measure, level)),
+                                        v0, n, half_width, level, pool.n_items, design.with_replacement)
         total, low, high = (labels_for(projection.scaled(f), half_width, level, pool.n_items, design.with_replacement)
                             for f in (0.0, -projection.spread, projection.spread))
     further = lambda x: max(0, _count(x, pool.n_items) - n)

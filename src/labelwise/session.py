@@ -383,17 +383,19 @@ class Session(HandOut, OracleRun):
         return self.ledger.sample(self.draws)
 
     def estimate(self, measure: Measure | None = None, level: float | None = None, *,
-                 anytime: bool = False) -> Estimate:
+                 anytime: bool = False, prefix: int | None = None) -> Estimate:
         """Estimate the session's measure, or any other ``measure`` from the same labels (sample reuse).
 
         With items excluded (:meth:`exclude`) the estimate is over the judgeable items.  With ``anytime``
         the interval is a confidence sequence, valid whenever labeling stops (:mod:`labelwise.anytime`).
+        With ``prefix`` the estimate from the labels of the first ``prefix`` draws only (an earlier point of
+        the session's path, as :mod:`labelwise.planning` reads it; not with ``anytime``).
         """
         if anytime:
             from .anytime import anytime_estimate
 
             return anytime_estimate(self, measure, level)
-        sample = self.sample()
+        sample = self.sample() if prefix is None else self.ledger.sample(self.draws.head(prefix))
         target = measure or self.measure
         if sample.excluded is not None:
             target = over_judgeable(target)

@@ -12,9 +12,12 @@ import labelwise as lw
 from labelwise.measures import make_measure
 from labelwise.oracle import TruthOracle
 from labelwise.planning import (
+    MIN_NEAR,
     MODEST_DECAY,
+    NEAR,
     PILOT_MARKS,
     PILOT_RUNS,
+    RECENT_BATCHES,
     Projection,
     decay_slope,
     labels_for,
@@ -22,7 +25,10 @@ from labelwise.planning import (
     pilot_curves,
     plan_designs,
     power_law,
+    present_projection,
+    recent_variance,
     rotated_labels,
+    run_variances,
     session_projection,
 )
 
@@ -106,11 +112,18 @@ def test_the_plan_follows_the_pilots_median_curve_when_the_session_agrees():
     # a curve that is no power law (flat, then falling faster): followed mark by mark
     bent = curves * np.where(marks <= 400, 1.0, (marks / 400) ** -1.0)
     assert session_projection(2.0, 200, bent).variance(np.array([1600.0])) == pytest.approx([2.0 * 8**-0.5 / 4])
-    # more than a factor 4 apart: the session's own level, the slope no steeper than MODEST_DECAY
+    # a run more than a factor 8 from the session at its labels is left out (1 against 9): the median curve of
+    # the others (2 and 4: 2 sqrt 2 at 200, within a factor 4 of 9), their slope and spread
     steep = np.stack([v * (marks / 200) ** -2.0 for v in (1.0, 2.0, 4.0)])
     projection = session_projection(9.0, 200, steep)
-    assert projection == ((200.0,), pytest.approx((math.log(9.0),)), MODEST_DECAY, pytest.approx(spread))
-    assert session_projection(1.9, 200, steep).slope == pytest.approx(-2.0)
+    assert projection.variance(np.array([200.0, 400.0])) == pytest.approx([2 * math.sqrt(2), math.sqrt(2) / 2])
+    assert projection.slope == pytest.approx(-2.0) and projection.spread == pytest.approx(math.log(2) / math.sqrt(2))
+    # fewer than MIN_NEAR runs like the session (20: only 4 within a factor 8): the session's own level (its
+    # recent batches' when given), the slope no steeper than MODEST_DECAY, the spread of all runs
+    assert MIN_NEAR == 2 and NEAR == 8.0
+    assert session_projection(20.0, 200, steep, recent=12.0) == (
+        (200.0,), pytest.approx((math.log(12.0),)), MODEST_DECAY, pytest.approx(spread))
+    assert session_projection(20.0, 200, steep).log_v == pytest.approx((math.log(20.0),))
     # a pilot run's early noise (a variance estimated from few labels) moves the median only at that mark
     noisy = curves.copy()
     noisy[:, 3] *= [3.0, 1 / 3, 1.0]  # at 800 labels: 1.5, 1/3, 2 (their median 1.5)
@@ -123,6 +136,53 @@ def test_the_plan_follows_the_pilots_median_curve_when_the_session_agrees():
     assert session_projection(2.0, 200, zero).variance(np.array([800.0, 5000.0])) == pytest.approx([0.0, 0.0])
     assert session_projection(0.6, 200, np.full((3, 4), np.nan)) == (
         (200.0,), pytest.approx((math.log(0.6),)), 0.0, math.sqrt(2 / 200))
+
+
+def test_pilot_runs_far_from_the_session_leave_the_median():
+    # four flat runs, two of them (30 and 40) far from a session at 1.2: the median of all (sqrt(1.5 x 30),
+    # 5.6 times the session's) would disagree with it; the median of the two like it (1 and 1.5) follows it
+    curves = np.outer([1.0, 1.5, 30.0, 40.0], np.ones(len(PILOT_MARKS)))
+    projection = session_projection(1.2, 200, curves)
+    assert projection.variance(np.array([100.0, 1000.0, 5000.0])) == pytest.approx([math.sqrt(1.5)] * 3)
+    assert projection.spread == pytest.approx(math.log(1.5) / math.sqrt(2))
+
+
+def test_a_projection_behind_the_present_gives_way_to_the_sessions_own_variance():
+    # the projection has 0.05 reached at 200 labels (V = 0.01), the session's interval is wider (V = 0.25):
+    # the session's own constant variance, n = z^2 0.25 / 0.05^2; a steep slope is trusted only to MODEST_DECAY
+    ahead = power_law(0.01, 200, 0.0, 0.3)
+    own = present_projection(ahead, 0.25, 200, 0.05, 0.95, 10**6, True)
+    assert own == ((200.0,), pytest.approx((math.log(0.25),)), 0.0, 0.3)
+    assert labels_for(own, 0.05, 0.95, 10**6, True) == pytest.approx(Z**2 * 0.25 / 0.05**2, abs=0.5)
+    assert present_projection(power_law(0.01, 200, -2.0), 0.25, 200, 0.05, 0.95, 10**6, True).slope == MODEST_DECAY
+    # a projection not yet there, or a session already narrower: unchanged
+    behind = power_law(1.0, 200, 0.0)
+    assert present_projection(behind, 0.25, 200, 0.05, 0.95, 10**6, True) is behind
+    assert present_projection(ahead, 0.02, 200, 0.05, 0.95, 10**6, True) is ahead
+
+
+def test_run_variances_interpolate_each_run_in_log_n():
+    marks = np.array(PILOT_MARKS, dtype=float)
+    curves = np.stack([marks**-1.0, np.full(len(marks), np.nan), np.r_[np.nan, 4.0, np.nan, 1.0, 0.5]])
+    # between 200 and 800 labels the third run falls from 4 to 1, linearly in log n; before its first value
+    # and beyond its last it keeps them
+    assert run_variances(curves, 300) == pytest.approx([1 / 300, np.nan, 4.0 * 4 ** -math.log(1.5, 4)],
+                                                       nan_ok=True)
+    assert run_variances(curves, 50)[2] == pytest.approx(4.0) and run_variances(curves, 3000)[2] == 0.5
+
+
+def test_recent_variance_is_the_geometric_mean_over_the_last_batches():
+    # importance's estimate from the labels up to a batch is the estimate it gave after that batch
+    pool = lw.make_pool(3000, prevalence=0.1, separation=2.0, seed=2)
+    measure = make_measure("f1", pool)
+    session = lw.Session(pool, measure, "importance", seed=3, budget=400)
+    after = []
+    session.run(TruthOracle(pool), 250, 50, checkpoints=[150, 200, 250],
+                on_checkpoint=lambda n, est: after.append(per_label_variance(est, pool.n_items, True)))
+    assert RECENT_BATCHES == 3
+    assert recent_variance(session, None, 0.95) == pytest.approx(math.exp(np.mean(np.log(after))), rel=1e-9)
+    first = session.estimate(prefix=int(np.searchsorted(session.draws.round, 3)))  # the first 3 batches
+    assert first.n_labels == 150 and per_label_variance(first, pool.n_items, True) == pytest.approx(after[0])
 
 
 def test_pilot_labels_are_exact_draws_that_cover_the_probabilities_evenly_across_runs():
@@ -152,7 +212,7 @@ def test_session_plan_from_its_own_variance_and_the_designs_slope(pool):
     curves = pilot_curves(pool, measure, session.design, 400)
     lo, hi = est.interval()
     V = est.n_labels * ((hi[0] - lo[0]) / (2 * Z)) ** 2  # the interval's half-width is z sqrt(V / n)
-    projection = session_projection(V, 400, curves)
+    projection = session_projection(V, 400, curves, recent_variance(session, None, 0.95))
     # the range: one run's log V one standard deviation either side
     need = [math.ceil(labels_for(projection.scaled(f), 0.02, 0.95, pool.n_items, True)) - 400
             for f in (0, -projection.spread, projection.spread)]
