@@ -131,8 +131,12 @@ def summary_section(data: dict) -> str:
     in_range = f", in range {data['overall_in_range']:.2f}" if "overall_in_range" in data else ""
     oracle = (f"; the best constant plan per cell (oracle, chosen with hindsight) reaches {data['overall_oracle']:.2f}"
               if "overall_oracle" in data else "")
-    lines += ["", (f"Overall within +-30%: {data['overall_within']:.2f} of {data['overall_scored']} scored runs"
-                   f"{in_range}{oracle}."), "",
+    other_seeds = [json.loads(f.read_text()) for f in sorted(OUT.glob("planning_accuracy_pilot*.json"))]
+    others = "".join(f" With pilot seed {d['args']['pilot_seed']} (same command, `--pilot-seed "
+                     f"{d['args']['pilot_seed']}`): {d['overall_within']:.3f} of {d['overall_scored']}, oracle "
+                     f"{d.get('overall_oracle', float('nan')):.2f}." for d in other_seeds)
+    lines += ["", (f"Overall within +-30%: {data['overall_within']:.3f} of {data['overall_scored']} scored runs"
+                   f"{in_range}{oracle}.{others}"), "",
               ("Reproduce: `PYTHONPATH=src nice -n 10 python benchmarks/planning_accuracy.py "
                f"--runs {a['runs']} --cap {a['cap']} --n {a['n']} --eps {a['eps']} --pilot-seed {a.get('pilot_seed', 0)}"
                + (f" --pools {a['pools']}" if a.get("pools") else "") + "`"),
