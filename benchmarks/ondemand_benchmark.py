@@ -45,21 +45,14 @@ import argparse
 import json
 import time
 from pathlib import Path
-from statistics import NormalDist
 
 import numpy as np
+from ondemand_exact import exact_checks, exact_table, exact_variances
 
-from labelwise.ondemand.control_variate import own_region
 from labelwise.ondemand.corpus import make_kbp_corpus
 from labelwise.ondemand.estimators import WEIGHT_SCHEMES
-from labelwise.ondemand.planning import (
-    plan_verifications,
-    predicted_joint_variance,
-    predicted_simple_variance,
-)
 from labelwise.ondemand.process import OnDemandConfig, Problem
 from labelwise.ondemand.simulate import Runs, build_problem, run_repeats, true_scores
-from labelwise.ondemand.universe import is_uniform
 
 OUT = Path(__file__).resolve().parent / "out"
 
@@ -80,47 +73,6 @@ def pooling(problem: Problem) -> dict[str, np.ndarray]:
         recall[s] = (member[s] & pool_correct).sum() / pool_correct.sum()
     labels = int(member.any(axis=0).sum())
     return {"precision": precision, "recall": recall, "labels": labels}
-
-
-def exact_variances(problem: Problem, joint_draws: np.ndarray, cost_draws: np.ndarray, half_width: float,
-                    level: float = 0.95) -> dict[str, list]:
-    """Design variances of precision with the true labels: the joint at its mean draws vs simple@cost at its.
-
-    With binary labels known, :func:`predicted_joint_variance` is the exact variance of the joint estimator
-    for fixed draw counts. ``own_region`` is the part from instances only the system itself predicts (its
-    own draws alone reach them); ``cv_overlap`` and ``cv_size`` are the control-variate estimator at the
-    same draws with the paper's and with balance-heuristic mixture weights; ``match_*`` is the fewest
-    draws of the system (the others' fixed) that bring that estimator's variance down to simple@cost's,
-    found by the planner's bisection (its support if none does); ``target`` is the planner's variance
-    :math:`(h/z)^2`.
-    """
-    P, truth = problem.P, problem.truth.astype(float)
-    support, wor = (P > 0).sum(axis=1), is_uniform(P)
-    n = np.round(joint_draws).astype(float)
-    alone = own_region(P, n)
-    z = NormalDist().inv_cdf(0.5 + level / 2)
-    estimators = {"plain": ("overlap", False), "cv_overlap": ("overlap", True), "cv_size": ("size", True)}
-
-    def joint_var(i: int, draws: np.ndarray, labels: np.ndarray, scheme: str, cv: bool) -> float:
-        return predicted_joint_variance(P, draws, i, labels, support, wor, scheme, control_variate=cv)
-
-    out: dict[str, list] = {k: [] for k in ("simple_cost", "own_region", *estimators, *(f"match_{e}" for e in estimators))}
-    for i in range(problem.m):
-        v_cost = predicted_simple_variance(int(cost_draws[i]), truth, P[i], int(support[i]), bool(wor[i]))
-        out["simple_cost"].append(v_cost)
-        out["own_region"].append(joint_var(i, n, truth * alone[i], "overlap", False))
-        for name, (scheme, cv) in estimators.items():
-            out[name].append(joint_var(i, n, truth, scheme, cv))
-
-            def variance(k: int, i: int = i, scheme: str = scheme, cv: bool = cv) -> float:
-                draws = n.copy()
-                draws[i] = k
-                return joint_var(i, draws, truth, scheme, cv)
-
-            out[f"match_{name}"].append(plan_verifications(variance, 1, int(support[i]), z * np.sqrt(v_cost), level))
-    out["joint_draws"], out["cost_draws"] = n.tolist(), np.asarray(cost_draws, dtype=float).tolist()
-    out["target"] = [(half_width / z) ** 2]
-    return out
 
 
 def summary(runs: Runs, truth: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -155,6 +107,8 @@ def main() -> None:
     parser.add_argument("--draw-seed", type=int, default=None, help="seed of the draws (default: --seed)")
     parser.add_argument("--pilot", type=int, default=0)
     parser.add_argument("--control-variate", action="store_true", help="joint precision with the control variate")
+    parser.add_argument("--unnormalized", action="store_true",
+                        help="the paper's unnormalized joint precision (Eq. 2) instead of the self-normalized one")
     parser.add_argument("--scheme", choices=WEIGHT_SCHEMES, default="overlap",
                         help="mixture weights of the joint estimator ('size': the balance heuristic)")
     parser.add_argument("--composite", action="store_true",
@@ -169,7 +123,7 @@ def main() -> None:
     problem = build_problem(corpus["instance_id"], corpus["doc_id"], corpus["correct"], corpus["systems"],
                             n_docs=corpus["n_docs"])
     config = OnDemandConfig(half_width=args.half_width, pilot=args.pilot, control_variate=args.control_variate,
-                            composite=args.composite, scheme=args.scheme)
+                            composite=args.composite, scheme=args.scheme, normalized=not args.unnormalized)
     truth = true_scores(problem)
     t0 = time.perf_counter()
     joint = run_repeats(problem, config, args.repeats, draw_seed + 1, joint=True)
@@ -188,8 +142,10 @@ def main() -> None:
                           label_budget=per_system)
     elapsed = time.perf_counter() - t0
     pool = pooling(problem)
-    exact = exact_variances(problem, joint.draws.mean(axis=0), equal.draws.mean(axis=0), args.half_width,
-                            config.level)
+    labels_per_draw = joint.labels.mean(axis=0) / np.maximum(joint.draws.mean(axis=0), 1e-12)
+    exact = exact_variances(problem, joint.draws.mean(axis=0), equal.draws.mean(axis=0), arrival.draws.mean(axis=0),
+                            labels_per_draw, args.half_width, config.level)
+    exact["match_dollars"] = [config.prices.verification * x for x in exact["match_labels"]]
     methods = {"joint": joint, "simple": simple, "simple@cost": equal, "simple@arrival": arrival}
     res = {name: summary(runs, truth) for name, runs in methods.items()}
     costs = {name: dollars(runs, config) for name, runs in methods.items()}
@@ -234,12 +190,8 @@ def main() -> None:
                                              float(J["width_ratio_recall"].max())),
         "systems with realized half-width within 25% of target": f"{hw_ok.sum()}/{hw_ok.size}",
         "... or below it with no new draw": f"{hw_ok_drawn.sum()}/{hw_ok.size}",
-        "systems whose joint needs more draws than simple@cost's to match its exact variance (plain, cv)": (
-            int(np.sum(np.array(exact["match_plain"]) > np.array(exact["cost_draws"]))),
-            int(np.sum(np.array(exact["match_cv_overlap"]) > np.array(exact["cost_draws"])))),
-        "systems whose simple@cost exact variance is below the planner's target variance": int(np.sum(
-            np.array(exact["simple_cost"]) < exact["target"][0])),
     }
+    checks.update(exact_checks(exact, list(problem.names)))
     dump = {"config": vars(args), "names": list(problem.names), "truth": {k: v.tolist() for k, v in truth.items()},
             "results": {m: {k: np.asarray(v).tolist() for k, v in r.items()} for m, r in res.items()},
             "costs": costs, "pooling": {k: np.asarray(v).tolist() for k, v in pool.items()},
@@ -263,13 +215,16 @@ def summary_section(data: dict) -> str:
     composite = cfg.get("composite", cfg.get("no_composite") is False)  # JSON written before the flag was flipped
     cv = (" --control-variate" if cfg.get("control_variate") else "") + (" --composite" if composite else "")
     cv += f" --scheme {cfg['scheme']}" if cfg.get("scheme", "overlap") != "overlap" else ""
+    normalized = not (cfg.get("unnormalized", True) or cfg.get("control_variate") or composite)
+    cv += " --unnormalized" if cfg.get("unnormalized") else ""
     out = [
         "## On-demand evaluation: joint vs simple estimator, systems submitted one after another", "",
         (f"`python benchmarks/ondemand_benchmark.py --repeats {cfg['repeats']} --half-width {hw} --seed "
          f"{cfg['seed']}{draws}{cv}` ({data['seconds']:.0f} s): a generated KBP-like corpus of {corpus['documents']:,} "
          f"documents, {corpus['instances']:,} candidate instances ({corpus['correct']:,} correct) and "
          f"{corpus['systems']} systems, target half-width {hw}. `joint` is Chaganty et al. (EMNLP 2017) "
-         f"({'with' if cfg.get('control_variate') else 'without'} the control variate, "
+         f"({'self-normalized with capped mixture weights, ' if normalized else ''}"
+         f"{'with' if cfg.get('control_variate') else 'without'} the control variate, "
          f"{'combined with the simple estimate at the minimum-variance weight' if composite else 'alone'}"
          "); `simple` their Eq. 1 "
          "sized for the same half-width; `simple@cost` the simple "
@@ -312,29 +267,6 @@ def summary_section(data: dict) -> str:
             f"{v:.3f}" if isinstance(v, float) else v)
         out.append(f"| {k} | {shown} |")
     return "\n".join(out) + "\n"
-
-
-def exact_table(data: dict, cost_results: dict) -> list[str]:
-    """Markdown rows: exact precision variances (true labels) of the joint vs simple@cost at their draws."""
-    X, names = data["exact_variances"], data["names"]
-    out = ["", ("Why simple@cost is missed: exact design variances of precision x 1e4 (true labels, mean draw "
-                "counts) of the plain joint at its draws, the part of it from the system's own region (instances no "
-                "other system predicts), the control-variate estimator at the same draws (paper's and "
-                "balance-heuristic mixture weights), and simple@cost at its draws; `match` is the fewest draws of "
-                "the system that bring each joint estimator's variance down to simple@cost's (the other systems' "
-                f"draws fixed). The planner stops at the target variance {1e4 * X['target'][0]:.2f}: where "
-                "simple@cost's variance is far below it (high-precision systems given an even share of the "
-                "budget), an estimator planned to the half-width meets simple@cost only if reuse alone does."), "",
-           ("| system | draws joint | draws simple@cost | var joint | own region part | var cv (overlap) | var cv (size) "
-            "| var simple@cost | mseP simple@cost | match plain | match cv (overlap) | match cv (size) |"),
-           "|" + "---|" * 12]
-    for i, name in enumerate(names):
-        out.append(
-            f"| {name} | {X['joint_draws'][i]:.0f} | {X['cost_draws'][i]:.0f} | {1e4 * X['plain'][i]:.2f} | "
-            f"{1e4 * X['own_region'][i]:.2f} | {1e4 * X['cv_overlap'][i]:.2f} | {1e4 * X['cv_size'][i]:.2f} | "
-            f"{1e4 * X['simple_cost'][i]:.2f} | {1e4 * cost_results['mse_precision'][i]:.2f} | "
-            f"{X['match_plain'][i]} | {X['match_cv_overlap'][i]} | {X['match_cv_size'][i]} |")
-    return out
 
 
 def plot(problem, res, costs, joint, simple, config, path: Path) -> None:

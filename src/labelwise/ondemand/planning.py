@@ -43,7 +43,7 @@ from .estimators import design_factor, mixture_weights
 from .normalized import capped_weights
 
 __all__ = ["exchangeable_variance", "plan_documents", "plan_verifications", "predicted_composite_variance",
-           "predicted_joint_variance", "predicted_simple_variance"]
+           "predicted_joint_variance", "predicted_simple_variance", "stratum_variances"]
 
 
 def _z(level: float) -> float:
@@ -102,16 +102,26 @@ def predicted_joint_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.nda
     float
         ``inf`` when :math:`q_i` misses part of the support of :math:`p_i`.
     """
+    return float(np.sum(stratum_variances(P, n, i, f_hat, support, wor, scheme, gram, control_variate, normalized)))
+
+
+def stratum_variances(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.ndarray, support: np.ndarray,
+                      wor: np.ndarray, scheme: str = "overlap", gram: np.ndarray | None = None,
+                      control_variate: bool = False, normalized: bool = False) -> np.ndarray:
+    """The terms :math:`c_j\\,\\sigma_j^2/n_j` of :func:`predicted_joint_variance`, one per sampled system ``j``.
+
+    Same parameters. Shape ``(m,)``; all ``inf`` when :math:`q_i` misses part of the support of :math:`p_i`.
+    """
     n = np.asarray(n, dtype=float)
     factor = design_factor(support, n, wor)
     terms = _importance_terms(P, n, i, scheme, gram, control_variate, f_hat, factor if normalized else None)
     if terms is None:
-        return math.inf
+        return np.full(n.size, math.inf)
     W, r, beta = terms
     a = P @ (r * (f_hat - beta))
     b = P @ (r**2 * (f_hat * (1.0 - f_hat) + (f_hat - beta) ** 2))  # E[(f - beta)^2], f ~ Bernoulli(f_hat)
     sigma2 = W[i] ** 2 * np.maximum(b - a**2, 0.0)
-    return float(np.sum(np.where(n > 0, factor * sigma2 / np.maximum(n, 1.0), 0.0)))
+    return np.where(n > 0, factor * sigma2 / np.maximum(n, 1.0), 0.0)
 
 
 def exchangeable_variance(P: np.ndarray, n: np.ndarray, support: np.ndarray, wor: np.ndarray,
