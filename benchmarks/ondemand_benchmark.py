@@ -79,8 +79,15 @@ def summary(runs: Runs, truth: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     for k in ("precision", "recall", "f1"):
         err = runs.est[k] - truth[k]
-        out[f"mse_{k}"] = np.nanmean(err**2, axis=0)
-        out[f"se_mse_{k}"] = np.nanstd(err**2, axis=0, ddof=1) / np.sqrt(np.isfinite(err).sum(axis=0))
+        finite = np.isfinite(err)
+        count = finite.sum(axis=0)
+        sq = np.where(finite, err**2, 0.0)
+        # a system no run could estimate (no draw of it) has infinite MSE, not a missing one
+        out[f"mse_{k}"] = np.divide(sq.sum(axis=0), count, out=np.full(count.shape, np.inf), where=count > 0)
+        dev2 = np.where(finite, (sq - np.where(count > 0, out[f"mse_{k}"], 0.0)) ** 2, 0.0).sum(axis=0)
+        out[f"se_mse_{k}"] = np.sqrt(np.divide(dev2, count * (count - 1.0), out=np.full(count.shape, np.inf),
+                                               where=count > 1))
+        out[f"no_estimate_{k}"] = 1.0 - count / err.shape[0]
         inside = (runs.lo[k] <= truth[k]) & (truth[k] <= runs.hi[k])
         out[f"coverage_{k}"] = inside.mean(axis=0)
         out[f"below_truth_{k}"] = (runs.hi[k] < truth[k]).mean(axis=0)  # share of intervals entirely below the truth
