@@ -64,10 +64,9 @@ class OnDemandConfig:
     scheme : {'overlap', 'size', 'uniform'}
         Mixture weights of the joint estimator.
     control_variate : bool
-        Joint precision with the control variate of known expectation (its
-        variance vanishes as precision goes to 1; jackknife variance, Wilson
-        interval), or the paper's plain estimator (the default: the control
-        variate's intervals under-covered one system of the benchmark).
+        The unnormalized joint precision with the control variate of known
+        expectation (jackknife variance, Wilson interval); not the default:
+        its intervals under-covered one system of the benchmark.
     normalized : bool
         Self-normalized joint precision with capped mixture weights
         (:mod:`~labelwise.ondemand.normalized`; the default): its variance is never above that of
