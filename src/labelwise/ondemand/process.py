@@ -269,10 +269,11 @@ class Process:
     def _f_hat(self, i: int) -> np.ndarray:
         """Plug-in correctness: known labels, else the prior shrunk toward what is known in the same stratum.
 
-        ``X_i`` has two strata: instances some earlier sampled system also predicts, and the rest. Labels reused
-        from earlier systems all fall in the first, so they say nothing about the second (whose instances
-        may be of another kind, e.g. a near-copy's swapped outputs); each stratum's unverified instances
-        get :math:`(\\text{correct} + k\\,\\text{prior})/(\\text{verified} + k)` from its own labels only.
+        ``X_i`` is stratified by which earlier sampled systems also predict an instance. Labels reused from
+        earlier systems fall where those systems reach, so they say little about instances of another kind
+        (a near-copy's swapped outputs, which other systems predict rarely or not at all); each stratum's
+        unverified instances get :math:`(\\text{correct} + k\\,\\text{prior})/(\\text{verified} + k)` from its own
+        labels only.
         """
         members = self.pb.members(i)
         lab = self.known[members]
@@ -282,13 +283,15 @@ class Process:
                 own[ix[g == i]] = True
             lab = np.where(own[members], lab, -1)
         seen = lab >= 0
-        shared = (self.pb.P[:i][self.n[:i] > 0][:, members] > 0).any(axis=0)
+        predicted_by = self.pb.P[:i][self.n[:i] > 0][:, members].T > 0  # (|X_i|, earlier sampled systems)
+        stratum = np.unique(predicted_by, axis=0, return_inverse=True)[1].ravel() if predicted_by.size else \
+            np.zeros(members.size, dtype=np.int64)
         k = self.cfg.prior_strength
-        correct = np.bincount(shared[seen].astype(int), weights=lab[seen], minlength=2)
-        verified = np.bincount(shared[seen].astype(int), minlength=2)
+        correct = np.bincount(stratum[seen], weights=lab[seen], minlength=stratum.max() + 1)
+        verified = np.bincount(stratum[seen], minlength=stratum.max() + 1)
         guess = (correct + k * self.cfg.prior) / (verified + k)
         f_hat = np.full(self.known.size, self.cfg.prior)
-        f_hat[members] = guess[shared.astype(int)]
+        f_hat[members] = guess[stratum]
         f_hat[members[seen]] = lab[seen]
         if self.joint:
             f_hat[self.known >= 0] = self.known[self.known >= 0]
