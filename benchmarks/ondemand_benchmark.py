@@ -8,8 +8,10 @@ and disjoint ones) is evaluated system by system, ``--repeats`` times:
 
 * ``joint``: the paper's method (joint importance-sampling precision,
   recall = pool recall x pooled recall), new verifications per system by
-  bisection for the target half-width, documents for recall as needed;
-  ``--composite`` combines its precision with the simple estimate from the
+  bisection for the target half-width, documents for recall as needed; the
+  precision is self-normalized with capped mixture weights
+  (``labelwise.ondemand.normalized``), ``--unnormalized`` gives the paper's
+  Eq. 2; ``--composite`` combines that with the simple estimate from the
   system's own draws (``labelwise.ondemand.composite``);
 * ``simple``: each system's own sample (Eq. 1), sized for the same half-width;
 * ``simple@cost``: the simple estimator given the joint's budget (as many
@@ -34,7 +36,9 @@ and disjoint ones) is evaluated system by system, ``--repeats`` times:
 the draws, so the corpus stays fixed while the draws vary. Coverage over R
 runs has standard error about sqrt(0.95 x 0.05 / R) (0.011 at R = 400).
 
-Prints markdown tables and writes ``benchmarks/out/ondemand_benchmark.{json,png}``.
+Prints markdown tables and writes ``benchmarks/out/ondemand_benchmark.{json,png}``; the exact design
+variances behind the comparison come from ``ondemand_exact.py``. On a loaded machine set
+``OPENBLAS_NUM_THREADS=1``: the many small matrix products are ~10x slower with threads competing.
 
     PYTHONPATH=src python benchmarks/ondemand_benchmark.py --repeats 400
 """
