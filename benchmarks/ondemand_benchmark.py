@@ -8,8 +8,10 @@ and disjoint ones) is evaluated system by system, ``--repeats`` times:
 
 * ``joint``: the paper's method (joint importance-sampling precision,
   recall = pool recall x pooled recall), new verifications per system by
-  bisection for the target half-width, documents for recall as needed;
-  ``--composite`` combines its precision with the simple estimate from the
+  bisection for the target half-width, documents for recall as needed; the
+  precision is self-normalized with capped mixture weights
+  (``labelwise.ondemand.normalized``), ``--unnormalized`` gives the paper's
+  Eq. 2; ``--composite`` combines that with the simple estimate from the
   system's own draws (``labelwise.ondemand.composite``);
 * ``simple``: each system's own sample (Eq. 1), sized for the same half-width;
 * ``simple@cost``: the simple estimator given the joint's budget (as many
@@ -34,7 +36,9 @@ and disjoint ones) is evaluated system by system, ``--repeats`` times:
 the draws, so the corpus stays fixed while the draws vary. Coverage over R
 runs has standard error about sqrt(0.95 x 0.05 / R) (0.011 at R = 400).
 
-Prints markdown tables and writes ``benchmarks/out/ondemand_benchmark.{json,png}``.
+Prints markdown tables and writes ``benchmarks/out/ondemand_benchmark.{json,png}``; the exact design
+variances behind the comparison come from ``ondemand_exact.py``. On a loaded machine set
+``OPENBLAS_NUM_THREADS=1``: the many small matrix products are ~10x slower with threads competing.
 
     PYTHONPATH=src python benchmarks/ondemand_benchmark.py --repeats 400
 """
@@ -45,21 +49,14 @@ import argparse
 import json
 import time
 from pathlib import Path
-from statistics import NormalDist
 
 import numpy as np
+from ondemand_exact import exact_checks, exact_table, exact_variances
 
-from labelwise.ondemand.control_variate import own_region
 from labelwise.ondemand.corpus import make_kbp_corpus
 from labelwise.ondemand.estimators import WEIGHT_SCHEMES
-from labelwise.ondemand.planning import (
-    plan_verifications,
-    predicted_joint_variance,
-    predicted_simple_variance,
-)
 from labelwise.ondemand.process import OnDemandConfig, Problem
 from labelwise.ondemand.simulate import Runs, build_problem, run_repeats, true_scores
-from labelwise.ondemand.universe import is_uniform
 
 OUT = Path(__file__).resolve().parent / "out"
 
@@ -82,53 +79,19 @@ def pooling(problem: Problem) -> dict[str, np.ndarray]:
     return {"precision": precision, "recall": recall, "labels": labels}
 
 
-def exact_variances(problem: Problem, joint_draws: np.ndarray, cost_draws: np.ndarray, half_width: float,
-                    level: float = 0.95) -> dict[str, list]:
-    """Design variances of precision with the true labels: the joint at its mean draws vs simple@cost at its.
-
-    With binary labels known, :func:`predicted_joint_variance` is the exact variance of the joint estimator
-    for fixed draw counts. ``own_region`` is the part from instances only the system itself predicts (its
-    own draws alone reach them); ``cv_overlap`` and ``cv_size`` are the control-variate estimator at the
-    same draws with the paper's and with balance-heuristic mixture weights; ``match_*`` is the fewest
-    draws of the system (the others' fixed) that bring that estimator's variance down to simple@cost's,
-    found by the planner's bisection (its support if none does); ``target`` is the planner's variance
-    :math:`(h/z)^2`.
-    """
-    P, truth = problem.P, problem.truth.astype(float)
-    support, wor = (P > 0).sum(axis=1), is_uniform(P)
-    n = np.round(joint_draws).astype(float)
-    alone = own_region(P, n)
-    z = NormalDist().inv_cdf(0.5 + level / 2)
-    estimators = {"plain": ("overlap", False), "cv_overlap": ("overlap", True), "cv_size": ("size", True)}
-
-    def joint_var(i: int, draws: np.ndarray, labels: np.ndarray, scheme: str, cv: bool) -> float:
-        return predicted_joint_variance(P, draws, i, labels, support, wor, scheme, control_variate=cv)
-
-    out: dict[str, list] = {k: [] for k in ("simple_cost", "own_region", *estimators, *(f"match_{e}" for e in estimators))}
-    for i in range(problem.m):
-        v_cost = predicted_simple_variance(int(cost_draws[i]), truth, P[i], int(support[i]), bool(wor[i]))
-        out["simple_cost"].append(v_cost)
-        out["own_region"].append(joint_var(i, n, truth * alone[i], "overlap", False))
-        for name, (scheme, cv) in estimators.items():
-            out[name].append(joint_var(i, n, truth, scheme, cv))
-
-            def variance(k: int, i: int = i, scheme: str = scheme, cv: bool = cv) -> float:
-                draws = n.copy()
-                draws[i] = k
-                return joint_var(i, draws, truth, scheme, cv)
-
-            out[f"match_{name}"].append(plan_verifications(variance, 1, int(support[i]), z * np.sqrt(v_cost), level))
-    out["joint_draws"], out["cost_draws"] = n.tolist(), np.asarray(cost_draws, dtype=float).tolist()
-    out["target"] = [(half_width / z) ** 2]
-    return out
-
-
 def summary(runs: Runs, truth: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     for k in ("precision", "recall", "f1"):
         err = runs.est[k] - truth[k]
-        out[f"mse_{k}"] = np.nanmean(err**2, axis=0)
-        out[f"se_mse_{k}"] = np.nanstd(err**2, axis=0, ddof=1) / np.sqrt(np.isfinite(err).sum(axis=0))
+        finite = np.isfinite(err)
+        count = finite.sum(axis=0)
+        sq = np.where(finite, err**2, 0.0)
+        # a system no run could estimate (no draw of it) has infinite MSE, not a missing one
+        out[f"mse_{k}"] = np.divide(sq.sum(axis=0), count, out=np.full(count.shape, np.inf), where=count > 0)
+        dev2 = np.where(finite, (sq - np.where(count > 0, out[f"mse_{k}"], 0.0)) ** 2, 0.0).sum(axis=0)
+        out[f"se_mse_{k}"] = np.sqrt(np.divide(dev2, count * (count - 1.0), out=np.full(count.shape, np.inf),
+                                               where=count > 1))
+        out[f"no_estimate_{k}"] = 1.0 - count / err.shape[0]
         inside = (runs.lo[k] <= truth[k]) & (truth[k] <= runs.hi[k])
         out[f"coverage_{k}"] = inside.mean(axis=0)
         out[f"below_truth_{k}"] = (runs.hi[k] < truth[k]).mean(axis=0)  # share of intervals entirely below the truth
@@ -155,6 +118,8 @@ def main() -> None:
     parser.add_argument("--draw-seed", type=int, default=None, help="seed of the draws (default: --seed)")
     parser.add_argument("--pilot", type=int, default=0)
     parser.add_argument("--control-variate", action="store_true", help="joint precision with the control variate")
+    parser.add_argument("--unnormalized", action="store_true",
+                        help="the paper's unnormalized joint precision (Eq. 2) instead of the self-normalized one")
     parser.add_argument("--scheme", choices=WEIGHT_SCHEMES, default="overlap",
                         help="mixture weights of the joint estimator ('size': the balance heuristic)")
     parser.add_argument("--composite", action="store_true",
@@ -169,7 +134,7 @@ def main() -> None:
     problem = build_problem(corpus["instance_id"], corpus["doc_id"], corpus["correct"], corpus["systems"],
                             n_docs=corpus["n_docs"])
     config = OnDemandConfig(half_width=args.half_width, pilot=args.pilot, control_variate=args.control_variate,
-                            composite=args.composite, scheme=args.scheme)
+                            composite=args.composite, scheme=args.scheme, normalized=not args.unnormalized)
     truth = true_scores(problem)
     t0 = time.perf_counter()
     joint = run_repeats(problem, config, args.repeats, draw_seed + 1, joint=True)
@@ -188,8 +153,10 @@ def main() -> None:
                           label_budget=per_system)
     elapsed = time.perf_counter() - t0
     pool = pooling(problem)
-    exact = exact_variances(problem, joint.draws.mean(axis=0), equal.draws.mean(axis=0), args.half_width,
-                            config.level)
+    labels_per_draw = joint.labels.mean(axis=0) / np.maximum(joint.draws.mean(axis=0), 1e-12)
+    exact = exact_variances(problem, joint.draws.mean(axis=0), equal.draws.mean(axis=0), arrival.draws.mean(axis=0),
+                            labels_per_draw, args.half_width, config.level)
+    exact["match_dollars"] = [config.prices.verification * x for x in exact["match_labels"]]
     methods = {"joint": joint, "simple": simple, "simple@cost": equal, "simple@arrival": arrival}
     res = {name: summary(runs, truth) for name, runs in methods.items()}
     costs = {name: dollars(runs, config) for name, runs in methods.items()}
@@ -234,12 +201,8 @@ def main() -> None:
                                              float(J["width_ratio_recall"].max())),
         "systems with realized half-width within 25% of target": f"{hw_ok.sum()}/{hw_ok.size}",
         "... or below it with no new draw": f"{hw_ok_drawn.sum()}/{hw_ok.size}",
-        "systems whose joint needs more draws than simple@cost's to match its exact variance (plain, cv)": (
-            int(np.sum(np.array(exact["match_plain"]) > np.array(exact["cost_draws"]))),
-            int(np.sum(np.array(exact["match_cv_overlap"]) > np.array(exact["cost_draws"])))),
-        "systems whose simple@cost exact variance is below the planner's target variance": int(np.sum(
-            np.array(exact["simple_cost"]) < exact["target"][0])),
     }
+    checks.update(exact_checks(exact, list(problem.names)))
     dump = {"config": vars(args), "names": list(problem.names), "truth": {k: v.tolist() for k, v in truth.items()},
             "results": {m: {k: np.asarray(v).tolist() for k, v in r.items()} for m, r in res.items()},
             "costs": costs, "pooling": {k: np.asarray(v).tolist() for k, v in pool.items()},
@@ -263,13 +226,16 @@ def summary_section(data: dict) -> str:
     composite = cfg.get("composite", cfg.get("no_composite") is False)  # JSON written before the flag was flipped
     cv = (" --control-variate" if cfg.get("control_variate") else "") + (" --composite" if composite else "")
     cv += f" --scheme {cfg['scheme']}" if cfg.get("scheme", "overlap") != "overlap" else ""
+    normalized = not (cfg.get("unnormalized", True) or cfg.get("control_variate") or composite)
+    cv += " --unnormalized" if cfg.get("unnormalized") else ""
     out = [
         "## On-demand evaluation: joint vs simple estimator, systems submitted one after another", "",
         (f"`python benchmarks/ondemand_benchmark.py --repeats {cfg['repeats']} --half-width {hw} --seed "
          f"{cfg['seed']}{draws}{cv}` ({data['seconds']:.0f} s): a generated KBP-like corpus of {corpus['documents']:,} "
          f"documents, {corpus['instances']:,} candidate instances ({corpus['correct']:,} correct) and "
          f"{corpus['systems']} systems, target half-width {hw}. `joint` is Chaganty et al. (EMNLP 2017) "
-         f"({'with' if cfg.get('control_variate') else 'without'} the control variate, "
+         f"({'self-normalized with capped mixture weights, ' if normalized else ''}"
+         f"{'with' if cfg.get('control_variate') else 'without'} the control variate, "
          f"{'combined with the simple estimate at the minimum-variance weight' if composite else 'alone'}"
          "); `simple` their Eq. 1 "
          "sized for the same half-width; `simple@cost` the simple "
@@ -312,29 +278,6 @@ def summary_section(data: dict) -> str:
             f"{v:.3f}" if isinstance(v, float) else v)
         out.append(f"| {k} | {shown} |")
     return "\n".join(out) + "\n"
-
-
-def exact_table(data: dict, cost_results: dict) -> list[str]:
-    """Markdown rows: exact precision variances (true labels) of the joint vs simple@cost at their draws."""
-    X, names = data["exact_variances"], data["names"]
-    out = ["", ("Why simple@cost is missed: exact design variances of precision x 1e4 (true labels, mean draw "
-                "counts) of the plain joint at its draws, the part of it from the system's own region (instances no "
-                "other system predicts), the control-variate estimator at the same draws (paper's and "
-                "balance-heuristic mixture weights), and simple@cost at its draws; `match` is the fewest draws of "
-                "the system that bring each joint estimator's variance down to simple@cost's (the other systems' "
-                f"draws fixed). The planner stops at the target variance {1e4 * X['target'][0]:.2f}: where "
-                "simple@cost's variance is far below it (high-precision systems given an even share of the "
-                "budget), an estimator planned to the half-width meets simple@cost only if reuse alone does."), "",
-           ("| system | draws joint | draws simple@cost | var joint | own region part | var cv (overlap) | var cv (size) "
-            "| var simple@cost | mseP simple@cost | match plain | match cv (overlap) | match cv (size) |"),
-           "|" + "---|" * 12]
-    for i, name in enumerate(names):
-        out.append(
-            f"| {name} | {X['joint_draws'][i]:.0f} | {X['cost_draws'][i]:.0f} | {1e4 * X['plain'][i]:.2f} | "
-            f"{1e4 * X['own_region'][i]:.2f} | {1e4 * X['cv_overlap'][i]:.2f} | {1e4 * X['cv_size'][i]:.2f} | "
-            f"{1e4 * X['simple_cost'][i]:.2f} | {1e4 * cost_results['mse_precision'][i]:.2f} | "
-            f"{X['match_plain'][i]} | {X['match_cv_overlap'][i]} | {X['match_cv_size'][i]} |")
-    return out
 
 
 def plot(problem, res, costs, joint, simple, config, path: Path) -> None:

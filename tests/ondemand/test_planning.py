@@ -113,3 +113,26 @@ def test_plug_in_keeps_reused_labels_out_of_a_near_copys_own_outputs():
     np.testing.assert_allclose(f_hat[6:12], 0.5)  # only the copy predicts them: the prior
     proc.known[4:6] = -1  # two shared instances unverified: 2 of 2 shared labels correct, shrunk
     np.testing.assert_allclose(proc._f_hat(1)[4:6], (2 + 2 * 0.5) / (2 + 2))
+
+
+def test_plug_in_strata_follow_which_earlier_systems_predict_an_instance():
+    """A near-copy of system a whose swapped outputs system b predicts: their unverified labels get b's
+    stratum (here nothing verified: the prior), not the copied outputs' precision (4 of 4 correct)."""
+    from labelwise.ondemand.process import OnDemandConfig, Problem, Process
+    from labelwise.ondemand.universe import Universe
+
+    K = 12
+    truth = np.array([1] * 6 + [0] * 6, dtype=bool)
+    P = stack_systems([system_distribution(np.arange(0, 6), K), system_distribution(np.arange(6, 12), K),
+                       system_distribution(np.arange(2, 8), K)])
+    pb = Problem(Universe.from_docs(np.arange(K) // 3), P, truth, ("a", "b", "copy"))
+    proc = Process(pb, OnDemandConfig(prior=0.5, prior_strength=2.0), np.random.default_rng(0),
+                   fixed_labels=np.array([6, 6, 0]), fixed_documents=2)
+    proc.arrive()
+    proc.arrive()  # a and b fully verified
+    proc.known[6:8] = -1
+    f_hat = proc._f_hat(2)
+    np.testing.assert_allclose(f_hat[2:6], 1.0)
+    np.testing.assert_allclose(f_hat[6:8], 0.5)
+    proc.known[7] = 0  # one of b's stratum verified (wrong): the other is shrunk toward it
+    np.testing.assert_allclose(proc._f_hat(2)[6], (0 + 2 * 0.5) / (1 + 2))

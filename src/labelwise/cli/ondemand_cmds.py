@@ -63,7 +63,7 @@ DocumentPriceOpt = Annotated[float, typer.Option("--document-price", help="Dolla
 
 
 def _config(half_width: float, level: float, verification_price: float, document_price: float,
-            scheme: str = "overlap", control_variate: bool = False, composite: bool = False):
+            scheme: str = "overlap", control_variate: bool = False, composite: bool = False, normalized: bool = True):
     """The :class:`~labelwise.ondemand.OnDemandConfig` of the options, each checked."""
     from ..ondemand import OnDemandConfig
     from ..ondemand.costs import Prices
@@ -76,7 +76,7 @@ def _config(half_width: float, level: float, verification_price: float, document
     if verification_price < 0 or document_price < 0:
         raise UserError("--verification-price and --document-price: give prices of 0 or more")
     return OnDemandConfig(half_width=half_width, level=level, scheme=scheme, control_variate=control_variate,
-                          composite=composite, prices=Prices(verification_price, document_price))
+                          composite=composite, normalized=normalized, prices=Prices(verification_price, document_price))
 
 
 def _open(path: Path):
@@ -278,8 +278,11 @@ def simulate_cmd(
     level: LevelOpt = 0.95,
     scheme: Annotated[str, typer.Option("--scheme", help="Mixture weights of the joint estimator: overlap, size "
                                         "or uniform.")] = "overlap",
-    control_variate: Annotated[bool, typer.Option("--control-variate/--plain", help="Joint precision with the "
-                                                  "control variate, or the paper's plain estimator "
+    normalized: Annotated[bool, typer.Option("--normalized/--unnormalized", help="Self-normalized joint "
+                                             "precision, never noisier than the system's own draws (default), or "
+                                             "the paper's unnormalized sum.")] = True,
+    control_variate: Annotated[bool, typer.Option("--control-variate/--plain", help="The unnormalized joint "
+                                                  "precision with a control variate, or without one "
                                                   "(default).")] = False,
     composite: Annotated[bool, typer.Option("--composite/--joint-only", help="Combine the joint precision with "
                                             "the system's own simple estimate at the minimum-variance weight, "
@@ -296,7 +299,8 @@ def simulate_cmd(
     with user_errors():
         from ..ondemand.simulate import simulate
 
-        config = _config(half_width, level, verification_price, document_price, scheme, control_variate, composite)
+        config = _config(half_width, level, verification_price, document_price, scheme, control_variate, composite,
+                         normalized)
         if repeats < 1:
             raise UserError(f"--repeats: give at least 1, got {repeats}")
         table = _columns(truth, ("instance_id", "doc_id", "correct"))

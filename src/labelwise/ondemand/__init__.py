@@ -9,7 +9,8 @@ verifications), and the number of new verifications for a new system chosen
 by bisection on the variance before drawing.
 
 Modules: :mod:`.universe` (instances, systems, sampling distributions),
-:mod:`.estimators` (estimators, variances), :mod:`.composite` (the joint
+:mod:`.estimators` (estimators, variances), :mod:`.normalized` (the
+self-normalized joint precision, the default), :mod:`.composite` (the joint
 estimate combined with the simple one), :mod:`.intervals`, :mod:`.planning`
 (sample sizes), :mod:`.costs` (prices and spending), :mod:`.simulate`
 (repeated on-demand runs against a truth table).
@@ -27,6 +28,7 @@ from .estimators import (
     simple_precision,
 )
 from .intervals import floored_normal_interval, score_interval
+from .normalized import capped_weights, normalized_joint_precision
 from .planning import (
     exchangeable_variance,
     plan_documents,
@@ -39,9 +41,9 @@ from .simulate import build_problem, run_repeats, simulate, true_scores
 from .universe import Universe, stack_systems, system_distribution
 
 __all__ = [
-    "CostLedger", "OnDemandConfig", "Prices", "Problem", "Process", "Universe", "build_problem",
+    "CostLedger", "OnDemandConfig", "Prices", "Problem", "Process", "Universe", "build_problem", "capped_weights",
     "composite_precision", "exchangeable_variance", "f1_delta",
-    "floored_normal_interval", "joint_precision", "mixture_weights", "plan_documents", "plan_verifications",
+    "floored_normal_interval", "joint_precision", "mixture_weights", "normalized_joint_precision", "plan_documents", "plan_verifications",
     "pooled_recall", "predicted_joint_variance", "ratio_estimate", "recall_product", "run_repeats",
     "score_interval", "simple_precision", "simulate", "stack_systems", "system_distribution", "true_scores",
 ]

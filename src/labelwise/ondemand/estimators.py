@@ -38,6 +38,7 @@ from .control_variate import own_region, regression_precision
 __all__ = [
     "WEIGHT_SCHEMES",
     "Estimate",
+    "design_factor",
     "f1_delta",
     "finite_population_correction",
     "joint_precision",
@@ -86,6 +87,17 @@ def finite_population_correction(support: np.ndarray, n: np.ndarray, without_rep
     n = np.asarray(n, dtype=float)
     wor = np.clip(1.0 - n / np.maximum(support, 1.0), 0.0, 1.0)
     return np.where(np.asarray(without_replacement, dtype=bool), wor, 1.0)
+
+
+def design_factor(support: np.ndarray, n: np.ndarray, without_replacement: np.ndarray) -> np.ndarray:
+    """Factor :math:`c_j = (N_j - n_j)/(N_j - 1)` for uniform draws without replacement, 1 otherwise.
+
+    It multiplies :math:`\\sigma_j^2/n_j` with :math:`\\sigma_j^2` the population variance with divisor
+    :math:`N_j` (Cochran 1977, Thm 2.2), the form the exact design variances are written in.
+    """
+    support = np.asarray(support, dtype=float)
+    factor = np.clip((support - n) / np.maximum(support - 1.0, 1.0), 0.0, 1.0)
+    return np.where(np.asarray(without_replacement, dtype=bool), factor, 1.0)
 
 
 def grouped_cov(T: np.ndarray, U: np.ndarray, grp: np.ndarray, n: np.ndarray, fpc: np.ndarray) -> np.ndarray:
@@ -166,6 +178,20 @@ def simple_precision(grp: np.ndarray, f: np.ndarray, n: np.ndarray, fpc: np.ndar
     return Estimate(value, var, T, ess)
 
 
+def importance_coefficients(P: np.ndarray, idx: np.ndarray, grp: np.ndarray,
+                            W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-draw coefficients :math:`w_{ij} p_i(x)/q_i(x)`, :math:`q_i = \\sum_j w_{ij} p_j`, of every target ``i``.
+
+    Returns ``coef`` of shape ``(m, N)`` (zero off the target's support) and ``covered`` (m,): whether
+    :math:`q_i > 0` wherever :math:`p_i > 0`, the condition for an unbiased estimate.
+    """
+    Pi = P[:, idx]
+    Q = W @ Pi
+    coef = np.divide(W[:, grp] * Pi, Q, out=np.zeros_like(Pi), where=Q > 0)
+    covered = np.all((W @ P > 0) | (P == 0), axis=1)
+    return coef, covered
+
+
 def joint_precision(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.ndarray, n: np.ndarray,
                     fpc: np.ndarray, scheme: str = "overlap", gram: np.ndarray | None = None,
                     control_variate: bool = False) -> Estimate:
@@ -203,12 +229,8 @@ def joint_precision(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.ndarr
         estimation of :math:`\\hat\\beta_i`).
     """
     W = mixture_weights(P, n, scheme, gram)
-    Pi = P[:, idx]
-    Q = W @ Pi
-    # importance weight of each draw for each target system; zero off the target's support
-    coef = np.divide(W[:, grp] * Pi, Q, out=np.zeros_like(Pi), where=Q > 0)
+    coef, covered = importance_coefficients(P, idx, grp, W)
     T = coef * f[None, :]
-    covered = np.all((W @ P > 0) | (P == 0), axis=1)
     if control_variate:
         alone = own_region(P, n)
         C = coef * ~alone[:, idx]  # the control variate lives where other systems' draws reach

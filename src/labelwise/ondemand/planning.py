@@ -39,43 +39,44 @@ import numpy as np
 
 from .composite import composite_variance, composite_weight
 from .control_variate import own_region
-from .estimators import mixture_weights
+from .estimators import design_factor, mixture_weights
+from .normalized import capped_weights
 
 __all__ = ["exchangeable_variance", "plan_documents", "plan_verifications", "predicted_composite_variance",
-           "predicted_joint_variance", "predicted_simple_variance"]
+           "predicted_joint_variance", "predicted_simple_variance", "stratum_variances"]
 
 
 def _z(level: float) -> float:
     return NormalDist().inv_cdf(0.5 + level / 2)
 
 
-def _design_factor(support: np.ndarray, n: np.ndarray, wor: np.ndarray) -> np.ndarray:
-    support = np.asarray(support, dtype=float)
-    factor = np.clip((support - n) / np.maximum(support - 1.0, 1.0), 0.0, 1.0)
-    return np.where(wor, factor, 1.0)
-
-
 def _importance_terms(P: np.ndarray, n: np.ndarray, i: int, scheme: str, gram: np.ndarray | None,
-                      control_variate: bool, f_hat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Mixture weights ``W``, ratio :math:`r = p_i/q_i` and control-variate shift :math:`\beta(x)` of target ``i``.
+                      control_variate: bool, f_hat: np.ndarray, factor: np.ndarray | None = None,
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Mixture weights ``W``, ratio :math:`r = p_i/q_i` and shift :math:`\\beta(x)` of :math:`f` for target ``i``.
 
+    The shift is the plug-in precision over the region other sampled systems predict with the control
+    variate, over all of :math:`X_i` for the self-normalized estimator (design factors ``factor`` given:
+    its weights are :func:`~labelwise.ondemand.normalized.capped_weights`), 0 for the plain one.
     ``None`` when :math:`q_i` misses part of the support of :math:`p_i`.
     """
     W = mixture_weights(P, n, scheme, gram)
+    if factor is not None:
+        W = capped_weights(W, n, factor)
     q = W[i] @ P
     if np.any((P[i] > 0) & (q <= 0)):
         return None
     r = np.divide(P[i], q, out=np.zeros_like(q), where=q > 0)
     beta = np.zeros_like(q)
-    shared = P[i] * ~own_region(P, n)[i] if control_variate else np.zeros_like(q)
-    if shared.any():  # beta at the precision over the shared region, where the control variate lives
-        beta[shared > 0] = float(shared @ f_hat) / shared.sum()
+    region = P[i] if factor is not None else P[i] * ~own_region(P, n)[i] if control_variate else np.zeros_like(q)
+    if region.any():
+        beta[region > 0] = float(region @ f_hat) / region.sum()
     return W, r, beta
 
 
 def predicted_joint_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.ndarray, support: np.ndarray,
                              wor: np.ndarray, scheme: str = "overlap", gram: np.ndarray | None = None,
-                             control_variate: bool = False) -> float:
+                             control_variate: bool = False, normalized: bool = False) -> float:
     """Predicted variance of :math:`\\hat\\pi_i^{(j)}` for draw counts ``n``.
 
     Parameters
@@ -92,26 +93,40 @@ def predicted_joint_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.nda
         :math:`|X_j|` and whether ``j`` is drawn uniformly without replacement.
     control_variate : bool
         Plan for the estimator with the control variate or the plain one (the default).
+    normalized : bool
+        Plan for the self-normalized estimator (:mod:`~labelwise.ondemand.normalized`): its linearized
+        variance, :math:`f` shifted by the plug-in precision of :math:`X_i`.
 
     Returns
     -------
     float
         ``inf`` when :math:`q_i` misses part of the support of :math:`p_i`.
     """
+    return float(np.sum(stratum_variances(P, n, i, f_hat, support, wor, scheme, gram, control_variate, normalized)))
+
+
+def stratum_variances(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.ndarray, support: np.ndarray,
+                      wor: np.ndarray, scheme: str = "overlap", gram: np.ndarray | None = None,
+                      control_variate: bool = False, normalized: bool = False) -> np.ndarray:
+    """The terms :math:`c_j\\,\\sigma_j^2/n_j` of :func:`predicted_joint_variance`, one per sampled system ``j``.
+
+    Same parameters. Shape ``(m,)``; all ``inf`` when :math:`q_i` misses part of the support of :math:`p_i`.
+    """
     n = np.asarray(n, dtype=float)
-    terms = _importance_terms(P, n, i, scheme, gram, control_variate, f_hat)
+    factor = design_factor(support, n, wor)
+    terms = _importance_terms(P, n, i, scheme, gram, control_variate, f_hat, factor if normalized else None)
     if terms is None:
-        return math.inf
+        return np.full(n.size, math.inf)
     W, r, beta = terms
     a = P @ (r * (f_hat - beta))
     b = P @ (r**2 * (f_hat * (1.0 - f_hat) + (f_hat - beta) ** 2))  # E[(f - beta)^2], f ~ Bernoulli(f_hat)
     sigma2 = W[i] ** 2 * np.maximum(b - a**2, 0.0)
-    factor = _design_factor(support, n, wor)
-    return float(np.sum(np.where(n > 0, factor * sigma2 / np.maximum(n, 1.0), 0.0)))
+    return np.where(n > 0, factor * sigma2 / np.maximum(n, 1.0), 0.0)
 
 
 def exchangeable_variance(P: np.ndarray, n: np.ndarray, support: np.ndarray, wor: np.ndarray,
-                          scheme: str = "overlap", gram: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                          scheme: str = "overlap", gram: np.ndarray | None = None,
+                          normalized: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Variance of every system's plain joint precision estimate as a function of its precision.
 
     :func:`predicted_joint_variance` with the same plug-in :math:`\\hat f \\equiv \\pi` on all of
@@ -137,6 +152,10 @@ def exchangeable_variance(P: np.ndarray, n: np.ndarray, support: np.ndarray, wor
         :math:`|X_j|` and whether ``j`` is drawn uniformly without replacement.
     scheme, gram
         Mixture weights, as :func:`~labelwise.ondemand.estimators.mixture_weights`.
+    normalized : bool
+        For the self-normalized estimator (:mod:`~labelwise.ondemand.normalized`, capped weights): its
+        linearized variance :math:`\\sum_j c_j\\frac{w_{ij}^2}{n_j}\\mathrm{Var}_{p_j}(r_i(f - \\pi))` at
+        exchangeable labels is :math:`\\alpha_i\\pi(1 - \\pi)`, so ``beta`` is returned equal to ``alpha``.
 
     Returns
     -------
@@ -144,12 +163,16 @@ def exchangeable_variance(P: np.ndarray, n: np.ndarray, support: np.ndarray, wor
         :math:`\\alpha_i \\ge \\beta_i \\ge 0` (Cauchy-Schwarz).
     """
     n = np.asarray(n, dtype=float)
+    design = design_factor(support, n, wor)
     W = mixture_weights(P, n, scheme, gram)
+    if normalized:
+        W = capped_weights(W, n, design)
     Q = W @ P
     R = np.divide(P, Q, out=np.zeros_like(P), where=Q > 0)  # r_i(x), one row per target
     second, first = (R**2) @ P.T, R @ P.T  # [i, j]: sum_x p_j r_i^2 and sum_x p_j r_i
-    factor = np.where(n > 0, _design_factor(support, n, wor) / np.maximum(n, 1.0), 0.0)
-    return (W**2 * second) @ factor, (W**2 * first**2) @ factor
+    factor = np.where(n > 0, design / np.maximum(n, 1.0), 0.0)
+    alpha = (W**2 * second) @ factor
+    return (alpha, alpha) if normalized else (alpha, (W**2 * first**2) @ factor)
 
 
 def predicted_composite_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.ndarray, support: np.ndarray,
@@ -170,7 +193,7 @@ def predicted_composite_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np
     W, r, beta = _importance_terms(P, n, i, scheme, gram, control_variate, f_hat)
     p = P[i]
     cov = W[i, i] * (p @ (r * f_hat * (1.0 - beta)) - (p @ (r * (f_hat - beta))) * (p @ f_hat))
-    cov *= _design_factor(support, n, wor)[i] / n[i]
+    cov *= design_factor(support, n, wor)[i] / n[i]
     weight = composite_weight(v_joint, v_simple, cov)
     return float(composite_variance(weight, v_joint, v_simple, cov))
 
@@ -181,7 +204,7 @@ def predicted_simple_variance(n: int, f_hat: np.ndarray, p: np.ndarray, support:
         return math.inf
     mean = float(p @ f_hat)
     sigma2 = max(mean - mean**2, 0.0)  # E[f^2] = E[f] for Bernoulli f
-    factor = _design_factor(np.array([support]), np.array([float(n)]), np.array([wor]))[0]
+    factor = design_factor(np.array([support]), np.array([float(n)]), np.array([wor]))[0]
     return factor * sigma2 / n
 
 

@@ -21,6 +21,7 @@ from .composite import composite_precision
 from .costs import CostLedger, Prices
 from .estimators import (
     Estimate,
+    design_factor,
     finite_population_correction,
     grouped_cov,
     joint_precision,
@@ -36,6 +37,7 @@ from .intervals import (
     score_interval,
     wilson_interval,
 )
+from .normalized import normalized_joint_precision
 from .planning import (
     exchangeable_variance,
     plan_documents,
@@ -62,10 +64,14 @@ class OnDemandConfig:
     scheme : {'overlap', 'size', 'uniform'}
         Mixture weights of the joint estimator.
     control_variate : bool
-        Joint precision with the control variate of known expectation (its
-        variance vanishes as precision goes to 1; jackknife variance, Wilson
-        interval), or the paper's plain estimator (the default: the control
-        variate's intervals under-covered one system of the benchmark).
+        The unnormalized joint precision with the control variate of known
+        expectation (jackknife variance, Wilson interval); not the default:
+        its intervals under-covered one system of the benchmark.
+    normalized : bool
+        Self-normalized joint precision with capped mixture weights
+        (:mod:`~labelwise.ondemand.normalized`; the default): its variance is never above that of
+        the system's own draws alone. False: the paper's unnormalized Eq. 2. Ignored with
+        ``control_variate`` or ``composite``, which adjust the unnormalized estimator.
     composite : bool
         Combine the joint precision with the simple estimate from the system's
         own draws at their minimum-variance weight
@@ -91,6 +97,7 @@ class OnDemandConfig:
     level: float = 0.95
     scheme: str = "overlap"
     control_variate: bool = False
+    normalized: bool = True
     composite: bool = False
     prices: Prices = field(default_factory=Prices)
     prior: float = 0.5
@@ -131,6 +138,7 @@ class Process:
                  label_budget: np.ndarray | None = None) -> None:
         self.pb, self.cfg, self.rng, self.joint = problem, config, rng, joint
         self.fixed_labels, self.fixed_documents, self.label_budget = fixed_labels, fixed_documents, label_budget
+        self.normalized = config.normalized and not (config.control_variate or config.composite)
         m, K = problem.P.shape
         self.support = (problem.P > 0).sum(axis=1)
         self.wor = is_uniform(problem.P)
@@ -206,8 +214,12 @@ class Process:
         b = self._b[docs]
         out: dict[str, np.ndarray] = {}
         if self.joint:
-            prec = joint_precision(P, idx, grp, f, n, fpc, self.cfg.scheme, self.gram[:s, :s],
-                                   self.cfg.control_variate)
+            if self.normalized:
+                factor = design_factor(self.support[:s], n, self.wor[:s])
+                prec = normalized_joint_precision(P, idx, grp, f, n, fpc, factor, self.cfg.scheme, self.gram[:s, :s])
+            else:
+                prec = joint_precision(P, idx, grp, f, n, fpc, self.cfg.scheme, self.gram[:s, :s],
+                                       self.cfg.control_variate)
             var_prec = np.maximum(prec.var, own_region_floor(P, idx, grp, f, n, self.cfg.level))
             if self.cfg.composite:
                 prec = composite_precision(prec, var_prec, grp, f, n, fpc)
@@ -236,8 +248,8 @@ class Process:
         return out
 
     def _precision_interval(self, prec: Estimate, var: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Score interval for the plain joint estimator (its variance at the hypothesized precision, see
-        :func:`score_interval`); Wilson for the regression estimator, whose variance shrinks with
+        """Score interval for the plain and the self-normalized joint estimators (their variance at the
+        hypothesized precision, see :func:`score_interval`); Wilson for the regression estimator, whose variance shrinks with
         :math:`p(1 - p)` like a proportion's; floored normal for the simple and composite ones."""
         level, s = self.cfg.level, n.size
         if not self.joint or self.cfg.composite:
@@ -245,7 +257,7 @@ class Process:
         if self.cfg.control_variate:
             return wilson_interval(prec.value, var, level, prec.ess)
         alpha, beta = exchangeable_variance(self.pb.P[:s], n, self.support[:s], self.wor[:s], self.cfg.scheme,
-                                            self.gram[:s, :s])
+                                            self.gram[:s, :s], self.normalized)
         return score_interval(prec.value, var, alpha, beta, level, prec.ess)
 
     def _docs_cap(self, b: np.ndarray) -> float:
@@ -257,10 +269,11 @@ class Process:
     def _f_hat(self, i: int) -> np.ndarray:
         """Plug-in correctness: known labels, else the prior shrunk toward what is known in the same stratum.
 
-        ``X_i`` has two strata: instances some earlier sampled system also predicts, and the rest. Labels reused
-        from earlier systems all fall in the first, so they say nothing about the second (whose instances
-        may be of another kind, e.g. a near-copy's swapped outputs); each stratum's unverified instances
-        get :math:`(\\text{correct} + k\\,\\text{prior})/(\\text{verified} + k)` from its own labels only.
+        ``X_i`` is stratified by which earlier sampled systems also predict an instance. Labels reused from
+        earlier systems fall where those systems reach, so they say little about instances of another kind
+        (a near-copy's swapped outputs, which other systems predict rarely or not at all); each stratum's
+        unverified instances get :math:`(\\text{correct} + k\\,\\text{prior})/(\\text{verified} + k)` from its own
+        labels only.
         """
         members = self.pb.members(i)
         lab = self.known[members]
@@ -270,13 +283,15 @@ class Process:
                 own[ix[g == i]] = True
             lab = np.where(own[members], lab, -1)
         seen = lab >= 0
-        shared = (self.pb.P[:i][self.n[:i] > 0][:, members] > 0).any(axis=0)
+        predicted_by = self.pb.P[:i][self.n[:i] > 0][:, members].T > 0  # (|X_i|, earlier sampled systems)
+        stratum = np.unique(predicted_by, axis=0, return_inverse=True)[1].ravel() if predicted_by.size else \
+            np.zeros(members.size, dtype=np.int64)
         k = self.cfg.prior_strength
-        correct = np.bincount(shared[seen].astype(int), weights=lab[seen], minlength=2)
-        verified = np.bincount(shared[seen].astype(int), minlength=2)
+        correct = np.bincount(stratum[seen], weights=lab[seen], minlength=stratum.max() + 1)
+        verified = np.bincount(stratum[seen], minlength=stratum.max() + 1)
         guess = (correct + k * self.cfg.prior) / (verified + k)
         f_hat = np.full(self.known.size, self.cfg.prior)
-        f_hat[members] = guess[shared.astype(int)]
+        f_hat[members] = guess[stratum]
         f_hat[members[seen]] = lab[seen]
         if self.joint:
             f_hat[self.known >= 0] = self.known[self.known >= 0]
@@ -294,8 +309,11 @@ class Process:
             def variance(k: int) -> float:
                 n = self.n[: s + 1].astype(float).copy()
                 n[s] = k
-                predict = predicted_composite_variance if self.cfg.composite else predicted_joint_variance
-                return predict(P, n, s, f_hat, sup, wor, self.cfg.scheme, gram, self.cfg.control_variate)
+                if self.cfg.composite:
+                    return predicted_composite_variance(P, n, s, f_hat, sup, wor, self.cfg.scheme, gram,
+                                                        self.cfg.control_variate)
+                return predicted_joint_variance(P, n, s, f_hat, sup, wor, self.cfg.scheme, gram,
+                                                self.cfg.control_variate, self.normalized)
         else:
 
             def variance(k: int) -> float:
