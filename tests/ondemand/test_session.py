@@ -5,6 +5,8 @@ The annotator is the truth table of a small generated corpus.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -122,3 +124,12 @@ def test_bad_input_raises_and_leaves_the_file_unchanged(tmp_path, corpus):
     assert session.pending()["verifications"] == pend["verifications"][1:]
     with pytest.raises(ValueError, match="exists"):
         OnDemandSession.create(path, np.arange(3))
+
+
+def test_a_file_written_before_the_normalized_default_keeps_the_paper_estimator():
+    from labelwise.ondemand.store import config_from_json, config_to_json
+
+    assert config_from_json(config_to_json(OnDemandConfig())).normalized is True
+    old = json.loads(config_to_json(OnDemandConfig()))
+    del old["normalized"]  # a session file written before the field existed
+    assert config_from_json(json.dumps(old)).normalized is False
