@@ -47,10 +47,7 @@ def label_rounds(session: Path, truth: pd.Series, batches: list[int], folder: Pa
     return handed
 
 
-@pytest.mark.parametrize("design", ["passive", "stratified", "poisson", "importance", pytest.param("online-poisson", marks=(
-    pytest.mark.xfail(strict=True, reason="issue 18: in memory, online-poisson draws a group's members with the "
-                                         "random generator and fits its recalibration per item; the engine draws by "
-                                         "hash and fits on block priors (labelwise.engines.online)")))])
+@pytest.mark.parametrize("design", ["passive", "stratified", "poisson", "importance", "online-poisson"])
 def test_memory_and_duckdb_sessions_hand_out_and_estimate_alike(pool, pool_file, tmp_path, design):
     truth = pd.Series(pool.labels, index=pool.item_ids)
     results = {}

@@ -159,7 +159,22 @@ class OnlinePoissonDesign(TreeModelDesign):
             raise ValueError(f"gamma: must be non-negative, got {self.gamma}")
 
     def start(self, pool: Pool, measure: Measure, *, rng: np.random.Generator, budget: int | None = None,
-              oracle: str = "deterministic") -> OnlinePoissonSampler:
+              oracle: str = "deterministic") -> Sampler:
+        """A run: an engine pool's rounds on score blocks where an engine pool could run it (binary pool, measure of
+        the predictions, deterministic oracle; :mod:`~labelwise.designs.hashed_online`), else per item."""
+        from .hashed_online import (  # it builds on this module
+            HashedOnlineSampler,
+            memory_rounds,
+            runs_on_blocks,
+        )
+
+        if runs_on_blocks(self, pool, measure, oracle):
+            try:
+                rounds, block = memory_rounds(self, pool, measure)
+            except ValueError:  # scores spanning too wide a range for fine bins: strata by rank, per item
+                pass
+            else:
+                return HashedOnlineSampler(self, pool, measure, oracle, rng, rounds, block)
         return OnlinePoissonSampler(self, self.group_model(pool, measure, oracle), rng)
 
 

@@ -368,7 +368,7 @@ class EngineSession:
         frame = frame.set_index(c.id).loc[ids].reset_index()
         outputs = Pool.from_dataframe(frame, label_col=None, **c.options()).outputs()
         if self.online:
-            return self._rounds().estimate(measure, outputs, self._round_log(ids, labels), level)
+            return self._rounds().estimate(measure, measure.loss(outputs, labels), self._round_log(ids, labels), level)
         if self.with_replacement:
             blocks = np.searchsorted(self.summary.keys, self._handed_blocks(ids))
             return importance_estimate(self.design, self.summary, self.make_measure(), measure,
