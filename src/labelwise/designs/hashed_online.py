@@ -83,8 +83,9 @@ def memory_rounds(design: OnlinePoissonDesign, pool: Pool, measure: Measure) -> 
     scores = pool.primary_scores(design.system)
     strata = model_strata(score_strata(ScoreArray(scores), "score", design.n_strata, design.name), design.n_strata)
     keys, summary = memory_blocks(pool, None if strata is None else strata.of_scores(scores))
-    block = np.searchsorted(summary.keys, keys)
-    return BlockRounds(design, summary, measure, pool.system_names, strata), block.astype(np.min_scalar_type(-block.size))
+    # block numbers in the narrowest signed type holding them (int16 for up to 32768 blocks): a set-up stays small
+    block = np.searchsorted(summary.keys, keys).astype(np.min_scalar_type(-summary.keys.size))
+    return BlockRounds(design, summary, measure, pool.system_names, strata), block
 
 
 class HashedOnlineSampler(Sampler):
@@ -103,7 +104,7 @@ class HashedOnlineSampler(Sampler):
                  rng: np.random.Generator, rounds: BlockRounds, block: np.ndarray):
         super().__init__(pool, measure, oracle, rng)
         self.design, self.rounds, self.block = design, rounds, block
-        self.members = np.argsort(block, kind="stable").astype(block.dtype)  # the items block by block
+        self.members = np.argsort(block, kind="stable").astype(np.min_scalar_type(-block.size))  # block by block
         self.starts = np.concatenate([[0], np.cumsum(rounds.summary.counts)])
         self.hash_seed = generator_seed(rng)
         self._inclusion: list[np.ndarray] = []  # every round's b per block
@@ -170,7 +171,7 @@ class HashedOnlineSampler(Sampler):
             return Estimate.undefined(measure, level)
         by = np.argsort(hash_keys(self.pool)[d.items], kind="stable")
         log = self._log(d.items, sample.labels, d.round)
-        return self.rounds.estimate(measure, self.losses(measure, sample)[by], log, level)
+        return self.rounds.estimate(measure, self.losses(measure, sample)[by], log, level, sample.n_labels)
 
     def state(self) -> dict:
         """The hash seed and the newest round's ``b`` per block and items drawn."""

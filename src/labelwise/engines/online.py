@@ -255,16 +255,23 @@ class BlockRounds:
         influence = np.stack([self.measure.influence_norm_sq(self.rep_out, np.full(G, c), R) for c in (0, 1)])
         return round_inclusion(self.design, pi, influence, U, min(n_new, int(U.sum())))
 
-    def estimate(self, measure: Measure, losses: np.ndarray, log: RoundLog, level: float = 0.95) -> Estimate:
+    def estimate(self, measure: Measure, losses: np.ndarray, log: RoundLog, level: float = 0.95,
+                 n_labels: int | None = None) -> Estimate:
         """Round-weighted Horvitz-Thompson estimate of ``measure`` from the ``losses`` ``(n, d)`` of the labeled
-        items of ``log``, and its interval (module docstring).
+        items of ``log``, and its interval (module docstring); a census is exact.
 
-        Rounds without a label are left out: their weight is 0.
+        Rounds without a label are left out: their weight is 0.  ``n_labels``
+        (default ``n``) is the labels the estimate reports (in memory, items
+        excluded as not judgeable are in ``log`` with zero losses but not counted).
         """
         n = log.labels.size
         if n == 0:
             return Estimate.undefined(measure, level)
         N = self.summary.n_items
+        n_labels = n if n_labels is None else n_labels
+        if n == N:
+            return make_estimate(measure, losses.sum(axis=0) / N, np.zeros((measure.size, measure.size)), n_labels,
+                                 n, level)
         used, rounds = np.unique(log.rounds, return_inverse=True)
         labeled_per_round = np.bincount(rounds, minlength=used.size)
         # the first k_r of the n_r items a round drew: a uniformly random subset of them
@@ -273,14 +280,14 @@ class BlockRounds:
         R, cov, w, J = rounds_moments(measure, losses, rounds, b_rounds[:, g].T, N, self.design.gamma)
         plugin = rounds_plugin_covariance(losses @ J.T / N, rounds, b_rounds[rounds, g], w)
         if not depends_on_predictions_only(measure, self.rep_out):
-            return make_estimate(measure, R, larger_variance(cov, plugin), n, n, level, basis=PLUGIN_BASIS)
+            return make_estimate(measure, R, larger_variance(cov, plugin), n_labels, n, level, basis=PLUGIN_BASIS)
         rep_loss = self.rep_loss if measure == self.measure else self._group_losses(measure)
         U = (self.summary.counts - np.bincount(g, minlength=self.summary.keys.size)).astype(float)
         u = np.einsum("cgd,md->cgm", rep_loss, J)
         coef = w[:, None] ** 2 * (1.0 / b_rounds - 1.0)
         unlabeled = unlabeled_covariance(u, self.posterior(g, log.labels), U, coef, b_rounds.sum(axis=0), N)
         cov = with_unlabeled(cov, plugin, unlabeled, self.design.variance == "model", level)
-        return make_estimate(measure, R, cov, n, n, level, basis=MODEL_BASIS)
+        return make_estimate(measure, R, cov, n_labels, n, level, basis=MODEL_BASIS)
 
 
 def block_rounds(pool: EnginePool, design: OnlinePoissonDesign, measure: Measure) -> BlockRounds:
