@@ -69,12 +69,13 @@ def test_old_draws_keep_the_probabilities_they_were_drawn_with(pools, design):
     old = s.sampler
     added = _add_b(s, full)
     new = s.sampler
-    old_of, new_of = old.gm.groups.of_item, new.gm.groups.of_item
-    if design == "online-poisson":
-        assert len(new._b_groups) == len(old._b_groups) == 3
-        for b_old, b_new in zip(old._b_groups, new._b_groups):
-            np.testing.assert_array_equal(b_old[old_of], b_new[new_of])
+    new_of = new.gm.groups.of_item
+    if design == "online-poisson":  # rounds drawn on score blocks, carried to groups within the blocks
+        assert len(new._b_groups) == len(old._inclusion) == 3
+        for b_old, b_new in zip(old._inclusion, new._b_groups):
+            np.testing.assert_array_equal(b_old[old.block], b_new[new_of])
     else:
+        old_of = old.gm.groups.of_item
         assert len(new._history) == len(old._history) == 3
         for (_, q_old, _, _), (_, q_new, _, _) in zip(old._history, new._history):
             np.testing.assert_array_equal(q_old[old_of], q_new[new_of])

@@ -59,10 +59,10 @@ from ..measures import Measure
 from ..pool import Pool
 from .base import Sampler
 from .hashed import hash_keys
-from .online_poisson import OnlinePoissonDesign, OnlinePoissonSampler
+from .online_poisson import OnlinePoissonDesign, OnlinePoissonSampler, group_losses
 from .poisson_rounds import systematic_counts
 
-__all__ = ["HashedOnlineSampler", "memory_rounds", "runs_on_blocks"]
+__all__ = ["HashedOnlineSampler", "memory_rounds", "per_item_state", "runs_on_blocks", "sampler_within_blocks"]
 
 
 def runs_on_blocks(design: OnlinePoissonDesign, pool: Pool, measure: Measure, oracle: str) -> bool:
@@ -171,13 +171,20 @@ class HashedOnlineSampler(Sampler):
             return Estimate.undefined(measure, level)
         by = np.argsort(hash_keys(self.pool)[d.items], kind="stable")
         log = self._log(d.items, sample.labels, d.round)
-        return self.rounds.estimate(measure, self.losses(measure, sample)[by], log, level, sample.n_labels)
+        rep_loss = self.rounds.block_losses(measure) if measure == self.measure else \
+            group_losses(measure, self.pool, self.block, self.members[self.starts[:-1]].astype(np.int64))
+        return self.rounds.estimate(measure, self.losses(measure, sample)[by], log, level, sample.n_labels, rep_loss)
 
     def state(self) -> dict:
         """The hash seed and the newest round's ``b`` per block and items drawn."""
         if self.legacy is not None:
             return self.legacy.state()
-        return {"seed": self.hash_seed, "b_blocks": self._inclusion[-1].tolist(), "drawn": self._drawn[-1]}
+        return self.states()[-1]
+
+    def states(self) -> list[dict]:
+        """Every round's :meth:`state`."""
+        return [{"seed": self.hash_seed, "b_blocks": b.tolist(), "drawn": n} for b, n in zip(self._inclusion,
+                                                                                           self._drawn, strict=True)]
 
     def set_state(self, states: list[dict]) -> None:
         """Restore the rounds; states of a session written before this draw (``b_groups``: per (stratum, loss key)
@@ -194,3 +201,24 @@ class HashedOnlineSampler(Sampler):
             self.hash_seed = int(mine[-1]["seed"])
         self._inclusion = [np.asarray(state["b_blocks"], dtype=float) for state in mine]
         self._drawn = [int(state["drawn"]) for state in mine]
+
+
+def sampler_within_blocks(design: OnlinePoissonDesign, pool: Pool, measure: Measure, oracle: str,
+                          rng: np.random.Generator, blocks: np.ndarray) -> OnlinePoissonSampler:
+    """The per-item sampler a session drawn on score blocks goes on with once a system is added: its groups lie
+    within the ``blocks`` of every item the earlier rounds drew on (:attr:`HashedOnlineSampler.block`), so each of
+    them had one inclusion probability per round (:func:`per_item_state`).
+
+    Adding a system changes the blocks (the prior is the systems' mean), so the rounds after it cannot be an
+    engine pool's; an engine session takes no new system.
+    """
+    sampler = OnlinePoissonSampler(design, design.group_model(pool, measure, oracle, within=blocks), rng)
+    sampler.drawn_on = blocks
+    return sampler
+
+
+def per_item_state(state: dict, block_of_group: np.ndarray) -> dict:
+    """A round's :meth:`HashedOnlineSampler.state` as :class:`OnlinePoissonSampler` state for groups within the
+    blocks (``block_of_group``: the block of every group)."""
+    b = np.asarray(state["b_blocks"], dtype=float)[block_of_group]
+    return {"sizes": [int(state["drawn"])], "b_groups": [b.tolist()], "pi_groups": [], "betas": [0.0]}

@@ -255,14 +255,23 @@ class BlockRounds:
         influence = np.stack([self.measure.influence_norm_sq(self.rep_out, np.full(G, c), R) for c in (0, 1)])
         return round_inclusion(self.design, pi, influence, U, min(n_new, int(U.sum())))
 
+    def block_losses(self, measure: Measure) -> np.ndarray | None:
+        """``measure``'s loss of every block's items for each label, ``(2, G, d)``, from the blocks'
+        representatives; ``None`` for a measure of more than the predictions (the blocks do not fix its loss)."""
+        if not depends_on_predictions_only(measure, self.rep_out):
+            return None
+        return self.rep_loss if measure == self.measure else self._group_losses(measure)
+
     def estimate(self, measure: Measure, losses: np.ndarray, log: RoundLog, level: float = 0.95,
-                 n_labels: int | None = None) -> Estimate:
+                 n_labels: int | None = None, rep_loss: np.ndarray | None = None) -> Estimate:
         """Round-weighted Horvitz-Thompson estimate of ``measure`` from the ``losses`` ``(n, d)`` of the labeled
         items of ``log``, and its interval (module docstring); a census is exact.
 
         Rounds without a label are left out: their weight is 0.  ``n_labels``
         (default ``n``) is the labels the estimate reports (in memory, items
-        excluded as not judgeable are in ``log`` with zero losses but not counted).
+        excluded as not judgeable are in ``log`` with zero losses but not
+        counted).  ``rep_loss``: the measure's loss per block and label
+        (:meth:`block_losses`); without it the interval is design-based only.
         """
         n = log.labels.size
         if n == 0:
@@ -279,9 +288,8 @@ class BlockRounds:
         g = log.blocks
         R, cov, w, J = rounds_moments(measure, losses, rounds, b_rounds[:, g].T, N, self.design.gamma)
         plugin = rounds_plugin_covariance(losses @ J.T / N, rounds, b_rounds[rounds, g], w)
-        if not depends_on_predictions_only(measure, self.rep_out):
+        if rep_loss is None:
             return make_estimate(measure, R, larger_variance(cov, plugin), n_labels, n, level, basis=PLUGIN_BASIS)
-        rep_loss = self.rep_loss if measure == self.measure else self._group_losses(measure)
         U = (self.summary.counts - np.bincount(g, minlength=self.summary.keys.size)).astype(float)
         u = np.einsum("cgd,md->cgm", rep_loss, J)
         coef = w[:, None] ** 2 * (1.0 / b_rounds - 1.0)
@@ -375,5 +383,6 @@ def simulate_rounds(pool: EnginePool, rounds: BlockRounds, seed: int, batch_size
             k = marks[len(estimates)]
             part = RoundLog(log.blocks[:k], log.labels[:k], log.rounds[:k], log.inclusion, log.drawn)
             losses = rounds.measure.loss(pool.source.outputs(ids[:k]), part.labels)
-            estimates.append(rounds.estimate(rounds.measure, losses, part, level))
+            estimates.append(rounds.estimate(rounds.measure, losses, part, level,
+                                             rep_loss=rounds.block_losses(rounds.measure)))
     return estimates
