@@ -47,6 +47,7 @@ model) are the in-memory design's, on these groups.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -213,11 +214,33 @@ class BlockRounds:
     def _leaf_sum(self, values: np.ndarray) -> np.ndarray:
         return np.bincount(self.leaf, weights=values, minlength=self.n_leaves)
 
+    @cached_property
+    def platt_groups(self) -> tuple[np.ndarray, np.ndarray]:
+        """The (leaf, predictions) group of every block and the items of every group."""
+        s = self.summary
+        predictions = s.keys & ((1 << s.n_systems) - 1) if s.has_preds else np.zeros_like(s.keys)
+        group = np.unique(self.leaf * (1 << s.n_systems) + predictions, return_inverse=True)[1]
+        return group, np.bincount(group, weights=s.counts)
+
     def platt_weights(self, blocks: np.ndarray) -> np.ndarray:
-        """The weight of each label in the Platt fit: the items of its block per label of the block (finer than the
-        in-memory design's (stratum, predictions) groups)."""
-        counts = self.summary.counts
-        return items_per_label(counts, np.bincount(blocks, minlength=counts.size), blocks)
+        """The weight of each label in the Platt fit: the items of its (leaf, predictions) group per label of the
+        group, as the per-item design weighs them (:meth:`~labelwise.designs.group_model.GroupModel._label_weights`).
+
+        Weights per block would let single labels stand for whole blocks:
+        most fine blocks get few labels.
+
+        Parameters
+        ----------
+        blocks : ndarray of int, shape (n,)
+            The block of every label.
+
+        Returns
+        -------
+        ndarray, shape (n,)
+        """
+        group, size = self.platt_groups
+        labeled = group[blocks]
+        return items_per_label(size, np.bincount(labeled, minlength=size.size), labeled)
 
     def posterior(self, blocks: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """The model's label distribution of an unlabeled item of each block after the labels, ``(G, 2)``."""
