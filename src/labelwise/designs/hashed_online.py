@@ -58,7 +58,7 @@ from ..estimators import Estimate
 from ..measures import Measure
 from ..pool import Pool
 from .base import Sampler
-from .hashed import hash_keys
+from .hashed import covering_bound, hash_keys
 from .online_poisson import OnlinePoissonDesign, OnlinePoissonSampler, group_losses
 from .poisson_rounds import systematic_counts
 
@@ -142,7 +142,7 @@ class HashedOnlineSampler(Sampler):
         unhanded = counts - np.bincount(handed, minlength=counts.size)
         seed = round_seed(self.hash_seed, round_)
         wanted = systematic_counts(unhanded * np.where(unhanded > 0, b, 0.0), np.random.default_rng(seed))
-        items = self._first_unhanded(wanted, labeled, seed)
+        items = self._first_unhanded(wanted, unhanded, labeled, seed)
         items = items[round_order(hash_keys(self.pool)[items], seed)]
         self._inclusion.append(b)
         self._drawn.append(int(items.size))
@@ -150,17 +150,27 @@ class HashedOnlineSampler(Sampler):
         b_items = b[self.block[items]]
         return Draws(items, 1.0 / b_items, b_items).in_round(round_)
 
-    def _first_unhanded(self, wanted: np.ndarray, handed: np.ndarray, seed: int) -> np.ndarray:
-        """The first ``wanted[g]`` items of every block ``g`` not ``handed`` out, in increasing ``H(key, seed)``
-        (ties by key); only the blocks asked for are hashed."""
+    def _first_unhanded(self, wanted: np.ndarray, unhanded: np.ndarray, handed: np.ndarray, seed: int) -> np.ndarray:
+        """The first ``wanted[g]`` items of every block ``g`` not ``handed`` out (``unhanded[g]`` of them), in
+        increasing ``H(key, seed)`` (ties by key).
+
+        Only the blocks asked for are hashed, and only their items under a
+        :func:`~labelwise.designs.hashed.covering_bound` of the need are
+        sorted (all of them in the rare case it falls short).
+        """
         asked = np.flatnonzero(wanted)
         sizes = self.starts[asked + 1] - self.starts[asked]
         at = np.repeat(self.starts[asked] - (np.cumsum(sizes) - sizes), sizes) + np.arange(sizes.sum())
         items = self.members[at].astype(np.int64)
         items = items[~handed[items]]
+        block = self.block[items].astype(np.int64)
         keys = hash_keys(self.pool)[items]
-        items = items[np.lexsort((keys, item_uniform(keys, seed)))]
-        return items[first_per_block(self.block[items].astype(np.int64), wanted)]
+        u = item_uniform(keys, seed)
+        near = u < covering_bound(wanted, unhanded)[block]
+        if np.any(np.bincount(block[near], minlength=wanted.size) < wanted):
+            near[:] = True
+        order = np.flatnonzero(near)[np.lexsort((keys[near], u[near]))]
+        return items[order[first_per_block(block[order], wanted)]]
 
     def estimate(self, measure: Measure, sample: Sample, level: float = 0.95) -> Estimate:
         """:meth:`~labelwise.engines.online.BlockRounds.estimate` of the labeled draws."""
