@@ -25,9 +25,10 @@ posterior.  On an engine pool
   (``depth=1``) Dirichlet-tree model, whose EM fixed point is the leaf's
   posterior mean ``r = (lam s + O) / (lam + L)`` (``s`` the leaf's mean
   prior, ``O`` its positive labels, ``L`` its labels;
-  :class:`labelwise.oracle.DirichletTreeModel`), with the scores
-  recalibrated by a Platt map on the labels and ``lam`` chosen by the
-  labels' marginal likelihood, as the in-memory design does;
+  :class:`labelwise.oracle.DirichletTreeModel`), with the blocks' priors
+  recalibrated by a Platt map on the labels (each label standing for the
+  items of its (leaf, predictions) group per label, as the per-item design
+  weighs them) and ``lam`` chosen by the labels' marginal likelihood;
 * round ``r`` draws as the in-memory design does: how many items each block
   gives by randomised systematic sampling of the blocks (exactly the batch in
   all, :func:`~labelwise.designs.poisson_rounds.systematic_counts`, from a
@@ -41,7 +42,9 @@ posterior.  On an engine pool
 
 The water-filling, the hedge, the round-weighted Horvitz-Thompson estimate
 and its interval (labeled items design-based, unlabeled ones through the
-model) are the in-memory design's, on these groups.
+model) are the per-item design's, on these groups.  An in-memory binary pool
+runs these rounds itself (:mod:`labelwise.designs.hashed_online`), so both
+hand out the same items and give the same estimates for the same seed.
 """
 
 from __future__ import annotations
