@@ -305,7 +305,7 @@ def _from_now_on(session: Session, states: list[dict]) -> list[dict]:
     sampler = _per_item(session.sampler)
     if not isinstance(sampler, OnlinePoissonSampler | HashedOnlineSampler) or not states:
         return states
-    rounds = len(sampler._drawn) if isinstance(sampler, HashedOnlineSampler) else len(sampler._sizes)
+    rounds = sampler.n_rounds if isinstance(sampler, HashedOnlineSampler) else len(sampler._sizes)
     return [*states[:-1], {**states[-1], "first_round": rounds}]
 
 

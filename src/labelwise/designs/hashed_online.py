@@ -191,6 +191,11 @@ class HashedOnlineSampler(Sampler):
             return self.legacy.state()
         return self.states()[-1]
 
+    @property
+    def n_rounds(self) -> int:
+        """Rounds drawn on the blocks so far."""
+        return len(self._drawn)
+
     def states(self) -> list[dict]:
         """Every round's :meth:`state`."""
         return [{"seed": self.hash_seed, "b_blocks": b.tolist(), "drawn": n} for b, n in zip(self._inclusion,
