@@ -183,7 +183,8 @@ class HashedOnlineSampler(Sampler):
         log = self._log(d.items, sample.labels, d.round)
         rep_loss = self.rounds.block_losses(measure) if measure == self.measure else \
             group_losses(measure, self.pool, self.block, self.members[self.starts[:-1]].astype(np.int64))
-        return self.rounds.estimate(measure, self.losses(measure, sample)[by], log, level, sample.n_labels, rep_loss)
+        judged = None if sample.excluded is None else ~sample.excluded[by]
+        return self.rounds.estimate(measure, self.losses(measure, sample)[by], log, level, rep_loss, judged)
 
     def state(self) -> dict:
         """The hash seed and the newest round's ``b`` per block and items drawn."""

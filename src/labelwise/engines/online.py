@@ -289,21 +289,23 @@ class BlockRounds:
         return self.rep_loss if measure == self.measure else self._group_losses(measure)
 
     def estimate(self, measure: Measure, losses: np.ndarray, log: RoundLog, level: float = 0.95,
-                 n_labels: int | None = None, rep_loss: np.ndarray | None = None) -> Estimate:
+                 rep_loss: np.ndarray | None = None, judged: np.ndarray | None = None) -> Estimate:
         """Round-weighted Horvitz-Thompson estimate of ``measure`` from the ``losses`` ``(n, d)`` of the labeled
         items of ``log``, and its interval (module docstring); a census is exact.
 
-        Rounds without a label are left out: their weight is 0.  ``n_labels``
-        (default ``n``) is the labels the estimate reports (in memory, items
-        excluded as not judgeable are in ``log`` with zero losses but not
-        counted).  ``rep_loss``: the measure's loss per block and label
+        Rounds without a label are left out: their weight is 0.
+        ``rep_loss``: the measure's loss per block and label
         (:meth:`block_losses`); without it the interval is design-based only.
+        ``judged`` (default all): which items of ``log`` have a label; in
+        memory, items excluded as not judgeable are in ``log`` with zero
+        losses, but neither counted as labels nor learned from.
         """
         n = log.labels.size
         if n == 0:
             return Estimate.undefined(measure, level)
         N = self.summary.n_items
-        n_labels = n if n_labels is None else n_labels
+        judged = np.ones(n, dtype=bool) if judged is None else judged
+        n_labels = int(judged.sum())
         if n == N:
             return make_estimate(measure, losses.sum(axis=0) / N, np.zeros((measure.size, measure.size)), n_labels,
                                  n, level)
@@ -319,7 +321,8 @@ class BlockRounds:
         U = (self.summary.counts - np.bincount(g, minlength=self.summary.keys.size)).astype(float)
         u = np.einsum("cgd,md->cgm", rep_loss, J)
         coef = w[:, None] ** 2 * (1.0 / b_rounds - 1.0)
-        unlabeled = unlabeled_covariance(u, self.posterior(g, log.labels), U, coef, b_rounds.sum(axis=0), N)
+        pi = self.posterior(g[judged], log.labels[judged])
+        unlabeled = unlabeled_covariance(u, pi, U, coef, b_rounds.sum(axis=0), N)
         cov = with_unlabeled(cov, plugin, unlabeled, self.design.variance == "model", level)
         return make_estimate(measure, R, cov, n_labels, n, level, basis=MODEL_BASIS)
 
