@@ -69,12 +69,13 @@ def test_old_draws_keep_the_probabilities_they_were_drawn_with(pools, design):
     old = s.sampler
     added = _add_b(s, full)
     new = s.sampler
-    old_of, new_of = old.gm.groups.of_item, new.gm.groups.of_item
-    if design == "online-poisson":
-        assert len(new._b_groups) == len(old._b_groups) == 3
-        for b_old, b_new in zip(old._b_groups, new._b_groups):
-            np.testing.assert_array_equal(b_old[old_of], b_new[new_of])
+    new_of = new.gm.groups.of_item
+    if design == "online-poisson":  # rounds drawn on score blocks, carried to groups within the blocks
+        assert len(new._b_groups) == len(old._inclusion) == 3
+        for b_old, b_new in zip(old._inclusion, new._b_groups):
+            np.testing.assert_array_equal(b_old[old.block], b_new[new_of])
     else:
+        old_of = old.gm.groups.of_item
         assert len(new._history) == len(old._history) == 3
         for (_, q_old, _, _), (_, q_new, _, _) in zip(old._history, new._history):
             np.testing.assert_array_equal(q_old[old_of], q_new[new_of])
@@ -159,6 +160,34 @@ def test_a_reopened_session_continues_as_the_one_in_memory(pools, tmp_path, desi
         s.run(oracle, 200, 50)
     np.testing.assert_array_equal(memory.draws.items, reopened.draws.items)
     np.testing.assert_allclose(memory.estimate().value, reopened.estimate().value, rtol=1e-9)
+
+
+def test_online_poisson_goes_on_within_the_first_blocks_also_when_its_set_up_is_redone(pools, tmp_path):
+    """Rounds drawn on score blocks, then a system added: the per-item sampler's groups lie within those blocks,
+    and a reopened file whose stored set-up is gone rebuilds them from the record of the addition."""
+    from contextlib import closing
+
+    from labelwise.store import Store
+
+    full, pool_a = pools
+    oracle = lambda ids: full.labels[ids]
+    path = tmp_path / "s.lw"
+    s = Session(pool_a, make_measure("f1", pool_a), "online-poisson", seed=4, path=path)
+    s.run(oracle, 100, 50)
+    blocks = s.sampler.block
+    _add_b(s, full)
+    groups = s.sampler.gm.groups
+    assert np.array_equal(s.sampler.drawn_on, blocks)
+    assert np.unique(groups.of_item.astype(np.int64) * (blocks.max() + 1) + blocks).size == groups.n_groups
+    expected = s.estimate()
+    s.close()
+    with closing(Store.open(path)) as store:
+        store.put_cache("sampler", b"setup from-older-code\n" + b"\x00" * 10)
+    with Session.open(path) as again:
+        assert np.array_equal(again.sampler.drawn_on, blocks)
+        np.testing.assert_allclose(again.estimate().value, expected.value, rtol=1e-12)
+        again.run(oracle, 150, 50)
+        assert again.n_labels == 150
 
 
 def test_importance_weighs_every_draw_by_the_mixture_of_its_proposals_also_when_its_set_up_is_redone(

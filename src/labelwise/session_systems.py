@@ -64,6 +64,11 @@ from .designs import (
     StratifiedDesign,
 )
 from .designs.ais import AISSampler
+from .designs.hashed_online import (
+    HashedOnlineSampler,
+    per_item_state,
+    sampler_within_blocks,
+)
 from .designs.mixture import MixtureProposalSampler
 from .designs.online_poisson import OnlinePoissonSampler
 from .draws import Draws
@@ -176,7 +181,7 @@ def add_system(session: Session, name: str, outputs: SystemOutputs) -> AddedSyst
                              "to it only before; use online-poisson (the default) to add systems later")
         sampler = session.design.start(pool, measure, rng=session.rng, budget=session.budget,
                                        oracle=session.oracle)
-        sampler = _with_earlier_proposals(session, sampler)
+        sampler = _within_drawn_blocks(session, _with_earlier_proposals(session, sampler), pool, measure)
         regroup = _regrouping(session, sampler)
         if session.store is None:
             states = _from_now_on(session, [regroup(s) for s in _memory_states(session.sampler)])
@@ -191,7 +196,8 @@ def add_system(session: Session, name: str, outputs: SystemOutputs) -> AddedSyst
             config = session.store.config()
             added = [*config.get("added_systems", []), {
                 "name": name, "system": index, "stage": session.stage, "labels": session.n_labels,
-                "created": time.time(), "measure_before": session.measure.spec()}]
+                "created": time.time(), "measure_before": session.measure.spec(),
+                "within_blocks": getattr(sampler, "drawn_on", None) is not None}]
             store_system(session.store, pool, {**config, "measure": measure.spec(), "added_systems": added},
                          stages, _from_now_on(session, [regroup(s) for s in states]),
                          _setup_tag() + dump_sampler(sampler))
@@ -212,10 +218,44 @@ def _with_earlier_proposals(session: Session, sampler: Sampler) -> Sampler:
                                   [*phases, (session.stage, sampler.q)])
 
 
+def _drawn_on(sampler: Sampler) -> np.ndarray | None:
+    """The score blocks an ``online-poisson`` run drew its rounds on (``None``: per item, or another design)."""
+    if isinstance(sampler, HashedOnlineSampler):
+        return sampler.block if sampler.legacy is None else None
+    return getattr(sampler, "drawn_on", None)
+
+
+def _within_drawn_blocks(session: Session, sampler: Sampler, pool: Pool, measure: Measure) -> Sampler:
+    """``online-poisson``: the per-item sampler from now on, its groups within the blocks the rounds so far drew on
+    (:func:`~labelwise.designs.hashed_online.sampler_within_blocks`), or its plain groups for a session drawn per
+    item; other designs' samplers unchanged."""
+    old = session.sampler
+    if not isinstance(old, HashedOnlineSampler) and not isinstance(sampler, HashedOnlineSampler):
+        return sampler
+    blocks = _drawn_on(old)
+    if blocks is None:
+        return OnlinePoissonSampler(session.design, session.design.group_model(pool, measure, session.oracle),
+                                    session.rng)
+    return sampler_within_blocks(session.design, pool, measure, session.oracle, session.rng, blocks)
+
+
+def _per_item(sampler: Sampler) -> Sampler:
+    """The sampler that holds the rounds (the per-item one of a session written before the score blocks)."""
+    return sampler.legacy if isinstance(sampler, HashedOnlineSampler) and sampler.legacy is not None else sampler
+
+
 def resumed_sampler(session: Session, config: dict) -> Sampler:
     """The sampler of a reopened session whose design set-up was redone: ``importance``'s earlier proposals
-    rebuilt from the record of the systems added (each from the pool and measure before the addition)."""
+    rebuilt from the record of the systems added (each from the pool and measure before the addition);
+    ``online-poisson``'s per-item sampler within the blocks its first rounds drew on."""
     added = config.get("added_systems", [])
+    if added and added[0].get("within_blocks"):
+        first = added[0]
+        before = _first_systems(session.pool, first["system"])
+        blocks = session.design.start(before, measure_from_spec(first["measure_before"]), rng=session.rng,
+                                      oracle=session.oracle).block
+        return sampler_within_blocks(session.design, session.pool, session.measure, session.oracle, session.rng,
+                                     blocks)
     if not added or not isinstance(session.design, ImportanceDesign):
         return session.sampler
     pool, firsts = session.pool, [0, *(record["stage"] for record in added)]
@@ -241,7 +281,11 @@ def _regrouping(session: Session, new: Sampler):
     axes = _GROUP_STATES.get(session.design.name)
     if not axes:
         return lambda state: state
-    old_groups, new_groups = session.sampler.gm.groups, new.gm.groups
+    old = _per_item(session.sampler)
+    if isinstance(old, HashedOnlineSampler):  # its rounds' b per block, to the groups within the blocks
+        block_of_group = old.block[new.gm.groups.rep]
+        return lambda state: per_item_state(state, block_of_group) if "b_blocks" in state else state
+    old_groups, new_groups = old.gm.groups, new.gm.groups
     old_of_new = old_groups.of_item[new_groups.rep]
     if not np.array_equal(old_of_new[new_groups.of_item], old_groups.of_item):
         raise ValueError(f"design {session.design.name!r}: the new system's groups do not refine the design's "
@@ -258,14 +302,16 @@ def _from_now_on(session: Session, states: list[dict]) -> list[dict]:
     """``online-poisson``'s states, its estimate weighting only the rounds drawn from now on (once they
     have labels): their totals take every label so far as known, so the rounds drawn for the old measure,
     which reach the new system's items with small probabilities, add none of their variance."""
-    if not isinstance(session.sampler, OnlinePoissonSampler) or not states:
+    sampler = _per_item(session.sampler)
+    if not isinstance(sampler, OnlinePoissonSampler | HashedOnlineSampler) or not states:
         return states
-    return [*states[:-1], {**states[-1], "first_round": session.sampler.n_rounds}]
+    return [*states[:-1], {**states[-1], "first_round": sampler.n_rounds}]
 
 
 def _memory_states(sampler: Sampler) -> list[dict]:
     """Every batch's design state, as a session file stores them (for sessions without a file)."""
-    if isinstance(sampler, (OnlinePoissonSampler, AISSampler)):  # the designs whose states are carried
+    sampler = _per_item(sampler)
+    if isinstance(sampler, (OnlinePoissonSampler, HashedOnlineSampler, AISSampler)):  # the states carried
         return sampler.states()
     return []
 

@@ -21,7 +21,7 @@ def _inclusions(pool, hedge):
                          lw.OnlinePoissonDesign(n_strata=16, branching=16, hedge=hedge), seed=3)
     session.run(lw.TruthOracle(pool), budget=300)
     sampler = session.sampler
-    live = [b[b < 1.0] for b in sampler._b_groups]  # groups with unlabeled members
+    live = [b[b < 1.0] for b in sampler._inclusion]  # blocks with unlabeled members
     return live
 
 

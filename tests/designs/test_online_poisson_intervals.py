@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import labelwise as lw
-from labelwise.designs.online_poisson import OnlinePoissonSampler
+from labelwise.designs.hashed_online import HashedOnlineSampler
 from labelwise.estimators import round_weights, rounds_plugin_covariance
 
 
@@ -14,11 +14,11 @@ def test_interval_is_at_least_the_design_based_one():
     measure = lw.make_measure("f1", pool)
     session = lw.Session(pool, measure, lw.OnlinePoissonDesign(n_strata=16, branching=16), seed=1)
     session.run(lw.TruthOracle(pool), budget=400)
-    sampler: OnlinePoissonSampler = session.sampler
+    sampler: HashedOnlineSampler = session.sampler
     d, labels = session.sample().draws, session.sample().labels
     for m in (measure, lw.make_measure("recall", pool), lw.make_measure("accuracy", pool)):
         est = session.estimate(m)
-        b = np.stack(sampler._b_groups)[d.round, sampler.gm.groups.of_item[d.items]]
+        b = np.stack(sampler._inclusion)[d.round, sampler.block[d.items]]
         w = round_weights(np.bincount(d.round), sampler.design.gamma)
         u = m.loss(pool.outputs(d.items), labels) @ m.finite_jacobian(est.R).T / pool.n_items
         assert est.cov[0, 0] >= rounds_plugin_covariance(u, d.round, b, w)[0, 0] * (1 - 1e-12)

@@ -54,17 +54,16 @@ def test_online_round_includes_each_item_with_its_probability():
     pool = make_pool(600, prevalence=0.05, seed=4)
     measure = make_measure("f1", pool)
     design = OnlinePoissonDesign(n_strata=8, branching=8)
-    rng = np.random.default_rng(1)
     sampler = None
     labeled = np.zeros(pool.n_items, dtype=bool)
     freq = np.zeros(pool.n_items)
     runs = 2000
-    for _ in range(runs):
-        sampler = design.start(pool, measure, rng=rng)
+    for seed in range(runs):  # the draw is a function of the hash seed: one per run
+        sampler = design.start(pool, measure, rng=np.random.default_rng(seed))
         d = sampler.draw(40, labeled)
         assert len(d) == 40 and np.unique(d.items).size == 40
         freq[d.items] += 1
-    b = sampler._b_groups[-1][sampler.gm.groups.of_item]
+    b = sampler._inclusion[-1][sampler.block]
     z = (freq - runs * b) / np.sqrt(runs * b * (1 - b) + 1e-12)
     assert np.all(np.abs(z[b < 1]) < 4.5) and np.all(freq[b == 1] == runs)
 

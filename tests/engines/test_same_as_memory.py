@@ -47,11 +47,24 @@ def label_rounds(session: Path, truth: pd.Series, batches: list[int], folder: Pa
     return handed
 
 
-@pytest.mark.parametrize("design", ["passive", "stratified", "poisson", "importance", pytest.param("online-poisson", marks=(
-    pytest.mark.xfail(strict=True, reason="issue 18: in memory, online-poisson draws a group's members with the "
-                                         "random generator and fits its recalibration per item; the engine draws by "
-                                         "hash and fits on block priors (labelwise.engines.online)")))])
+@pytest.mark.parametrize("design", ["passive", "stratified", "poisson", "importance", "online-poisson"])
 def test_memory_and_duckdb_sessions_hand_out_and_estimate_alike(pool, pool_file, tmp_path, design):
+    assert_sessions_alike(pool, pool_file, tmp_path, design)
+
+
+def test_online_poisson_within_score_strata_hands_out_and_estimates_alike(scored, scored_file, tmp_path):
+    # spread scores: the model's leaves are score strata in both (the fixture pool above takes prior-bin strata)
+    from labelwise.designs import make_design
+    from labelwise.designs.hashed_online import memory_rounds
+    from labelwise.measures import make_measure
+
+    design = make_design("online-poisson")
+    assert memory_rounds(design, scored, make_measure("f1", scored))[0].strata is not None
+    assert_sessions_alike(scored, scored_file, tmp_path, design.name)
+
+
+def assert_sessions_alike(pool, pool_file: Path, tmp_path: Path, design: str) -> None:
+    """The CLI on ``pool_file`` in memory and through DuckDB: the same batches and estimates."""
     truth = pd.Series(pool.labels, index=pool.item_ids)
     results = {}
     for engine in ("memory", "duckdb"):

@@ -94,8 +94,10 @@ def test_importance_draws_and_estimate_equal_duckdb(spark, parquet_pool):
     assert_same_estimate(est_a, est_b)
 
 
-def test_online_rounds_within_score_strata_equal_duckdb(spark, scored_file):
-    # the score strata (two passes), the blocks within them and two rounds of one simulated run
+def test_online_rounds_within_score_strata_equal_duckdb_and_memory(spark, scored, scored_file):
+    # the score strata (two passes), the blocks within them and two rounds of one simulated run; in memory, a
+    # session's two batches of 60 (the same rounds on the pool's blocks)
+    import labelwise as lw
     from labelwise.engines.online import block_rounds, simulate_rounds
 
     design = make_design("online-poisson")
@@ -107,3 +109,7 @@ def test_online_rounds_within_score_strata_equal_duckdb(spark, scored_file):
     assert a.strata is not None and np.array_equal(a.strata.cuts, b.strata.cuts)
     assert np.array_equal(a.summary.keys, b.summary.keys) and np.array_equal(a.summary.counts, b.summary.counts)
     assert_same_estimate(est_a, est_b)
+    memory = lw.Session(scored, lw.make_measure("f1", scored), design, seed=5)
+    memory.run(lw.TruthOracle(scored), budget=120, batch_size=60)
+    assert np.array_equal(memory.sampler.rounds.summary.keys, b.summary.keys)
+    assert_same_estimate(memory.estimate(), est_b)

@@ -69,14 +69,16 @@ def test_a_stored_set_up_draws_as_the_one_it_was_dumped_from(design):
 
 
 def test_large_set_up_arrays_are_views_of_the_stored_bytes():
-    pool = lw.make_pool(40_000, prevalence=0.02, seed=4)
+    pool = lw.make_pool(70_000, prevalence=0.02, seed=4)
     sampler = lw.make_design("online-poisson").start(pool, lw.make_measure("f1", pool), rng=np.random.default_rng(1))
     data = dump_sampler(sampler)
     loaded = load_sampler(data, pool, sampler.measure, sampler.rng)
-    of_item = loaded.gm.groups.of_item  # int16 group numbers: compressing does not halve them, so raw
-    assert not of_item.flags.writeable and of_item.ctypes.data % 16 == 0
-    assert np.shares_memory(of_item, np.frombuffer(data, dtype=np.uint8))
-    np.testing.assert_array_equal(of_item, sampler.gm.groups.of_item)
+    # positions in block order, beyond 2^16 (int32): neither narrowing nor compressing shrinks them, so raw
+    members = loaded.members
+    assert not members.flags.writeable and members.ctypes.data % 16 == 0
+    assert np.shares_memory(members, np.frombuffer(data, dtype=np.uint8))
+    np.testing.assert_array_equal(members, sampler.members)
+    np.testing.assert_array_equal(loaded.block, sampler.block)
 
 
 def test_grouped_pool_pickles_without_known_and_rebuilds_it():

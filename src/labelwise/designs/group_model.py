@@ -119,11 +119,12 @@ class TreeModelDesign(Design):
         return score_hierarchy(pool.primary_scores(self.system), n_blocks=self.n_strata, depth=self.depth,
                                branching=self.branching)
 
-    def group_model(self, pool: Pool, measure: Measure, oracle: str) -> GroupModel:
-        """A fresh model (no labels) of ``pool`` for ``measure``."""
+    def group_model(self, pool: Pool, measure: Measure, oracle: str, within: np.ndarray | None = None) -> GroupModel:
+        """A fresh model (no labels) of ``pool`` for ``measure``; its groups within the item classes ``within``
+        if given."""
         return GroupModel(pool, measure, oracle, self.hierarchy(pool), self.lam, self.prior_strength, self.interval_prior_strength,
                           calibrate=self.calibration != "none" and pool.n_classes == 2,
-                          calibration_uncertainty=self.calibration == "platt-posterior")
+                          calibration_uncertainty=self.calibration == "platt-posterior", within=within)
 
 
 class GroupModel:
@@ -152,7 +153,7 @@ class GroupModel:
 
     def __init__(self, pool: Pool, measure: Measure, oracle: str, hierarchy: Hierarchy, lam: float,
                  prior_strength: float | str, interval_prior_strength: float | None = None, *,
-                 calibrate: bool = False, calibration_uncertainty: bool = False):
+                 calibrate: bool = False, calibration_uncertainty: bool = False, within: np.ndarray | None = None):
         self.pool, self.measure, self.oracle = pool, measure, oracle
         self.n_items, self.n_classes = pool.n_items, pool.n_classes
         self.hierarchy = hierarchy
@@ -175,7 +176,10 @@ class GroupModel:
             self._seen_logits = np.empty(0)
             self._seen_y = np.empty(0)
         self._interval_fitted = True
-        self.groups = GroupedPool(hierarchy.blocks, measure.loss_key(pool.outputs()))
+        key = measure.loss_key(pool.outputs())
+        if within is not None and key is not None:  # groups inside given classes (blocks earlier rounds drew on)
+            key = np.unique(key, return_inverse=True)[1] * (int(within.max()) + 1) + within
+        self.groups = GroupedPool(hierarchy.blocks, key)
         G, C = self.groups.n_groups, self.n_classes
         # binary pools: a block is a score interval whose groups share their prior
         self.prior_shift = _prior_shift(prior, self.groups) if C > 2 else np.ones((G, C))

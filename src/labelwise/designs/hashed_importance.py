@@ -13,7 +13,7 @@ in the run; the draws of items drawn before cost no label.
 
 The estimate is the importance-sampling one (eq. 1) with Hansen-Hurwitz
 weights ``1 / (N q)``; its interval adds the items not labeled yet through
-the oracle model of the blocks (:class:`ImportanceBlockModel`: Platt-recalibrated
+the oracle model of the blocks (:func:`block_model`: Platt-recalibrated
 block priors, a flat Dirichlet model over square-root strata of the prior
 bins, as engine ``online-poisson`` runs where the scores are too concentrated
 for its score strata), as the
@@ -24,8 +24,6 @@ compute it with no pass over the pool, and memory computes the same numbers.
 """
 
 from __future__ import annotations
-
-from functools import cached_property
 
 import numpy as np
 
@@ -40,7 +38,6 @@ from ..estimators import (
     proposal_model_covariance,
 )
 from ..measures import Measure
-from ..oracle.calibration import items_per_label
 from ..pool import Pool
 from .block_draws import BlockDraws, block_proposal, items_of_ranks
 from .group_model import MODEL_BASIS
@@ -50,7 +47,6 @@ from .online_poisson import OnlinePoissonDesign
 
 __all__ = [
     "HashedImportanceSampler",
-    "ImportanceBlockModel",
     "block_model",
     "blocks_apply",
     "blocks_refusal",
@@ -73,50 +69,17 @@ def blocks_refusal(design: ImportanceDesign) -> str | None:
     return None
 
 
-class ImportanceBlockModel(BlockRounds):
-    """The oracle model of the blocks behind the interval: ``online-poisson``'s on engine pools
-    (:class:`~labelwise.engines.online.BlockRounds`), with the labels of the Platt fit weighted as the per-item
-    design weighs them, by the items of their (stratum, predictions) group per label of the group.
-
-    The draws of a static proposal label few items of most fine blocks, so
-    weights per block would let single labels stand for whole blocks.
-    """
-
-    @cached_property
-    def platt_groups(self) -> tuple[np.ndarray, np.ndarray]:
-        """The (stratum, predictions) group of every block and the items of every group."""
-        s = self.summary
-        predictions = s.keys & ((1 << s.n_systems) - 1) if s.has_preds else np.zeros_like(s.keys)
-        group = np.unique(self.leaf * (1 << s.n_systems) + predictions, return_inverse=True)[1]
-        return group, np.bincount(group, weights=s.counts)
-
-    def platt_weights(self, blocks: np.ndarray) -> np.ndarray:
-        """The weight of each label in the Platt fit: the items of its (stratum, predictions) group per label of
-        the group.
-
-        Parameters
-        ----------
-        blocks : ndarray of int, shape (n,)
-            The block of every label.
-
-        Returns
-        -------
-        ndarray, shape (n,)
-        """
-        group, size = self.platt_groups
-        labeled = group[blocks]
-        return items_per_label(size, np.bincount(labeled, minlength=size.size), labeled)
-
-
 def block_model(design: ImportanceDesign, summary: BlockSummary, measure: Measure,
-                system_names: tuple[str, ...]) -> ImportanceBlockModel:
-    """:class:`ImportanceBlockModel` of the pool's blocks with the importance design's model settings."""
+                system_names: tuple[str, ...]) -> BlockRounds:
+    """The oracle model of the pool's blocks behind the interval (``online-poisson``'s on score blocks,
+    :class:`~labelwise.engines.online.BlockRounds`, on strata of prior bins) with the importance design's model
+    settings."""
     settings = OnlinePoissonDesign(n_strata=design.n_strata, prior_strength=design.prior_strength,
                                    calibration=design.calibration, lam=design.lam)
-    return ImportanceBlockModel(settings, summary, measure, system_names)
+    return BlockRounds(settings, summary, measure, system_names)
 
 
-def hashed_importance_estimate(measure: Measure, design: ImportanceDesign, model: ImportanceBlockModel,
+def hashed_importance_estimate(measure: Measure, design: ImportanceDesign, model: BlockRounds,
                                q: np.ndarray, draw_losses: np.ndarray, draw_weights: np.ndarray,
                                draw_counts: np.ndarray, labeled_blocks: np.ndarray, labels: np.ndarray,
                                labeled_losses: np.ndarray, n_labels: int, level: float) -> Estimate:
@@ -126,7 +89,7 @@ def hashed_importance_estimate(measure: Measure, design: ImportanceDesign, model
     ----------
     measure : Measure
     design : ImportanceDesign
-    model : ImportanceBlockModel
+    model : BlockRounds
         :func:`block_model` of the pool's blocks.
     q : ndarray, shape (G,)
         The proposal per item of each block.

@@ -78,7 +78,7 @@ from .group_model import MODEL_BASIS, GroupModel, TreeModelDesign
 from .poisson_rounds import round_inclusion, systematic_counts
 from .unlabeled_covariance import unlabeled_covariance, with_unlabeled
 
-__all__ = ["OnlinePoissonDesign", "OnlinePoissonSampler", "unlabeled_covariance", "with_unlabeled"]
+__all__ = ["OnlinePoissonDesign", "OnlinePoissonSampler", "group_losses", "unlabeled_covariance", "with_unlabeled"]
 
 COUNT_BASIS = ("design-based for the labeled items; the positives the labels may have missed among the items not "
                "labeled yet are a Poisson count whose mean the oracle model gives (the systems' scores recalibrated "
@@ -159,8 +159,36 @@ class OnlinePoissonDesign(TreeModelDesign):
             raise ValueError(f"gamma: must be non-negative, got {self.gamma}")
 
     def start(self, pool: Pool, measure: Measure, *, rng: np.random.Generator, budget: int | None = None,
-              oracle: str = "deterministic") -> OnlinePoissonSampler:
+              oracle: str = "deterministic") -> Sampler:
+        """A run: an engine pool's rounds on score blocks where an engine pool could run it (binary pool, measure of
+        the predictions, deterministic oracle; :mod:`~labelwise.designs.hashed_online`), else per item."""
+        from .hashed_online import (  # it builds on this module
+            HashedOnlineSampler,
+            memory_rounds,
+            runs_on_blocks,
+        )
+
+        if runs_on_blocks(self, pool, measure, oracle):
+            try:
+                rounds, block = memory_rounds(self, pool, measure)
+            except ValueError:  # scores spanning too wide a range for fine bins: strata by rank, per item
+                pass
+            else:
+                return HashedOnlineSampler(self, pool, measure, oracle, rng, rounds, block)
         return OnlinePoissonSampler(self, self.group_model(pool, measure, oracle), rng)
+
+
+def group_losses(measure: Measure, pool: Pool, of_item: np.ndarray, rep: np.ndarray) -> np.ndarray | None:
+    """``measure``'s loss of every group's items for each label, ``(C, G, d)``, from one item per group (``rep``);
+    ``None`` when it varies within a group (``of_item``: the group of every item)."""
+    key = measure.loss_key(pool.outputs())
+    if key is None:
+        return None
+    key = np.unique(key, return_inverse=True)[1]
+    if np.unique(of_item.astype(np.int64) * (int(key.max()) + 1) + key).size != rep.size:
+        return None
+    out = pool.outputs(rep)
+    return np.stack([measure.loss(out, np.full(rep.size, c)) for c in range(pool.n_classes)])
 
 
 def _predicting(pi: np.ndarray, beta: float) -> np.ndarray:
@@ -375,14 +403,8 @@ class OnlinePoissonSampler(Sampler):
         for known, rep_loss in self._reuse:
             if known == measure:
                 return rep_loss
-        gm, rep_loss = self.gm, None
-        key = measure.loss_key(self.pool.outputs())
-        if key is not None:
-            key = np.unique(key, return_inverse=True)[1]
-            pairs = np.unique(gm.groups.of_item.astype(np.int64) * (int(key.max()) + 1) + key).size
-            if pairs == gm.groups.n_groups:
-                G = gm.groups.n_groups
-                rep_loss = np.stack([measure.loss(gm.rep_out, np.full(G, c)) for c in range(self.pool.n_classes)])
+        groups = self.gm.groups
+        rep_loss = group_losses(measure, self.pool, groups.of_item, groups.rep)
         self._reuse.append((measure, rep_loss))
         return rep_loss
 

@@ -165,10 +165,13 @@ def pool_block_keys(pool: Pool) -> np.ndarray:
     return block_keys(memory_prior(pool), None if pool.preds is None else pool.outputs().preds)
 
 
-def memory_blocks(pool: Pool) -> tuple[np.ndarray, BlockSummary]:
-    """The block key of every item of an in-memory binary pool and the pool's :class:`BlockSummary`."""
-    keys = pool_block_keys(pool)
-    return keys, summarize_keys(keys, memory_prior(pool), pool.n_systems, pool.preds is not None)
+def memory_blocks(pool: Pool, stratum: np.ndarray | None = None) -> tuple[np.ndarray, BlockSummary]:
+    """The block key of every item of an in-memory binary pool and the pool's :class:`BlockSummary`; the blocks
+    within score strata (:func:`stratum_keys`) when the ``stratum`` of every item is given."""
+    keys, has_preds = pool_block_keys(pool), pool.preds is not None
+    if stratum is not None:
+        keys = stratum_keys(stratum, keys, key_bits(pool.n_systems, has_preds))
+    return keys, summarize_keys(keys, memory_prior(pool), pool.n_systems, has_preds)
 
 
 def depends_on_predictions_only(measure: Measure, outputs: Outputs) -> bool:

@@ -25,9 +25,10 @@ posterior.  On an engine pool
   (``depth=1``) Dirichlet-tree model, whose EM fixed point is the leaf's
   posterior mean ``r = (lam s + O) / (lam + L)`` (``s`` the leaf's mean
   prior, ``O`` its positive labels, ``L`` its labels;
-  :class:`labelwise.oracle.DirichletTreeModel`), with the scores
-  recalibrated by a Platt map on the labels and ``lam`` chosen by the
-  labels' marginal likelihood, as the in-memory design does;
+  :class:`labelwise.oracle.DirichletTreeModel`), with the blocks' priors
+  recalibrated by a Platt map on the labels (each label standing for the
+  items of its (leaf, predictions) group per label, as the per-item design
+  weighs them) and ``lam`` chosen by the labels' marginal likelihood;
 * round ``r`` draws as the in-memory design does: how many items each block
   gives by randomised systematic sampling of the blocks (exactly the batch in
   all, :func:`~labelwise.designs.poisson_rounds.systematic_counts`, from a
@@ -41,12 +42,15 @@ posterior.  On an engine pool
 
 The water-filling, the hedge, the round-weighted Horvitz-Thompson estimate
 and its interval (labeled items design-based, unlabeled ones through the
-model) are the in-memory design's, on these groups.
+model) are the per-item design's, on these groups.  An in-memory binary pool
+runs these rounds itself (:mod:`labelwise.designs.hashed_online`), so both
+hand out the same items and give the same estimates for the same seed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -82,8 +86,8 @@ from .plan import Plan, PlannedSample
 from .pool import EnginePool
 from .strata import EngineStrata, primary_column, score_strata
 
-__all__ = ["BlockRounds", "RoundLog", "bin_strata", "block_rounds", "next_round", "round_members", "round_seed",
-           "simulate_rounds"]
+__all__ = ["BlockRounds", "RoundLog", "bin_strata", "block_rounds", "first_per_block", "model_strata", "next_round",
+           "round_members", "round_order", "round_seed", "rounds_refusal", "simulate_rounds"]
 
 #: Added to the seed once per round (the 64-bit golden ratio), so rounds draw independent uniforms.
 _ROUND_STEP = 0x9E3779B97F4A7C15
@@ -105,6 +109,40 @@ def bin_strata(per_bin: np.ndarray, n_strata: int) -> np.ndarray:
     before = np.cumsum(root) - root
     part = np.minimum((before * n_strata / root.sum()).astype(np.int64), n_strata - 1)
     return np.unique(part, return_inverse=True)[1]
+
+
+def rounds_refusal(design: OnlinePoissonDesign) -> str | None:
+    """Why ``design`` does not run on score blocks (``None`` when it does): the settings that need items in memory."""
+    only = {"depth": (design.depth, 1), "partition": (design.partition, "score"),
+            "estimator": (design.estimator, "horvitz-thompson"), "calibration": (design.calibration, "platt", "none"),
+            "interval_prior_strength": (design.interval_prior_strength, None),
+            "variance": (design.variance, "mixture", "model")}
+    for name, (value, *allowed) in only.items():
+        if value not in allowed:
+            runs = " or ".join(f"{name}={a!r}" for a in allowed)
+            return f"{name}={value!r} needs the pool in memory; drop the setting (engine pools run {runs})"
+    return None
+
+
+def model_strata(strata: EngineStrata, n_strata: int) -> EngineStrata | None:
+    """The score strata as the model's leaves, or ``None`` (strata of prior bins, :func:`bin_strata`) when the scores
+    are too concentrated for ``n_strata`` strata by the square-root rule (module docstring)."""
+    return strata if strata.sizes.size >= n_strata else None
+
+
+def first_per_block(block: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Which entries are among the first ``wanted[g]`` entries of their block ``g``, in the given order."""
+    by = np.argsort(block, kind="stable")
+    starts = np.searchsorted(block[by], np.arange(wanted.size))
+    rank = np.empty(by.size, dtype=np.int64)
+    rank[by] = np.arange(by.size) - starts[block[by]]
+    return rank < wanted[block]
+
+
+def round_order(keys: np.ndarray, seed: int) -> np.ndarray:
+    """The hand-out order of a round's items with hash keys ``keys``: increasing
+    ``H(key, round_seed(seed, 1))``, ties by key (a uniformly random order)."""
+    return np.lexsort((keys, item_uniform(keys, round_seed(seed, 1))))
 
 
 @dataclass(frozen=True)
@@ -155,15 +193,9 @@ class BlockRounds:
 
     def __init__(self, design: OnlinePoissonDesign, summary: BlockSummary, measure: Measure,
                  system_names: tuple[str, ...], strata: EngineStrata | None = None):
-        unsupported = {"depth": (design.depth, 1), "partition": (design.partition, "score"),
-                       "estimator": (design.estimator, "horvitz-thompson")}
-        for name, (value, only) in unsupported.items():
-            if value != only:
-                raise ValueError(f"online-poisson on an engine pool: {name}={value!r} needs the pool in memory; "
-                                 f"drop the setting (engine pools run {name}={only!r})")
-        if design.variance not in ("mixture", "model"):
-            raise ValueError(f"online-poisson on an engine pool: variance={design.variance!r} needs the pool in "
-                             "memory; drop the setting (engine pools run variance='mixture' or 'model')")
+        why = rounds_refusal(design)
+        if why is not None:
+            raise ValueError(f"online-poisson on an engine pool: {why}")
         self.design, self.summary, self.measure, self.strata = design, summary, measure, strata
         rep = summary.representatives(system_names)
         self.rep_out: Outputs = rep.outputs()
@@ -185,11 +217,33 @@ class BlockRounds:
     def _leaf_sum(self, values: np.ndarray) -> np.ndarray:
         return np.bincount(self.leaf, weights=values, minlength=self.n_leaves)
 
+    @cached_property
+    def platt_groups(self) -> tuple[np.ndarray, np.ndarray]:
+        """The (leaf, predictions) group of every block and the items of every group."""
+        s = self.summary
+        predictions = s.keys & ((1 << s.n_systems) - 1) if s.has_preds else np.zeros_like(s.keys)
+        group = np.unique(self.leaf * (1 << s.n_systems) + predictions, return_inverse=True)[1]
+        return group, np.bincount(group, weights=s.counts)
+
     def platt_weights(self, blocks: np.ndarray) -> np.ndarray:
-        """The weight of each label in the Platt fit: the items of its block per label of the block (finer than the
-        in-memory design's (stratum, predictions) groups)."""
-        counts = self.summary.counts
-        return items_per_label(counts, np.bincount(blocks, minlength=counts.size), blocks)
+        """The weight of each label in the Platt fit: the items of its (leaf, predictions) group per label of the
+        group, as the per-item design weighs them (:meth:`~labelwise.designs.group_model.GroupModel._label_weights`).
+
+        Weights per block would let single labels stand for whole blocks:
+        most fine blocks get few labels.
+
+        Parameters
+        ----------
+        blocks : ndarray of int, shape (n,)
+            The block of every label.
+
+        Returns
+        -------
+        ndarray, shape (n,)
+        """
+        group, size = self.platt_groups
+        labeled = group[blocks]
+        return items_per_label(size, np.bincount(labeled, minlength=size.size), labeled)
 
     def posterior(self, blocks: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """The model's label distribution of an unlabeled item of each block after the labels, ``(G, 2)``."""
@@ -227,16 +281,34 @@ class BlockRounds:
         influence = np.stack([self.measure.influence_norm_sq(self.rep_out, np.full(G, c), R) for c in (0, 1)])
         return round_inclusion(self.design, pi, influence, U, min(n_new, int(U.sum())))
 
-    def estimate(self, measure: Measure, outputs: Outputs, log: RoundLog, level: float = 0.95) -> Estimate:
-        """Round-weighted Horvitz-Thompson estimate of ``measure`` and its interval (module docstring).
+    def block_losses(self, measure: Measure) -> np.ndarray | None:
+        """``measure``'s loss of every block's items for each label, ``(2, G, d)``, from the blocks'
+        representatives; ``None`` for a measure of more than the predictions (the blocks do not fix its loss)."""
+        if not depends_on_predictions_only(measure, self.rep_out):
+            return None
+        return self.rep_loss if measure == self.measure else self._group_losses(measure)
+
+    def estimate(self, measure: Measure, losses: np.ndarray, log: RoundLog, level: float = 0.95,
+                 rep_loss: np.ndarray | None = None, judged: np.ndarray | None = None) -> Estimate:
+        """Round-weighted Horvitz-Thompson estimate of ``measure`` from the ``losses`` ``(n, d)`` of the labeled
+        items of ``log``, and its interval (module docstring); a census is exact.
 
         Rounds without a label are left out: their weight is 0.
+        ``rep_loss``: the measure's loss per block and label
+        (:meth:`block_losses`); without it the interval is design-based only.
+        ``judged`` (default all): which items of ``log`` have a label; in
+        memory, items excluded as not judgeable are in ``log`` with zero
+        losses, but neither counted as labels nor learned from.
         """
         n = log.labels.size
         if n == 0:
             return Estimate.undefined(measure, level)
         N = self.summary.n_items
-        losses = measure.loss(outputs, log.labels)
+        judged = np.ones(n, dtype=bool) if judged is None else judged
+        n_labels = int(judged.sum())
+        if n == N:
+            return make_estimate(measure, losses.sum(axis=0) / N, np.zeros((measure.size, measure.size)), n_labels,
+                                 n, level)
         used, rounds = np.unique(log.rounds, return_inverse=True)
         labeled_per_round = np.bincount(rounds, minlength=used.size)
         # the first k_r of the n_r items a round drew: a uniformly random subset of them
@@ -244,15 +316,15 @@ class BlockRounds:
         g = log.blocks
         R, cov, w, J = rounds_moments(measure, losses, rounds, b_rounds[:, g].T, N, self.design.gamma)
         plugin = rounds_plugin_covariance(losses @ J.T / N, rounds, b_rounds[rounds, g], w)
-        if not depends_on_predictions_only(measure, self.rep_out):
-            return make_estimate(measure, R, larger_variance(cov, plugin), n, n, level, basis=PLUGIN_BASIS)
-        rep_loss = self.rep_loss if measure == self.measure else self._group_losses(measure)
+        if rep_loss is None:
+            return make_estimate(measure, R, larger_variance(cov, plugin), n_labels, n, level, basis=PLUGIN_BASIS)
         U = (self.summary.counts - np.bincount(g, minlength=self.summary.keys.size)).astype(float)
         u = np.einsum("cgd,md->cgm", rep_loss, J)
         coef = w[:, None] ** 2 * (1.0 / b_rounds - 1.0)
-        unlabeled = unlabeled_covariance(u, self.posterior(g, log.labels), U, coef, b_rounds.sum(axis=0), N)
+        pi = self.posterior(g[judged], log.labels[judged])
+        unlabeled = unlabeled_covariance(u, pi, U, coef, b_rounds.sum(axis=0), N)
         cov = with_unlabeled(cov, plugin, unlabeled, self.design.variance == "model", level)
-        return make_estimate(measure, R, cov, n, n, level, basis=MODEL_BASIS)
+        return make_estimate(measure, R, cov, n_labels, n, level, basis=MODEL_BASIS)
 
 
 def block_rounds(pool: EnginePool, design: OnlinePoissonDesign, measure: Measure) -> BlockRounds:
@@ -265,9 +337,9 @@ def block_rounds(pool: EnginePool, design: OnlinePoissonDesign, measure: Measure
         For settings that need items in memory.
     """
     BlockRounds(design, pool.summary, measure, pool.system_names)  # refuses them before any pass
-    strata = score_strata(pool.source, primary_column(pool.source.columns, design.system), design.n_strata,
-                          design.name)
-    if strata.sizes.size < design.n_strata:
+    strata = model_strata(score_strata(pool.source, primary_column(pool.source.columns, design.system),
+                                       design.n_strata, design.name), design.n_strata)
+    if strata is None:
         return BlockRounds(design, pool.summary, measure, pool.system_names)
     return BlockRounds(design, pool.stratum_summary(strata), measure, pool.system_names, strata)
 
@@ -286,7 +358,7 @@ def next_round(pool: EnginePool, rounds: BlockRounds, seed: int, round_: int, la
     seed_r = round_seed(seed, round_)
     wanted = systematic_counts(unlabeled * np.where(unlabeled > 0, b, 0.0), np.random.default_rng(seed_r))
     ids, blocks = round_members(pool, keys, wanted, unlabeled, seed_r, handed_ids, rounds.strata)
-    order = np.argsort(item_uniform(ids, round_seed(seed_r, 1)), kind="stable")
+    order = round_order(ids, seed_r)
     ids, blocks = ids[order], blocks[order]
     return b, PlannedSample(ids, b[blocks], pool.n_items, keys[blocks])
 
@@ -304,14 +376,10 @@ def round_members(pool: EnginePool, keys: np.ndarray, wanted: np.ndarray, unlabe
     while True:
         drawn = pool.sample(Plan(keys, bound), seed, exclude=exclude, strata=strata)
         block = np.searchsorted(keys, drawn.keys)
-        # the sample is in increasing u / b, so in increasing u (ties by id) within a block
-        by = np.argsort(block, kind="stable")
-        starts = np.searchsorted(block[by], np.arange(keys.size))
-        rank = np.empty(by.size, dtype=np.int64)
-        rank[by] = np.arange(by.size) - starts[block[by]]
         short = np.bincount(block, minlength=keys.size) < wanted
         if not short.any():
-            take = rank < wanted[block]
+            # the sample is in increasing u / b, so in increasing u (ties by id) within a block
+            take = first_per_block(block, wanted)
             return drawn.item_ids[take], block[take]
         if np.all(bound[short] >= 1.0):
             raise ValueError("online-poisson: a round asked a block for more items than it has left")
@@ -343,5 +411,7 @@ def simulate_rounds(pool: EnginePool, rounds: BlockRounds, seed: int, batch_size
         while len(estimates) < len(marks) and ids.size >= marks[len(estimates)]:
             k = marks[len(estimates)]
             part = RoundLog(log.blocks[:k], log.labels[:k], log.rounds[:k], log.inclusion, log.drawn)
-            estimates.append(rounds.estimate(rounds.measure, pool.source.outputs(ids[:k]), part, level))
+            losses = rounds.measure.loss(pool.source.outputs(ids[:k]), part.labels)
+            estimates.append(rounds.estimate(rounds.measure, losses, part, level,
+                                             rep_loss=rounds.block_losses(rounds.measure)))
     return estimates

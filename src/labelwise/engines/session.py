@@ -368,7 +368,9 @@ class EngineSession:
         frame = frame.set_index(c.id).loc[ids].reset_index()
         outputs = Pool.from_dataframe(frame, label_col=None, **c.options()).outputs()
         if self.online:
-            return self._rounds().estimate(measure, outputs, self._round_log(ids, labels), level)
+            rounds = self._rounds()
+            return rounds.estimate(measure, measure.loss(outputs, labels), self._round_log(ids, labels), level,
+                                   rep_loss=rounds.block_losses(measure))
         if self.with_replacement:
             blocks = np.searchsorted(self.summary.keys, self._handed_blocks(ids))
             return importance_estimate(self.design, self.summary, self.make_measure(), measure,

@@ -15,15 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..pool import Outputs, Pool, PoolError, batch_frame
-from .blocks import (
-    BlockSummary,
-    key_bits,
-    memory_blocks,
-    memory_prior,
-    pool_block_keys,
-    stratum_keys,
-    summarize_keys,
-)
+from .blocks import BlockSummary, memory_blocks
 from .columns import EngineColumns
 from .hashing import SqlDialect, item_uniform, uniforms_below
 from .plan import Plan, PlannedSample, hand_out_order
@@ -40,7 +32,7 @@ from .sql import (
     truth_query,
 )
 
-__all__ = ["MemorySource", "PoolSource", "SqlSource"]
+__all__ = ["MemorySource", "PoolSource", "ScoreArray", "SqlSource"]
 
 
 def _planned(item_ids: np.ndarray, u: np.ndarray, b: np.ndarray, keys: np.ndarray, n_items: int) -> PlannedSample:
@@ -117,6 +109,22 @@ class PoolSource(ABC):
                             "--label-col)")
 
 
+class ScoreArray:
+    """One score column in memory, read as :func:`~labelwise.engines.strata.score_strata` reads a source's (the
+    in-memory ``online-poisson`` computes its strata so, on pools of any ids)."""
+
+    def __init__(self, scores: np.ndarray):
+        self.scores = np.asarray(scores, dtype=float)
+
+    def score_range(self, column: str) -> tuple[float, float, int]:
+        """The least and greatest score and the number of items (``column`` names the scores in messages only)."""
+        return float(self.scores.min()), float(self.scores.max()), self.scores.size
+
+    def fine_counts(self, column: str, lo: float, scale: float, n_fine: int) -> np.ndarray:
+        """Items per fine bin ``min(floor((s - lo) * scale), n_fine - 1)``."""
+        return np.bincount(np.minimum(((self.scores - lo) * scale).astype(np.int64), n_fine - 1), minlength=n_fine)
+
+
 class MemorySource(PoolSource):
     """An in-memory binary :class:`~labelwise.Pool` with integer ids, run through the engine designs."""
 
@@ -135,18 +143,14 @@ class MemorySource(PoolSource):
                                      names("score", pool.scores), None if pool.labels is None else "label",
                                      pool.system_names)
 
+    def _blocks(self, strata=None) -> tuple[np.ndarray, BlockSummary]:
+        return memory_blocks(self.pool, None if strata is None else strata.of_scores(self._scores(strata.column)))
+
     def _keys(self, strata=None) -> np.ndarray:
-        keys = pool_block_keys(self.pool)
-        if strata is None:
-            return keys
-        bits = key_bits(self.pool.n_systems, self.pool.preds is not None)
-        return stratum_keys(strata.of_scores(self._scores(strata.column)), keys, bits)
+        return self._blocks(strata)[0]
 
     def summary(self, strata=None) -> BlockSummary:
-        if strata is None:
-            return memory_blocks(self.pool)[1]
-        return summarize_keys(self._keys(strata), memory_prior(self.pool), self.pool.n_systems,
-                              self.pool.preds is not None)
+        return self._blocks(strata)[1]
 
     def sample(self, plan: Plan, seed: int, n_items: int, exclude: np.ndarray | None = None,
                strata=None) -> PlannedSample:
@@ -168,12 +172,10 @@ class MemorySource(PoolSource):
         raise KeyError(column)
 
     def score_range(self, column: str) -> tuple[float, float, int]:
-        s = self._scores(column)
-        return float(s.min()), float(s.max()), s.size
+        return ScoreArray(self._scores(column)).score_range(column)
 
     def fine_counts(self, column: str, lo: float, scale: float, n_fine: int) -> np.ndarray:
-        fine = np.minimum(((self._scores(column) - lo) * scale).astype(np.int64), n_fine - 1)
-        return np.bincount(fine, minlength=n_fine)
+        return ScoreArray(self._scores(column)).fine_counts(column, lo, scale, n_fine)
 
     def stratum_uniforms(self, strata, bound: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         stratum = strata.of_scores(self._scores(strata.column))
