@@ -6,11 +6,18 @@ import pytest
 import labelwise as lw
 
 
-def _session(pool, budget, seed=1, **settings):
-    session = lw.Session(pool, lw.make_measure("f1", pool), lw.OnlinePoissonDesign(variance="count", **settings),
+def _session(pool, budget, seed=1, measure="f1", **settings):
+    session = lw.Session(pool, lw.make_measure(measure, pool), lw.OnlinePoissonDesign(variance="count", **settings),
                          seed=seed, budget=budget)
     session.run(lw.TruthOracle(pool), budget)
     return session
+
+
+def _exceptions(gm):
+    """Expected unlabeled exceptions per group whose label changes the design's loss."""
+    pi = gm.posterior(interval=True)
+    u = np.einsum("cgd,md->cgm", gm.rep_loss, np.eye(gm.rep_loss.shape[2]))
+    return lw.estimators.exception_shifts(u, pi, gm.groups.unlabeled, gm.n_items)[2].sum(axis=1)
 
 
 def test_count_multipliers_scale_the_tail_by_the_posterior_points(monkeypatch):
@@ -25,7 +32,7 @@ def test_count_multipliers_scale_the_tail_by_the_posterior_points(monkeypatch):
     a, b = gm.platt.a, gm.platt.b
     points = PlattPosterior(np.array([a, a]), np.array([b, b + np.log(2.0)]), np.array([0.25, 0.75]))
     monkeypatch.setattr(group_model, "platt_posterior", lambda *args, **kw: points)
-    rho, weights = gm.count_spread()
+    rho, weights = gm.count_spread(_exceptions(gm))
     assert weights.tolist() == [0.25, 0.75]
     assert rho[0] == pytest.approx(1.0, rel=1e-12)
     largest = np.max(np.min(gm.posterior(interval=True), axis=1)[gm.groups.unlabeled > 0])
@@ -35,8 +42,55 @@ def test_count_multipliers_scale_the_tail_by_the_posterior_points(monkeypatch):
 def test_uncalibrated_scores_keep_the_count_known():
     pool = lw.make_pool(3000, prevalence=0.05, seed=3)
     session = _session(pool, 200, n_strata=16, branching=16, calibration="none")
-    rho, weights = session.sampler.gm.count_spread()
+    rho, weights = session.sampler.gm.count_spread(_exceptions(session.sampler.gm))
     assert rho.tolist() == [1.0] and weights.tolist() == [1.0]
+
+
+def test_only_labels_that_move_the_loss_stand_for_unlabeled_exceptions(monkeypatch):
+    """Precision, l = [y f, f]: a positive among the predicted negatives changes no loss, so of the labeled items
+    exactly those predicted positive whose label is not their group's likeliest count ``c_n - 1`` in the centre."""
+    from labelwise.designs import online_poisson
+
+    pool = lw.make_pool(4000, prevalence=0.02, separation=2.0, seed=5)
+    session = _session(pool, 400, measure="precision", n_strata=16, branching=16)
+    seen = {}
+    monkeypatch.setattr(online_poisson, "counted_exceptions",
+                        lambda moves, coef: seen.update(moves=moves, coef=coef) or 0.0)
+    session.estimate()
+    gm, sample = session.sampler.gm, session.sample()
+    items, labels = sample.draws.items, sample.labels
+    mode = np.argmax(gm.posterior(interval=True), axis=1)[gm.groups.of_item[items]]
+    predicted = np.asarray(pool.preds)[items, 0] == 1
+    assert np.any(~predicted & (labels != mode))  # positives among the predicted negatives were labeled
+    assert np.array_equal(seen["moves"], predicted & (labels != mode))
+    assert lw.estimators.counted_exceptions(np.array([True, False, True]), np.array([3.0, 50.0, 1.5])) == 2.5
+
+
+def test_count_multipliers_weigh_only_groups_whose_exceptions_move_the_loss(monkeypatch):
+    """A posterior point with the intercept log 2 higher makes positives more likely everywhere: more exceptions
+    among the predicted negatives (F1's, mostly), fewer negatives among the confident predicted positives.
+    Precision's exceptions are only the latter, so its multiplier falls below 1 while F1's rises above it; each
+    is its groups' ratios weighted by their expected exceptions, by hand."""
+    from labelwise.designs import group_model
+    from labelwise.oracle.calibration import PlattPosterior
+
+    pool = lw.make_pool(5000, prevalence=0.05, separation=4.0, seed=3)
+    multiplier = {}
+    for measure in ("f1", "precision"):
+        gm = _session(pool, 100, measure=measure, n_strata=16, branching=16).sampler.gm
+        points = PlattPosterior(np.array([gm.platt.a]), np.array([gm.platt.b + np.log(2.0)]), np.array([1.0]))
+        monkeypatch.setattr(group_model, "platt_posterior", lambda *args, points=points, **kw: points)
+        exceptions = _exceptions(gm)
+        multiplier[measure] = gm.count_spread(exceptions)[0][0]
+        live = exceptions > 0
+        q = gm._quantiles[gm.groups.block[live]]
+        fitted, moved = gm.platt(q).mean(axis=1), points(q).mean(axis=1)
+        positive = np.argmax(gm.posterior(interval=True)[live], axis=1) == 1
+        ratio = np.where(positive, (1 - moved) / (1 - fitted), moved / fitted)
+        assert multiplier[measure] == pytest.approx(exceptions[live] @ ratio / exceptions.sum(), rel=1e-12)
+        if measure == "precision":
+            assert np.all(np.asarray(pool.preds)[gm.groups.rep[live], 0] == 1)
+    assert multiplier["precision"] < 1.0 < multiplier["f1"]
 
 
 @pytest.mark.slow

@@ -239,37 +239,44 @@ class GroupModel:
         sizes = self.groups.sizes
         return items_per_label(sizes, sizes - self.groups.unlabeled, self.groups.of_item[self._seen_items])
 
-    def count_spread(self) -> tuple[np.ndarray, np.ndarray]:
+    def count_spread(self, exceptions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """How uncertain the labels leave the expected number of exceptions: multipliers and their probabilities.
 
         An exception is an unlabeled item whose label is not its group's
-        most likely one (a positive in a tail of negatives); the model
-        expects ``E_g`` of them in group ``g``.  The labeled items were
-        chosen from the scores and earlier labels only, so their likelihood
-        ignores the design (Rubin, "Inference and missing data", Biometrika
-        1976) and the posterior of the Platt parameters given the labels,
-        each counted once (:func:`~labelwise.oracle.calibration.platt_posterior`
-        without design weights), is that of a correct model of the scores.
-        Under each of its points ``k`` a group's exceptions are expected
-        ``r_gk`` times as often as under the design's recalibration (the
-        ratio of the block's mean probability of the exception's label
-        under the two maps); the multiplier of point ``k`` is
-        ``sum_g E_g r_gk / sum_g E_g``.  The design-weighted fit steers the
-        design well, but in the usual run, where no positive has been drawn
-        from the tail, its weighted zeros steepen the slope and understate
-        the tail; the unweighted posterior does not, and its spread is the
-        slope's uncertainty where the tail is far from every label.
+        most likely one and changes the loss (a positive in a tail of
+        negatives); the model expects ``E_g`` of them in group ``g``.  The
+        labeled items were chosen from the scores and earlier labels only,
+        so their likelihood ignores the design (Rubin, "Inference and
+        missing data", Biometrika 1976) and the posterior of the Platt
+        parameters given the labels, each counted once
+        (:func:`~labelwise.oracle.calibration.platt_posterior` without design
+        weights), is that of a correct model of the scores.  Under each of
+        its points ``k`` a group's exceptions are expected ``r_gk`` times as
+        often as under the design's recalibration (the ratio of the block's
+        mean probability of the exception's label under the two maps); the
+        multiplier of point ``k`` is ``sum_g E_g r_gk / sum_g E_g``.  The
+        design-weighted fit steers the design well, but in the usual run,
+        where no positive has been drawn from the tail, its weighted zeros
+        steepen the slope and understate the tail; the unweighted posterior
+        does not, and its spread is the slope's uncertainty where the tail
+        is far from every label.
+
+        Parameters
+        ----------
+        exceptions : ndarray (G,)
+            ``E_g``: the expected unlabeled exceptions of each group, only
+            those whose label changes the loss
+            (:func:`~labelwise.estimators.exception_shifts`); a group where no
+            label does (for precision, the predicted negatives) has none.
 
         Returns
         -------
         tuple of ndarray (k,)
             The multipliers and their probabilities; the single multiplier 1
-            when the scores are not recalibrated or nothing is labeled yet.
+            when the scores are not recalibrated, nothing is labeled yet or
+            no exception is expected.
         """
-        if not self.calibrate or self._seen_y.size == 0:
-            return np.ones(1), np.ones(1)
-        exceptions = self._unlabeled_exceptions()
-        if exceptions.sum() <= 0:
+        if not self.calibrate or self._seen_y.size == 0 or exceptions.sum() <= 0:
             return np.ones(1), np.ones(1)
         posterior = platt_posterior(self._seen_logits, self._seen_y)
         live = exceptions > 0
@@ -281,11 +288,6 @@ class GroupModel:
                          points / np.maximum(fitted, 1e-300)[:, None])
         E = exceptions[live]
         return E @ ratio / E.sum(), posterior.weight
-
-    def _unlabeled_exceptions(self) -> np.ndarray:
-        """Expected unlabeled items of each group's less likely label (binary pools), ``(G,)``."""
-        pi = self.posterior(interval=True)
-        return self.groups.unlabeled * np.min(pi, axis=1)
 
     def posterior(self, interval: bool = False) -> np.ndarray:
         """Posterior label distribution of an unlabeled member of each group, ``(G, C)``.

@@ -66,6 +66,8 @@ from ..draws import Draws, Sample
 from ..estimators import (
     Estimate,
     ModelCovariance,
+    counted_exceptions,
+    exception_shifts,
     larger_variance,
     make_estimate,
     rounds_moments,
@@ -277,10 +279,13 @@ class OnlinePoissonSampler(Sampler):
         full = self.stochastic or self.design.variance == "model"
         spread, offset = None, 0.0
         if self.design.variance == "count" and not full:
-            spread = self.gm.count_spread()
+            u = np.einsum("cgd,md->cgm", rep_loss, J)
+            _, shift, expected = exception_shifts(u, self.gm.posterior(interval=True), self.gm.groups.unlabeled, N)
+            moves = np.any(shift != 0, axis=2)  # (G, C): labels that change the loss from the group's likeliest
+            spread = self.gm.count_spread(expected.sum(axis=1))
             beta = 0.0 if M is None else self._betas[-1]
-            found = self._found_exceptions(sample.labels, group, w[d.round] / b_rounds[d.round, group]
-                                           + (1.0 - np.cumsum(w))[d.round])
+            found = counted_exceptions(moves[group, sample.labels], w[d.round] / b_rounds[d.round, group]
+                                       + (1.0 - np.cumsum(w))[d.round])
             offset = beta * unlabeled.exceptions + (1.0 - beta) * found
         cov = with_unlabeled(cov, plugin, unlabeled, full, level, spread, offset)
         return make_estimate(measure, R, cov, sample.n_labels, len(d), level,
@@ -330,17 +335,6 @@ class OnlinePoissonSampler(Sampler):
         c = (1.0 / self._b_groups[-1][g] - 1.0) / seen
         den = float(np.sum(c * np.sum(a * a, axis=1)))
         return float(np.clip(np.sum(c * np.sum(a * e, axis=1)) / den, 0.0, 1.0)) if den > 0 else 0.0
-
-    def _found_exceptions(self, labels: np.ndarray, group: np.ndarray, coef: np.ndarray) -> float:
-        """The Horvitz-Thompson estimate of the exceptions still unlabeled, from the labeled ones.
-
-        A labeled item enters ``N R-hat`` with the coefficient ``coef``
-        (``c_n``, module docstring); an exception (a label other than its
-        group's most likely one) counts ``c_n - 1`` beyond itself, for the
-        unlabeled exceptions it stands for.
-        """
-        mode = np.argmax(self.gm.posterior(interval=True), axis=1)[group]
-        return float(np.sum(np.where(labels != mode, coef - 1.0, 0.0)))
 
     def _label_noise(self, measure: Measure, items: np.ndarray, J: np.ndarray, coef: np.ndarray) -> np.ndarray:
         """``sum_n coef_n^2 Var(u_n)`` with ``u_n = J l(x_n, y)`` and ``y`` from the interval's model."""

@@ -38,7 +38,7 @@ from scipy.special import ndtr, ndtri, pdtr
 
 from .model_covariance import root_of_increasing
 
-__all__ = ["missed_count_variance"]
+__all__ = ["counted_exceptions", "missed_count_variance"]
 
 #: Counts beyond this upper quantile of the largest Poisson mean are dropped (their mass is below it).
 TAIL_MASS = 1e-9
@@ -124,3 +124,27 @@ def missed_count_variance(base: np.ndarray, jump: np.ndarray, count: float, leve
             + float(np.abs(centres).max(initial=0.0)) + 1e-300
         out[i] = max((root_of_increasing(coverage_gap, hi) / z) ** 2, base[i])
     return out
+
+
+def counted_exceptions(moves: np.ndarray, coef: np.ndarray) -> float:
+    """``o``: the exceptions left unlabeled that the labeled ones stand for (a Horvitz-Thompson estimate of them).
+
+    A labeled item enters ``N R-hat`` with the coefficient ``c_n`` (its
+    design weight in its round plus the weights of the later rounds, where it
+    enters at its label); an exception among them counts ``c_n - 1`` beyond
+    itself.  Only a label that changes the loss from its group's most likely
+    label's is an exception: for precision, a positive among the predicted
+    negatives moves nothing and stands for nothing the count misses.
+
+    Parameters
+    ----------
+    moves : ndarray of bool (n,)
+        Whether each labeled item's label is an exception (changes the loss from its group's likeliest label's).
+    coef : ndarray (n,)
+        ``c_n`` of each labeled item.
+
+    Returns
+    -------
+    float
+    """
+    return float(np.sum(np.where(moves, np.asarray(coef, dtype=float) - 1.0, 0.0)))
