@@ -1,4 +1,4 @@
-"""online-poisson's count interval (variance="count"): the exceptions left unlabeled as a Poisson count."""
+"""online-poisson's count interval (variance="count"): the exceptions left unlabeled as an exact count."""
 
 import numpy as np
 import pytest
@@ -32,18 +32,33 @@ def test_count_multipliers_scale_the_tail_by_the_posterior_points(monkeypatch):
     a, b = gm.platt.a, gm.platt.b
     points = PlattPosterior(np.array([a, a]), np.array([b, b + np.log(2.0)]), np.array([0.25, 0.75]))
     monkeypatch.setattr(group_model, "platt_posterior", lambda *args, **kw: points)
-    rho, weights = gm.count_spread(_exceptions(gm))
+    exceptions = _exceptions(gm)
+    means, weights, _ = gm.count_spread(exceptions)
+    rho = means.sum(axis=1) / exceptions.sum()
     assert weights.tolist() == [0.25, 0.75]
     assert rho[0] == pytest.approx(1.0, rel=1e-12)
     largest = np.max(np.min(gm.posterior(interval=True), axis=1)[gm.groups.unlabeled > 0])
     assert abs(rho[1] - 2.0) <= 2.0 * largest
 
 
-def test_uncalibrated_scores_keep_the_count_known():
+def test_uncalibrated_scores_keep_the_count_known_and_blocks_beta_binomial():
+    """Without recalibration one row: each block's expected exceptions, summed over its groups; each block's
+    overdispersion (U_b - 1) / (lam + L_b + 1), its unlabeled items and labels counted by hand."""
     pool = lw.make_pool(3000, prevalence=0.05, seed=3)
-    session = _session(pool, 200, n_strata=16, branching=16, calibration="none")
-    rho, weights = session.sampler.gm.count_spread(_exceptions(session.sampler.gm))
-    assert rho.tolist() == [1.0] and weights.tolist() == [1.0]
+    session = _session(pool, 200, n_strata=16, branching=16, calibration="none", prior_strength=20.0)
+    gm = session.sampler.gm
+    exceptions = _exceptions(gm)
+    means, weights, overdispersion = gm.count_spread(exceptions)
+    assert weights.tolist() == [1.0] and means.shape[0] == 1
+    blocks = np.unique(gm.groups.block[exceptions > 0])
+    item_block = gm.hierarchy.blocks
+    labeled = np.zeros(pool.n_items, dtype=bool)
+    labeled[session.sample().draws.items] = True
+    for b, mean, d in zip(blocks, means[0], overdispersion):
+        assert mean == pytest.approx(exceptions[gm.groups.block == b].sum(), rel=1e-12)
+        in_block = item_block == b
+        left, labels = np.sum(in_block & ~labeled), np.sum(in_block & labeled)
+        assert d == pytest.approx((left - 1) / (20.0 + labels + 1), rel=1e-12)
 
 
 def test_only_labels_that_move_the_loss_stand_for_unlabeled_exceptions(monkeypatch):
@@ -81,7 +96,7 @@ def test_count_multipliers_weigh_only_groups_whose_exceptions_move_the_loss(monk
         points = PlattPosterior(np.array([gm.platt.a]), np.array([gm.platt.b + np.log(2.0)]), np.array([1.0]))
         monkeypatch.setattr(group_model, "platt_posterior", lambda *args, points=points, **kw: points)
         exceptions = _exceptions(gm)
-        multiplier[measure] = gm.count_spread(exceptions)[0][0]
+        multiplier[measure] = gm.count_spread(exceptions)[0][0].sum() / exceptions.sum()
         live = exceptions > 0
         q = gm._quantiles[gm.groups.block[live]]
         fitted, moved = gm.platt(q).mean(axis=1), points(q).mean(axis=1)

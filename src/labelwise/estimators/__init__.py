@@ -16,7 +16,7 @@ _PUBLIC = {
                      "model_interval_covariance", "model_second_moment", "proposal_model_covariance"), ".model_covariance"),
     **dict.fromkeys(("Estimate", "make_estimate"), ".result"),
     **dict.fromkeys(("round_weights", "rounds_moments", "rounds_plugin_covariance"), ".rounds"),
-    **dict.fromkeys(("counted_exceptions", "missed_count_variance"), ".missed"),
+    **dict.fromkeys(("counted_exceptions", "missed_count_variance", "negative_binomial_sum_pmf"), ".missed"),
     "stratified_moments": ".stratified",
 }
 
@@ -49,6 +49,7 @@ __all__ = [
     "larger_variance",
     "make_estimate",
     "missed_count_variance",
+    "negative_binomial_sum_pmf",
     "missed_square",
     "mixture_variance",
     "model_interval_covariance",
