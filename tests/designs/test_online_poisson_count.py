@@ -20,9 +20,32 @@ def _exceptions(gm):
     return lw.estimators.exception_shifts(u, pi, gm.groups.unlabeled, gm.n_items)[2].sum(axis=1)
 
 
+#: The block posterior (lam s + O) / (lam + L) holds at EM's fixed point, reached to 1e-6 in each probability
+#: (labelwise.designs.group_model.MODEL_TOL): relative to probabilities of about 1e-3, 1e-3.
+EM_TOLERANCE = 1e-3
+
+
+def _by_hand(gm, points, exceptions):
+    """Each group's expected exceptions under the single posterior point ``points``: the flat tree's block
+    posterior (lam s + O) / (lam + L) with the prior's part lam s scaled by the ratio of the block's mean
+    probability of the exception's label under the point and under the design's fit."""
+    live = exceptions > 0
+    block = gm.groups.block[live]
+    q = gm._quantiles[block]
+    fitted, moved = gm.platt(q).mean(axis=1), points(q).mean(axis=1)
+    pi = gm.posterior(interval=True)[live]
+    exception = 1 - np.argmax(pi, axis=1)
+    ratio = np.where(exception == 0, (1 - moved) / (1 - fitted), moved / fitted)
+    model = gm.interval_model
+    lam, labels = model.prior_strength, model.observed_counts[block].sum(axis=1)
+    prior = lam * model.block_prior[block, exception] / (pi[np.arange(pi.shape[0]), exception] * (lam + labels))
+    return exceptions[live] * (1 + prior * (ratio - 1))
+
+
 def test_count_multipliers_scale_the_tail_by_the_posterior_points(monkeypatch):
     """A posterior point equal to the design's recalibration multiplies the count by 1; one whose intercept is
-    log 2 higher, by 2 up to the exceptions' probability (sigmoid(x + log 2) = 2 sigmoid(x) (1 + O(p)))."""
+    log 2 higher, the prior's part of each block's exceptions by 2 up to their probability
+    (sigmoid(x + log 2) = 2 sigmoid(x) (1 + O(p))): by hand."""
     from labelwise.designs import group_model
     from labelwise.oracle.calibration import PlattPosterior
 
@@ -34,11 +57,12 @@ def test_count_multipliers_scale_the_tail_by_the_posterior_points(monkeypatch):
     monkeypatch.setattr(group_model, "platt_posterior", lambda *args, **kw: points)
     exceptions = _exceptions(gm)
     means, weights, _ = gm.count_spread(exceptions)
-    rho = means.sum(axis=1) / exceptions.sum()
     assert weights.tolist() == [0.25, 0.75]
-    assert rho[0] == pytest.approx(1.0, rel=1e-12)
+    assert means[0].sum() == pytest.approx(exceptions.sum(), rel=1e-12)
+    single = PlattPosterior(np.array([a]), np.array([b + np.log(2.0)]), np.array([1.0]))
+    assert means[1].sum() == pytest.approx(_by_hand(gm, single, exceptions).sum(), rel=EM_TOLERANCE)
     largest = np.max(np.min(gm.posterior(interval=True), axis=1)[gm.groups.unlabeled > 0])
-    assert abs(rho[1] - 2.0) <= 2.0 * largest
+    assert exceptions.sum() < means[1].sum() <= 2.0 * (1 + largest) * exceptions.sum()
 
 
 def test_uncalibrated_scores_keep_the_count_known_and_blocks_beta_binomial():
@@ -85,7 +109,7 @@ def test_count_multipliers_weigh_only_groups_whose_exceptions_move_the_loss(monk
     """A posterior point with the intercept log 2 higher makes positives more likely everywhere: more exceptions
     among the predicted negatives (F1's, mostly), fewer negatives among the confident predicted positives.
     Precision's exceptions are only the latter, so its multiplier falls below 1 while F1's rises above it; each
-    is its groups' ratios weighted by their expected exceptions, by hand."""
+    is its groups' expected exceptions under the point, by hand."""
     from labelwise.designs import group_model
     from labelwise.oracle.calibration import PlattPosterior
 
@@ -97,12 +121,9 @@ def test_count_multipliers_weigh_only_groups_whose_exceptions_move_the_loss(monk
         monkeypatch.setattr(group_model, "platt_posterior", lambda *args, points=points, **kw: points)
         exceptions = _exceptions(gm)
         multiplier[measure] = gm.count_spread(exceptions)[0][0].sum() / exceptions.sum()
+        assert multiplier[measure] == pytest.approx(_by_hand(gm, points, exceptions).sum() / exceptions.sum(),
+                                                    rel=EM_TOLERANCE)
         live = exceptions > 0
-        q = gm._quantiles[gm.groups.block[live]]
-        fitted, moved = gm.platt(q).mean(axis=1), points(q).mean(axis=1)
-        positive = np.argmax(gm.posterior(interval=True)[live], axis=1) == 1
-        ratio = np.where(positive, (1 - moved) / (1 - fitted), moved / fitted)
-        assert multiplier[measure] == pytest.approx(exceptions[live] @ ratio / exceptions.sum(), rel=1e-12)
         if measure == "precision":
             assert np.all(np.asarray(pool.preds)[gm.groups.rep[live], 0] == 1)
     assert multiplier["precision"] < 1.0 < multiplier["f1"]

@@ -1,9 +1,8 @@
-"""The interval of exceptions left unlabeled as an exact Poisson count (labelwise.estimators.missed)."""
+"""The interval of exceptions left unlabeled as an exact count (labelwise.estimators.missed)."""
 
 import numpy as np
 import pytest
 from scipy.special import ndtri, pdtr
-
 from scipy.stats import nbinom, poisson
 
 from labelwise.estimators import missed_count_variance, negative_binomial_sum_pmf

@@ -260,7 +260,10 @@ class GroupModel:
           under the two maps).  The design-weighted fit steers the design
           well, but its weighted zeros can steepen the slope and understate
           the tail; the unweighted posterior's spread is the slope's
-          uncertainty where the tail is far from every label.
+          uncertainty where the tail is far from every label.  Of a block's
+          posterior probability of an exception, ``(lam s_b + O_b) / (lam +
+          L_b)``, only the prior's part ``lam s_b`` moves with the
+          recalibration; the ``O_b`` exceptions its labels showed do not.
         * **The block.**  Given the recalibration, the oracle model holds a
           block's probability of an exception as a Beta distribution of
           total ``lam + L_b`` (prior strength plus the block's labels;
@@ -295,22 +298,32 @@ class GroupModel:
             return np.zeros((1, 1)), np.ones(1), np.zeros(1)
         blocks, part = np.unique(self.groups.block[live], return_inverse=True)
         E = exceptions[live]
+        strength = self.interval_model.prior_strength
+        seen = self.interval_model.observed_counts[self.groups.block[live]]  # (G', C): the block's labels
+        labels = seen.sum(axis=1)
         ratio, weights = np.ones((E.size, 1)), np.ones(1)
         if self.calibrate and self._seen_y.size > 0:
             posterior = platt_posterior(self._seen_logits, self._seen_y)
             logits = self._quantiles[self.groups.block[live]]  # (G', 16): quadrature points of each group's block
             fitted = self.platt(logits).mean(axis=1)
             points = expit(logits[:, :, None] * posterior.a + posterior.b).mean(axis=1)  # (G', k)
-            positive_mode = np.argmax(self.posterior(interval=True)[live], axis=1) == 1  # exceptions are negatives
+            pi = self.posterior(interval=True)[live]
+            positive_mode = np.argmax(pi, axis=1) == 1  # the exceptions are negatives
             ratio = np.where(positive_mode[:, None], (1.0 - points) / np.maximum(1.0 - fitted, 1e-300)[:, None],
                              points / np.maximum(fitted, 1e-300)[:, None])
+            # the block's posterior probability of an exception is (lam s + O) / (lam + L): only the prior's
+            # part lam s moves with the recalibration, the exceptions its labels showed do not
+            exceptional = np.where(positive_mode, pi[:, 0], pi[:, 1])
+            found = np.where(positive_mode, seen[:, 0], seen[:, 1])
+            prior_share = np.clip(1.0 - found / np.maximum(exceptional * (strength + labels), 1e-300), 0.0, 1.0)
+            ratio = 1.0 + prior_share[:, None] * (ratio - 1.0)
             weights = posterior.weight
         means = np.zeros((blocks.size, weights.size))
         np.add.at(means, part, E[:, None] * ratio)
         left = np.bincount(part, weights=self.groups.unlabeled[live].astype(float), minlength=blocks.size)
-        labels = np.bincount(self.groups.block, weights=(self.groups.sizes - self.groups.unlabeled).astype(float),
-                             minlength=self.hierarchy.n_leaves)[blocks]
-        overdispersion = np.maximum(left - 1.0, 0.0) / (self.interval_model.prior_strength + labels + 1.0)
+        block_labels = np.zeros(blocks.size)
+        block_labels[part] = labels
+        overdispersion = np.maximum(left - 1.0, 0.0) / (strength + block_labels + 1.0)
         return means.T, weights, overdispersion
 
     def posterior(self, interval: bool = False) -> np.ndarray:
