@@ -34,15 +34,17 @@ exception drawn) is a hindsight worst case: once the labels are in, every
 unlabeled item is known not to have been drawn, and the exceptions that
 were drawn are labeled items, in the design-based part.  On rare pools that
 case sets the width (two to four times the error).  ``variance="count"``
-drops it: the exceptions left unlabeled can only be missed, their number is
-a Poisson count whose mean is the model's times a multiplier spread by the
-posterior of the scores' recalibration (fitted to the labels each counted
-once), and the labeled exceptions' weight beyond their own count stands for
-the unlabeled ones (:func:`labelwise.estimators.missed_count_variance`,
+drops it: the exceptions left unlabeled can only be missed.  Their number in
+each block is the oracle model's posterior predictive (Beta-binomial: the
+block's probability of an exception is uncertain, which matters in the large
+tail blocks of a large pool), whose prior part is spread by the posterior of
+the scores' recalibration (fitted to the labels each counted once); the
+labeled exceptions (labels that change the loss) stand, beyond their own
+count, for the unlabeled ones (:func:`labelwise.estimators.missed_count_variance`,
 :meth:`~labelwise.designs.group_model.GroupModel.count_spread`).  It is
 about as wide as the error where the recalibrated scores fit the tail, and
-misses where the unlabeled tail holds more exceptions than they allow
-(``benchmarks/tail_count.py``); not the default yet.  Once every item is
+wider than the mixture where exceptions are common and the recalibration
+uncertain (weak scores); not the default (``benchmarks/RESULTS.md``).  Once every item is
 labeled (a number of rounds fixed by the batch sizes) the estimate is the
 pool's exact value.
 
@@ -83,9 +85,9 @@ from .unlabeled_covariance import unlabeled_covariance, with_unlabeled
 __all__ = ["OnlinePoissonDesign", "OnlinePoissonSampler", "unlabeled_covariance", "with_unlabeled"]
 
 COUNT_BASIS = ("design-based for the labeled items; the positives the labels may have missed among the items not "
-               "labeled yet are a Poisson count whose mean the oracle model gives (the systems' scores recalibrated "
-               "on the labels, with the recalibration's uncertainty), so the interval assumes a monotone "
-               "recalibration of the scores does not understate the unlabeled tail")
+               "labeled yet are counted as the oracle model predicts them block by block (the systems' scores "
+               "recalibrated on the labels, with the recalibration's and each block's uncertainty), so the interval "
+               "assumes a monotone recalibration of the scores does not understate the unlabeled tail")
 PLUGIN_BASIS = ("design-based from the labeled items alone: positives among items no round has reached yet are "
                 "not accounted for")
 
