@@ -53,6 +53,9 @@ __all__ = ["counted_exceptions", "missed_count_variance", "negative_binomial_sum
 #: The count's distribution is cut where every component's is within this of 1 (the mass beyond counts as missed).
 TAIL_MASS = 1e-9
 
+#: Models of the count whose probabilities sum to less than this are left out (their mass counts as missed).
+NEGLIGIBLE_WEIGHT = 1e-6
+
 #: Counts of a larger mean are taken normal (a Poisson count's skewness is below 0.041 there, and its
 #: probability of 0 stays above the smallest double).
 NORMAL_MEAN = 600.0
@@ -124,7 +127,10 @@ def _count_distribution(means: np.ndarray, weights: np.ndarray,
                         overdispersion: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The mixture ``sum_i weights_i P(K | means_i)``: exact pmf of its components of total mean at most
     :data:`NORMAL_MEAN` that end before :data:`MAX_COUNT`, and the weights, means and variances of the others
-    (taken normal)."""
+    (taken normal); components of negligible weight (:data:`NEGLIGIBLE_WEIGHT`) are left out."""
+    kept = np.cumsum(np.sort(weights)) > NEGLIGIBLE_WEIGHT  # the least likely models, summing to less, go
+    kept = kept[np.argsort(np.argsort(weights))]
+    means, weights = means[kept], weights[kept]
     totals = means.sum(axis=1)
     variances = means @ (1.0 + overdispersion)
     small = (totals <= NORMAL_MEAN) & (totals + 10.0 * np.sqrt(variances) <= MAX_COUNT)
