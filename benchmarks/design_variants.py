@@ -25,14 +25,18 @@ from pathlib import Path
 
 import numpy as np
 from pools import DATASETS
+from results import fmt_mse, fmt_ratio
 from robustness import (
     BATCH_SIZE,
     BUDGET,
     CALIBRATIONS,
+    COVERAGE_TARGET,
     DEFAULT_N,
     MIN_POSITIVES,
     OUT,
     REFERENCE,
+    WIDTH_FROM,
+    WIDTH_TARGET,
     PoolSpec,
     grid_specs,
     parse_designs,
@@ -75,6 +79,47 @@ def summary(entry: dict) -> dict:
     return {"mse": mse, "cover": cover, "width": width}
 
 
+def misses(s: dict) -> list[str]:
+    """The checkpoints where a variant misses issue 11's interval targets: coverage below
+    :data:`~robustness.COVERAGE_TARGET`, width ratio above :data:`~robustness.WIDTH_TARGET` from
+    :data:`~robustness.WIDTH_FROM` labels on (an exact estimate, width ratio inf, is not a width miss)."""
+    out = []
+    for i, n in enumerate(CHECKPOINTS):
+        if s["cover"][i] < COVERAGE_TARGET:
+            out.append(f"cov@{n}")
+        if n >= WIDTH_FROM and WIDTH_TARGET < s["width"][i] < np.inf:
+            out.append(f"width@{n}")
+    return out
+
+
+def summary_section(data: dict) -> str:
+    """Markdown: per pool and variant, MSE over passive's, coverage and width ratio, and the interval targets missed."""
+    a = data["args"]
+    by = {(r["pool"], r["design"]): r for r in data["results"]}
+    pools = list(dict.fromkeys(r["pool"] for r in data["results"]))
+    labels = [r["design"] for r in data["results"] if r["pool"] == pools[0] and r["design"] != REFERENCE]
+    head = " | ".join(f"MSE/passive {n} | cov {n} | width {n}" for n in CHECKPOINTS)
+    out = [
+        "## Variants of a design on chosen pools", "",
+        (f"`python benchmarks/design_variants.py --pools {a['pools']} --designs \"{a['designs']}\" --measure "
+         f"{a['measure']} --runs {a['runs']} --seed {a['seed']} --datasets <shared datasets>`: {a['measure']}, budget "
+         f"{BUDGET} in batches of {BATCH_SIZE}, {a['runs']} runs per variant and pool. Width = mean width / (3.92 "
+         f"RMSE); misses: coverage below {COVERAGE_TARGET} (500+ labels) or width above {WIDTH_TARGET:g} "
+         f"({WIDTH_FROM}+ labels)."), "",
+        f"| pool | variant | {head} | MSE {CHECKPOINTS[-1]} | misses |",
+        "|---|---|" + "---|" * (3 * len(CHECKPOINTS) + 2),
+    ]
+    for pool in pools:
+        ref = summary(by[(pool, REFERENCE)])
+        for label in labels:
+            s = summary(by[(pool, label)])
+            cells = " | ".join(f"{s['mse'][i] / ref['mse'][i]:.2g} | {s['cover'][i]:.2f} | "
+                               f"{fmt_ratio(s['width'][i])}" for i in range(len(CHECKPOINTS)))
+            out.append(f"| {pool} | `{label}` | {cells} | {fmt_mse(s['mse'][-1])} | "
+                       f"{', '.join(misses(s)) or 'none'} |")
+    return "\n".join(out) + "\n"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pools", required=True, help="comma-separated pool names")
@@ -101,10 +146,11 @@ def main() -> None:
             cells = " | ".join(f"{s['mse'][i] / ref['mse'][i]:6.2f} {s['cover'][i]:.2f} {s['width'][i]:5.2f}"
                                for i in range(len(CHECKPOINTS)))
             print(f"  {label:<60} {cells} | {s['mse'][-1]:.2e} | {by[(spec.name, label)]['seconds_per_run']:.2f}")
+    data = {"args": vars(args) | {"datasets": str(args.datasets)}, "results": results}
+    print("\n" + summary_section(data))
     OUT.mkdir(exist_ok=True)
-    (OUT / "design_variants.json").write_text(json.dumps({"args": vars(args) | {"datasets": str(args.datasets)},
-                                                          "results": results}))
-    print(f"\nwrote {OUT / 'design_variants.json'}")
+    (OUT / "design_variants.json").write_text(json.dumps(data))
+    print(f"wrote {OUT / 'design_variants.json'}")
 
 
 if __name__ == "__main__":

@@ -243,53 +243,92 @@ class GroupModel:
         sizes = self.groups.sizes
         return items_per_label(sizes, sizes - self.groups.unlabeled, self.groups.of_item[self._seen_items])
 
-    def count_spread(self) -> tuple[np.ndarray, np.ndarray]:
-        """How uncertain the labels leave the expected number of exceptions: multipliers and their probabilities.
+    def count_spread(self, exceptions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The distribution of the exceptions left unlabeled: their expected numbers per block, uncertain twice over.
 
         An exception is an unlabeled item whose label is not its group's
-        most likely one (a positive in a tail of negatives); the model
-        expects ``E_g`` of them in group ``g``.  The labeled items were
-        chosen from the scores and earlier labels only, so their likelihood
-        ignores the design (Rubin, "Inference and missing data", Biometrika
-        1976) and the posterior of the Platt parameters given the labels,
-        each counted once (:func:`~labelwise.oracle.calibration.platt_posterior`
-        without design weights), is that of a correct model of the scores.
-        Under each of its points ``k`` a group's exceptions are expected
-        ``r_gk`` times as often as under the design's recalibration (the
-        ratio of the block's mean probability of the exception's label
-        under the two maps); the multiplier of point ``k`` is
-        ``sum_g E_g r_gk / sum_g E_g``.  The design-weighted fit steers the
-        design well, but in the usual run, where no positive has been drawn
-        from the tail, its weighted zeros steepen the slope and understate
-        the tail; the unweighted posterior does not, and its spread is the
-        slope's uncertainty where the tail is far from every label.
+        most likely one and changes the loss (a positive in a tail of
+        negatives); the model expects ``E_g`` of them in group ``g``
+        (:func:`~labelwise.estimators.missed_count_variance` takes the
+        distribution returned here).
+
+        * **The recalibration.**  The labeled items were chosen from the
+          scores and earlier labels only, so their likelihood ignores the
+          design (Rubin, "Inference and missing data", Biometrika 1976) and
+          the posterior of the Platt parameters given the labels, each
+          counted once (:func:`~labelwise.oracle.calibration.platt_posterior`
+          without design weights), is that of a correct model of the scores.
+          Under each of its points ``i`` a group's exceptions are expected
+          ``r_gi`` times as often as under the design's recalibration (the
+          ratio of the block's mean probability of the exception's label
+          under the two maps).  The design-weighted fit steers the design
+          well, but its weighted zeros can steepen the slope and understate
+          the tail; the unweighted posterior's spread is the slope's
+          uncertainty where the tail is far from every label.  Of a block's
+          posterior probability of an exception, ``(lam s_b + O_b) / (lam +
+          L_b)``, only the prior's part ``lam s_b`` moves with the
+          recalibration; the ``O_b`` exceptions its labels showed do not.
+        * **The block.**  Given the recalibration, the oracle model holds a
+          block's probability of an exception as a Beta distribution of
+          total ``lam + L_b`` (prior strength plus the block's labels;
+          Marchant & Rubinstein, KDD 2021, sec. 4: exactly so for the flat
+          tree, taken leaf by leaf for deeper ones), so the number left among
+          its ``U_b`` unlabeled items is Beta-binomial: variance
+          ``E (1 + d_b)`` with ``d_b = (U_b - 1) / (lam + L_b + 1)`` for rare
+          exceptions.  Large blocks of a large pool whose few labels show
+          nothing can still hold several exceptions together.
+
+        Parameters
+        ----------
+        exceptions : ndarray (G,)
+            ``E_g``: the expected unlabeled exceptions of each group, only
+            those whose label changes the loss
+            (:func:`~labelwise.estimators.exception_shifts`); a group where no
+            label does (for precision, the predicted negatives) has none.
 
         Returns
         -------
-        tuple of ndarray (k,)
-            The multipliers and their probabilities; the single multiplier 1
-            when the scores are not recalibrated or nothing is labeled yet.
+        means : ndarray (k, B)
+            Expected exceptions of each block that holds some, under each
+            posterior point (one row, the model's own, when the scores are
+            not recalibrated or nothing is labeled yet).
+        weights : ndarray (k,)
+            The points' probabilities.
+        overdispersion : ndarray (B,)
+            ``d_b`` of each block.
         """
-        if not self.calibrate or self._seen_y.size == 0:
-            return np.ones(1), np.ones(1)
-        exceptions = self._unlabeled_exceptions()
-        if exceptions.sum() <= 0:
-            return np.ones(1), np.ones(1)
-        posterior = platt_posterior(self._seen_logits, self._seen_y)
         live = exceptions > 0
-        logits = self._quantiles[self.groups.block[live]]  # (G', 16): quadrature points of each group's block
-        fitted = self.platt(logits).mean(axis=1)
-        points = expit(logits[:, :, None] * posterior.a + posterior.b).mean(axis=1)  # (G', k)
-        positive_mode = np.argmax(self.posterior(interval=True)[live], axis=1) == 1  # the exceptions are negatives
-        ratio = np.where(positive_mode[:, None], (1.0 - points) / np.maximum(1.0 - fitted, 1e-300)[:, None],
-                         points / np.maximum(fitted, 1e-300)[:, None])
+        if not live.any():
+            return np.zeros((1, 1)), np.ones(1), np.zeros(1)
+        blocks, part = np.unique(self.groups.block[live], return_inverse=True)
         E = exceptions[live]
-        return E @ ratio / E.sum(), posterior.weight
-
-    def _unlabeled_exceptions(self) -> np.ndarray:
-        """Expected unlabeled items of each group's less likely label (binary pools), ``(G,)``."""
-        pi = self.posterior(interval=True)
-        return self.groups.unlabeled * np.min(pi, axis=1)
+        strength = self.interval_model.prior_strength
+        seen = self.interval_model.observed_counts[self.groups.block[live]]  # (G', C): the block's labels
+        labels = seen.sum(axis=1)
+        ratio, weights = np.ones((E.size, 1)), np.ones(1)
+        if self.calibrate and self._seen_y.size > 0:
+            posterior = platt_posterior(self._seen_logits, self._seen_y)
+            logits = self._quantiles[self.groups.block[live]]  # (G', 16): quadrature points of each group's block
+            fitted = self.platt(logits).mean(axis=1)
+            points = expit(logits[:, :, None] * posterior.a + posterior.b).mean(axis=1)  # (G', k)
+            pi = self.posterior(interval=True)[live]
+            positive_mode = np.argmax(pi, axis=1) == 1  # the exceptions are negatives
+            ratio = np.where(positive_mode[:, None], (1.0 - points) / np.maximum(1.0 - fitted, 1e-300)[:, None],
+                             points / np.maximum(fitted, 1e-300)[:, None])
+            # the block's posterior probability of an exception is (lam s + O) / (lam + L): only the prior's
+            # part lam s moves with the recalibration, the exceptions its labels showed do not
+            exceptional = np.where(positive_mode, pi[:, 0], pi[:, 1])
+            found = np.where(positive_mode, seen[:, 0], seen[:, 1])
+            prior_share = np.clip(1.0 - found / np.maximum(exceptional * (strength + labels), 1e-300), 0.0, 1.0)
+            ratio = 1.0 + prior_share[:, None] * (ratio - 1.0)
+            weights = posterior.weight
+        means = np.zeros((blocks.size, weights.size))
+        np.add.at(means, part, E[:, None] * ratio)
+        left = np.bincount(part, weights=self.groups.unlabeled[live].astype(float), minlength=blocks.size)
+        block_labels = np.zeros(blocks.size)
+        block_labels[part] = labels
+        overdispersion = np.maximum(left - 1.0, 0.0) / (strength + block_labels + 1.0)
+        return means.T, weights, overdispersion
 
     def posterior(self, interval: bool = False) -> np.ndarray:
         """Posterior label distribution of an unlabeled member of each group, ``(G, C)``.

@@ -34,15 +34,17 @@ exception drawn) is a hindsight worst case: once the labels are in, every
 unlabeled item is known not to have been drawn, and the exceptions that
 were drawn are labeled items, in the design-based part.  On rare pools that
 case sets the width (two to four times the error).  ``variance="count"``
-drops it: the exceptions left unlabeled can only be missed, their number is
-a Poisson count whose mean is the model's times a multiplier spread by the
-posterior of the scores' recalibration (fitted to the labels each counted
-once), and the labeled exceptions' weight beyond their own count stands for
-the unlabeled ones (:func:`labelwise.estimators.missed_count_variance`,
+drops it: the exceptions left unlabeled can only be missed.  Their number in
+each block is the oracle model's posterior predictive (Beta-binomial: the
+block's probability of an exception is uncertain, which matters in the large
+tail blocks of a large pool), whose prior part is spread by the posterior of
+the scores' recalibration (fitted to the labels each counted once); the
+labeled exceptions (labels that change the loss) stand, beyond their own
+count, for the unlabeled ones (:func:`labelwise.estimators.missed_count_variance`,
 :meth:`~labelwise.designs.group_model.GroupModel.count_spread`).  It is
 about as wide as the error where the recalibrated scores fit the tail, and
-misses where the unlabeled tail holds more exceptions than they allow
-(``benchmarks/tail_count.py``); not the default yet.  Once every item is
+wider than the mixture where exceptions are common and the recalibration
+uncertain (weak scores); not the default (``benchmarks/RESULTS.md``).  Once every item is
 labeled (a number of rounds fixed by the batch sizes) the estimate is the
 pool's exact value.
 
@@ -66,6 +68,8 @@ from ..draws import Draws, Sample
 from ..estimators import (
     Estimate,
     ModelCovariance,
+    counted_exceptions,
+    exception_shifts,
     larger_variance,
     make_estimate,
     rounds_moments,
@@ -81,9 +85,9 @@ from .unlabeled_covariance import unlabeled_covariance, with_unlabeled
 __all__ = ["OnlinePoissonDesign", "OnlinePoissonSampler", "group_losses", "unlabeled_covariance", "with_unlabeled"]
 
 COUNT_BASIS = ("design-based for the labeled items; the positives the labels may have missed among the items not "
-               "labeled yet are a Poisson count whose mean the oracle model gives (the systems' scores recalibrated "
-               "on the labels, with the recalibration's uncertainty), so the interval assumes a monotone "
-               "recalibration of the scores does not understate the unlabeled tail")
+               "labeled yet are counted as the oracle model predicts them block by block (the systems' scores "
+               "recalibrated on the labels, with the recalibration's and each block's uncertainty), so the interval "
+               "assumes a monotone recalibration of the scores does not understate the unlabeled tail")
 PLUGIN_BASIS = ("design-based from the labeled items alone: positives among items no round has reached yet are "
                 "not accounted for")
 
@@ -317,10 +321,13 @@ class OnlinePoissonSampler(Sampler):
         full = self.stochastic or self.design.variance == "model"
         spread, offset = None, 0.0
         if self.design.variance == "count" and not full:
-            spread = self.gm.count_spread()
+            u = np.einsum("cgd,md->cgm", rep_loss, J)
+            _, shift, expected = exception_shifts(u, self.gm.posterior(interval=True), self.gm.groups.unlabeled, N)
+            moves = np.any(shift != 0, axis=2)  # (G, C): labels that change the loss from the group's likeliest
+            spread = self.gm.count_spread(expected.sum(axis=1))
             beta = 0.0 if M is None else self._betas[-1]
-            found = self._found_exceptions(sample.labels, group, w[d.round] / b_rounds[d.round, group]
-                                           + (1.0 - np.cumsum(w))[d.round])
+            found = counted_exceptions(moves[group, sample.labels], w[d.round] / b_rounds[d.round, group]
+                                       + (1.0 - np.cumsum(w))[d.round])
             offset = beta * unlabeled.exceptions + (1.0 - beta) * found
         cov = with_unlabeled(cov, plugin, unlabeled, full, level, spread, offset)
         return make_estimate(measure, R, cov, sample.n_labels, len(d), level,
@@ -370,17 +377,6 @@ class OnlinePoissonSampler(Sampler):
         c = (1.0 / self._b_groups[-1][g] - 1.0) / seen
         den = float(np.sum(c * np.sum(a * a, axis=1)))
         return float(np.clip(np.sum(c * np.sum(a * e, axis=1)) / den, 0.0, 1.0)) if den > 0 else 0.0
-
-    def _found_exceptions(self, labels: np.ndarray, group: np.ndarray, coef: np.ndarray) -> float:
-        """The Horvitz-Thompson estimate of the exceptions still unlabeled, from the labeled ones.
-
-        A labeled item enters ``N R-hat`` with the coefficient ``coef``
-        (``c_n``, module docstring); an exception (a label other than its
-        group's most likely one) counts ``c_n - 1`` beyond itself, for the
-        unlabeled exceptions it stands for.
-        """
-        mode = np.argmax(self.gm.posterior(interval=True), axis=1)[group]
-        return float(np.sum(np.where(labels != mode, coef - 1.0, 0.0)))
 
     def _label_noise(self, measure: Measure, items: np.ndarray, J: np.ndarray, coef: np.ndarray) -> np.ndarray:
         """``sum_n coef_n^2 Var(u_n)`` with ``u_n = J l(x_n, y)`` and ``y`` from the interval's model."""

@@ -62,14 +62,16 @@ def unlabeled_covariance(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, c
 
 
 def with_unlabeled(cov: np.ndarray, plugin: np.ndarray, unlabeled: ModelCovariance, full: bool,
-                   level: float, spread: tuple[np.ndarray, np.ndarray] | None = None,
+                   level: float, spread: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
                    offset: float = 0.0) -> np.ndarray:
     """The labeled items' covariance ``cov`` plus the unlabeled items' (module docstring), never below ``plugin``.
 
     ``full``: the unlabeled items at their full model variance.  Else, with
-    ``spread`` (multipliers of the exceptions' expected count and their
-    probabilities, :meth:`~labelwise.designs.group_model.GroupModel.count_spread`),
-    the exceptions left unlabeled as a Poisson count
+    ``spread`` (the exceptions' expected numbers per block under each point
+    of the recalibration's posterior, the points' probabilities and the
+    blocks' overdispersion,
+    :meth:`~labelwise.designs.group_model.GroupModel.count_spread`), the
+    exceptions left unlabeled as an exact count
     (:func:`~labelwise.estimators.missed_count_variance`, ``offset``: how
     many of them the estimate already counts); without it, the mixture of the model's
     likely cases (:func:`~labelwise.estimators.mixture_variance`).
@@ -81,7 +83,6 @@ def with_unlabeled(cov: np.ndarray, plugin: np.ndarray, unlabeled: ModelCovarian
         if spread is None:
             target = mixture_variance(np.diag(usual), np.diag(cov + unlabeled.full), unlabeled, level)
         else:
-            target = missed_count_variance(np.diag(usual), unlabeled.jump, unlabeled.exceptions, level, *spread,
-                                           offset=offset)
+            target = missed_count_variance(np.diag(usual), unlabeled.jump, level, *spread, offset=offset)
         cov = larger_variance(usual, np.diag(target))
     return larger_variance(cov, plugin)

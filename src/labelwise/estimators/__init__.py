@@ -16,7 +16,7 @@ _PUBLIC = {
                      "model_interval_covariance", "model_second_moment", "proposal_model_covariance"), ".model_covariance"),
     **dict.fromkeys(("Estimate", "make_estimate"), ".result"),
     **dict.fromkeys(("round_weights", "rounds_moments", "rounds_plugin_covariance"), ".rounds"),
-    "missed_count_variance": ".missed",
+    **dict.fromkeys(("counted_exceptions", "missed_count_variance", "negative_binomial_sum_pmf"), ".missed"),
     "stratified_moments": ".stratified",
 }
 
@@ -38,6 +38,7 @@ __all__ = [
     "Estimate",
     "ModelCovariance",
     "beta_interval",
+    "counted_exceptions",
     "ellipsoid_radius_sq",
     "exception_jump",
     "exception_shifts",
@@ -52,6 +53,7 @@ __all__ = [
     "mixture_variance",
     "model_interval_covariance",
     "model_second_moment",
+    "negative_binomial_sum_pmf",
     "normal_interval",
     "proposal_model_covariance",
     "round_weights",

@@ -1,73 +1,147 @@
-"""The interval of an estimate that may have missed positives no label has shown: an exact Poisson count.
+"""The interval of an estimate that may have missed positives no label has shown: an exact count of them.
 
 An *exception* (:class:`~labelwise.estimators.ModelCovariance`) is an
-unlabeled item whose label is not its group's most likely one (a positive
-among items the scores call negatives).  Once the labels are in, every
-unlabeled item is known not to have been sampled: an exception left among
-them cannot have moved the estimate by its large design weight; the
-estimate simply misses it.  Exceptions that were sampled are labeled items,
-and enter the design-based (plug-in) variance at their weight.  So the error
-of the estimate, given which items are labeled, is taken as
+unlabeled item whose label is not its group's most likely one and changes
+the loss (a positive among items the scores call negatives).  Once the
+labels are in, every unlabeled item is known not to have been sampled: an
+exception left among them cannot have moved the estimate by its large design
+weight; the estimate simply misses it.  Exceptions that were sampled are
+labeled items, and enter the design-based (plug-in) variance at their
+weight.  So the error of the estimate, given which items are labeled, is
+taken as
 
-    e = X + j (K - o),    X ~ Normal(0, base),    K | rho ~ Poisson(rho * count),
+    e = X + j (K - o),    X ~ Normal(0, base),    K = sum_b K_b,
 
 with ``base`` the variance of the labeled items' part, ``K`` the number of
 exceptions left, each shifting the estimate by ``j`` (the root mean square
-of their shifts, so that ``j^2 count`` is the model's variance of the
-missed sum), and ``o`` the number of them the estimate already counts: the
+of their shifts, so that ``j^2 E K`` is the model's variance of the missed
+sum), and ``o`` the number of them the estimate already counts: the
 exceptions that were sampled carry their design weight, and beyond their own
 count it stands for the unlabeled ones (a Horvitz-Thompson estimate of
 them: 0 in the usual run on a rare pool, where none was sampled, and close
-to ``count`` where they are common); a difference estimator adds its
-prediction.  ``rho`` carries the uncertainty of the model's expected
-count: a discrete distribution of multipliers (the posterior of the
-recalibration's parameters, :func:`~labelwise.oracle.calibration.platt_posterior`),
-so ``K`` is a mixture of Poisson counts.  The interval is the symmetric one
-that covers ``e`` with the nominal probability, returned as the variance of
-the normal whose interval it is.  A Poisson count is exact for rare
-exceptions (Le Cam's theorem: the count of independent rare Bernoulli labels
-is close to Poisson); its upper quantiles at a small mean are far above the
-normal's, which is what an interval needs when one or two positives are
-expected in a tail of thousands of items.
+to ``E K`` where they are common); a difference estimator adds its
+prediction.
+
+``K_b`` counts the exceptions left in part ``b`` of the pool (a block of the
+oracle model).  Given the block's probability of an exception the count is
+Poisson (Le Cam's theorem: the count of independent rare Bernoulli labels is
+close to Poisson); the model's posterior leaves that probability uncertain,
+a Beta distribution whose prior strength plus labels ``lam + L_b`` is small
+against the ``U_b`` items left, so ``K_b`` is the Beta-binomial posterior
+predictive, taken in its Poisson-Gamma form: negative binomial with
+``Var K_b = E K_b (1 + d_b)``, ``d_b`` the *overdispersion* (0: Poisson).
+Its upper quantiles at a small mean are far above the normal's, which is
+what an interval needs when a few positives are expected in a tail of
+thousands of items; the sum over blocks is computed exactly
+(:func:`negative_binomial_sum_pmf`).  The means ``E K_b`` are uncertain in
+turn (the posterior of the scores' recalibration,
+:func:`~labelwise.oracle.calibration.platt_posterior`): a discrete
+distribution of mean vectors, so ``K`` is a mixture.  The interval is the
+symmetric one that covers ``e`` with the nominal probability, returned as
+the variance of the normal whose interval it is.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import ndtr, ndtri, pdtr
+from scipy.special import ndtr, ndtri
 
 from .model_covariance import root_of_increasing
 
-__all__ = ["missed_count_variance"]
+__all__ = ["counted_exceptions", "missed_count_variance", "negative_binomial_sum_pmf"]
 
-#: Counts beyond this upper quantile of the largest Poisson mean are dropped (their mass is below it).
+#: The count's distribution is cut where every component's is within this of 1 (the mass beyond counts as missed).
 TAIL_MASS = 1e-9
 
-#: Poisson counts of a larger mean are taken normal (their skewness is below 0.03).
-NORMAL_MEAN = 1000.0
+#: Models of the count whose probabilities sum to less than this are left out (their mass counts as missed).
+NEGLIGIBLE_WEIGHT = 1e-6
+
+#: Counts of a larger mean are taken normal (a Poisson count's skewness is below 0.041 there, and its
+#: probability of 0 stays above the smallest double).
+NORMAL_MEAN = 600.0
+
+#: The exact distribution stops at this count at most (a count whose mean plus ten standard deviations is
+#: beyond it is taken normal); the mass beyond it counts as not covered.
+MAX_COUNT = 1024
 
 
-def _count_distribution(count: float, multipliers: np.ndarray,
-                        weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The mixture ``sum_i weights_i Poisson(multipliers_i * count)``: exact pmf of its small means, normal rest.
+def negative_binomial_sum_pmf(means: np.ndarray, overdispersion: np.ndarray,
+                              tail_mass: float = TAIL_MASS) -> np.ndarray:
+    """``P(K = k)`` of ``K = sum_b K_b``, independent negative binomial ``K_b`` with ``Var K_b = E K_b (1 + d_b)``.
 
-    Returns ``P(K = k)`` for ``k = 0, 1, ...`` summed over the components of
-    mean at most :data:`NORMAL_MEAN`, and the weights and means of the others.
+    The probability generating function of ``K`` is ``exp(sum_j lambda_j (z^j - 1))``
+    with ``j lambda_j = sum_b m_b q_b^(j-1) / (1 + d_b)``, ``q_b = d_b / (1 + d_b)``
+    (a negative binomial is a compound Poisson count of logarithmic
+    clusters), so ``P(K = 0) = exp(-sum_b m_b log(1 + d_b) / d_b)`` and
+    ``n P(K = n) = sum_{j <= n} j lambda_j P(K = n - j)`` (Panjer's
+    recursion).  ``d_b = 0`` is a Poisson count.
+
+    Parameters
+    ----------
+    means : ndarray (k, B)
+        ``E K_b`` of each of ``B`` parts, for ``k`` distributions at once (totals at most :data:`NORMAL_MEAN`).
+    overdispersion : ndarray (B,)
+        ``d_b >= 0``.
+    tail_mass : float
+        The pmf stops at the first count where every row's remaining mass is below it, or at :data:`MAX_COUNT`.
+
+    Returns
+    -------
+    ndarray (k, n)
+        The pmf of each row on ``0 .. n - 1``.
     """
-    means = np.maximum(np.asarray(multipliers, dtype=float) * count, 0.0)
-    small = means <= NORMAL_MEAN
+    means = np.atleast_2d(np.asarray(means, dtype=float))
+    d = np.maximum(np.asarray(overdispersion, dtype=float), 0.0)
+    q = d / (1.0 + d)
+    # log(1 + d) / d, 1 at d = 0
+    per_mean = np.divide(np.log1p(d), d, out=np.ones_like(d), where=d > 0)
+    # rows in the order their counts end (mean plus ten standard deviations): the unfinished ones are a suffix
+    order = np.argsort(means.sum(axis=1) + 10.0 * np.sqrt(means @ (1.0 + d)))
+    means = means[order]
+    rows = means.shape[0]
+    pmf = np.zeros((rows, MAX_COUNT + 1))
+    pmf[:, 0] = np.exp(-means @ per_mean)
+    cdf = pmf[:, 0].copy()
+    weights = means / (1.0 + d)  # (k, B)
+    jl = np.empty((rows, 0))  # j lambda_j for j = 1, 2, ...
+    first, n = 0, 1  # rows before ``first`` are done
+    while n <= MAX_COUNT:
+        first += int(np.argmax(np.append(cdf[first:] < 1.0 - tail_mass, True)))
+        if first == rows:
+            break
+        if jl.shape[1] < n:  # the next chunk of j lambda_j: q_b^(j-1) for 64 more j
+            j = np.arange(jl.shape[1], min(jl.shape[1] + 64, MAX_COUNT))
+            powers = q[:, None] ** j[None, :]
+            powers[:, j == 0] = 1.0  # 0^0
+            jl = np.concatenate([jl, weights @ powers], axis=1)
+        live = slice(first, rows)
+        pmf[live, n] = np.einsum("kj,kj->k", jl[live, :n], pmf[live, n - 1::-1]) / n
+        cdf[live] += pmf[live, n]
+        n += 1
+    out = np.empty_like(pmf[:, :n])
+    out[order] = pmf[:, :n]
+    return out
+
+
+def _count_distribution(means: np.ndarray, weights: np.ndarray,
+                        overdispersion: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The mixture ``sum_i weights_i P(K | means_i)``: exact pmf of its components of total mean at most
+    :data:`NORMAL_MEAN` that end before :data:`MAX_COUNT`, and the weights, means and variances of the others
+    (taken normal); components of negligible weight (:data:`NEGLIGIBLE_WEIGHT`) are left out."""
+    kept = np.cumsum(np.sort(weights)) > NEGLIGIBLE_WEIGHT  # the least likely models, summing to less, go
+    kept = kept[np.argsort(np.argsort(weights))]
+    means, weights = means[kept], weights[kept]
+    totals = means.sum(axis=1)
+    variances = means @ (1.0 + overdispersion)
+    small = (totals <= NORMAL_MEAN) & (totals + 10.0 * np.sqrt(variances) <= MAX_COUNT)
     pmf = np.zeros(1)
     if small.any():
-        top = float(means[small].max())
-        k_max = int(top + 10.0 * np.sqrt(top) + 20.0)
-        cdf = pdtr(np.arange(k_max + 1)[:, None], means[small][None, :]) @ weights[small]  # P(K <= k)
-        keep = np.searchsorted(cdf, cdf[-1] - TAIL_MASS) + 1
-        pmf = np.diff(np.concatenate([[0.0], cdf[:keep]]))
-    return pmf, weights[~small], means[~small]
+        pmf = weights[small] @ negative_binomial_sum_pmf(means[small], overdispersion)
+    return pmf, weights[~small], totals[~small], variances[~small]
 
 
-def missed_count_variance(base: np.ndarray, jump: np.ndarray, count: float, level: float,
-                          multipliers: np.ndarray | None = None, weights: np.ndarray | None = None,
+def missed_count_variance(base: np.ndarray, jump: np.ndarray, level: float, means: np.ndarray,
+                          weights: np.ndarray | None = None, overdispersion: np.ndarray | None = None,
                           offset: float = 0.0) -> np.ndarray:
     """Variance of the normal whose ``level`` interval covers ``X + jump (K - offset)`` (module docstring).
 
@@ -77,16 +151,17 @@ def missed_count_variance(base: np.ndarray, jump: np.ndarray, count: float, leve
         Variance of the normal part ``X`` (the labeled items' part of the covariance), per component.
     jump : ndarray (m,)
         Root mean square shift of the estimate by one exception left unlabeled, per component.
-    count : float
-        The model's expected number of exceptions left unlabeled.
     level : float
-    multipliers, weights : ndarray (k,), optional
-        The expected count's uncertainty: ``count * multipliers[i]`` with
-        probability ``weights[i]`` (default: the count is known).
+    means : ndarray (k, B) or (B,)
+        The expected exceptions left unlabeled in each of ``B`` parts of the
+        pool, under each of ``k`` models of them (one row: the count's mean is known).
+    weights : ndarray (k,), optional
+        The models' probabilities (default equal).
+    overdispersion : ndarray (B,), optional
+        ``d_b``: part ``b``'s count has variance ``E K_b (1 + d_b)`` (default 0, Poisson counts).
     offset : float
         The exceptions left unlabeled that the estimate already counts, ``o``
-        (the labeled exceptions' weight beyond their own count, and a
-        difference estimator's prediction).
+        (:func:`counted_exceptions`, and a difference estimator's prediction).
 
     Returns
     -------
@@ -95,20 +170,22 @@ def missed_count_variance(base: np.ndarray, jump: np.ndarray, count: float, leve
     """
     base = np.maximum(np.asarray(base, dtype=float), 0.0)
     jump = np.abs(np.asarray(jump, dtype=float))
-    multipliers = np.ones(1) if multipliers is None else np.asarray(multipliers, dtype=float)
-    weights = np.ones(1) if weights is None else np.asarray(weights, dtype=float) / np.sum(weights)
-    if count <= 0 or not np.any(jump > 0):
+    means = np.atleast_2d(np.maximum(np.asarray(means, dtype=float), 0.0))
+    weights = np.ones(means.shape[0]) if weights is None else np.asarray(weights, dtype=float)
+    weights = weights / weights.sum()
+    overdispersion = np.zeros(means.shape[1]) if overdispersion is None else np.asarray(overdispersion, dtype=float)
+    if not np.any(means > 0) or not np.any(jump > 0):
         return base
-    pmf, big_weights, big_means = _count_distribution(count, multipliers, weights)
+    pmf, big_weights, big_means, big_variances = _count_distribution(means, weights, overdispersion)
     excess = np.arange(pmf.size) - offset  # K - o
     z = ndtri(0.5 + level / 2)
     out = base.copy()
     for i in np.flatnonzero(jump > 0):  # one root per component
         shifts = jump[i] * excess
         sd = np.sqrt(base[i])
-        # a normal count: X + j (K - o) ~ Normal(j (mean - o), base + j^2 mean)
+        # a normal count: X + j (K - o) ~ Normal(j (mean - o), base + j^2 variance)
         centres = jump[i] * (big_means - offset)
-        spreads = np.sqrt(base[i] + jump[i] ** 2 * big_means)
+        spreads = np.sqrt(base[i] + jump[i] ** 2 * big_variances)
 
         def coverage_gap(h: float, shifts: np.ndarray = shifts, sd: float = sd, centres: np.ndarray = centres,
                          spreads: np.ndarray = spreads) -> float:
@@ -124,3 +201,27 @@ def missed_count_variance(base: np.ndarray, jump: np.ndarray, count: float, leve
             + float(np.abs(centres).max(initial=0.0)) + 1e-300
         out[i] = max((root_of_increasing(coverage_gap, hi) / z) ** 2, base[i])
     return out
+
+
+def counted_exceptions(moves: np.ndarray, coef: np.ndarray) -> float:
+    """``o``: the exceptions left unlabeled that the labeled ones stand for (a Horvitz-Thompson estimate of them).
+
+    A labeled item enters ``N R-hat`` with the coefficient ``c_n`` (its
+    design weight in its round plus the weights of the later rounds, where it
+    enters at its label); an exception among them counts ``c_n - 1`` beyond
+    itself.  Only a label that changes the loss from its group's most likely
+    label's is an exception: for precision, a positive among the predicted
+    negatives moves nothing and stands for nothing the count misses.
+
+    Parameters
+    ----------
+    moves : ndarray of bool (n,)
+        Whether each labeled item's label is an exception (changes the loss from its group's likeliest label's).
+    coef : ndarray (n,)
+        ``c_n`` of each labeled item.
+
+    Returns
+    -------
+    float
+    """
+    return float(np.sum(np.where(moves, np.asarray(coef, dtype=float) - 1.0, 0.0)))
