@@ -103,7 +103,6 @@ class QueryPolicy:
         self.expanded[0] = True
         # expanded and not eliminated (crux); everything expanded (greedy)
         self.active = self.expanded.copy() if name == "crux" else self.expanded
-        self.joined = self.expanded.copy()  # expanded configurations already offered to the active set
         self.exhausted = np.zeros(n_nodes, dtype=bool)  # every positive of the node is found
         self.found = np.zeros(hierarchy.n_items, dtype=bool)
         self.found_in = np.zeros(n_nodes, dtype=np.int64)  # positives found in each node
@@ -227,13 +226,11 @@ class QueryPolicy:
 
     def eliminate(self) -> None:
         """Active: the expanded configurations whose upper bound per cost reaches the largest lower one."""
-        # experiment: Algorithm 2 as written: newly expanded configurations join, bounds on the gain (not per
-        # cost), and a configuration eliminated once stays out
-        self.active |= self.expanded & ~self.joined
-        self.joined = self.expanded.copy()
-        active = np.flatnonzero(self.active.ravel())
-        sigma, gain = self.spread(active), self.gain.ravel()[active]
-        self.active.ravel()[active[gain + sigma < np.max(gain - sigma)]] = False
+        expanded = np.flatnonzero(self.expanded.ravel())
+        sigma = self.spread(expanded)
+        gain, price = self.gain.ravel()[expanded], self.price.ravel()[expanded]
+        self.active = np.zeros_like(self.expanded)
+        self.active.ravel()[expanded[(gain + sigma) / price >= np.max((gain - sigma) / price)]] = True
 
     # ---- estimates --------------------------------------------------------------------------------
     def remaining(self, level: float = 0.95) -> dict:
