@@ -117,6 +117,7 @@ class QueryPolicy:
         self.clean_returns = np.zeros(self.chain.shape, dtype=np.int64)
         self.keys = np.zeros(0, dtype=np.int64)  # node * n_items + item, sorted: the nodes' samples
         self.counts = np.zeros(0, dtype=np.int64)
+        self.weights = np.zeros(0)  # sum over the entry's answers of their exposure (see _exposure)
         self.round = 1
         self.spent = 0.0
 
@@ -176,7 +177,8 @@ class QueryPolicy:
         self.found[new] = True
         np.add.at(self.found_in, self.hierarchy.item_node[new].ravel(), 1)
         below = self.hierarchy.below(query.node, returned)
-        self._add_to_samples(np.sort((below * self.hierarchy.n_items + returned[:, None]).ravel()))
+        exposure = self._exposure(query, below)  # from the samples before these answers join them
+        self._add_to_samples((below * self.hierarchy.n_items + returned[:, None]).ravel(), exposure.ravel())
         if returned.size < query.k:  # the node had no other positive outside the exclude list
             self.exhausted[self.hierarchy.below(query.node, np.flatnonzero(self.hierarchy.members(query.node)))] = True
         if self.name in ("crux", "greedy"):  # the baselines use no gains
@@ -200,29 +202,61 @@ class QueryPolicy:
         self.clean_queries[covered[~dirty[covered]]] += 1
         self.clean_returns[returned] += ~dirty[self.chain[returned]]
 
-    def _add_to_samples(self, keys: np.ndarray) -> None:
+    def _exposure(self, query: Query, below: np.ndarray) -> np.ndarray:
+        """For each answer and node of ``below``: the share of the node's answers whose positive was eligible.
+
+        Good-Turing reads a singleton as an answer that could have been a positive returned before and
+        was not.  An answer of a query with an exclude list could only be one of the positives the list
+        left, which were ``1 - X`` of the node's answers so far (``X``: the excluded positives' share of
+        the node's sample counts); its singleton counts ``1 - X`` towards the mass never returned, and 0
+        when the list held every positive returned (such an answer is new by construction).  Without
+        this, the answers of exclude lists, new by construction, kept a well-worked node's Good-Turing
+        mass high and the policy on it long after its positives were found (in simulation).
+        """
+        if query.exclude.size == 0:
+            return np.ones(below.shape)
+        nodes = np.unique(below)
+        entry, positives, counts = self.sample(nodes)
+        excluded = np.isin(positives, query.exclude)
+        size = np.bincount(entry, weights=counts, minlength=nodes.size)
+        held = np.bincount(entry[excluded], weights=counts[excluded], minlength=nodes.size)
+        share = np.divide(held, size, out=np.zeros(nodes.size), where=size > 0)
+        return 1.0 - share[np.searchsorted(nodes, below)]
+
+    def _add_to_samples(self, keys: np.ndarray, weights: np.ndarray) -> None:
+        """Add one answer to each of the (distinct) ``keys``, with its exposure weight."""
+        order = np.argsort(keys)
+        keys, weights = keys[order], weights[order]
         pos = np.searchsorted(self.keys, keys)
         known = pos < self.keys.size
         known[known] = self.keys[pos[known]] == keys[known]
         self.counts[pos[known]] += 1
+        self.weights[pos[known]] += weights[known]
         self.keys = np.insert(self.keys, pos[~known], keys[~known])
         self.counts = np.insert(self.counts, pos[~known], 1)
+        self.weights = np.insert(self.weights, pos[~known], weights[~known])
 
     def sample(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Samples of ``nodes``: for each entry its position in ``nodes``, its positive and its count."""
+        entry, index = self._entries(nodes)
+        return entry, self.keys[index] % self.hierarchy.n_items, self.counts[index]
+
+    def _entries(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Entries of the samples of ``nodes``: their position in ``nodes`` and their index in ``keys``."""
         n_items = self.hierarchy.n_items
         lo = np.searchsorted(self.keys, nodes * n_items)
         hi = np.searchsorted(self.keys, (nodes + 1) * n_items)
         sizes = hi - lo
         entry = np.repeat(np.arange(nodes.size), sizes)
         index = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes) + np.repeat(lo, sizes)
-        return entry, self.keys[index] % n_items, self.counts[index]
+        return entry, index
 
     def _update_gains(self, nodes: np.ndarray) -> None:
-        entry, _, counts = self.sample(nodes)
+        entry, index = self._entries(nodes)
         rng = np.random.default_rng([self.seed, self.round])
         self.gain[nodes], self.variance[nodes] = gain_with_variance(
-            entry, counts, self.found_in[nodes], self.k, self.l, rng, self.replicates)
+            entry, self.counts[index], self.found_in[nodes], self.k, self.l, rng, self.replicates,
+            self.weights[index] / self.counts[index])
 
     def eliminate(self) -> None:
         """Active: the expanded configurations whose upper bound per cost reaches the largest lower one."""
