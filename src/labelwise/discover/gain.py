@@ -49,8 +49,7 @@ MIN_VARIANCE = 0.01
 
 
 def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.ndarray, found: np.ndarray,
-                 k: np.ndarray, l: np.ndarray, f1_exposed: np.ndarray | None = None,
-                 n_exposed: np.ndarray | None = None) -> np.ndarray:
+                 k: np.ndarray, l: np.ndarray, f1_exposed: np.ndarray | None = None) -> np.ndarray:
     """Expected new positives among ``k`` distinct answers with an exclude list of ``l`` (arrays broadcast).
 
     Parameters
@@ -67,8 +66,7 @@ def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.nd
         The singletons weighted by their exposure (see :func:`gain_with_variance`; default ``f1``): the
         Good-Turing mass ``u`` is ``f1_exposed / n``.
     """
-    # experiment: the sample size weighted by exposure too
-    u = good_turing_unseen(n if n_exposed is None else n_exposed, f1 if f1_exposed is None else f1_exposed)
+    u = good_turing_unseen(n, f1 if f1_exposed is None else f1_exposed)
     other = np.maximum(found - seen, 0).astype(float)  # found elsewhere, absent from this sample
     f0 = np.where(f1 > 0, np.maximum(jackknife_unseen(n, f1), other + 1), other)
     share = np.divide(u, f0, out=np.zeros(np.broadcast(u, f0).shape), where=f0 > 0)  # mass per unseen positive
@@ -137,6 +135,5 @@ def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: n
     singles = draws == 1
     exposure = 1.0 if entry_exposure is None else entry_exposure
     gains = expected_new(per_node(draws), per_node(draws > 0), per_node(singles), per_node(draws ** 2),
-                         found[:, None], k, l, per_node(singles * exposure),
-                         per_node(draws * exposure))
+                         found[:, None], k, l, per_node(singles * exposure))
     return gains[0], np.maximum(MIN_VARIANCE, gains[1:].var(axis=0))
