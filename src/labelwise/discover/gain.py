@@ -46,10 +46,11 @@ from .richness import good_turing_unseen, jackknife_unseen
 __all__ = ["MIN_VARIANCE", "expected_new", "gain_with_variance"]
 
 MIN_VARIANCE = 0.01
+TINY = 1e-300  # keeps 0 / 0 at 0 in the successive-sampling loop
 
 
 def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.ndarray, found: np.ndarray,
-                 k: np.ndarray, l: np.ndarray, f1_exposed: np.ndarray | None = None) -> np.ndarray:
+                 k: np.ndarray, l: np.ndarray) -> np.ndarray:
     """Expected new positives among ``k`` distinct answers with an exclude list of ``l`` (arrays broadcast).
 
     Parameters
@@ -62,11 +63,8 @@ def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.nd
         Positives found in the node (by any query; at least ``seen``).
     k, l : numpy.ndarray
         Answers asked for and exclude-list size.
-    f1_exposed : numpy.ndarray, optional
-        The singletons weighted by their exposure (see :func:`gain_with_variance`; default ``f1``): the
-        Good-Turing mass ``u`` is ``f1_exposed / n``.
     """
-    u = good_turing_unseen(n, f1 if f1_exposed is None else f1_exposed)
+    u = good_turing_unseen(n, f1)
     other = np.maximum(found - seen, 0).astype(float)  # found elsewhere, absent from this sample
     f0 = np.where(f1 > 0, np.maximum(jackknife_unseen(n, f1), other + 1), other)
     share = np.divide(u, f0, out=np.zeros(np.broadcast(u, f0).shape), where=f0 > 0)  # mass per unseen positive
@@ -77,14 +75,11 @@ def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.nd
     # a found positive that is returned was picked by popularity: mass sum w^2 / sum w with w = (1 - u) c / n
     picked = (1.0 - u) * np.divide(squares, n * n, out=np.zeros(np.broadcast(squares, n).shape), where=n > 0)
     left = np.broadcast_to(f0 - other, shape).astype(float)  # new positives not returned yet
-    total, fresh, pool, chance, take = (np.zeros(shape) for _ in range(5))
+    total, fresh, chance, take = (np.zeros(shape) for _ in range(4))
     for answer in range(int(np.max(k))):  # successive sampling: each answer leaves the pool (in place: hot loop)
         asked = answer < k
         np.multiply(share, left, out=fresh)
-        np.add(fresh, known, out=pool)
-        np.divide(fresh, pool, out=chance, where=pool > 0)
-        # nothing eligible has mass: the list holds every positive returned, so an answer is new if any is left
-        np.copyto(chance, left > 0, where=pool <= 0)
+        np.divide(fresh, fresh + known + TINY, out=chance)  # 0 once nothing is left
         np.minimum(chance, left, out=take)
         np.subtract(1.0, chance, out=chance)  # now the chance the answer is a found positive
         chance *= picked
@@ -99,8 +94,8 @@ def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.nd
 
 
 def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: np.ndarray, k: np.ndarray,
-                       l: np.ndarray, rng: np.random.Generator, replicates: int = 32,
-                       entry_exposure: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                       l: np.ndarray, rng: np.random.Generator, replicates: int = 32
+                       ) -> tuple[np.ndarray, np.ndarray]:
     """Gain ``r`` and variance ``v`` of every configuration at a batch of nodes.
 
     Parameters
@@ -115,9 +110,6 @@ def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: n
     rng : numpy.random.Generator
     replicates : int
         Bootstrap replicates.
-    entry_exposure : numpy.ndarray, optional
-        Mean exposure of each entry's answers (default 1): a singleton counts this much towards the
-        Good-Turing mass of the positives never returned.
 
     Returns
     -------
@@ -132,8 +124,6 @@ def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: n
     def per_node(values: np.ndarray) -> np.ndarray:
         return np.bincount(slot, weights=values.ravel(), minlength=size).reshape(replicates + 1, n_nodes, 1)
 
-    singles = draws == 1
-    exposure = 1.0 if entry_exposure is None else entry_exposure
-    gains = expected_new(per_node(draws), per_node(draws > 0), per_node(singles), per_node(draws ** 2),
-                         found[:, None], k, l, per_node(singles * exposure))
+    gains = expected_new(per_node(draws), per_node(draws > 0), per_node(draws == 1), per_node(draws ** 2),
+                         found[:, None], k, l)
     return gains[0], np.maximum(MIN_VARIANCE, gains[1:].var(axis=0))

@@ -87,11 +87,11 @@ class QueryPolicy:
     """
 
     def __init__(self, hierarchy: Hierarchy, costs: CostModel, name: str = "crux", seed: int = 0,
-                 replicates: int = 32, budget: float = np.inf) -> None:
+                 replicates: int = 32) -> None:
         if name not in POLICIES:
             raise ValueError(f"policy {name!r} is not one of {', '.join(POLICIES)}")
         self.hierarchy, self.costs, self.name = hierarchy, costs, name
-        self.seed, self.replicates, self.budget = seed, replicates, budget
+        self.seed, self.replicates = seed, replicates
         self.k, self.l = costs.configurations()
         n_nodes = hierarchy.n_nodes
         self.price = costs.price(self.k[None, :], self.l[None, :], hierarchy.depth()[:, None])
@@ -117,7 +117,6 @@ class QueryPolicy:
         self.clean_returns = np.zeros(self.chain.shape, dtype=np.int64)
         self.keys = np.zeros(0, dtype=np.int64)  # node * n_items + item, sorted: the nodes' samples
         self.counts = np.zeros(0, dtype=np.int64)
-        self.weights = np.zeros(0)  # sum over the entry's answers of their exposure (see _exposure)
         self.round = 1
         self.spent = 0.0
 
@@ -126,7 +125,7 @@ class QueryPolicy:
         """``sigma(q, t)`` (Eq. 1) of the configurations at flat indices ``flat`` (node * n_configs + config)."""
         nodes, config_node = np.unique(flat // self.k.size, return_inverse=True)
         sampled = self.sampled_by(nodes)[config_node]
-        return np.sqrt(self.variance.ravel()[flat] * np.log1p(self.round) * ((self.budget - self.spent) / self.budget) ** 2 / np.maximum(sampled, 1))  # experiment: squared share of the budget left
+        return np.sqrt(self.variance.ravel()[flat] * np.log1p(self.round) / np.maximum(sampled, 1))
 
     def sampled_by(self, nodes: np.ndarray) -> np.ndarray:
         """Queries asked at or above each of ``nodes`` (those whose answers make up its sample)."""
@@ -177,8 +176,7 @@ class QueryPolicy:
         self.found[new] = True
         np.add.at(self.found_in, self.hierarchy.item_node[new].ravel(), 1)
         below = self.hierarchy.below(query.node, returned)
-        exposure = self._exposure(query, below)  # from the samples before these answers join them
-        self._add_to_samples((below * self.hierarchy.n_items + returned[:, None]).ravel(), exposure.ravel())
+        self._add_to_samples(np.sort((below * self.hierarchy.n_items + returned[:, None]).ravel()))
         if returned.size < query.k:  # the node had no other positive outside the exclude list
             self.exhausted[self.hierarchy.below(query.node, np.flatnonzero(self.hierarchy.members(query.node)))] = True
         if self.name in ("crux", "greedy"):  # the baselines use no gains
@@ -202,61 +200,29 @@ class QueryPolicy:
         self.clean_queries[covered[~dirty[covered]]] += 1
         self.clean_returns[returned] += ~dirty[self.chain[returned]]
 
-    def _exposure(self, query: Query, below: np.ndarray) -> np.ndarray:
-        """For each answer and node of ``below``: the share of the node's answers whose positive was eligible.
-
-        Good-Turing reads a singleton as an answer that could have been a positive returned before and
-        was not.  An answer of a query with an exclude list could only be one of the positives the list
-        left, which were ``1 - X`` of the node's answers so far (``X``: the excluded positives' share of
-        the node's sample counts); its singleton counts ``1 - X`` towards the mass never returned, and 0
-        when the list held every positive returned (such an answer is new by construction).  Without
-        this, the answers of exclude lists, new by construction, kept a well-worked node's Good-Turing
-        mass high and the policy on it long after its positives were found (in simulation).
-        """
-        if query.exclude.size == 0:
-            return np.ones(below.shape)
-        nodes = np.unique(below)
-        entry, positives, counts = self.sample(nodes)
-        excluded = np.isin(positives, query.exclude)
-        size = np.bincount(entry, weights=counts, minlength=nodes.size)
-        held = np.bincount(entry[excluded], weights=counts[excluded], minlength=nodes.size)
-        share = np.divide(held, size, out=np.zeros(nodes.size), where=size > 0)
-        return 1.0 - share[np.searchsorted(nodes, below)]
-
-    def _add_to_samples(self, keys: np.ndarray, weights: np.ndarray) -> None:
-        """Add one answer to each of the (distinct) ``keys``, with its exposure weight."""
-        order = np.argsort(keys)
-        keys, weights = keys[order], weights[order]
+    def _add_to_samples(self, keys: np.ndarray) -> None:
         pos = np.searchsorted(self.keys, keys)
         known = pos < self.keys.size
         known[known] = self.keys[pos[known]] == keys[known]
         self.counts[pos[known]] += 1
-        self.weights[pos[known]] += weights[known]
         self.keys = np.insert(self.keys, pos[~known], keys[~known])
         self.counts = np.insert(self.counts, pos[~known], 1)
-        self.weights = np.insert(self.weights, pos[~known], weights[~known])
 
     def sample(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Samples of ``nodes``: for each entry its position in ``nodes``, its positive and its count."""
-        entry, index = self._entries(nodes)
-        return entry, self.keys[index] % self.hierarchy.n_items, self.counts[index]
-
-    def _entries(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Entries of the samples of ``nodes``: their position in ``nodes`` and their index in ``keys``."""
         n_items = self.hierarchy.n_items
         lo = np.searchsorted(self.keys, nodes * n_items)
         hi = np.searchsorted(self.keys, (nodes + 1) * n_items)
         sizes = hi - lo
         entry = np.repeat(np.arange(nodes.size), sizes)
         index = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes) + np.repeat(lo, sizes)
-        return entry, index
+        return entry, self.keys[index] % n_items, self.counts[index]
 
     def _update_gains(self, nodes: np.ndarray) -> None:
-        entry, index = self._entries(nodes)
+        entry, _, counts = self.sample(nodes)
         rng = np.random.default_rng([self.seed, self.round])
         self.gain[nodes], self.variance[nodes] = gain_with_variance(
-            entry, self.counts[index], self.found_in[nodes], self.k, self.l, rng, self.replicates,
-            self.weights[index] / self.counts[index])
+            entry, counts, self.found_in[nodes], self.k, self.l, rng, self.replicates)
 
     def eliminate(self) -> None:
         """Active: the expanded configurations whose upper bound per cost reaches the largest lower one."""
