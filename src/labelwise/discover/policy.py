@@ -87,11 +87,11 @@ class QueryPolicy:
     """
 
     def __init__(self, hierarchy: Hierarchy, costs: CostModel, name: str = "crux", seed: int = 0,
-                 replicates: int = 32, budget: float = np.inf) -> None:
+                 replicates: int = 32) -> None:
         if name not in POLICIES:
             raise ValueError(f"policy {name!r} is not one of {', '.join(POLICIES)}")
         self.hierarchy, self.costs, self.name = hierarchy, costs, name
-        self.seed, self.replicates, self.budget = seed, replicates, budget
+        self.seed, self.replicates = seed, replicates
         self.k, self.l = costs.configurations()
         n_nodes = hierarchy.n_nodes
         self.price = costs.price(self.k[None, :], self.l[None, :], hierarchy.depth()[:, None])
@@ -125,10 +125,7 @@ class QueryPolicy:
         """``sigma(q, t)`` (Eq. 1) of the configurations at flat indices ``flat`` (node * n_configs + config)."""
         nodes, config_node = np.unique(flat // self.k.size, return_inverse=True)
         sampled = self.sampled_by(nodes)[config_node]
-        # experiment: the level log t capped at log of the times the configuration can still be asked
-        horizon = (self.budget - self.spent) / self.price.ravel()[flat]
-        return np.sqrt(self.variance.ravel()[flat] * np.log1p(np.minimum(self.round, horizon))
-                       / np.maximum(sampled, 1))
+        return np.sqrt(self.variance.ravel()[flat] * np.log1p(self.round) / np.maximum(sampled, 1))
 
     def sampled_by(self, nodes: np.ndarray) -> np.ndarray:
         """Queries asked at or above each of ``nodes`` (those whose answers make up its sample)."""

@@ -27,7 +27,7 @@ def run_discovery(hierarchy: Hierarchy, crowd: SimulatedCrowd, costs: CostModel,
         ``true_remaining``.
     """
     rng = np.random.default_rng([seed, 1])
-    state = QueryPolicy(hierarchy, costs, policy, seed=seed, budget=budget)
+    state = QueryPolicy(hierarchy, costs, policy, seed=seed)
     points = budget * np.arange(1, CURVE_POINTS + 1) / CURVE_POINTS
     found, remaining, truth = [], [], []
 
