@@ -176,9 +176,7 @@ class QueryPolicy:
         self.found[new] = True
         np.add.at(self.found_in, self.hierarchy.item_node[new].ravel(), 1)
         below = self.hierarchy.below(query.node, returned)
-        # experiment: a node's sample keeps only the answers of queries whose exclude list held none of its positives
-        clean = ~np.isin(below, self.hierarchy.item_node[query.exclude])
-        self._add_to_samples(np.sort((below * self.hierarchy.n_items + returned[:, None])[clean]))
+        self._add_to_samples(np.sort((below * self.hierarchy.n_items + returned[:, None]).ravel()))
         if returned.size < query.k:  # the node had no other positive outside the exclude list
             self.exhausted[self.hierarchy.below(query.node, np.flatnonzero(self.hierarchy.members(query.node)))] = True
         if self.name in ("crux", "greedy"):  # the baselines use no gains
