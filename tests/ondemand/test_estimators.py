@@ -33,19 +33,10 @@ P = stack_systems([system_distribution(mb, K) for mb in MEMBERS])
 SIZES = np.array([mb.size for mb in MEMBERS])
 
 
-def all_samples(n):
-    """Every joint sample (uniform, without replacement) for draw counts ``n``, equally likely."""
-    per_system = [list(itertools.combinations(MEMBERS[j], n[j])) for j in range(len(MEMBERS))]
-    for combo in itertools.product(*per_system):
-        idx = np.concatenate([np.array(c, dtype=int) for c in combo])
-        grp = np.concatenate([np.full(len(c), j) for j, c in enumerate(combo)])
-        yield idx, grp
-
-
-def enumerate_estimator(fn, n):
+def enumerate_estimator(every_sample, fn, n):
     values, variances = [], []
     fpc = finite_population_correction(SIZES, np.array(n), is_uniform(P))
-    for idx, grp in all_samples(n):
+    for idx, grp in every_sample(MEMBERS, n):
         est = fn(idx, grp, TRUTH[idx].astype(float), np.array(n), fpc)
         values.append(est.value)
         variances.append(est.var)
@@ -56,8 +47,8 @@ TRUE_PRECISION = P @ TRUTH
 
 
 @pytest.mark.parametrize("n", [(2, 1, 2), (3, 2, 2), (1, 3, 1)])
-def test_simple_precision_unbiased_with_unbiased_variance(n):
-    vals, vars_ = enumerate_estimator(lambda i, g, f, nn, fpc: simple_precision(g, f, nn, fpc), n)
+def test_simple_precision_unbiased_with_unbiased_variance(n, every_sample):
+    vals, vars_ = enumerate_estimator(every_sample, lambda i, g, f, nn, fpc: simple_precision(g, f, nn, fpc), n)
     np.testing.assert_allclose(vals.mean(axis=0), TRUE_PRECISION)
     # the variance estimator is unbiased (systems with n_j >= 2)
     exact = vals.var(axis=0)
@@ -67,8 +58,8 @@ def test_simple_precision_unbiased_with_unbiased_variance(n):
 
 @pytest.mark.parametrize("scheme", ["overlap", "size", "uniform"])
 @pytest.mark.parametrize("n", [(2, 2, 2), (3, 1, 2), (1, 2, 3)])
-def test_joint_precision_unbiased_by_enumeration(scheme, n):
-    vals, vars_ = enumerate_estimator(
+def test_joint_precision_unbiased_by_enumeration(scheme, n, every_sample):
+    vals, vars_ = enumerate_estimator(every_sample,
         lambda i, g, f, nn, fpc: joint_precision(P, i, g, f, nn, fpc, scheme, control_variate=False), n)
     np.testing.assert_allclose(vals.mean(axis=0), TRUE_PRECISION, atol=1e-12)
     # the variance formula sum_j fpc_j S_j^2 / n_j is the exact variance when every n_j >= 2,
@@ -86,10 +77,10 @@ def test_joint_precision_weights_follow_overlap():
     np.testing.assert_allclose(mixture_weights(P2, np.array([1, 3]))[0], [0.25, 0.75])
 
 
-def test_joint_precision_beats_simple_on_overlapping_systems():
+def test_joint_precision_beats_simple_on_overlapping_systems(every_sample):
     n = (2, 2, 2)
-    simple, _ = enumerate_estimator(lambda i, g, f, nn, fpc: simple_precision(g, f, nn, fpc), n)
-    joint, _ = enumerate_estimator(
+    simple, _ = enumerate_estimator(every_sample, lambda i, g, f, nn, fpc: simple_precision(g, f, nn, fpc), n)
+    joint, _ = enumerate_estimator(every_sample,
         lambda i, g, f, nn, fpc: joint_precision(P, i, g, f, nn, fpc, control_variate=False), n)
     assert joint.var(axis=0)[1] < simple.var(axis=0)[1]  # system 1 overlaps both others
 
@@ -102,13 +93,13 @@ def test_own_region_is_what_no_other_sampled_system_predicts():
     assert own_region(P, np.array([2, 0, 2]))[2, 4]
 
 
-def test_control_variate_is_exact_when_every_instance_is_correct():
+def test_control_variate_is_exact_when_every_instance_is_correct(every_sample):
     """System 1's output is all shared: at precision 1 its adjusted estimate is 1 in every sample."""
     n = (2, 2, 2)
     ones = np.ones(K)
     fpc = finite_population_correction(SIZES, np.array(n), is_uniform(P))
     plain, adjusted = [], []
-    for idx, grp in all_samples(n):
+    for idx, grp in every_sample(MEMBERS, n):
         plain.append(joint_precision(P, idx, grp, ones[idx], np.array(n), fpc, control_variate=False).value)
         est = joint_precision(P, idx, grp, ones[idx], np.array(n), fpc, control_variate=True)
         assert est.var[1] == pytest.approx(0.0, abs=1e-24)
@@ -161,28 +152,28 @@ def test_joint_precision_nan_when_support_not_covered():
     assert np.isfinite(est.value[0]) and np.isnan(est.value[1]) and np.isnan(est.value[2])
 
 
-def test_pooled_recall_exact_on_census_and_nearly_unbiased():
+def test_pooled_recall_exact_on_census_and_nearly_unbiased(every_sample):
     pool_correct = TRUTH * (P.sum(axis=0) > 0)
     true_nu = ((P > 0) * pool_correct).sum(axis=1) / pool_correct.sum()
     # census: every instance of every system drawn -> exact
     n = tuple(SIZES)
-    vals, vars_ = enumerate_estimator(lambda i, g, f, nn, fpc: pooled_recall(P, i, g, f, nn, fpc), n)
+    vals, vars_ = enumerate_estimator(every_sample, lambda i, g, f, nn, fpc: pooled_recall(P, i, g, f, nn, fpc), n)
     np.testing.assert_allclose(vals[0], true_nu)
     np.testing.assert_allclose(vars_[0], 0.0, atol=1e-15)
     # small samples: a ratio estimator, bias well below its standard deviation
-    vals, _ = enumerate_estimator(lambda i, g, f, nn, fpc: pooled_recall(P, i, g, f, nn, fpc), (3, 2, 2))
+    vals, _ = enumerate_estimator(every_sample, lambda i, g, f, nn, fpc: pooled_recall(P, i, g, f, nn, fpc), (3, 2, 2))
     ok = np.isfinite(vals).all(axis=1)
     assert ok.mean() > 0.9  # samples without any correct draw leave nu undefined
     bias = vals[ok].mean(axis=0) - true_nu
     assert np.all(np.abs(bias) < 0.5 * vals[ok].std(axis=0) + 1e-12)
 
 
-def test_pooled_recall_numerator_and_denominator_unbiased():
+def test_pooled_recall_numerator_and_denominator_unbiased(every_sample):
     # nu_i = A_i / B: E[A_i] = sum_x u f g_i and E[B] = sum_x u f over the pool (u = 1 here)
     n = np.array([2, 2, 2])
     fpc = finite_population_correction(SIZES, n, is_uniform(P))
     A, B = [], []
-    for idx, grp in all_samples(tuple(n)):
+    for idx, grp in every_sample(MEMBERS, tuple(n)):
         est = pooled_recall(P, idx, grp, TRUTH[idx].astype(float), n, fpc)
         q = (n / n.sum()) @ P
         base = (n[grp] / n.sum()) * TRUTH[idx] / q[idx]
@@ -239,12 +230,12 @@ def test_wilson_interval_reduces_to_binomial_wilson_and_handles_edges():
 
 @pytest.mark.parametrize("scheme", ["overlap", "size", "uniform"])
 @pytest.mark.parametrize("n", [(2, 1, 2), (3, 2, 2), (1, 3, 1)])
-def test_exchangeable_variance_is_exact_when_every_instance_is_correct(scheme, n):
+def test_exchangeable_variance_is_exact_when_every_instance_is_correct(scheme, n, every_sample):
     # with f = 1 everywhere the estimator still varies (draws land in X_i or not); alpha - beta is its variance
     n = np.array(n)
     fpc = finite_population_correction(SIZES, n, is_uniform(P))
     values = np.array([joint_precision(P, idx, grp, np.ones(idx.size), n, fpc, scheme).value
-                       for idx, grp in all_samples(n)])
+                       for idx, grp in every_sample(MEMBERS, n)])
     alpha, beta = exchangeable_variance(P, n, SIZES, is_uniform(P), scheme)
     np.testing.assert_allclose(values.mean(axis=0), 1.0, atol=1e-12)
     np.testing.assert_allclose(alpha - beta, values.var(axis=0), atol=1e-12)

@@ -20,8 +20,6 @@ from labelwise.ondemand.estimators import (
     importance_coefficients,
     mixture_weights,
 )
-from labelwise.ondemand.floors import own_region_floor
-from labelwise.ondemand.intervals import score_interval
 from labelwise.ondemand.normalized import capped_weights, normalized_joint_precision
 from labelwise.ondemand.planning import (
     exchangeable_variance,
@@ -40,21 +38,12 @@ LABELLINGS = np.array(list(itertools.product([0.0, 1.0], repeat=K)))
 DRAWS = [(2, 2, 2), (3, 1, 2), (1, 3, 3), (3, 3, 1)]
 
 
-def all_samples(n):
-    """Every joint sample for draw counts ``n`` (equally likely)."""
-    per_system = [list(itertools.combinations(MEMBERS[j], n[j])) for j in range(len(MEMBERS))]
-    for combo in itertools.product(*per_system):
-        idx = np.concatenate([np.array(c, dtype=int) for c in combo])
-        grp = np.concatenate([np.full(len(c), j) for j, c in enumerate(combo)])
-        yield idx, grp
-
-
-def linear_part_variance(n, truth, W):
+def linear_part_variance(every_sample, n, truth, W):
     """Enumerated variance of :math:`\\sum_j \\frac1{n_j}\\sum w_{ij} r_i (f - \\pi_i)`, every target."""
     n = np.array(n)
     pi = P @ truth
     values = [_group_sums(importance_coefficients(P, idx, grp, W)[0] * (truth[idx][None, :] - pi[:, None]), grp, n)
-              for idx, grp in all_samples(n)]
+              for idx, grp in every_sample(MEMBERS, n)]
     return np.var(values, axis=0)
 
 
@@ -64,13 +53,13 @@ def own_draws_variance(n, truth):
 
 @pytest.mark.parametrize("scheme", ["overlap", "size", "uniform"])
 @pytest.mark.parametrize("n", DRAWS)
-def test_variance_formula_is_the_exact_variance_of_the_linear_part(scheme, n):
+def test_variance_formula_is_the_exact_variance_of_the_linear_part(scheme, n, every_sample):
     truth = LABELLINGS[45]  # 1 0 1 1 0 1
     factor = design_factor(SIZES, np.array(n), WOR)
     W = capped_weights(mixture_weights(P, np.array(n), scheme), np.array(n), factor)
     formula = [predicted_joint_variance(P, np.array(n, dtype=float), i, truth, SIZES, WOR, scheme, normalized=True)
                for i in range(len(MEMBERS))]
-    np.testing.assert_allclose(formula, linear_part_variance(n, truth, W), atol=1e-12)
+    np.testing.assert_allclose(formula, linear_part_variance(every_sample, n, truth, W), atol=1e-12)
 
 
 @pytest.mark.parametrize("scheme", ["overlap", "size", "uniform"])
@@ -82,10 +71,10 @@ def test_never_worse_than_the_own_draws_for_every_labelling(scheme, n):
         assert np.all(np.array(joint) <= own_draws_variance(n, truth) + 1e-15)
 
 
-def test_without_the_cap_the_bound_fails():
+def test_without_the_cap_the_bound_fails(every_sample):
     # 'uniform' weights give system 1's single draw as much weight as system 0's three
     n, truth = (3, 1, 2), LABELLINGS[45]
-    uncapped = linear_part_variance(n, truth, mixture_weights(P, np.array(n), "uniform"))
+    uncapped = linear_part_variance(every_sample, n, truth, mixture_weights(P, np.array(n), "uniform"))
     assert uncapped[0] > own_draws_variance(n, truth)[0] + 1e-6
 
 
@@ -103,10 +92,10 @@ def test_capped_weights_meet_the_condition_and_leave_undrawn_targets_alone():
 
 
 @pytest.mark.parametrize("n", DRAWS)
-def test_all_correct_labels_give_precision_one_exactly(n):
+def test_all_correct_labels_give_precision_one_exactly(n, every_sample):
     n = np.array(n)
     fpc, factor = finite_population_correction(SIZES, n, WOR), design_factor(SIZES, n, WOR)
-    for idx, grp in all_samples(n):
+    for idx, grp in every_sample(MEMBERS, n):
         est = normalized_joint_precision(P, idx, grp, np.ones(idx.size), n, fpc, factor)
         np.testing.assert_allclose(est.value, 1.0, atol=1e-12)
         np.testing.assert_allclose(est.var, 0.0, atol=1e-24)
@@ -166,35 +155,20 @@ def test_exchangeable_variance_is_alpha_pi_one_minus_pi():
         np.testing.assert_allclose(alpha * pi * (1 - pi), expected, rtol=1e-12)
 
 
-def test_score_interval_of_the_normalized_estimate_covers_a_high_precision_system():
-    # a high-precision system (0.945, 40 draws) and a near-copy with 10% of its output swapped for
-    # instances of precision 0.3 (10 draws); 1000 seeded runs, tolerance 3 binomial standard errors
-    rng = np.random.default_rng(11)
-    size, shared, own = 400, 360, 40
-    truth = np.zeros(size + own)
-    truth[: round(0.95 * shared)] = 1
-    truth[shared: shared + round(0.9 * (size - shared))] = 1
-    truth[size: size + round(0.3 * own)] = 1
-    members = [np.arange(size), np.r_[np.arange(shared), np.arange(size, size + own)]]
-    P2 = stack_systems([system_distribution(mb, truth.size) for mb in members])
-    support, wor, n = np.array([size, shared + own]), is_uniform(P2), np.array([40, 10])
-    fpc, factor = finite_population_correction(support, n, wor), design_factor(support, n, wor)
-    alpha, beta = exchangeable_variance(P2, n, support, wor, normalized=True)
-    grp = np.repeat([0, 1], n)
-    truth_p = P2 @ truth
+def test_score_interval_of_the_normalized_estimate_covers_a_high_precision_system(near_copy):
+    # the near-copy corpus, 1000 seeded runs, tolerance 3 binomial standard errors
+    c = near_copy
+    fpc, factor = finite_population_correction(c.support, c.n, c.wor), design_factor(c.support, c.n, c.wor)
+    alpha, beta = exchangeable_variance(c.P, c.n, c.support, c.wor, normalized=True)
     runs = 1000
-    est, inside, width = np.empty((runs, 2)), np.zeros(2), np.zeros(2)
-    for r in range(runs):
-        idx = np.concatenate([rng.choice(mb, k, replace=False) for mb, k in zip(members, n, strict=True)])
-        e = normalized_joint_precision(P2, idx, grp, truth[idx], n, fpc, factor)
-        var = np.maximum(e.var, own_region_floor(P2, idx, grp, truth[idx], n))
-        lo, hi = score_interval(e.value, var, alpha, beta, 0.95, e.ess)
-        est[r], inside, width = e.value, inside + ((lo <= truth_p) & (truth_p <= hi)), width + hi - lo
-    coverage = inside / runs
+    est, coverage, width = c.score_coverage(
+        lambda idx, grp, f: normalized_joint_precision(c.P, idx, grp, f, c.n, fpc, factor), alpha, beta,
+        seed=11, runs=runs)
+    truth_p = c.precision
     assert np.all(coverage >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / runs))
     rmse = np.sqrt(((est - truth_p) ** 2).mean(axis=0))
-    assert np.all(width / runs <= 2 * 3.92 * rmse)
+    assert np.all(width <= 2 * 3.92 * rmse)
     # and each system's MSE is below the variance of its own draws alone
     z = NormalDist().inv_cdf(0.975)
-    own = factor * truth_p * (1 - truth_p) * support / (support - 1) / n
+    own = factor * truth_p * (1 - truth_p) * c.support / (c.support - 1) / c.n
     assert np.all(rmse**2 <= own * (1 + z * np.sqrt(2 / runs)))

@@ -14,14 +14,12 @@ import numpy as np
 import pytest
 
 from labelwise.ondemand.estimators import finite_population_correction, joint_precision
-from labelwise.ondemand.floors import own_region_floor
 from labelwise.ondemand.intervals import (
     floored_normal_interval,
     score_interval,
     wilson_interval,
 )
 from labelwise.ondemand.planning import exchangeable_variance
-from labelwise.ondemand.universe import is_uniform, stack_systems, system_distribution
 
 Z = NormalDist().inv_cdf(0.975)
 
@@ -47,31 +45,14 @@ def test_score_interval_census_is_a_point():
     assert lo[0] == hi[0] == pytest.approx(0.4)
 
 
-def test_score_interval_covers_where_the_plug_in_interval_does_not():
-    # a high-precision system (0.945, 40 draws) and a near-copy of it with 10% of its output swapped for
-    # instances of precision 0.3 (10 draws): the plug-in normal interval of the first under-covers (0.91)
-    rng = np.random.default_rng(7)
-    size, shared, own = 400, 360, 40
-    truth = np.zeros(size + own)
-    truth[: round(0.95 * shared)] = 1
-    truth[shared: shared + round(0.9 * (size - shared))] = 1
-    truth[size: size + round(0.3 * own)] = 1
-    members = [np.arange(size), np.r_[np.arange(shared), np.arange(size, size + own)]]
-    P2 = stack_systems([system_distribution(mb, truth.size) for mb in members])
-    support, wor, n = np.array([size, shared + own]), is_uniform(P2), np.array([40, 10])
-    fpc = finite_population_correction(support, n, wor)
-    alpha, beta = exchangeable_variance(P2, n, support, wor)
-    grp = np.repeat([0, 1], n)
-    truth_p = P2 @ truth
+def test_score_interval_covers_where_the_plug_in_interval_does_not(near_copy):
+    # the near-copy corpus: the plug-in normal interval of the first system under-covers (0.91)
+    c = near_copy
+    fpc = finite_population_correction(c.support, c.n, c.wor)
+    alpha, beta = exchangeable_variance(c.P, c.n, c.support, c.wor)
     runs = 1000
-    est, inside, width = np.empty((runs, 2)), np.zeros(2), np.zeros(2)
-    for r in range(runs):
-        idx = np.concatenate([rng.choice(mb, k, replace=False) for mb, k in zip(members, n, strict=True)])
-        e = joint_precision(P2, idx, grp, truth[idx], n, fpc)
-        var = np.maximum(e.var, own_region_floor(P2, idx, grp, truth[idx], n))
-        lo, hi = score_interval(e.value, var, alpha, beta, 0.95, e.ess)
-        est[r], inside, width = e.value, inside + ((lo <= truth_p) & (truth_p <= hi)), width + hi - lo
-    coverage = inside / runs
+    est, coverage, width = c.score_coverage(lambda idx, grp, f: joint_precision(c.P, idx, grp, f, c.n, fpc),
+                                            alpha, beta, seed=7, runs=runs)
     assert np.all(coverage >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / runs))
-    rmse = np.sqrt(((est - truth_p) ** 2).mean(axis=0))
-    assert np.all(width / runs <= 2 * 3.92 * rmse)
+    rmse = np.sqrt(((est - c.precision) ** 2).mean(axis=0))
+    assert np.all(width <= 2 * 3.92 * rmse)
