@@ -36,7 +36,7 @@ import json
 from pathlib import Path
 
 import numpy as np
-from pools import pool_paths
+from pools import DATASETS, pool_paths
 from robustness import generate_pool
 
 import labelwise as lw
@@ -145,18 +145,19 @@ def main() -> None:
     ap.add_argument("--budget", type=int, default=2000)
     ap.add_argument("--n", type=int, default=50_000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--datasets", type=Path, default=DATASETS, help="folder holding abt-buy.csv.gz, dblp-acm.csv.gz")
     args = ap.parse_args()
     cells = []
     pools = [generate_pool(n_items=args.n, prevalence=prevalence, k=k, d=2.0, threshold="break-even", seed=args.seed,
                            name=name) for name, prevalence, k in POOL_SPECS]
-    pools += [lw.Pool.from_file(path) for path in pool_paths()]
+    pools += [lw.Pool.from_file(path) for path in pool_paths(args.datasets)]
     for pool in pools:
         name = pool.name
         for label, design, settings in DESIGNS:
             cells.append({"pool": name, **run_cell(pool, label, lw.make_design(design, **settings), args.runs,
                                                    args.budget, [float(e) for e in args.eps.split(",")], args.seed)})
             print(json.dumps(cells[-1]), flush=True)
-    data = {"args": vars(args), "cells": cells}
+    data = {"args": vars(args) | {"datasets": str(args.datasets)}, "cells": cells}
     OUT.mkdir(exist_ok=True)
     (OUT / "anytime_stopping.json").write_text(json.dumps(data, indent=1))
     plot(data, OUT / "anytime_stopping.png")

@@ -29,6 +29,16 @@ spread, and the pseudo-observation would hold the bets (and so the width)
 down for tens of thousands of draws.  Any predictable bet keeps the
 capital a martingale, so the validity does not depend on this choice.
 
+The bets are truncated so that no factor can fall below ``1 - BOLDEST``,
+whatever the increment within its bounds, and so that none of the
+increments seen so far would have cost more than :data:`TRUNCATION` of the
+capital (WSR's truncation ``c``, sec. 5.1, made predictable).  Bounds that
+come from the largest importance weight are rarely approached: there the
+bets may grow to ``BOLDEST / |low|`` instead of ``TRUNCATION / |low|``, and
+the width they set shrinks in proportion.  Every factor stays positive and
+has conditional mean one under ``H0(t)``, so each side's capital remains a
+nonnegative martingale and Ville's inequality applies unchanged.
+
 Bets are fixed per batch when the rows of a batch are not in draw order (a
 with-replacement design aggregates an item's repeated draws), else updated
 after every row.
@@ -40,11 +50,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["TRUNCATION", "Capital", "bet_on_batches", "rejected_by_batch"]
+__all__ = ["BOLDEST", "TRUNCATION", "Capital", "bet_on_batches", "rejected_by_batch"]
 
 #: Share of the largest bet that keeps every factor nonnegative (WSR's truncation ``c``; they suggest 1/2 or
-#: 3/4).  3/4 lets the bets against an importance-weighted term's rare worst case grow larger.
+#: 3/4), here of the worst increment seen so far.
 TRUNCATION = 0.75
+#: Largest share of the capital a bet may risk on the worst increment the bounds allow.
+BOLDEST = 0.99
 
 
 @dataclass(frozen=True)
@@ -61,6 +73,8 @@ class Capital:
         Log capital of the bets on each side.
     excluded : ndarray of bool
         Candidates the sequence has excluded.
+    lowest, highest : ndarray
+        The smallest and largest increments so far (0 before any), which set the bets' truncation.
     widest : ndarray or None
         The variance bet on before any increment, from the first row's bounds (``None`` before any row).
     """
@@ -71,13 +85,25 @@ class Capital:
     log_plus: np.ndarray
     log_minus: np.ndarray
     excluded: np.ndarray
+    lowest: np.ndarray
+    highest: np.ndarray
     widest: np.ndarray | None = None
 
     @classmethod
     def start(cls, n_candidates: int) -> Capital:
         """Before any draw: no capital at stake, nothing excluded."""
         zeros = np.zeros(n_candidates)
-        return cls(zeros, zeros, 0.0, zeros, zeros, np.zeros(n_candidates, dtype=bool))
+        return cls(zeros, zeros, 0.0, zeros, zeros, np.zeros(n_candidates, dtype=bool), zeros, zeros)
+
+
+def _truncation(bound: np.ndarray, seen: np.ndarray, any_seen: np.ndarray) -> np.ndarray:
+    """The largest bet on one side: ``BOLDEST / bound``, and at most ``TRUNCATION / seen`` once increments
+    are in (``TRUNCATION / bound`` before); ``bound >= seen >= 0`` are the magnitudes of the worst increment
+    the bounds allow and of the worst one so far."""
+    tiny = np.finfo(float).tiny
+    boldest = BOLDEST / np.maximum(bound, tiny)
+    return np.where(any_seen, np.minimum(boldest, TRUNCATION / np.maximum(seen, tiny)),
+                    TRUNCATION / np.maximum(bound, tiny))
 
 
 def rejected_by_batch(values: np.ndarray, counts: np.ndarray, batches: np.ndarray, low: np.ndarray,
@@ -135,12 +161,12 @@ def bet_on_batches(capital: Capital, values: np.ndarray, counts: np.ndarray, bat
     cuts = np.flatnonzero(np.diff(batches)) + 1
     starts, stops = np.r_[0, cuts], np.r_[cuts, n]
     tiny = 1e-12 * np.maximum(high - low, np.finfo(float).tiny)
-    cap_plus = TRUNCATION / np.maximum(-low, tiny)
-    cap_minus = TRUNCATION / np.maximum(high, tiny)
+    low, high = np.minimum(low, -tiny), np.maximum(high, tiny)
     widest = ((high[0] - low[0]) / 2) ** 2 if capital.widest is None else capital.widest
     scale = 2 * np.log(2 / alpha)
     sum_x, sum_sq, seen = capital.sum_x, capital.sum_sq, capital.seen
     log_plus, log_minus, excluded = capital.log_plus, capital.log_minus, capital.excluded
+    lowest, highest = capital.lowest, capital.highest
     threshold = np.log(2.0 / alpha)  # (K+ + K-) / 2 >= 1 / alpha
     out = np.empty((starts.size, G), dtype=bool)
     for b, (s, e) in enumerate(zip(starts, stops)):
@@ -149,17 +175,23 @@ def bet_on_batches(capital: Capital, values: np.ndarray, counts: np.ndarray, bat
             sx = sum_x + np.cumsum(c * x, axis=0) - c * x
             sq = sum_sq + np.cumsum(c * x**2, axis=0) - c * x**2
             k = seen + np.cumsum(c[:, 0]) - c[:, 0]
+            lo_seen = np.minimum(lowest, np.vstack([lowest, np.minimum.accumulate(x, axis=0)[:-1]]))
+            hi_seen = np.maximum(highest, np.vstack([highest, np.maximum.accumulate(x, axis=0)[:-1]]))
         else:
             sx, sq, k = sum_x[None], sum_sq[None], np.array([seen])
+            lo_seen, hi_seen = lowest[None], highest[None]
         k = k[:, None]
+        cap_plus = _truncation(-low[s:e], -lo_seen, k > 0)
+        cap_minus = _truncation(high[s:e], hi_seen, k > 0)
         mean = sx / np.maximum(k, 1.0)
         var = np.where(k > 0, np.maximum((sq - k * mean**2) / np.maximum(k, 1.0), 1e-300), widest)
         bet = np.sqrt(scale / (var * np.maximum(k, max(horizon, 1.0))))
-        plus = np.cumsum(c * np.log1p(np.minimum(bet, cap_plus[s:e]) * x), axis=0) + log_plus
-        minus = np.cumsum(c * np.log1p(-np.minimum(bet, cap_minus[s:e]) * x), axis=0) + log_minus
+        plus = np.cumsum(c * np.log1p(np.minimum(bet, cap_plus) * x), axis=0) + log_plus
+        minus = np.cumsum(c * np.log1p(-np.minimum(bet, cap_minus) * x), axis=0) + log_minus
         checked = np.logaddexp(plus, minus) if per_row else np.logaddexp(plus[-1:], minus[-1:])
         excluded = excluded | np.any(checked >= threshold, axis=0)
         out[b] = excluded
         log_plus, log_minus = plus[-1], minus[-1]
         sum_x, sum_sq, seen = sum_x + np.sum(c * x, axis=0), sum_sq + np.sum(c * x**2, axis=0), seen + c.sum()
-    return out, Capital(sum_x, sum_sq, seen, log_plus, log_minus, excluded, widest)
+        lowest, highest = np.minimum(lowest, x.min(axis=0)), np.maximum(highest, x.max(axis=0))
+    return out, Capital(sum_x, sum_sq, seen, log_plus, log_minus, excluded, lowest, highest, widest)
