@@ -5,19 +5,29 @@ betting", JRSS-B 86(1), 2024 ("WSR" below).  For every candidate value
 ``t`` of a linear target, increments ``X_j(t)`` have conditional mean 0
 under the null ``H0(t)`` given the past, and lie in known bounds
 ``[low_j(t), high_j(t)]`` (with a bound ``W`` on the importance weights).
-The hedged capital process (WSR, Theorem 3, eq. 26)
+The capital process
 
-    K_n(t) = 1/2 prod_j (1 + lam+_j X_j(t)) + 1/2 prod_j (1 - lam-_j X_j(t))
+    K_n(t) = prod_j (1 + lam_j X_j(t))
 
-is a nonnegative martingale under ``H0(t)`` whenever the bets ``lam+-_j`` are
-fixed before draw ``j`` and keep every factor nonnegative
-(``lam+ <= c / |low|``, ``lam- <= c / high``).  By Ville's inequality
-``P(sup_n K_n(t) >= 1/alpha) <= alpha``, so the set of ``t`` whose capital has
-never reached ``1/alpha`` is a confidence sequence: it holds uniformly over
-every batch, whatever rule decides when to stop.
+is a nonnegative martingale under ``H0(t)`` whenever each bet ``lam_j`` is
+fixed before draw ``j`` (predictable) and keeps every factor positive
+(``-1 / high < lam_j < 1 / |low|``): each factor has conditional mean one.
+By Ville's inequality ``P(sup_n K_n(t) >= 1/alpha) <= alpha``, so the set of
+``t`` whose capital has never reached ``1/alpha`` is a confidence sequence:
+it holds uniformly over every batch, whatever rule decides when to stop.
 
-The bets are the predictable plug-in of WSR eq. (27),
-``lam = sqrt(2 log(2/alpha) / (sigma2 h))``, with ``sigma2`` the running
+The bet is a predictable mixture of a bet on each side (WSR, sec. 4.2 and
+the signed bets of their aGRAPA, sec. 5.2):
+``lam_j = pi_j lam+_j - (1 - pi_j) lam-_j`` with ``pi_j = Phi(z_j)``, ``z_j``
+the t-statistic of the earlier increments' mean (1/2 before any).  A
+candidate far from the truth soon has all its capital on the side that
+wins, so the sequence needs capital ``1/alpha`` where WSR's hedged process
+``(K+ + K-) / 2`` (their eq. 26) needs ``1/alpha`` on one side, i.e.
+``2/alpha``: the width set by a truncated bet, linear in that log capital,
+shrinks by about ``log 2 / log(2/alpha)``.
+
+Each side's size is the predictable plug-in of WSR eq. (27),
+``lam = sqrt(2 log(1/alpha) / (sigma2 h))``, with ``sigma2`` the running
 variance of the earlier increments and ``h`` a planned number of draws (the
 session's budget): the sequence is then narrowest near ``h`` and stays
 valid before and after.  Before the first increment ``sigma2`` is the
@@ -26,18 +36,16 @@ value as one pseudo-observation in every later estimate, which is harmless
 for increments spread over their bounds but not for importance-weighted
 ones: their bounds come from the largest weight, hundreds of times their
 spread, and the pseudo-observation would hold the bets (and so the width)
-down for tens of thousands of draws.  Any predictable bet keeps the
-capital a martingale, so the validity does not depend on this choice.
+down for tens of thousands of draws.
 
-The bets are truncated so that no factor can fall below ``1 - BOLDEST``,
-whatever the increment within its bounds, and so that none of the
-increments seen so far would have cost more than :data:`TRUNCATION` of the
-capital (WSR's truncation ``c``, sec. 5.1, made predictable).  Bounds that
-come from the largest importance weight are rarely approached: there the
-bets may grow to ``BOLDEST / |low|`` instead of ``TRUNCATION / |low|``, and
-the width they set shrinks in proportion.  Every factor stays positive and
-has conditional mean one under ``H0(t)``, so each side's capital remains a
-nonnegative martingale and Ville's inequality applies unchanged.
+Each side's size is truncated so that no factor can fall below
+``1 - BOLDEST``, whatever the increment within its bounds, and so that none
+of the increments seen so far would have cost more than :data:`TRUNCATION`
+of the capital (WSR's truncation ``c``, sec. 5.1, made predictable).  Bounds
+that come from the largest importance weight are rarely approached: there
+the bets may grow to ``BOLDEST / |low|`` instead of ``TRUNCATION / |low|``.
+Sizes, ``pi`` and truncation use earlier rows only, so the bet stays
+predictable and the validity above holds unchanged.
 
 Bets are fixed per batch when the rows of a batch are not in draw order (a
 with-replacement design aggregates an item's repeated draws), else updated
@@ -49,6 +57,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import ndtr
 
 __all__ = ["BOLDEST", "TRUNCATION", "Capital", "bet_on_batches", "rejected_by_batch"]
 
@@ -69,8 +78,8 @@ class Capital:
         Count-weighted sums of the increments and of their squares (the running variance the bets use).
     seen : float
         Draws so far.
-    log_plus, log_minus : ndarray
-        Log capital of the bets on each side.
+    log_capital : ndarray
+        Log capital.
     excluded : ndarray of bool
         Candidates the sequence has excluded.
     lowest, highest : ndarray
@@ -82,8 +91,7 @@ class Capital:
     sum_x: np.ndarray
     sum_sq: np.ndarray
     seen: float
-    log_plus: np.ndarray
-    log_minus: np.ndarray
+    log_capital: np.ndarray
     excluded: np.ndarray
     lowest: np.ndarray
     highest: np.ndarray
@@ -93,7 +101,7 @@ class Capital:
     def start(cls, n_candidates: int) -> Capital:
         """Before any draw: no capital at stake, nothing excluded."""
         zeros = np.zeros(n_candidates)
-        return cls(zeros, zeros, 0.0, zeros, zeros, np.zeros(n_candidates, dtype=bool), zeros, zeros)
+        return cls(zeros, zeros, 0.0, zeros, np.zeros(n_candidates, dtype=bool), zeros, zeros)
 
 
 def _truncation(bound: np.ndarray, seen: np.ndarray, any_seen: np.ndarray) -> np.ndarray:
@@ -163,11 +171,10 @@ def bet_on_batches(capital: Capital, values: np.ndarray, counts: np.ndarray, bat
     tiny = 1e-12 * np.maximum(high - low, np.finfo(float).tiny)
     low, high = np.minimum(low, -tiny), np.maximum(high, tiny)
     widest = ((high[0] - low[0]) / 2) ** 2 if capital.widest is None else capital.widest
-    scale = 2 * np.log(2 / alpha)
+    threshold = np.log(1.0 / alpha)
     sum_x, sum_sq, seen = capital.sum_x, capital.sum_sq, capital.seen
-    log_plus, log_minus, excluded = capital.log_plus, capital.log_minus, capital.excluded
+    log_capital, excluded = capital.log_capital, capital.excluded
     lowest, highest = capital.lowest, capital.highest
-    threshold = np.log(2.0 / alpha)  # (K+ + K-) / 2 >= 1 / alpha
     out = np.empty((starts.size, G), dtype=bool)
     for b, (s, e) in enumerate(zip(starts, stops)):
         x, c = values[s:e], counts[s:e, None].astype(float)
@@ -185,13 +192,13 @@ def bet_on_batches(capital: Capital, values: np.ndarray, counts: np.ndarray, bat
         cap_minus = _truncation(high[s:e], hi_seen, k > 0)
         mean = sx / np.maximum(k, 1.0)
         var = np.where(k > 0, np.maximum((sq - k * mean**2) / np.maximum(k, 1.0), 1e-300), widest)
-        bet = np.sqrt(scale / (var * np.maximum(k, max(horizon, 1.0))))
-        plus = np.cumsum(c * np.log1p(np.minimum(bet, cap_plus) * x), axis=0) + log_plus
-        minus = np.cumsum(c * np.log1p(-np.minimum(bet, cap_minus) * x), axis=0) + log_minus
-        checked = np.logaddexp(plus, minus) if per_row else np.logaddexp(plus[-1:], minus[-1:])
-        excluded = excluded | np.any(checked >= threshold, axis=0)
+        size = np.sqrt(2 * threshold / (var * np.maximum(k, max(horizon, 1.0))))
+        plus = np.where(k > 0, ndtr(mean / np.sqrt(var / np.maximum(k, 1.0))), 0.5)  # share on mean > 0
+        bet = plus * np.minimum(size, cap_plus) - (1 - plus) * np.minimum(size, cap_minus)
+        logs = np.cumsum(c * np.log1p(bet * x), axis=0) + log_capital
+        excluded = excluded | np.any((logs if per_row else logs[-1:]) >= threshold, axis=0)
         out[b] = excluded
-        log_plus, log_minus = plus[-1], minus[-1]
+        log_capital = logs[-1]
         sum_x, sum_sq, seen = sum_x + np.sum(c * x, axis=0), sum_sq + np.sum(c * x**2, axis=0), seen + c.sum()
         lowest, highest = np.minimum(lowest, x.min(axis=0)), np.maximum(highest, x.max(axis=0))
-    return out, Capital(sum_x, sum_sq, seen, log_plus, log_minus, excluded, lowest, highest, widest)
+    return out, Capital(sum_x, sum_sq, seen, log_capital, excluded, lowest, highest, widest)
