@@ -27,16 +27,17 @@ wins, so the sequence needs capital ``1/alpha`` where WSR's hedged process
 shrinks by about ``log 2 / log(2/alpha)``.
 
 Each side's size is the predictable plug-in of WSR eq. (27),
-``lam = sqrt(2 log(1/alpha) / (sigma2 h))``, with ``sigma2`` the running
-variance of the earlier increments and ``h`` a planned number of draws (the
-session's budget): the sequence is then narrowest near ``h`` and stays
-valid before and after.  Before the first increment ``sigma2`` is the
-largest variance the bounds allow, ``((high - low) / 2)^2``.  WSR keep that
-value as one pseudo-observation in every later estimate, which is harmless
-for increments spread over their bounds but not for importance-weighted
-ones: their bounds come from the largest weight, hundreds of times their
-spread, and the pseudo-observation would hold the bets (and so the width)
-down for tens of thousands of draws.
+``lam = sqrt(2 log(1/alpha) / (sigma2 h))``, with ``h`` a planned number of
+draws (the session's budget): the sequence is then narrowest near ``h`` and
+stays valid before and after.  ``sigma2`` is the running variance of the
+earlier increments with, as in WSR, one pseudo-observation: theirs is the
+widest variance the bounds allow, ``((high - low) / 2)^2``; here it is each
+side's own worst case, ``low^2`` for the bet against low increments and
+``high^2`` for the other.  Importance-weighted bounds come from the largest
+weight, far beyond the increments' spread, and only the side that bound
+threatens is held down (WSR's choice held both down for tens of thousands
+of draws); and a rare increment at its bound (a false negative in a small
+passive sample) that no earlier draw showed is still allowed for.
 
 Each side's size is truncated so that no factor can fall below
 ``1 - BOLDEST``, whatever the increment within its bounds, and so that none
@@ -84,8 +85,6 @@ class Capital:
         Candidates the sequence has excluded.
     lowest, highest : ndarray
         The smallest and largest increments so far (0 before any), which set the bets' truncation.
-    widest : ndarray or None
-        The variance bet on before any increment, from the first row's bounds (``None`` before any row).
     """
 
     sum_x: np.ndarray
@@ -95,7 +94,6 @@ class Capital:
     excluded: np.ndarray
     lowest: np.ndarray
     highest: np.ndarray
-    widest: np.ndarray | None = None
 
     @classmethod
     def start(cls, n_candidates: int) -> Capital:
@@ -170,7 +168,6 @@ def bet_on_batches(capital: Capital, values: np.ndarray, counts: np.ndarray, bat
     starts, stops = np.r_[0, cuts], np.r_[cuts, n]
     tiny = 1e-12 * np.maximum(high - low, np.finfo(float).tiny)
     low, high = np.minimum(low, -tiny), np.maximum(high, tiny)
-    widest = ((high[0] - low[0]) / 2) ** 2 if capital.widest is None else capital.widest
     threshold = np.log(1.0 / alpha)
     sum_x, sum_sq, seen = capital.sum_x, capital.sum_sq, capital.seen
     log_capital, excluded = capital.log_capital, capital.excluded
@@ -191,14 +188,15 @@ def bet_on_batches(capital: Capital, values: np.ndarray, counts: np.ndarray, bat
         cap_plus = _truncation(-low[s:e], -lo_seen, k > 0)
         cap_minus = _truncation(high[s:e], hi_seen, k > 0)
         mean = sx / np.maximum(k, 1.0)
-        var = np.where(k > 0, np.maximum((sq - k * mean**2) / np.maximum(k, 1.0), 1e-300), widest)
-        size = np.sqrt(2 * threshold / (var * np.maximum(k, max(horizon, 1.0))))
-        plus = np.where(k > 0, ndtr(mean / np.sqrt(var / np.maximum(k, 1.0))), 0.5)  # share on mean > 0
-        bet = plus * np.minimum(size, cap_plus) - (1 - plus) * np.minimum(size, cap_minus)
+        spread = np.maximum(sq - k * mean**2, 1e-300)  # sum of squared deviations
+        scale = 2 * threshold * (k + 1) / np.maximum(k, max(horizon, 1.0))
+        size_plus, size_minus = np.sqrt(scale / (spread + low[s:e] ** 2)), np.sqrt(scale / (spread + high[s:e] ** 2))
+        plus = np.where(k > 0, ndtr(mean * k / np.sqrt(spread)), 0.5)  # share on mean > 0: Phi(t-statistic)
+        bet = plus * np.minimum(size_plus, cap_plus) - (1 - plus) * np.minimum(size_minus, cap_minus)
         logs = np.cumsum(c * np.log1p(bet * x), axis=0) + log_capital
         excluded = excluded | np.any((logs if per_row else logs[-1:]) >= threshold, axis=0)
         out[b] = excluded
         log_capital = logs[-1]
         sum_x, sum_sq, seen = sum_x + np.sum(c * x, axis=0), sum_sq + np.sum(c * x**2, axis=0), seen + c.sum()
         lowest, highest = np.minimum(lowest, x.min(axis=0)), np.maximum(highest, x.max(axis=0))
-    return out, Capital(sum_x, sum_sq, seen, log_capital, excluded, lowest, highest, widest)
+    return out, Capital(sum_x, sum_sq, seen, log_capital, excluded, lowest, highest)
