@@ -16,8 +16,8 @@ By Ville's inequality ``P(sup_n K_n(t) >= 1/alpha) <= alpha``, so the set of
 ``t`` whose capital has never reached ``1/alpha`` is a confidence sequence:
 it holds uniformly over every batch, whatever rule decides when to stop.
 
-The bet is a predictable mixture of a bet on each side (WSR, sec. 4.2 and
-the signed bets of their aGRAPA, sec. 5.2):
+The bet is a predictable mixture of a bet on each side (signed, like the
+bets of WSR's aGRAPA):
 ``lam_j = pi_j lam+_j - (1 - pi_j) lam-_j`` with ``pi_j = Phi(z_j)``, ``z_j``
 the t-statistic of the earlier increments' mean (1/2 before any).  A
 candidate far from the truth soon has all its capital on the side that
@@ -42,11 +42,12 @@ passive sample) that no earlier draw showed is still allowed for.
 Each side's size is truncated so that no factor can fall below
 ``1 - BOLDEST``, whatever the increment within its bounds, and so that none
 of the increments seen so far would have cost more than :data:`TRUNCATION`
-of the capital (WSR's truncation ``c``, sec. 5.1, made predictable).  Bounds
+of the capital (WSR's truncation ``c``, made predictable).  Bounds
 that come from the largest importance weight are rarely approached: there
 the bets may grow to ``BOLDEST / |low|`` instead of ``TRUNCATION / |low|``.
-Sizes, ``pi`` and truncation use earlier rows only, so the bet stays
-predictable and the validity above holds unchanged.
+Sizes, ``pi`` and truncation use earlier rows only, so the bet is
+predictable, and it lies between ``-BOLDEST / high`` and
+``BOLDEST / |low|``: the validity above holds unchanged.
 
 Bets are fixed per batch when the rows of a batch are not in draw order (a
 with-replacement design aggregates an item's repeated draws), else updated
