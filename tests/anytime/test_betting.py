@@ -16,7 +16,7 @@ from labelwise.anytime.betting import (
 
 
 def test_the_capital_of_bets_on_ones_reaches_one_over_alpha_at_the_hand_computed_draw():
-    # batch 0: symmetric bounds, no earlier increment: half the bet on each side, a net bet of 0.
+    # batch 0: no earlier increment, no bet.
     # batch 1: after three +1s the mean's t-statistic is infinite (no spread), so the whole bet is on the plus
     # side; the variance estimate 0 makes the plug-in huge and the truncation sets it: BOLDEST / 1 (no increment
     # below 0 was seen).  Capital 1.99^c, which first reaches 1 / alpha = 20 at c = 5
@@ -37,14 +37,13 @@ def _capital_by_hand(values, counts, batches, low, high, alpha, horizon):
         # each side's variance: the earlier increments and one pseudo-observation at that side's bound
         size_plus, size_minus = (math.sqrt(2 * math.log(1 / alpha) / ((deviations + bound**2) / (n + 1)
                                                                        * max(horizon, n, 1))) for bound in (low, high))
+        bet = 0.0  # before any increment
         if past:  # risk at most TRUNCATION on the worst increment seen, BOLDEST on the worst the bounds allow
             worst_low, worst_high = min(min(x for x, _ in past), 0.0), max(max(x for x, _ in past), 0.0)
             plus = min(size_plus, BOLDEST / -low, TRUNCATION / max(-worst_low, 1e-300))
             minus = min(size_minus, BOLDEST / high, TRUNCATION / max(worst_high, 1e-300))
             share = 0.5 * (1 + math.erf(mean * n / math.sqrt(deviations) / math.sqrt(2)))  # Phi(t-statistic)
-        else:
-            plus, minus, share = min(size_plus, TRUNCATION / -low), min(size_minus, TRUNCATION / high), 0.5
-        bet = share * plus - (1 - share) * minus
+            bet = share * plus - (1 - share) * minus
         rows = [(x, c) for x, c, bb in zip(values, counts, batches) if bb == b]
         out.append(sum(c * math.log(1 + bet * x) for x, c in rows))
         past += rows

@@ -19,7 +19,7 @@ it holds uniformly over every batch, whatever rule decides when to stop.
 The bet is a predictable mixture of a bet on each side (signed, like the
 bets of WSR's aGRAPA):
 ``lam_j = pi_j lam+_j - (1 - pi_j) lam-_j`` with ``pi_j = Phi(z_j)``, ``z_j``
-the t-statistic of the earlier increments' mean (1/2 before any).  A
+the t-statistic of the earlier increments' mean (no bet before any).  A
 candidate far from the truth soon has all its capital on the side that
 wins, so the sequence needs capital ``1/alpha`` where WSR's hedged process
 ``(K+ + K-) / 2`` (their eq. 26) needs ``1/alpha`` on one side, i.e.
@@ -103,14 +103,12 @@ class Capital:
         return cls(zeros, zeros, 0.0, zeros, np.zeros(n_candidates, dtype=bool), zeros, zeros)
 
 
-def _truncation(bound: np.ndarray, seen: np.ndarray, any_seen: np.ndarray) -> np.ndarray:
-    """The largest bet on one side: ``BOLDEST / bound``, and at most ``TRUNCATION / seen`` once increments
-    are in (``TRUNCATION / bound`` before); ``bound >= seen >= 0`` are the magnitudes of the worst increment
-    the bounds allow and of the worst one so far."""
+def _truncation(bound: np.ndarray, seen: np.ndarray) -> np.ndarray:
+    """The largest bet on one side: at most ``BOLDEST / bound`` and ``TRUNCATION / seen``, where
+    ``bound >= seen >= 0`` are the magnitudes of the worst increment the bounds allow and of the worst one
+    so far."""
     tiny = np.finfo(float).tiny
-    boldest = BOLDEST / np.maximum(bound, tiny)
-    return np.where(any_seen, np.minimum(boldest, TRUNCATION / np.maximum(seen, tiny)),
-                    TRUNCATION / np.maximum(bound, tiny))
+    return np.minimum(BOLDEST / np.maximum(bound, tiny), TRUNCATION / np.maximum(seen, tiny))
 
 
 def rejected_by_batch(values: np.ndarray, counts: np.ndarray, batches: np.ndarray, low: np.ndarray,
@@ -186,14 +184,14 @@ def bet_on_batches(capital: Capital, values: np.ndarray, counts: np.ndarray, bat
             sx, sq, k = sum_x[None], sum_sq[None], np.array([seen])
             lo_seen, hi_seen = lowest[None], highest[None]
         k = k[:, None]
-        cap_plus = _truncation(-low[s:e], -lo_seen, k > 0)
-        cap_minus = _truncation(high[s:e], hi_seen, k > 0)
+        cap_plus, cap_minus = _truncation(-low[s:e], -lo_seen), _truncation(high[s:e], hi_seen)
         mean = sx / np.maximum(k, 1.0)
         spread = np.maximum(sq - k * mean**2, 1e-300)  # sum of squared deviations
         scale = 2 * threshold * (k + 1) / np.maximum(k, max(horizon, 1.0))
         size_plus, size_minus = np.sqrt(scale / (spread + low[s:e] ** 2)), np.sqrt(scale / (spread + high[s:e] ** 2))
-        plus = np.where(k > 0, ndtr(mean * k / np.sqrt(spread)), 0.5)  # share on mean > 0: Phi(t-statistic)
-        bet = plus * np.minimum(size_plus, cap_plus) - (1 - plus) * np.minimum(size_minus, cap_minus)
+        plus = ndtr(mean * k / np.sqrt(spread))  # share on mean > 0: Phi(t-statistic)
+        bet = np.where(k > 0, plus * np.minimum(size_plus, cap_plus) - (1 - plus) * np.minimum(size_minus, cap_minus),
+                       0.0)  # nothing before the first increment: the first batch (row) calibrates the bets
         logs = np.cumsum(c * np.log1p(bet * x), axis=0) + log_capital
         excluded = excluded | np.any((logs if per_row else logs[-1:]) >= threshold, axis=0)
         out[b] = excluded
