@@ -6,35 +6,48 @@ import math
 
 import numpy as np
 
-from labelwise.anytime.betting import TRUNCATION, rejected_by_batch
+from labelwise.anytime.betting import (
+    BOLDEST,
+    TRUNCATION,
+    Capital,
+    bet_on_batches,
+    rejected_by_batch,
+)
 
 
-def test_one_batch_rejects_exactly_when_the_hedged_capital_reaches_one_over_alpha():
-    # one batch: the bet comes from the widest variance the bounds allow, (spread / 2)^2 = 1, and
-    # sqrt(2 log 40) > TRUNCATION / 1, so the bet is TRUNCATION on both sides:
-    # capital = (1.75^c + 0.25^c) / 2 for c draws of +1, which first reaches 20 at c = 7
-    assert math.sqrt(2 * math.log(40)) > TRUNCATION == 0.75
+def test_the_capital_of_bets_on_ones_reaches_one_over_alpha_at_the_hand_computed_draw():
+    # batch 0: no earlier increment, no bet.
+    # batch 1: after three +1s the mean's t-statistic is infinite (no spread), so the whole bet is on the plus
+    # side; the variance estimate 0 makes the plug-in huge and the truncation sets it: BOLDEST / 1 (no increment
+    # below 0 was seen).  Capital 1.99^c, which first reaches 1 / alpha = 20 at c = 5
     low, high = np.array([-1.0]), np.array([1.0])
-    for c, expected in ((6, False), (7, True)):
-        out = rejected_by_batch(np.ones((1, 1)), np.array([c]), np.zeros(1, int), low, high, 0.05, 1.0)
-        assert out.shape == (1, 1) and bool(out[0, 0]) is expected
-    assert (1.75**6 + 0.25**6) / 2 < 20 <= (1.75**7 + 0.25**7) / 2
+    for c, expected in ((4, False), (5, True)):
+        out = rejected_by_batch(np.ones((2, 1)), np.array([3, c]), np.array([0, 1]), low, high, 0.05, 1.0)
+        assert out.shape == (2, 1) and not out[0, 0] and bool(out[1, 0]) is expected
+    assert BOLDEST == 0.99 and 1.99**4 < 20 <= 1.99**5
 
 
 def _capital_by_hand(values, counts, batches, low, high, alpha, horizon):
-    """Scalar re-computation of the hedged capital of one candidate after each batch (logs)."""
+    """Scalar re-computation of the log capital of one candidate after each batch."""
     out, past = [], []
-    spread = high - low
     for b in sorted(set(batches)):
         n = sum(c for _, c in past)
         mean = sum(x * c for x, c in past) / max(n, 1)
-        var = (sum(c * x * x for x, c in past) - n * mean**2) / n if n else (spread / 2) ** 2
-        bet = math.sqrt(2 * math.log(2 / alpha) / (var * max(horizon, n, 1)))
-        plus, minus = min(bet, TRUNCATION / -low), min(bet, TRUNCATION / high)
+        deviations = sum(c * x * x for x, c in past) - n * mean**2
+        # each side's variance: the earlier increments and one pseudo-observation at that side's bound
+        size_plus, size_minus = (math.sqrt(2 * math.log(1 / alpha) / ((deviations + bound**2) / (n + 1)
+                                                                       * max(horizon, n, 1))) for bound in (low, high))
+        bet = 0.0  # before any increment
+        if past:  # risk at most TRUNCATION on the worst increment seen, BOLDEST on the worst the bounds allow
+            worst_low, worst_high = min(min(x for x, _ in past), 0.0), max(max(x for x, _ in past), 0.0)
+            plus = min(size_plus, BOLDEST / -low, TRUNCATION / max(-worst_low, 1e-300))
+            minus = min(size_minus, BOLDEST / high, TRUNCATION / max(worst_high, 1e-300))
+            share = 0.5 * (1 + math.erf(mean * n / math.sqrt(deviations) / math.sqrt(2)))  # Phi(t-statistic)
+            bet = share * plus - (1 - share) * minus
         rows = [(x, c) for x, c, bb in zip(values, counts, batches) if bb == b]
-        out.append((sum(c * math.log(1 + plus * x) for x, c in rows), sum(c * math.log(1 - minus * x) for x, c in rows)))
+        out.append(sum(c * math.log(1 + bet * x) for x, c in rows))
         past += rows
-    return np.cumsum(np.array(out), axis=0)
+    return np.cumsum(out)
 
 
 def test_capital_matches_a_scalar_recomputation_over_batches():
@@ -44,10 +57,11 @@ def test_capital_matches_a_scalar_recomputation_over_batches():
     batches = np.repeat([0, 1, 2], 4)
     low, high, alpha = -0.5, 1.0, 0.1
     logs = _capital_by_hand(values, counts, batches, low, high, alpha, horizon=5)
-    hedged = np.logaddexp(logs[:, 0], logs[:, 1]) - math.log(2)
-    expected = np.maximum.accumulate(hedged) >= math.log(1 / alpha)
-    got = rejected_by_batch(values[:, None], counts, batches, np.array([low]), np.array([high]), alpha, 5)[:, 0]
-    np.testing.assert_array_equal(got, expected)
+    expected = np.maximum.accumulate(logs) >= math.log(1 / alpha)
+    got, capital = bet_on_batches(Capital.start(1), values[:, None], counts, batches, np.array([low]),
+                                  np.array([high]), alpha, 5)
+    np.testing.assert_array_equal(got[:, 0], expected)
+    np.testing.assert_allclose(capital.log_capital, logs[-1:], rtol=1e-12)
     assert expected.any() and not expected.all()  # the case exercises both outcomes
 
 
@@ -70,3 +84,24 @@ def test_per_row_bets_are_batches_of_one_row_checked_at_every_row():
     single = rejected_by_batch(values, counts, np.arange(40), low, high, 0.1, 20)
     np.testing.assert_array_equal(per_row, single[9::10])
     assert per_row.any() and not per_row.all()
+
+
+def test_bets_on_a_rare_worst_case_keep_uniform_coverage_and_detect_a_shifted_mean():
+    # an importance-weighted increment whose worst case (weight 10) turns up once in 100 draws, as the bold
+    # truncation and the signed bets meet it; each column is one run whose true mean is the candidate 0, so a
+    # column ever excluded is a miss.  Ville's inequality bounds the miss rate by alpha; over R runs the
+    # observed rate may exceed it by 3 standard errors at most (betting row by row it comes close to alpha)
+    rng = np.random.default_rng(11)
+    n, runs, alpha, rare, worst = 2000, 4000, 0.05, 0.01, 10.0
+    common = rare * worst / (1 - rare)  # mean zero: rare * worst = (1 - rare) * common
+    signs = np.where(np.arange(runs) % 2 == 0, 1.0, -1.0)  # half the runs test the bets against a high mean
+    values = np.where(rng.random((n, runs)) < rare, -worst, common) * signs
+    low, high = np.where(signs > 0, -worst, -common), np.where(signs > 0, common, worst)
+    batches, ones = np.arange(n) // 50, np.ones(n, int)
+    tolerance = alpha + 3 * math.sqrt(alpha * (1 - alpha) / runs)
+    for per_row in (False, True):
+        missed = rejected_by_batch(values, ones, batches, low, high, alpha, n, per_row=per_row)[-1]
+        assert missed.mean() <= tolerance
+    # the same runs with the mean moved by 0.1 (a tenth of a standard deviation): mostly excluded
+    shift = 0.1 * signs
+    assert rejected_by_batch(values + shift, ones, batches, low - 0.1, high + 0.1, alpha, n)[-1].mean() > 0.5

@@ -5,29 +5,49 @@ betting", JRSS-B 86(1), 2024 ("WSR" below).  For every candidate value
 ``t`` of a linear target, increments ``X_j(t)`` have conditional mean 0
 under the null ``H0(t)`` given the past, and lie in known bounds
 ``[low_j(t), high_j(t)]`` (with a bound ``W`` on the importance weights).
-The hedged capital process (WSR, Theorem 3, eq. 26)
+The capital process
 
-    K_n(t) = 1/2 prod_j (1 + lam+_j X_j(t)) + 1/2 prod_j (1 - lam-_j X_j(t))
+    K_n(t) = prod_j (1 + lam_j X_j(t))
 
-is a nonnegative martingale under ``H0(t)`` whenever the bets ``lam+-_j`` are
-fixed before draw ``j`` and keep every factor nonnegative
-(``lam+ <= c / |low|``, ``lam- <= c / high``).  By Ville's inequality
-``P(sup_n K_n(t) >= 1/alpha) <= alpha``, so the set of ``t`` whose capital has
-never reached ``1/alpha`` is a confidence sequence: it holds uniformly over
-every batch, whatever rule decides when to stop.
+is a nonnegative martingale under ``H0(t)`` whenever each bet ``lam_j`` is
+fixed before draw ``j`` (predictable) and keeps every factor positive
+(``-1 / high < lam_j < 1 / |low|``): each factor has conditional mean one.
+By Ville's inequality ``P(sup_n K_n(t) >= 1/alpha) <= alpha``, so the set of
+``t`` whose capital has never reached ``1/alpha`` is a confidence sequence:
+it holds uniformly over every batch, whatever rule decides when to stop.
 
-The bets are the predictable plug-in of WSR eq. (27),
-``lam = sqrt(2 log(2/alpha) / (sigma2 h))``, with ``sigma2`` the running
-variance of the earlier increments and ``h`` a planned number of draws (the
-session's budget): the sequence is then narrowest near ``h`` and stays
-valid before and after.  Before the first increment ``sigma2`` is the
-largest variance the bounds allow, ``((high - low) / 2)^2``.  WSR keep that
-value as one pseudo-observation in every later estimate, which is harmless
-for increments spread over their bounds but not for importance-weighted
-ones: their bounds come from the largest weight, hundreds of times their
-spread, and the pseudo-observation would hold the bets (and so the width)
-down for tens of thousands of draws.  Any predictable bet keeps the
-capital a martingale, so the validity does not depend on this choice.
+The bet is a predictable mixture of a bet on each side (signed, like the
+bets of WSR's aGRAPA):
+``lam_j = pi_j lam+_j - (1 - pi_j) lam-_j`` with ``pi_j = Phi(z_j)``, ``z_j``
+the t-statistic of the earlier increments' mean (no bet before any).  A
+candidate far from the truth soon has all its capital on the side that
+wins, so the sequence needs capital ``1/alpha`` where WSR's hedged process
+``(K+ + K-) / 2`` (their eq. 26) needs ``1/alpha`` on one side, i.e.
+``2/alpha``: the width set by a truncated bet, linear in that log capital,
+shrinks by about ``log 2 / log(2/alpha)``.
+
+Each side's size is the predictable plug-in of WSR eq. (27),
+``lam = sqrt(2 log(1/alpha) / (sigma2 h))``, with ``h`` a planned number of
+draws (the session's budget): the sequence is then narrowest near ``h`` and
+stays valid before and after.  ``sigma2`` is the running variance of the
+earlier increments with, as in WSR, one pseudo-observation: theirs is the
+widest variance the bounds allow, ``((high - low) / 2)^2``; here it is each
+side's own worst case, ``low^2`` for the bet against low increments and
+``high^2`` for the other.  Importance-weighted bounds come from the largest
+weight, far beyond the increments' spread, and only the side that bound
+threatens is held down (WSR's choice held both down for tens of thousands
+of draws); and a rare increment at its bound (a false negative in a small
+passive sample) that no earlier draw showed is still allowed for.
+
+Each side's size is truncated so that no factor can fall below
+``1 - BOLDEST``, whatever the increment within its bounds, and so that none
+of the increments seen so far would have cost more than :data:`TRUNCATION`
+of the capital (WSR's truncation ``c``, made predictable).  Bounds
+that come from the largest importance weight are rarely approached: there
+the bets may grow to ``BOLDEST / |low|`` instead of ``TRUNCATION / |low|``.
+Sizes, ``pi`` and truncation use earlier rows only, so the bet is
+predictable, and it lies between ``-BOLDEST / high`` and
+``BOLDEST / |low|``: the validity above holds unchanged.
 
 Bets are fixed per batch when the rows of a batch are not in draw order (a
 with-replacement design aggregates an item's repeated draws), else updated
@@ -39,12 +59,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import ndtr
 
-__all__ = ["TRUNCATION", "Capital", "bet_on_batches", "rejected_by_batch"]
+__all__ = ["BOLDEST", "TRUNCATION", "Capital", "bet_on_batches", "rejected_by_batch"]
 
 #: Share of the largest bet that keeps every factor nonnegative (WSR's truncation ``c``; they suggest 1/2 or
-#: 3/4).  3/4 lets the bets against an importance-weighted term's rare worst case grow larger.
+#: 3/4), here of the worst increment seen so far.
 TRUNCATION = 0.75
+#: Largest share of the capital a bet may risk on the worst increment the bounds allow.
+BOLDEST = 0.99
 
 
 @dataclass(frozen=True)
@@ -57,27 +80,35 @@ class Capital:
         Count-weighted sums of the increments and of their squares (the running variance the bets use).
     seen : float
         Draws so far.
-    log_plus, log_minus : ndarray
-        Log capital of the bets on each side.
+    log_capital : ndarray
+        Log capital.
     excluded : ndarray of bool
         Candidates the sequence has excluded.
-    widest : ndarray or None
-        The variance bet on before any increment, from the first row's bounds (``None`` before any row).
+    lowest, highest : ndarray
+        The smallest and largest increments so far (0 before any), which set the bets' truncation.
     """
 
     sum_x: np.ndarray
     sum_sq: np.ndarray
     seen: float
-    log_plus: np.ndarray
-    log_minus: np.ndarray
+    log_capital: np.ndarray
     excluded: np.ndarray
-    widest: np.ndarray | None = None
+    lowest: np.ndarray
+    highest: np.ndarray
 
     @classmethod
     def start(cls, n_candidates: int) -> Capital:
         """Before any draw: no capital at stake, nothing excluded."""
         zeros = np.zeros(n_candidates)
-        return cls(zeros, zeros, 0.0, zeros, zeros, np.zeros(n_candidates, dtype=bool))
+        return cls(zeros, zeros, 0.0, zeros, np.zeros(n_candidates, dtype=bool), zeros, zeros)
+
+
+def _truncation(bound: np.ndarray, seen: np.ndarray) -> np.ndarray:
+    """The largest bet on one side: at most ``BOLDEST / bound`` and ``TRUNCATION / seen``, where
+    ``bound >= seen >= 0`` are the magnitudes of the worst increment the bounds allow and of the worst one
+    so far."""
+    tiny = np.finfo(float).tiny
+    return np.minimum(BOLDEST / np.maximum(bound, tiny), TRUNCATION / np.maximum(seen, tiny))
 
 
 def rejected_by_batch(values: np.ndarray, counts: np.ndarray, batches: np.ndarray, low: np.ndarray,
@@ -135,13 +166,11 @@ def bet_on_batches(capital: Capital, values: np.ndarray, counts: np.ndarray, bat
     cuts = np.flatnonzero(np.diff(batches)) + 1
     starts, stops = np.r_[0, cuts], np.r_[cuts, n]
     tiny = 1e-12 * np.maximum(high - low, np.finfo(float).tiny)
-    cap_plus = TRUNCATION / np.maximum(-low, tiny)
-    cap_minus = TRUNCATION / np.maximum(high, tiny)
-    widest = ((high[0] - low[0]) / 2) ** 2 if capital.widest is None else capital.widest
-    scale = 2 * np.log(2 / alpha)
+    low, high = np.minimum(low, -tiny), np.maximum(high, tiny)
+    threshold = np.log(1.0 / alpha)
     sum_x, sum_sq, seen = capital.sum_x, capital.sum_sq, capital.seen
-    log_plus, log_minus, excluded = capital.log_plus, capital.log_minus, capital.excluded
-    threshold = np.log(2.0 / alpha)  # (K+ + K-) / 2 >= 1 / alpha
+    log_capital, excluded = capital.log_capital, capital.excluded
+    lowest, highest = capital.lowest, capital.highest
     out = np.empty((starts.size, G), dtype=bool)
     for b, (s, e) in enumerate(zip(starts, stops)):
         x, c = values[s:e], counts[s:e, None].astype(float)
@@ -149,17 +178,24 @@ def bet_on_batches(capital: Capital, values: np.ndarray, counts: np.ndarray, bat
             sx = sum_x + np.cumsum(c * x, axis=0) - c * x
             sq = sum_sq + np.cumsum(c * x**2, axis=0) - c * x**2
             k = seen + np.cumsum(c[:, 0]) - c[:, 0]
+            lo_seen = np.minimum(lowest, np.vstack([lowest, np.minimum.accumulate(x, axis=0)[:-1]]))
+            hi_seen = np.maximum(highest, np.vstack([highest, np.maximum.accumulate(x, axis=0)[:-1]]))
         else:
             sx, sq, k = sum_x[None], sum_sq[None], np.array([seen])
+            lo_seen, hi_seen = lowest[None], highest[None]
         k = k[:, None]
+        cap_plus, cap_minus = _truncation(-low[s:e], -lo_seen), _truncation(high[s:e], hi_seen)
         mean = sx / np.maximum(k, 1.0)
-        var = np.where(k > 0, np.maximum((sq - k * mean**2) / np.maximum(k, 1.0), 1e-300), widest)
-        bet = np.sqrt(scale / (var * np.maximum(k, max(horizon, 1.0))))
-        plus = np.cumsum(c * np.log1p(np.minimum(bet, cap_plus[s:e]) * x), axis=0) + log_plus
-        minus = np.cumsum(c * np.log1p(-np.minimum(bet, cap_minus[s:e]) * x), axis=0) + log_minus
-        checked = np.logaddexp(plus, minus) if per_row else np.logaddexp(plus[-1:], minus[-1:])
-        excluded = excluded | np.any(checked >= threshold, axis=0)
+        spread = np.maximum(sq - k * mean**2, 1e-300)  # sum of squared deviations
+        scale = 2 * threshold * (k + 1) / np.maximum(k, max(horizon, 1.0))
+        size_plus, size_minus = np.sqrt(scale / (spread + low[s:e] ** 2)), np.sqrt(scale / (spread + high[s:e] ** 2))
+        plus = ndtr(mean * k / np.sqrt(spread))  # share on mean > 0: Phi(t-statistic)
+        bet = np.where(k > 0, plus * np.minimum(size_plus, cap_plus) - (1 - plus) * np.minimum(size_minus, cap_minus),
+                       0.0)  # nothing before the first increment: the first batch (row) calibrates the bets
+        logs = np.cumsum(c * np.log1p(bet * x), axis=0) + log_capital
+        excluded = excluded | np.any((logs if per_row else logs[-1:]) >= threshold, axis=0)
         out[b] = excluded
-        log_plus, log_minus = plus[-1], minus[-1]
+        log_capital = logs[-1]
         sum_x, sum_sq, seen = sum_x + np.sum(c * x, axis=0), sum_sq + np.sum(c * x**2, axis=0), seen + c.sum()
-    return out, Capital(sum_x, sum_sq, seen, log_plus, log_minus, excluded, widest)
+        lowest, highest = np.minimum(lowest, x.min(axis=0)), np.maximum(highest, x.max(axis=0))
+    return out, Capital(sum_x, sum_sq, seen, log_capital, excluded, lowest, highest)
