@@ -61,9 +61,12 @@ class _Resumable:
                 and all(np.array_equal(new[:n], old) for new, old in zip(rows, self.rows)))
 
 
-# per session and sequence settings (measure, level, horizon, mode): the sequence to resume from, so a session
-# followed batch by batch (run_until, the serve stop rule) costs its new draws only
+# per session and sequence settings (measure, level, horizon, mode): the sequences to resume from (after the
+# latest batch seen, and before it in case that batch grows), so a session followed batch by batch (run_until,
+# the serve stop rule) costs its new draws only
 _resumable: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: sequence settings kept per session (a measure without a spec hashes by identity: bound the cache)
+KEPT_SETTINGS = 8
 
 
 def weight_bound(sampler: Sampler) -> float | np.ndarray:
@@ -93,9 +96,10 @@ def anytime_path(session: Session, measure: Measure | None = None, level: float 
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The confidence sequence after every batch of the session's labeled draws.
 
-    Asked again after further batches, the sequence resumes from where it stood before the latest batch it
-    saw (the rows before unchanged), so following a session batch by batch costs its new draws only; the
-    intervals are those of a recomputation from the first label, bit for bit.
+    Asked again after further batches, the sequence resumes from where it stood after the latest batch it
+    saw (or before it, if that batch has grown since; the rows before unchanged), so following a session batch
+    by batch costs its new draws only; the intervals are those of a recomputation from the first label, bit
+    for bit.
 
     Returns
     -------
@@ -129,21 +133,26 @@ def anytime_path(session: Session, measure: Measure | None = None, level: float 
     counts, rounds = (np.ones(rows.size, int) if finite else d.count[rows]), d.round[rows]
     ends = np.r_[np.flatnonzero(np.diff(rounds)), rows.size - 1]
     key = (target, level, horizon, finite, session.stochastic)
-    kept = _resumable.setdefault(session, {}).get(key)
+    kept = _resumable.setdefault(session, {})
     table = (losses[rows], d.weight[rows], counts, rounds)
-    if kept is not None and kept.resumes(table, session.pool, bound):
-        sequence, lower, upper = kept.sequence, kept.lower, kept.upper
+    start = next((k for k in kept.get(key, ()) if k.resumes(table, session.pool, bound)), None)
+    if start is not None:
+        sequence, lower, upper = start.sequence, start.lower, start.upper
     else:
         sequence = RatioSequence.start(target, session.pool, bound, level, horizon, without_replacement=finite,
                                        per_row=session.stochastic)
         lower, upper = np.empty((0, target.size)), np.empty((0, target.size))
-    latest = ends[-2] + 1 if ends.size > 1 else 0  # the latest batch's first row: kept to resume from
-    sequence, done_lower, done_upper = sequence.advance(*(column[sequence.n_rows:latest] for column in table))
-    lower, upper = np.vstack([lower, done_lower]), np.vstack([upper, done_upper])
-    _resumable[session][key] = _Resumable(sequence, tuple(column[:latest] for column in table), lower, upper,
-                                          session.pool, bound)
-    _, last_lower, last_upper = sequence.advance(*(column[latest:] for column in table))
-    return np.cumsum(counts)[ends], np.vstack([lower, last_lower]), np.vstack([upper, last_upper])
+    latest = ends[-2] + 1 if ends.size > 1 else 0  # the latest batch's first row
+    states = []
+    for stop in (latest, rows.size):  # up to the latest batch, then through it
+        sequence, new_lower, new_upper = sequence.advance(*(column[sequence.n_rows:stop] for column in table))
+        lower, upper = np.vstack([lower, new_lower]), np.vstack([upper, new_upper])
+        states.insert(0, _Resumable(sequence, tuple(column[:stop] for column in table), lower, upper,
+                                    session.pool, bound))
+    if key not in kept and len(kept) >= KEPT_SETTINGS:
+        kept.pop(next(iter(kept)))
+    kept[key] = tuple(states)  # after the latest batch first
+    return np.cumsum(counts)[ends], lower, upper
 
 
 def anytime_estimate(session: Session, measure: Measure | None = None, level: float | None = None) -> Estimate:
