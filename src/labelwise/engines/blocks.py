@@ -32,7 +32,7 @@ from ..oracle import score_prior
 from ..pool import Outputs, Pool
 
 __all__ = ["BIN_BITS", "LEVELS", "LEVEL_EDGES", "N_BINS", "PER_LEVEL", "BlockSummary", "block_keys",
-           "depends_on_predictions_only", "key_bits", "level_scale", "memory_blocks", "memory_prior",
+           "depends_on_predictions_only", "key_bits", "level_scale", "memory_blocks", "memory_keys", "memory_prior",
            "pool_block_keys", "prior_bins", "stratum_keys", "summarize_keys"]
 
 #: Levels of the grid on each side of 1/2, and equal bins per level (:func:`prior_bins`).
@@ -165,13 +165,19 @@ def pool_block_keys(pool: Pool) -> np.ndarray:
     return block_keys(memory_prior(pool), None if pool.preds is None else pool.outputs().preds)
 
 
-def memory_blocks(pool: Pool, stratum: np.ndarray | None = None) -> tuple[np.ndarray, BlockSummary]:
-    """The block key of every item of an in-memory binary pool and the pool's :class:`BlockSummary`; the blocks
-    within score strata (:func:`stratum_keys`) when the ``stratum`` of every item is given."""
-    keys, has_preds = pool_block_keys(pool), pool.preds is not None
+def memory_keys(pool: Pool, stratum: np.ndarray | None = None) -> np.ndarray:
+    """The block key of every item of an in-memory binary pool; the blocks within score strata
+    (:func:`stratum_keys`) when the ``stratum`` of every item is given."""
+    keys = pool_block_keys(pool)
     if stratum is not None:
-        keys = stratum_keys(stratum, keys, key_bits(pool.n_systems, has_preds))
-    return keys, summarize_keys(keys, memory_prior(pool), pool.n_systems, has_preds)
+        keys = stratum_keys(stratum, keys, key_bits(pool.n_systems, pool.preds is not None))
+    return keys
+
+
+def memory_blocks(pool: Pool, stratum: np.ndarray | None = None) -> tuple[np.ndarray, BlockSummary]:
+    """:func:`memory_keys` and the pool's :class:`BlockSummary` over those blocks."""
+    keys = memory_keys(pool, stratum)
+    return keys, summarize_keys(keys, memory_prior(pool), pool.n_systems, pool.preds is not None)
 
 
 def depends_on_predictions_only(measure: Measure, outputs: Outputs) -> bool:

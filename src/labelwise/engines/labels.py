@@ -34,8 +34,9 @@ def new_labels(item_ids: np.ndarray, labels: np.ndarray, handed: np.ndarray, sto
         contradicting its stored label.
     """
     ids = pd.to_numeric(pd.Series(item_ids), errors="coerce")
-    if ids.isna().any():
-        raise ValueError(f"labels: id {item_ids[int(np.flatnonzero(ids.isna())[0])]!r} is not an integer id "
+    fractional = ids.isna() | (ids % 1 != 0)  # "1.5" must not label item 1
+    if fractional.any():
+        raise ValueError(f"labels: id {item_ids[int(np.flatnonzero(fractional)[0])]!r} is not an integer id "
                          "of this pool")
     ids = ids.to_numpy(np.int64)
     values = pd.to_numeric(pd.Series(labels), errors="coerce").to_numpy()

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..pool import Outputs, Pool, PoolError, batch_frame
-from .blocks import BlockSummary, memory_blocks
+from .blocks import BlockSummary, memory_blocks, memory_keys
 from .columns import EngineColumns
 from .hashing import SqlDialect, item_uniform, uniforms_below
 from .plan import Plan, PlannedSample, hand_out_order
@@ -143,14 +143,14 @@ class MemorySource(PoolSource):
                                      names("score", pool.scores), None if pool.labels is None else "label",
                                      pool.system_names)
 
-    def _blocks(self, strata=None) -> tuple[np.ndarray, BlockSummary]:
-        return memory_blocks(self.pool, None if strata is None else strata.of_scores(self._scores(strata.column)))
+    def _stratum(self, strata) -> np.ndarray | None:
+        return None if strata is None else strata.of_scores(self._scores(strata.column))
 
     def _keys(self, strata=None) -> np.ndarray:
-        return self._blocks(strata)[0]
+        return memory_keys(self.pool, self._stratum(strata))  # no summary: sample() asks for the keys each round
 
     def summary(self, strata=None) -> BlockSummary:
-        return self._blocks(strata)[1]
+        return memory_blocks(self.pool, self._stratum(strata))[1]
 
     def sample(self, plan: Plan, seed: int, n_items: int, exclude: np.ndarray | None = None,
                strata=None) -> PlannedSample:
