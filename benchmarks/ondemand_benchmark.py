@@ -155,7 +155,7 @@ def main() -> None:
     pool = pooling(problem)
     labels_per_draw = joint.labels.mean(axis=0) / np.maximum(joint.draws.mean(axis=0), 1e-12)
     exact = exact_variances(problem, joint.draws.mean(axis=0), equal.draws.mean(axis=0), arrival.draws.mean(axis=0),
-                            labels_per_draw, args.half_width, config.level)
+                            labels_per_draw, args.half_width, config.level, config.scheme)
     exact["match_dollars"] = [config.prices.verification * x for x in exact["match_labels"]]
     methods = {"joint": joint, "simple": simple, "simple@cost": equal, "simple@arrival": arrival}
     res = {name: summary(runs, truth) for name, runs in methods.items()}

@@ -25,7 +25,8 @@ from labelwise.ondemand.universe import is_uniform
 
 
 def exact_variances(problem: Problem, joint_draws: np.ndarray, cost_draws: np.ndarray, arrival_draws: np.ndarray,
-                    labels_per_draw: np.ndarray, half_width: float, level: float = 0.95) -> dict[str, list]:
+                    labels_per_draw: np.ndarray, half_width: float, level: float = 0.95,
+                    scheme: str = "overlap") -> dict[str, list]:
     """Design variances of precision with the true labels, the joint at its mean draws vs the simple ones at theirs.
 
     With binary labels known, :func:`stratum_variances` is the exact variance of the joint estimators for fixed
@@ -44,8 +45,9 @@ def exact_variances(problem: Problem, joint_draws: np.ndarray, cost_draws: np.nd
     support, wor = (P > 0).sum(axis=1), is_uniform(P)
     n = np.round(joint_draws).astype(float)
     z = NormalDist().inv_cdf(0.5 + level / 2)
-    estimators = {"plain": ("overlap", False, False), "cv_overlap": ("overlap", True, False),
-                  "normalized": ("overlap", False, True)}
+    # the mixture weights of the run (``--scheme``); the control variate is the benchmark's overlap one
+    estimators = {"plain": (scheme, False, False), "cv_overlap": ("overlap", True, False),
+                  "normalized": (scheme, False, True)}
 
     def simple_var(i: int, draws: float) -> float:
         return predicted_simple_variance(round(draws), truth, P[i], int(support[i]), bool(wor[i]))

@@ -131,7 +131,10 @@ def summary_section(data: dict) -> str:
     in_range = f", in range {data['overall_in_range']:.2f}" if "overall_in_range" in data else ""
     oracle = (f"; the best constant plan per cell (oracle, chosen with hindsight) reaches {data['overall_oracle']:.2f}"
               if "overall_oracle" in data else "")
-    other_seeds = [json.loads(f.read_text()) for f in sorted(OUT.glob("planning_accuracy_pilot*.json"))]
+    same_run = lambda d: {k: v for k, v in d["args"].items() if k != "pilot_seed"} == {
+        k: v for k, v in a.items() if k != "pilot_seed"}  # the same command but for the pilot seed
+    other_seeds = [d for d in (json.loads(f.read_text()) for f in sorted(OUT.glob("planning_accuracy_pilot*.json")))
+                   if same_run(d) and d["args"].get("pilot_seed") != a.get("pilot_seed")]
     others = "".join(f" With pilot seed {d['args']['pilot_seed']} (same command, `--pilot-seed "
                      f"{d['args']['pilot_seed']}`): {d['overall_within']:.3f} of {d['overall_scored']}, oracle "
                      f"{d.get('overall_oracle', float('nan')):.2f}." for d in other_seeds)

@@ -390,7 +390,15 @@ class Session(HandOut, OracleRun):
         the interval is a confidence sequence, valid whenever labeling stops (:mod:`labelwise.anytime`).
         With ``prefix`` the estimate from the labels of the first ``prefix`` draws only (an earlier point of
         the session's path, as :mod:`labelwise.planning` reads it; not with ``anytime``).
+
+        Raises
+        ------
+        ValueError
+            For ``prefix`` together with ``anytime``.
         """
+        if anytime and prefix is not None:
+            raise ValueError("estimate: prefix= and anytime=True do not combine; the anytime interval is the "
+                             "whole session's")
         if anytime:
             from .anytime import anytime_estimate
 

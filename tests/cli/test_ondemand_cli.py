@@ -154,3 +154,12 @@ def test_simulate_with_scores_draws_by_score(tmp_path):
                         [(name, np.asarray(ids).astype(str))], OnDemandConfig(half_width=0.1), repeats=2, seed=0,
                         scores={name: scores})
     assert json.loads(out.stdout) == json.loads(json.dumps(expected))
+
+
+@pytest.mark.parametrize("adjust", ["--control-variate", "--composite"])
+def test_normalized_with_an_adjustment_of_the_unnormalized_estimator_is_refused(tmp_path, adjust):
+    _, truth, systems = write_corpus(tmp_path)
+    out = CliRunner().invoke(app, ["ondemand", "simulate", "--truth", str(truth), *systems, "--repeats", "1",
+                                   "--normalized", adjust])
+    assert out.exit_code == 1 and "--normalized: --control-variate and --composite adjust" in out.output
+    assert len(out.output.strip().splitlines()) == 1

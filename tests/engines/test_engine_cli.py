@@ -100,7 +100,7 @@ def test_user_errors_are_one_line(files, tmp_path):
     pd.DataFrame({"item_id": [123456789], "label": [1]}).to_csv(tmp_path / "l.csv", index=False)
     result = invoke("label", session, tmp_path / "l.csv")
     assert result.exit_code == 1 and "was not handed out" in result.output
-    assert "l.csv', column 'item_id'" in result.output and len(result.output.strip().splitlines()) == 1
+    assert "l.csv': item 123456789" in result.output and len(result.output.strip().splitlines()) == 1
     first = pd.read_csv(pd.io.common.StringIO(invoke("next", session, "-n", 1).stdout))["item_id"][0]
     pd.DataFrame({"item_id": [first, first], "label": [0, 1]}).to_csv(tmp_path / "l.csv", index=False)
     result = invoke("label", session, tmp_path / "l.csv")

@@ -183,6 +183,8 @@ def test_recent_variance_is_the_geometric_mean_over_the_last_batches():
     assert recent_variance(session, None, 0.95) == pytest.approx(math.exp(np.mean(np.log(after))), rel=1e-9)
     first = session.estimate(prefix=int(np.searchsorted(session.draws.round, 3)))  # the first 3 batches
     assert first.n_labels == 150 and per_label_variance(first, pool.n_items, True) == pytest.approx(after[0])
+    with pytest.raises(ValueError, match="prefix= and anytime=True"):
+        session.estimate(prefix=150, anytime=True)
 
 
 def test_pilot_labels_are_exact_draws_that_cover_the_probabilities_evenly_across_runs():

@@ -108,8 +108,8 @@ def engine_label(session: Path, labels_file: Path, id_col: str, label_col: str) 
         try:
             new = s.add_labels(df["item_id"].to_numpy(), df["label"].to_numpy(), source)
         except ValueError as e:  # the checks of labelwise.engines.labels: name the file they were read from
-            raise UserError(f"labels file {str(labels_file)!r}, column {id_col!r}: "
-                            f"{str(e).removeprefix('labels: ')}. Nothing was stored") from None
+            raise UserError(f"labels file {str(labels_file)!r}: {str(e).removeprefix('labels: ')}. "
+                            "Nothing was stored") from None
         empty = df.attrs["empty_labels"]
         blank = f"; {empty} rows without a label left pending" if empty else ""
         typer.echo(f"stored {new} new labels ({len(df) - new} rows already stored); total {s.n_labels} labeled "

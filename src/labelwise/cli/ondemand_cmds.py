@@ -63,8 +63,10 @@ DocumentPriceOpt = Annotated[float, typer.Option("--document-price", help="Dolla
 
 
 def _config(half_width: float, level: float, verification_price: float, document_price: float,
-            scheme: str = "overlap", control_variate: bool = False, composite: bool = False, normalized: bool = True):
-    """The :class:`~labelwise.ondemand.OnDemandConfig` of the options, each checked."""
+            scheme: str = "overlap", control_variate: bool = False, composite: bool = False,
+            normalized: bool | None = None):
+    """The :class:`~labelwise.ondemand.OnDemandConfig` of the options, each checked; ``normalized`` None: the
+    self-normalized estimator unless a control variate or the composite adjusts the unnormalized one."""
     from ..ondemand import OnDemandConfig
     from ..ondemand.costs import Prices
 
@@ -75,8 +77,13 @@ def _config(half_width: float, level: float, verification_price: float, document
         raise UserError(f"--scheme: {scheme!r} is not one of overlap, size, uniform")
     if verification_price < 0 or document_price < 0:
         raise UserError("--verification-price and --document-price: give prices of 0 or more")
+    adjusted = control_variate or composite
+    if normalized and adjusted:
+        raise UserError("--normalized: --control-variate and --composite adjust the unnormalized joint precision; "
+                        "drop --normalized (or those options)")
     return OnDemandConfig(half_width=half_width, level=level, scheme=scheme, control_variate=control_variate,
-                          composite=composite, normalized=normalized, prices=Prices(verification_price, document_price))
+                          composite=composite, normalized=not adjusted if normalized is None else normalized,
+                          prices=Prices(verification_price, document_price))
 
 
 def _open(path: Path):
@@ -278,9 +285,9 @@ def simulate_cmd(
     level: LevelOpt = 0.95,
     scheme: Annotated[str, typer.Option("--scheme", help="Mixture weights of the joint estimator: overlap, size "
                                         "or uniform.")] = "overlap",
-    normalized: Annotated[bool, typer.Option("--normalized/--unnormalized", help="Self-normalized joint "
-                                             "precision, never noisier than the system's own draws (default), or "
-                                             "the paper's unnormalized sum.")] = True,
+    normalized: Annotated[bool | None, typer.Option("--normalized/--unnormalized", help="Self-normalized joint "
+                                                    "precision, never noisier than the system's own draws "
+                                                    "(default), or the paper's unnormalized sum.")] = None,
     control_variate: Annotated[bool, typer.Option("--control-variate/--plain", help="The unnormalized joint "
                                                   "precision with a control variate, or without one "
                                                   "(default).")] = False,
