@@ -12,10 +12,14 @@ from labelwise.designs.block_draws import (
     BlockDraws,
     appearance,
     block_ranks,
-    first_draws,
     items_of_ranks,
 )
 from labelwise.designs.hashed import HashOrder
+
+
+def first_draws(keys: np.ndarray) -> np.ndarray:
+    """The draws where each distinct key first appears, in increasing order (the reference computation)."""
+    return np.sort(np.unique(keys, return_index=True)[1])
 
 
 def drawn_items(keys: np.ndarray, start: np.ndarray, orders: list[tuple[int, ...]]) -> tuple[int, ...]:

@@ -31,7 +31,7 @@ from .hashed import HashOrder
 from .poisson import block_deviations, defensive_deviations
 from .sampling import sample_from_cdf
 
-__all__ = ["CHUNK", "BlockDraws", "appearance", "block_proposal", "block_ranks", "draw_chunk", "first_draws",
+__all__ = ["CHUNK", "BlockDraws", "appearance", "block_proposal", "block_ranks", "draw_chunk",
            "items_of_ranks"]
 
 #: Draws made by one generator (:func:`draw_chunk`): the sequence is the same however far a run reads it.
@@ -197,11 +197,6 @@ class KeySet:
         while len(self.levels) > 1 and self.levels[-2].size < 2 * self.levels[-1].size:
             top = self.levels.pop()
             self.levels[-1] = np.sort(np.concatenate([self.levels[-1], top]))
-
-
-def first_draws(keys: np.ndarray) -> np.ndarray:
-    """The draws where each distinct key first appears, in increasing order."""
-    return np.sort(np.unique(keys, return_index=True)[1])
 
 
 def appearance(keys: np.ndarray, distinct: np.ndarray) -> np.ndarray:

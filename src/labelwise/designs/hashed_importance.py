@@ -28,7 +28,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..draws import Draws, Sample
-from ..engines.blocks import BlockSummary, depends_on_predictions_only, memory_blocks
+from ..engines.blocks import (
+    BlockSummary,
+    blocks_fit,
+    depends_on_predictions_only,
+    memory_blocks,
+)
 from ..engines.hashing import generator_seed
 from ..engines.online import BlockRounds
 from ..estimators import (
@@ -196,8 +201,7 @@ class HashedImportanceSampler(HashDrawn, ProposalSampler):
 def blocks_apply(design: ImportanceDesign, pool: Pool, measure: Measure) -> bool:
     """Whether the proposal is planned on score blocks (a binary pool, a measure of the predictions, model
     settings the blocks run)."""
-    return (pool.n_classes == 2 and not pool.label_names and blocks_refusal(design) is None
-            and depends_on_predictions_only(measure, pool.outputs()))
+    return blocks_refusal(design) is None and blocks_fit(pool, measure)
 
 
 def runs_on_blocks(design: ImportanceDesign, pool: Pool, measure: Measure, oracle: str) -> bool:

@@ -41,7 +41,7 @@ import copy
 import numpy as np
 
 from ..draws import Draws, Sample
-from ..engines.blocks import depends_on_predictions_only, memory_blocks
+from ..engines.blocks import blocks_fit, memory_blocks
 from ..engines.hashing import generator_seed, item_uniform
 from ..engines.online import (
     BlockRounds,
@@ -68,8 +68,7 @@ __all__ = ["HashedOnlineSampler", "memory_rounds", "per_item_state", "runs_on_bl
 def runs_on_blocks(design: OnlinePoissonDesign, pool: Pool, measure: Measure, oracle: str) -> bool:
     """Whether the in-memory ``online-poisson`` runs an engine pool's rounds (module docstring): a binary pool, a
     deterministic oracle, a measure of the predictions and settings the blocks run."""
-    return (oracle == "deterministic" and pool.n_classes == 2 and not pool.label_names
-            and rounds_refusal(design) is None and depends_on_predictions_only(measure, pool.outputs()))
+    return oracle == "deterministic" and rounds_refusal(design) is None and blocks_fit(pool, measure)
 
 
 def memory_rounds(design: OnlinePoissonDesign, pool: Pool, measure: Measure) -> tuple[BlockRounds, np.ndarray]:
@@ -125,11 +124,12 @@ class HashedOnlineSampler(Sampler):
         if self.legacy is not None:
             self.legacy.observe(items, labels)
 
-    def _log(self, items: np.ndarray, labels: np.ndarray, rounds: np.ndarray) -> RoundLog:
-        """The rounds so far with labeled ``items`` in increasing hash key, the order an engine session reads them."""
+    def _log(self, items: np.ndarray, labels: np.ndarray, rounds: np.ndarray) -> tuple[RoundLog, np.ndarray]:
+        """The rounds so far with labeled ``items`` in increasing hash key, the order an engine session reads them,
+        and that order."""
         by = np.argsort(hash_keys(self.pool)[items], kind="stable")
         return RoundLog(self.block[items[by]].astype(np.int64), labels[by], rounds[by], np.array(self._inclusion),
-                        np.array(self._drawn, dtype=np.int64))
+                        np.array(self._drawn, dtype=np.int64)), by
 
     def draw(self, n_new: int, labeled: np.ndarray) -> Draws:
         """Round r (module docstring): its first ``n_new`` items; ``labeled`` marks every item handed out."""
@@ -137,7 +137,7 @@ class HashedOnlineSampler(Sampler):
             return self.legacy.draw(n_new, labeled)
         round_, counts = len(self._drawn), self.rounds.summary.counts
         handed = self.block[np.flatnonzero(labeled)]
-        log = self._log(self._labeled, self._labels, np.zeros(self._labeled.size, dtype=np.int64))
+        log, _ = self._log(self._labeled, self._labels, np.zeros(self._labeled.size, dtype=np.int64))
         b = self.rounds.inclusion(log.blocks, log.labels, handed, n_new)
         unhanded = counts - np.bincount(handed, minlength=counts.size)
         seed = round_seed(self.hash_seed, round_)
@@ -179,8 +179,7 @@ class HashedOnlineSampler(Sampler):
         d = sample.draws
         if len(d) == 0:
             return Estimate.undefined(measure, level)
-        by = np.argsort(hash_keys(self.pool)[d.items], kind="stable")
-        log = self._log(d.items, sample.labels, d.round)
+        log, by = self._log(d.items, sample.labels, d.round)
         rep_loss = self.rounds.block_losses(measure) if measure == self.measure else \
             group_losses(measure, self.pool, self.block, self.members[self.starts[:-1]].astype(np.int64))
         judged = None if sample.excluded is None else ~sample.excluded[by]

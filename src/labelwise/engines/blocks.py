@@ -32,8 +32,8 @@ from ..oracle import score_prior
 from ..pool import Outputs, Pool
 
 __all__ = ["BIN_BITS", "LEVELS", "LEVEL_EDGES", "N_BINS", "PER_LEVEL", "BlockSummary", "block_keys",
-           "depends_on_predictions_only", "key_bits", "level_scale", "memory_blocks", "memory_keys", "memory_prior",
-           "pool_block_keys", "prior_bins", "stratum_keys", "summarize_keys"]
+           "blocks_fit", "depends_on_predictions_only", "key_bits", "level_scale", "memory_blocks", "memory_keys",
+           "memory_prior", "pool_block_keys", "prior_bins", "stratum_keys", "summarize_keys"]
 
 #: Levels of the grid on each side of 1/2, and equal bins per level (:func:`prior_bins`).
 LEVELS, PER_LEVEL = 32, 16
@@ -178,6 +178,12 @@ def memory_blocks(pool: Pool, stratum: np.ndarray | None = None) -> tuple[np.nda
     """:func:`memory_keys` and the pool's :class:`BlockSummary` over those blocks."""
     keys = memory_keys(pool, stratum)
     return keys, summarize_keys(keys, memory_prior(pool), pool.n_systems, pool.preds is not None)
+
+
+def blocks_fit(pool: Pool, measure: Measure) -> bool:
+    """Whether score blocks can stand for ``pool``'s items under ``measure``: a binary pool and a measure whose
+    losses the predictions determine (:func:`depends_on_predictions_only`)."""
+    return pool.n_classes == 2 and not pool.label_names and depends_on_predictions_only(measure, pool.outputs())
 
 
 def depends_on_predictions_only(measure: Measure, outputs: Outputs) -> bool:

@@ -336,7 +336,9 @@ def block_rounds(pool: EnginePool, design: OnlinePoissonDesign, measure: Measure
     ValueError
         For settings that need items in memory.
     """
-    BlockRounds(design, pool.summary, measure, pool.system_names)  # refuses them before any pass
+    why = rounds_refusal(design)
+    if why is not None:  # before any pass
+        raise ValueError(f"online-poisson on an engine pool: {why}")
     strata = model_strata(score_strata(pool.source, primary_column(pool.source.columns, design.system),
                                        design.n_strata, design.name), design.n_strata)
     if strata is None:
