@@ -195,9 +195,8 @@ def rotated_labels(cdf: np.ndarray, offset: np.ndarray, run: int, runs: int) -> 
     With one uniform ``offset`` per item shared by the runs (a Cranley-Patterson rotation; Cranley &
     Patterson, "Randomization of number theoretic methods for multiple integration", SIAM J. Numer. Anal.
     13, 1976), each run is an exact draw, independent over items, while across the runs an item takes a
-    label in ``runs p`` of them up to rounding: the pilot runs cover the probabilities evenly, and their
-    median curve varies less from one pilot seed to the next (on a rare pool, whether the runs drew its few
-    positives).
+    label in ``runs p`` of them up to rounding: the pilot runs cover the probabilities evenly (on a rare
+    pool, its few likely positives are spread over the runs rather than left to chance).
     """
     u = (offset + run / runs) % 1.0
     return (u[:, None] > cdf[:, :-1]).sum(axis=1)

@@ -23,8 +23,7 @@ the t-statistic of the earlier increments' mean (no bet before any).  A
 candidate far from the truth soon has all its capital on the side that
 wins, so the sequence needs capital ``1/alpha`` where WSR's hedged process
 ``(K+ + K-) / 2`` (their eq. 26) needs ``1/alpha`` on one side, i.e.
-``2/alpha``: the width set by a truncated bet, linear in that log capital,
-shrinks by about ``log 2 / log(2/alpha)``.
+``2/alpha`` (the widths are compared in ``benchmarks/anytime_stopping.py``).
 
 Each side's size is the predictable plug-in of WSR eq. (27),
 ``lam = sqrt(2 log(1/alpha) / (sigma2 h))``, with ``h`` a planned number of
@@ -35,8 +34,7 @@ widest variance the bounds allow, ``((high - low) / 2)^2``; here it is each
 side's own worst case, ``low^2`` for the bet against low increments and
 ``high^2`` for the other.  Importance-weighted bounds come from the largest
 weight, far beyond the increments' spread, and only the side that bound
-threatens is held down (WSR's choice held both down for tens of thousands
-of draws); and a rare increment at its bound (a false negative in a small
+threatens is held down; and a rare increment at its bound (a false negative in a small
 passive sample) that no earlier draw showed is still allowed for.
 
 Each side's size is truncated so that no factor can fall below
