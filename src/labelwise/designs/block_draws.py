@@ -27,6 +27,7 @@ import numpy as np
 
 from ..engines.blocks import BlockSummary
 from ..measures import Measure
+from ..partition.ranks import ranks_within
 from .hashed import HashOrder
 from .poisson import block_deviations, defensive_deviations
 from .sampling import sample_from_cdf
@@ -209,11 +210,7 @@ def block_ranks(distinct: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np
     """Block and rank of distinct keys in order of first appearance: the block whose ``[start, next start)`` holds
     the key, and how many keys of that block appeared before it."""
     blocks = np.searchsorted(start, distinct, side="right") - 1
-    by_block = np.argsort(blocks, kind="stable")  # keeps the order of appearance within a block
-    sorted_blocks = blocks[by_block]
-    rank = np.empty(distinct.size, dtype=np.int64)
-    rank[by_block] = np.arange(distinct.size) - np.searchsorted(sorted_blocks, sorted_blocks, side="left")
-    return blocks, rank
+    return blocks, ranks_within(blocks)
 
 
 def items_of_ranks(order: HashOrder, blocks: np.ndarray, ranks: np.ndarray) -> np.ndarray:

@@ -79,6 +79,7 @@ from ..oracle.calibration import (
     logits_of,
     marginal_strength,
 )
+from ..partition.ranks import ranks_within
 from ..pool import Outputs
 from .blocks import N_BINS, BlockSummary, depends_on_predictions_only
 from .hashing import item_uniform
@@ -132,11 +133,7 @@ def model_strata(strata: EngineStrata, n_strata: int) -> EngineStrata | None:
 
 def first_per_block(block: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     """Which entries are among the first ``wanted[g]`` entries of their block ``g``, in the given order."""
-    by = np.argsort(block, kind="stable")
-    starts = np.searchsorted(block[by], np.arange(wanted.size))
-    rank = np.empty(by.size, dtype=np.int64)
-    rank[by] = np.arange(by.size) - starts[block[by]]
-    return rank < wanted[block]
+    return ranks_within(block) < wanted[block]
 
 
 def round_order(keys: np.ndarray, seed: int) -> np.ndarray:

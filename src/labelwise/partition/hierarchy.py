@@ -47,6 +47,7 @@ from typing import Literal
 import numpy as np
 
 from ..validation import check_int
+from .ranks import ranks_within
 from .strata import make_strata
 
 __all__ = ["MAX_LEAVES", "Hierarchy", "feature_hierarchy", "score_hierarchy"]
@@ -354,9 +355,8 @@ def feature_hierarchy(features: np.ndarray, depth: int = 8, branching: int = 2) 
         split = np.argmax(var, axis=1)  # highest-variance feature of each node
         value = X[np.arange(N), split[node]]
         order = np.lexsort((value, node))  # node-major, then value, then position (stable)
-        starts = np.cumsum(counts) - counts
         sorted_node = node[order]
-        rank = np.arange(N, dtype=np.int64) - starts[sorted_node]
+        rank = ranks_within(sorted_node)
         child = (rank * branching) // counts[sorted_node]
         new = np.empty(N, dtype=np.int64)
         new[order] = sorted_node * branching + child
