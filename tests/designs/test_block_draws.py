@@ -12,7 +12,6 @@ from labelwise.designs.block_draws import (
     BlockDraws,
     appearance,
     block_ranks,
-    items_of_ranks,
 )
 from labelwise.designs.hashed import HashOrder
 
@@ -82,7 +81,7 @@ def test_items_are_drawn_with_the_proposal_probabilities():
         draws = BlockDraws(seed, q, counts)
         first = draws.appearance(12)  # the place of each draw's item in the order of first appearance
         distinct_blocks, ranks = draws.ranks(int(first.max()) + 1)
-        items = items_of_ranks(HashOrder.in_memory(keys, seed, block), distinct_blocks, ranks)[first]
+        items = HashOrder.in_memory(keys, seed, block).items_at(distinct_blocks, ranks)[first]
         np.add.at(hits, items, 1)
     expected = 800 * 12 * q[block]
     assert np.sum((hits - expected) ** 2 / expected) < 24.3

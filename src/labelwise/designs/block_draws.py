@@ -28,12 +28,10 @@ import numpy as np
 from ..engines.blocks import BlockSummary
 from ..measures import Measure
 from ..partition.ranks import ranks_within
-from .hashed import HashOrder
 from .poisson import block_deviations, defensive_deviations
 from .sampling import sample_from_cdf
 
-__all__ = ["CHUNK", "BlockDraws", "appearance", "block_proposal", "block_ranks", "draw_chunk",
-           "items_of_ranks"]
+__all__ = ["CHUNK", "BlockDraws", "appearance", "block_proposal", "block_ranks", "draw_chunk"]
 
 #: Draws made by one generator (:func:`draw_chunk`): the sequence is the same however far a run reads it.
 CHUNK = 4096
@@ -211,12 +209,3 @@ def block_ranks(distinct: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np
     the key, and how many keys of that block appeared before it."""
     blocks = np.searchsorted(start, distinct, side="right") - 1
     return blocks, ranks_within(blocks)
-
-
-def items_of_ranks(order: HashOrder, blocks: np.ndarray, ranks: np.ndarray) -> np.ndarray:
-    """The items of hash rank ``ranks`` in ``blocks`` (one pass of ``order`` when it does not reach them yet)."""
-    need = np.zeros(order.sizes.size, dtype=np.int64)
-    np.maximum.at(need, blocks, ranks + 1)
-    order.reach(need)
-    found = order.found
-    return np.concatenate(order.order)[(np.cumsum(found) - found)[blocks] + ranks]

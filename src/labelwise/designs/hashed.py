@@ -23,6 +23,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..engines.hashing import generator_seed, item_uniform, uniforms_below
+from ..partition.ranks import ranks_within
 from ..pool import Pool
 
 __all__ = ["Finder", "HashDrawn", "HashOrder", "covering_bound", "covering_bounds", "first_by_ratio", "hand_out_order",
@@ -152,12 +153,28 @@ class HashOrder:
         """
         need = np.minimum(need, self.sizes)
         while np.any(short := self.found < need):
+            if np.any(self.bound[short] >= 1.0):
+                raise ValueError("a group of the hash order holds fewer items than its size")
             wanted = np.maximum(covering_bound(need, self.sizes), 2.0 * self.bound)
             self.bound = np.where(short, np.minimum(wanted, 1.0), self.bound)
             items, u, group, key = self.find(self.bound)
             by = np.lexsort((key, u, group))
             cuts = np.searchsorted(group[by], np.arange(1, self.sizes.size))
             self.order, self.uniform = np.split(items[by], cuts), np.split(u[by], cuts)
+
+    def items_at(self, groups: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+        """The items of hash rank ``ranks`` (0 for the first) in ``groups`` (reaching them first)."""
+        need = np.zeros(self.sizes.size, dtype=np.int64)
+        np.maximum.at(need, groups, ranks + 1)
+        self.reach(need)
+        found = self.found
+        return np.concatenate(self.order)[(np.cumsum(found) - found)[groups] + ranks]
+
+    def first(self, need: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The first ``need[g]`` items of every group ``g`` (all of a smaller group), group by group, and their
+        groups."""
+        groups = np.repeat(np.arange(self.sizes.size), np.minimum(need, self.sizes))
+        return self.items_at(groups, ranks_within(groups)), groups
 
     def take(self, group: int, n_new: int, is_labeled: Callable[[np.ndarray], np.ndarray],
              ) -> tuple[np.ndarray, np.ndarray]:

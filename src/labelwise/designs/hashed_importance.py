@@ -44,7 +44,7 @@ from ..estimators import (
 )
 from ..measures import Measure
 from ..pool import Pool
-from .block_draws import BlockDraws, block_proposal, items_of_ranks
+from .block_draws import BlockDraws, block_proposal
 from .group_model import MODEL_BASIS
 from .hashed import HashDrawn, HashOrder, hash_keys
 from .importance import ImportanceDesign, ProposalSampler, importance_moments_estimate
@@ -164,7 +164,7 @@ class HashedImportanceSampler(HashDrawn, ProposalSampler):
         start, stop = seq.draws_for(self.distinct), seq.draws_for(total)
         if self._items.size < total:  # the budget's items at once: one hashing of the pool for the whole run
             blocks, ranks = seq.ranks(max(total, min(self.budget or 0, self.pool.n_items)))
-            self._items = items_of_ranks(self.order, blocks, ranks)
+            self._items = self.order.items_at(blocks, ranks)
         items = self._items[seq.appearance(stop)[start:]]
         self.distinct = total
         q = self.q[items]

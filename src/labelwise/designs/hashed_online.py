@@ -42,11 +42,10 @@ import numpy as np
 
 from ..draws import Draws, Sample
 from ..engines.blocks import blocks_fit, memory_blocks
-from ..engines.hashing import generator_seed, item_uniform
+from ..engines.hashing import generator_seed, uniforms_below
 from ..engines.online import (
     BlockRounds,
     RoundLog,
-    first_per_block,
     model_strata,
     round_order,
     round_seed,
@@ -58,7 +57,7 @@ from ..estimators import Estimate
 from ..measures import Measure
 from ..pool import Pool
 from .base import Sampler
-from .hashed import covering_bound, hash_keys
+from .hashed import HashOrder, hash_keys
 from .online_poisson import OnlinePoissonDesign, OnlinePoissonSampler, group_losses
 from .poisson_rounds import systematic_counts
 
@@ -152,25 +151,25 @@ class HashedOnlineSampler(Sampler):
 
     def _first_unhanded(self, wanted: np.ndarray, unhanded: np.ndarray, handed: np.ndarray, seed: int) -> np.ndarray:
         """The first ``wanted[g]`` items of every block ``g`` not ``handed`` out (``unhanded[g]`` of them), in
-        increasing ``H(key, seed)`` (ties by key).
+        increasing ``H(key, seed)`` (ties by key), block by block.
 
         Only the blocks asked for are hashed, and only their items under a
         :func:`~labelwise.designs.hashed.covering_bound` of the need are
-        sorted (all of them in the rare case it falls short).
+        sorted (:class:`~labelwise.designs.hashed.HashOrder`).
         """
-        asked = np.flatnonzero(wanted)
-        sizes = self.starts[asked + 1] - self.starts[asked]
-        at = np.repeat(self.starts[asked] - (np.cumsum(sizes) - sizes), sizes) + np.arange(sizes.sum())
-        items = self.members[at].astype(np.int64)
-        items = items[~handed[items]]
-        block = self.block[items].astype(np.int64)
-        keys = hash_keys(self.pool)[items]
-        u = item_uniform(keys, seed)
-        near = u < covering_bound(wanted, unhanded)[block]
-        if np.any(np.bincount(block[near], minlength=wanted.size) < wanted):
-            near[:] = True
-        order = np.flatnonzero(near)[np.lexsort((keys[near], u[near]))]
-        return items[order[first_per_block(block[order], wanted)]]
+        keys = hash_keys(self.pool)
+
+        def find(bound: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+            asked = np.flatnonzero(bound)
+            sizes = self.starts[asked + 1] - self.starts[asked]
+            at = np.repeat(self.starts[asked] - (np.cumsum(sizes) - sizes), sizes) + np.arange(sizes.sum())
+            items = self.members[at].astype(np.int64)
+            items = items[~handed[items]]
+            block = self.block[items].astype(np.int64)
+            near, u = uniforms_below(keys[items], seed, bound[block])
+            return items[near], u, block[near], keys[items[near]]
+
+        return HashOrder(unhanded, find).first(wanted)[0]
 
     def estimate(self, measure: Measure, sample: Sample, level: float = 0.95) -> Estimate:
         """:meth:`~labelwise.engines.online.BlockRounds.estimate` of the labeled draws."""

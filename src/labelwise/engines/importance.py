@@ -16,8 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..designs import ImportanceDesign
-from ..designs.block_draws import BlockDraws, block_proposal, items_of_ranks
-from ..designs.hashed import HashOrder
+from ..designs.block_draws import BlockDraws, block_proposal
 from ..designs.hashed_importance import (
     block_model,
     blocks_refusal,
@@ -27,8 +26,7 @@ from ..estimators import Estimate
 from ..measures import Measure
 from ..pool import Outputs
 from .blocks import BlockSummary
-from .hashing import item_uniform
-from .plan import Plan, PlannedSample
+from .plan import PlannedSample
 from .pool import EnginePool
 
 __all__ = ["check_importance", "importance_estimate", "importance_sample", "labeled_prefix", "simulate_importance"]
@@ -46,17 +44,6 @@ def check_importance(design: ImportanceDesign) -> None:
         raise ValueError(f"{why}; drop the setting, or load the pool in memory")
 
 
-def block_order(pool: EnginePool, seed: int) -> HashOrder:
-    """The items of every block in increasing ``u = H(item_id, seed)``, found by passes of the pool."""
-    keys = pool.summary.keys
-
-    def find(bound: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        drawn = pool.source.sample(Plan(keys, bound), seed, pool.n_items)
-        return drawn.item_ids, item_uniform(drawn.item_ids, seed), np.searchsorted(keys, drawn.keys), drawn.item_ids
-
-    return HashOrder(pool.summary.counts, find)
-
-
 def importance_sample(pool: EnginePool, design: ImportanceDesign, measure: Measure, budget: int,
                       seed: int) -> PlannedSample:
     """The first ``budget`` distinct items the design draws with ``seed``, in order of first draw (one pass).
@@ -66,7 +53,7 @@ def importance_sample(pool: EnginePool, design: ImportanceDesign, measure: Measu
     check_importance(design)
     q = block_proposal(pool.summary, measure, pool.system_names, design.lam, design.defensive)
     blocks, ranks = BlockDraws(seed, q, pool.summary.counts).ranks(min(budget, pool.n_items))
-    ids = items_of_ranks(block_order(pool, seed), blocks, ranks)
+    ids = pool.hash_order(seed).items_at(blocks, ranks)
     return PlannedSample(ids, q[blocks], pool.n_items, pool.summary.keys[blocks])
 
 

@@ -56,7 +56,6 @@ import numpy as np
 
 from ..designs import OnlinePoissonDesign
 from ..designs.group_model import START_STRENGTH
-from ..designs.hashed import covering_bound
 from ..designs.online_poisson import (
     MODEL_BASIS,
     PLUGIN_BASIS,
@@ -79,15 +78,14 @@ from ..oracle.calibration import (
     logits_of,
     marginal_strength,
 )
-from ..partition.ranks import ranks_within
 from ..pool import Outputs
 from .blocks import N_BINS, BlockSummary, depends_on_predictions_only
 from .hashing import item_uniform
-from .plan import Plan, PlannedSample
+from .plan import PlannedSample
 from .pool import EnginePool
 from .strata import EngineStrata, primary_column, score_strata
 
-__all__ = ["BlockRounds", "RoundLog", "bin_strata", "block_rounds", "first_per_block", "model_strata", "next_round",
+__all__ = ["BlockRounds", "RoundLog", "bin_strata", "block_rounds", "model_strata", "next_round",
            "round_members", "round_order", "round_seed", "rounds_refusal", "simulate_rounds"]
 
 #: Added to the seed once per round (the 64-bit golden ratio), so rounds draw independent uniforms.
@@ -129,11 +127,6 @@ def model_strata(strata: EngineStrata, n_strata: int) -> EngineStrata | None:
     """The score strata as the model's leaves, or ``None`` (strata of prior bins, :func:`bin_strata`) when the scores
     are too concentrated for ``n_strata`` strata by the square-root rule (module docstring)."""
     return strata if strata.sizes.size >= n_strata else None
-
-
-def first_per_block(block: np.ndarray, wanted: np.ndarray) -> np.ndarray:
-    """Which entries are among the first ``wanted[g]`` entries of their block ``g``, in the given order."""
-    return ranks_within(block) < wanted[block]
 
 
 def round_order(keys: np.ndarray, seed: int) -> np.ndarray:
@@ -369,20 +362,10 @@ def round_members(pool: EnginePool, keys: np.ndarray, wanted: np.ndarray, unlabe
 
     One pass keeps the items with ``u`` below a :func:`~labelwise.designs.hashed.covering_bound` of each block's
     need (``unlabeled``: the block's items not excluded); a block that falls short (probability about 1e-9)
-    doubles its bound and the pass is repeated.  ``keys`` are within ``strata`` if given.
+    raises its bound and the pass is repeated (:meth:`EnginePool.hash_order`).  ``keys`` are within ``strata`` if
+    given.
     """
-    bound = np.where(wanted > 0, covering_bound(wanted, unlabeled), 0.0)
-    while True:
-        drawn = pool.sample(Plan(keys, bound), seed, exclude=exclude, strata=strata)
-        block = np.searchsorted(keys, drawn.keys)
-        short = np.bincount(block, minlength=keys.size) < wanted
-        if not short.any():
-            # the sample is in increasing u / b, so in increasing u (ties by id) within a block
-            take = first_per_block(block, wanted)
-            return drawn.item_ids[take], block[take]
-        if np.all(bound[short] >= 1.0):
-            raise ValueError("online-poisson: a round asked a block for more items than it has left")
-        bound = np.where(short, np.minimum(2.0 * bound, 1.0), bound)
+    return pool.hash_order(seed, keys, unlabeled, exclude, strata).first(wanted)
 
 
 def simulate_rounds(pool: EnginePool, rounds: BlockRounds, seed: int, batch_size: int, marks: list[int],

@@ -11,12 +11,13 @@ import numpy as np
 import pandas as pd
 
 from ..designs import Design
-from ..designs.hashed import first_by_ratio
+from ..designs.hashed import HashOrder, first_by_ratio
 from ..estimators import Estimate
 from ..measures import Measure, make_measure
 from ..pool import Pool
 from .blocks import BlockSummary
 from .files import expand_paths, fingerprint
+from .hashing import item_uniform
 from .plan import Plan, PlannedSample, block_inclusion
 from .source import MemorySource, PoolSource
 
@@ -140,6 +141,22 @@ class EnginePool:
 
         keys, b, ids = first_by_ratio(find, seed, plan.inclusion, plan.size, self.summary.counts)
         return PlannedSample(ids, b, self.n_items, keys, uniform=plan.uniform)
+
+    def hash_order(self, seed: int, blocks: np.ndarray | None = None, sizes: np.ndarray | None = None,
+                   exclude: np.ndarray | None = None, strata=None) -> HashOrder:
+        """The items of every block in increasing ``u = H(item_id, seed)`` (ties by id), found by passes of the pool
+        as far as draws reach (:class:`~labelwise.designs.hashed.HashOrder`).
+
+        ``blocks`` (default the summary's keys, ``sizes`` their items) are within ``strata`` if given (:meth:`sample`);
+        the ids ``exclude`` are left out (``sizes`` counts the others).
+        """
+        keys = self.summary.keys if blocks is None else blocks
+
+        def find(bound: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+            drawn = self.source.sample(Plan(keys, bound), seed, self.n_items, exclude, strata)
+            return drawn.item_ids, item_uniform(drawn.item_ids, seed), np.searchsorted(keys, drawn.keys), drawn.item_ids
+
+        return HashOrder(self.summary.counts if sizes is None else sizes, find)
 
     def rows(self, item_ids: np.ndarray) -> pd.DataFrame:
         """Every column (content included) of the rows of ``item_ids``, in that order."""
