@@ -19,12 +19,12 @@ sec. 4):
   closed form, the water-filling) from the labels so far;
 * block ``g`` gives ``k_g`` items by randomised systematic sampling of the
   blocks, from a generator seeded by the round's seed
-  (:func:`~labelwise.engines.online.round_seed` of the session's hash seed),
+  (:func:`~labelwise.engines.round_plan.round_seed` of the session's hash seed),
   and these are the first ``k_g`` of its items not handed out yet in
   increasing ``u = H(key, seed_r)`` (ties by key), a simple random sample
   (:mod:`labelwise.designs.hashed`; the key is the item id, or the position
   for pools with text ids), handed out in
-  :func:`~labelwise.engines.online.round_order`;
+  :func:`~labelwise.engines.round_plan.round_order` (:func:`~labelwise.engines.round_plan.plan_round`);
 * the estimate and its interval are :meth:`BlockRounds.estimate`.
 
 So for the same seed an engine pool hands out the same items, round by
@@ -47,10 +47,9 @@ from ..engines.online import (
     BlockRounds,
     RoundLog,
     model_strata,
-    round_order,
-    round_seed,
     rounds_refusal,
 )
+from ..engines.round_plan import plan_round
 from ..engines.source import ScoreArray
 from ..engines.strata import score_strata
 from ..estimators import Estimate
@@ -59,7 +58,6 @@ from ..pool import Pool
 from .base import Sampler
 from .hashed import HashOrder, hash_keys
 from .online_poisson import OnlinePoissonDesign, OnlinePoissonSampler, group_losses
-from .poisson_rounds import systematic_counts
 
 __all__ = ["HashedOnlineSampler", "memory_rounds", "per_item_state", "runs_on_blocks", "sampler_within_blocks"]
 
@@ -134,20 +132,19 @@ class HashedOnlineSampler(Sampler):
         """Round r (module docstring): its first ``n_new`` items; ``labeled`` marks every item handed out."""
         if self.legacy is not None:
             return self.legacy.draw(n_new, labeled)
-        round_, counts = len(self._drawn), self.rounds.summary.counts
-        handed = self.block[np.flatnonzero(labeled)]
+        round_ = len(self._drawn)
         log, _ = self._log(self._labeled, self._labels, np.zeros(self._labeled.size, dtype=np.int64))
-        b = self.rounds.inclusion(log.blocks, log.labels, handed, n_new)
-        unhanded = counts - np.bincount(handed, minlength=counts.size)
-        seed = round_seed(self.hash_seed, round_)
-        wanted = systematic_counts(unhanded * np.where(unhanded > 0, b, 0.0), np.random.default_rng(seed))
-        items = self._first_unhanded(wanted, unhanded, labeled, seed)
-        items = items[round_order(hash_keys(self.pool)[items], seed)]
+
+        def members(wanted: np.ndarray, unhanded: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            items = self._first_unhanded(wanted, unhanded, labeled, seed)
+            return items, hash_keys(self.pool)[items], self.block[items]
+
+        b, items, blocks = plan_round(self.rounds, log.blocks, log.labels, self.block[np.flatnonzero(labeled)], n_new,
+                                      self.hash_seed, round_, members)
         self._inclusion.append(b)
         self._drawn.append(int(items.size))
-        items = items[:n_new]
-        b_items = b[self.block[items]]
-        return Draws(items, 1.0 / b_items, b_items).in_round(round_)
+        b_items = b[blocks[:n_new]]
+        return Draws(items[:n_new], 1.0 / b_items, b_items).in_round(round_)
 
     def _first_unhanded(self, wanted: np.ndarray, unhanded: np.ndarray, handed: np.ndarray, seed: int) -> np.ndarray:
         """The first ``wanted[g]`` items of every block ``g`` not ``handed`` out (``unhanded[g]`` of them), in

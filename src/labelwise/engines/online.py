@@ -32,11 +32,12 @@ posterior.  On an engine pool
 * round ``r`` draws as the in-memory design does: how many items each block
   gives by randomised systematic sampling of the blocks (exactly the batch in
   all, :func:`~labelwise.designs.poisson_rounds.systematic_counts`, from a
-  generator seeded by :func:`round_seed`), then the first ``k_g`` items of
+  generator seeded by :func:`~labelwise.engines.round_plan.round_seed`), then the first ``k_g`` items of
   block ``g`` not handed out yet in increasing ``u = H(item_id, seed_r)``, a
   simple random sample without replacement (:mod:`labelwise.designs.hashed`;
-  one pass under covering bounds, :func:`round_members`), handed out in
-  increasing ``H(item_id, round_seed(seed_r, 1))``, a uniformly random order.  Every
+  one pass under covering bounds, :meth:`EnginePool.hash_order`), handed out in
+  increasing ``H(item_id, round_seed(seed_r, 1))``, a uniformly random order
+  (:func:`~labelwise.engines.round_plan.plan_round`).  Every
   unlabeled item of block ``g`` is drawn with probability ``b_g`` exactly, so
   the items the design takes with certainty (``b_g = 1``) are all drawn.
 
@@ -62,7 +63,7 @@ from ..designs.online_poisson import (
     unlabeled_covariance,
     with_unlabeled,
 )
-from ..designs.poisson_rounds import round_inclusion, systematic_counts
+from ..designs.poisson_rounds import round_inclusion
 from ..estimators import (
     Estimate,
     larger_variance,
@@ -80,22 +81,13 @@ from ..oracle.calibration import (
 )
 from ..pool import Outputs
 from .blocks import N_BINS, BlockSummary, depends_on_predictions_only
-from .hashing import item_uniform
 from .plan import PlannedSample
 from .pool import EnginePool
+from .round_plan import plan_round
 from .strata import EngineStrata, primary_column, score_strata
 
-__all__ = ["BlockRounds", "RoundLog", "bin_strata", "block_rounds", "model_strata", "next_round",
-           "round_members", "round_order", "round_seed", "rounds_refusal", "simulate_rounds"]
-
-#: Added to the seed once per round (the 64-bit golden ratio), so rounds draw independent uniforms.
-_ROUND_STEP = 0x9E3779B97F4A7C15
-
-
-def round_seed(seed: int, round_: int) -> int:
-    """The seed round ``round_`` draws by: ``(seed + round_ * 0x9E3779B97F4A7C15) mod 2^64``."""
-    return (seed + round_ * _ROUND_STEP) % 2**64
-
+__all__ = ["BlockRounds", "RoundLog", "bin_strata", "block_rounds", "model_strata", "next_round", "rounds_refusal",
+           "simulate_rounds"]
 
 def bin_strata(per_bin: np.ndarray, n_strata: int) -> np.ndarray:
     """Stratum of every prior bin by the cumulative square-root frequency rule on the bins' counts.
@@ -127,12 +119,6 @@ def model_strata(strata: EngineStrata, n_strata: int) -> EngineStrata | None:
     """The score strata as the model's leaves, or ``None`` (strata of prior bins, :func:`bin_strata`) when the scores
     are too concentrated for ``n_strata`` strata by the square-root rule (module docstring)."""
     return strata if strata.sizes.size >= n_strata else None
-
-
-def round_order(keys: np.ndarray, seed: int) -> np.ndarray:
-    """The hand-out order of a round's items with hash keys ``keys``: increasing
-    ``H(key, round_seed(seed, 1))``, ties by key (a uniformly random order)."""
-    return np.lexsort((keys, item_uniform(keys, round_seed(seed, 1))))
 
 
 @dataclass(frozen=True)
@@ -344,28 +330,15 @@ def next_round(pool: EnginePool, rounds: BlockRounds, seed: int, round_: int, la
     their blocks ``handed_blocks``) are not drawn again.  The round's sample holds ``n_new`` items (one more or
     less only by rounding), in hand-out order (module docstring).
     """
-    b = rounds.inclusion(labeled.blocks, labeled.labels, handed_blocks, n_new)
     keys = rounds.summary.keys
-    unlabeled = rounds.summary.counts - np.bincount(handed_blocks, minlength=keys.size)
-    seed_r = round_seed(seed, round_)
-    wanted = systematic_counts(unlabeled * np.where(unlabeled > 0, b, 0.0), np.random.default_rng(seed_r))
-    ids, blocks = round_members(pool, keys, wanted, unlabeled, seed_r, handed_ids, rounds.strata)
-    order = round_order(ids, seed_r)
-    ids, blocks = ids[order], blocks[order]
+
+    def members(wanted: np.ndarray, unhanded: np.ndarray, seed_r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        # one pass keeps the items under covering bounds of each block's need (EnginePool.hash_order)
+        ids, blocks = pool.hash_order(seed_r, keys, unhanded, handed_ids, rounds.strata).first(wanted)
+        return ids, ids, blocks
+
+    b, ids, blocks = plan_round(rounds, labeled.blocks, labeled.labels, handed_blocks, n_new, seed, round_, members)
     return b, PlannedSample(ids, b[blocks], pool.n_items, keys[blocks])
-
-
-def round_members(pool: EnginePool, keys: np.ndarray, wanted: np.ndarray, unlabeled: np.ndarray, seed: int,
-                  exclude: np.ndarray, strata: EngineStrata | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The first ``wanted[g]`` items of every block ``g`` in increasing ``u = H(item_id, seed)`` (ties by id), but
-    ``exclude``; returns their ids and block indices.
-
-    One pass keeps the items with ``u`` below a :func:`~labelwise.designs.hashed.covering_bound` of each block's
-    need (``unlabeled``: the block's items not excluded); a block that falls short (probability about 1e-9)
-    raises its bound and the pass is repeated (:meth:`EnginePool.hash_order`).  ``keys`` are within ``strata`` if
-    given.
-    """
-    return pool.hash_order(seed, keys, unlabeled, exclude, strata).first(wanted)
 
 
 def simulate_rounds(pool: EnginePool, rounds: BlockRounds, seed: int, batch_size: int, marks: list[int],
