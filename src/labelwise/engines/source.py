@@ -262,8 +262,8 @@ class SqlSource(PoolSource):
 
     def stratum_uniforms(self, strata, bound: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         self.register("lw_bounds", pd.DataFrame({"stratum": np.arange(bound.size, dtype=np.int64), "b": bound}))
-        frame = self.query(stratum_draw_query(self.table, self.columns, strata.column, strata.lo, strata.scale,
-                                              strata.n_fine, strata.cuts, "lw_bounds", seed, self.dialect))
+        self._register_strata(strata)
+        frame = self.query(stratum_draw_query(self.table, self.columns, strata, "lw_bounds", seed, self.dialect))
         return (frame["item_id"].to_numpy(np.int64), frame["u"].to_numpy(float),
                 frame["stratum"].to_numpy(np.int64))
 

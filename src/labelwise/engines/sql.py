@@ -81,17 +81,6 @@ def _key_sql(cols: EngineColumns, d: SqlDialect, strata=None) -> str:
     return key
 
 
-def _stratum_sql(cuts: np.ndarray, lo: int = 0, hi: int | None = None) -> str:
-    """The stratum of the fine bin ``_lw_fine``: the number of ``cuts`` below it, between ``lo`` and ``hi``
-    (default ``len(cuts)``), by a binary search, so a row makes about ``log2(len(cuts))`` comparisons."""
-    hi = len(cuts) if hi is None else hi
-    if lo == hi:
-        return str(lo)
-    mid = (lo + hi + 1) // 2
-    return (f"(CASE WHEN _lw_fine > {int(cuts[mid - 1])} THEN {_stratum_sql(cuts, mid, hi)} "
-            f"ELSE {_stratum_sql(cuts, lo, mid - 1)} END)")
-
-
 def _with_bin(source: str, cols: EngineColumns, d: SqlDialect, strata=None) -> str:
     """``source``'s rows with their prior ``_lw_prior`` and its bin ``_lw_bin`` (:func:`~labelwise.engines.blocks.prior_bins`),
     and with ``strata`` their stratum ``_lw_stratum`` (from the table :data:`FINE_STRATA`, registered by the caller).
@@ -110,9 +99,13 @@ def _with_bin(source: str, cols: EngineColumns, d: SqlDialect, strata=None) -> s
     query = f"(SELECT {used} FROM {source}) _s"
     for j, stage in enumerate(stages):
         query = f"(SELECT *, {stage} FROM {query}) _s{j}"
-    if strata is not None:  # a join with the small table of the fine bins' strata: a CASE per row costs far more
-        query = f"(SELECT * FROM {query} JOIN {FINE_STRATA} _m ON _lw_fine = _m._lw_fine_bin) _sm"
-    return query
+    return query if strata is None else f"({_stratum_join(query)}) _sm"
+
+
+def _stratum_join(rows: str) -> str:
+    """``rows`` (a subquery with the fine bin ``_lw_fine``) with their stratum ``_lw_stratum``: a join with the
+    small table :data:`FINE_STRATA` (registered by the caller), as a CASE per row costs far more."""
+    return f"SELECT * FROM {rows} JOIN {FINE_STRATA} _m ON _lw_fine = _m._lw_fine_bin"
 
 
 def _invalid_sql(column: str, kind: str, d: SqlDialect) -> str:
@@ -182,15 +175,13 @@ def fine_counts_query(source: str, column: str, lo: float, scale: float, n_fine:
     return f"SELECT {_fine_sql(column, lo, scale, n_fine, d)} AS fine, COUNT(*) AS n FROM {source} GROUP BY 1"
 
 
-def stratum_draw_query(source: str, cols: EngineColumns, column: str, lo: float, scale: float, n_fine: int,
-                       cuts: np.ndarray, bounds_table: str, seed: int, d: SqlDialect) -> str:
+def stratum_draw_query(source: str, cols: EngineColumns, strata, bounds_table: str, seed: int, d: SqlDialect) -> str:
     """Rows ``(item_id, u, stratum)`` of the items with ``u < b`` of their stratum; ``bounds_table`` has columns
-    ``stratum`` and ``b``, and the stratum of a fine bin is the number of ``cuts`` below it."""
-    stratum = _stratum_sql(cuts)
-    fine = (f"SELECT {d.quote(cols.id)} AS item_id, {_fine_sql(column, lo, scale, n_fine, d)} AS _lw_fine "
-            f"FROM {source}")
-    keyed = (f"SELECT k.item_id AS item_id, p.b AS b, k.stratum AS stratum FROM "
-             f"(SELECT item_id, {stratum} AS stratum FROM ({fine}) _f) k JOIN {bounds_table} p ON k.stratum = p.stratum")
+    ``stratum`` and ``b``, and the table :data:`FINE_STRATA` of ``strata`` is registered by the caller."""
+    fine = (f"(SELECT {d.quote(cols.id)} AS item_id, {_fine_sql(strata.column, strata.lo, strata.scale, strata.n_fine, d)}"
+            f" AS _lw_fine FROM {source}) _f")
+    keyed = (f"SELECT k.item_id AS item_id, p.b AS b, k._lw_stratum AS stratum FROM ({_stratum_join(fine)}) k "
+             f"JOIN {bounds_table} p ON k._lw_stratum = p.stratum")
     hashed = uniform_sql(keyed, "item_id", seed, ["item_id", "b", "stratum"], d, out="u", bound="b")
     return f"SELECT item_id, u, stratum FROM ({hashed}) h WHERE u < b"
 
