@@ -22,11 +22,26 @@ import numpy as np
 from .draws import Draws, Sample
 from .pool import Pool
 
-__all__ = ["DrawLedger", "ItemLedger", "LabelError", "Ledger", "as_int_labels", "make_ledger", "show_id"]
+__all__ = ["DrawLedger", "ItemLedger", "LabelError", "Ledger", "NotProposedError", "as_int_labels", "make_ledger",
+           "show_id"]
 
 
 class LabelError(ValueError):
-    """Labels that cannot be accepted; nothing was stored."""
+    """Labels that cannot be accepted; nothing was stored.
+
+    Attributes
+    ----------
+    index : int or None
+        The place, among the labels given, of the label refused (when one is named).
+    """
+
+    def __init__(self, message: str, index: int | None = None):
+        super().__init__(message)
+        self.index = index
+
+
+class NotProposedError(LabelError):
+    """A label of an item the design has not proposed (drawn): it has no design weight."""
 
 
 def _is_number(value) -> bool:
@@ -142,7 +157,7 @@ class Ledger(ABC):
         ------
         LabelError
             A label that contradicts a stored one or another in the call, or
-            answers nothing waiting.
+            answers nothing waiting (:class:`NotProposedError` for an item not among ``draws``).
         """
 
     def record(self, answered: np.ndarray, pos: np.ndarray, y: np.ndarray) -> None:
@@ -212,9 +227,9 @@ class ItemLedger(Ledger):
         drawn = np.isin(pos, draws.items)
         if not drawn.all():
             i = int(np.argmax(~drawn))
-            raise LabelError(
+            raise NotProposedError(
                 f"item {show_id(ids[i])} was not proposed by the design; label only items returned by next_batch "
-                "(labels of other items have no design weight)"
+                "(labels of other items have no design weight)", index=i
             )
         # first occurrence of each item not yet labeled, stored at the item's first draw
         new = np.flatnonzero(stored < 0)
@@ -314,9 +329,11 @@ class DrawLedger(Ledger):
             i = int(np.argmax(~ok))
             waiting = int(count[loc[i]]) if uniq.size and uniq[loc[i]] == pos[i] else 0
             given = int(np.sum(pos == pos[i]))
-            raise LabelError(
+            refused = LabelError if np.isin(pos[i], draws.items) else NotProposedError
+            raise refused(
                 f"item {show_id(ids[i])} has {waiting} draw(s) waiting for a label but {given} label(s) were given; "
-                "label only items returned by next_batch, once per time they are returned. Nothing was stored"
+                "label only items returned by next_batch, once per time they are returned. Nothing was stored",
+                index=i,
             )
         return by_item[start[loc] + occurrence]
 

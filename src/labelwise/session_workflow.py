@@ -33,7 +33,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .ledger import LabelError, as_int_labels, show_id
+from .ledger import LabelError, NotProposedError, as_int_labels, show_id
 from .pool import PoolError
 from .store.answers import add_answers, retract_answer
 from .store.withdrawals import close_withdrawals, withdraw
@@ -320,7 +320,8 @@ class HandOut:
         wrong = self.draws.items[d] != pos
         if wrong.any():
             i = int(np.argmax(wrong))
-            raise LabelError(f"draw {d[i]} is of item {show_id(self.pool.item_ids[self.draws.items[d[i]]])}, not "
-                             f"of item {show_id(ids[i])}; keep each row's id and draw together. Nothing was stored")
+            refused = LabelError if np.isin(pos[i], self.draws.items) else NotProposedError
+            raise refused(f"draw {d[i]} is of item {show_id(self.pool.item_ids[self.draws.items[d[i]]])}, not "
+                          f"of item {show_id(ids[i])}; keep each row's id and draw together. Nothing was stored", index=i)
         return d
 

@@ -50,7 +50,6 @@ if TYPE_CHECKING:
     from ..estimators import Estimate
     from ..measures import Measure
     from ..pool import Pool
-    from ..session import Session
 
 # pandas, scipy and the designs are imported in the commands that need them: the stored estimate does not
 
@@ -215,15 +214,18 @@ def label(
     if is_engine_session(session):
         with user_errors():
             return engine_label(session, labels_file, id_col, label_col)
+    from ..ledger import NotProposedError
     from ..pool import read_labels_file
     from ..session import Session
 
     with user_errors(), Session.open(session) as s:
         df = read_labels_file(labels_file, id_col=id_col, label_col=label_col, draw_col=draw_col, skip_empty=True)
-        _check_proposed(s, df, labels_file, id_col)
         draws = df["draw"].to_numpy() if "draw" in df.columns else None
         source = "stdin" if str(labels_file) == "-" else f"file:{labels_file.name}"
-        new = s.add_labels(df["item_id"].to_numpy(), df["label"].to_numpy(), source=source, draws=draws)
+        try:
+            new = s.add_labels(df["item_id"].to_numpy(), df["label"].to_numpy(), source=source, draws=draws)
+        except NotProposedError as exc:
+            raise UserError(_not_proposed(df, exc.index, labels_file, id_col)) from None
         save_estimate(s)
         empty = df.attrs["empty_labels"]
         blank = f"; {empty} rows without a label left pending" if empty else ""
@@ -236,27 +238,19 @@ def label(
                        f"items, {s.pending.size} still pending{blank}")
 
 
-def _check_proposed(s: Session, labels: pd.DataFrame, path: Path, id_col: str) -> None:
-    """Refuse, naming the file and row, labels of pool items the session's design never proposed (drew).
+def _not_proposed(labels: pd.DataFrame, i: int, path: Path, id_col: str) -> str:
+    """The refusal of a label (row ``i`` of ``labels``) of a pool item the session's design never proposed (drew),
+    naming the file and row.
 
     Such a label has no design weight, so no estimate can use it: a ``labelwise discover export``, for one,
-    lists positives found by querying annotators, outside the session's draws.  Unknown ids are left to
-    :meth:`~labelwise.Session.add_labels`, which names them.
+    lists positives found by querying annotators, outside the session's draws.
     """
     from ..ledger import show_id
-    from ..pool import PoolError
 
-    try:
-        pos = s.pool.positions(labels["item_id"].to_numpy())
-    except PoolError:
-        return
-    unproposed = ~np.isin(pos, s.draws.items)
-    if unproposed.any():
-        i = int(np.argmax(unproposed))
-        raise UserError(f"labels file {str(path)!r}, column {id_col!r}, data row {int(labels.index[i]) + 1}: item "
-                        f"{show_id(labels['item_id'].iloc[i])} was not proposed by the session's design, so its label "
-                        "has no design weight (a `labelwise discover export` lists positives found outside its "
-                        "draws); keep only the rows of items `labelwise next` handed out. Nothing was stored")
+    return (f"labels file {str(path)!r}, column {id_col!r}, data row {int(labels.index[i]) + 1}: item "
+            f"{show_id(labels['item_id'].iloc[i])} was not proposed by the session's design, so its label has no "
+            "design weight (a `labelwise discover export` lists positives found outside its draws); keep only the "
+            "rows of items `labelwise next` handed out. Nothing was stored")
 
 
 # --------------------------------------------------------------------------- estimate
