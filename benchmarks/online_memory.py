@@ -18,7 +18,6 @@ is one ``labelwise.simulate`` repeat (batches of 50, 2000 labels).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import matplotlib
@@ -26,9 +25,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
-from design_variants import CHECKPOINTS, run, spec_of
+from design_variants import CHECKPOINTS, run, spec_of, summary
+from poisson_memory import save_tagged
 from pools import DATASETS
-from robustness import OUT
 
 POOLS = ("abt-buy", "dblp-acm", "0.001-x3-weak", "0.001-x0.5-strong", "0.001-x1-strong", "0.05-x1-weak")
 #: The issue's targets at 2000 labels: F1 MSE per real pool, and the least coverage.
@@ -41,13 +40,25 @@ COMMAND = ("PYTHONPATH={path} nice -n 10 python benchmarks/online_memory.py --ru
 
 
 def pool_row(entry: dict) -> dict:
-    """MSE, coverage, mean width and tail runs per checkpoint of one pool's runs."""
-    values, lower, upper = (np.asarray(entry[k]) for k in ("values", "lower", "upper"))
-    error = values - entry["truth"]
-    return {"pool": entry["pool"], "truth": entry["truth"], "mse": np.mean(error**2, axis=1).tolist(),
-            "coverage": np.mean((lower <= entry["truth"]) & (entry["truth"] <= upper), axis=1).tolist(),
-            "width": np.mean(upper - lower, axis=1).tolist(), "tail": np.sum(np.abs(error) > TAIL_ERROR, axis=1).tolist(),
+    """MSE, coverage, mean width, tail runs and every run's error per checkpoint of one pool's runs."""
+    s = summary(entry)
+    error = np.asarray(entry["values"]) - entry["truth"]
+    return {"pool": entry["pool"], "truth": entry["truth"], "mse": s["mse"].tolist(), "coverage": s["cover"].tolist(),
+            "width": np.mean(np.asarray(entry["upper"]) - np.asarray(entry["lower"]), axis=1).tolist(),
+            "tail": np.sum(np.abs(error) > TAIL_ERROR, axis=1).tolist(), "errors": error.tolist(),
             "seconds_per_run": entry["seconds_per_run"]}
+
+
+def mse_ratio(before: dict, after: dict, i: int) -> str:
+    """MSE after / before at checkpoint ``i``, with its standard error by the delta method over the independent
+    runs when both rows hold every run's error: ``se(R) = R sqrt(s_a^2 / (n_a m_a^2) + s_b^2 / (n_b m_b^2))``, ``m``
+    and ``s`` the mean and standard deviation of the runs' squared errors."""
+    ratio = after["mse"][i] / before["mse"][i] if before["mse"][i] > 0 else float("inf")
+    if "errors" not in before or "errors" not in after or not np.isfinite(ratio):
+        return f"{ratio:.2f}"
+    relative = [np.var(sq, ddof=1) / (sq.size * np.mean(sq) ** 2) if np.mean(sq) > 0 else 0.0
+                for sq in (np.asarray(row["errors"][i]) ** 2 for row in (before, after))]
+    return f"{ratio:.2f} +- {ratio * np.sqrt(sum(relative)):.2f}"
 
 
 def summary_section(data: dict) -> str:
@@ -56,16 +67,17 @@ def summary_section(data: dict) -> str:
     before, after = data["before"], data["after"]
     runs = after["runs"]
     lines = ["## In-memory online-poisson: the engine's rounds on score blocks vs the per-item sampler", "",
-             (f"F1, {runs} runs per pool (seed {after['seed']}), batches of 50. MSE before / after at "
+             (f"F1, {runs} runs per pool (seed {after['seed']}), batches of 50. MSE before / after and their ratio "
+              f"(+- its standard error, delta method over the independent runs) at "
               f"{', '.join(map(str, CHECKPOINTS))} labels; coverage of the 95% interval and width / (3.92 RMSE) at "
               f"2000; tail runs: F1 error above {TAIL_ERROR} at 2000 (their MSE share is most of it on the 1:1000 "
               f"strong pools, so the MSE there moves with a handful of runs). Targets: abt-buy MSE <= 7e-4 and "
               f"dblp-acm <= 1e-8 at 2000, coverage >= {COVERAGE_TARGET}."), "",
-             "| pool | " + " | ".join(f"MSE {c} before / after" for c in CHECKPOINTS)
+             "| pool | " + " | ".join(f"MSE {c} before / after (ratio)" for c in CHECKPOINTS)
              + " | coverage before / after | width before / after | tail runs before / after |",
              "| --- |" + " ---: |" * (len(CHECKPOINTS) + 3)]
     for b, a in zip(before["pools"], after["pools"], strict=True):
-        mse = " | ".join(f"{b['mse'][i]:.2e} / {a['mse'][i]:.2e}" for i in range(len(CHECKPOINTS)))
+        mse = " | ".join(f"{b['mse'][i]:.2e} / {a['mse'][i]:.2e} ({mse_ratio(b, a, i)})" for i in range(len(CHECKPOINTS)))
         width = [r["width"][-1] / (3.92 * np.sqrt(r["mse"][-1])) if r["mse"][-1] > 0 else float("inf") for r in (b, a)]
         lines.append(f"| {a['pool']} | {mse} | {b['coverage'][-1]:.2f} / {a['coverage'][-1]:.2f} | "
                      f"{width[0]:.2f} / {width[1]:.2f} | {b['tail'][-1]} / {a['tail'][-1]} |")
@@ -111,16 +123,8 @@ def main() -> None:
         print(f"{name:<20} MSE@2000 {row['mse'][-1]:.2e} coverage {row['coverage'][-1]:.2f} tail runs "
               f"{row['tail'][-1]} {row['seconds_per_run']:.2f} s/run", flush=True)
         rows.append(row)
-    OUT.mkdir(exist_ok=True)
-    (OUT / f"online_memory_{args.tag}.json").write_text(json.dumps({"runs": args.runs, "seed": args.seed,
-                                                                    "pools": rows}, indent=1))
-    both = {tag: OUT / f"online_memory_{tag}.json" for tag in ("before", "after")}
-    if all(p.exists() for p in both.values()):
-        loaded = {tag: json.loads(p.read_text()) for tag, p in both.items()}
-        (OUT / "online_memory.json").write_text(json.dumps(loaded))  # what sections.py renders
-        plot(loaded, OUT / "online_memory.png")
-        print(summary_section(loaded))
-
+    save_tagged("online_memory", args.tag, {"runs": args.runs, "seed": args.seed, "pools": rows}, plot,
+                summary_section)
 
 if __name__ == "__main__":
     main()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import matplotlib
@@ -113,15 +114,22 @@ def compare(name: str, design: lw.Design, doc: str, section) -> None:
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--tag", choices=("before", "after"), required=True)
     args = ap.parse_args()
-    OUT.mkdir(exist_ok=True)
     data = {"runs": args.runs, "n_items": N_ITEMS, "budget": BUDGET, "checkpoints": list(CHECKPOINTS),
             "pools": [run_pool(*spec, args.runs, design) for spec in POOLS]}
-    (OUT / f"{name}_{args.tag}.json").write_text(json.dumps(data, indent=1))
-    both = {tag: OUT / f"{name}_{tag}.json" for tag in ("before", "after")}
+    save_tagged(name, args.tag, data, plot, section)
+
+
+def save_tagged(name: str, tag: str, data: dict, plot_both: Callable[[dict, Path], None],
+                section: Callable[[dict], str]) -> None:
+    """Write ``out/<name>_<tag>.json``, and once both tags exist ``out/<name>.json`` (``{"before": ..., "after":
+    ...}``), ``plot_both`` of it as ``out/<name>.png`` and ``section`` of it on stdout."""
+    OUT.mkdir(exist_ok=True)
+    (OUT / f"{name}_{tag}.json").write_text(json.dumps(data, indent=1))
+    both = {t: OUT / f"{name}_{t}.json" for t in ("before", "after")}
     if all(p.exists() for p in both.values()):
-        loaded = {tag: json.loads(p.read_text()) for tag, p in both.items()}
+        loaded = {t: json.loads(p.read_text()) for t, p in both.items()}
         (OUT / f"{name}.json").write_text(json.dumps(loaded))  # what sections.py renders
-        plot(loaded, OUT / f"{name}.png")
+        plot_both(loaded, OUT / f"{name}.png")
         print(section(loaded))
 
 
