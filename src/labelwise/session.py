@@ -30,33 +30,28 @@ twice is labeled twice, and its labels may differ (:mod:`labelwise.ledger`).
 
 from __future__ import annotations
 
-import hashlib
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from functools import cache
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .designs import Design, Sampler, design_from_spec, make_design
+from .designs import Design, Sampler, make_design
 from .designs.base import check_oracle
 from .draws import Draws, Sample
 from .engines.hashing import generator_seed
 from .estimators import Estimate
 from .ledger import DrawLedger, LabelError, Ledger, make_ledger, show_id
-from .measures import Measure, measure_from_spec
+from .measures import Measure
 from .measures.domain import over_judgeable
 from .pool import Pool
 from .pool.system_outputs import SystemOutputs
+from .session_file import SessionFile
 from .session_run import OracleRun
-from .session_systems import AddedSystem, add_system, resumed_sampler
+from .session_systems import AddedSystem, add_system
 from .session_workflow import HandOut
-from .store import Store, StoreError
-from .store.answers import load_answers
-from .store.codec import dump_sampler, load_sampler
-from .store.withdrawals import load_withdrawn
+from .store import Store
 
 if TYPE_CHECKING:
     from .planning import Plan
@@ -64,16 +59,7 @@ if TYPE_CHECKING:
 __all__ = ["LabelError", "Session"]
 
 
-@cache
-def _setup_tag() -> bytes:
-    """Prefix of a stored set-up: a digest of labelwise's code, so a set-up stored by other code is redone."""
-    digest = hashlib.sha256()
-    for source in sorted(Path(__file__).parent.rglob("*.py")):
-        digest.update(source.read_bytes())
-    return b"setup " + digest.hexdigest().encode() + b"\n"
-
-
-class Session(HandOut, OracleRun):
+class Session(HandOut, OracleRun, SessionFile):
     """Pool + measure + design + the labels so far.
 
     Parameters
@@ -132,116 +118,6 @@ class Session(HandOut, OracleRun):
                 "level": self.level, "created": time.time(), "hash_seed": generator_seed(self.rng),
             }, rng_state=self.rng.bit_generator.state)
             self._save_setup()
-
-    def _save_setup(self) -> None:
-        """Store the design's set-up (a sampler that has seen no label), so opening the file skips it."""
-        if self.store is not None:
-            self.store.put_cache("sampler", _setup_tag() + dump_sampler(self.sampler))
-
-    # ------------------------------------------------------------- resume
-    @classmethod
-    def open(cls, path: str | Path, measure: Measure | None = None) -> Session:
-        """Resume a session from its file: pool, draws, labels and generator state.
-
-        Parameters
-        ----------
-        path : str or Path
-        measure : Measure, optional
-            Required when the session's measure was user-defined (not stored).
-        """
-        store = Store.open(path)
-        try:
-            return cls._resume(store, measure)
-        except BaseException:
-            store.close()
-            raise
-
-    @classmethod
-    def _resume(cls, store: Store, measure: Measure | None) -> Session:
-        with store.reading():  # one snapshot: no other command's write lands in between
-            config, state, revision = store.config(), store.rng_state(), store.revision()
-            pool, draws, setup = store.load_pool(), store.load_draws(), store.cached("sampler")
-            items, labels, calls, answered = store.load_labels()
-            corrected, deferred, states = store.load_relabels(), store.load_deferred(), store.design_states()
-            excluded, further, withdrawn = store.load_excluded(), load_answers(store), load_withdrawn(store)
-        if config["measure"] is None and measure is None:
-            raise ValueError("this session uses a user-defined measure: pass it again with measure=")
-        name = str(state.get("bit_generator", "PCG64"))
-        kind = getattr(np.random, name, None)
-        if not (isinstance(kind, type) and issubclass(kind, np.random.BitGenerator)):
-            raise StoreError(f"{str(store.path)!r}: unknown random generator {name!r} in the session file")
-        # the seed sequence carries the hash seed (designs drawing by the item hash read it), the state the stream
-        hash_seed = config.get("hash_seed")
-        bit_generator = kind() if hash_seed is None else kind(np.random.SeedSequence(int(hash_seed)))
-        bit_generator.state = state
-        rng = np.random.Generator(bit_generator)
-        measure = measure if measure is not None else measure_from_spec(config["measure"])
-        sampler, tag = None, _setup_tag()
-        if setup is not None and setup.startswith(tag):  # a set-up stored by other code is redone
-            try:
-                sampler = load_sampler(memoryview(setup)[len(tag):], pool, measure, rng)  # no copy
-            except Exception:  # noqa: BLE001 - an unreadable set-up is only a lost shortcut
-                sampler = None
-        # files written before the oracle mode was the session's keep it in the design's spec
-        oracle = config.get("oracle") or config["design"].get("oracle", "deterministic")
-        self = cls(pool, measure, design_from_spec(config["design"]), oracle=oracle, budget=config.get("budget"),
-                   seed=rng, level=float(config.get("level", 0.95)), sampler=sampler)
-        if sampler is None:  # redone (the file's was stored by other code): kept, before any label, for the
-            self.sampler = resumed_sampler(self, config)  # next write, so later opens skip it again
-            self._unsaved_setup = dump_sampler(self.sampler)
-        self._draw_parts = [draws] if len(draws) else []
-        self.stage = int(draws.round.max()) + 1 if len(draws) else 0
-        self.store, self._revision, self.deferred = store, revision, deferred
-        if isinstance(self.ledger, DrawLedger):
-            self.ledger.extend(len(draws))
-        self.ledger.exclude(excluded)
-        # replay the labels call by call, as they arrived, so adaptive designs end in the same state
-        for chunk in np.split(np.arange(items.size), np.flatnonzero(np.diff(calls)) + 1):
-            if chunk.size:
-                self.ledger.record(answered[chunk], items[chunk], labels[chunk])
-                self.sampler.observe(items[chunk], labels[chunk])
-        self.ledger.correct(*corrected)  # corrections reach the estimates, not the design (as when made)
-        if isinstance(self.ledger, DrawLedger):
-            self.ledger.add_answers(*further)
-        self.ledger.withdraw(*withdrawn)
-        self.sampler.set_state(states)
-        return self
-
-    @contextmanager
-    def _writing(self) -> Iterator[None]:
-        """Hold the file's write lock, on the file's latest state: re-read it if another process wrote since.
-
-        A failed write leaves memory possibly ahead of the file: the next write re-reads it.
-        """
-        if self.store is None:
-            yield
-            return
-        done = False
-        try:
-            with self.store.writing():
-                if self.store.revision() != self._revision:
-                    self.__dict__.update(type(self)._resume(self.store, self.measure).__dict__)
-                yield
-                if self._unsaved_setup is not None:
-                    self.store.put_cache("sampler", _setup_tag() + self._unsaved_setup)
-                    self._unsaved_setup = None
-                self._revision = self.store.revision()
-            done = True
-        finally:
-            if not done:
-                self._revision = -1
-
-    def close(self) -> None:
-        """Close the session file (the session stays usable in memory)."""
-        if self.store is not None:
-            self.store.close()
-            self.store = None
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     # ------------------------------------------------------------ queries
     @property

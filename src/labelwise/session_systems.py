@@ -190,7 +190,7 @@ def add_system(session: Session, name: str, outputs: SystemOutputs) -> AddedSyst
             session.ledger.pool = pool
             session.pool, session.measure, session.sampler = pool, measure, sampler
         else:
-            from .session import _setup_tag
+            from .session_file import _setup_tag
 
             stages, states = stored_design_states(session.store)
             config = session.store.config()

@@ -3,7 +3,7 @@
 from contextlib import closing
 
 import labelwise as lw
-from labelwise.session import _setup_tag
+from labelwise.session_file import _setup_tag
 from labelwise.store import Store
 
 
