@@ -8,18 +8,7 @@ __all__ = ["ranks_within"]
 
 
 def ranks_within(groups: np.ndarray) -> np.ndarray:
-    """How many entries of the same group come before each entry, in the given order.
-
-    Parameters
-    ----------
-    groups : ndarray of int, shape (n,)
-        The group of every entry.
-
-    Returns
-    -------
-    ndarray of int64, shape (n,)
-        ``rank[i] = #{j < i : groups[j] == groups[i]}``.
-    """
+    """``rank[i]``: how many entries before ``i`` share its group (``groups``, one integer per entry), as int64."""
     by_group = np.argsort(groups, kind="stable")  # keeps the given order within a group
     sorted_groups = groups[by_group]
     rank = np.empty(groups.size, dtype=np.int64)
