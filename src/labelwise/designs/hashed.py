@@ -125,8 +125,10 @@ class HashOrder:
     def __init__(self, sizes: np.ndarray, find: Finder):
         self.sizes, self.find = np.asarray(sizes, dtype=np.int64), find
         self.bound = np.zeros(self.sizes.size)
-        self.order = [np.empty(0, dtype=np.int64) for _ in self.sizes]
-        self.uniform = [np.empty(0) for _ in self.sizes]  # the u of :attr:`order`
+        # the items found, group by group, each group's in order, with their u; found[g] of group g from offset[g]
+        self.items, self.uniform = np.empty(0, dtype=np.int64), np.empty(0)
+        self.found = np.zeros(self.sizes.size, dtype=np.int64)
+        self.offset = np.zeros(self.sizes.size, dtype=np.int64)
         self.start = np.zeros(self.sizes.size, dtype=np.int64)  # items of each group already handed out
 
     @classmethod
@@ -140,13 +142,8 @@ class HashOrder:
 
         return cls(np.array([keys.size]) if groups is None else np.bincount(groups), find)
 
-    @property
-    def found(self) -> np.ndarray:
-        """How many items of every group :attr:`order` holds."""
-        return np.array([o.size for o in self.order])
-
     def reach(self, need: np.ndarray) -> None:
-        """Make :attr:`order` hold the first ``need[g]`` items of every group ``g`` (all of a smaller group).
+        """Make :attr:`items` hold the first ``need[g]`` items of every group ``g`` (all of a smaller group).
 
         A group short of items gets the :func:`covering_bound` of its need (at
         least twice its last bound), and every group is hashed again.
@@ -159,16 +156,20 @@ class HashOrder:
             self.bound = np.where(short, np.minimum(wanted, 1.0), self.bound)
             items, u, group, key = self.find(self.bound)
             by = np.lexsort((key, u, group))
-            cuts = np.searchsorted(group[by], np.arange(1, self.sizes.size))
-            self.order, self.uniform = np.split(items[by], cuts), np.split(u[by], cuts)
+            self.items, self.uniform = items[by], u[by]
+            self.found = np.bincount(group, minlength=self.sizes.size)
+            self.offset = np.cumsum(self.found) - self.found
+
+    def order(self, group: int) -> np.ndarray:
+        """The items of ``group`` found so far, in order."""
+        return self.items[self.offset[group]:self.offset[group] + self.found[group]]
 
     def items_at(self, groups: np.ndarray, ranks: np.ndarray) -> np.ndarray:
         """The items of hash rank ``ranks`` (0 for the first) in ``groups`` (reaching them first)."""
         need = np.zeros(self.sizes.size, dtype=np.int64)
         np.maximum.at(need, groups, ranks + 1)
         self.reach(need)
-        found = self.found
-        return np.concatenate(self.order)[(np.cumsum(found) - found)[groups] + ranks]
+        return self.items[self.offset[groups] + ranks]
 
     def first(self, need: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The first ``need[g]`` items of every group ``g`` (all of a smaller group), group by group, and their
@@ -192,18 +193,19 @@ class HashOrder:
             return np.empty(0, dtype=np.int64), np.empty(0)
         target = start + n_new
         while True:
-            if self.order[group].size < min(target, self.sizes[group]):
-                need = self.found
+            if self.found[group] < min(target, self.sizes[group]):
+                need = self.found.copy()
                 need[group] = target
                 self.reach(need)
-            ahead = self.order[group][start:]
+            at = self.offset[group] + start
+            ahead = self.order(group)[start:]
             free = np.cumsum(~is_labeled(ahead))
             got = int(free[-1]) if free.size else 0
             if got >= n_new:
                 end = int(np.searchsorted(free, n_new)) + 1
                 self.start[group] = start + end
-                return ahead[:end], self.uniform[group][start:start + end]
-            if self.order[group].size >= self.sizes[group]:
+                return ahead[:end], self.uniform[at:at + end]
+            if self.found[group] >= self.sizes[group]:
                 raise ValueError(f"only {got} unlabeled items left, cannot draw {n_new}")
             target = start + ahead.size + 2 * (n_new - got) + 16
 
