@@ -1,46 +1,34 @@
 """How many labels reach a target half-width: the plan before and while labeling.
 
-The delta-method variance of a design's estimator at ``n`` labels is
-``V(n) / n`` (Marchant & Rubinstein, "Needle in a Haystack", KDD 2021, sec.
-3.3.2), times ``1 - n / N`` for designs without replacement (Yilmaz et al.,
-"Sample Efficient Model Evaluation", 2021, eq. 25).  For a static design
-the per-label variance ``V`` is constant; adaptive designs lower it as they
-learn, fastest early (an adaptive design, or the oracle model's part of
-``importance``'s interval), sometimes in a cliff (once every uncertain item
-is labeled).  The plan projects ``V(n)`` from pilot runs of the design
-against labels drawn from the pool's probabilities (what the design itself
-believes), at :data:`PILOT_MARKS` labels:
+The delta-method variance of a design's estimator at ``n`` labels is ``V(n) / n`` (Marchant & Rubinstein,
+"Needle in a Haystack", KDD 2021, sec. 3.3.2), times ``1 - n / N`` without replacement (Yilmaz et al., "Sample
+Efficient Model Evaluation", 2021, eq. 25).  For a static design the per-label variance ``V`` is constant;
+adaptive designs lower it as they learn, fastest early, sometimes in a cliff (once every uncertain item is
+labeled).  The plan projects ``V(n)`` from pilot runs of the design (:mod:`labelwise.planning_pilots`):
 
-* the pilot runs like the session -- those whose variance at ``n0`` lies within a factor :data:`NEAR` of
-  the session's own ``V0 = n0 (h / z)^2`` (``h`` the half-width of its interval, divided by ``1 - n0 / N``
-  without replacement: the interval already has that factor) -- are the runs whose pseudo-truth resembles
-  the labels seen.  When at least :data:`MIN_NEAR` of them are and their median curve lies within a factor
-  :data:`AGREEMENT` of ``V0`` at ``n0``, ``V(n)`` is that median curve: interpolated in ``log n`` between
-  the marks, and beyond the last falling with the runs' local slope (fitted from ``n0`` on).  On a pool
-  with few positives or few uncertain items the pilot runs' curves lie orders of magnitude apart (whether
-  a run's pseudo-truth holds many of the rare outcomes, when its variance falls off a cliff); a run far
-  from the session would move the median of all runs, and a session between two groups of runs would
-  fall back on its own noisy level.  One session's variance after a few hundred labels is noisy on an
-  imbalanced pool (whether a rare outcome was drawn yet), so it picks the runs, not the level.  A power
-  law fitted to the marks would miss both the cliff and the flattening after the first few hundred labels;
-* otherwise the probabilities are off: ``V(n) = V1 (n / n0)^b`` from the session's own variance ``V1``,
-  the geometric mean over its last :data:`RECENT_BATCHES` batches (each the interval of the labels up to
-  that batch: one batch's variance moves several-fold on an imbalanced pool), the pilots' slope ``b``
-  trusted only down to :data:`MODEST_DECAY` (labels drawn from over-confident probabilities make the
-  pilots' variance fall faster than the real one);
-* either way, a projection that has the half-width reached already while the session's interval is still
-  wider gives way to the session's own variance (:func:`present_projection`): the present is known;
-* before :data:`PILOT_LABELS` labels, each pilot run's own curve.
+* the pilot runs like the session -- those whose variance at ``n0`` lies within a factor :data:`NEAR` of the
+  session's own ``V0 = n0 (h / z)^2`` (``h`` the half-width of its interval, divided by ``1 - n0 / N`` without
+  replacement) -- are the runs whose pseudo-truth resembles the labels seen.  ``V(n)`` is their central curve
+  (:func:`central_projection`: per mark a trimmed mean of ``log V``, interpolated in ``log n``, beyond the last
+  mark falling with the runs' local slope) when at least :data:`MIN_NEAR` runs are like the session and the
+  curve lies within a factor :data:`AGREEMENT` of ``V0``.  One session's variance after a few hundred labels is
+  noisy on an imbalanced pool (whether a rare outcome was drawn yet), so it picks the runs, not the level;
+* the runs double (:func:`pilot_projection`) while the central curve's standard error is above
+  :data:`CENTRAL_SE`: on a pool with few positives the runs' curves lie far apart and the central curve of 8
+  depends on which were drawn;
+* otherwise the probabilities are off: ``V(n) = V1 (n / n0)^b`` from the session's own variance ``V1``, the geometric mean over its
+  last batches (:func:`~labelwise.planning_pilots.recent_variance`), the pilots' slope ``b`` trusted only down
+  to :data:`MODEST_DECAY`;
+* a projection that has the half-width reached already while the session's interval is still wider gives way
+  to the session's own variance (:func:`present_projection`): the present is known;
+* before :data:`~labelwise.planning_pilots.PILOT_LABELS` labels, each pilot run's own curve.
 
-The plan is the first ``n`` whose half-width ``z sqrt(V(n) / n)`` reaches
-``eps`` (the grid search and bisection of :func:`labels_for`; the sample
-size of Chaganty et al., "Importance sampling for unbiased on-demand
-evaluation of knowledge base population", EMNLP 2017, sec. 3.3).  The
-range is the plan with the variance times ``exp(-+ s)``, ``s`` the standard
-deviation of one run's ``log V`` across the pilot runs at their last mark
-(at least ``sqrt(2 / n0)``, that of a variance estimated from ``n0`` normal
-draws): where about two runs in three land.  Before any label it is the
-spread of the pilot runs' own plans.  The larger projection over the
+The plan is the first ``n`` whose half-width ``z sqrt(V(n) / n)`` reaches ``eps`` (the grid search and
+bisection of :func:`labels_for`; the sample size of Chaganty et al., "Importance sampling for unbiased on-demand
+evaluation of knowledge base population", EMNLP 2017, sec. 3.3).  The range is the plan with the variance
+times ``exp(-+ s)``, ``s`` the standard deviation of one run's ``log V`` across the runs at their last mark (at
+least ``sqrt(2 / n0)``, that of a variance estimated from ``n0`` normal draws): where about two runs in three
+land.  Before any label it is the spread of the pilot runs' own plans.  The larger projection over the
 measure's components is the plan.
 """
 
@@ -67,7 +55,6 @@ from .planning_pilots import (
     log_variance,
     per_label_variance,
     pilot_curves,
-    recalibrated_prior,
     recent_variance,
     run_variances,
 )
@@ -314,13 +301,12 @@ def plan_session(session: Session, half_width: float, measure: Measure | None = 
     if n < PILOT_LABELS or not np.isfinite(v0):
         total, low, high = _pilot_plan(pool, target, design, half_width, level, session.budget, pilot_seed)
     else:
-        curves_of = lambda runs, prior=None: pilot_curves(pool, target, design, session.budget, pilot_seed, runs, prior)
+        curves_of = lambda runs: pilot_curves(pool, target, design, session.budget, pilot_seed, runs)
         projection = pilot_projection(v0, n, curves_of)
-        if projection is None and (prior := recalibrated_prior(session)) is not None:
-            projection = pilot_projection(v0, n, lambda runs: curves_of(runs, prior))
-        if projection is None:
-            slope = max(central_projection(curves_of(PILOT_RUNS), n).slope, MODEST_DECAY)
-            projection = power_law(recent_variance(session, measure, level), n, slope, math.sqrt(2 / n))
+        if projection is None:  # the pool's probabilities are off
+            everyone = central_projection(curves_of(PILOT_RUNS), n)
+            projection = power_law(recent_variance(session, measure, level), n, max(everyone.slope, MODEST_DECAY),
+                                   everyone.spread)
         projection = present_projection(projection, v0, n, half_width, level, pool.n_items, design.with_replacement)
         total, low, high = (labels_for(projection.scaled(f), half_width, level, pool.n_items, design.with_replacement)
                             for f in (0.0, -projection.spread, projection.spread))

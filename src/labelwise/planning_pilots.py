@@ -10,7 +10,6 @@ these curves and the session's own variance.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import weakref
@@ -22,7 +21,6 @@ import numpy as np
 from .designs import Design
 from .estimators import Estimate
 from .measures import Measure
-from .oracle.calibration import logits_of, platt_posterior
 from .oracle.prior import score_prior
 from .pool import Pool
 
@@ -38,7 +36,6 @@ __all__ = [
     "finite_population_factor",
     "per_label_variance",
     "pilot_curves",
-    "recalibrated_prior",
     "recent_variance",
     "rotated_labels",
     "rotation",
@@ -103,61 +100,34 @@ def rotated_labels(cdf: np.ndarray, offset: np.ndarray, run: int) -> np.ndarray:
 
 
 def pilot_curves(pool: Pool, measure: Measure, design: Design, budget: int | None = None, seed: int = 0,
-                 runs: int = PILOT_RUNS, prior: np.ndarray | None = None) -> np.ndarray:
-    """Per-label variances ``(runs, marks)`` of pilot runs against labels drawn from the pool's probabilities
-    (from ``prior``, one row of label probabilities per item, when given).
+                 runs: int = PILOT_RUNS) -> np.ndarray:
+    """Per-label variances ``(runs, marks)`` of pilot runs against labels drawn from the pool's probabilities.
 
     Run ``r`` draws its labels with :func:`rotated_labels` and its design's draws from the generator seeded
     ``(seed, r)``: asking for more runs adds runs and keeps those made.  Cached per pool, measure, design and
-    seed, for the pool's probabilities and for the latest ``prior``.
+    seed.
     """
     from .session import Session  # the session imports this module's users
 
-    key = (measure, json.dumps(design.spec(), sort_keys=True), budget, seed, prior is None)
-    digest = None if prior is None else hashlib.sha1(np.ascontiguousarray(prior).tobytes()).hexdigest()
+    key = (measure, json.dumps(design.spec(), sort_keys=True), budget, seed)
     cache = _pilots.setdefault(pool, {})
-    kept, done = cache.get(key, (None, None))
-    made = len(done) if kept == digest and done is not None else 0
+    made = len(cache[key]) if key in cache else 0
     if made >= runs:
-        return done[:runs]
+        return cache[key][:runs]
     marks = [m for m in PILOT_MARKS if m <= pool.n_items] or [pool.n_items]  # a pool below the first mark: a census
-    cdf = np.cumsum(score_prior(pool) if prior is None else prior, axis=1)
+    cdf = np.cumsum(score_prior(pool), axis=1)
     offset = np.random.default_rng(seed).random(pool.n_items)
     variance = lambda est: per_label_variance(est, pool.n_items, design.with_replacement)
     curves = np.full((runs, len(marks)), np.nan)
     if made:
-        curves[:made] = done
+        curves[:made] = cache[key]
     for r in range(made, runs):
         truth = rotated_labels(cdf, offset, r)
         session = Session(pool, measure, design, budget=budget or marks[-1], seed=np.random.default_rng([seed, r]))
         session.run(lambda ids, t=truth: t[pool.positions(ids)], marks[-1], checkpoints=marks,
                     on_checkpoint=lambda n, est, r=r: curves[r].__setitem__(marks.index(n), variance(est)))
-    cache[key] = (digest, curves)
+    cache[key] = curves
     return curves
-
-
-def recalibrated_prior(session: Session) -> np.ndarray | None:
-    """Label probabilities of every item under the Platt recalibration of the pool's probabilities learned from the
-    session's labels: the posterior predictive ``E[sigmoid(a logit p + b)]`` over the posterior of ``(a, b)``
-    (:func:`~labelwise.oracle.calibration.platt_posterior`), shape ``(N, 2)``; ``None`` for a pool that is not
-    binary.
-
-    Each labeled item counts once, without design weights: the design chose the items from the scores and
-    earlier labels only, so the likelihood of the labels ignores the design (Rubin, "Inference and missing
-    data", Biometrika 1976) and this is the posterior of a correct model of the scores.  The predictive keeps
-    the parameters' uncertainty: over-confident probabilities hide positives in a tail that the labels (mostly
-    at the top of the ranking) say little about.
-    """
-    pool = session.pool
-    if pool.n_classes != 2:
-        return None
-    sample = session.sample()
-    judged = slice(None) if sample.excluded is None else ~sample.excluded  # an excluded item's label: a placeholder
-    items, first = np.unique(sample.draws.items[judged], return_index=True)
-    logits = logits_of(score_prior(pool)[:, 1])
-    posterior = platt_posterior(logits[items], np.asarray(sample.labels)[judged][first].astype(float))
-    p = posterior(logits)
-    return np.stack([1.0 - p, p], axis=1)
 
 
 def decay_slope(curves: np.ndarray, first: int = 0) -> float:

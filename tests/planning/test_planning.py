@@ -7,9 +7,9 @@ from statistics import NormalDist
 
 import numpy as np
 import pytest
-from scipy.special import expit, logit
 
 import labelwise as lw
+from labelwise import planning_pilots
 from labelwise.estimators import Estimate
 from labelwise.measures import make_measure
 from labelwise.oracle import TruthOracle
@@ -38,7 +38,6 @@ from labelwise.planning_pilots import (
     decay_slope,
     per_label_variance,
     pilot_curves,
-    recalibrated_prior,
     recent_variance,
     rotated_labels,
     rotation,
@@ -255,20 +254,16 @@ def test_session_plan_follows_the_pilot_runs_like_it(pool):
     assert session.labels_needed(1.0).labels_needed == 0  # already narrower
 
 
-def test_pilot_curves_grow_by_runs_and_follow_the_prior(pool):
+def test_pilot_curves_grow_by_runs_keeping_the_runs_made(pool):
     measure = make_measure("f1", pool)
     design = lw.make_design("passive", pool)
-    four = pilot_curves(pool, measure, design, 400, seed=7, runs=4).copy()
-    eight = pilot_curves(pool, measure, design, 400, seed=7, runs=8)
-    assert np.array_equal(eight[:4], four) and eight.shape == (8, len(PILOT_MARKS))
-    assert pilot_curves(pool, measure, design, 400, seed=7, runs=4) is not four  # the first 4 of the 8 kept
-    # labels from another prior: other curves (all positive: F1 is 1 with no error, its interval's variance
-    # below any of the pool's runs), cached until the prior changes
-    certain = np.tile([0.0, 1.0], (pool.n_items, 1))
-    other = pilot_curves(pool, measure, design, 400, seed=7, runs=2, prior=certain)
-    assert np.all(other < eight[:2].min())
-    assert pilot_curves(pool, measure, design, 400, seed=7, runs=2, prior=certain.copy()) is not other
-    assert np.array_equal(pilot_curves(pool, measure, design, 400, seed=7, runs=2, prior=certain.copy()), other)
+    two = pilot_curves(pool, measure, design, 400, seed=7, runs=2).copy()
+    four = pilot_curves(pool, measure, design, 400, seed=7, runs=4)  # 2 more runs
+    assert four.shape == (4, len(PILOT_MARKS)) and np.array_equal(four[:2], two)
+    planning_pilots._pilots.clear()
+    at_once = pilot_curves(pool, measure, design, 400, seed=7, runs=4)
+    assert at_once is not four and np.array_equal(at_once, four)  # runs added later are the runs made at once
+    assert not np.array_equal(pilot_curves(pool, measure, design, 400, seed=8, runs=2), two)  # another seed
 
 
 def test_a_zero_standard_error_keeps_its_intervals_variance():
@@ -279,27 +274,6 @@ def test_a_zero_standard_error_keeps_its_intervals_variance():
     assert per_label_variance(est, 10**6, True) == pytest.approx(200 * (0.015 / Z) ** 2)
     undefined = Estimate(value=np.array([np.nan]), defined=np.array([False]), **one)
     assert math.isnan(per_label_variance(undefined, 10**6, True))
-
-
-def test_the_recalibrated_prior_finds_over_confident_probabilities():
-    # probabilities sigmoid(3 logit p_true): the tail's positives hidden; 600 labels at random show it
-    rng = np.random.default_rng(3)
-    truth_logit = rng.normal(-3.0, 2.0, 20_000)
-    labels = (rng.random(20_000) < expit(truth_logit)).astype(int)
-    pool = lw.Pool.from_arrays(None, preds=(truth_logit > 0).astype(int), probs=expit(3 * truth_logit),
-                               labels=labels)
-    session = lw.Session(pool, make_measure("f1", pool), "passive", seed=0, budget=600)
-    session.run(TruthOracle(pool), 600)
-    prior = recalibrated_prior(session)
-    assert prior.shape == (20_000, 2) and np.allclose(prior.sum(axis=1), 1.0)
-    # in the tail (truth below 1%) the pool says 1e-6 or less; the recalibration is within a factor 2 of the truth
-    tail = truth_logit < logit(0.01)
-    true_rate, pool_rate, recalibrated = expit(truth_logit[tail]).mean(), pool.outputs(tail).probs.mean(), (
-        prior[tail, 1].mean())
-    assert pool_rate < true_rate / 100 and true_rate / 2 < recalibrated < 2 * true_rate
-    probs = rng.dirichlet(np.ones(3), size=60)
-    three = lw.Pool.from_arrays(preds=probs.argmax(axis=1), probs=probs[:, None, :], labels=rng.integers(0, 3, 60))
-    assert recalibrated_prior(lw.Session(three, make_measure("accuracy", three), "passive")) is None  # not binary
 
 
 def test_plans_before_any_label_are_reproducible_and_ordered(pool):
