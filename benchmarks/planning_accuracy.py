@@ -23,8 +23,12 @@ the real pools of :mod:`pools` when present.
 
 The plan rests on pilot runs drawn at random; ``--pilot-seed`` redraws them
 (the sessions keep ``--seed``) to show how much the accuracy owes to one draw.
+Several seeds, comma-separated, plan the same sessions with each and write one
+JSON per seed (``planning_accuracy.json`` for seed 0,
+``planning_accuracy_pilot<seed>.json`` otherwise), the same numbers as one run
+per seed.
 
-    PYTHONPATH=src nice -n 10 python benchmarks/planning_accuracy.py --runs 10
+    PYTHONPATH=src nice -n 10 python benchmarks/planning_accuracy.py --runs 10 --pilot-seed 0,1,2
 """
 
 from __future__ import annotations

@@ -64,14 +64,15 @@ def finite_population_factor(n: float | np.ndarray, n_items: int, with_replaceme
 def per_label_variance(est: Estimate, n_items: int, with_replacement: bool) -> float:
     """The largest ``V = n (h / z)^2 / f`` over the defined components, ``h`` the half-width of the estimate's
     interval (the interval the plan is for) and ``f`` its :func:`finite_population_factor` (which
-    :func:`~labelwise.planning.labels_for` applies at the planned ``n``); NaN when no component is defined (no
-    information yet, e.g. no positive seen).  A component with a zero standard error still has an interval (a
-    beta interval from its pseudo-counts, e.g. an F1 of 1 from the labels so far): its width, not the standard
-    error, is the variance."""
+    :func:`~labelwise.planning.labels_for` applies at the planned ``n``); NaN when no component is defined with
+    an interval of positive width (no information yet, e.g. no positive seen, or a normal interval around a
+    standard error of 0).  A component with a zero standard error may still have an interval (a beta interval
+    from its pseudo-counts, e.g. an F1 of 1 from the labels so far): its width, not the standard error, is the
+    variance."""
     lo, hi = est.interval()
     z = NormalDist().inv_cdf(0.5 + est.level / 2)
     fpc = finite_population_factor(est.n_labels, n_items, with_replacement)
-    v = np.where(est.defined, est.n_labels * ((hi - lo) / (2 * z)) ** 2, np.nan)
+    v = np.where(est.defined & (hi > lo), est.n_labels * ((hi - lo) / (2 * z)) ** 2, np.nan)
     return float(np.nanmax(v)) / fpc if np.isfinite(v).any() and fpc > 0 else math.nan  # a census: no V
 
 

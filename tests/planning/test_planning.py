@@ -274,6 +274,9 @@ def test_a_zero_standard_error_keeps_its_intervals_variance():
     assert per_label_variance(est, 10**6, True) == pytest.approx(200 * (0.015 / Z) ** 2)
     undefined = Estimate(value=np.array([np.nan]), defined=np.array([False]), **one)
     assert math.isnan(per_label_variance(undefined, 10**6, True))
+    # a normal interval around a zero standard error says nothing: not a variance of 0
+    degenerate = Estimate(value=np.array([0.5]), defined=np.array([True]), **one).with_stored_interval([0.5], [0.5])
+    assert math.isnan(per_label_variance(degenerate, 10**6, True))
 
 
 def test_plans_before_any_label_are_reproducible_and_ordered(pool):
