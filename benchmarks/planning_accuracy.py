@@ -23,8 +23,12 @@ the real pools of :mod:`pools` when present.
 
 The plan rests on pilot runs drawn at random; ``--pilot-seed`` redraws them
 (the sessions keep ``--seed``) to show how much the accuracy owes to one draw.
+Several seeds, comma-separated, plan the same sessions with each and write one
+JSON per seed (``planning_accuracy.json`` for seed 0,
+``planning_accuracy_pilot<seed>.json`` otherwise), the same numbers as one run
+per seed.
 
-    PYTHONPATH=src nice -n 10 python benchmarks/planning_accuracy.py --runs 10
+    PYTHONPATH=src nice -n 10 python benchmarks/planning_accuracy.py --runs 10 --pilot-seed 0,1,2
 """
 
 from __future__ import annotations
@@ -49,19 +53,19 @@ BATCH = 50
 TOLERANCE = 0.3
 
 
-def one_run(pool: lw.Pool, design: str, eps: list[float], cap: int, seed: int, pilot_seed: int) -> dict:
-    """Plans at 200 labels (pilot runs drawn with ``pilot_seed``) and the half-width after every batch up to
-    ``cap`` labels."""
+def one_run(pool: lw.Pool, design: str, eps: list[float], cap: int, seed: int, pilot_seeds: list[int]) -> list[dict]:
+    """Plans at 200 labels (pilot runs drawn with each of ``pilot_seeds``; one run per seed, sharing the
+    session) and the half-width after every batch up to ``cap`` labels."""
     measure = lw.make_measure("f1", pool)
     session = lw.Session(pool, measure, design, seed=seed, budget=cap)
     session.run(TruthOracle(pool), PLAN_AT, BATCH)
-    plans = [plan_session(session, e, pilot_seed=pilot_seed) for e in eps]
+    plans = [[plan_session(session, e, pilot_seed=s) for e in eps] for s in pilot_seeds]
     half_width = lambda est: float(np.max(np.diff(est.interval(), axis=0)) / 2)
     half = [half_width(session.estimate())]  # at 200 labels, then after every further batch
     session.run(TruthOracle(pool), cap, BATCH, checkpoints=range(PLAN_AT + BATCH, cap + 1, BATCH),
                 on_checkpoint=lambda n, est: half.append(half_width(est)))
-    return {"plans": [PLAN_AT + p.labels_needed for p in plans], "low": [PLAN_AT + p.low for p in plans],
-            "high": [PLAN_AT + p.high for p in plans], "half_widths": half}
+    return [{"plans": [PLAN_AT + p.labels_needed for p in seed_plans], "low": [PLAN_AT + p.low for p in seed_plans],
+             "high": [PLAN_AT + p.high for p in seed_plans], "half_widths": half} for seed_plans in plans]
 
 
 def realized(half_widths: list[float], eps: float) -> int | None:
@@ -179,7 +183,9 @@ def main() -> None:
     ap.add_argument("--cap", type=int, default=4000)
     ap.add_argument("--n", type=int, default=20_000)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--pilot-seed", type=int, default=0, help="seed of the plan's pilot runs (the sessions keep --seed)")
+    ap.add_argument("--pilot-seed", type=str, default="0",
+                    help="seeds of the plan's pilot runs, comma-separated: the same sessions (they keep --seed) are "
+                         "planned with each, one JSON per seed")
     ap.add_argument("--pools", type=str, default=None, help="comma-separated pool names (default: all)")
     ap.add_argument("--designs", type=str, default=",".join(DESIGNS), help="comma-separated designs")
     ap.add_argument("--datasets", type=Path, default=DATASETS, help="folder holding abt-buy.csv.gz, dblp-acm.csv.gz")
@@ -190,21 +196,30 @@ def main() -> None:
     pools += [lw.Pool.from_file(path) for path in pool_paths(args.datasets)]
     if args.pools:
         pools = [pool for pool in pools if pool.name in args.pools.split(",")]
-    cells = []
+    pilot_seeds = [int(s) for s in args.pilot_seed.split(",")]
+    cells = {s: [] for s in pilot_seeds}
     for pool in pools:
         for design in args.designs.split(","):
-            runs = [one_run(pool, design, eps, min(args.cap, pool.n_items), args.seed + r, args.pilot_seed)
+            runs = [one_run(pool, design, eps, min(args.cap, pool.n_items), args.seed + r, pilot_seeds)
                     for r in range(args.runs)]
-            cells.append({"pool": pool.name, "design": design, "rows": score(runs, eps, args.cap)})
-            print(json.dumps(cells[-1]), flush=True)
+            for k, s in enumerate(pilot_seeds):
+                cells[s].append({"pool": pool.name, "design": design,
+                                 "rows": score([run[k] for run in runs], eps, args.cap)})
+                print(json.dumps({"pilot_seed": s} | cells[s][-1]), flush=True)
+    for s in pilot_seeds:
+        write(cells[s], vars(args) | {"datasets": str(args.datasets), "pilot_seed": s})
+
+
+def write(cells: list[dict], args: dict) -> None:
+    """The JSON and plot of one pilot seed (``planning_accuracy_pilot<seed>``, seed 0 without the suffix), and its
+    section on stdout."""
     scored = [r for c in cells for r in c["rows"] if r["scored"]]
     total = sum(r["scored"] for r in scored)
     overall = lambda key: sum(r[key] * r["scored"] for r in scored) / max(total, 1)
-    data = {"args": vars(args) | {"datasets": str(args.datasets)}, "cells": cells, "overall_scored": total,
-            "overall_within": overall("within"), "overall_in_range": overall("in_range"),
-            "overall_oracle": overall("oracle")}
+    data = {"args": args, "cells": cells, "overall_scored": total, "overall_within": overall("within"),
+            "overall_in_range": overall("in_range"), "overall_oracle": overall("oracle")}
     OUT.mkdir(exist_ok=True)
-    name = "planning_accuracy" + (f"_pilot{args.pilot_seed}" if args.pilot_seed else "")
+    name = "planning_accuracy" + (f"_pilot{args['pilot_seed']}" if args["pilot_seed"] else "")
     (OUT / f"{name}.json").write_text(json.dumps(data, indent=1))
     plot(data, OUT / f"{name}.png")
     print(summary_section(data))

@@ -1,46 +1,34 @@
 """How many labels reach a target half-width: the plan before and while labeling.
 
-The delta-method variance of a design's estimator at ``n`` labels is
-``V(n) / n`` (Marchant & Rubinstein, "Needle in a Haystack", KDD 2021, sec.
-3.3.2), times ``1 - n / N`` for designs without replacement (Yilmaz et al.,
-"Sample Efficient Model Evaluation", 2021, eq. 25).  For a static design
-the per-label variance ``V`` is constant; adaptive designs lower it as they
-learn, fastest early (an adaptive design, or the oracle model's part of
-``importance``'s interval), sometimes in a cliff (once every uncertain item
-is labeled).  The plan projects ``V(n)`` from pilot runs of the design
-against labels drawn from the pool's probabilities (what the design itself
-believes), at :data:`PILOT_MARKS` labels:
+The delta-method variance of a design's estimator at ``n`` labels is ``V(n) / n`` (Marchant & Rubinstein,
+"Needle in a Haystack", KDD 2021, sec. 3.3.2), times ``1 - n / N`` without replacement (Yilmaz et al., "Sample
+Efficient Model Evaluation", 2021, eq. 25).  For a static design the per-label variance ``V`` is constant;
+adaptive designs lower it as they learn, fastest early, sometimes in a cliff (once every uncertain item is
+labeled).  The plan projects ``V(n)`` from pilot runs of the design (:mod:`labelwise.planning_pilots`):
 
-* the pilot runs like the session -- those whose variance at ``n0`` lies within a factor :data:`NEAR` of
-  the session's own ``V0 = n0 (h / z)^2`` (``h`` the half-width of its interval, divided by ``1 - n0 / N``
-  without replacement: the interval already has that factor) -- are the runs whose pseudo-truth resembles
-  the labels seen.  When at least :data:`MIN_NEAR` of them are and their median curve lies within a factor
-  :data:`AGREEMENT` of ``V0`` at ``n0``, ``V(n)`` is that median curve: interpolated in ``log n`` between
-  the marks, and beyond the last falling with the runs' local slope (fitted from ``n0`` on).  On a pool
-  with few positives or few uncertain items the pilot runs' curves lie orders of magnitude apart (whether
-  a run's pseudo-truth holds many of the rare outcomes, when its variance falls off a cliff); a run far
-  from the session would move the median of all runs, and a session between two groups of runs would
-  fall back on its own noisy level.  One session's variance after a few hundred labels is noisy on an
-  imbalanced pool (whether a rare outcome was drawn yet), so it picks the runs, not the level.  A power
-  law fitted to the marks would miss both the cliff and the flattening after the first few hundred labels;
-* otherwise the probabilities are off: ``V(n) = V1 (n / n0)^b`` from the session's own variance ``V1``,
-  the geometric mean over its last :data:`RECENT_BATCHES` batches (each the interval of the labels up to
-  that batch: one batch's variance moves several-fold on an imbalanced pool), the pilots' slope ``b``
-  trusted only down to :data:`MODEST_DECAY` (labels drawn from over-confident probabilities make the
-  pilots' variance fall faster than the real one);
-* either way, a projection that has the half-width reached already while the session's interval is still
-  wider gives way to the session's own variance (:func:`present_projection`): the present is known;
-* before :data:`PILOT_LABELS` labels, each pilot run's own curve.
+* the pilot runs like the session -- those whose variance at ``n0`` lies within a factor :data:`NEAR` of the
+  session's own ``V0 = n0 (h / z)^2`` (``h`` the half-width of its interval, divided by ``1 - n0 / N`` without
+  replacement) -- are the runs whose pseudo-truth resembles the labels seen.  ``V(n)`` is their central curve
+  (:func:`central_projection`: per mark a trimmed mean of ``log V``, interpolated in ``log n``, beyond the last
+  mark falling with the runs' local slope) when at least :data:`MIN_NEAR` runs are like the session and the
+  curve lies within a factor :data:`AGREEMENT` of ``V0``.  One session's variance after a few hundred labels is
+  noisy on an imbalanced pool (whether a rare outcome was drawn yet), so it picks the runs, not the level;
+* the runs double (:func:`pilot_projection`) while the central curve's standard error is above
+  :data:`CENTRAL_SE`: on a pool with few positives the runs' curves lie far apart and the central curve of 8
+  depends on which were drawn;
+* otherwise the probabilities are off: ``V(n) = V1 (n / n0)^b`` from the session's own variance ``V1``, the geometric mean over its
+  last batches (:func:`~labelwise.planning_pilots.recent_variance`), the pilots' slope ``b`` trusted only down
+  to :data:`MODEST_DECAY`;
+* a projection that has the half-width reached already while the session's interval is still wider gives way
+  to the session's own variance (:func:`present_projection`): the present is known;
+* before :data:`~labelwise.planning_pilots.PILOT_LABELS` labels, each pilot run's own curve.
 
-The plan is the first ``n`` whose half-width ``z sqrt(V(n) / n)`` reaches
-``eps`` (the grid search and bisection of :func:`labels_for`; the sample
-size of Chaganty et al., "Importance sampling for unbiased on-demand
-evaluation of knowledge base population", EMNLP 2017, sec. 3.3).  The
-range is the plan with the variance times ``exp(-+ s)``, ``s`` the standard
-deviation of one run's ``log V`` across the pilot runs at their last mark
-(at least ``sqrt(2 / n0)``, that of a variance estimated from ``n0`` normal
-draws): where about two runs in three land.  Before any label it is the
-spread of the pilot runs' own plans.  The larger projection over the
+The plan is the first ``n`` whose half-width ``z sqrt(V(n) / n)`` reaches ``eps`` (the grid search and
+bisection of :func:`labels_for`; the sample size of Chaganty et al., "Importance sampling for unbiased on-demand
+evaluation of knowledge base population", EMNLP 2017, sec. 3.3).  The range is the plan with the variance
+times ``exp(-+ s)``, ``s`` the standard deviation of one run's ``log V`` across the runs at their last mark (at
+least ``sqrt(2 / n0)``, that of a variance estimated from ``n0`` normal draws): where about two runs in three
+land.  Before any label it is the spread of the pilot runs' own plans.  The larger projection over the
 measure's components is the plan.
 """
 
@@ -48,7 +36,7 @@ from __future__ import annotations
 
 import json
 import math
-import weakref
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
 from typing import TYPE_CHECKING, NamedTuple
@@ -56,9 +44,20 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from .designs import DESIGNS, Design, make_design
-from .estimators import Estimate
 from .measures import Measure
-from .oracle.prior import score_prior
+from .planning_pilots import (
+    PILOT_LABELS,
+    PILOT_MARKS,
+    PILOT_RUNS,
+    anchor,
+    decay_slope,
+    finite_population_factor,
+    log_variance,
+    per_label_variance,
+    pilot_curves,
+    recent_variance,
+    run_variances,
+)
 from .pool import Pool
 
 if TYPE_CHECKING:
@@ -69,50 +68,40 @@ __all__ = [
     "MIN_NEAR",
     "MODEST_DECAY",
     "NEAR",
-    "PILOT_LABELS",
-    "PILOT_MARKS",
-    "RECENT_BATCHES",
     "Plan",
     "Projection",
+    "central_projection",
     "labels_for",
-    "median_projection",
-    "pilot_curves",
+    "like_session",
+    "pilot_projection",
     "plan_designs",
     "plan_session",
     "power_law",
     "present_projection",
-    "recent_variance",
-    "rotated_labels",
-    "run_variances",
     "save_target",
-    "session_projection",
     "target_plan",
+    "trimmed_mean",
 ]
 
-#: Label counts of the pilot runs' variance curve (up to counts the plans reach: an adaptive design's decay
-#: flattens after its first few hundred labels, which a slope fitted up to 800 labels would not see).
-PILOT_MARKS = (100, 200, 400, 800, 1600)
-#: Labels from which the session's own variance takes part in the plan (before: each pilot run's own curve).
-PILOT_LABELS = 200
-#: Pilot runs per design (the plan's slope and level come from them: with few runs the plan depends on their seed).
-PILOT_RUNS = 8
 #: Largest ratio between a pilot run's variance and the session's at its labels for the run to count as like it.
 NEAR = 8.0
 #: Fewest pilot runs like the session whose median curve the plan follows.
 MIN_NEAR = 2
 #: Largest ratio between the session's variance and the median curve of the runs like it for the plan to follow it.
 AGREEMENT = 4.0
-#: Batches of the session whose variances make its own level when the pilot runs disagree with it.
-RECENT_BATCHES = 3
+#: Most pilot runs a session's plan asks for (doubling from ``PILOT_RUNS``).
+MAX_PILOT_RUNS = 32
+#: Standard error of the pilot runs' central ``log V`` at which they stop doubling: a tenth in the variance, at
+#: most a tenth in the plan (``n`` grows as ``V^(1 / (1 - b))``, ``b <= 0`` the decay slope), a third of +-30%.
+CENTRAL_SE = 0.1
+#: Share of the pilot runs trimmed at each end of their central curve.
+TRIM = 0.25
 #: Steepest decay slope taken from pilot runs whose variance disagrees with the session's.
 MODEST_DECAY = -0.5
 #: Grid points on ``[1, N]`` (geometric) where :func:`labels_for` looks for the first crossing.
 GRID_POINTS = 2048
 #: Session-file cache key of the half-width a plan aims at (``labelwise plan SESSION`` stores it).
 TARGET_KEY = "plan_target"
-
-# pilot curves per pool, then per (measure, design spec): they depend on nothing else
-_pilots: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -138,23 +127,6 @@ class Plan:
     def to_dict(self) -> dict:
         """JSON fields ``design``, ``labels_needed``, ``low``, ``high``, ``labels_so_far``."""
         return asdict(self)
-
-
-def finite_population_factor(n: float | np.ndarray, n_items: int, with_replacement: bool) -> float | np.ndarray:
-    """``1 - n / N`` for a design drawing without replacement (Yilmaz et al. 2021, eq. 25), 1 with replacement."""
-    return 1.0 if with_replacement else np.maximum(1.0 - n / n_items, 0.0)
-
-
-def per_label_variance(est: Estimate, n_items: int, with_replacement: bool) -> float:
-    """The largest ``V = n (h / z)^2 / f`` over the defined components, ``h`` the half-width of the estimate's
-    interval (the interval the plan is for) and ``f`` its :func:`finite_population_factor` (which
-    :func:`labels_for` applies at the planned ``n``); NaN when none is defined with a positive variance (no
-    information yet, e.g. no positive seen)."""
-    lo, hi = est.interval()
-    z = NormalDist().inv_cdf(0.5 + est.level / 2)
-    fpc = finite_population_factor(est.n_labels, n_items, with_replacement)
-    v = np.where(est.defined & (est.std > 0), est.n_labels * ((hi - lo) / (2 * z)) ** 2, np.nan)
-    return float(np.nanmax(v)) / fpc if np.isfinite(v).any() and fpc > 0 else math.nan  # a census: no V
 
 
 def labels_for(projection: Projection, half_width: float, level: float, n_items: int,
@@ -188,67 +160,6 @@ def labels_for(projection: Projection, half_width: float, level: float, n_items:
     return float(hi)
 
 
-def rotated_labels(cdf: np.ndarray, offset: np.ndarray, run: int, runs: int) -> np.ndarray:
-    """Pseudo ground truth of pilot run ``run`` of ``runs``: one label per item from ``p(y | x)`` (``cdf`` its
-    cumulative sum over labels, one row per item) by the inverse-CDF draw of ``u = (offset + run / runs) mod 1``.
-
-    With one uniform ``offset`` per item shared by the runs (a Cranley-Patterson rotation; Cranley &
-    Patterson, "Randomization of number theoretic methods for multiple integration", SIAM J. Numer. Anal.
-    13, 1976), each run is an exact draw, independent over items, while across the runs an item takes a
-    label in ``runs p`` of them up to rounding: the pilot runs cover the probabilities evenly (on a rare
-    pool, its few likely positives are spread over the runs rather than left to chance).
-    """
-    u = (offset + run / runs) % 1.0
-    return (u[:, None] > cdf[:, :-1]).sum(axis=1)
-
-
-def pilot_curves(pool: Pool, measure: Measure, design: Design, budget: int | None = None, seed: int = 0,
-                 ) -> np.ndarray:
-    """Per-label variances ``(runs, marks)`` of pilot runs against labels drawn from the pool's probabilities.
-
-    Computed once per pool, measure and design (cached).
-    """
-    from .session import Session  # the session imports this module's users
-
-    key = (measure, json.dumps(design.spec(), sort_keys=True), budget, seed)
-    cache = _pilots.setdefault(pool, {})
-    if key in cache:
-        return cache[key]
-    marks = [m for m in PILOT_MARKS if m <= pool.n_items] or [pool.n_items]  # a pool below the first mark: a census
-    cdf = np.cumsum(score_prior(pool), axis=1)
-    rng = np.random.default_rng(seed)
-    offset = rng.random(pool.n_items)
-    variance = lambda est: per_label_variance(est, pool.n_items, design.with_replacement)
-    curves = np.full((PILOT_RUNS, len(marks)), np.nan)
-    for r in range(PILOT_RUNS):
-        truth = rotated_labels(cdf, offset, r, PILOT_RUNS)
-        session = Session(pool, measure, design, budget=budget or marks[-1], seed=rng)
-        session.run(lambda ids, t=truth: t[pool.positions(ids)], marks[-1], checkpoints=marks,
-                    on_checkpoint=lambda n, est, r=r: curves[r].__setitem__(marks.index(n), variance(est)))
-    cache[key] = curves
-    return curves
-
-
-def decay_slope(curves: np.ndarray, first: int = 0) -> float:
-    """Slope ``b`` of ``log V`` against ``log n`` over the pilot marks from column ``first`` on (runs pooled;
-    the last two marks when fewer are left), at most 0; 0 (a static design's constant ``V``) when the curves
-    say nothing."""
-    first = max(min(first, curves.shape[1] - 2), 0)
-    marks = np.log(np.array(PILOT_MARKS[first:curves.shape[1]], dtype=float))
-    with np.errstate(divide="ignore"):  # a variance of 0 (a census of the uncertain items) is left out
-        y = np.log(curves[:, first:])
-    x = np.broadcast_to(marks, y.shape).ravel()
-    keep = np.isfinite(y.ravel())
-    if np.unique(x[keep]).size < 2:
-        return 0.0
-    return min(float(np.polyfit(x[keep], y.ravel()[keep], 1)[0]), 0.0)
-
-
-def _anchor(curves: np.ndarray, n: int = PILOT_LABELS) -> int:
-    """Column of the pilot curves at the last mark at or below ``n`` labels (the first when none is)."""
-    return max(int(np.searchsorted(PILOT_MARKS[:curves.shape[1]], n, side="right")) - 1, 0)
-
-
 class Projection(NamedTuple):
     """The per-label variance the plan projects: ``V = exp(log_v)`` at the label counts ``marks``,
     interpolated in ``log n`` between them (the first value before the first mark), falling as
@@ -269,63 +180,62 @@ class Projection(NamedTuple):
         return self._replace(log_v=tuple(np.asarray(self.log_v) + log_factor))
 
 
-def _log(v: np.ndarray | float) -> np.ndarray:
-    """``log v``, a variance of 0 (a census of the uncertain items) floored at the smallest float's log."""
-    return np.log(np.maximum(v, np.finfo(float).tiny))
-
-
 def power_law(v0: float, n0: float, slope: float, spread: float = 0.0) -> Projection:
     """``V(n) = v0 (n / n0)^slope`` from ``n0`` labels on (``v0`` before)."""
-    return Projection((float(n0),), (float(_log(v0)),), slope, spread)
+    return Projection((float(n0),), (float(log_variance(v0)),), slope, spread)
 
 
-def run_variances(curves: np.ndarray, n: int) -> np.ndarray:
-    """Each pilot run's variance at ``n`` labels: its curve interpolated in ``log n`` between the marks where it
-    has a value (its first value before, its last beyond); NaN for a run with none."""
-    marks = np.log(np.array(PILOT_MARKS[:curves.shape[1]], dtype=float))
-    logs = _log(curves)
-    known = np.isfinite(curves)
-    return np.array([np.exp(np.interp(math.log(n), marks[k], log_v[k])) if k.any() else math.nan
-                     for log_v, k in zip(logs, known)])  # a few pilot runs, not items
+def trimmed_mean(values: np.ndarray) -> float:
+    """Mean of ``values`` without the ``floor(TRIM k)`` smallest and largest of the ``k``."""
+    cut = math.floor(TRIM * values.size)
+    return float(np.mean(np.sort(values)[cut:values.size - cut]))
 
 
-def median_projection(curves: np.ndarray, n: int) -> Projection:
-    """The pilot runs' median curve (``log V`` per mark over the runs with a value there), their local slope
-    from ``n`` labels on and the spread of one run's ``log V`` at the last mark (at least ``sqrt(2 / n)``,
-    that of a variance estimated from ``n`` normal draws); the projection of :func:`session_projection`."""
-    slope = decay_slope(curves, _anchor(curves, n))
+def central_projection(curves: np.ndarray, n: int) -> Projection:
+    """The pilot runs' central curve: per mark the mean of ``log V`` over the runs with a value there, a quarter of
+    them trimmed at each end (:data:`TRIM`: robust to the few runs whose pseudo-truth holds many or none of the
+    rare outcomes, yet using more of the runs than a median); their local slope from ``n`` labels on and the
+    spread of one run's ``log V`` at the last mark (at least ``sqrt(2 / n)``, that of a variance estimated from
+    ``n`` normal draws)."""
+    slope = decay_slope(curves, anchor(curves, n))
     last = curves[:, -1][np.isfinite(curves[:, -1]) & (curves[:, -1] > 0)]  # each run's least noisy value
     spread = max(float(np.std(np.log(last), ddof=1)) if last.size > 1 else 0.0, math.sqrt(2 / n))
     known = np.isfinite(curves).any(axis=0)  # marks where some run has a variance
     marks = np.array(PILOT_MARKS[:curves.shape[1]], dtype=float)[known]
-    return Projection(tuple(marks), tuple(np.nanmedian(_log(curves[:, known]), axis=0)), slope, spread)
+    log_v = [trimmed_mean(column[np.isfinite(column)]) for column in log_variance(curves[:, known]).T]  # a few marks
+    return Projection(tuple(marks), tuple(float(v) for v in log_v), slope, spread)
 
 
-def session_projection(v0: float, n: int, curves: np.ndarray, recent: float | None = None) -> Projection:
-    """The plan's projection from the session's variance ``v0`` at ``n`` labels and the pilot curves (module
-    docstring): the median curve of the pilot runs like the session (within a factor :data:`NEAR` of ``v0``
-    at ``n``) when at least :data:`MIN_NEAR` runs are and it lies within a factor :data:`AGREEMENT` of
-    ``v0``; otherwise the session's own level ``recent`` (default ``v0``) along the pilots' slope, at most
-    :data:`MODEST_DECAY`."""
-    everyone = median_projection(curves, n)
-    if v0 > 0:
-        like = np.abs(_log(run_variances(curves, n)) - math.log(v0)) <= math.log(NEAR)  # NaN: not like
+def like_session(v0: float, n: int, curves: np.ndarray) -> np.ndarray:
+    """Which pilot runs are like the session: their variance at ``n`` labels within a factor :data:`NEAR` of its
+    ``v0`` (none for ``v0 = 0``)."""
+    with np.errstate(invalid="ignore"):  # NaN: not like
+        return np.abs(log_variance(run_variances(curves, n)) - log_variance(v0)) <= math.log(NEAR) if v0 > 0 else (
+            np.zeros(curves.shape[0], dtype=bool))
+
+
+def pilot_projection(v0: float, n: int, curves_of: Callable[[int], np.ndarray]) -> Projection | None:
+    """The central curve (:func:`central_projection`) of the pilot runs like the session (:func:`like_session`),
+    ``curves_of(runs)`` giving the curves of the first ``runs``; ``None`` when fewer than :data:`MIN_NEAR` are
+    like it or their curve lies beyond a factor :data:`AGREEMENT` of ``v0`` at ``n`` labels.
+
+    The runs double from :data:`PILOT_RUNS` (up to :data:`MAX_PILOT_RUNS`) while some are like the session and
+    the standard error of the central ``log V`` at the last mark (the spread of the runs like it over the root
+    of their number) exceeds :data:`CENTRAL_SE`: a pool whose runs lie far apart (a rare outcome) gets more of
+    them, a pool whose runs agree keeps the first.
+    """
+    runs = PILOT_RUNS
+    while True:
+        curves = curves_of(runs)
+        like = like_session(v0, n, curves)
         if like.sum() >= MIN_NEAR:
-            median = median_projection(curves[like], n)
-            if abs(math.log(v0) - _log(median.variance(np.array([n], dtype=float)))[0]) <= math.log(AGREEMENT):
-                return median
-    return power_law(v0 if recent is None else recent, n, max(everyone.slope, MODEST_DECAY), everyone.spread)
-
-
-def recent_variance(session: Session, measure: Measure | None, level: float) -> float:
-    """Geometric mean of the session's per-label variance (:func:`per_label_variance`) at the ends of its last
-    :data:`RECENT_BATCHES` batches, each from the labels up to that batch; NaN when none is defined."""
-    rounds = session.sample().draws.round
-    ends = np.r_[np.flatnonzero(np.diff(rounds)) + 1, rounds.size][-RECENT_BATCHES:]  # draws up to each batch
-    v = np.array([per_label_variance(session.estimate(measure, level, prefix=int(end)), session.pool.n_items,
-                                     session.design.with_replacement) for end in ends])  # a few batches
-    v = v[np.isfinite(v) & (v > 0)]
-    return float(np.exp(np.mean(np.log(v)))) if v.size else math.nan
+            central = central_projection(curves[like], n)
+            if central.spread / math.sqrt(like.sum()) <= CENTRAL_SE or runs >= MAX_PILOT_RUNS:
+                agrees = abs(log_variance(v0) - log_variance(central.variance(np.array([n], float)))[0])
+                return central if agrees <= math.log(AGREEMENT) else None
+        elif not like.any() or runs >= MAX_PILOT_RUNS:
+            return None
+        runs *= 2
 
 
 def present_projection(projection: Projection, v0: float, n: int, half_width: float, level: float, n_items: int,
@@ -347,8 +257,8 @@ def _pilot_plan(pool: Pool, measure: Measure, design: Design, half_width: float,
     """(median, low, high) of the labels the pilot runs project, each along its own curve."""
     curves = pilot_curves(pool, measure, design, budget, seed)
     marks = np.array(PILOT_MARKS[:curves.shape[1]], dtype=float)
-    slope = decay_slope(curves, _anchor(curves))
-    needs = [labels_for(Projection(tuple(marks[known]), tuple(_log(run[known])), slope), half_width, level,
+    slope = decay_slope(curves, anchor(curves))
+    needs = [labels_for(Projection(tuple(marks[known]), tuple(log_variance(run[known])), slope), half_width, level,
                         pool.n_items, design.with_replacement)
              for run in curves if (known := np.isfinite(run)).any()] or [math.inf]  # no run saw a variance
     return float(np.median(needs)), min(needs), max(needs)
@@ -391,9 +301,13 @@ def plan_session(session: Session, half_width: float, measure: Measure | None = 
     if n < PILOT_LABELS or not np.isfinite(v0):
         total, low, high = _pilot_plan(pool, target, design, half_width, level, session.budget, pilot_seed)
     else:
-        curves = pilot_curves(pool, target, design, session.budget, pilot_seed)
-        projection = present_projection(session_projection(v0, n, curves, recent_variance(session, measure, level)),
-                                        v0, n, half_width, level, pool.n_items, design.with_replacement)
+        curves_of = lambda runs: pilot_curves(pool, target, design, session.budget, pilot_seed, runs)
+        projection = pilot_projection(v0, n, curves_of)
+        if projection is None:  # the pool's probabilities are off
+            everyone = central_projection(curves_of(PILOT_RUNS), n)
+            projection = power_law(recent_variance(session, measure, level), n, max(everyone.slope, MODEST_DECAY),
+                                   everyone.spread)
+        projection = present_projection(projection, v0, n, half_width, level, pool.n_items, design.with_replacement)
         total, low, high = (labels_for(projection.scaled(f), half_width, level, pool.n_items, design.with_replacement)
                             for f in (0.0, -projection.spread, projection.spread))
     further = lambda x: max(0, _count(x, pool.n_items) - n)

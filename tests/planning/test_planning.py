@@ -9,27 +9,39 @@ import numpy as np
 import pytest
 
 import labelwise as lw
+from labelwise import planning_pilots
+from labelwise.estimators import Estimate
 from labelwise.measures import make_measure
 from labelwise.oracle import TruthOracle
 from labelwise.planning import (
+    AGREEMENT,
+    CENTRAL_SE,
+    MAX_PILOT_RUNS,
     MIN_NEAR,
     MODEST_DECAY,
     NEAR,
-    PILOT_MARKS,
-    PILOT_RUNS,
-    RECENT_BATCHES,
+    TRIM,
     Projection,
-    decay_slope,
+    central_projection,
     labels_for,
-    per_label_variance,
-    pilot_curves,
+    like_session,
+    pilot_projection,
     plan_designs,
     power_law,
     present_projection,
+    trimmed_mean,
+)
+from labelwise.planning_pilots import (
+    PILOT_MARKS,
+    PILOT_RUNS,
+    RECENT_BATCHES,
+    decay_slope,
+    per_label_variance,
+    pilot_curves,
     recent_variance,
     rotated_labels,
+    rotation,
     run_variances,
-    session_projection,
 )
 
 Z = NormalDist().inv_cdf(0.975)
@@ -98,53 +110,71 @@ def test_decay_slope_of_curves_falling_as_a_power():
     assert decay_slope(with_zero) == pytest.approx(-1.0)
 
 
-def test_the_plan_follows_the_pilots_median_curve_when_the_session_agrees():
+def test_the_trimmed_mean_drops_a_quarter_at_each_end():
+    assert TRIM == 0.25
+    assert trimmed_mean(np.array([100.0, 1.0, 3.0, 2.0])) == 2.5  # 1 and 100 dropped
+    assert trimmed_mean(np.array([1.0, 2.0, 9.0])) == 4.0  # floor(3 / 4) = 0 dropped
+    assert trimmed_mean(np.arange(8.0) ** 2) == pytest.approx(np.mean([4.0, 9.0, 16.0, 25.0]))
+
+
+def test_the_central_curve_is_the_trimmed_mean_of_log_v_with_the_runs_slope_and_spread():
     marks = np.array(PILOT_MARKS, dtype=float)
-    assert marks[-1] == 1600
-    curves = np.stack([v * (marks / 200) ** -0.5 for v in (1.0, 2.0, 4.0)])  # median 2.0 at 200, slope -1/2
-    curves[0, 0] = np.nan  # a missing value elsewhere changes nothing
-    spread = math.log(2)  # the standard deviation of log 1, log 2, log 4 (at the last mark)
-    # within a factor 4 of the pilots' median at 200 labels: the median curve, beyond it the slope
-    projection = session_projection(3.0, 200, curves)
-    assert projection.marks == tuple(marks) and projection.slope == pytest.approx(-0.5)
-    assert projection.variance(np.array([200.0, 800.0, 3200.0])) == pytest.approx([2.0, 1.0, 0.5])
-    assert projection.spread == pytest.approx(spread)
-    # a curve that is no power law (flat, then falling faster): followed mark by mark
-    bent = curves * np.where(marks <= 400, 1.0, (marks / 400) ** -1.0)
-    assert session_projection(2.0, 200, bent).variance(np.array([1600.0])) == pytest.approx([2.0 * 8**-0.5 / 4])
-    # a run more than a factor 8 from the session at its labels is left out (1 against 9): the median curve of
-    # the others (2 and 4: 2 sqrt 2 at 200, within a factor 4 of 9), their slope and spread
-    steep = np.stack([v * (marks / 200) ** -2.0 for v in (1.0, 2.0, 4.0)])
-    projection = session_projection(9.0, 200, steep)
-    assert projection.variance(np.array([200.0, 400.0])) == pytest.approx([2 * math.sqrt(2), math.sqrt(2) / 2])
-    assert projection.slope == pytest.approx(-2.0) and projection.spread == pytest.approx(math.log(2) / math.sqrt(2))
-    # fewer than MIN_NEAR runs like the session (20: only 4 within a factor 8): the session's own level (its
-    # recent batches' when given), the slope no steeper than MODEST_DECAY, the spread of all runs
-    assert MIN_NEAR == 2 and NEAR == 8.0
-    assert session_projection(20.0, 200, steep, recent=12.0) == (
-        (200.0,), pytest.approx((math.log(12.0),)), MODEST_DECAY, pytest.approx(spread))
-    assert session_projection(20.0, 200, steep).log_v == pytest.approx((math.log(20.0),))
-    # a pilot run's early noise (a variance estimated from few labels) moves the median only at that mark
-    noisy = curves.copy()
-    noisy[:, 3] *= [3.0, 1 / 3, 1.0]  # at 800 labels: 1.5, 1/3, 2 (their median 1.5)
-    assert session_projection(2.0, 200, noisy).variance(np.array([800.0, 1600.0])) == pytest.approx(
-        [1.5, 2.0 * 8**-0.5], rel=1e-2)
-    # zero variances (a census of the uncertain items) stay zero; no pilot value: the session's level and the
-    # spread of a variance estimated from n normal draws
+    curves = np.stack([v * (marks / 200) ** -0.5 for v in (1.0, 2.0, 4.0, 64.0)])
+    central = central_projection(curves, 200)
+    # per mark the mean of the middle two logs (2 and 4): 2 sqrt 2 at 200 labels, then n^-1/2
+    assert central.marks == tuple(marks) and central.slope == pytest.approx(-0.5)
+    assert central.variance(np.array([200.0, 800.0, 3200.0])) == pytest.approx(
+        2 * math.sqrt(2) * np.array([1, 0.5, 0.25]))
+    assert central.spread == pytest.approx(np.std(np.log([1.0, 2.0, 4.0, 64.0]), ddof=1))
+    # a missing value leaves its run out at that mark only; zero variances (a census) stay zero
+    holed = curves.copy()
+    holed[3, 0] = np.nan  # at 100 labels: the middle one of 1, 2, 4 (floor(3 / 4) = 0 trimmed: their mean)
+    assert central_projection(holed, 200).log_v[0] == pytest.approx(np.mean(np.log([1.0, 2.0, 4.0]) + 0.5 * math.log(2)))
     zero = curves.copy()
     zero[:, 3:] = 0.0
-    assert session_projection(2.0, 200, zero).variance(np.array([800.0, 5000.0])) == pytest.approx([0.0, 0.0])
-    assert session_projection(0.6, 200, np.full((3, 4), np.nan)) == (
-        (200.0,), pytest.approx((math.log(0.6),)), 0.0, math.sqrt(2 / 200))
+    assert central_projection(zero, 200).variance(np.array([800.0, 5000.0])) == pytest.approx([0.0, 0.0])
+    # the spread is at least that of a variance estimated from n normal draws
+    assert central_projection(np.ones((3, len(marks))), 200).spread == pytest.approx(math.sqrt(2 / 200))
 
 
-def test_pilot_runs_far_from_the_session_leave_the_median():
-    # four flat runs, two of them (30 and 40) far from a session at 1.2: the median of all (sqrt(1.5 x 30),
-    # 5.6 times the session's) would disagree with it; the median of the two like it (1 and 1.5) follows it
-    curves = np.outer([1.0, 1.5, 30.0, 40.0], np.ones(len(PILOT_MARKS)))
-    projection = session_projection(1.2, 200, curves)
-    assert projection.variance(np.array([100.0, 1000.0, 5000.0])) == pytest.approx([math.sqrt(1.5)] * 3)
-    assert projection.spread == pytest.approx(math.log(1.5) / math.sqrt(2))
+def test_pilot_runs_like_the_session_lie_within_a_factor_near_of_its_variance():
+    assert NEAR == 8.0
+    curves = np.outer([1.0, 7.9, 8.1, 0.13, np.nan], np.ones(len(PILOT_MARKS)))
+    assert like_session(1.0, 200, curves).tolist() == [True, True, False, True, False]
+    assert not like_session(0.0, 200, curves).any()
+
+
+class CountingCurves:
+    """``curves_of(runs)`` for :func:`pilot_projection`: the first ``runs`` rows of ``curves``, recording each ask."""
+
+    def __init__(self, curves: np.ndarray):
+        self.curves, self.asked = curves, []
+
+    def __call__(self, runs: int) -> np.ndarray:
+        self.asked.append(runs)
+        return self.curves[:runs]
+
+
+def test_the_pilot_runs_double_while_the_central_curve_is_uncertain():
+    assert (PILOT_RUNS, MAX_PILOT_RUNS, CENTRAL_SE, MIN_NEAR, AGREEMENT) == (8, 32, 0.1, 2, 4.0)
+    flat = np.ones(len(PILOT_MARKS))
+    # runs that agree (spread sqrt(2 / 200) = 0.1 over root 8 < 0.1): the first 8 do
+    agree = CountingCurves(np.outer(np.exp(0.01 * np.arange(32)), flat))
+    assert pilot_projection(1.0, 200, agree) == central_projection(agree.curves[:8], 200) and agree.asked == [8]
+    # runs spread over a factor 4 (log V 0 or log 4 in turn: spread about 0.74): doubled to 32, where the standard
+    # error 0.74 / sqrt(32) = 0.13 still exceeds 0.1, then the central curve of all 32
+    spread = CountingCurves(np.outer(np.tile([1.0, 4.0], 16), flat))
+    central = pilot_projection(2.0, 200, spread)
+    assert spread.asked == [8, 16, 32] and central == central_projection(spread.curves, 200)
+    assert central.variance(np.array([200.0])) == pytest.approx([2.0])
+    # no run like the session among the first 8: no projection, and no more runs asked
+    far = CountingCurves(np.outer(np.full(32, 100.0), flat))
+    assert pilot_projection(1.0, 200, far) is None and far.asked == [8]
+    # one run like it among 8: more runs, until MIN_NEAR are like it
+    one = CountingCurves(np.outer(np.r_[1.0, np.full(7, 100.0), 1.0, np.full(23, 100.0)], flat))
+    assert pilot_projection(1.0, 200, one) == central_projection(one.curves[[0, 8]], 200) and one.asked == [8, 16]
+    # runs like it whose central curve lies beyond a factor 4 of the session's (5 and 6 against 1.2): none
+    assert pilot_projection(1.2, 200, CountingCurves(np.outer(np.tile([5.0, 6.0], 16), flat))) is None
 
 
 def test_a_projection_behind_the_present_gives_way_to_the_sessions_own_variance():
@@ -188,13 +218,14 @@ def test_recent_variance_is_the_geometric_mean_over_the_last_batches():
 
 
 def test_pilot_labels_are_exact_draws_that_cover_the_probabilities_evenly_across_runs():
+    assert [rotation(r) for r in range(8)] == [0, 0.5, 0.25, 0.75, 0.125, 0.625, 0.375, 0.875]
     rng = np.random.default_rng(5)
     prior = rng.dirichlet([0.3, 0.3, 0.3], size=20_000)  # three labels, many items near 0 or 1
-    cdf, offset, runs = np.cumsum(prior, axis=1), rng.random(20_000), 8
-    labels = np.stack([rotated_labels(cdf, offset, r, runs) for r in range(runs)])
-    counts = np.stack([(labels == k).sum(axis=0) for k in range(3)], axis=1)  # (items, labels) over the runs
-    # an arc of length p holds floor(8 p) or ceil(8 p) of 8 evenly spaced points
-    assert np.all((counts >= np.floor(runs * prior)) & (counts <= np.ceil(runs * prior)))
+    cdf, offset = np.cumsum(prior, axis=1), rng.random(20_000)
+    labels = np.stack([rotated_labels(cdf, offset, r) for r in range(16)])
+    for runs in (4, 8, 16):  # the first 2^k runs: an arc of length p holds floor(2^k p) or ceil(2^k p) of them
+        counts = np.stack([(labels[:runs] == k).sum(axis=0) for k in range(3)], axis=1)  # (items, labels)
+        assert np.all((counts >= np.floor(runs * prior)) & (counts <= np.ceil(runs * prior)))
     # each run alone is a draw from p(y | x): its share of each label is the mean probability within 3 s.e.
     share, mean = (labels[3][:, None] == np.arange(3)).mean(axis=0), prior.mean(axis=0)
     se = np.sqrt((prior * (1 - prior)).sum(axis=0)) / prior.shape[0]
@@ -206,21 +237,46 @@ def pool() -> lw.Pool:
     return lw.make_pool(5000, prevalence=0.2, separation=2.5, seed=9)
 
 
-def test_session_plan_from_its_own_variance_and_the_designs_slope(pool):
+def test_session_plan_follows_the_pilot_runs_like_it(pool):
     measure = make_measure("f1", pool)
     session = lw.Session(pool, measure, "importance", seed=0, budget=400)
     est = session.run(TruthOracle(pool), 400)
     plan = session.labels_needed(0.02)
-    curves = pilot_curves(pool, measure, session.design, 400)
     lo, hi = est.interval()
     V = est.n_labels * ((hi[0] - lo[0]) / (2 * Z)) ** 2  # the interval's half-width is z sqrt(V / n)
-    projection = session_projection(V, 400, curves, recent_variance(session, None, 0.95))
+    projection = pilot_projection(V, 400, lambda runs: pilot_curves(pool, measure, session.design, 400, 0, runs))
+    assert projection is not None  # calibrated probabilities: the pilot runs are like the session
     # the range: one run's log V one standard deviation either side
     need = [math.ceil(labels_for(projection.scaled(f), 0.02, 0.95, pool.n_items, True)) - 400
             for f in (0, -projection.spread, projection.spread)]
     assert [plan.labels_needed, plan.low, plan.high] == need and plan.labels_so_far == 400
     assert plan.low < plan.labels_needed < plan.high
     assert session.labels_needed(1.0).labels_needed == 0  # already narrower
+
+
+def test_pilot_curves_grow_by_runs_keeping_the_runs_made(pool):
+    measure = make_measure("f1", pool)
+    design = lw.make_design("passive", pool)
+    two = pilot_curves(pool, measure, design, 400, seed=7, runs=2).copy()
+    four = pilot_curves(pool, measure, design, 400, seed=7, runs=4)  # 2 more runs
+    assert four.shape == (4, len(PILOT_MARKS)) and np.array_equal(four[:2], two)
+    planning_pilots._pilots.clear()
+    at_once = pilot_curves(pool, measure, design, 400, seed=7, runs=4)
+    assert at_once is not four and np.array_equal(at_once, four)  # runs added later are the runs made at once
+    assert not np.array_equal(pilot_curves(pool, measure, design, 400, seed=8, runs=2), two)  # another seed
+
+
+def test_a_zero_standard_error_keeps_its_intervals_variance():
+    # an F1 of 1 from the labels so far: no standard error, but a beta interval of width 0.03
+    one = {"names": ("f1",), "cov": np.zeros((1, 1)), "lower_bound": np.zeros(1), "upper_bound": np.ones(1),
+           "n_labels": 200, "n_draws": 200, "R": np.zeros(3)}
+    est = Estimate(value=np.array([1.0]), defined=np.array([True]), **one).with_stored_interval([0.97], [1.0])
+    assert per_label_variance(est, 10**6, True) == pytest.approx(200 * (0.015 / Z) ** 2)
+    undefined = Estimate(value=np.array([np.nan]), defined=np.array([False]), **one)
+    assert math.isnan(per_label_variance(undefined, 10**6, True))
+    # a normal interval around a zero standard error says nothing: not a variance of 0
+    degenerate = Estimate(value=np.array([0.5]), defined=np.array([True]), **one).with_stored_interval([0.5], [0.5])
+    assert math.isnan(per_label_variance(degenerate, 10**6, True))
 
 
 def test_plans_before_any_label_are_reproducible_and_ordered(pool):

@@ -1,0 +1,179 @@
+"""Pilot runs for the plan: a design's per-label variance curve against labels drawn from the probabilities.
+
+The delta-method variance of a design's estimator at ``n`` labels is ``V(n) / n`` (Marchant & Rubinstein,
+"Needle in a Haystack", KDD 2021, sec. 3.3.2), times ``1 - n / N`` for designs without replacement (Yilmaz et
+al., "Sample Efficient Model Evaluation", 2021, eq. 25).  A pilot run is a session of the design against a
+pseudo ground truth drawn from the pool's probabilities (what the design itself believes); its per-label
+variance ``V`` at :data:`PILOT_MARKS` labels is its curve.  :mod:`labelwise.planning` projects the plan from
+these curves and the session's own variance.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import weakref
+from statistics import NormalDist
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .designs import Design
+from .estimators import Estimate
+from .measures import Measure
+from .oracle.prior import score_prior
+from .pool import Pool
+
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = [
+    "PILOT_LABELS",
+    "PILOT_MARKS",
+    "PILOT_RUNS",
+    "RECENT_BATCHES",
+    "decay_slope",
+    "finite_population_factor",
+    "per_label_variance",
+    "pilot_curves",
+    "recent_variance",
+    "rotated_labels",
+    "rotation",
+    "run_variances",
+]
+
+#: Label counts of the pilot runs' variance curve (up to counts the plans reach: an adaptive design's decay
+#: flattens after its first few hundred labels, which a slope fitted up to 800 labels would not see).
+PILOT_MARKS = (100, 200, 400, 800, 1600)
+#: Labels from which the session's own variance takes part in the plan (before: each pilot run's own curve).
+PILOT_LABELS = 200
+#: Pilot runs per design (the plan's slope and level come from them: with few runs the plan depends on their seed).
+PILOT_RUNS = 8
+#: Batches of the session whose variances make its own level when the pilot runs disagree with it.
+RECENT_BATCHES = 3
+
+# pilot curves per pool, then per (measure, design spec): they depend on nothing else
+_pilots: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def finite_population_factor(n: float | np.ndarray, n_items: int, with_replacement: bool) -> float | np.ndarray:
+    """``1 - n / N`` for a design drawing without replacement (Yilmaz et al. 2021, eq. 25), 1 with replacement."""
+    return 1.0 if with_replacement else np.maximum(1.0 - n / n_items, 0.0)
+
+
+def per_label_variance(est: Estimate, n_items: int, with_replacement: bool) -> float:
+    """The largest ``V = n (h / z)^2 / f`` over the defined components, ``h`` the half-width of the estimate's
+    interval (the interval the plan is for) and ``f`` its :func:`finite_population_factor` (which
+    :func:`~labelwise.planning.labels_for` applies at the planned ``n``); NaN when no component is defined with
+    an interval of positive width (no information yet, e.g. no positive seen, or a normal interval around a
+    standard error of 0).  A component with a zero standard error may still have an interval (a beta interval
+    from its pseudo-counts, e.g. an F1 of 1 from the labels so far): its width, not the standard error, is the
+    variance."""
+    lo, hi = est.interval()
+    z = NormalDist().inv_cdf(0.5 + est.level / 2)
+    fpc = finite_population_factor(est.n_labels, n_items, with_replacement)
+    v = np.where(est.defined & (hi > lo), est.n_labels * ((hi - lo) / (2 * z)) ** 2, np.nan)
+    return float(np.nanmax(v)) / fpc if np.isfinite(v).any() and fpc > 0 else math.nan  # a census: no V
+
+
+def rotation(run: int) -> float:
+    """The phase of pilot run ``run``: the base-2 radical inverse of ``run`` (van der Corput: 0, 1/2, 1/4, 3/4,
+    1/8, ...), so that the first ``2^k`` runs' phases are the ``2^k`` evenly spaced points of ``[0, 1)``."""
+    phase, scale = 0.0, 0.5
+    while run:
+        phase, run, scale = phase + scale * (run & 1), run >> 1, scale / 2
+    return phase
+
+
+def rotated_labels(cdf: np.ndarray, offset: np.ndarray, run: int) -> np.ndarray:
+    """Pseudo ground truth of pilot run ``run``: one label per item from ``p(y | x)`` (``cdf`` its cumulative sum
+    over labels, one row per item) by the inverse-CDF draw of ``u = (offset + rotation(run)) mod 1``.
+
+    With one uniform ``offset`` per item shared by the runs (a Cranley-Patterson rotation; Cranley &
+    Patterson, "Randomization of number theoretic methods for multiple integration", SIAM J. Numer. Anal.
+    13, 1976), each run is an exact draw, independent over items, while across the first ``2^k`` runs an item
+    takes a label in ``2^k p`` of them up to rounding (:func:`rotation`): the pilot runs cover the
+    probabilities evenly (on a rare pool, its few likely positives are spread over the runs rather than left
+    to chance), and doubling the runs keeps the runs already made.
+    """
+    u = (offset + rotation(run)) % 1.0
+    return (u[:, None] > cdf[:, :-1]).sum(axis=1)
+
+
+def pilot_curves(pool: Pool, measure: Measure, design: Design, budget: int | None = None, seed: int = 0,
+                 runs: int = PILOT_RUNS) -> np.ndarray:
+    """Per-label variances ``(runs, marks)`` of pilot runs against labels drawn from the pool's probabilities.
+
+    Run ``r`` draws its labels with :func:`rotated_labels` and its design's draws from the generator seeded
+    ``(seed, r)``: asking for more runs adds runs and keeps those made.  Cached per pool, measure, design and
+    seed.
+    """
+    from .session import Session  # the session imports this module's users
+
+    key = (measure, json.dumps(design.spec(), sort_keys=True), budget, seed)
+    cache = _pilots.setdefault(pool, {})
+    made = len(cache[key]) if key in cache else 0
+    if made >= runs:
+        return cache[key][:runs]
+    marks = [m for m in PILOT_MARKS if m <= pool.n_items] or [pool.n_items]  # a pool below the first mark: a census
+    cdf = np.cumsum(score_prior(pool), axis=1)
+    offset = np.random.default_rng(seed).random(pool.n_items)
+    variance = lambda est: per_label_variance(est, pool.n_items, design.with_replacement)
+    curves = np.full((runs, len(marks)), np.nan)
+    if made:
+        curves[:made] = cache[key]
+    for r in range(made, runs):
+        truth = rotated_labels(cdf, offset, r)
+        session = Session(pool, measure, design, budget=budget or marks[-1], seed=np.random.default_rng([seed, r]))
+        session.run(lambda ids, t=truth: t[pool.positions(ids)], marks[-1], checkpoints=marks,
+                    on_checkpoint=lambda n, est, r=r: curves[r].__setitem__(marks.index(n), variance(est)))
+    cache[key] = curves
+    return curves
+
+
+def decay_slope(curves: np.ndarray, first: int = 0) -> float:
+    """Slope ``b`` of ``log V`` against ``log n`` over the pilot marks from column ``first`` on (runs pooled;
+    the last two marks when fewer are left), at most 0; 0 (a static design's constant ``V``) when the curves
+    say nothing."""
+    first = max(min(first, curves.shape[1] - 2), 0)
+    marks = np.log(np.array(PILOT_MARKS[first:curves.shape[1]], dtype=float))
+    with np.errstate(divide="ignore"):  # a variance of 0 (a census of the uncertain items) is left out
+        y = np.log(curves[:, first:])
+    x = np.broadcast_to(marks, y.shape).ravel()
+    keep = np.isfinite(y.ravel())
+    if np.unique(x[keep]).size < 2:
+        return 0.0
+    return min(float(np.polyfit(x[keep], y.ravel()[keep], 1)[0]), 0.0)
+
+
+def anchor(curves: np.ndarray, n: int = PILOT_LABELS) -> int:
+    """Column of the pilot curves at the last mark at or below ``n`` labels (the first when none is)."""
+    return max(int(np.searchsorted(PILOT_MARKS[:curves.shape[1]], n, side="right")) - 1, 0)
+
+
+def log_variance(v: np.ndarray | float) -> np.ndarray:
+    """``log v``, a variance of 0 (a census of the uncertain items) floored at the smallest float's log."""
+    return np.log(np.maximum(v, np.finfo(float).tiny))
+
+
+def run_variances(curves: np.ndarray, n: int) -> np.ndarray:
+    """Each pilot run's variance at ``n`` labels: its curve interpolated in ``log n`` between the marks where it
+    has a value (its first value before, its last beyond); NaN for a run with none."""
+    marks = np.log(np.array(PILOT_MARKS[:curves.shape[1]], dtype=float))
+    logs = log_variance(curves)
+    known = np.isfinite(curves)
+    return np.array([np.exp(np.interp(math.log(n), marks[k], log_v[k])) if k.any() else math.nan
+                     for log_v, k in zip(logs, known)])  # a few pilot runs, not items
+
+
+def recent_variance(session: Session, measure: Measure | None, level: float) -> float:
+    """Geometric mean of the session's per-label variance (:func:`per_label_variance`) at the ends of its last
+    :data:`RECENT_BATCHES` batches, each from the labels up to that batch; NaN when none is defined."""
+    rounds = session.sample().draws.round
+    ends = np.r_[np.flatnonzero(np.diff(rounds)) + 1, rounds.size][-RECENT_BATCHES:]  # draws up to each batch
+    v = np.array([per_label_variance(session.estimate(measure, level, prefix=int(end)), session.pool.n_items,
+                                     session.design.with_replacement) for end in ends])  # a few batches
+    v = v[np.isfinite(v) & (v > 0)]
+    return float(np.exp(np.mean(np.log(v)))) if v.size else math.nan
+
+
