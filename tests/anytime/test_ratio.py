@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import labelwise as lw
-from labelwise.anytime.ratio import _terms, ratio_forms, ratio_sequence
+from labelwise.anytime.ratio import _item_groups, _terms, ratio_forms, ratio_sequence
 from labelwise.designs import ImportanceDesign
 from labelwise.estimators import importance_moments
 from labelwise.measures import combine, make_measure
@@ -47,7 +47,7 @@ def test_each_loss_vector_is_bounded_by_the_largest_weight_of_the_items_that_may
     tiny = lw.Pool.from_arrays(None, preds=np.array([1, 1, 0, 0]), probs=np.array([0.9, 0.6, 0.3, 0.1]),
                                labels=np.array([1, 0, 1, 0]))
     measure = make_measure("f1", tiny)  # losses (TP, (2 TP + FP + FN) / 2)
-    terms, bounds = _terms(measure, tiny, np.array([1.0, 2.0, 3.0, 4.0]))
+    terms, bounds = _terms(*_item_groups(measure, tiny), np.array([1.0, 2.0, 3.0, 4.0]))
     bound_of = lambda loss: np.max(bounds[np.all(terms == loss, axis=1)])
     assert bound_of([1.0, 1.0]) == 2.0  # a true positive: only the predicted positives 0, 1 may be one
     assert bound_of([0.0, 0.5]) == 4.0  # a false positive or negative: any item
@@ -64,7 +64,7 @@ def _run(pool, measure, q, rng, batches=20, size=50, weight_bound=None):
     weights = 1.0 / (N * q[items])
     bound = 1.0 / (N * q) if weight_bound is None else weight_bound
     lower, upper = ratio_sequence(measure, pool, losses, weights, np.ones(items.size, int),
-                                  np.repeat(np.arange(batches), size), bound, 0.95, batches * size)
+                                  np.repeat(np.arange(batches), size), bound, 0.95, batches * size, items=items)
     return losses, weights, lower[:, 0], upper[:, 0]
 
 

@@ -42,7 +42,7 @@ DEFAULT_HORIZON = 1000
 class _Resumable:
     """A session's sequence over its rows up to the start of the latest batch seen, to resume from.
 
-    ``rows`` holds those rows (losses, weights, counts, batches), ``lower`` and ``upper`` the intervals after
+    ``rows`` holds those rows (losses, weights, counts, batches, items), ``lower`` and ``upper`` the intervals after
     each of their batches; ``pool`` and ``bound`` the pool and weight bound the sequence started from.
     """
 
@@ -55,7 +55,7 @@ class _Resumable:
 
     def resumes(self, rows: tuple[np.ndarray, ...], pool: Pool, bound: float | np.ndarray) -> bool:
         """Whether ``rows`` begin with this sequence's rows, whole batches of them, on the same pool and bound."""
-        n, batches = self.sequence.n_rows, rows[-1]
+        n, batches = self.sequence.n_rows, rows[3]
         return (pool is self.pool and np.array_equal(bound, self.bound) and len(batches) > n
                 and (n == 0 or batches[n] != batches[n - 1])
                 and all(np.array_equal(new[:n], old) for new, old in zip(rows, self.rows)))
@@ -134,7 +134,7 @@ def anytime_path(session: Session, measure: Measure | None = None, level: float 
     ends = np.r_[np.flatnonzero(np.diff(rounds)), rows.size - 1]
     key = (target, level, horizon, finite, session.stochastic)
     kept = _resumable.setdefault(session, {})
-    table = (losses[rows], d.weight[rows], counts, rounds)
+    table = (losses[rows], d.weight[rows], counts, rounds, d.items[rows])
     start = next((k for k in kept.get(key, ()) if k.resumes(table, session.pool, bound)), None)
     if start is not None:
         sequence, lower, upper = start.sequence, start.lower, start.upper
