@@ -46,6 +46,8 @@ __all__ = ["RatioForm", "RatioSequence", "ratio_forms", "ratio_sequence"]
 
 #: Candidate values per component: the sequence is resolved to (range / GRID) and widened by one step.
 GRID = 801
+#: Share of a component's range the interval reaches beyond one grid step (float rounding of the true value).
+GRID_MARGIN = 1e-9
 #: Most item groups (distinct loss keys) bounded separately.
 MAX_GROUPS = 4096
 
@@ -154,6 +156,29 @@ def _without_replacement(y: np.ndarray, low: np.ndarray, high: np.ndarray, n_lef
     return y + shift, low + shift, high + shift, sums[-1]
 
 
+def _kept_interval(grid: np.ndarray, kept: np.ndarray, lo: float, hi: float,
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The interval spanned by the candidates not excluded after each batch (``kept``, shape (B, G)).
+
+    The true value lies between grid points, so the interval reaches one step beyond the outermost kept
+    ones, and a further ``GRID_MARGIN`` of the range so that a true value on the grid point one step out,
+    computed with a different rounding, is not read as a miss.  Where nothing is kept (the running
+    intersection is empty: the labels contradict the sequence, a ``1 - level`` event if the design holds)
+    the interval is the whole range and ``emptied`` is set.
+
+    Returns
+    -------
+    lower, upper : ndarray, shape (B,)
+    emptied : ndarray of bool, shape (B,)
+    """
+    emptied = ~kept.any(axis=1)
+    first, last = np.argmax(kept, axis=1), grid.size - 1 - np.argmax(kept[:, ::-1], axis=1)
+    reach = (grid[1] - grid[0]) + GRID_MARGIN * (hi - lo)
+    lower = np.where(emptied, lo, np.maximum(grid[first] - reach, lo))
+    upper = np.where(emptied, hi, np.minimum(grid[last] + reach, hi))
+    return lower, upper, emptied
+
+
 @dataclass(frozen=True)
 class _Component:
     """One component's bets before any draw: its form, candidate values, the increments' bounds (each (G,)) and
@@ -219,7 +244,7 @@ class RatioSequence:
                    pool.n_items, 1 - level, horizon, without_replacement, per_row or without_replacement)
 
     def advance(self, losses: np.ndarray, weights: np.ndarray, counts: np.ndarray, batches: np.ndarray,
-                items: np.ndarray | None = None) -> tuple[RatioSequence, np.ndarray, np.ndarray]:
+                items: np.ndarray | None = None) -> tuple[RatioSequence, np.ndarray, np.ndarray, np.ndarray]:
         """The sequence after the next batches (arrays as :func:`ratio_sequence`, the rows after those seen).
 
         Returns
@@ -227,12 +252,15 @@ class RatioSequence:
         sequence : RatioSequence
             After these batches (this one is unchanged).
         lower, upper : ndarray, shape (B, m)
-            The interval after each of these batches.
+            The interval after each of these batches (the whole range where it is empty).
+        emptied : ndarray of bool, shape (B, m)
+            Where the sequence has excluded every candidate value (:func:`_kept_interval`).
         """
         n_batches = np.unique(batches).size
         lower, upper = np.empty((n_batches, len(self.components))), np.empty((n_batches, len(self.components)))
+        emptied = np.zeros((n_batches, len(self.components)), dtype=bool)
         if n_batches == 0:
-            return self, lower, upper
+            return self, lower, upper, emptied
         capitals, drawn_sums = list(self.capitals), list(self.drawn_sums)
         for k, c in enumerate(self.components):
             f = c.form
@@ -247,15 +275,9 @@ class RatioSequence:
             rejected, capitals[k] = bet_on_batches(capitals[k], values, counts, batches, low, high, self.alpha,
                                                    self.horizon, per_row=self.per_row, side=c.side,
                                                    reach=None if c.side is None else c.side.reach(items))
-            kept = ~rejected
-            step = c.grid[1] - c.grid[0]
-            first = np.where(kept.any(axis=1), np.argmax(kept, axis=1), 0)
-            last = np.where(kept.any(axis=1), GRID - 1 - np.argmax(kept[:, ::-1], axis=1), GRID - 1)
-            # the true value lies between grid points: one step beyond the outermost kept ones
-            lower[:, k] = np.maximum(c.grid[first] - step, c.lo)
-            upper[:, k] = np.minimum(c.grid[last] + step, c.hi)
+            lower[:, k], upper[:, k], emptied[:, k] = _kept_interval(c.grid, ~rejected, c.lo, c.hi)
         return (replace(self, capitals=tuple(capitals), drawn_sums=tuple(drawn_sums),
-                        n_rows=self.n_rows + len(losses)), lower, upper)
+                        n_rows=self.n_rows + len(losses)), lower, upper, emptied)
 
 
 def ratio_sequence(measure: Measure, pool: Pool, losses: np.ndarray, weights: np.ndarray, counts: np.ndarray,
@@ -298,4 +320,4 @@ def ratio_sequence(measure: Measure, pool: Pool, losses: np.ndarray, weights: np
     """
     start = RatioSequence.start(measure, pool, weight_bound, level, horizon,
                                 without_replacement=without_replacement, per_row=per_row)
-    return start.advance(losses, weights, counts, batches, items)[1:]
+    return start.advance(losses, weights, counts, batches, items)[1:3]
