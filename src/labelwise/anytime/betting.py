@@ -47,6 +47,14 @@ Sizes, ``pi`` and truncation use earlier rows only, so the bet is
 predictable, and it lies between ``-BOLDEST / high`` and
 ``BOLDEST / |low|``: the validity above holds unchanged.
 
+Under a fixed importance proposal the bound ``low`` comes from a few items
+of largest weight (a false negative the defensive mixture alone may draw).
+There each factor carries an item side bet
+(:mod:`labelwise.anytime.side_bets`), a predictable bet on which item is
+drawn whose mean under the proposal is known and subtracted: the factor's
+conditional mean is unchanged, every factor stays positive, and the bet may
+grow beyond ``BOLDEST / |low|`` on the common items.
+
 Bets are fixed per batch when the rows of a batch are not in draw order (a
 with-replacement design aggregates an item's repeated draws), else updated
 after every row.

@@ -16,7 +16,9 @@ item under every label), each times the largest weight, known before the
 draws, of an item that may take it: under importance sampling the items
 likely to be positive have small weights, so the bounds of the positive
 terms, and so the bets against too high a value, are far from the worst case
-``1 / defensive``.
+``1 / defensive``.  Under such a fixed proposal the bets also carry item
+side bets (:mod:`labelwise.anytime.side_bets`), so that the few items of
+largest weight no longer cap the bets against too low a value.
 
 For distinct items drawn uniformly without replacement from the ``N`` items
 (the first draws of ``passive`` under a deterministic oracle) the finite-pool
