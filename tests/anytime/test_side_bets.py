@@ -42,6 +42,19 @@ def test_expected_side_bet_equals_its_sum_over_every_item():
         np.testing.assert_allclose(side.expected(bet), q @ by_item, rtol=1e-12, atol=1e-15)
 
 
+def test_many_groups_share_the_worst_loss_of_all():
+    rng = np.random.default_rng(2)
+    group = rng.integers(0, 20, 300)
+    weights = 1.0 / (300 * rng.dirichlet(np.ones(300)))
+    group_losses = rng.uniform(-1.0, 1.0, (20, 3, 2))
+    side = SideBets.build(group, group_losses, weights, (np.full(2, 0.01), np.full(2, 0.01)))
+    assert side.worst.shape == (2, 1, 2)  # one group: every item may take every loss vector
+    bet = np.array([5.0, -5.0])
+    a = np.stack([np.maximum(-group_losses.min(axis=(0, 1)), 0), np.maximum(group_losses.max(axis=(0, 1)), 0)])
+    by_item = np.maximum(np.abs(bet) * a[[0, 1], [0, 1]] * weights[:, None] - SIDE_START, 0.0)
+    np.testing.assert_allclose(side.expected(bet), (1.0 / (300 * weights)) @ by_item, rtol=1e-12)
+
+
 def test_bets_at_the_caps_keep_every_factor_positive_and_the_null_mean_one():
     group, q, weights, group_losses, cell = _population(np.array([0.3, 0.6, 0.9]))
     side, low, _ = _sides(group, weights, group_losses)

@@ -92,7 +92,7 @@ class SideBets:
             The largest size on each side without side bets (``BOLDEST`` over the worst increment allowed).
         """
         if group_losses.shape[0] > MAX_SIDE_GROUPS:
-            group_losses, group = group_losses.transpose(1, 0, 2).reshape(1, -1, group_losses.shape[2]), 0 * group
+            group_losses, group = group_losses.reshape(1, -1, group_losses.shape[2]), np.zeros_like(group)
         worst = np.stack([np.maximum(-group_losses.min(axis=1), 0.0), np.maximum(group_losses.max(axis=1), 0.0)])
         ws, masses = [], []
         for g in range(worst.shape[1]):
