@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from labelwise.anytime.betting import BOLDEST, Capital, bet_on_batches, boldest_bet
-from labelwise.anytime.side_bets import SIDE_START, SideBets
+from labelwise.anytime.side_bets import SIDE_COST, SIDE_START, SideBets
 
 
 def _population(t: np.ndarray):
@@ -37,9 +37,12 @@ def test_expected_side_bet_equals_its_sum_over_every_item():
     side, _, _ = _sides(group, weights, group_losses)
     worst = np.stack([np.maximum(-group_losses.min(axis=1), 0), np.maximum(group_losses.max(axis=1), 0)])
     for bet in (np.array([0.3, 2.0, -1.5]), np.array([-0.05, 0.6, 5.0]), np.array([1.0, -4.0, 0.0])):
-        a = worst[(bet < 0).astype(int), group[:, None], np.arange(3)] * weights[:, None]  # a_i on the bet's side
-        by_item = np.maximum(np.abs(bet) * side.active[(bet < 0).astype(int), np.arange(3)] * a - SIDE_START, 0.0)
+        side_of = (bet < 0).astype(int)
+        a = worst[side_of, group[:, None], np.arange(3)] * weights[:, None]  # a_i on the bet's side
+        on = np.abs(bet) > side.plain[side_of, np.arange(3)]  # within the plain cap: no side bet
+        by_item = np.maximum(np.abs(bet) * on * a - SIDE_START, 0.0)
         np.testing.assert_allclose(side.expected(bet), q @ by_item, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(side.expected(bet, 2), q @ by_item**2, rtol=1e-12, atol=1e-15)
 
 
 def test_many_groups_share_the_worst_loss_of_all():
@@ -55,25 +58,25 @@ def test_many_groups_share_the_worst_loss_of_all():
     np.testing.assert_allclose(side.expected(bet), (1.0 / (300 * weights)) @ by_item, rtol=1e-12)
 
 
-def test_bets_at_the_caps_keep_every_factor_positive_and_the_null_mean_one():
+def test_bets_at_the_caps_keep_every_factor_positive_the_null_mean_one_and_the_cost_in_budget():
     group, q, weights, group_losses, cell = _population(np.array([0.3, 0.6, 0.9]))
     side, low, _ = _sides(group, weights, group_losses)
-    eta = (1 - SIDE_START) / 2
-    assert side.active[0].all()  # the heavy false negatives would cap the bets below: side bets on
-    assert np.all(side.caps[0] > boldest_bet(-low))
+    caps = side.caps(np.array([[100.0], [5000.0]]), 1000.0)  # (2, 2, G): before and after the horizon
+    assert np.all(caps[0, 0] > boldest_bet(-low))  # the heavy false negatives would cap the bets below
+    assert np.all(caps[:, 1] <= caps[:, 0])  # past the horizon the cost budget per draw shrinks
     for sign in (1.0, -1.0):
-        bet = sign * side.caps[(sign < 0) * 1]
-        active = side.active[(sign < 0) * 1]
-        assert np.all(side.expected(bet)[active] <= eta * (1 + 1e-9))
-        assert np.all(side.expected(bet * 1.001)[active] > eta)  # the cap is the largest such size
-        reach = side.reach(np.arange(group.size))
-        g = side.of_rows(bet[None], *reach)
-        for c in range(2):  # every item under each of its labels
-            factor = 1 + bet * group_losses[group, c] * weights[:, None] + g - side.expected(bet)
-            assert factor.min() >= 1 - SIDE_START - eta - 1e-12
-        # under the truth's labels the factor's mean is 1 + bet E[X], whatever the side bet
-        x = group_losses[group, cell] * weights[:, None]
-        np.testing.assert_allclose(q @ (1 + bet * x + g - side.expected(bet)), 1 + bet * (q @ x), rtol=1e-12)
+        for row in range(2):
+            bet = sign * caps[(sign < 0) * 1, row]
+            eg = side.expected(bet)
+            assert np.all(eg <= (1 - SIDE_START) / 2)
+            assert np.all(side.expected(bet, 2) <= 2 * SIDE_COST / (1000.0, 5000.0)[row] * (1 + 1e-9))
+            g = side.of_rows(bet[None], *side.reach(np.arange(group.size)))
+            for c in range(2):  # every item under each of its labels
+                factor = 1 + bet * group_losses[group, c] * weights[:, None] + g - eg
+                assert factor.min() >= min(1 - BOLDEST, (1 - SIDE_START) / 2) - 1e-12
+            # under the truth's labels the factor's mean is 1 + bet E[X], whatever the side bet
+            x = group_losses[group, cell] * weights[:, None]
+            np.testing.assert_allclose(q @ (1 + bet * x + g - eg), 1 + bet * (q @ x), rtol=1e-12)
     assert BOLDEST > SIDE_START
 
 

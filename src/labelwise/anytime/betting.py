@@ -167,7 +167,7 @@ def bet_on_batches(capital: Capital, values: np.ndarray, counts: np.ndarray, bat
 
     With ``side`` (and ``reach``, :meth:`~labelwise.anytime.side_bets.SideBets.reach` of the rows), each factor
     carries the item side bet of :mod:`labelwise.anytime.side_bets` and the bets are capped by its
-    ``caps`` instead of ``BOLDEST`` over the bounds.
+    :meth:`~labelwise.anytime.side_bets.SideBets.caps` instead of ``BOLDEST`` over the bounds.
 
     Returns
     -------
@@ -202,7 +202,7 @@ def bet_on_batches(capital: Capital, values: np.ndarray, counts: np.ndarray, bat
             lo_seen, hi_seen = lowest[None], highest[None]
         k = k[:, None]
         # BOLDEST over the bounds, or the side bets' caps (never below it), and the truncation by what was seen
-        largest = (boldest_bet(-low[s:e]), boldest_bet(high[s:e])) if side is None else side.caps
+        largest = (boldest_bet(-low[s:e]), boldest_bet(high[s:e])) if side is None else side.caps(k, horizon)
         cap_plus, cap_minus = _truncation(largest[0], -lo_seen), _truncation(largest[1], hi_seen)
         mean = sx / np.maximum(k, 1.0)
         spread = np.maximum(sq - k * mean**2, 1e-300)  # sum of squared deviations
