@@ -60,14 +60,23 @@ def one_run(pool: lw.Pool, measure, design: lw.Design, budget: int, seed: int) -
     fixed = []
     session.run(TruthOracle(pool), budget, BATCH, checkpoints=range(BATCH, budget + 1, BATCH),
                 on_checkpoint=lambda n, est: fixed.append([float(b[0]) for b in est.interval()]))
-    _, lower, upper = anytime_path(session)
-    return {"fixed": np.array(fixed), "anytime": np.stack([lower[:, 0], upper[:, 0]], axis=1)}
+    _, lower, upper, emptied = anytime_path(session)
+    return {"fixed": np.array(fixed), "anytime": np.stack([lower[:, 0], upper[:, 0]], axis=1),
+            "emptied": emptied[:, 0]}
 
 
 def stopped(bounds: np.ndarray, eps: float) -> int:
     """Index of the first batch whose half-width is at most ``eps`` (the last batch if none)."""
     narrow = (bounds[:, 1] - bounds[:, 0]) / 2 <= eps
     return int(np.argmax(narrow)) if narrow.any() else len(bounds) - 1
+
+
+def covered(path: dict, kind: str, truth: float) -> np.ndarray:
+    """Whether the interval of each batch covers ``truth``; an emptied anytime sequence (flagged, shown as the
+    whole range) covers nothing."""
+    bounds = path[kind]
+    inside = (bounds[:, 0] <= truth) & (truth <= bounds[:, 1])
+    return inside & ~path["emptied"] if kind == "anytime" else inside
 
 
 def run_cell(pool: lw.Pool, label: str, design: lw.Design, runs: int, budget: int, eps: list[float],
@@ -77,7 +86,7 @@ def run_cell(pool: lw.Pool, label: str, design: lw.Design, runs: int, budget: in
     out: dict = {"design": label, "truth": truth}
     paths = [one_run(pool, measure, design, budget, seed + r) for r in range(runs)]
     for kind in ("fixed", "anytime"):
-        covers = [(p[kind][:, 0] <= truth) & (truth <= p[kind][:, 1]) for p in paths]
+        covers = [covered(p, kind, truth) for p in paths]
         out[kind] = {"uniform_coverage": float(np.mean([c.all() for c in covers])), "by_eps": {}}
         for e in eps:
             stops = [stopped(p[kind], e) for p in paths]
@@ -85,6 +94,7 @@ def run_cell(pool: lw.Pool, label: str, design: lw.Design, runs: int, budget: in
                 "stopped_coverage": float(np.mean([c[s] for c, s in zip(covers, stops)])),
                 "mean_stop_labels": float(np.mean([(s + 1) * BATCH for s in stops])),
             }
+    out["anytime"]["emptied_runs"] = int(sum(p["emptied"].any() for p in paths))
     widths = {n: [np.diff(p[k][n // BATCH - 1])[0] for p in paths for k in ("anytime", "fixed")]
               for n in WIDTH_AT if n <= budget}
     out["width_ratio"] = {str(n): float(np.mean(w[0::2]) / np.mean(w[1::2])) for n, w in widths.items()}
@@ -100,18 +110,20 @@ def summary_section(data: dict) -> str:
         "## Anytime-valid intervals under optional stopping",
         "",
         (f"F1; stop at the first batch of {BATCH} whose half-width is <= eps (or at {a['budget']} labels); "
-         f"{a['runs']} runs per cell. Uniform coverage: the interval covered at every batch. Targets: anytime "
+         f"{a['runs']} runs per cell. Uniform coverage: the interval covered at every batch. *Emptied*: runs whose "
+         "anytime sequence excluded every value at some batch (flagged, counted as not covering). Targets: anytime "
          "stopped coverage >= 0.95; width ratio (anytime / fixed) at 2000 labels <= 1.6."),
         "",
-        f"| pool | design | {head} | fixed uniform cov. | anytime uniform cov. | width ratio 500 / 1000 / 2000 |",
-        "|---|---|" + "---|" * (2 * len(eps) + 3),
+        (f"| pool | design | {head} | fixed uniform cov. | anytime uniform cov. | anytime emptied | "
+         "width ratio 500 / 1000 / 2000 |"),
+        "|---|---|" + "---|" * (2 * len(eps) + 4),
     ]
     for row in data["cells"]:
         f, t, w = row["fixed"], row["anytime"], row["width_ratio"]
         stops = " | ".join(f"{r['by_eps'][e]['stopped_coverage']:.3f}" for e in eps for r in (f, t))
         ratios = " / ".join(f"{w[str(n)]:.2f}" if str(n) in w else "-" for n in WIDTH_AT)
         lines.append(f"| {row['pool']} | {row['design']} | {stops} | {f['uniform_coverage']:.3f} | "
-                     f"{t['uniform_coverage']:.3f} | {ratios} |")
+                     f"{t['uniform_coverage']:.3f} | {t.get('emptied_runs', '-')} | {ratios} |")
     lines += ["", ("Reproduce: `PYTHONPATH=src nice -n 10 python benchmarks/anytime_stopping.py "
                    f"--runs {a['runs']} --eps {a['eps']} --budget {a['budget']} --n {a['n']}"
                    + "".join(f" --{k} '{a[k]}'" for k in ("pools", "designs") if a.get(k)) + "`"), ""]

@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 
 import labelwise as lw
-from labelwise.anytime.ratio import _terms, ratio_forms, ratio_sequence
+from labelwise.anytime.ratio import (
+    GRID,
+    _item_groups,
+    _kept_interval,
+    _terms,
+    ratio_forms,
+    ratio_sequence,
+)
 from labelwise.designs import ImportanceDesign
 from labelwise.estimators import importance_moments
 from labelwise.measures import combine, make_measure
@@ -47,7 +54,7 @@ def test_each_loss_vector_is_bounded_by_the_largest_weight_of_the_items_that_may
     tiny = lw.Pool.from_arrays(None, preds=np.array([1, 1, 0, 0]), probs=np.array([0.9, 0.6, 0.3, 0.1]),
                                labels=np.array([1, 0, 1, 0]))
     measure = make_measure("f1", tiny)  # losses (TP, (2 TP + FP + FN) / 2)
-    terms, bounds = _terms(measure, tiny, np.array([1.0, 2.0, 3.0, 4.0]))
+    terms, bounds = _terms(*_item_groups(measure, tiny), np.array([1.0, 2.0, 3.0, 4.0]))
     bound_of = lambda loss: np.max(bounds[np.all(terms == loss, axis=1)])
     assert bound_of([1.0, 1.0]) == 2.0  # a true positive: only the predicted positives 0, 1 may be one
     assert bound_of([0.0, 0.5]) == 4.0  # a false positive or negative: any item
@@ -64,7 +71,7 @@ def _run(pool, measure, q, rng, batches=20, size=50, weight_bound=None):
     weights = 1.0 / (N * q[items])
     bound = 1.0 / (N * q) if weight_bound is None else weight_bound
     lower, upper = ratio_sequence(measure, pool, losses, weights, np.ones(items.size, int),
-                                  np.repeat(np.arange(batches), size), bound, 0.95, batches * size)
+                                  np.repeat(np.arange(batches), size), bound, 0.95, batches * size, items=items)
     return losses, weights, lower[:, 0], upper[:, 0]
 
 
@@ -134,3 +141,18 @@ def test_finite_pool_sequence_covers_and_tightens_as_the_pool_is_used_up():
         narrower.append(hi[-1, 0] - lo[-1, 0] < 0.5 * (hi_r[-1, 0] - lo_r[-1, 0]))
     assert np.mean(covered) >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / 30)
     assert all(narrower)  # with the whole pool labeled, the finite-pool sequence has all but collapsed
+
+
+def test_the_interval_reaches_a_grid_step_beyond_the_kept_values_and_an_empty_sequence_is_flagged():
+    grid = np.linspace(0.0, 1.0, GRID)
+    kept = np.zeros((3, GRID), dtype=bool)
+    kept[0, 261:300] = True  # the first kept value one step above 0.325, where a true value may sit
+    kept[1] = True
+    lower, upper, emptied = _kept_interval(grid, kept, 0.0, 1.0)
+    # the true F1 of a pool at 0.325 comes out one ulp below it (0.32499999999999996) and grid[261] - step one
+    # ulp above: the widening still holds it, and is no wider than the step and the margin
+    assert grid[261] - (grid[1] - grid[0]) > 0.32499999999999996
+    assert lower[0] <= 0.32499999999999996 and lower[0] > grid[260] - 1e-8
+    assert upper[0] == pytest.approx(grid[300], abs=1e-8) and upper[0] >= grid[300]
+    np.testing.assert_array_equal(emptied, [False, False, True])
+    np.testing.assert_array_equal(np.c_[lower, upper][1:], [[0.0, 1.0], [0.0, 1.0]])  # whole range; only row 2 flagged

@@ -38,11 +38,12 @@ def test_weight_bounds_of_the_designs(pool):
 def test_anytime_estimate_keeps_the_point_estimate_and_is_the_latest_batch_of_the_path(labeled):
     fixed, anytime = labeled.estimate(), labeled.estimate(anytime=True)
     np.testing.assert_array_equal(fixed.value, anytime.value)
-    labels, lower, upper = anytime_path(labeled)
+    labels, lower, upper, emptied = anytime_path(labeled)
     assert labels.size == 12 and np.all(np.diff(labels) > 0)
     np.testing.assert_array_equal(anytime.interval(), (lower[-1], upper[-1]))
     assert np.all(np.diff(upper[:, 0] - lower[:, 0]) <= 0)  # a running intersection only narrows
     assert "anytime-valid" in anytime.to_dict()["interval_basis"]
+    assert not emptied.any() and anytime.to_dict()["sequence_emptied"] == []
 
 
 def test_certify_verdicts_follow_the_interval(labeled):
@@ -60,7 +61,7 @@ def test_run_until_half_width_stops_at_the_first_narrow_enough_batch(pool):
     est = session.run(TruthOracle(pool), until_half_width=0.06, batch_size=50)
     lo, hi = est.interval()
     assert (hi[0] - lo[0]) / 2 <= 0.06
-    _, lower, upper = anytime_path(session)
+    _, lower, upper, _ = anytime_path(session)
     assert np.all((upper[:-1, 0] - lower[:-1, 0]) / 2 > 0.06)  # no earlier batch was narrow enough
     assert anytime_half_width(session) == pytest.approx((hi[0] - lo[0]) / 2)
 

@@ -1,6 +1,6 @@
 """Anytime-valid confidence sequences, stopping rules and certification (see the submodules)."""
 
-from .session import anytime_estimate, anytime_path, weight_bound
+from .session import AnytimeEstimate, anytime_estimate, anytime_path, weight_bound
 from .stopping import (
            Certificate,
            anytime_half_width,
@@ -9,5 +9,5 @@ from .stopping import (
            run_until,
 )
 
-__all__ = ["Certificate", "anytime_estimate", "anytime_half_width", "anytime_path", "certify", "half_width_reached",
+__all__ = ["AnytimeEstimate", "Certificate", "anytime_estimate", "anytime_half_width", "anytime_path", "certify", "half_width_reached",
            "run_until", "weight_bound"]

@@ -47,6 +47,14 @@ Sizes, ``pi`` and truncation use earlier rows only, so the bet is
 predictable, and it lies between ``-BOLDEST / high`` and
 ``BOLDEST / |low|``: the validity above holds unchanged.
 
+Under a fixed importance proposal the bound ``low`` comes from a few items
+of largest weight (a false negative the defensive mixture alone may draw).
+There each factor carries an item side bet
+(:mod:`labelwise.anytime.side_bets`), a predictable bet on which item is
+drawn whose mean under the proposal is known and subtracted: the factor's
+conditional mean is unchanged, every factor stays positive, and the bet may
+grow beyond ``BOLDEST / |low|`` on the common items.
+
 Bets are fixed per batch when the rows of a batch are not in draw order (a
 with-replacement design aggregates an item's repeated draws), else updated
 after every row.
@@ -59,7 +67,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr
 
-__all__ = ["BOLDEST", "TRUNCATION", "Capital", "bet_on_batches", "rejected_by_batch"]
+from .side_bets import SideBets
+
+__all__ = ["BOLDEST", "TRUNCATION", "Capital", "bet_on_batches", "boldest_bet", "rejected_by_batch"]
 
 #: Share of the largest bet that keeps every factor nonnegative (WSR's truncation ``c``; they suggest 1/2 or
 #: 3/4), here of the worst increment seen so far.
@@ -101,12 +111,16 @@ class Capital:
         return cls(zeros, zeros, 0.0, zeros, np.zeros(n_candidates, dtype=bool), zeros, zeros)
 
 
-def _truncation(bound: np.ndarray, seen: np.ndarray) -> np.ndarray:
-    """The largest bet on one side: at most ``BOLDEST / bound`` and ``TRUNCATION / seen``, where
-    ``bound >= seen >= 0`` are the magnitudes of the worst increment the bounds allow and of the worst one
-    so far."""
-    tiny = np.finfo(float).tiny
-    return np.minimum(BOLDEST / np.maximum(bound, tiny), TRUNCATION / np.maximum(seen, tiny))
+def boldest_bet(bound: np.ndarray) -> np.ndarray:
+    """``BOLDEST / bound``: the largest bet on one side whose factor stays positive at the worst increment
+    (of magnitude ``bound``) the bounds allow."""
+    return BOLDEST / np.maximum(bound, np.finfo(float).tiny)
+
+
+def _truncation(largest: np.ndarray, seen: np.ndarray) -> np.ndarray:
+    """The largest bet on one side: at most ``largest`` and ``TRUNCATION / seen``, ``seen`` the magnitude of
+    the worst increment so far."""
+    return np.minimum(largest, TRUNCATION / np.maximum(seen, np.finfo(float).tiny))
 
 
 def rejected_by_batch(values: np.ndarray, counts: np.ndarray, batches: np.ndarray, low: np.ndarray,
@@ -144,11 +158,16 @@ def rejected_by_batch(values: np.ndarray, counts: np.ndarray, batches: np.ndarra
 
 def bet_on_batches(capital: Capital, values: np.ndarray, counts: np.ndarray, batches: np.ndarray, low: np.ndarray,
                    high: np.ndarray, alpha: float, horizon: float, *, per_row: bool = False,
+                   side: SideBets | None = None, reach: tuple[np.ndarray, np.ndarray] | None = None,
                    ) -> tuple[np.ndarray, Capital]:
     """:func:`rejected_by_batch` resumed from ``capital``, the sequence after earlier batches.
 
     Batch by batch the arithmetic is that of one pass over all rows, so resuming after every batch gives
     the same exclusions, bit for bit, at the cost of the new rows only.
+
+    With ``side`` (and ``reach``, :meth:`~labelwise.anytime.side_bets.SideBets.reach` of the rows), each factor
+    carries the item side bet of :mod:`labelwise.anytime.side_bets` and the bets are capped by its
+    :meth:`~labelwise.anytime.side_bets.SideBets.caps` instead of ``BOLDEST`` over the bounds.
 
     Returns
     -------
@@ -182,7 +201,9 @@ def bet_on_batches(capital: Capital, values: np.ndarray, counts: np.ndarray, bat
             sx, sq, k = sum_x[None], sum_sq[None], np.array([seen])
             lo_seen, hi_seen = lowest[None], highest[None]
         k = k[:, None]
-        cap_plus, cap_minus = _truncation(-low[s:e], -lo_seen), _truncation(high[s:e], hi_seen)
+        # BOLDEST over the bounds, or the side bets' caps (never below it), and the truncation by what was seen
+        largest = (boldest_bet(-low[s:e]), boldest_bet(high[s:e])) if side is None else side.caps(k, horizon)
+        cap_plus, cap_minus = _truncation(largest[0], -lo_seen), _truncation(largest[1], hi_seen)
         mean = sx / np.maximum(k, 1.0)
         spread = np.maximum(sq - k * mean**2, 1e-300)  # sum of squared deviations
         scale = 2 * threshold * (k + 1) / np.maximum(k, max(horizon, 1.0))
@@ -190,7 +211,10 @@ def bet_on_batches(capital: Capital, values: np.ndarray, counts: np.ndarray, bat
         plus = ndtr(mean * k / np.sqrt(spread))  # share on mean > 0: Phi(t-statistic)
         bet = np.where(k > 0, plus * np.minimum(size_plus, cap_plus) - (1 - plus) * np.minimum(size_minus, cap_minus),
                        0.0)  # nothing before the first increment: the first batch (row) calibrates the bets
-        logs = np.cumsum(c * np.log1p(bet * x), axis=0) + log_capital
+        gain = bet * x
+        if side is not None:  # the item side bet, centred by its mean under the proposal
+            gain = gain + side.of_rows(bet, reach[0][s:e], reach[1][s:e]) - side.expected(bet)
+        logs = np.cumsum(c * np.log1p(gain), axis=0) + log_capital
         excluded = excluded | np.any((logs if per_row else logs[-1:]) >= threshold, axis=0)
         out[b] = excluded
         log_capital = logs[-1]

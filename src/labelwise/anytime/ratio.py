@@ -16,7 +16,9 @@ item under every label), each times the largest weight, known before the
 draws, of an item that may take it: under importance sampling the items
 likely to be positive have small weights, so the bounds of the positive
 terms, and so the bets against too high a value, are far from the worst case
-``1 / defensive``.
+``1 / defensive``.  Under such a fixed proposal the bets also carry item
+side bets (:mod:`labelwise.anytime.side_bets`), so that the few items of
+largest weight no longer cap the bets against too low a value.
 
 For distinct items drawn uniformly without replacement from the ``N`` items
 (the first draws of ``passive`` under a deterministic oracle) the finite-pool
@@ -39,12 +41,15 @@ from ..measures import Measure
 from ..measures.base import CombinedMeasure, RatioOfTotals
 from ..measures.domain import DomainMeasure
 from ..pool import Pool
-from .betting import Capital, bet_on_batches
+from .betting import Capital, bet_on_batches, boldest_bet
+from .side_bets import SideBets
 
 __all__ = ["RatioForm", "RatioSequence", "ratio_forms", "ratio_sequence"]
 
 #: Candidate values per component: the sequence is resolved to (range / GRID) and widened by one step.
 GRID = 801
+#: Share of a component's range the interval reaches beyond one grid step (float rounding of the true value).
+GRID_MARGIN = 1e-9
 #: Most item groups (distinct loss keys) bounded separately.
 MAX_GROUPS = 4096
 
@@ -97,15 +102,13 @@ def ratio_forms(measure: Measure) -> list[RatioForm] | None:
     return None if affine is None else [RatioForm(np.array([affine[1]]), affine[0], np.zeros(1), 1.0)]
 
 
-def _terms(measure: Measure, pool: Pool, weight_bound: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The loss vectors any item may take under any label, each with the largest weight of an item that may
-    take it, and the zero loss of an excluded item (any item's weight).
+def _item_groups(measure: Measure, pool: Pool) -> tuple[np.ndarray, np.ndarray]:
+    """Each item's group and, per group, the loss vectors its items may take (shape (K, C, d)).
 
     Items are grouped by :meth:`~labelwise.measures.base.Measure.loss_key` (items of one key take the same
-    loss vectors); without keys, or with more than :data:`MAX_GROUPS`, every loss vector gets the largest
-    weight of all.
+    loss vectors); without keys, or with more than :data:`MAX_GROUPS`, all items form one group that may take
+    every loss vector.
     """
-    bounds = np.broadcast_to(np.asarray(weight_bound, dtype=float), (pool.n_items,))
     outputs = pool.outputs()
     keys = measure.loss_key(outputs)
     if keys is None or np.unique(keys).size > MAX_GROUPS:
@@ -113,15 +116,33 @@ def _terms(measure: Measure, pool: Pool, weight_bound: float | np.ndarray) -> tu
         if cells is None:
             cells = np.unique(np.concatenate([measure.loss(outputs, np.full(pool.n_items, c))
                                               for c in range(pool.n_classes)]), axis=0)
-        cell_bounds = np.full(len(cells), bounds.max())
-    else:
-        _, first, group = np.unique(keys, return_index=True, return_inverse=True)
-        group_bounds = np.zeros(first.size)
-        np.maximum.at(group_bounds, group.ravel(), bounds)
-        reps = pool.outputs(first)
-        cells = np.concatenate([measure.loss(reps, np.full(first.size, c)) for c in range(pool.n_classes)])
-        cell_bounds = np.tile(group_bounds, pool.n_classes)
-    return np.vstack([cells, np.zeros((1, measure.dim))]), np.r_[cell_bounds, bounds.max()]
+        return np.zeros(pool.n_items, dtype=int), cells[None]
+    _, first, group = np.unique(keys, return_index=True, return_inverse=True)
+    reps = pool.outputs(first)
+    return group.ravel(), np.stack([measure.loss(reps, np.full(first.size, c)) for c in range(pool.n_classes)],
+                                   axis=1)
+
+
+def _terms(group: np.ndarray, cells: np.ndarray, weight_bound: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The loss vectors any item may take under any label (``group`` and ``cells`` from :func:`_item_groups`),
+    each with the largest weight of an item that may take it, and the zero loss of an excluded item (any item's
+    weight)."""
+    bounds = np.broadcast_to(np.asarray(weight_bound, dtype=float), group.shape)
+    group_bounds = np.zeros(cells.shape[0])
+    np.maximum.at(group_bounds, group, bounds)
+    dim = cells.shape[2]
+    return (np.vstack([cells.reshape(-1, dim), np.zeros((1, dim))]),
+            np.r_[np.repeat(group_bounds, cells.shape[1]), bounds.max()])
+
+
+def _side_bets(group: np.ndarray, cells: np.ndarray, weight_bound: np.ndarray, form: RatioForm, grid: np.ndarray,
+               low: np.ndarray, high: np.ndarray) -> SideBets:
+    """The item side bets (:mod:`labelwise.anytime.side_bets`) of one component under a fixed proposal whose
+    weights are ``weight_bound`` (``group`` and ``cells`` from :func:`_item_groups`)."""
+    cells = np.concatenate([cells, np.zeros((cells.shape[0], 1, cells.shape[2]))], axis=1)  # and an excluded item's
+    per_weight = (cells @ form.a + form.a0)[..., None] - grid * (cells @ form.b + form.b0)[..., None]
+    return SideBets.build(group, per_weight, np.asarray(weight_bound, dtype=float),
+                          (boldest_bet(-low), boldest_bet(high)))
 
 
 def _without_replacement(y: np.ndarray, low: np.ndarray, high: np.ndarray, n_left: int, drawn_sum: np.ndarray,
@@ -137,9 +158,33 @@ def _without_replacement(y: np.ndarray, low: np.ndarray, high: np.ndarray, n_lef
     return y + shift, low + shift, high + shift, sums[-1]
 
 
+def _kept_interval(grid: np.ndarray, kept: np.ndarray, lo: float, hi: float,
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The interval spanned by the candidates not excluded after each batch (``kept``, shape (B, G)).
+
+    The true value lies between grid points, so the interval reaches one step beyond the outermost kept
+    ones, and a further ``GRID_MARGIN`` of the range so that a true value on the grid point one step out,
+    computed with a different rounding, is not read as a miss.  Where nothing is kept (the running
+    intersection is empty: the labels contradict the sequence, a ``1 - level`` event if the design holds)
+    the interval is the whole range and ``emptied`` is set.
+
+    Returns
+    -------
+    lower, upper : ndarray, shape (B,)
+    emptied : ndarray of bool, shape (B,)
+    """
+    emptied = ~kept.any(axis=1)
+    first, last = np.argmax(kept, axis=1), grid.size - 1 - np.argmax(kept[:, ::-1], axis=1)
+    reach = (grid[1] - grid[0]) + GRID_MARGIN * (hi - lo)
+    lower = np.where(emptied, lo, np.maximum(grid[first] - reach, lo))
+    upper = np.where(emptied, hi, np.minimum(grid[last] + reach, hi))
+    return lower, upper, emptied
+
+
 @dataclass(frozen=True)
 class _Component:
-    """One component's bets before any draw: its form, candidate values and the increments' bounds (each (G,))."""
+    """One component's bets before any draw: its form, candidate values, the increments' bounds (each (G,)) and
+    its item side bets (under a fixed proposal)."""
 
     form: RatioForm
     grid: np.ndarray
@@ -147,6 +192,7 @@ class _Component:
     high: np.ndarray
     lo: float
     hi: float
+    side: SideBets | None
 
 
 @dataclass(frozen=True)
@@ -183,7 +229,8 @@ class RatioSequence:
         if forms is None:
             raise ValueError(f"anytime intervals cover ratios of loss totals and affine measures (precision, "
                              f"recall, F-beta, accuracy, Brier); {measure.name!r} is neither")
-        terms, term_bounds = _terms(measure, pool, weight_bound)
+        group, cells = _item_groups(measure, pool)
+        terms, term_bounds = _terms(group, cells, weight_bound)
         components = []
         for k, f in enumerate(forms):  # a few components: one grid each
             lo, hi = float(measure.lower[k]), float(measure.upper[k])
@@ -192,12 +239,14 @@ class RatioSequence:
             grid = np.linspace(lo, hi, GRID)
             cell_y = term_bounds[:, None] * ((terms @ f.a + f.a0)[:, None] - grid * (terms @ f.b + f.b0)[:, None])
             low, high = np.minimum(cell_y.min(axis=0), 0.0), np.maximum(cell_y.max(axis=0), 0.0)
-            components.append(_Component(f, grid, low, high, lo, hi))
+            side = (_side_bets(group, cells, weight_bound, f, grid, low, high)
+                    if np.ndim(weight_bound) == 1 and not without_replacement else None)
+            components.append(_Component(f, grid, low, high, lo, hi, side))
         return cls(tuple(components), (Capital.start(GRID),) * len(forms), (np.zeros(GRID),) * len(forms), 0,
                    pool.n_items, 1 - level, horizon, without_replacement, per_row or without_replacement)
 
     def advance(self, losses: np.ndarray, weights: np.ndarray, counts: np.ndarray, batches: np.ndarray,
-                ) -> tuple[RatioSequence, np.ndarray, np.ndarray]:
+                items: np.ndarray | None = None) -> tuple[RatioSequence, np.ndarray, np.ndarray, np.ndarray]:
         """The sequence after the next batches (arrays as :func:`ratio_sequence`, the rows after those seen).
 
         Returns
@@ -205,12 +254,15 @@ class RatioSequence:
         sequence : RatioSequence
             After these batches (this one is unchanged).
         lower, upper : ndarray, shape (B, m)
-            The interval after each of these batches.
+            The interval after each of these batches (the whole range where it is empty).
+        emptied : ndarray of bool, shape (B, m)
+            Where the sequence has excluded every candidate value (:func:`_kept_interval`).
         """
         n_batches = np.unique(batches).size
         lower, upper = np.empty((n_batches, len(self.components))), np.empty((n_batches, len(self.components)))
+        emptied = np.zeros((n_batches, len(self.components)), dtype=bool)
         if n_batches == 0:
-            return self, lower, upper
+            return self, lower, upper, emptied
         capitals, drawn_sums = list(self.capitals), list(self.drawn_sums)
         for k, c in enumerate(self.components):
             f = c.form
@@ -220,22 +272,20 @@ class RatioSequence:
             if self.without_replacement:
                 values, low, high, drawn_sums[k] = _without_replacement(values, low, high,
                                                                         self.n_items - self.n_rows, drawn_sums[k])
+            if c.side is not None and items is None:
+                raise ValueError("items: needed with each item's own weight bound (the item side bets)")
             rejected, capitals[k] = bet_on_batches(capitals[k], values, counts, batches, low, high, self.alpha,
-                                                   self.horizon, per_row=self.per_row)
-            kept = ~rejected
-            step = c.grid[1] - c.grid[0]
-            first = np.where(kept.any(axis=1), np.argmax(kept, axis=1), 0)
-            last = np.where(kept.any(axis=1), GRID - 1 - np.argmax(kept[:, ::-1], axis=1), GRID - 1)
-            # the true value lies between grid points: one step beyond the outermost kept ones
-            lower[:, k] = np.maximum(c.grid[first] - step, c.lo)
-            upper[:, k] = np.minimum(c.grid[last] + step, c.hi)
+                                                   self.horizon, per_row=self.per_row, side=c.side,
+                                                   reach=None if c.side is None else c.side.reach(items))
+            lower[:, k], upper[:, k], emptied[:, k] = _kept_interval(c.grid, ~rejected, c.lo, c.hi)
         return (replace(self, capitals=tuple(capitals), drawn_sums=tuple(drawn_sums),
-                        n_rows=self.n_rows + len(losses)), lower, upper)
+                        n_rows=self.n_rows + len(losses)), lower, upper, emptied)
 
 
 def ratio_sequence(measure: Measure, pool: Pool, losses: np.ndarray, weights: np.ndarray, counts: np.ndarray,
                    batches: np.ndarray, weight_bound: float | np.ndarray, level: float, horizon: float, *,
-                   without_replacement: bool = False, per_row: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                   without_replacement: bool = False, per_row: bool = False, items: np.ndarray | None = None,
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """Confidence sequence of every component after every batch.
 
     Parameters
@@ -251,7 +301,8 @@ def ratio_sequence(measure: Measure, pool: Pool, losses: np.ndarray, weights: np
     counts, batches : ndarray of int, shape (n,)
         Identical draws per row; batch of each row (nondecreasing).
     weight_bound : float or ndarray, shape (N,)
-        A bound on every weight, or on each item's weight, known before the draws.
+        A bound on every weight, or each item's weight ``1 / (N q_i)`` under a fixed proposal ``q`` (then the
+        bets carry item side bets, :mod:`labelwise.anytime.side_bets`, and need ``items``).
     level : float
     horizon : float
         Draws the bets are tuned for (:func:`~labelwise.anytime.betting.rejected_by_batch`).
@@ -261,6 +312,8 @@ def ratio_sequence(measure: Measure, pool: Pool, losses: np.ndarray, weights: np
     per_row : bool
         The rows are in draw order (:func:`~labelwise.anytime.betting.rejected_by_batch`); implied by
         ``without_replacement``.
+    items : ndarray of int, shape (n,), optional
+        Pool position of each row's item (needed with each item's weight).
 
     Returns
     -------
@@ -269,4 +322,4 @@ def ratio_sequence(measure: Measure, pool: Pool, losses: np.ndarray, weights: np
     """
     start = RatioSequence.start(measure, pool, weight_bound, level, horizon,
                                 without_replacement=without_replacement, per_row=per_row)
-    return start.advance(losses, weights, counts, batches)[1:]
+    return start.advance(losses, weights, counts, batches, items)[1:3]

@@ -16,7 +16,8 @@ covered: their Horvitz-Thompson terms ``l / pi`` have no useful bound.
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from dataclasses import fields as dataclass_fields
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -32,7 +33,7 @@ from .ratio import RatioSequence
 if TYPE_CHECKING:
     from ..session import Session
 
-__all__ = ["DEFAULT_HORIZON", "anytime_estimate", "anytime_path", "weight_bound"]
+__all__ = ["DEFAULT_HORIZON", "AnytimeEstimate", "anytime_estimate", "anytime_path", "weight_bound"]
 
 #: Draws the bets are tuned for when the session has no budget.
 DEFAULT_HORIZON = 1000
@@ -42,20 +43,22 @@ DEFAULT_HORIZON = 1000
 class _Resumable:
     """A session's sequence over its rows up to the start of the latest batch seen, to resume from.
 
-    ``rows`` holds those rows (losses, weights, counts, batches), ``lower`` and ``upper`` the intervals after
-    each of their batches; ``pool`` and ``bound`` the pool and weight bound the sequence started from.
+    ``rows`` holds those rows (losses, weights, counts, batches, items), ``lower``, ``upper`` and ``emptied``
+    the intervals after each of their batches; ``pool`` and ``bound`` the pool and weight bound the sequence
+    started from.
     """
 
     sequence: RatioSequence
     rows: tuple[np.ndarray, ...]
     lower: np.ndarray
     upper: np.ndarray
+    emptied: np.ndarray
     pool: Pool
     bound: float | np.ndarray
 
     def resumes(self, rows: tuple[np.ndarray, ...], pool: Pool, bound: float | np.ndarray) -> bool:
         """Whether ``rows`` begin with this sequence's rows, whole batches of them, on the same pool and bound."""
-        n, batches = self.sequence.n_rows, rows[-1]
+        n, batches = self.sequence.n_rows, rows[3]
         return (pool is self.pool and np.array_equal(bound, self.bound) and len(batches) > n
                 and (n == 0 or batches[n] != batches[n - 1])
                 and all(np.array_equal(new[:n], old) for new, old in zip(rows, self.rows)))
@@ -93,7 +96,7 @@ def weight_bound(sampler: Sampler) -> float | np.ndarray:
 
 
 def anytime_path(session: Session, measure: Measure | None = None, level: float | None = None,
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The confidence sequence after every batch of the session's labeled draws.
 
     Asked again after further batches, the sequence resumes from where it stood after the latest batch it
@@ -108,6 +111,9 @@ def anytime_path(session: Session, measure: Measure | None = None, level: float 
         sequence is the finite-pool one) by the end of each batch.  Under a deterministic oracle a
         with-replacement design's batch counts once all its draws are labeled.
     lower, upper : ndarray, shape (B, m)
+        The whole range where the sequence is empty.
+    emptied : ndarray of bool, shape (B, m)
+        Where the sequence has excluded every value (its running intersection is empty).
     """
     sample = session.sample()
     target = measure or session.measure
@@ -117,7 +123,7 @@ def anytime_path(session: Session, measure: Measure | None = None, level: float 
     level = session.level if level is None else level
     d = sample.draws
     if len(d) == 0:
-        return np.zeros(0, dtype=np.int64), np.empty((0, target.size)), np.empty((0, target.size))
+        return _no_batch(target.size)
     losses = session.sampler.losses(target, sample)
     horizon = session.budget or DEFAULT_HORIZON
     finite = isinstance(session.sampler, PassiveSampler) and not session.stochastic and sample.excluded is None
@@ -129,40 +135,59 @@ def anytime_path(session: Session, measure: Measure | None = None, level: float 
         per_batch = np.bincount(session.draws.round)
         rows = np.flatnonzero(np.bincount(d.round, minlength=per_batch.size)[d.round] == per_batch[d.round])
         if rows.size == 0:
-            return np.zeros(0, dtype=np.int64), np.empty((0, target.size)), np.empty((0, target.size))
+            return _no_batch(target.size)
     counts, rounds = (np.ones(rows.size, int) if finite else d.count[rows]), d.round[rows]
     ends = np.r_[np.flatnonzero(np.diff(rounds)), rows.size - 1]
     key = (target, level, horizon, finite, session.stochastic)
     kept = _resumable.setdefault(session, {})
-    table = (losses[rows], d.weight[rows], counts, rounds)
+    table = (losses[rows], d.weight[rows], counts, rounds, d.items[rows])
     start = next((k for k in kept.get(key, ()) if k.resumes(table, session.pool, bound)), None)
     if start is not None:
-        sequence, lower, upper = start.sequence, start.lower, start.upper
+        sequence, lower, upper, emptied = start.sequence, start.lower, start.upper, start.emptied
     else:
         sequence = RatioSequence.start(target, session.pool, bound, level, horizon, without_replacement=finite,
                                        per_row=session.stochastic)
-        lower, upper = np.empty((0, target.size)), np.empty((0, target.size))
+        _, lower, upper, emptied = _no_batch(target.size)
     latest = ends[-2] + 1 if ends.size > 1 else 0  # the latest batch's first row
     states = []
     for stop in (latest, rows.size):  # up to the latest batch, then through it
-        sequence, new_lower, new_upper = sequence.advance(*(column[sequence.n_rows:stop] for column in table))
-        lower, upper = np.vstack([lower, new_lower]), np.vstack([upper, new_upper])
-        states.insert(0, _Resumable(sequence, tuple(column[:stop] for column in table), lower, upper,
+        sequence, *new = sequence.advance(*(column[sequence.n_rows:stop] for column in table))
+        lower, upper, emptied = (np.vstack([old, more]) for old, more in zip((lower, upper, emptied), new))
+        states.insert(0, _Resumable(sequence, tuple(column[:stop] for column in table), lower, upper, emptied,
                                     session.pool, bound))
     if key not in kept and len(kept) >= KEPT_SETTINGS:
         kept.pop(next(iter(kept)))
     kept[key] = tuple(states)  # after the latest batch first
-    return np.cumsum(counts)[ends], lower, upper
+    return np.cumsum(counts)[ends], lower, upper, emptied
+
+
+def _no_batch(m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`anytime_path` before any batch has entered the sequence."""
+    return np.zeros(0, dtype=np.int64), np.empty((0, m)), np.empty((0, m)), np.zeros((0, m), dtype=bool)
+
+
+@dataclass(frozen=True)
+class AnytimeEstimate(Estimate):
+    """An estimate whose interval is the anytime-valid one; ``emptied`` names the components whose sequence
+    has excluded every value (their interval is then the whole range).  JSON: ``sequence_emptied``."""
+
+    emptied: tuple[str, ...] = ()
+
+    def to_dict(self, level: float | None = None) -> dict:
+        """:meth:`Estimate.to_dict` and ``sequence_emptied``, the names of the components whose sequence is empty."""
+        return {**super().to_dict(level), "sequence_emptied": list(self.emptied)}
 
 
 def anytime_estimate(session: Session, measure: Measure | None = None, level: float | None = None) -> Estimate:
     """The session's estimate with its interval replaced by the anytime-valid one (latest batch)."""
     est = session.estimate(measure, level)
-    _, lower, upper = anytime_path(session, measure, est.level)
+    _, lower, upper, emptied = anytime_path(session, measure, est.level)
     if lower.shape[0] == 0:
-        lo, hi = est.lower_bound, est.upper_bound
+        lo, hi, empty = est.lower_bound, est.upper_bound, np.zeros(len(est.names), dtype=bool)
     else:
-        lo, hi = lower[-1], upper[-1]
+        lo, hi, empty = lower[-1], upper[-1], emptied[-1]
     basis = ("anytime-valid confidence sequence (betting, Waudby-Smith & Ramdas, JRSS-B 2024): holds at every "
              "batch whenever labeling stops")
-    return replace(est, basis=basis).with_stored_interval(lo, hi)
+    fields = {f.name: getattr(est, f.name) for f in dataclass_fields(est) if f.init}
+    return AnytimeEstimate(**fields | {"basis": basis},
+                           emptied=tuple(n for n, e in zip(est.names, empty) if e)).with_stored_interval(lo, hi)

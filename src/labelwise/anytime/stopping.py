@@ -90,7 +90,7 @@ def certify(session: Session, threshold: float, measure: Measure | None = None, 
 
 def anytime_half_width(session: Session, measure: Measure | None = None, level: float | None = None) -> float:
     """The widest component's half-width of the latest batch's anytime interval (inf before any label)."""
-    _, lower, upper = anytime_path(session, measure, level)
+    _, lower, upper, _ = anytime_path(session, measure, level)
     return float(np.max(upper[-1] - lower[-1]) / 2) if lower.shape[0] else np.inf
 
 

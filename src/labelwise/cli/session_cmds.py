@@ -297,6 +297,10 @@ def estimate(
         if target is s.measure and (level is None or level == s.level) and not anytime:
             save_estimate(s)
         _print_estimate(est, target.name, s.pool.name, s.n_excluded, as_json)
+        if getattr(est, "emptied", ()) and not as_json:
+            typer.echo(f"note: the confidence sequence of {', '.join(est.emptied)} has excluded every value (the labels "
+                       "contradict it: a rare event, or labels that do not follow the design); the interval shown is "
+                       "the whole range")
 
 
 def _print_estimate(est: Estimate, measure_name: str, pool_name: str, n_excluded: int, as_json: bool) -> None:
