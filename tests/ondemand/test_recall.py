@@ -12,7 +12,11 @@ import numpy as np
 import pytest
 
 from labelwise.ondemand.corpus import SystemSpec, make_kbp_corpus
-from labelwise.ondemand.estimators import finite_population_correction, pooled_recall, ratio_estimate
+from labelwise.ondemand.estimators import (
+    finite_population_correction,
+    pooled_recall,
+    ratio_estimate,
+)
 from labelwise.ondemand.process import OnDemandConfig, Process
 from labelwise.ondemand.recall import combined_recall, pooled_recall_floor
 from labelwise.ondemand.simulate import build_problem, true_scores

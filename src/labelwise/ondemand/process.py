@@ -38,7 +38,6 @@ from .intervals import (
     wilson_interval,
 )
 from .normalized import normalized_joint_precision
-from .recall import combined_recall, pooled_recall_floor
 from .planning import (
     exchangeable_variance,
     plan_documents,
@@ -47,6 +46,7 @@ from .planning import (
     predicted_joint_variance,
     predicted_simple_variance,
 )
+from .recall import combined_recall, pooled_recall_floor
 from .universe import Universe, is_uniform
 
 __all__ = ["OnDemandConfig", "Problem", "Process"]
