@@ -244,6 +244,7 @@ def summary_section(data: dict) -> str:
     cv += " --unnormalized" if cfg.get("unnormalized") else ""
     combined = cfg.get("product_recall") is False  # JSON written before the flag used the product
     cv += " --product-recall" if cfg.get("product_recall") else ""
+    combined_text = ", combined with the documents' direct ratio at the minimum-variance weight" if combined else ""
     out = [
         "## On-demand evaluation: joint vs simple estimator, systems submitted one after another", "",
         (f"`python benchmarks/ondemand_benchmark.py --repeats {cfg['repeats']} --half-width {hw} --seed "
@@ -253,7 +254,7 @@ def summary_section(data: dict) -> str:
          f"({'self-normalized with capped mixture weights, ' if normalized else ''}"
          f"{'with' if cfg.get('control_variate') else 'without'} the control variate, "
          f"{'combined with the simple estimate at the minimum-variance weight' if composite else 'alone'}"
-         f"; recall {'pool recall x pooled recall combined with the documents' direct ratio at the minimum-variance weight' if combined else 'pool recall x pooled recall'}"
+         f"; recall: pool recall x pooled recall{combined_text}"
          "); `simple` their Eq. 1 "
          "sized for the same half-width; `simple@cost` the simple "
          "estimator with the joint's budget: as many documents, and draws split evenly over the systems so "
