@@ -208,13 +208,13 @@ def main() -> None:
         "max width/(3.92 RMSE) joint P, R": (float(J["width_ratio_precision"].max()),
                                              float(J["width_ratio_recall"].max())),
         "systems with realized half-width within 25% of target": f"{hw_ok.sum()}/{hw_ok.size}",
+        "... or below it with no new draw": f"{hw_ok_drawn.sum()}/{hw_ok.size}",
         # measured: the half-width z RMSE simple@cost reached, where the joint's MSE is above it
         "systems with joint mseP > simple@cost mseP where simple@cost's z x RMSE < 0.75 x target (measured; no "
         "planner meeting the bisection target can match)": ", ".join(
             f"{nm} ({z * np.sqrt(e) / args.half_width:.2f} x target)"
             for nm, e, j in zip(problem.names, E["mse_precision"], J["mse_precision"], strict=True)
             if j > e and z * np.sqrt(e) < 0.75 * args.half_width) or "none",
-        "... or below it with no new draw": f"{hw_ok_drawn.sum()}/{hw_ok.size}",
     }
     checks.update(exact_checks(exact, list(problem.names)))
     dump = {"config": vars(args), "names": list(problem.names), "truth": {k: v.tolist() for k, v in truth.items()},

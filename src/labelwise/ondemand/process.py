@@ -30,7 +30,7 @@ from .estimators import (
     recall_product,
     simple_precision,
 )
-from .floors import own_region_floor
+from .floors import own_region_excess
 from .intervals import (
     agresti_coull_floor,
     floored_normal_interval,
@@ -226,7 +226,7 @@ class Process:
             else:
                 prec = joint_precision(P, idx, grp, f, n, fpc, self.cfg.scheme, self.gram[:s, :s],
                                        self.cfg.control_variate)
-            var_prec = np.maximum(prec.var, own_region_floor(P, idx, grp, f, n, self.cfg.level))
+            var_prec = prec.var + own_region_excess(P, idx, grp, f, n, self.cfg.level)
             if self.cfg.composite:
                 prec = composite_precision(prec, var_prec, grp, f, n, fpc)
                 var_prec = prec.var
