@@ -204,6 +204,7 @@ def main() -> None:
         "min coverage simple P, R": (float(S["coverage_precision"].min()), float(S["coverage_recall"].min())),
         "systems with joint coverage P < 0.93": int(np.sum(J["coverage_precision"] < 0.93)),
         "systems with joint coverage P < 0.95 - 3 SE": int(np.sum(J["coverage_precision"] < 0.95 - 3 * se)),
+        "systems with joint coverage R < 0.93": int(np.sum(J["coverage_recall"] < 0.93)),
         "coverage binomial SE": float(se),
         "max width/(3.92 RMSE) joint P, R": (float(J["width_ratio_precision"].max()),
                                              float(J["width_ratio_recall"].max())),
