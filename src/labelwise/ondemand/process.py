@@ -234,7 +234,7 @@ class Process:
             pooled = (self.pb.P[:s] > 0).any(axis=0) * self.pb.universe.u * self.pb.truth
             a_pool = self.pb.universe.doc_totals(pooled)[docs]
             theta, var_theta = ratio_estimate(a_pool[None, :], b, self.pb.universe.n_docs)
-            # floors on the factors, each at its own design size (see floored_normal_interval)
+            # floors on the factors: theta at the documents' design size, nu stratum by stratum (.recall)
             var_theta = np.maximum(var_theta, agresti_coull_floor(theta, self._docs_cap(b), self.cfg.level))
             var_nu = np.maximum(nu.var, pooled_recall_floor(P, idx, grp, f, n, fpc, self.pb.universe.u,
                                                             self.cfg.level))
