@@ -96,6 +96,13 @@ def exact_checks(X: dict, names: list[str]) -> dict:
         "systems with exact var normalized > simple@cost": ", ".join(above("normalized", "simple_cost")) or "none",
         "systems whose simple@cost exact variance is below the planner's target variance": int(np.sum(
             np.array(X["simple_cost"]) < X["target"][0])),
+        # the bisection target keeps the realized half-width within 25% of the target: a planner meeting
+        # it stops at variance >= (0.75 h / z)^2, so it cannot reach a simple@cost variance below that
+        "systems the normalized joint loses to simple@cost where matching needs half-width < 0.75 x target "
+        "(exact; no planner meeting the bisection target can match)": ", ".join(
+            f"{nm} ({np.sqrt(v / X['target'][0]):.2f} x target)"
+            for nm, v, j in zip(names, X["simple_cost"], X["normalized"], strict=True)
+            if j > v * (1 + 1e-9) and v < 0.75**2 * X["target"][0]) or "none",
     }
 
 

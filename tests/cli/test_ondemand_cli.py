@@ -29,7 +29,7 @@ def write_corpus(tmp_path, n_docs: int = 60):
     return corpus, truth, args
 
 
-@pytest.mark.parametrize("flag", [None, "--control-variate", "--composite", "--unnormalized"])
+@pytest.mark.parametrize("flag", [None, "--control-variate", "--composite", "--unnormalized", "--product-recall"])
 def test_simulate_json_is_the_librarys_result(tmp_path, flag):
     corpus, truth, systems = write_corpus(tmp_path)
     out = CliRunner().invoke(app, ["ondemand", "simulate", "--truth", str(truth), *systems, "--repeats", "3",
@@ -39,7 +39,8 @@ def test_simulate_json_is_the_librarys_result(tmp_path, flag):
     expected = simulate(corpus["instance_id"].astype(str), corpus["doc_id"].astype(str), corpus["correct"],
                         [(n, np.asarray(i).astype(str)) for n, i in corpus["systems"][:4]],
                         OnDemandConfig(half_width=0.1, control_variate=flag == "--control-variate",
-                                       composite=flag == "--composite", normalized=flag != "--unnormalized"),
+                                       composite=flag == "--composite", normalized=flag != "--unnormalized",
+                                       combined_recall=flag != "--product-recall"),
                         repeats=3, seed=0)
     assert printed == json.loads(json.dumps(expected))
     first_name, first_ids = corpus["systems"][0]

@@ -19,7 +19,7 @@ from labelwise.ondemand.estimators import (
     grouped_cov,
     joint_precision,
 )
-from labelwise.ondemand.floors import own_region_floor
+from labelwise.ondemand.floors import own_region_excess, own_region_floor
 from labelwise.ondemand.intervals import wilson_interval
 from labelwise.ondemand.universe import is_uniform, stack_systems, system_distribution
 
@@ -82,6 +82,20 @@ def test_own_region_floor_is_agresti_coull_on_the_draws_there():
     floor = own_region_floor(P, np.array([2, 3, 3, 4, 4, 4]), np.array([0, 0, 1, 1, 2, 2]),
                              truth[[2, 3, 3, 4, 4, 4]], np.array([2, 2, 2]))
     np.testing.assert_allclose(floor[[0, 2]], [0.25 / (4 * z2), (4 / 9) / (4 * z2)], rtol=1e-12)
+
+
+def test_own_region_excess_is_the_floor_above_the_plug_in_share_variance():
+    truth = np.array([1, 0, 1, 1, 0, 1, 0], dtype=float)
+    P = stack_systems([system_distribution(mb, 7) for mb in ([0, 1, 2, 3], [2, 3, 4], [4, 5, 6])])
+    # one draw in each own region: the plug-in variance of the share is 0, the excess is the whole floor
+    idx, grp = np.array([0, 2, 3, 4, 6, 4]), np.array([0, 0, 1, 1, 2, 2])
+    n = np.array([2, 2, 2])
+    np.testing.assert_allclose(own_region_excess(P, idx, grp, truth[idx], n),
+                               own_region_floor(P, idx, grp, truth[idx], n), rtol=1e-12)
+    # system 0 with both draws in its own region {0, 1}, one correct: plug-in u^2 (1/4)/2 is above the
+    # Agresti-Coull u^2 (1/4)/(2 + z^2), so nothing is added
+    idx, grp = np.array([0, 1, 3, 4, 6, 4]), np.array([0, 0, 1, 1, 2, 2])
+    assert own_region_excess(P, idx, grp, truth[idx], n)[0] == 0.0
 
 
 def _near_copy_universe():

@@ -133,3 +133,13 @@ def test_a_file_written_before_the_normalized_default_keeps_the_paper_estimator(
     old = json.loads(config_to_json(OnDemandConfig()))
     del old["normalized"]  # a session file written before the field existed
     assert config_from_json(json.dumps(old)).normalized is False
+
+
+def test_a_file_written_before_the_combined_recall_keeps_the_product():
+    from labelwise.ondemand.store import config_from_json, config_to_json
+
+    assert config_from_json(config_to_json(OnDemandConfig())).combined_recall is True
+    old = json.loads(config_to_json(OnDemandConfig()))
+    del old["combined_recall"], old["normalized"]  # a session file written before either field existed
+    config = config_from_json(json.dumps(old))
+    assert config.combined_recall is False and config.normalized is False

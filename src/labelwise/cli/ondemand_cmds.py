@@ -64,7 +64,7 @@ DocumentPriceOpt = Annotated[float, typer.Option("--document-price", help="Dolla
 
 def _config(half_width: float, level: float, verification_price: float, document_price: float,
             scheme: str = "overlap", control_variate: bool = False, composite: bool = False,
-            normalized: bool | None = None):
+            normalized: bool | None = None, combined_recall: bool = True):
     """The :class:`~labelwise.ondemand.OnDemandConfig` of the options, each checked; ``normalized`` None: the
     self-normalized estimator unless a control variate or the composite adjusts the unnormalized one."""
     from ..ondemand import OnDemandConfig
@@ -83,7 +83,7 @@ def _config(half_width: float, level: float, verification_price: float, document
                         "drop --normalized (or those options)")
     return OnDemandConfig(half_width=half_width, level=level, scheme=scheme, control_variate=control_variate,
                           composite=composite, normalized=not adjusted if normalized is None else normalized,
-                          prices=Prices(verification_price, document_price))
+                          combined_recall=combined_recall, prices=Prices(verification_price, document_price))
 
 
 def _open(path: Path):
@@ -294,6 +294,10 @@ def simulate_cmd(
     composite: Annotated[bool, typer.Option("--composite/--joint-only", help="Combine the joint precision with "
                                             "the system's own simple estimate at the minimum-variance weight, "
                                             "or the joint estimate alone (default).")] = False,
+    combined_recall: Annotated[bool, typer.Option("--combined-recall/--product-recall", help="Recall as pool "
+                                                  "recall x pooled recall combined with the annotated documents' "
+                                                  "direct ratio at the minimum-variance weight (default), or the "
+                                                  "paper's product alone.")] = True,
     verification_price: VerificationPriceOpt = 0.18,
     document_price: DocumentPriceOpt = 15.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON (a stable contract).")] = False,
@@ -307,7 +311,7 @@ def simulate_cmd(
         from ..ondemand.simulate import simulate
 
         config = _config(half_width, level, verification_price, document_price, scheme, control_variate, composite,
-                         normalized)
+                         normalized, combined_recall)
         if repeats < 1:
             raise UserError(f"--repeats: give at least 1, got {repeats}")
         table = _columns(truth, ("instance_id", "doc_id", "correct"))

@@ -11,7 +11,8 @@ by bisection on the variance before drawing.
 Modules: :mod:`.universe` (instances, systems, sampling distributions),
 :mod:`.estimators` (estimators, variances), :mod:`.normalized` (the
 self-normalized joint precision, the default), :mod:`.composite` (the joint
-estimate combined with the simple one), :mod:`.intervals`, :mod:`.planning`
+estimate combined with the simple one), :mod:`.intervals`, :mod:`.recall`
+(the product recall combined with the documents' ratio), :mod:`.planning`
 (sample sizes), :mod:`.costs` (prices and spending), :mod:`.simulate`
 (repeated on-demand runs against a truth table).
 """
@@ -36,14 +37,16 @@ from .planning import (
     predicted_joint_variance,
 )
 from .process import OnDemandConfig, Problem, Process
+from .recall import combined_recall, pooled_recall_floor
 from .session import OnDemandSession as OnDemandSession
 from .simulate import build_problem, run_repeats, simulate, true_scores
 from .universe import Universe, stack_systems, system_distribution
 
 __all__ = [
     "CostLedger", "OnDemandConfig", "Prices", "Problem", "Process", "Universe", "build_problem", "capped_weights",
+    "combined_recall",
     "composite_precision", "exchangeable_variance", "f1_delta",
     "floored_normal_interval", "joint_precision", "mixture_weights", "normalized_joint_precision", "plan_documents", "plan_verifications",
-    "pooled_recall", "predicted_joint_variance", "ratio_estimate", "recall_product", "run_repeats",
+    "pooled_recall", "pooled_recall_floor", "predicted_joint_variance", "ratio_estimate", "recall_product", "run_repeats",
     "score_interval", "simple_precision", "simulate", "stack_systems", "system_distribution", "true_scores",
 ]

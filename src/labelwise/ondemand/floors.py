@@ -24,7 +24,7 @@ import numpy as np
 from .control_variate import own_region
 from .intervals import agresti_coull_floor
 
-__all__ = ["own_region_floor"]
+__all__ = ["own_region_excess", "own_region_floor"]
 
 
 def own_region_floor(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.ndarray, n: np.ndarray,
@@ -55,3 +55,22 @@ def own_region_floor(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.ndar
     k = np.bincount(grp[own], weights=f[own], minlength=P.shape[0]).astype(float)
     share = np.divide(k, d, out=np.zeros_like(k), where=d > 0)
     return u**2 * agresti_coull_floor(share, d, level)
+
+
+def own_region_excess(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.ndarray, n: np.ndarray,
+                      level: float = 0.95) -> np.ndarray:
+    """What :func:`own_region_floor` adds to the plug-in variance of the region's share, at least 0.
+
+    The plug-in variance of the share :math:`u_i \\hat p` estimated from the :math:`d_i` own draws in
+    :math:`U_i` is :math:`u_i^2 \\hat p(1 - \\hat p)/d_i` (0 without a draw there); the floor applies to this
+    component of the estimate's variance, not to the whole: the variance from the rest of :math:`X_i` is
+    added to it. Same parameters and shape as :func:`own_region_floor`.
+    """
+    alone = own_region(P, n)
+    u = (P * alone).sum(axis=1)
+    own = alone[grp, idx]
+    d = np.bincount(grp[own], minlength=P.shape[0]).astype(float)
+    k = np.bincount(grp[own], weights=f[own], minlength=P.shape[0]).astype(float)
+    share = np.divide(k, d, out=np.zeros_like(k), where=d > 0)
+    plug_in = np.divide(u**2 * share * (1 - share), d, out=np.zeros_like(d), where=d > 0)
+    return np.maximum(own_region_floor(P, idx, grp, f, n, level) - plug_in, 0.0)

@@ -30,7 +30,7 @@ from .estimators import (
     recall_product,
     simple_precision,
 )
-from .floors import own_region_floor
+from .floors import own_region_excess
 from .intervals import (
     agresti_coull_floor,
     floored_normal_interval,
@@ -46,6 +46,7 @@ from .planning import (
     predicted_joint_variance,
     predicted_simple_variance,
 )
+from .recall import combined_recall, pooled_recall_floor
 from .universe import Universe, is_uniform
 
 __all__ = ["OnDemandConfig", "Problem", "Process"]
@@ -91,6 +92,10 @@ class OnDemandConfig:
         instances are labeled (0: plan from the prior, as in the paper).
     initial_documents : int
         Documents annotated at launch.
+    combined_recall : bool
+        Recall as pool recall x pooled recall combined with the annotated documents' direct ratio at the
+        minimum-variance weight (:mod:`~labelwise.ondemand.recall`; the default). False: the paper's
+        product alone.
     """
 
     half_width: float = 0.05
@@ -104,6 +109,7 @@ class OnDemandConfig:
     prior_strength: float = 2.0
     pilot: int = 0
     initial_documents: int = 10
+    combined_recall: bool = True
 
 
 @dataclass(frozen=True)
@@ -220,7 +226,7 @@ class Process:
             else:
                 prec = joint_precision(P, idx, grp, f, n, fpc, self.cfg.scheme, self.gram[:s, :s],
                                        self.cfg.control_variate)
-            var_prec = np.maximum(prec.var, own_region_floor(P, idx, grp, f, n, self.cfg.level))
+            var_prec = prec.var + own_region_excess(P, idx, grp, f, n, self.cfg.level)
             if self.cfg.composite:
                 prec = composite_precision(prec, var_prec, grp, f, n, fpc)
                 var_prec = prec.var
@@ -228,12 +234,17 @@ class Process:
             pooled = (self.pb.P[:s] > 0).any(axis=0) * self.pb.universe.u * self.pb.truth
             a_pool = self.pb.universe.doc_totals(pooled)[docs]
             theta, var_theta = ratio_estimate(a_pool[None, :], b, self.pb.universe.n_docs)
-            # floors on the factors, each at its own design size (see floored_normal_interval)
+            # floors on the factors: theta at the documents' design size, nu stratum by stratum (.recall)
             var_theta = np.maximum(var_theta, agresti_coull_floor(theta, self._docs_cap(b), self.cfg.level))
-            var_nu = np.maximum(nu.var, agresti_coull_floor(nu.value, nu.ess, self.cfg.level))
+            var_nu = np.maximum(nu.var, pooled_recall_floor(P, idx, grp, f, n, fpc, self.pb.universe.u,
+                                                            self.cfg.level))
             rec, var_rec = recall_product(theta[0], var_theta[0], nu.value, var_nu)
             # pi and nu share the draws; rho = theta nu with theta independent of them
             cov = theta[0] * grouped_cov(prec.contributions, nu.contributions, grp, n, fpc)
+            if self.cfg.combined_recall:
+                rec, var_rec, weight = combined_recall(rec, var_rec, nu.value, a_pool, self._a[:s][:, docs], b,
+                                                       self.pb.universe.n_docs, self._docs_cap(b), self.cfg.level)
+                cov = (1 - weight) * cov  # the direct ratio shares no draw with the precision
             out.update(theta=theta[0], var_theta=var_theta[0], nu=nu.value, var_nu=var_nu)
             rec_cap = np.inf
         else:

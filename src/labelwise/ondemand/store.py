@@ -48,12 +48,14 @@ def config_to_json(config: OnDemandConfig) -> str:
 def config_from_json(text: str) -> OnDemandConfig:
     """Inverse of :func:`config_to_json`.
 
-    A file written before the self-normalized joint precision became the
-    default keeps the estimator it was written with (``normalized=False``).
+    A file written before the self-normalized joint precision or the combined
+    recall became the default keeps the estimators it was written with
+    (``normalized=False``, ``combined_recall=False``).
     """
     raw = json.loads(text)
     raw["prices"] = Prices(**raw["prices"])
     raw.setdefault("normalized", False)
+    raw.setdefault("combined_recall", False)
     return OnDemandConfig(**raw)
 
 
