@@ -50,8 +50,9 @@ def pool_row(entry: dict) -> dict:
 
 
 def mse_ratio(before: dict, after: dict, i: int) -> str:
-    """MSE after / before at checkpoint ``i``, with its standard error by the delta method over the independent
-    runs when both rows hold every run's error: ``se(R) = R sqrt(s_a^2 / (n_a m_a^2) + s_b^2 / (n_b m_b^2))``, ``m``
+    """MSE after / before at checkpoint ``i``, with its standard error by the delta method over the runs,
+    the two arms taken as independent (same run seeds, different samplers, so their draws differ), when both rows
+    hold every run's error: ``se(R) = R sqrt(s_a^2 / (n_a m_a^2) + s_b^2 / (n_b m_b^2))``, ``m``
     and ``s`` the mean and standard deviation of the runs' squared errors."""
     ratio = after["mse"][i] / before["mse"][i] if before["mse"][i] > 0 else float("inf")
     if "errors" not in before or "errors" not in after or not np.isfinite(ratio):
@@ -68,7 +69,7 @@ def summary_section(data: dict) -> str:
     runs = after["runs"]
     lines = ["## In-memory online-poisson: the engine's rounds on score blocks vs the per-item sampler", "",
              (f"F1, {runs} runs per pool (seed {after['seed']}), batches of 50. MSE before / after and their ratio "
-              f"(+- its standard error, delta method over the independent runs) at "
+              f"(+- its standard error, delta method over the runs, the two arms taken as independent) at "
               f"{', '.join(map(str, CHECKPOINTS))} labels; coverage of the 95% interval and width / (3.92 RMSE) at "
               f"2000; tail runs: F1 error above {TAIL_ERROR} at 2000 (their MSE share is most of it on the 1:1000 "
               f"strong pools, so the MSE there moves with a handful of runs). Targets: abt-buy MSE <= 7e-4 and "

@@ -20,6 +20,7 @@ from dataclasses import replace
 import numpy as np
 
 from .draws import Draws, Sample
+from .partition.ranks import ranks_within
 from .pool import Pool
 
 __all__ = ["DrawLedger", "ItemLedger", "LabelError", "Ledger", "NotProposedError", "as_int_labels", "make_ledger",
@@ -315,11 +316,7 @@ class DrawLedger(Ledger):
         pending = np.flatnonzero(self.waiting(draws))
         by_item = pending[np.argsort(draws.items[pending], kind="stable")]  # by item, then draw order
         uniq, start, count = np.unique(draws.items[by_item], return_index=True, return_counts=True)
-        # occurrence number of each id within the call (0 for its first label, 1 for the second...)
-        order = np.argsort(pos, kind="stable")
-        run_start = np.r_[0, np.flatnonzero(np.diff(pos[order])) + 1]
-        occurrence = np.empty(pos.size, dtype=np.int64)
-        occurrence[order] = np.arange(pos.size) - np.repeat(run_start, np.diff(np.r_[run_start, pos.size]))
+        occurrence = ranks_within(pos)  # 0 for an id's first label in the call, 1 for its second...
         loc = np.minimum(np.searchsorted(uniq, pos), max(uniq.size - 1, 0))
         ok = np.zeros(pos.size, dtype=bool)
         if uniq.size:

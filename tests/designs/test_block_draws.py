@@ -104,3 +104,14 @@ def test_a_long_run_finds_the_first_draws_of_the_whole_sequence():
     reference = np.sort(np.unique(keys, return_index=True)[1])
     assert np.array_equal(draws.first[draws.first < 200_000], reference)
     assert draws.first.size == np.unique(draws.keys).size
+
+
+def test_hash_order_refuses_a_block_short_of_its_stated_size():
+    """A pool that changed under its block summary (a block holds fewer items than stated) is refused, not
+    searched for ever."""
+    keys = np.arange(10, dtype=np.uint64)
+    order = HashOrder.in_memory(keys, seed=3)
+    order.sizes = np.array([12])  # the summary says 12, the pool holds 10
+    with pytest.raises(ValueError, match="fewer items than the pool's block summary"):
+        order.reach(np.array([11]))
+    assert order.found[0] == 10  # every item was found before the refusal

@@ -151,7 +151,8 @@ class HashOrder:
         need = np.minimum(need, self.sizes)
         while np.any(short := self.found < need):
             if np.any(self.bound[short] >= 1.0):
-                raise ValueError("a group of the hash order holds fewer items than its size")
+                raise ValueError("a block holds fewer items than the pool's block summary says: has the pool changed since "
+                                 "the session began? Open the session on the pool it began on")
             wanted = np.maximum(covering_bound(need, self.sizes), 2.0 * self.bound)
             self.bound = np.where(short, np.minimum(wanted, 1.0), self.bound)
             items, u, group, key = self.find(self.bound)
