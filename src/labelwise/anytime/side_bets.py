@@ -20,7 +20,9 @@ exactly, so the factor's conditional mean stays ``1 + lam E[X]``: under
 inequality gives the validity of the sequence as without side bets
 (Waudby-Smith & Ramdas, "Estimating means of bounded random variables by
 betting", JRSS-B 86(1), 2024, sec. 4: the side bet is one more predictable
-bet, on a variable whose mean is known).  ``g_i`` pays back the loss beyond
+bet, on a variable whose mean is known).  This needs every draw to come from
+that one proposal: after a system was added to an ``importance`` session
+the draws came from several, and the bets carry no side bets.  ``g_i`` pays back the loss beyond
 ``SIDE_START`` on an item at its worst label, so every factor is at least
 ``1 - SIDE_START - E_q[g]``; bets are capped where ``E_q[g]`` reaches half of
 ``1 - SIDE_START``, keeping every factor above ``(1 - SIDE_START) / 2``.
