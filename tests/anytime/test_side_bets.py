@@ -98,11 +98,9 @@ def test_side_bets_keep_uniform_coverage_with_a_rare_heavy_false_negative_and_na
         per_weight = group_losses[group, cell][:, 0]  # (N,)
         values = (per_weight * weights)[items]  # (n, runs)
         side, low, high = _sides(group, weights, np.repeat(group_losses, runs, axis=2))
-        reach = tuple(side.worst[k, group[items], 0] * weights[items] for k in range(2))
         for name, bets in (("side", side), ("plain", None)):
             rejected, _ = bet_on_batches(Capital.start(runs), values, ones, batches, low, high, alpha, n,
-                                         per_row=per_row, side=bets,
-                                         reach=reach if bets is not None else None)
+                                         per_row=per_row, side=bets, items=items)
             shares[name, t] = rejected[-1].mean()
         if t == truth:
             heavy_fn = (weights[items] > 10) & (per_weight[items] < 0)

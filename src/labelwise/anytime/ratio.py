@@ -275,8 +275,7 @@ class RatioSequence:
             if c.side is not None and items is None:
                 raise ValueError("items: needed with each item's own weight bound (the item side bets)")
             rejected, capitals[k] = bet_on_batches(capitals[k], values, counts, batches, low, high, self.alpha,
-                                                   self.horizon, per_row=self.per_row, side=c.side,
-                                                   reach=None if c.side is None else c.side.reach(items))
+                                                   self.horizon, per_row=self.per_row, side=c.side, items=items)
             lower[:, k], upper[:, k], emptied[:, k] = _kept_interval(c.grid, ~rejected, c.lo, c.hi)
         return (replace(self, capitals=tuple(capitals), drawn_sums=tuple(drawn_sums),
                         n_rows=self.n_rows + len(losses)), lower, upper, emptied)

@@ -124,8 +124,12 @@ class SideBets:
         return np.where(count > 0, largest, self.plain[:, None])
 
     def reach(self, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``a_i`` of each drawn item on both sides (shape (n, G) each): its weight times its group's worst loss."""
-        rows = self.worst[:, self.group[items]] * self.item_weight[items][None, :, None]
+        """``a_i`` of each drawn item on both sides (shape (n, G) each): its weight times its group's worst loss.
+
+        ``items`` has shape (n,), or (n, G) for a different item per candidate (independent runs side by side).
+        """
+        items = items.reshape(items.shape[0], -1)
+        rows = self.worst[:, self.group[items], np.arange(self.worst.shape[2])] * self.item_weight[items][None]
         return rows[0], rows[1]
 
     def expected(self, bet: np.ndarray, power: int = 1) -> np.ndarray:
