@@ -119,7 +119,10 @@ class SideBets:
         """The largest size on each side after ``seen`` draws (shape (r, 1)): the largest grid size whose side bet
         costs at most ``SIDE_COST`` over ``max(seen, horizon)`` draws, or ``plain`` (shape (2, r, G))."""
         budget = 2 * SIDE_COST / np.maximum(seen, max(horizon, 1.0))  # bound on E_q[g^2] per draw
-        count = np.sum(self.cost[:, :, None, :] <= budget[None, None], axis=1)  # (2, r, G): a prefix of the grid
+        # the same budget for every row up to the horizon: compare the grid with each distinct one only
+        distinct, position = np.unique(budget, return_inverse=True)
+        count = np.sum(self.cost[:, :, None, :] <= distinct[:, None], axis=1)  # (2, u, G): a prefix of the grid
+        count = count[:, position.ravel()]
         largest = np.take_along_axis(self.sizes, np.maximum(count - 1, 0), axis=1)
         return np.where(count > 0, largest, self.plain[:, None])
 
