@@ -118,3 +118,17 @@ def test_caps_of_many_rows_are_those_of_each_row_alone():
     by_row = np.concatenate([side.caps(np.array([[k]]), 1000.0) for k in seen[:, 0]], axis=1)
     np.testing.assert_array_equal(side.caps(seen, 1000.0), by_row)
     assert np.unique(by_row[0], axis=0).shape[0] >= 3  # rows past the horizon get smaller caps
+
+
+def test_the_cost_of_each_size_is_its_expected_squared_side_bet_over_every_item():
+    t = np.array([0.2, 0.5, 0.8])
+    group, q, weights, group_losses, _ = _population(t)
+    side, _, _ = _sides(group, weights, group_losses)
+    worst = np.stack([np.maximum(-group_losses.min(axis=1), 0), np.maximum(group_losses.max(axis=1), 0)])
+    for s in range(2):
+        a = worst[s, group] * weights[:, None]  # (N, G): a_i on this side
+        g = np.maximum(side.sizes[s][:, None] * a[None] - SIDE_START, 0.0)  # (L, N, G): every size above plain
+        affordable = np.einsum("n,lng->lg", q, g) <= (1 - SIDE_START) / 2
+        cost = np.where(affordable, np.einsum("n,lng->lg", q, g**2), np.inf)
+        np.testing.assert_allclose(side.cost[s], np.maximum.accumulate(cost, axis=0), rtol=1e-10)
+    assert np.isinf(side.cost).any() and np.isfinite(side.cost).any()

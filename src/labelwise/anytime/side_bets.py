@@ -38,6 +38,7 @@ bet within the plain cap, ``BOLDEST`` over the bounds, carries no side bet.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -72,8 +73,8 @@ class SideBets:
         Weight of each item.
     plain : ndarray, shape (2, G)
         The largest size on each side without side bets (``BOLDEST`` over the worst increment allowed).
-    sizes, cost : ndarray, shape (2, L, G)
-        Sizes above ``plain`` (a geometric grid) and ``E_q[g^2]`` at each, ``inf`` where ``E_q[g]`` is too large.
+    sizes : ndarray, shape (2, L, G)
+        Sizes above ``plain`` (a geometric grid); :attr:`cost` what their side bets cost.
     """
 
     worst: np.ndarray
@@ -84,7 +85,6 @@ class SideBets:
     item_weight: np.ndarray
     plain: np.ndarray
     sizes: np.ndarray
-    cost: np.ndarray
 
     @classmethod
     def build(cls, group: np.ndarray, group_losses: np.ndarray, weights: np.ndarray,
@@ -109,11 +109,15 @@ class SideBets:
         masses, tails = [suffix(1.0 / (weights.size * w)) for w in ws], [suffix(w) for w in ws]
         plain = np.minimum(np.stack(plain), 1e200)  # a side without losses needs no finite cap
         sizes = plain[:, None] * SIZE_STEP ** np.arange(1, SIZES + 1)[None, :, None]
-        bets = cls(worst, tuple(ws), tuple(masses), tuple(tails), group, weights, plain, sizes, sizes)
-        signs = np.array([1.0, -1.0])[:, None, None]
-        cost = np.where(bets.expected(signs * sizes) <= (1 - SIDE_START) / 2, bets.expected(signs * sizes, 2), np.inf)
-        return cls(worst, tuple(ws), tuple(masses), tuple(tails), group, weights, plain, sizes,
-                   np.maximum.accumulate(cost, axis=1))
+        return cls(worst, tuple(ws), tuple(masses), tuple(tails), group, weights, plain, sizes)
+
+    @cached_property
+    def cost(self) -> np.ndarray:
+        """``E_q[g^2]`` at each of ``sizes`` (shape (2, L, G)), ``inf`` where ``E_q[g]`` is too large; made
+        nondecreasing along the grid, so the affordable sizes are a prefix of it."""
+        bets = np.array([1.0, -1.0])[:, None, None] * self.sizes
+        cost = np.where(self.expected(bets) <= (1 - SIDE_START) / 2, self.expected(bets, 2), np.inf)
+        return np.maximum.accumulate(cost, axis=1)
 
     def caps(self, seen: np.ndarray, horizon: float) -> np.ndarray:
         """The largest size on each side after ``seen`` draws (shape (r, 1)): the largest grid size whose side bet
