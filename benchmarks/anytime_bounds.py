@@ -59,12 +59,13 @@ TAILS = (0.02, 0.05, 0.1, 0.15, 0.2)
 
 def drawn_quantile(q: np.ndarray, n: float, tail: float) -> int:
     """The smallest ``d`` with ``P(D >= d) <= tail`` by the Chernoff bound, ``D`` the distinct items of
-    probabilities ``q`` among ``n`` draws: ``P(D >= (1 + delta) mu) <= (e^delta / (1 + delta)^(1 + delta))^mu``."""
+    probabilities ``q`` among ``n`` draws: ``P(D >= (1 + delta) mu) <= (e^delta / (1 + delta)^(1 + delta))^mu``;
+    ``q.size + 1`` (``D`` never reaches it) when the bound proves no ``d`` up to ``q.size``."""
     mu = float(np.sum(-np.expm1(n * np.log1p(-q))))  # E[D]
     d = np.arange(int(np.ceil(mu)) + 1, q.size + 1)
     delta = d / mu - 1
     log_tail = mu * (delta - (1 + delta) * np.log1p(delta))
-    return int(d[np.argmax(log_tail <= np.log(tail))]) if np.any(log_tail <= np.log(tail)) else q.size
+    return int(d[np.argmax(log_tail <= np.log(tail))]) if np.any(log_tail <= np.log(tail)) else q.size + 1
 
 
 def hidden_negatives(q: np.ndarray, true_negative: np.ndarray, n: float, alpha: float) -> int:

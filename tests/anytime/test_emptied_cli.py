@@ -34,3 +34,25 @@ def test_an_emptied_sequence_is_named_in_the_output_and_the_json(tmp_path, write
     text = runner.invoke(app, ["estimate", str(path), "--anytime"])
     assert text.exit_code == 0 and "sequence of f1 has excluded every value" in text.stdout
     assert "excluded every value" not in runner.invoke(app, ["estimate", str(path)]).stdout
+
+
+def test_certify_flags_an_emptied_sequence_in_its_line_and_json(tmp_path, write_pool_csv, monkeypatch):
+    pool = make_pool(500, prevalence=0.3, separation=2.0, seed=3)
+    path = tmp_path / "s.lw"
+    assert runner.invoke(app, ["init", str(write_pool_csv(pool, tmp_path / "pool.csv", labels=False)), "-s",
+                               str(path), "-d", "passive"]).exit_code == 0
+    with Session.open(path) as s:
+        ids = s.next_batch(50)
+        s.add_labels(ids, pool.labels[pool.positions(ids)])
+    certify = ["certify", str(path), "--at-least", "0.5"]
+    fine = json.loads(runner.invoke(app, [*certify, "--json"]).stdout)
+    assert fine["emptied"] is False
+    assert "excluded every value" not in runner.invoke(app, certify).stdout
+    monkeypatch.setattr(anytime_session, "anytime_path", lambda *a, **k: (
+        np.array([50]), np.zeros((1, 1)), np.ones((1, 1)), np.ones((1, 1), dtype=bool)))
+    flagged = json.loads(runner.invoke(app, [*certify, "--json"]).stdout)
+    assert flagged["emptied"] is True and flagged["verdict"] == "undecided"
+    assert flagged.keys() == fine.keys() == {"verdict", "component", "threshold", "lower", "upper", "labels", "level",
+                                             "emptied"}
+    text = runner.invoke(app, certify)
+    assert text.exit_code == 0 and "sequence of f1 has excluded every value" in text.stdout

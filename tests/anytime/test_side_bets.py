@@ -98,11 +98,9 @@ def test_side_bets_keep_uniform_coverage_with_a_rare_heavy_false_negative_and_na
         per_weight = group_losses[group, cell][:, 0]  # (N,)
         values = (per_weight * weights)[items]  # (n, runs)
         side, low, high = _sides(group, weights, np.repeat(group_losses, runs, axis=2))
-        reach = tuple(side.worst[k, group[items], 0] * weights[items] for k in range(2))
         for name, bets in (("side", side), ("plain", None)):
             rejected, _ = bet_on_batches(Capital.start(runs), values, ones, batches, low, high, alpha, n,
-                                         per_row=per_row, side=bets,
-                                         reach=reach if bets is not None else None)
+                                         per_row=per_row, side=bets, items=items)
             shares[name, t] = rejected[-1].mean()
         if t == truth:
             heavy_fn = (weights[items] > 10) & (per_weight[items] < 0)
@@ -111,3 +109,26 @@ def test_side_bets_keep_uniform_coverage_with_a_rare_heavy_false_negative_and_na
     # 0.08 below the truth: excluded in far more runs than with the plain bets, which the heavy items cap
     # (0.57 against 0.31 with this seed, batch by batch)
     assert shares["side", truth - 0.08] > shares["plain", truth - 0.08] + 0.15
+
+
+def test_caps_of_many_rows_are_those_of_each_row_alone():
+    group, _, weights, group_losses, _ = _population(np.array([0.3, 0.6, 0.9]))
+    side, _, _ = _sides(group, weights, group_losses)
+    seen = np.array([0.0, 3.0, 999.0, 1000.0, 1000.0, 1500.0, 4000.0, 4000.0, 250000.0])[:, None]
+    by_row = np.concatenate([side.caps(np.array([[k]]), 1000.0) for k in seen[:, 0]], axis=1)
+    np.testing.assert_array_equal(side.caps(seen, 1000.0), by_row)
+    assert np.unique(by_row[0], axis=0).shape[0] >= 3  # rows past the horizon get smaller caps
+
+
+def test_the_cost_of_each_size_is_its_expected_squared_side_bet_over_every_item():
+    t = np.array([0.2, 0.5, 0.8])
+    group, q, weights, group_losses, _ = _population(t)
+    side, _, _ = _sides(group, weights, group_losses)
+    worst = np.stack([np.maximum(-group_losses.min(axis=1), 0), np.maximum(group_losses.max(axis=1), 0)])
+    for s in range(2):
+        a = worst[s, group] * weights[:, None]  # (N, G): a_i on this side
+        g = np.maximum(side.sizes[s][:, None] * a[None] - SIDE_START, 0.0)  # (L, N, G): every size above plain
+        affordable = np.einsum("n,lng->lg", q, g) <= (1 - SIDE_START) / 2
+        cost = np.where(affordable, np.einsum("n,lng->lg", q, g**2), np.inf)
+        np.testing.assert_allclose(side.cost[s], np.maximum.accumulate(cost, axis=0), rtol=1e-10)
+    assert np.isinf(side.cost).any() and np.isfinite(side.cost).any()

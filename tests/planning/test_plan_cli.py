@@ -60,7 +60,8 @@ def test_estimate_anytime_and_certify_agree(session_file):
     below = json.loads(runner.invoke(app, ["certify", str(session_file), "--at-least", str(comp["lower"] - 0.01),
                                            "--json"]).stdout)
     assert below == {"verdict": "certified", "component": "f1", "threshold": comp["lower"] - 0.01,
-                     "lower": comp["lower"], "upper": comp["upper"], "labels": 300, "level": 0.95}
+                     "lower": comp["lower"], "upper": comp["upper"], "labels": 300, "level": 0.95,
+                     "emptied": False}
     result = runner.invoke(app, ["certify", str(session_file), "--at-least", "0.999"])
     assert result.exit_code == 0 and result.stdout.startswith("refuted: f1 in [")
 

@@ -158,16 +158,17 @@ def rejected_by_batch(values: np.ndarray, counts: np.ndarray, batches: np.ndarra
 
 def bet_on_batches(capital: Capital, values: np.ndarray, counts: np.ndarray, batches: np.ndarray, low: np.ndarray,
                    high: np.ndarray, alpha: float, horizon: float, *, per_row: bool = False,
-                   side: SideBets | None = None, reach: tuple[np.ndarray, np.ndarray] | None = None,
+                   side: SideBets | None = None, items: np.ndarray | None = None,
                    ) -> tuple[np.ndarray, Capital]:
     """:func:`rejected_by_batch` resumed from ``capital``, the sequence after earlier batches.
 
     Batch by batch the arithmetic is that of one pass over all rows, so resuming after every batch gives
     the same exclusions, bit for bit, at the cost of the new rows only.
 
-    With ``side`` (and ``reach``, :meth:`~labelwise.anytime.side_bets.SideBets.reach` of the rows), each factor
-    carries the item side bet of :mod:`labelwise.anytime.side_bets` and the bets are capped by its
-    :meth:`~labelwise.anytime.side_bets.SideBets.caps` instead of ``BOLDEST`` over the bounds.
+    With ``side`` (and ``items``, the rows' items as :meth:`~labelwise.anytime.side_bets.SideBets.reach` takes
+    them, read batch by batch), each factor carries the item side bet of :mod:`labelwise.anytime.side_bets` and
+    the bets are capped by its :meth:`~labelwise.anytime.side_bets.SideBets.caps` instead of ``BOLDEST`` over
+    the bounds.
 
     Returns
     -------
@@ -213,7 +214,7 @@ def bet_on_batches(capital: Capital, values: np.ndarray, counts: np.ndarray, bat
                        0.0)  # nothing before the first increment: the first batch (row) calibrates the bets
         gain = bet * x
         if side is not None:  # the item side bet, centred by its mean under the proposal
-            gain = gain + side.of_rows(bet, reach[0][s:e], reach[1][s:e]) - side.expected(bet)
+            gain = gain + side.of_rows(bet, *side.reach(items[s:e])) - side.expected(bet)
         logs = np.cumsum(c * np.log1p(gain), axis=0) + log_capital
         excluded = excluded | np.any((logs if per_row else logs[-1:]) >= threshold, axis=0)
         out[b] = excluded

@@ -16,7 +16,7 @@ item under every label), each times the largest weight, known before the
 draws, of an item that may take it: under importance sampling the items
 likely to be positive have small weights, so the bounds of the positive
 terms, and so the bets against too high a value, are far from the worst case
-``1 / defensive``.  Under such a fixed proposal the bets also carry item
+``1 / defensive``.  Under one fixed proposal the bets also carry item
 side bets (:mod:`labelwise.anytime.side_bets`), so that the few items of
 largest weight no longer cap the bets against too low a value.
 
@@ -217,7 +217,7 @@ class RatioSequence:
 
     @classmethod
     def start(cls, measure: Measure, pool: Pool, weight_bound: float | np.ndarray, level: float, horizon: float, *,
-              without_replacement: bool = False, per_row: bool = False) -> RatioSequence:
+              without_replacement: bool = False, per_row: bool = False, side_bets: bool = True) -> RatioSequence:
         """The sequence before any draw (parameters as :func:`ratio_sequence`).
 
         Raises
@@ -240,7 +240,7 @@ class RatioSequence:
             cell_y = term_bounds[:, None] * ((terms @ f.a + f.a0)[:, None] - grid * (terms @ f.b + f.b0)[:, None])
             low, high = np.minimum(cell_y.min(axis=0), 0.0), np.maximum(cell_y.max(axis=0), 0.0)
             side = (_side_bets(group, cells, weight_bound, f, grid, low, high)
-                    if np.ndim(weight_bound) == 1 and not without_replacement else None)
+                    if side_bets and np.ndim(weight_bound) == 1 and not without_replacement else None)
             components.append(_Component(f, grid, low, high, lo, hi, side))
         return cls(tuple(components), (Capital.start(GRID),) * len(forms), (np.zeros(GRID),) * len(forms), 0,
                    pool.n_items, 1 - level, horizon, without_replacement, per_row or without_replacement)
@@ -275,8 +275,7 @@ class RatioSequence:
             if c.side is not None and items is None:
                 raise ValueError("items: needed with each item's own weight bound (the item side bets)")
             rejected, capitals[k] = bet_on_batches(capitals[k], values, counts, batches, low, high, self.alpha,
-                                                   self.horizon, per_row=self.per_row, side=c.side,
-                                                   reach=None if c.side is None else c.side.reach(items))
+                                                   self.horizon, per_row=self.per_row, side=c.side, items=items)
             lower[:, k], upper[:, k], emptied[:, k] = _kept_interval(c.grid, ~rejected, c.lo, c.hi)
         return (replace(self, capitals=tuple(capitals), drawn_sums=tuple(drawn_sums),
                         n_rows=self.n_rows + len(losses)), lower, upper, emptied)
@@ -285,7 +284,7 @@ class RatioSequence:
 def ratio_sequence(measure: Measure, pool: Pool, losses: np.ndarray, weights: np.ndarray, counts: np.ndarray,
                    batches: np.ndarray, weight_bound: float | np.ndarray, level: float, horizon: float, *,
                    without_replacement: bool = False, per_row: bool = False, items: np.ndarray | None = None,
-                   ) -> tuple[np.ndarray, np.ndarray]:
+                   side_bets: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Confidence sequence of every component after every batch.
 
     Parameters
@@ -301,8 +300,9 @@ def ratio_sequence(measure: Measure, pool: Pool, losses: np.ndarray, weights: np
     counts, batches : ndarray of int, shape (n,)
         Identical draws per row; batch of each row (nondecreasing).
     weight_bound : float or ndarray, shape (N,)
-        A bound on every weight, or each item's weight ``1 / (N q_i)`` under a fixed proposal ``q`` (then the
-        bets carry item side bets, :mod:`labelwise.anytime.side_bets`, and need ``items``).
+        A bound on every weight, or on each item's weight: its ``1 / (N q_i)`` under a fixed proposal ``q``
+        (then, with ``side_bets``, the bets carry item side bets, :mod:`labelwise.anytime.side_bets`, and need
+        ``items``).
     level : float
     horizon : float
         Draws the bets are tuned for (:func:`~labelwise.anytime.betting.rejected_by_batch`).
@@ -313,7 +313,11 @@ def ratio_sequence(measure: Measure, pool: Pool, losses: np.ndarray, weights: np
         The rows are in draw order (:func:`~labelwise.anytime.betting.rejected_by_batch`); implied by
         ``without_replacement``.
     items : ndarray of int, shape (n,), optional
-        Pool position of each row's item (needed with each item's weight).
+        Pool position of each row's item (needed with the item side bets).
+    side_bets : bool
+        Every draw came from the fixed proposal whose weights are ``weight_bound`` (shape (N,)): the bets may
+        carry item side bets, centred by their mean under it.  Otherwise (draws from several proposals, each
+        item's bound its largest weight under any of them) they must not.
 
     Returns
     -------
@@ -321,5 +325,5 @@ def ratio_sequence(measure: Measure, pool: Pool, losses: np.ndarray, weights: np
         The sequence's interval after each batch; the whole range where it excludes nothing.
     """
     start = RatioSequence.start(measure, pool, weight_bound, level, horizon,
-                                without_replacement=without_replacement, per_row=per_row)
+                                without_replacement=without_replacement, per_row=per_row, side_bets=side_bets)
     return start.advance(losses, weights, counts, batches, items)[1:3]

@@ -6,7 +6,10 @@ oracle uses the finite-pool sequence of its distinct items): each draw's weight 
 the proposal fixed before its batch, so ``E[w l | past] = R`` and the
 betting sequence of :mod:`labelwise.anytime.ratio` holds uniformly over
 batches.  It needs a bound on the weights known in advance: each item's
-own weight under a fixed proposal, else the designs' defensive mixture's
+own weight under a fixed proposal (then the bets carry item side bets), its
+largest over the proposals of an ``importance`` session to which systems
+were added (each draw keeps the weight of the proposal it came from; no side
+bets, whose centring needs one fixed proposal), else the designs' defensive mixture's
 (every item has proposal probability at least ``defensive / N``, so
 ``w <= 1 / defensive``).  Designs without
 replacement (``poisson``, ``online-poisson``, ``stratified``) are not
@@ -24,6 +27,7 @@ import numpy as np
 
 from ..designs import Sampler
 from ..designs.importance import PassiveSampler, ProposalSampler
+from ..designs.mixture import MixtureProposalSampler
 from ..estimators import Estimate
 from ..measures import Measure
 from ..measures.domain import over_judgeable
@@ -73,8 +77,9 @@ KEPT_SETTINGS = 8
 
 
 def weight_bound(sampler: Sampler) -> float | np.ndarray:
-    """The largest weight ``p / q`` the sampler can give, known before any draw: each item's
-    ``1 / (N q)`` under a fixed proposal (shape (N,)), else ``1 / defensive`` for every item.
+    """The largest weight ``p / q`` the sampler can give: each item's ``1 / (N q)`` under a fixed proposal, its
+    largest over the proposals drawn from when systems were added (shape (N,) both), else ``1 / defensive``
+    for every item.
 
     Raises
     ------
@@ -82,6 +87,8 @@ def weight_bound(sampler: Sampler) -> float | np.ndarray:
         For designs without replacement or without a defensive mixture (no bound).
     """
     design = getattr(sampler, "design", None)
+    if isinstance(sampler, MixtureProposalSampler):  # each draw carries the weight of its own proposal
+        return 1.0 / (sampler.pool.n_items * sampler.proposals.min(axis=0))
     if isinstance(sampler, ProposalSampler):  # a fixed proposal: each item's own weight
         return 1.0 / (sampler.pool.n_items * sampler.q)
     defensive = getattr(sampler, "defensive", None)
@@ -93,6 +100,13 @@ def weight_bound(sampler: Sampler) -> float | np.ndarray:
                          f"session's design is {name!r}: start the session with --design passive or importance "
                          f"(or oasis, or ais with defensive > 0)")
     return 1.0 / float(defensive)
+
+
+def _one_proposal(sampler: Sampler) -> bool:
+    """Whether every draw came from one fixed proposal, which the item side bets are centred by: not so once a
+    system added to an ``importance`` session changed the proposal."""
+    return isinstance(sampler, ProposalSampler) and (
+        not isinstance(sampler, MixtureProposalSampler) or bool(np.all(sampler.proposals == sampler.q)))
 
 
 def anytime_path(session: Session, measure: Measure | None = None, level: float | None = None,
@@ -138,7 +152,8 @@ def anytime_path(session: Session, measure: Measure | None = None, level: float 
             return _no_batch(target.size)
     counts, rounds = (np.ones(rows.size, int) if finite else d.count[rows]), d.round[rows]
     ends = np.r_[np.flatnonzero(np.diff(rounds)), rows.size - 1]
-    key = (target, level, horizon, finite, session.stochastic)
+    side_bets = _one_proposal(session.sampler)
+    key = (target, level, horizon, finite, session.stochastic, side_bets)
     kept = _resumable.setdefault(session, {})
     table = (losses[rows], d.weight[rows], counts, rounds, d.items[rows])
     start = next((k for k in kept.get(key, ()) if k.resumes(table, session.pool, bound)), None)
@@ -146,7 +161,7 @@ def anytime_path(session: Session, measure: Measure | None = None, level: float 
         sequence, lower, upper, emptied = start.sequence, start.lower, start.upper, start.emptied
     else:
         sequence = RatioSequence.start(target, session.pool, bound, level, horizon, without_replacement=finite,
-                                       per_row=session.stochastic)
+                                       per_row=session.stochastic, side_bets=side_bets)
         _, lower, upper, emptied = _no_batch(target.size)
     latest = ends[-2] + 1 if ends.size > 1 else 0  # the latest batch's first row
     states = []

@@ -20,7 +20,9 @@ exactly, so the factor's conditional mean stays ``1 + lam E[X]``: under
 inequality gives the validity of the sequence as without side bets
 (Waudby-Smith & Ramdas, "Estimating means of bounded random variables by
 betting", JRSS-B 86(1), 2024, sec. 4: the side bet is one more predictable
-bet, on a variable whose mean is known).  ``g_i`` pays back the loss beyond
+bet, on a variable whose mean is known).  This needs every draw to come from
+that one proposal: after a system was added to an ``importance`` session
+the draws came from several, and the bets carry no side bets.  ``g_i`` pays back the loss beyond
 ``SIDE_START`` on an item at its worst label, so every factor is at least
 ``1 - SIDE_START - E_q[g]``; bets are capped where ``E_q[g]`` reaches half of
 ``1 - SIDE_START``, keeping every factor above ``(1 - SIDE_START) / 2``.
@@ -36,6 +38,7 @@ bet within the plain cap, ``BOLDEST`` over the bounds, carries no side bet.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -70,8 +73,8 @@ class SideBets:
         Weight of each item.
     plain : ndarray, shape (2, G)
         The largest size on each side without side bets (``BOLDEST`` over the worst increment allowed).
-    sizes, cost : ndarray, shape (2, L, G)
-        Sizes above ``plain`` (a geometric grid) and ``E_q[g^2]`` at each, ``inf`` where ``E_q[g]`` is too large.
+    sizes : ndarray, shape (2, L, G)
+        Sizes above ``plain`` (a geometric grid); :attr:`cost` what their side bets cost.
     """
 
     worst: np.ndarray
@@ -82,7 +85,6 @@ class SideBets:
     item_weight: np.ndarray
     plain: np.ndarray
     sizes: np.ndarray
-    cost: np.ndarray
 
     @classmethod
     def build(cls, group: np.ndarray, group_losses: np.ndarray, weights: np.ndarray,
@@ -107,23 +109,34 @@ class SideBets:
         masses, tails = [suffix(1.0 / (weights.size * w)) for w in ws], [suffix(w) for w in ws]
         plain = np.minimum(np.stack(plain), 1e200)  # a side without losses needs no finite cap
         sizes = plain[:, None] * SIZE_STEP ** np.arange(1, SIZES + 1)[None, :, None]
-        bets = cls(worst, tuple(ws), tuple(masses), tuple(tails), group, weights, plain, sizes, sizes)
-        signs = np.array([1.0, -1.0])[:, None, None]
-        cost = np.where(bets.expected(signs * sizes) <= (1 - SIDE_START) / 2, bets.expected(signs * sizes, 2), np.inf)
-        return cls(worst, tuple(ws), tuple(masses), tuple(tails), group, weights, plain, sizes,
-                   np.maximum.accumulate(cost, axis=1))
+        return cls(worst, tuple(ws), tuple(masses), tuple(tails), group, weights, plain, sizes)
+
+    @cached_property
+    def cost(self) -> np.ndarray:
+        """``E_q[g^2]`` at each of ``sizes`` (shape (2, L, G)), ``inf`` where ``E_q[g]`` is too large; made
+        nondecreasing along the grid, so the affordable sizes are a prefix of it."""
+        bets = np.array([1.0, -1.0])[:, None, None] * self.sizes
+        cost = np.where(self.expected(bets) <= (1 - SIDE_START) / 2, self.expected(bets, 2), np.inf)
+        return np.maximum.accumulate(cost, axis=1)
 
     def caps(self, seen: np.ndarray, horizon: float) -> np.ndarray:
         """The largest size on each side after ``seen`` draws (shape (r, 1)): the largest grid size whose side bet
         costs at most ``SIDE_COST`` over ``max(seen, horizon)`` draws, or ``plain`` (shape (2, r, G))."""
         budget = 2 * SIDE_COST / np.maximum(seen, max(horizon, 1.0))  # bound on E_q[g^2] per draw
-        count = np.sum(self.cost[:, :, None, :] <= budget[None, None], axis=1)  # (2, r, G): a prefix of the grid
+        # the same budget for every row up to the horizon: compare the grid with each distinct one only
+        distinct, position = np.unique(budget, return_inverse=True)
+        count = np.sum(self.cost[:, :, None, :] <= distinct[:, None], axis=1)  # (2, u, G): a prefix of the grid
+        count = count[:, position.ravel()]
         largest = np.take_along_axis(self.sizes, np.maximum(count - 1, 0), axis=1)
         return np.where(count > 0, largest, self.plain[:, None])
 
     def reach(self, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``a_i`` of each drawn item on both sides (shape (n, G) each): its weight times its group's worst loss."""
-        rows = self.worst[:, self.group[items]] * self.item_weight[items][None, :, None]
+        """``a_i`` of each drawn item on both sides (shape (n, G) each): its weight times its group's worst loss.
+
+        ``items`` has shape (n,), or (n, G) for a different item per candidate (independent runs side by side).
+        """
+        items = items.reshape(items.shape[0], -1)
+        rows = self.worst[:, self.group[items], np.arange(self.worst.shape[2])] * self.item_weight[items][None]
         return rows[0], rows[1]
 
     def expected(self, bet: np.ndarray, power: int = 1) -> np.ndarray:

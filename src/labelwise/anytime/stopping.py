@@ -48,6 +48,8 @@ class Certificate:
     labels : int
         Labels used.
     level : float
+    emptied : bool
+        The component's sequence has excluded every value (the interval is then the whole range).
     """
 
     verdict: str
@@ -57,9 +59,11 @@ class Certificate:
     upper: float
     labels: int
     level: float
+    emptied: bool
 
     def to_dict(self) -> dict:
-        """JSON fields ``verdict``, ``component``, ``threshold``, ``lower``, ``upper``, ``labels``, ``level``."""
+        """JSON fields ``verdict``, ``component``, ``threshold``, ``lower``, ``upper``, ``labels``, ``level``,
+        ``emptied``."""
         return asdict(self)
 
 
@@ -85,7 +89,8 @@ def certify(session: Session, threshold: float, measure: Measure | None = None, 
     k = est.names.index(name)
     lo, hi = (float(b[k]) for b in est.interval())
     verdict = "certified" if lo >= threshold else "refuted" if hi < threshold else "undecided"
-    return Certificate(verdict, name, float(threshold), lo, hi, session.n_labels, est.level)
+    return Certificate(verdict, name, float(threshold), lo, hi, session.n_labels, est.level,
+                       name in getattr(est, "emptied", ()))
 
 
 def anytime_half_width(session: Session, measure: Measure | None = None, level: float | None = None) -> float:

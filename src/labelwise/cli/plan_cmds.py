@@ -22,7 +22,7 @@ from .options import (
     pool_columns,
     user_errors,
 )
-from .render import print_json, rich_console
+from .render import emptied_note, print_json, rich_console
 
 __all__ = ["certify", "plan"]
 
@@ -122,3 +122,5 @@ def certify(
         return
     typer.echo(f"{cert.verdict}: {cert.component} in [{cert.lower:.4f}, {cert.upper:.4f}] (anytime-valid, "
                f"{cert.level:.0%}) vs threshold {cert.threshold:g}, from {cert.labels} labels")
+    if cert.emptied:
+        typer.echo(emptied_note([cert.component]))

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # rich is imported by the functions that print with it: `next
 __all__ = [
     "demo_legend",
     "demo_table",
+    "emptied_note",
     "estimate_table",
     "excluded_note",
     "passive_comparison",
@@ -60,6 +61,12 @@ def _fmt(x: float, spec: str = ".4f") -> str:
 def excluded_note(n_excluded: int) -> str:
     """The line every estimate of a session with excluded items carries."""
     return f"{n_excluded} items excluded as not judgeable; the estimate is over the judgeable items"
+
+
+def emptied_note(names: tuple[str, ...] | list[str]) -> str:
+    """The line an anytime result carries when the confidence sequence of components ``names`` is empty."""
+    return (f"note: the confidence sequence of {', '.join(names)} has excluded every value (the labels contradict "
+            "it: a rare event, or labels that do not follow the design); the interval shown is the whole range")
 
 
 def estimate_table(est: Estimate, title: str) -> Table:

@@ -42,7 +42,13 @@ from .options import (
     pool_columns,
     user_errors,
 )
-from .render import estimate_table, excluded_note, print_json, rich_console
+from .render import (
+    emptied_note,
+    estimate_table,
+    excluded_note,
+    print_json,
+    rich_console,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -298,9 +304,7 @@ def estimate(
             save_estimate(s)
         _print_estimate(est, target.name, s.pool.name, s.n_excluded, as_json)
         if getattr(est, "emptied", ()) and not as_json:
-            typer.echo(f"note: the confidence sequence of {', '.join(est.emptied)} has excluded every value (the labels "
-                       "contradict it: a rare event, or labels that do not follow the design); the interval shown is "
-                       "the whole range")
+            typer.echo(emptied_note(est.emptied))
 
 
 def _print_estimate(est: Estimate, measure_name: str, pool_name: str, n_excluded: int, as_json: bool) -> None:
