@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from discover_benchmark import GRID, HIERARCHIES, label, population
+from discover_benchmark import HIERARCHIES, label, population, select_grid
 
 from labelwise.discover import CostModel, QueryPolicy
 from labelwise.discover.crowd import SimulatedCrowd
@@ -100,14 +100,13 @@ def main() -> None:
     parser.add_argument("--populations", default=DEFAULT_POPULATIONS,
                         help="comma-separated <hierarchy>/<node sizes>/zipf<exponent> of the discovery benchmark")
     args = parser.parse_args()
-    wanted = args.populations.split(",")
-    grid = {f"{name}/{sizes}/zipf{zipf:g}": (name, sizes, zipf) for name, sizes, zipf in GRID}
-    unknown = [w for w in wanted if w not in grid]
-    if unknown:
-        parser.error(f"unknown population {unknown[0]}; choose from {', '.join(grid)}")
+    try:
+        grid = select_grid(args.populations)
+    except ValueError as exc:
+        parser.error(str(exc))
     start = time.time()
     data = {"repeats": args.repeats, "seed": args.seed, "population_names": args.populations,
-            "populations": [calibration(*grid[w], args.repeats, args.seed) for w in wanted]}
+            "populations": [calibration(*population, args.repeats, args.seed) for population in grid]}
     data["elapsed_s"] = time.time() - start
     OUT.mkdir(exist_ok=True)
     (OUT / "discover_gain_calibration.json").write_text(json.dumps(data, indent=1))

@@ -32,9 +32,26 @@ found there and taken out of the counts.  The estimate here:
   an exclude list of every positive found no better than none, and kept the
   policy from it while every answer it brings is new.
 
+The node's sample counts an excluded positive as returned less often than
+it would be, so late in the budget, when most queries carry exclude lists,
+its singletons promise new positives that are not there.  What the answers
+to exclude lists reveal caps the gain: where some query returned answers in
+the node while found positives of it could come back, the pooled Chapman
+recapture estimate of the positives not found
+(:func:`~labelwise.discover.unfound.chapman_unfound`) gives the gain of a
+configuration whose exclude list leaves found positives eligible
+(:func:`recapture_new`), and the gain is at most that plus ``CAP_SD`` of its
+bootstrap standard deviations.  Only a cap: under unequal popularity that
+estimate counts the positives not found in units of a found one's
+popularity, too low.  A configuration excluding every positive found keeps
+the sample's gain: its answers are all new whatever their popularity, so
+what counts there is how many positives are left, which the recapture
+estimate does not give.
+
 The variance ``v = max(0.01, bootstrap variance)`` (Sec. 4.2) resamples
 each count as Poisson with its own mean (the Poisson bootstrap of the
-answers), vectorized over the replicates, the nodes and the configurations.
+answers) and each recapture batch as Poisson(1) times, vectorized over the
+replicates, the nodes and the configurations.
 """
 
 from __future__ import annotations
@@ -47,6 +64,7 @@ from .unfound import chapman_unfound
 __all__ = ["MIN_VARIANCE", "expected_new", "gain_with_variance", "jackknife_new_count", "recapture_new", "successive_new"]
 
 MIN_VARIANCE = 0.01
+CAP_SD = 2.0  # the recapture gain caps the sample's at this many bootstrap standard deviations above
 TINY = 1e-300  # keeps 0 / 0 at 0 in the successive-sampling loop
 
 
@@ -157,8 +175,9 @@ def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: n
     batches : tuple of numpy.ndarray, optional
         The recapture batches of the nodes, ``(node, new, recaught, marked, found_before)`` as
         :func:`~labelwise.discover.unfound.chapman_unfound` takes them (``node`` an index into ``found``):
-        where a node has one, its gain is :func:`recapture_new` at the pooled Chapman estimate (the count
-        at least the jackknife's), each batch resampled as Poisson(1) times in the bootstrap.
+        where a node has one, the gains of the configurations leaving found positives eligible are capped
+        by :func:`recapture_new` at the pooled Chapman estimate (the count at least the jackknife's) plus
+        ``CAP_SD`` bootstrap standard deviations.
 
     Returns
     -------
@@ -181,5 +200,8 @@ def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: n
         mass, informative = chapman_unfound(*batches, found.astype(float), weights)
         count = np.maximum(mass, jackknife_new_count(n, seen, f1, found[:, None])[1][..., 0])
         recaptured = recapture_new(mass[..., None], count[..., None], found[:, None], k, l)
-        gains = np.where(informative[..., None], recaptured, gains)
+        usable = informative[..., None] & (l < found[:, None])
+        spread = np.nanstd(np.where(usable, recaptured, np.nan)[1:], axis=0)
+        cap = recaptured + CAP_SD * np.nan_to_num(spread)
+        gains = np.where(usable, np.minimum(gains, cap), gains)
     return gains[0], np.maximum(MIN_VARIANCE, gains[1:].var(axis=0))
