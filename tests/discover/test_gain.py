@@ -82,7 +82,7 @@ def test_recapture_caps_the_gains_of_configurations_that_leave_found_positives_e
     counts, node = np.array([1, 1, 2, 1, 1, 1]), np.array([0, 0, 0, 1, 1, 1])
     found, k, l = np.array([4, 3]), np.array([2, 2, 5]), np.array([0, 4, 1])
     batches = (np.array([0]), np.array([0]), np.array([3]), np.array([4]), np.array([4]))
-    r, _ = gain_with_variance(node, counts, found, k, l, np.random.default_rng(0), replicates=0, batches=batches)
+    r, _ = gain_with_variance(node, counts, found, k, l, np.random.default_rng(0), replicates=1, batches=batches)
     mass, _ = chapman_unfound(*batches, found.astype(float), np.ones((1, 1)))
     assert mass[0, 0] == 0.0
     for j in range(2):

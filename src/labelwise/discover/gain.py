@@ -201,7 +201,10 @@ def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: n
         count = np.maximum(mass, jackknife_new_count(n, seen, f1, found[:, None])[1][..., 0])
         recaptured = recapture_new(mass[..., None], count[..., None], found[:, None], k, l)
         usable = informative[..., None] & (l < found[:, None])
-        spread = np.nanstd(np.where(usable, recaptured, np.nan)[1:], axis=0)
-        cap = recaptured + CAP_SD * np.nan_to_num(spread)
+        resampled = usable[1:]  # replicates where the node kept a batch
+        times = np.maximum(resampled.sum(axis=0), 1)
+        mean = np.where(resampled, recaptured[1:], 0.0).sum(axis=0) / times
+        spread = np.sqrt(np.where(resampled, (recaptured[1:] - mean) ** 2, 0.0).sum(axis=0) / times)
+        cap = recaptured + CAP_SD * spread
         gains = np.where(usable, np.minimum(gains, cap), gains)
     return gains[0], np.maximum(MIN_VARIANCE, gains[1:].var(axis=0))
