@@ -16,22 +16,27 @@ Chapman's correction estimates the positives not found before the query,
 applications to zoological sample censuses", Univ. California Publ. Statist.
 1, 1951: exactly unbiased for the population ``U + M`` when ``M + C >= U +
 M``, i.e. when the query asks for at least as many answers as there are
-positives not found).  The exclude list is what makes this work late in the
-budget: an answer that returns the excluded-out found positives again says
-few are left, however often each was returned before.  Since the query,
-``D = F_now - F`` more positives of ``v`` were found, so ``U_b - D``
-estimates the positives not found now; the batches of a node are pooled
-with weights ``R + 1`` (the weights of Schnabel's multiple census, Schnabel,
-"The estimation of the total fish population of a lake", Amer. Math.
-Monthly 45, 1938, in Chapman's form):
+positives not found).  Late in the budget this is what the exclude lists
+reveal that the node's frequency counts hide: answers that are again found
+positives left off the exclude list say few are left, whereas the counts
+see the excluded positives as rarely returned.  Since the query, ``D = F_now
+- F`` more positives of ``v`` were found, so ``U_b - D`` is the number not
+found now.  The batches of a node are pooled by the estimating equation of
+Schnabel's multiple census (Schnabel, "The estimation of the total fish
+population of a lake", Amer. Math. Monthly 45, 1938), ``sum_b [M_b (C_b -
+R_b) - R_b U_b] = 0`` (each term has mean 0 under the hypergeometric law),
+with Chapman's ``+ 1`` in its denominator:
 
-    U = max(0, sum_b [(M_b + 1) (C_b - R_b) - (R_b + 1) D_b] / sum_b (R_b + 1)).
+    U = max(0, sum_b [M_b (C_b - R_b) - R_b D_b] / (sum_b R_b + 1)).
 
 A batch with ``M = 0`` (nothing found, or everything found excluded) says
-only that at least ``C`` were not found and is not kept.  Under unequal
-popularity the found positives are the popular ones and ``U`` counts the
-positives not found in units of a found positive's popularity: too few
-positives, but the right share of new answers, which is what the gain needs.
+only that at least ``C`` were not found and is not kept.  With one batch
+whose new positives are the last found in the node (``D = C - R``) this is
+Chapman's estimate exactly.  Under unequal popularity the found positives
+are the popular ones, so ``U`` counts the positives not found in units of a
+found positive's popularity, far fewer than the rare positives left, and
+subtracting ``D`` (a count) from old batches can drive it to 0: the gains
+use it only as a cap (:mod:`.gain`).
 """
 
 from __future__ import annotations
