@@ -71,22 +71,3 @@ def test_point_estimate_is_the_unresampled_gain_and_variance_is_floored(stats):
         n, seen, f1, squares = summary(counts[node == j], stats)
         assert r[j] == pytest.approx(expected_new(n, seen, f1, squares, found[j], k, l))
     assert np.all(v >= MIN_VARIANCE) and v[0, 1] > MIN_VARIANCE
-
-
-def test_recapture_caps_the_gains_of_configurations_that_leave_found_positives_eligible(stats):
-    """Node 0: 4 found, one batch (3 answers, all found before, 4 eligible): Chapman puts 0 left, so every
-    configuration whose exclude list leaves a found positive eligible gains 0; the one excluding all 4 keeps
-    the sample's gain (its answers are all new, however popular).  Node 1 has no batch: the sample's gains."""
-    from labelwise.discover.unfound import chapman_unfound
-
-    counts, node = np.array([1, 1, 2, 1, 1, 1]), np.array([0, 0, 0, 1, 1, 1])
-    found, k, l = np.array([4, 3]), np.array([2, 2, 5]), np.array([0, 4, 1])
-    batches = (np.array([0]), np.array([0]), np.array([3]), np.array([4]), np.array([4]))
-    r, _ = gain_with_variance(node, counts, found, k, l, np.random.default_rng(0), replicates=1, batches=batches)
-    mass, _ = chapman_unfound(*batches, found.astype(float), np.ones((1, 1)))
-    assert mass[0, 0] == 0.0
-    for j in range(2):
-        n, seen, f1, squares = summary(counts[node == j], stats)
-        old = expected_new(n, seen, f1, squares, found[j], k, l)
-        assert r[j] == pytest.approx(np.where((j == 0) & (l < found[j]), 0.0, old))
-    assert r[0, 1] > 0

@@ -195,18 +195,3 @@ def test_the_bonus_shrinks_with_the_queries_that_sampled_the_node(hierarchy):
     policy.variance[:] = 0.5
     flat = nodes * COSTS.configurations()[0].size
     assert policy.spread(flat) == pytest.approx(np.sqrt(0.5 * np.log(4) / np.array([1, 2, 1, 2, 1])))
-
-
-def test_recapture_batches_count_each_nodes_new_recaught_and_eligible_found(hierarchy):
-    """Items 0, 2 found; a root query excluding item 0 returns 2 (found) and 4 (new).  Node a=x
-    holds 0 and 4: found before 1 (item 0), excluded 1, so no found positive could come back there: no batch.
-    Node a=y holds 2: found 1, none excluded: a batch (1 answer, recaught).  The root: found 2, 1 excluded."""
-    policy = QueryPolicy(hierarchy, COSTS, "greedy")
-    first = type(policy.choose(100.0, np.random.default_rng(0)))(0, 2, 2, np.zeros(0, dtype=np.int64), 1.0)
-    policy.record(first, np.array([0, 2]))
-    policy.batches = policy.batches[:, :0]
-    policy.record(type(first)(0, 3, 2, np.array([0]), 1.0), np.array([2, 4]))
-    x, y = hierarchy.item_node[0, 0b01], hierarchy.item_node[2, 0b01]
-    batches = {int(node): list(rest) for node, *rest in policy.batches.T}
-    assert x not in batches
-    assert batches[0] == [1, 1, 1, 2] and batches[y] == [0, 1, 1, 1]

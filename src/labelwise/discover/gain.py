@@ -32,26 +32,9 @@ found there and taken out of the counts.  The estimate here:
   an exclude list of every positive found no better than none, and kept the
   policy from it while every answer it brings is new.
 
-The node's sample counts an excluded positive as returned less often than
-it would be, so late in the budget, when most queries carry exclude lists,
-its singletons promise new positives that are not there.  What the answers
-to exclude lists reveal caps the gain: where some query returned answers in
-the node while found positives of it could come back, the pooled Chapman
-recapture estimate of the positives not found
-(:func:`~labelwise.discover.unfound.chapman_unfound`) gives the gain of a
-configuration whose exclude list leaves found positives eligible
-(:func:`recapture_new`), and the gain is at most that plus ``CAP_SD`` of its
-bootstrap standard deviations.  Only a cap: under unequal popularity that
-estimate counts the positives not found in units of a found one's
-popularity, too low.  A configuration excluding every positive found keeps
-the sample's gain: its answers are all new whatever their popularity, so
-what counts there is how many positives are left, which the recapture
-estimate does not give.
-
 The variance ``v = max(0.01, bootstrap variance)`` (Sec. 4.2) resamples
 each count as Poisson with its own mean (the Poisson bootstrap of the
-answers) and each recapture batch as Poisson(1) times, vectorized over the
-replicates, the nodes and the configurations.
+answers), vectorized over the replicates, the nodes and the configurations.
 """
 
 from __future__ import annotations
@@ -59,45 +42,39 @@ from __future__ import annotations
 import numpy as np
 
 from .richness import good_turing_unseen, jackknife_unseen
-from .unfound import chapman_unfound
 
-__all__ = ["MIN_VARIANCE", "expected_new", "gain_with_variance", "jackknife_new_count", "recapture_new", "successive_new"]
+__all__ = ["MIN_VARIANCE", "expected_new", "gain_with_variance"]
 
 MIN_VARIANCE = 0.01
-CAP_SD = 2.0  # the recapture gain caps the sample's at this many bootstrap standard deviations above
 TINY = 1e-300  # keeps 0 / 0 at 0 in the successive-sampling loop
 
 
-def jackknife_new_count(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, found: np.ndarray
-                        ) -> tuple[np.ndarray, np.ndarray]:
-    """The node's positives never returned in its sample (``f_0``), and those of them not found elsewhere.
-
-    The first-order jackknife floored at ``d + 1`` when ``f_1 > 0`` (``d = found - seen``: found elsewhere).
-    """
-    other = np.maximum(found - seen, 0).astype(float)  # found elsewhere, absent from this sample
-    f0 = np.where(f1 > 0, np.maximum(jackknife_unseen(n, f1), other + 1), other)
-    return f0, f0 - other
-
-
-def successive_new(share: np.ndarray, left: np.ndarray, known: np.ndarray, picked: np.ndarray,
-                   k: np.ndarray) -> np.ndarray:
-    """Expected new positives among ``k`` distinct answers drawn by popularity (arrays broadcast).
+def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.ndarray, found: np.ndarray,
+                 k: np.ndarray, l: np.ndarray) -> np.ndarray:
+    """Expected new positives among ``k`` distinct answers with an exclude list of ``l`` (arrays broadcast).
 
     Parameters
     ----------
-    share : numpy.ndarray
-        Popularity mass of each positive not found.
-    left : numpy.ndarray
-        Positives not found.
-    known : numpy.ndarray
-        Popularity mass of the found positives that may be returned.
-    picked : numpy.ndarray
-        Mass of a found positive once returned (it leaves the pool).
-    k : numpy.ndarray
-        Answers asked for.
+    n, seen, f1 : numpy.ndarray
+        Sample size, distinct positives and singletons of the node's sample.
+    squares : numpy.ndarray
+        Sum of the squared counts of the node's sample.
+    found : numpy.ndarray
+        Positives found in the node (by any query; at least ``seen``).
+    k, l : numpy.ndarray
+        Answers asked for and exclude-list size.
     """
-    shape = np.broadcast(share, left, known, picked, k).shape
-    left, known = np.broadcast_to(left, shape).astype(float), np.broadcast_to(known, shape).astype(float)
+    u = good_turing_unseen(n, f1)
+    other = np.maximum(found - seen, 0).astype(float)  # found elsewhere, absent from this sample
+    f0 = np.where(f1 > 0, np.maximum(jackknife_unseen(n, f1), other + 1), other)
+    share = np.divide(u, f0, out=np.zeros(np.broadcast(u, f0).shape), where=f0 > 0)  # mass per unseen positive
+    p = np.minimum(1.0, np.divide(l, found, out=np.zeros(np.broadcast(l, found).shape), where=found > 0))
+    shape = np.broadcast(u, other, p, k).shape
+    # eligible mass of the found positives (those of the sample, and those found elsewhere at the unseen share)
+    known = np.broadcast_to((1.0 - p) * (1.0 - u + other * share), shape).copy()
+    # a found positive that is returned was picked by popularity: mass sum w^2 / sum w with w = (1 - u) c / n
+    picked = (1.0 - u) * np.divide(squares, n * n, out=np.zeros(np.broadcast(squares, n).shape), where=n > 0)
+    left = np.broadcast_to(f0 - other, shape).astype(float)  # new positives not returned yet
     total, fresh, chance, take = (np.zeros(shape) for _ in range(4))
     for answer in range(int(np.max(k))):  # successive sampling: each answer leaves the pool (in place: hot loop)
         asked = answer < k
@@ -116,48 +93,9 @@ def successive_new(share: np.ndarray, left: np.ndarray, known: np.ndarray, picke
     return total
 
 
-def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.ndarray, found: np.ndarray,
-                 k: np.ndarray, l: np.ndarray) -> np.ndarray:
-    """Expected new positives among ``k`` distinct answers with an exclude list of ``l``, from the node's sample.
-
-    Parameters
-    ----------
-    n, seen, f1 : numpy.ndarray
-        Sample size, distinct positives and singletons of the node's sample.
-    squares : numpy.ndarray
-        Sum of the squared counts of the node's sample.
-    found : numpy.ndarray
-        Positives found in the node (by any query; at least ``seen``).
-    k, l : numpy.ndarray
-        Answers asked for and exclude-list size (arrays broadcast).
-    """
-    u = good_turing_unseen(n, f1)
-    f0, left = jackknife_new_count(n, seen, f1, found)
-    share = np.divide(u, f0, out=np.zeros(np.broadcast(u, f0).shape), where=f0 > 0)  # mass per unseen positive
-    p = np.minimum(1.0, np.divide(l, found, out=np.zeros(np.broadcast(l, found).shape), where=found > 0))
-    # eligible mass of the found positives (those of the sample, and those found elsewhere at the unseen share)
-    known = (1.0 - p) * (1.0 - u + (f0 - left) * share)
-    # a found positive that is returned was picked by popularity: mass sum w^2 / sum w with w = (1 - u) c / n
-    picked = (1.0 - u) * np.divide(squares, n * n, out=np.zeros(np.broadcast(squares, n).shape), where=n > 0)
-    return successive_new(share, left, known, picked, k)
-
-
-def recapture_new(mass: np.ndarray, count: np.ndarray, found: np.ndarray, k: np.ndarray, l: np.ndarray
-                  ) -> np.ndarray:
-    """Expected new positives of a configuration from the recapture estimate (arrays broadcast).
-
-    ``mass``: the positives not found, in units of a found positive's mean popularity
-    (:func:`~labelwise.discover.unfound.chapman_unfound`); ``count``: how many they are (at least
-    ``mass``).  The ``found - min(l, found)`` found positives not excluded weigh 1 each.  With ``count =
-    mass`` (equal popularity) this is the hypergeometric mean ``mass min(k, mass + M) / (mass + M)``.
-    """
-    share = np.divide(mass, count, out=np.zeros(np.broadcast(mass, count).shape), where=count > 0)
-    return successive_new(share, count, found - np.minimum(l, found), 1.0, k)
-
-
 def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: np.ndarray, k: np.ndarray,
-                       l: np.ndarray, rng: np.random.Generator, replicates: int = 32,
-                       batches: tuple[np.ndarray, ...] | None = None) -> tuple[np.ndarray, np.ndarray]:
+                       l: np.ndarray, rng: np.random.Generator, replicates: int = 32
+                       ) -> tuple[np.ndarray, np.ndarray]:
     """Gain ``r`` and variance ``v`` of every configuration at a batch of nodes.
 
     Parameters
@@ -172,12 +110,6 @@ def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: n
     rng : numpy.random.Generator
     replicates : int
         Bootstrap replicates.
-    batches : tuple of numpy.ndarray, optional
-        The recapture batches of the nodes, ``(node, new, recaught, marked, found_before)`` as
-        :func:`~labelwise.discover.unfound.chapman_unfound` takes them (``node`` an index into ``found``):
-        where a node has one, the gains of the configurations leaving found positives eligible are capped
-        by :func:`recapture_new` at the pooled Chapman estimate (the count at least the jackknife's) plus
-        ``CAP_SD`` bootstrap standard deviations.
 
     Returns
     -------
@@ -192,19 +124,6 @@ def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: n
     def per_node(values: np.ndarray) -> np.ndarray:
         return np.bincount(slot, weights=values.ravel(), minlength=size).reshape(replicates + 1, n_nodes, 1)
 
-    n, seen, f1 = per_node(draws), per_node(draws > 0), per_node(draws == 1)
-    gains = expected_new(n, seen, f1, per_node(draws ** 2), found[:, None], k, l)
-    if batches is not None:
-        node = batches[0]
-        weights = np.vstack([np.ones(node.size), rng.poisson(1.0, size=(replicates, node.size))])
-        mass, informative = chapman_unfound(*batches, found.astype(float), weights)
-        count = np.maximum(mass, jackknife_new_count(n, seen, f1, found[:, None])[1][..., 0])
-        recaptured = recapture_new(mass[..., None], count[..., None], found[:, None], k, l)
-        usable = informative[..., None] & (l < found[:, None])
-        resampled = usable[1:]  # replicates where the node kept a batch
-        times = np.maximum(resampled.sum(axis=0), 1)
-        mean = np.where(resampled, recaptured[1:], 0.0).sum(axis=0) / times
-        spread = np.sqrt(np.where(resampled, (recaptured[1:] - mean) ** 2, 0.0).sum(axis=0) / times)
-        cap = recaptured + CAP_SD * spread
-        gains = np.where(usable, np.minimum(gains, cap), gains)
+    gains = expected_new(per_node(draws), per_node(draws > 0), per_node(draws == 1), per_node(draws ** 2),
+                         found[:, None], k, l)
     return gains[0], np.maximum(MIN_VARIANCE, gains[1:].var(axis=0))

@@ -117,9 +117,6 @@ class QueryPolicy:
         self.clean_returns = np.zeros(self.chain.shape, dtype=np.int64)
         self.keys = np.zeros(0, dtype=np.int64)  # node * n_items + item, sorted: the nodes' samples
         self.counts = np.zeros(0, dtype=np.int64)
-        # recapture batches (a query's answers in one node with some found positive not excluded), by column:
-        # node, new, recaught, marked, found before (see unfound.py)
-        self.batches = np.zeros((5, 0), dtype=np.int64)
         self.round = 1
         self.spent = 0.0
 
@@ -175,7 +172,6 @@ class QueryPolicy:
         self.round += 1
         self.returns[returned] += 1
         self._add_exposure(query, returned)
-        self._add_batches(query, returned)
         new = returned[~self.found[returned]]
         self.found[new] = True
         np.add.at(self.found_in, self.hierarchy.item_node[new].ravel(), 1)
@@ -204,20 +200,6 @@ class QueryPolicy:
         self.clean_queries[covered[~dirty[covered]]] += 1
         self.clean_returns[returned] += ~dirty[self.chain[returned]]
 
-    def _add_batches(self, query: Query, returned: np.ndarray) -> None:
-        """Keep the query's recapture batch of each node at or below it that its answers fall in (before the update)."""
-        below = self.hierarchy.below(query.node, returned)
-        nodes, inverse = np.unique(below, return_inverse=True)
-        answers = np.bincount(inverse.ravel(), minlength=nodes.size)
-        new = np.bincount(inverse.ravel(), weights=np.repeat(~self.found[returned], below.shape[1]),
-                          minlength=nodes.size).astype(np.int64)
-        excluded = np.bincount(self.hierarchy.below(query.node, query.exclude).ravel(),
-                               minlength=self.found_in.size)[nodes]
-        marked = self.found_in[nodes] - excluded
-        keep = marked > 0
-        batch = np.vstack([nodes, new, answers - new, marked, self.found_in[nodes]])[:, keep]
-        self.batches = np.hstack([self.batches, batch])
-
     def _add_to_samples(self, keys: np.ndarray) -> None:
         pos = np.searchsorted(self.keys, keys)
         known = pos < self.keys.size
@@ -239,10 +221,8 @@ class QueryPolicy:
     def _update_gains(self, nodes: np.ndarray) -> None:
         entry, _, counts = self.sample(nodes)
         rng = np.random.default_rng([self.seed, self.round])
-        batches = self.batches[:, np.isin(self.batches[0], nodes)]
-        batches[0] = np.searchsorted(nodes, batches[0])
         self.gain[nodes], self.variance[nodes] = gain_with_variance(
-            entry, counts, self.found_in[nodes], self.k, self.l, rng, self.replicates, tuple(batches))
+            entry, counts, self.found_in[nodes], self.k, self.l, rng, self.replicates)
 
     def eliminate(self) -> None:
         """Active: the expanded configurations whose upper bound per cost reaches the largest lower one."""
