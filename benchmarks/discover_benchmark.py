@@ -131,9 +131,27 @@ def crux_margin(results: dict) -> list[dict]:
     return margins
 
 
-def run(repeats: int, seed: int) -> dict:
+def select_grid(names: str | None) -> list[tuple[str, str, float]]:
+    """The populations of ``GRID`` named in ``names`` (comma-separated ``<hierarchy>/<node sizes>/zipf<exponent>``;
+    None: all).
+
+    Raises
+    ------
+    ValueError
+        A name not in the grid.
+    """
+    grid = {f"{name}/{sizes}/zipf{zipf:g}": (name, sizes, zipf) for name, sizes, zipf in GRID}
+    if names is None:
+        return list(grid.values())
+    unknown = [w for w in names.split(",") if w not in grid]
+    if unknown:
+        raise ValueError(f"unknown population {unknown[0]}; choose from {', '.join(grid)}")
+    return [grid[w] for w in names.split(",")]
+
+
+def run(repeats: int, seed: int, grid: list[tuple[str, str, float]]) -> dict:
     populations = []
-    for name, sizes, zipf in GRID:
+    for name, sizes, zipf in grid:
         levels, n_items, budget = HIERARCHIES[name]
         hierarchy, positive, popularity = population(levels, n_items, sizes, zipf, seed)
         results = {policy: simulate_discovery(hierarchy, positive, popularity, budget, policy, repeats=repeats,
@@ -254,7 +272,8 @@ def summary_section(data: dict) -> str:
         "",
         timing_line(data["timing"]),
         "",
-        f"Reproduce: `{COMMAND.format(repeats=data['repeats'])}`",
+        f"Reproduce: `{COMMAND.format(repeats=data['repeats'])}"
+        + (f" --populations {data['population_names']}`" if data.get("population_names") else "`"),
     ])
 
 
@@ -284,15 +303,22 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-plot", action="store_true")
+    parser.add_argument("--populations", help="comma-separated <hierarchy>/<node sizes>/zipf<exponent> to run "
+                        "(default: all); the output is then discover_benchmark_subset.json")
     args = parser.parse_args()
+    try:
+        grid = select_grid(args.populations)
+    except ValueError as exc:
+        parser.error(str(exc))
     start = time.time()
-    data = run(args.repeats, args.seed)
+    data = {**run(args.repeats, args.seed, grid), "population_names": args.populations}
     data["elapsed_s"] = time.time() - start
     OUT.mkdir(exist_ok=True)
-    (OUT / "discover_benchmark.json").write_text(json.dumps(data, indent=1))
+    name = "discover_benchmark" if args.populations is None else "discover_benchmark_subset"
+    (OUT / f"{name}.json").write_text(json.dumps(data, indent=1))
     print(summary_section(data))
     if not args.no_plot:
-        plot(data, OUT / "discover_benchmark.png")
+        plot(data, OUT / f"{name}.png")
 
 
 if __name__ == "__main__":
