@@ -63,8 +63,8 @@ from ..designs.online_poisson import (
     unlabeled_covariance,
     with_unlabeled,
 )
-from ..designs.unlabeled_covariance import LeafModel, missed_in_hindsight
 from ..designs.poisson_rounds import round_inclusion, systematic_counts
+from ..designs.unlabeled_covariance import LeafModel, missed_in_hindsight
 from ..estimators import (
     Estimate,
     larger_variance,
