@@ -63,7 +63,7 @@ def runs_on(pool: lw.Pool, moved: np.ndarray, runs: int, seed: int) -> dict:
     for r in range(runs):
         session = lw.Session(pool, measure, design, seed=np.random.default_rng(seeds[r]), budget=CHECKPOINTS[-1])
 
-        def record(n: int, est, r: int = r) -> None:
+        def record(n: int, est, r: int = r, session: lw.Session = session) -> None:
             c = CHECKPOINTS.index(n)
             (lo,), (hi,) = est.interval()
             out["value"][c, r], out["lower"][c, r], out["upper"][c, r] = est.value[0], lo, hi
