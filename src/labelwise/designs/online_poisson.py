@@ -22,8 +22,11 @@ sampled with a tiny probability: their draw would move the estimate far, but is 
 default (``variance="mixture"``) the interval covers the model's error split into no surprise / surprises never
 sampled / one sampled, as ``ais`` does (:func:`labelwise.estimators.mixture_variance`). Its last case (an exception
 drawn) is a hindsight worst case: once the labels are in, every unlabeled item is known not to have been drawn, and
-the exceptions that were drawn are labeled items, in the design-based part. On rare pools that case sets the width
-(two to four times the error). ``variance="count"`` (opt-in) counts the exceptions left unlabeled instead
+the exceptions that were drawn are labeled items, in the design-based part. On rare pools that case set the width
+(two to four times the error), so on binary pools, whose rounds run on score blocks
+(:mod:`~labelwise.designs.hashed_online`), the interval drops it and takes each leaf's rate of exceptions as
+uncertain instead (:func:`~labelwise.designs.unlabeled_covariance.missed_in_hindsight`); this per-item sampler keeps
+it. ``variance="count"`` (opt-in) counts the exceptions left unlabeled instead
 (:mod:`~labelwise.designs.count_interval`). Once every item is labeled (a number of rounds fixed by the batch sizes)
 the estimate is the pool's exact value.
 

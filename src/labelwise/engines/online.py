@@ -40,9 +40,12 @@ posterior.  On an engine pool
   unlabeled item of block ``g`` is drawn with probability ``b_g`` exactly, so
   the items the design takes with certainty (``b_g = 1``) are all drawn.
 
-The water-filling, the hedge, the round-weighted Horvitz-Thompson estimate
-and its interval (labeled items design-based, unlabeled ones through the
-model) are the per-item design's, on these groups.  An in-memory binary pool
+The water-filling, the hedge and the round-weighted Horvitz-Thompson estimate
+are the per-item design's, on these groups; so is its interval (labeled items
+design-based, unlabeled ones through the model), but for the mixture's cases,
+read in hindsight: an exception left unlabeled can only be missed, at a rate
+the leaf's Beta posterior and the recalibration's covariance leave uncertain
+(:func:`~labelwise.designs.unlabeled_covariance.missed_in_hindsight`).  An in-memory binary pool
 runs these rounds itself (:mod:`labelwise.designs.hashed_online`), so both
 hand out the same items and give the same estimates for the same seed.
 """
