@@ -342,7 +342,8 @@ class BlockRounds:
         pi = model.posterior()[self.leaf]
         unlabeled = unlabeled_covariance(u, pi, U, coef, b_rounds.sum(axis=0), N)
         if self.design.variance == "mixture":  # the exceptions left can only be missed (module docstring)
-            unlabeled = missed_in_hindsight(unlabeled, u, pi, U, N, self.leaf, model)
+            unlabeled = missed_in_hindsight(unlabeled, u, pi, U, N, self.leaf, model, coef,
+                                            (g[judged], log.labels[judged]))
         cov = with_unlabeled(cov, plugin, unlabeled, self.design.variance == "model", level)
         return make_estimate(measure, R, cov, n_labels, n, level, basis=MODEL_BASIS)
 
