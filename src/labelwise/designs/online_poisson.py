@@ -22,11 +22,10 @@ sampled with a tiny probability: their draw would move the estimate far, but is 
 default (``variance="mixture"``) the interval covers the model's error split into no surprise / surprises never
 sampled / one sampled, as ``ais`` does (:func:`labelwise.estimators.mixture_variance`). Its last case (an exception
 drawn) is a hindsight worst case: once the labels are in, every unlabeled item is known not to have been drawn, and
-the exceptions that were drawn are labeled items, in the design-based part. On rare pools that case set the width
-(two to four times the error), so on binary pools, whose rounds run on score blocks
-(:mod:`~labelwise.designs.hashed_online`), the interval drops it and takes each leaf's rate of exceptions as
-uncertain instead (:func:`~labelwise.designs.unlabeled_covariance.missed_in_hindsight`); this per-item sampler keeps
-it. ``variance="count"`` (opt-in) counts the exceptions left unlabeled instead
+the exceptions that were drawn are labeled items, in the design-based part. On rare pools that case sets the width
+(two to four times the error). ``variance="hindsight"`` (opt-in) drops it on binary pools, whose rounds run on score
+blocks (:mod:`~labelwise.designs.hashed_online`), and takes each leaf's rate of exceptions as uncertain instead
+(:func:`~labelwise.designs.unlabeled_covariance.missed_in_hindsight`); this per-item sampler keeps it. ``variance="count"`` (opt-in) counts the exceptions left unlabeled instead
 (:mod:`~labelwise.designs.count_interval`). Once every item is labeled (a number of rounds fixed by the batch sizes)
 the estimate is the pool's exact value.
 
@@ -81,10 +80,10 @@ class OnlinePoissonDesign(TreeModelDesign):
         Rounds are weighted ``∝ n_r m_r^gamma`` (:func:`~labelwise.estimators.round_weights`).
     deviation : {"mean", "rms"}
         ``E_pi ||Dg l||`` or ``sqrt(E_pi ||Dg l||^2)`` (module docstring).
-    variance : {"mixture", "count", "model"}
-        Interval from the model's likely cases, from the count of
-        exceptions left unlabeled, or from the model's full variance
-        (module docstring; a stochastic oracle always uses the full one).
+    variance : {"mixture", "hindsight", "count", "model"}
+        Interval from the model's likely cases, from those cases read in hindsight (binary pools on score
+        blocks; elsewhere as ``mixture``), from the count of exceptions left unlabeled, or from the model's
+        full variance (module docstring; a stochastic oracle always uses the full one).
     estimator : {"horvitz-thompson", "difference"}
         Each round's total as the plain weighted sum of its labels
         (default), or as the oracle model's prediction plus the weighted
@@ -126,8 +125,8 @@ class OnlinePoissonDesign(TreeModelDesign):
         super().__post_init__()
         if self.deviation not in ("mean", "rms"):
             raise ValueError(f"deviation: choose 'mean' or 'rms', got {self.deviation!r}")
-        if self.variance not in ("mixture", "count", "model"):
-            raise ValueError(f"variance: choose 'mixture', 'count' or 'model', got {self.variance!r}")
+        if self.variance not in ("mixture", "hindsight", "count", "model"):
+            raise ValueError(f"variance: choose 'mixture', 'hindsight', 'count' or 'model', got {self.variance!r}")
         if self.estimator not in ("difference", "horvitz-thompson"):
             raise ValueError(f"estimator: choose 'difference' or 'horvitz-thompson', got {self.estimator!r}")
         if not 0.0 < self.defensive < 1.0:

@@ -51,8 +51,7 @@ class LeafModel(NamedTuple):
 
 
 def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarray, left: np.ndarray,
-                        n_items: int, leaf: np.ndarray, model: LeafModel, coef: np.ndarray,
-                        labeled: tuple[np.ndarray, np.ndarray]) -> ModelCovariance:
+                        n_items: int, leaf: np.ndarray, model: LeafModel) -> ModelCovariance:
     """``unlabeled`` with the mixture's cases read in hindsight: no exception left, or some missed.
 
     Once the labels are in, no unlabeled item was drawn, so the mixture's
@@ -63,12 +62,6 @@ def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarra
     is left take each leaf's rate as uncertain (its Beta posterior and the
     recalibration's Laplace covariance,
     :func:`~labelwise.estimators.uncertain_tail.uncertain_missed_square`).
-    That reading holds in the leaves where no labeled item is an exception:
-    there none was ever drawn.  Where the labels hold exceptions, the rounds
-    draw them at rates that matter and their design weights stand for the
-    unlabeled ones; those leaves' exceptions stay in the usual case at the
-    model's full variance of a draw (the a priori reading, as
-    :func:`unlabeled_covariance`'s ``full``).
 
     Parameters
     ----------
@@ -84,21 +77,11 @@ def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarra
     leaf : ndarray of int (G,)
         Each block's leaf.
     model : LeafModel
-    coef : ndarray (rounds, G)
-        ``w_r^2 (1 / b_rg - 1)`` of every round.
-    labeled : (ndarray, ndarray)
-        The block and label of every labeled item.
     """
-    u_mode, shifts, _ = exception_shifts(u, pi, left, n_items)  # (G, 2, m)
+    _, shift, _ = exception_shifts(u, pi, left, n_items)  # (G, 2, m)
     G = pi.shape[0]
     mode = np.argmax(pi, axis=1)
-    blocks, labels = labeled
-    drawn = np.any(shifts[blocks, labels] != 0, axis=1)  # labeled exceptions
-    seen = np.isin(leaf, leaf[blocks[drawn]])  # blocks of a leaf whose labels hold an exception
-    # those leaves' exceptions: the model's full variance of a draw, less the modal part already counted
-    scale = np.where(seen, coef.sum(axis=0) * left / n_items**2, 0.0)
-    drawn_part = (np.einsum("g,gc,cgi,cgj->ij", scale, pi, u, u) - np.einsum("g,gi,gj->ij", scale, u_mode, u_mode))
-    shift = np.where(seen[:, None], 0.0, shifts[np.arange(G), 1 - mode])  # an exception's shift, (G, m)
+    shift = shift[np.arange(G), 1 - mode]  # an exception's (the other label's) shift, (G, m)
     positive_mode = np.zeros(model.positive.size, dtype=bool)
     positive_mode[leaf] = mode == 1  # a leaf's blocks share its mode
     # the rate of exceptions: of negatives where positives are likelier, else of positives
@@ -107,7 +90,7 @@ def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarra
     gradient = None if model.rate_gradient is None else np.where(positive_mode, -1.0, 1.0) * model.rate_gradient
     miss, none_left = uncertain_missed_square(shift, left, leaf, alpha, beta, gradient,
                                               None if model.platt is None else model.platt.cov)
-    return unlabeled._replace(modal=unlabeled.modal + drawn_part, miss=miss, exceptions=none_left, hits=0.0)
+    return unlabeled._replace(miss=miss, exceptions=none_left, hits=0.0)
 
 
 def unlabeled_covariance(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, coef: np.ndarray,

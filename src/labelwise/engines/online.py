@@ -42,9 +42,10 @@ posterior.  On an engine pool
 
 The water-filling, the hedge and the round-weighted Horvitz-Thompson estimate
 are the per-item design's, on these groups; so is its interval (labeled items
-design-based, unlabeled ones through the model), but for the mixture's cases,
-read in hindsight: an exception left unlabeled can only be missed, at a rate
-the leaf's Beta posterior and the recalibration's covariance leave uncertain
+design-based, unlabeled ones through the model); ``variance="hindsight"``
+reads the mixture's cases in hindsight: an exception left unlabeled can only
+be missed, at a rate the leaf's Beta posterior and the recalibration's
+covariance leave uncertain
 (:func:`~labelwise.designs.unlabeled_covariance.missed_in_hindsight`).  An in-memory binary pool
 runs these rounds itself (:mod:`labelwise.designs.hashed_online`), so both
 hand out the same items and give the same estimates for the same seed.
@@ -120,7 +121,7 @@ def rounds_refusal(design: OnlinePoissonDesign) -> str | None:
     only = {"depth": (design.depth, 1), "partition": (design.partition, "score"),
             "estimator": (design.estimator, "horvitz-thompson"), "calibration": (design.calibration, "platt", "none"),
             "interval_prior_strength": (design.interval_prior_strength, None),
-            "variance": (design.variance, "mixture", "model")}
+            "variance": (design.variance, "mixture", "hindsight", "model")}
     for name, (value, *allowed) in only.items():
         if value not in allowed:
             runs = " or ".join(f"{name}={a!r}" for a in allowed)
@@ -341,9 +342,8 @@ class BlockRounds:
         model = self.leaf_model(g[judged], log.labels[judged])
         pi = model.posterior()[self.leaf]
         unlabeled = unlabeled_covariance(u, pi, U, coef, b_rounds.sum(axis=0), N)
-        if self.design.variance == "mixture":  # the exceptions left can only be missed (module docstring)
-            unlabeled = missed_in_hindsight(unlabeled, u, pi, U, N, self.leaf, model, coef,
-                                            (g[judged], log.labels[judged]))
+        if self.design.variance == "hindsight":  # the exceptions left can only be missed (module docstring)
+            unlabeled = missed_in_hindsight(unlabeled, u, pi, U, N, self.leaf, model)
         cov = with_unlabeled(cov, plugin, unlabeled, self.design.variance == "model", level)
         return make_estimate(measure, R, cov, n_labels, n, level, basis=MODEL_BASIS)
 
