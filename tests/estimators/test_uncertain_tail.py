@@ -85,3 +85,12 @@ def test_leaf_rate_gradient_is_the_derivative_in_the_platt_parameters():
     assert rate(a, b) == pytest.approx(model.posterior()[:, 1], rel=1e-10)
     numeric = np.stack([(rate(a + h, b) - rate(a - h, b)) / (2 * h), (rate(a, b + h) - rate(a, b - h)) / (2 * h)])
     assert model.rate_gradient == pytest.approx(numeric, rel=1e-5, abs=1e-12)
+
+
+def test_a_rate_surely_zero_leaves_no_exception():
+    """A leaf whose Beta has all its mass at 0 (prior mean exactly 0, no exception labeled) adds nothing, not NaN."""
+    shift, left, leaf = np.array([[0.3], [-0.2]]), np.array([4, 5]), np.array([0, 1])
+    alone, alone_none = uncertain_missed_square(shift[:1], left[:1], leaf[:1], np.array([1.0]), np.array([9.0]))
+    miss, none_left = uncertain_missed_square(shift, left, leaf, np.array([1.0, 0.0]), np.array([9.0, 30.0]))
+    assert miss == pytest.approx(alone, rel=1e-12)
+    assert none_left == pytest.approx(alone_none, rel=1e-12)

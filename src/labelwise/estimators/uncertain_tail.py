@@ -75,14 +75,15 @@ def uncertain_missed_square(shift: np.ndarray, unlabeled: np.ndarray, leaf: np.n
     s1 = np.stack([np.bincount(leaf, weights=unlabeled * col, minlength=L) for col in shift.T], axis=1)  # (L, m)
     s2 = np.stack([np.bincount(leaf, weights=unlabeled * col**2, minlength=L) for col in shift.T], axis=1)
     total = alpha + beta
-    mean = alpha / total
-    var = alpha * beta / (total**2 * (total + 1.0))
+    # a rate whose Beta has no mass away from 0 (a prior mean of exactly 0 and no exception labeled) is surely 0
+    mean = np.divide(alpha, total, out=np.zeros_like(total), where=total > 0)
+    var = mean * (1.0 - mean) / (total + 1.0)
     spread = mean * (1.0 - mean) - var  # E[r (1 - r)]
     miss = (spread @ s2 + var @ s1**2) + (mean @ s1) ** 2
     if rate_gradient is not None:  # the delta method: E S moves by rate_gradient @ s1 per unit of the parameters
         grad = rate_gradient @ s1  # (k, m)
         miss = miss + np.einsum("km,kj,jm->m", grad, parameter_cov, grad)
     left = np.bincount(leaf, weights=unlabeled * moving, minlength=L)
-    live = left > 0
+    live = (left > 0) & (alpha > 0)
     none_left = -float(np.sum(betaln(alpha[live], beta[live] + left[live]) - betaln(alpha[live], beta[live])))
     return miss, none_left
