@@ -1,8 +1,8 @@
 """The part of ``online-poisson``'s covariance that the items not labeled yet add, under the oracle model.
 
 Split out of :mod:`labelwise.designs.online_poisson` (whose module docstring
-explains the three intervals: ``mixture``, ``count`` and the full ``model``
-variance); the DuckDB/Spark engine's online-poisson shares these functions.
+explains the intervals: ``mixture``, ``hindsight``, ``count`` and the full
+``model`` variance); the DuckDB/Spark engine's online-poisson shares these functions.
 """
 
 from __future__ import annotations
