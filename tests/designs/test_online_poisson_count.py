@@ -88,12 +88,12 @@ def test_uncalibrated_scores_keep_the_count_known_and_blocks_beta_binomial():
 def test_only_labels_that_move_the_loss_stand_for_unlabeled_exceptions(monkeypatch):
     """Precision, l = [y f, f]: a positive among the predicted negatives changes no loss, so of the labeled items
     exactly those predicted positive whose label is not their group's likeliest count ``c_n - 1`` in the centre."""
-    from labelwise.designs import online_poisson
+    from labelwise.designs import count_interval
 
     pool = lw.make_pool(4000, prevalence=0.02, separation=2.0, seed=5)
     session = _session(pool, 400, measure="precision", n_strata=16, branching=16)
     seen = {}
-    monkeypatch.setattr(online_poisson, "counted_exceptions",
+    monkeypatch.setattr(count_interval, "counted_exceptions",
                         lambda moves, coef: seen.update(moves=moves, coef=coef) or 0.0)
     session.estimate()
     gm, sample = session.sampler.gm, session.sample()

@@ -1,61 +1,40 @@
 """Online (multi-round) optimal Poisson sampling (Yilmaz et al. (2021) appendix E, generalized).
 
-Labels arrive a batch at a time.  Round r draws among the items not yet
-labeled, with inclusion probabilities ``b_r`` from the water-filling of
-Yilmaz et al. (2021) Algorithm 3 applied to the current deviations ``h_n`` under the
-Dirichlet-tree model of the oracle (updated from every label so far, as in
-``ais``), so that the round's expected -- and, with randomised systematic
-sampling, exact -- number of new labels is the batch size.  The oracle
-model recalibrates the scores on the labels after every batch
-(:class:`~labelwise.designs.group_model.TreeModelDesign`, ``calibration``);
-a round whose adaptive allocation the model expects to do no better than
-uniform sampling is drawn uniformly instead (``hedge``).
+Labels arrive a batch at a time. Round r draws among the items not yet labeled, with inclusion probabilities ``b_r``
+from the water-filling of Yilmaz et al. (2021) Algorithm 3 applied to the current deviations ``h_n`` under the
+Dirichlet-tree model of the oracle (updated from every label so far, as in ``ais``), so that the round's expected --
+and, with randomised systematic sampling, exact -- number of new labels is the batch size. The oracle model
+recalibrates the scores on the labels after every batch (:class:`~labelwise.designs.group_model.TreeModelDesign`,
+``calibration``); a round whose adaptive allocation the model expects to do no better than uniform sampling is drawn
+uniformly instead (``hedge``).
 
-The deviation is ``h_n = E_pi ||Dg(R_t) l(x_n, y)||`` by default (Yilmaz et al. (2021)
-eq. 12, the importance-sampling form) rather than the root mean square
-``sqrt(E_pi ||Dg l||^2)`` that minimises the round's variance under the
-model (Yilmaz et al. (2021) eq. 25): when scores put a small probability of a positive
-on each of tens of thousands of low-ranked items, the square root spreads
-the budget over them.
+The deviation is ``h_n = E_pi ||Dg(R_t) l(x_n, y)||`` by default (Yilmaz et al. (2021) eq. 12, the
+importance-sampling form) rather than the root mean square ``sqrt(E_pi ||Dg l||^2)`` that minimises the round's
+variance under the model (Yilmaz et al. (2021) eq. 25): when scores put a small probability of a positive on each
+of tens of thousands of low-ranked items, the square root spreads the budget over them.
 
-The estimate is the weighted average of the rounds' unbiased totals
-(:func:`labelwise.estimators.rounds_moments`); its covariance has a part for
-the items labeled so far and one for the items still unlabeled, estimated
-in hindsight: items labeled since round r enter at their labels, and items still unlabeled at their expectation
-under the current oracle model -- so the interval accounts for positives not
-found yet, which a plug-in over the sampled items cannot see.  That full
-variance is dominated by positives the model allows among many low-ranked
-items, each sampled with a tiny probability: their draw would move the
-estimate far, but is too unlikely to matter at 95%.  By default
-(``variance="mixture"``) the interval covers the model's error split into
-no surprise / surprises never sampled / one sampled, as ``ais`` does
-(:func:`labelwise.estimators.mixture_variance`).  Its last case (an
-exception drawn) is a hindsight worst case: once the labels are in, every
-unlabeled item is known not to have been drawn, and the exceptions that
-were drawn are labeled items, in the design-based part.  On rare pools that
-case sets the width (two to four times the error).  ``variance="count"``
-drops it: the exceptions left unlabeled can only be missed.  Their number in
-each block is the oracle model's posterior predictive (Beta-binomial: the
-block's probability of an exception is uncertain, which matters in the large
-tail blocks of a large pool), whose prior part is spread by the posterior of
-the scores' recalibration (fitted to the labels each counted once); the
-labeled exceptions (labels that change the loss) stand, beyond their own
-count, for the unlabeled ones (:func:`labelwise.estimators.missed_count_variance`,
-:meth:`~labelwise.designs.group_model.GroupModel.count_spread`).  It is
-about as wide as the error where the recalibrated scores fit the tail, and
-wider than the mixture where exceptions are common and the recalibration
-uncertain (weak scores); not the default (``benchmarks/RESULTS.md``).  Once every item is
-labeled (a number of rounds fixed by the batch sizes) the estimate is the
-pool's exact value.
+The estimate is the weighted average of the rounds' unbiased totals (:func:`labelwise.estimators.rounds_moments`);
+its covariance has a part for the items labeled so far and one for the items still unlabeled, estimated in
+hindsight: items labeled since round r enter at their labels, and items still unlabeled at their expectation under
+the current oracle model -- so the interval accounts for positives not found yet, which a plug-in over the sampled
+items cannot see. That full variance is dominated by positives the model allows among many low-ranked items, each
+sampled with a tiny probability: their draw would move the estimate far, but is too unlikely to matter at 95%. By
+default (``variance="mixture"``) the interval covers the model's error split into no surprise / surprises never
+sampled / one sampled, as ``ais`` does (:func:`labelwise.estimators.mixture_variance`). Its last case (an exception
+drawn) is a hindsight worst case: once the labels are in, every unlabeled item is known not to have been drawn, and
+the exceptions that were drawn are labeled items, in the design-based part. On rare pools that case sets the width
+(two to four times the error). ``variance="hindsight"`` (opt-in) drops it on binary pools, whose rounds run on score
+blocks (:mod:`~labelwise.designs.hashed_online`), and takes each leaf's rate of exceptions as uncertain instead
+(:func:`~labelwise.designs.unlabeled_covariance.missed_in_hindsight`); this per-item sampler keeps it. ``variance="count"`` (opt-in) counts the exceptions left unlabeled instead
+(:mod:`~labelwise.designs.count_interval`). Once every item is labeled (a number of rounds fixed by the batch sizes)
+the estimate is the pool's exact value.
 
-Under a stochastic oracle (noisy or several annotators) each item is still
-labeled once, and every label is a draw from ``p(y|x)``: ``T_r`` stays unbiased for the expected total, but a label's
-noise ``e_n = l_n - E l_n`` enters ``N R-hat`` with the coefficient
-``c_n = w_rho / b_rho,n + sum_{r > rho} w_r`` (``rho`` the round that
-labeled it), so the covariance gains ``sum_n c_n^2 Var(u_n) / N^2`` with
-``Var(u_n)`` under the oracle model, and the unlabeled items enter at their
-full model variance (no split into likely cases).  A census is the mean of
-its noisy labels' losses, with covariance ``sum_n Var(u_n) / N^2``.
+Under a stochastic oracle (noisy or several annotators) each item is still labeled once, and every label is a draw
+from ``p(y|x)``: ``T_r`` stays unbiased for the expected total, but a label's noise ``e_n = l_n - E l_n`` enters
+``N R-hat`` with the coefficient ``c_n = w_rho / b_rho,n + sum_{r > rho} w_r`` (``rho`` the round that labeled it), so
+the covariance gains ``sum_n c_n^2 Var(u_n) / N^2`` with ``Var(u_n)`` under the oracle model, and the unlabeled
+items enter at their full model variance (no split into likely cases). A census is the mean of its noisy labels'
+losses, with covariance ``sum_n Var(u_n) / N^2``.
 """
 
 from __future__ import annotations
@@ -68,8 +47,6 @@ from ..draws import Draws, Sample
 from ..estimators import (
     Estimate,
     ModelCovariance,
-    counted_exceptions,
-    exception_shifts,
     larger_variance,
     make_estimate,
     rounds_moments,
@@ -78,16 +55,13 @@ from ..estimators import (
 from ..measures import Measure
 from ..pool import Pool
 from .base import Sampler
+from .count_interval import COUNT_BASIS, count_terms, label_coefficients
 from .group_model import MODEL_BASIS, GroupModel, TreeModelDesign
 from .poisson_rounds import round_inclusion, systematic_counts
 from .unlabeled_covariance import unlabeled_covariance, with_unlabeled
 
 __all__ = ["OnlinePoissonDesign", "OnlinePoissonSampler", "group_losses", "unlabeled_covariance", "with_unlabeled"]
 
-COUNT_BASIS = ("design-based for the labeled items; the positives the labels may have missed among the items not "
-               "labeled yet are counted as the oracle model predicts them block by block (the systems' scores "
-               "recalibrated on the labels, with the recalibration's and each block's uncertainty), so the interval "
-               "assumes a monotone recalibration of the scores does not understate the unlabeled tail")
 PLUGIN_BASIS = ("design-based from the labeled items alone: positives among items no round has reached yet are "
                 "not accounted for")
 
@@ -106,10 +80,10 @@ class OnlinePoissonDesign(TreeModelDesign):
         Rounds are weighted ``∝ n_r m_r^gamma`` (:func:`~labelwise.estimators.round_weights`).
     deviation : {"mean", "rms"}
         ``E_pi ||Dg l||`` or ``sqrt(E_pi ||Dg l||^2)`` (module docstring).
-    variance : {"mixture", "count", "model"}
-        Interval from the model's likely cases, from the count of
-        exceptions left unlabeled, or from the model's full variance
-        (module docstring; a stochastic oracle always uses the full one).
+    variance : {"mixture", "hindsight", "count", "model"}
+        Interval from the model's likely cases, from those cases read in hindsight (binary pools on score
+        blocks; elsewhere as ``mixture``), from the count of exceptions left unlabeled, or from the model's
+        full variance (module docstring; a stochastic oracle always uses the full one).
     estimator : {"horvitz-thompson", "difference"}
         Each round's total as the plain weighted sum of its labels
         (default), or as the oracle model's prediction plus the weighted
@@ -151,8 +125,8 @@ class OnlinePoissonDesign(TreeModelDesign):
         super().__post_init__()
         if self.deviation not in ("mean", "rms"):
             raise ValueError(f"deviation: choose 'mean' or 'rms', got {self.deviation!r}")
-        if self.variance not in ("mixture", "count", "model"):
-            raise ValueError(f"variance: choose 'mixture', 'count' or 'model', got {self.variance!r}")
+        if self.variance not in ("mixture", "hindsight", "count", "model"):
+            raise ValueError(f"variance: choose 'mixture', 'hindsight', 'count' or 'model', got {self.variance!r}")
         if self.estimator not in ("difference", "horvitz-thompson"):
             raise ValueError(f"estimator: choose 'difference' or 'horvitz-thompson', got {self.estimator!r}")
         if not 0.0 < self.defensive < 1.0:
@@ -302,9 +276,8 @@ class OnlinePoissonSampler(Sampler):
             predicted_unlabeled = np.einsum("rg,rgd->rd", self._unlabeled_by_round(d.round, group, n_rounds), M)
         R, cov, w, J = rounds_moments(measure, losses, d.round, b_rounds[:, group].T, N, self.design.gamma,
                                       predicted, predicted_unlabeled, self.first_round)
+        c = label_coefficients(w, d.round, b_rounds[d.round, group])  # each label's in N R-hat
         if self.stochastic:  # each label's noise, with coefficient c_n (module docstring)
-            later = 1.0 - np.cumsum(w)  # sum of the weights of the rounds after each one
-            c = w[d.round] / b_rounds[d.round, group] + later[d.round]
             cov = cov + self._label_noise(measure, d.items, J, c / N)
         # never below the design-based estimate, which needs no model: the model's variance for the
         # unlabeled items is too small where it is wrong and the design trusted it (over-confident
@@ -321,14 +294,8 @@ class OnlinePoissonSampler(Sampler):
         full = self.stochastic or self.design.variance == "model"
         spread, offset = None, 0.0
         if self.design.variance == "count" and not full:
-            u = np.einsum("cgd,md->cgm", rep_loss, J)
-            _, shift, expected = exception_shifts(u, self.gm.posterior(interval=True), self.gm.groups.unlabeled, N)
-            moves = np.any(shift != 0, axis=2)  # (G, C): labels that change the loss from the group's likeliest
-            spread = self.gm.count_spread(expected.sum(axis=1))
-            beta = 0.0 if M is None else self._betas[-1]
-            found = counted_exceptions(moves[group, sample.labels], w[d.round] / b_rounds[d.round, group]
-                                       + (1.0 - np.cumsum(w))[d.round])
-            offset = beta * unlabeled.exceptions + (1.0 - beta) * found
+            spread, offset = count_terms(self.gm, rep_loss, J, unlabeled, 0.0 if M is None else self._betas[-1],
+                                         group, sample.labels, c)
         cov = with_unlabeled(cov, plugin, unlabeled, full, level, spread, offset)
         return make_estimate(measure, R, cov, sample.n_labels, len(d), level,
                              basis=MODEL_BASIS if spread is None else COUNT_BASIS)

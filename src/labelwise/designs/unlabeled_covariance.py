@@ -1,11 +1,13 @@
 """The part of ``online-poisson``'s covariance that the items not labeled yet add, under the oracle model.
 
 Split out of :mod:`labelwise.designs.online_poisson` (whose module docstring
-explains the three intervals: ``mixture``, ``count`` and the full ``model``
-variance); the DuckDB/Spark engine's online-poisson shares these functions.
+explains the intervals: ``mixture``, ``hindsight``, ``count`` and the full
+``model`` variance); the DuckDB/Spark engine's online-poisson shares these functions.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -18,8 +20,77 @@ from ..estimators import (
     missed_square,
     mixture_variance,
 )
+from ..estimators.uncertain_tail import uncertain_missed_square
+from ..oracle.calibration import Platt
 
-__all__ = ["unlabeled_covariance", "with_unlabeled"]
+__all__ = ["LeafModel", "missed_in_hindsight", "unlabeled_covariance", "with_unlabeled"]
+
+
+class LeafModel(NamedTuple):
+    """The flat Dirichlet model of a binary pool's labels: a Beta posterior of each leaf's rate of positives.
+
+    Attributes
+    ----------
+    positive, negative : ndarray (L,)
+        Each leaf's Beta parameters: prior strength times the (recalibrated) prior mean, plus the labels.
+    platt : Platt or None
+        The recalibration of the scores behind the prior means (``None``: none, or no labels yet).
+    rate_gradient : ndarray (2, L) or None
+        The derivative of each leaf's posterior mean rate of positives in the Platt slope and intercept.
+    """
+
+    positive: np.ndarray
+    negative: np.ndarray
+    platt: Platt | None = None
+    rate_gradient: np.ndarray | None = None
+
+    def posterior(self) -> np.ndarray:
+        """Each leaf's posterior label distribution, ``(L, 2)``."""
+        r1 = self.positive / (self.positive + self.negative)
+        return np.stack([1.0 - r1, r1], axis=1)
+
+
+def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarray, left: np.ndarray,
+                        n_items: int, leaf: np.ndarray, model: LeafModel) -> ModelCovariance:
+    """``unlabeled`` with the mixture's cases read in hindsight: no exception left, or some missed.
+
+    Once the labels are in, no unlabeled item was drawn, so the mixture's
+    third case (an exception drawn at its tiny inclusion probability,
+    :func:`~labelwise.estimators.mixture_variance`) has not happened: an
+    exception that was drawn is a labeled item, in the design-based part at
+    its weight.  The missed exceptions' mean square and the chance that none
+    is left take each leaf's rate as uncertain (its Beta posterior and the
+    recalibration's Laplace covariance,
+    :func:`~labelwise.estimators.uncertain_tail.uncertain_missed_square`).
+
+    Parameters
+    ----------
+    unlabeled : ModelCovariance
+        :func:`unlabeled_covariance` of the blocks.
+    u : ndarray (2, G, m)
+        ``Dg(R) l`` of a block's items for each label.
+    pi : ndarray (G, 2)
+        The model's label distribution of each block (its leaf's).
+    left : ndarray (G,)
+        Unlabeled items per block.
+    n_items : int
+    leaf : ndarray of int (G,)
+        Each block's leaf.
+    model : LeafModel
+    """
+    _, shift, _ = exception_shifts(u, pi, left, n_items)  # (G, 2, m)
+    G = pi.shape[0]
+    mode = np.argmax(pi, axis=1)
+    shift = shift[np.arange(G), 1 - mode]  # an exception's (the other label's) shift, (G, m)
+    positive_mode = np.zeros(model.positive.size, dtype=bool)
+    positive_mode[leaf] = mode == 1  # a leaf's blocks share its mode
+    # the rate of exceptions: of negatives where positives are likelier, else of positives
+    alpha = np.where(positive_mode, model.negative, model.positive)
+    beta = np.where(positive_mode, model.positive, model.negative)
+    gradient = None if model.rate_gradient is None else np.where(positive_mode, -1.0, 1.0) * model.rate_gradient
+    miss, none_left = uncertain_missed_square(shift, left, leaf, alpha, beta, gradient,
+                                              None if model.platt is None else model.platt.cov)
+    return unlabeled._replace(miss=miss, exceptions=none_left, hits=0.0)
 
 
 def unlabeled_covariance(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, coef: np.ndarray,

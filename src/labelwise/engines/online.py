@@ -41,9 +41,13 @@ posterior.  On an engine pool
   unlabeled item of block ``g`` is drawn with probability ``b_g`` exactly, so
   the items the design takes with certainty (``b_g = 1``) are all drawn.
 
-The water-filling, the hedge, the round-weighted Horvitz-Thompson estimate
-and its interval (labeled items design-based, unlabeled ones through the
-model) are the per-item design's, on these groups.  An in-memory binary pool
+The water-filling, the hedge and the round-weighted Horvitz-Thompson estimate
+are the per-item design's, on these groups; so is its interval (labeled items
+design-based, unlabeled ones through the model); ``variance="hindsight"``
+reads the mixture's cases in hindsight: an exception left unlabeled can only
+be missed, at a rate the leaf's Beta posterior and the recalibration's
+covariance leave uncertain
+(:func:`~labelwise.designs.unlabeled_covariance.missed_in_hindsight`).  An in-memory binary pool
 runs these rounds itself (:mod:`labelwise.designs.hashed_online`), so both
 hand out the same items and give the same estimates for the same seed.
 """
@@ -64,6 +68,7 @@ from ..designs.online_poisson import (
     with_unlabeled,
 )
 from ..designs.poisson_rounds import round_inclusion
+from ..designs.unlabeled_covariance import LeafModel, missed_in_hindsight
 from ..estimators import (
     Estimate,
     larger_variance,
@@ -107,7 +112,7 @@ def rounds_refusal(design: OnlinePoissonDesign) -> str | None:
     only = {"depth": (design.depth, 1), "partition": (design.partition, "score"),
             "estimator": (design.estimator, "horvitz-thompson"), "calibration": (design.calibration, "platt", "none"),
             "interval_prior_strength": (design.interval_prior_strength, None),
-            "variance": (design.variance, "mixture", "model")}
+            "variance": (design.variance, "mixture", "hindsight", "model")}
     for name, (value, *allowed) in only.items():
         if value not in allowed:
             runs = " or ".join(f"{name}={a!r}" for a in allowed)
@@ -221,22 +226,35 @@ class BlockRounds:
         labeled = group[blocks]
         return items_per_label(size, np.bincount(labeled, minlength=size.size), labeled)
 
-    def posterior(self, blocks: np.ndarray, labels: np.ndarray) -> np.ndarray:
-        """The model's label distribution of an unlabeled item of each block after the labels, ``(G, 2)``."""
+    def leaf_model(self, blocks: np.ndarray, labels: np.ndarray) -> LeafModel:
+        """The model's Beta posterior of each leaf's rate of positives after the labels (module docstring), with
+        the Platt recalibration behind its prior mean."""
         counts = self.summary.counts.astype(float)
-        s1 = self.prior
+        s1, platt, logits = self.prior, None, logits_of(self.prior)
         if self.design.calibration == "platt" and labels.size:
-            platt = fit_platt(logits_of(self.prior[blocks]), labels, self.platt_weights(blocks))
-            s1 = platt(logits_of(self.prior))
-        leaf_s1 = self._leaf_sum(counts * s1) / np.maximum(self._leaf_sum(counts), 1.0)
+            platt = fit_platt(logits[blocks], labels, self.platt_weights(blocks))
+            s1 = platt(logits)
+        leaf_s1 = self._leaf_mean(counts * s1)
         leaf = self.leaf[blocks]
         O = np.stack([np.bincount(leaf, weights=labels == c, minlength=self.n_leaves) for c in (0, 1)], axis=1)
         strength = self.design.prior_strength
         if strength == "auto":
             strength = marginal_strength(np.stack([1 - leaf_s1, leaf_s1], axis=1), O) if labels.size \
                 else START_STRENGTH
-        r1 = (strength * leaf_s1 + O[:, 1]) / (strength + O.sum(axis=1))
-        return np.stack([1.0 - r1, r1], axis=1)[self.leaf]
+        rate_gradient = None
+        if platt is not None:  # d leaf_s1 / d(a, b): sigmoid'(a x + b) (x, 1), averaged over the leaf's items
+            slope = counts * s1 * (1.0 - s1)
+            rate_gradient = np.stack([self._leaf_mean(slope * logits), self._leaf_mean(slope)]) \
+                * (strength / (strength + O.sum(axis=1)))
+        return LeafModel(strength * leaf_s1 + O[:, 1], strength * (1.0 - leaf_s1) + O[:, 0], platt, rate_gradient)
+
+    def _leaf_mean(self, values: np.ndarray) -> np.ndarray:
+        """The mean over each leaf's items of a per-block ``values`` already multiplied by the blocks' counts."""
+        return self._leaf_sum(values) / np.maximum(self._leaf_sum(self.summary.counts.astype(float)), 1.0)
+
+    def posterior(self, blocks: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        """The model's label distribution of an unlabeled item of each block after the labels, ``(G, 2)``."""
+        return self.leaf_model(blocks, labels).posterior()[self.leaf]
 
     def inclusion(self, blocks: np.ndarray, labels: np.ndarray, handed: np.ndarray, n_new: int) -> np.ndarray:
         """The next round's ``b`` per block for ``n_new`` expected items (:func:`~labelwise.designs.poisson_rounds.round_inclusion`).
@@ -297,8 +315,11 @@ class BlockRounds:
         U = (self.summary.counts - np.bincount(g, minlength=self.summary.keys.size)).astype(float)
         u = np.einsum("cgd,md->cgm", rep_loss, J)
         coef = w[:, None] ** 2 * (1.0 / b_rounds - 1.0)
-        pi = self.posterior(g[judged], log.labels[judged])
+        model = self.leaf_model(g[judged], log.labels[judged])
+        pi = model.posterior()[self.leaf]
         unlabeled = unlabeled_covariance(u, pi, U, coef, b_rounds.sum(axis=0), N)
+        if self.design.variance == "hindsight":  # the exceptions left can only be missed (module docstring)
+            unlabeled = missed_in_hindsight(unlabeled, u, pi, U, N, self.leaf, model)
         cov = with_unlabeled(cov, plugin, unlabeled, self.design.variance == "model", level)
         return make_estimate(measure, R, cov, n_labels, n, level, basis=MODEL_BASIS)
 

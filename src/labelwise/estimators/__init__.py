@@ -18,6 +18,7 @@ _PUBLIC = {
     **dict.fromkeys(("round_weights", "rounds_moments", "rounds_plugin_covariance"), ".rounds"),
     **dict.fromkeys(("counted_exceptions", "missed_count_variance", "negative_binomial_sum_pmf"), ".missed"),
     "stratified_moments": ".stratified",
+    "uncertain_missed_square": ".uncertain_tail",
 }
 
 
@@ -60,4 +61,5 @@ __all__ = [
     "rounds_moments",
     "rounds_plugin_covariance",
     "stratified_moments",
+    "uncertain_missed_square",
 ]

@@ -1,0 +1,96 @@
+"""The missed exceptions under an uncertain rate (estimators/uncertain_tail.py) against integrals over the rate of
+the enumerated counts, and the leaf model's Platt derivative against finite differences."""
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+import labelwise as lw
+from labelwise.designs.hashed_online import HashedOnlineSampler
+from labelwise.estimators.uncertain_tail import uncertain_missed_square
+
+
+def _leaf_moments(shift, left, a, b):
+    """E[S], E[S^2] and P(K = 0) of one leaf by integrating over its rate the enumerated binomial counts."""
+    outcomes = list(itertools.product(*(range(n + 1) for n in left)))
+    moving = np.any(shift != 0, axis=1)
+
+    def given(r, power):
+        total = 0.0
+        for k in outcomes:
+            p = np.prod([stats.binom.pmf(kb, n, r) for kb, n in zip(k, left)])
+            total += p * (shift.T @ np.asarray(k, float)) ** power
+        return total
+
+    density = stats.beta(a, b).pdf
+    mean = np.array([integrate.quad(lambda r, j=j: density(r) * given(r, 1)[j], 0, 1)[0] for j in range(shift.shape[1])])
+    second = np.array([integrate.quad(lambda r, j=j: density(r) * given(r, 2)[j], 0, 1)[0]
+                       for j in range(shift.shape[1])])
+    none = integrate.quad(lambda r: density(r) * (1 - r) ** int(left[moving].sum()), 0, 1)[0]
+    return mean, second, none
+
+
+def test_missed_square_and_none_left_equal_the_integrals_over_the_rates():
+    """Two leaves, three blocks (one whose exceptions move no loss), two components: E[S^2] = sum over leaves of
+    E[S_l^2] plus the cross terms of their independent means; P(K = 0) the product over leaves."""
+    shift = np.array([[0.3, -0.1], [0.0, 0.0], [-0.2, 0.5]])
+    left = np.array([2, 3, 3])
+    leaf = np.array([0, 0, 1])
+    alpha, beta = np.array([0.7, 2.5]), np.array([3.0, 1.2])
+    moments = [_leaf_moments(shift[leaf == l], left[leaf == l], alpha[l], beta[l]) for l in (0, 1)]
+    means = np.array([m[0] for m in moments])
+    want = sum(m[1] for m in moments) + means.sum(axis=0) ** 2 - (means**2).sum(axis=0)
+    miss, none_left = uncertain_missed_square(shift, left, leaf, alpha, beta)
+    assert miss == pytest.approx(want, rel=1e-8)
+    assert np.exp(-none_left) == pytest.approx(moments[0][2] * moments[1][2], rel=1e-8)
+
+
+def test_parameter_spread_adds_the_delta_method_variance_of_the_mean():
+    shift = np.array([[0.3], [-0.2]])
+    left, leaf = np.array([4, 5]), np.array([0, 1])
+    alpha, beta = np.array([1.0, 2.0]), np.array([9.0, 30.0])
+    gradient = np.array([[0.5, -1.0], [0.2, 0.1]])  # d E[r_l] / d(parameter k)
+    cov = np.array([[0.04, 0.01], [0.01, 0.09]])
+    base, _ = uncertain_missed_square(shift, left, leaf, alpha, beta)
+    spread, _ = uncertain_missed_square(shift, left, leaf, alpha, beta, gradient, cov)
+    s1 = np.array([4 * 0.3, 5 * -0.2])  # E S moves by sum_l s1_l d E[r_l]
+    grad = gradient @ s1
+    assert spread[0] - base[0] == pytest.approx(grad @ cov @ grad, rel=1e-12)
+
+
+def test_leaf_rate_gradient_is_the_derivative_in_the_platt_parameters():
+    pool = lw.make_pool(4000, prevalence=0.02, separation=2.0, seed=5)
+    measure = lw.make_measure("f1", pool)
+    session = lw.Session(pool, measure, lw.OnlinePoissonDesign(n_strata=16, branching=16), seed=2)
+    session.run(lw.TruthOracle(pool), budget=300)
+    sampler: HashedOnlineSampler = session.sampler
+    rounds = sampler.rounds
+    items, labels = session.sample().draws.items, session.sample().labels
+    blocks = sampler.block[items].astype(np.int64)
+    model = rounds.leaf_model(blocks, labels)
+    labeled = np.bincount(rounds.leaf[blocks], minlength=rounds.n_leaves)
+    strength = model.positive + model.negative - labeled
+    positives = np.bincount(rounds.leaf[blocks], weights=labels, minlength=rounds.n_leaves)
+    counts = rounds.summary.counts.astype(float)
+    logits = np.log(rounds.prior / (1 - rounds.prior))
+
+    def rate(a, b):
+        s = 1 / (1 + np.exp(-(a * logits + b)))
+        leaf_mean = np.bincount(rounds.leaf, counts * s) / np.bincount(rounds.leaf, counts)
+        return (strength * leaf_mean + positives) / (strength + labeled)
+
+    a, b, h = model.platt.a, model.platt.b, 1e-6
+    assert rate(a, b) == pytest.approx(model.posterior()[:, 1], rel=1e-10)
+    numeric = np.stack([(rate(a + h, b) - rate(a - h, b)) / (2 * h), (rate(a, b + h) - rate(a, b - h)) / (2 * h)])
+    assert model.rate_gradient == pytest.approx(numeric, rel=1e-5, abs=1e-12)
+
+
+def test_a_rate_surely_zero_leaves_no_exception():
+    """A leaf whose Beta has all its mass at 0 (prior mean exactly 0, no exception labeled) adds nothing, not NaN."""
+    shift, left, leaf = np.array([[0.3], [-0.2]]), np.array([4, 5]), np.array([0, 1])
+    alone, alone_none = uncertain_missed_square(shift[:1], left[:1], leaf[:1], np.array([1.0]), np.array([9.0]))
+    miss, none_left = uncertain_missed_square(shift, left, leaf, np.array([1.0, 0.0]), np.array([9.0, 30.0]))
+    assert miss == pytest.approx(alone, rel=1e-12)
+    assert none_left == pytest.approx(alone_none, rel=1e-12)
