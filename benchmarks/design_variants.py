@@ -93,16 +93,24 @@ def misses(s: dict) -> list[str]:
 
 
 def summary_section(data: dict) -> str:
-    """Markdown: per pool and variant, MSE over passive's, coverage and width ratio, and the interval targets missed."""
+    """Markdown: per pool and variant, MSE over passive's, coverage and width ratio, and the interval targets missed;
+    then the same table of every other run stored beside it (``out/design_variants_*.json``, written with
+    ``--out-name``)."""
+    others = [json.loads(f.read_text()) for f in sorted(OUT.glob("design_variants_*.json"))]
+    return "\n".join([variants_table(data), *(variants_table(d, heading=False) for d in others)])
+
+
+def variants_table(data: dict, heading: bool = True) -> str:
+    """One run's table: its command, then per pool and variant the checkpoints' MSE/passive, coverage, width."""
     a = data["args"]
     by = {(r["pool"], r["design"]): r for r in data["results"]}
     pools = list(dict.fromkeys(r["pool"] for r in data["results"]))
     labels = [r["design"] for r in data["results"] if r["pool"] == pools[0] and r["design"] != REFERENCE]
     head = " | ".join(f"MSE/passive {n} | cov {n} | width {n}" for n in CHECKPOINTS)
     out = [
-        "## Variants of a design on chosen pools", "",
+        *(["## Variants of a design on chosen pools", ""] if heading else []),
         (f"`python benchmarks/design_variants.py --pools {a['pools']} --designs \"{a['designs']}\" --measure "
-         f"{a['measure']} --runs {a['runs']} --seed {a['seed']} --datasets <shared datasets>`: {a['measure']}, budget "
+         f"{a['measure']} --runs {a['runs']} --seed {a['seed']}{out_name(a)} --datasets <shared datasets>`: {a['measure']}, budget "
          f"{BUDGET} in batches of {BATCH_SIZE}, {a['runs']} runs per variant and pool. Width = mean width / (3.92 "
          f"RMSE); misses: coverage below {COVERAGE_TARGET} (500+ labels) or width above {WIDTH_TARGET:g} "
          f"({WIDTH_FROM}+ labels)."), "",
@@ -120,6 +128,12 @@ def summary_section(data: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+def out_name(args: dict) -> str:
+    """The ``--out-name`` option of a stored run's command, empty for the default name."""
+    name = args.get("out_name", "design_variants")
+    return "" if name == "design_variants" else f" --out-name {name}"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pools", required=True, help="comma-separated pool names")
@@ -129,6 +143,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--datasets", type=Path, default=DATASETS, help="folder holding abt-buy.csv.gz, dblp-acm.csv.gz")
+    ap.add_argument("--out-name", default="design_variants",
+                    help="JSON name in benchmarks/out; a name other than the default is rendered below its table")
     args = ap.parse_args()
     specs = [spec_of(name.strip(), args.datasets) for name in args.pools.split(",") if name.strip()]
     designs = parse_designs(args.designs)
@@ -147,10 +163,10 @@ def main() -> None:
                                for i in range(len(CHECKPOINTS)))
             print(f"  {label:<60} {cells} | {s['mse'][-1]:.2e} | {by[(spec.name, label)]['seconds_per_run']:.2f}")
     data = {"args": vars(args) | {"datasets": str(args.datasets)}, "results": results}
-    print("\n" + summary_section(data))
+    print("\n" + variants_table(data))
     OUT.mkdir(exist_ok=True)
-    (OUT / "design_variants.json").write_text(json.dumps(data))
-    print(f"wrote {OUT / 'design_variants.json'}")
+    (OUT / f"{args.out_name}.json").write_text(json.dumps(data))
+    print(f"wrote {OUT / args.out_name}.json")
 
 
 if __name__ == "__main__":
