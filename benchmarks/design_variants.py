@@ -144,8 +144,11 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--datasets", type=Path, default=DATASETS, help="folder holding abt-buy.csv.gz, dblp-acm.csv.gz")
     ap.add_argument("--out-name", default="design_variants",
-                    help="JSON name in benchmarks/out; a name other than the default is rendered below its table")
+                    help="JSON name in benchmarks/out: design_variants, or design_variants_<suffix> for a run whose "
+                         "table RESULTS.md shows below the first")
     args = ap.parse_args()
+    if args.out_name != "design_variants" and not args.out_name.startswith("design_variants_"):
+        ap.error("--out-name: design_variants or design_variants_<suffix> (RESULTS.md shows only those)")
     specs = [spec_of(name.strip(), args.datasets) for name in args.pools.split(",") if name.strip()]
     designs = parse_designs(args.designs)
     tasks = [(spec, *design, args.measure, args.runs, args.seed) for spec in specs for design in designs]

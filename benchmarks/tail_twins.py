@@ -36,6 +36,7 @@ import numpy as np
 from design_variants import spec_of
 from pools import DATASETS
 from robustness import BATCH_SIZE, COVERAGE_TARGET, OUT
+from scipy.stats import beta
 
 import labelwise as lw
 
@@ -82,8 +83,12 @@ def rows(data: dict) -> list[dict]:
     slack = 2 * (1 - COVERAGE_TARGET)
     out = []
     for c, k in enumerate(CHECKPOINTS):
-        same = 1.0 - np.mean(pool["seen"][c])
-        row = {"labels": k, "indistinguishable": same, "delta": delta, "width_floor": delta * max(same - slack, 0.0)}
+        runs = len(pool["seen"][c])
+        alike = runs - int(np.sum(pool["seen"][c]))
+        # a one-sided 95% Clopper-Pearson lower bound on the share: the floor holds with that confidence
+        low = float(beta.ppf(0.05, alike, runs - alike + 1)) if alike else 0.0
+        row = {"labels": k, "indistinguishable": alike / runs, "indistinguishable_low": low, "delta": delta,
+               "width_floor": delta * max(low - slack, 0.0)}
         for name, entry in (("pool", pool), ("twin", twin_)):
             v, lo, hi = (np.asarray(entry[key][c]) for key in ("value", "lower", "upper"))
             t = entry["truth"]
@@ -106,17 +111,19 @@ def summary_section(data: dict) -> str:
          f"default design, F1, batches of {BATCH_SIZE}. The twin is `{a['pool']}` with its {data['moved']} positives "
          f"ranked {a['first_rank']} or lower by the score turned negative (true F1 {pool['truth']:.4f} against "
          f"{twin_['truth']:.4f}). With the same seed a run labels the same items on both until it labels one of "
-         "those positives; **indistinguishable** is the share of runs that has not by then. Any interval built on "
-         f"the labels and scores that covers both pools at {COVERAGE_TARGET} has a mean width of at least "
-         f"|delta F1| x (indistinguishable - {2 * (1 - COVERAGE_TARGET):.2f}) on both (**width floor**); "
-         "**floor ratio** is that width over 3.92 x the default's RMSE on the twin."), "",
-        ("| labels | indistinguishable | width floor | floor ratio (twin) | pool: cov | pool: width | pool: RMSE "
-         "| twin: cov | twin: width | twin: RMSE |"),
+         "those positives; **indistinguishable** is the share of runs that has not by then (*low*: its one-sided 95% "
+         "Clopper-Pearson lower bound). Any interval built on the labels and scores that covers both pools at "
+         f"{COVERAGE_TARGET} has a mean width of at least |delta F1| x (indistinguishable - "
+         f"{2 * (1 - COVERAGE_TARGET):.2f}) on both; **width floor** takes the share at its lower bound, so it holds "
+         "with 95% confidence. **floor ratio** is that width over 3.92 x the default's RMSE on the twin."), "",
+        ("| labels | indistinguishable (low) | width floor | floor ratio (twin) | pool: cov | pool: width "
+         "| pool: RMSE | twin: cov | twin: width | twin: RMSE |"),
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows(data):
         p, t = row["pool"], row["twin"]
-        lines.append(f"| {row['labels']} | {row['indistinguishable']:.2f} | {row['width_floor']:.3f} | "
+        lines.append(f"| {row['labels']} | {row['indistinguishable']:.2f} ({row['indistinguishable_low']:.2f}) | "
+                     f"{row['width_floor']:.3f} | "
                      f"{row['ratio_floor_twin']:.2f} | {p['cover']:.2f} | {p['width']:.3f} | {p['rmse']:.3f} | "
                      f"{t['cover']:.2f} | {t['width']:.3f} | {t['rmse']:.3f} |")
     return "\n".join(lines) + "\n"

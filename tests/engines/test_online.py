@@ -118,6 +118,19 @@ def test_hindsight_intervals_on_a_rare_pool_cover_and_are_not_needlessly_wide():
     assert width.mean() <= 2 * 3.92 * np.sqrt(np.mean((values - truth) ** 2))
 
 
+def test_hindsight_is_refused_where_the_rounds_do_not_run_on_blocks():
+    """The per-item sampler has no hindsight reading: asking for it there is an error, not the mixture in disguise."""
+    pool = make_pool(2000, prevalence=0.05, seed=1)
+    measure = make_measure("f1", pool)
+    rng = np.random.default_rng(0)
+    assert make_design("online-poisson", variance="hindsight").start(pool, measure, rng=rng) is not None
+    for settings in ({"depth": 2}, {"estimator": "difference"}):
+        with pytest.raises(ValueError, match="variance='hindsight' runs only on score blocks"):
+            make_design("online-poisson", variance="hindsight", **settings).start(pool, measure, rng=rng)
+    with pytest.raises(ValueError, match="variance='hindsight'"):
+        make_design("online-poisson", variance="hindsight").start(pool, measure, rng=rng, oracle="noisy")
+
+
 def test_session_rounds_equal_the_simulated_rounds(pool, parquet_pool, tmp_path):
     for f in parquet_pool.parent.glob("part-*.parquet"):
         shutil.copy(f, tmp_path / f.name)

@@ -82,7 +82,7 @@ class OnlinePoissonDesign(TreeModelDesign):
         ``E_pi ||Dg l||`` or ``sqrt(E_pi ||Dg l||^2)`` (module docstring).
     variance : {"mixture", "hindsight", "count", "model"}
         Interval from the model's likely cases, from those cases read in hindsight (binary pools on score
-        blocks; elsewhere as ``mixture``), from the count of exceptions left unlabeled, or from the model's
+        blocks only; refused elsewhere), from the count of exceptions left unlabeled, or from the model's
         full variance (module docstring; a stochastic oracle always uses the full one).
     estimator : {"horvitz-thompson", "difference"}
         Each round's total as the plain weighted sum of its labels
@@ -153,6 +153,10 @@ class OnlinePoissonDesign(TreeModelDesign):
                 pass
             else:
                 return HashedOnlineSampler(self, pool, measure, oracle, rng, rounds, block)
+        if self.variance == "hindsight":
+            raise ValueError("online-poisson: variance='hindsight' runs only on score blocks (a binary pool, a "
+                             "measure of the predictions, a deterministic oracle, depth 1, the score partition, "
+                             "the default estimator); use variance='mixture' here")
         return OnlinePoissonSampler(self, self.group_model(pool, measure, oracle), rng)
 
 

@@ -30,9 +30,9 @@ The leaves' prior means come from the scores recalibrated on the labels (a
 Platt map): uncertain too.  Its parameters' Laplace covariance ``Sigma``
 (:func:`~labelwise.oracle.calibration.fit_platt`) spreads ``E S`` by the
 delta method, ``grad^T Sigma grad`` (``grad``: the derivative of ``E S`` in
-the parameters), added to the mean square.  Without it, on a calibrated
-1:1000 pool the runs whose tail holds twice the positives the scores
-expect are not covered (``benchmarks/design_variants.py`` on ``0.001-x1-strong``).
+the parameters), added to the mean square: the recalibration fitted on few
+labels is itself uncertain, and a tail holding more positives than its
+point estimate expects is the case the interval must cover.
 """
 
 from __future__ import annotations
