@@ -24,6 +24,30 @@ Where the documents hold few correct instances of a small system the direct
 ratio is noisy and :math:`\\lambda_i` is small; where a large system's pooled
 recall rests on few correct verified draws the documents take over part of it.
 
+**The interval's variance.** At the weight :math:`\\hat\\lambda_i` the combination is, to first
+order, a documents' part and a verifications' part,
+
+.. math::
+    \\hat\\rho_i - \\rho_i \\approx \\underbrace{(1 - \\lambda_i)\\nu_i(\\hat\\theta - \\theta)
+    + \\lambda_i(\\hat\\rho_i^{(s)} - \\rho_i)}_{\\text{documents}, V_d}
+    + \\underbrace{(1 - \\lambda_i)\\theta(\\hat\\nu_i - \\nu_i)}_{\\text{verifications}, V_v},
+
+with :math:`V_d` the delete-one-document jackknife variance of the first part and
+:math:`V_v = (1 - \\lambda_i)^2\\theta^2 V_\\nu`. The two samples are drawn independently, but the
+number of documents is not fixed: it is planned from :math:`\\hat\\nu_i` and from the spread of the
+documents drawn so far (:meth:`~labelwise.ondemand.process.Process.plan_documents_for`), so which
+documents end the sample depends on both and the two parts are correlated (in the benchmark
+:math:`\\hat\\theta` and :math:`\\hat\\nu_i` correlate positively across runs, and the variance that
+assumes independence fell below the MSE). Their covariance is not estimable from one run;
+Cauchy-Schwarz bounds it, :math:`|\\mathrm{Cov}| \\le \\sqrt{V_dV_v}`, and the interval uses
+:math:`(\\sqrt{V_d} + \\sqrt{V_v})^2`, the largest variance of the sum under any such dependence
+(:math:`V_d` carries the floor of :math:`V_\\theta` and the product's second-order term
+:math:`(1 - \\lambda_i)^2V_\\theta V_\\nu`, as in :func:`~labelwise.ondemand.estimators.recall_product`).
+The weight itself stays the minimum-variance one under independence, so the estimate does not
+change. Re-estimating the weight in each delete-one-document replicate hardly changes the
+jackknife variance (checked on the benchmark): the weight's own noise is not what made the
+independent-parts variance short.
+
 **The floor of** :math:`\\hat V_\\nu`. The pooled-recall draws are stratified by
 system; a system's indicator :math:`g_i` is nearly constant within most strata
 (its own draws are all in :math:`X_i`), so the linearized variance is well below
@@ -88,18 +112,19 @@ def pooled_recall_floor(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.n
     return floor_j @ (s1 / total) ** 2
 
 
-def combined_recall(rho_joint: np.ndarray, var_joint: np.ndarray, nu: np.ndarray, a_pool: np.ndarray,
-                    a_system: np.ndarray, b: np.ndarray, n_docs: int, docs_size: float,
+def combined_recall(rho_joint: np.ndarray, var_joint: np.ndarray, nu: np.ndarray, var_nu: np.ndarray,
+                    a_pool: np.ndarray, a_system: np.ndarray, b: np.ndarray, n_docs: int, docs_size: float,
                     level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The product recall combined with the documents' direct ratio at the minimum-variance weight.
 
     Parameters
     ----------
     rho_joint, var_joint : ndarray, shape (m,)
-        :math:`\\hat\\theta\\hat\\nu_i` and its variance
+        :math:`\\hat\\theta\\hat\\nu_i` and its variance under independence of the two factors,
+        :math:`\\nu^2 V_\\theta + \\theta^2 V_\\nu + V_\\theta V_\\nu`
         (:func:`~labelwise.ondemand.estimators.recall_product`).
-    nu : ndarray, shape (m,)
-        Pooled recall :math:`\\hat\\nu_i`.
+    nu, var_nu : ndarray, shape (m,)
+        Pooled recall :math:`\\hat\\nu_i` and its variance :math:`V_\\nu`.
     a_pool : ndarray, shape (D,)
         Correct pool instances of each annotated document (weighted by :math:`u`).
     a_system : ndarray, shape (m, D)
@@ -117,8 +142,9 @@ def combined_recall(rho_joint: np.ndarray, var_joint: np.ndarray, nu: np.ndarray
     Returns
     -------
     value, var, weight : ndarray, shape (m,)
-        Combined recall, its variance and the weight :math:`\\lambda_i` of the direct ratio (0 where it
-        is undefined, e.g. fewer than two documents).
+        Combined recall, the variance of its interval (module docstring: documents' and
+        verifications' parts at their Cauchy-Schwarz bound) and the weight :math:`\\lambda_i` of the
+        direct ratio (0 where it is undefined, e.g. fewer than two documents).
     """
     nu0 = np.nan_to_num(nu)
     product = nu0[:, None] * np.asarray(a_pool, dtype=float)[None, :]
@@ -132,6 +158,13 @@ def combined_recall(rho_joint: np.ndarray, var_joint: np.ndarray, nu: np.ndarray
     direct, _ = ratio_estimate(a_system, b, n_docs)
     var_direct = np.maximum(var_direct, agresti_coull_floor(direct, docs_size, level))
     ok = np.isfinite(direct) & np.isfinite(var_direct) & np.isfinite(rho_joint)
-    weight = np.where(ok, composite_weight(var_joint, np.where(ok, var_direct, np.inf), np.where(ok, cov, 0.0)), 0.0)
+    cov = np.where(ok, cov, 0.0)
+    weight = np.where(ok, composite_weight(var_joint, np.where(ok, var_direct, np.inf), cov), 0.0)
     value = np.where(weight > 0, (1 - weight) * rho_joint + weight * np.nan_to_num(direct), rho_joint)
-    return value, composite_variance(weight, var_joint, var_direct, np.where(ok, cov, 0.0)), weight
+    theta = np.nan_to_num(ratio_estimate(np.asarray(a_pool, dtype=float)[None, :], b, n_docs)[0])
+    var_nu = np.nan_to_num(np.asarray(var_nu, dtype=float))
+    part_nu = theta**2 * var_nu
+    # var_joint - part_nu: the documents' part of the product (with its floor and second-order term)
+    var_docs = composite_variance(weight, var_joint - part_nu, var_direct, cov)
+    var_verifications = (1 - weight) ** 2 * part_nu
+    return value, (np.sqrt(var_docs) + np.sqrt(var_verifications)) ** 2, weight
