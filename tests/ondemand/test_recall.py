@@ -6,6 +6,8 @@ EMNLP 2017, Sec. 3.3: recall = pool recall x pooled recall, here combined with t
 
 from __future__ import annotations
 
+import itertools
+import math
 from statistics import NormalDist
 
 import numpy as np
@@ -162,3 +164,30 @@ def test_combined_recall_covers_when_the_documents_are_planned_from_the_estimate
     mse = np.mean((est - truth) ** 2)
     assert np.mean(var) >= (1 - 3 * np.sqrt(2 / R)) * mse
     assert np.mean(2 * Z * np.sqrt(var)) <= 2 * 3.92 * np.sqrt(mse)
+
+
+@pytest.mark.parametrize(("D", "n"), [(4, 6), (5, 10)])
+def test_combined_recall_variance_is_at_least_the_exact_variance_over_every_sample(D, n):
+    # every set of D of 7 documents, and every count of the n verified pool instances found in the system
+    # (binomial, independent of the documents): the expected variance against the exact variance of the estimate
+    b = np.array([1.0, 3, 2, 4, 1, 2, 3])
+    a_pool = np.array([1.0, 2, 2, 3, 0, 1, 3])
+    a_system = np.array([0.0, 1, 2, 1, 0, 1, 2])
+    nu_true = a_system.sum() / a_pool.sum()
+    k = np.arange(n + 1)
+    nu = k / n
+    var_nu = nu * (1 - nu) / n
+    p_k = np.array([math.comb(n, j) * nu_true**j * (1 - nu_true) ** (n - j) for j in k])
+    values, variances = [], []
+    for subset in itertools.combinations(range(b.size), D):
+        d = np.array(subset)
+        theta, v_theta = ratio_estimate(a_pool[d][None, :], b[d], b.size)
+        rho, v_rho = recall_product(theta[0], v_theta[0], nu, var_nu)
+        value, var, _ = combined_recall(rho, v_rho, nu, var_nu, a_pool[d], np.tile(a_system[d], (n + 1, 1)), b[d],
+                                        b.size, np.inf)
+        values.append(value)
+        variances.append(var)
+    prob = np.broadcast_to(p_k / math.comb(b.size, D), (len(values), n + 1))
+    values, variances = np.array(values), np.array(variances)
+    exact = (prob * (values - (prob * values).sum()) ** 2).sum()
+    assert (prob * variances).sum() >= exact
