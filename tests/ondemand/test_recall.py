@@ -125,7 +125,7 @@ def test_combined_recall_covers_and_beats_both_sources():
 
 def test_combined_recall_covers_when_the_documents_are_planned_from_the_estimates():
     # documents bought until the planned variance of theta nu meets the target, as Process does: the number
-    # of documents depends on nu_hat and on the documents' spread, which couples the two parts
+    # of documents depends on nu_hat and on the documents' spread, which couples theta_hat and nu_hat
     rng = np.random.default_rng(8)
     n_docs, R, hw = 600, 1000, 0.06
     b = 1.0 + rng.poisson(2.0, n_docs)
