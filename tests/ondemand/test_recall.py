@@ -17,6 +17,7 @@ from labelwise.ondemand.estimators import (
     pooled_recall,
     ratio_estimate,
 )
+from labelwise.ondemand.planning import plan_documents
 from labelwise.ondemand.process import OnDemandConfig, Process
 from labelwise.ondemand.recall import combined_recall, pooled_recall_floor
 from labelwise.ondemand.simulate import build_problem, true_scores
@@ -33,32 +34,34 @@ def jackknife_cov(x: np.ndarray, y: np.ndarray, b: np.ndarray, n_docs: int) -> f
     return (1 - D / n_docs) * (D - 1) / D * float(((loo_x - loo_x.mean()) * (loo_y - loo_y.mean())).sum())
 
 
-def test_combined_recall_weight_and_variance_from_the_document_jackknife():
+def test_combined_recall_weight_from_the_document_jackknife_and_coupled_product_variance():
     rng = np.random.default_rng(4)
     D, n_docs = 12, 100
     b = rng.integers(1, 6, D).astype(float)
     a_pool = np.minimum(b, rng.integers(0, 5, D))
     a_system = np.minimum(a_pool[None, :], rng.integers(0, 4, (2, D))).astype(float)
     nu, theta = np.array([0.6, 0.3]), a_pool.sum() / b.sum()
-    v_joint = np.array([4e-3, 2e-3])
-    value, var, weight = combined_recall(theta * nu, v_joint, nu, a_pool, a_system, b, n_docs, np.inf)
+    var_nu = np.array([3e-3, 1e-3])
+    v_theta = jackknife_cov(a_pool, a_pool, b, n_docs)
+    value, var, weight = combined_recall(theta, v_theta, nu, var_nu, a_pool, a_system, b, n_docs, np.inf)
     for i in range(2):
+        v_joint = nu[i] ** 2 * v_theta + theta**2 * var_nu[i] + v_theta * var_nu[i]
         c = jackknife_cov(nu[i] * a_pool, a_system[i], b, n_docs)
         v_direct = jackknife_cov(a_system[i], a_system[i], b, n_docs)
-        lam = (v_joint[i] - c) / (v_joint[i] + v_direct - 2 * c)
+        lam = (v_joint - c) / (v_joint + v_direct - 2 * c)
         assert weight[i] == pytest.approx(lam, rel=1e-10)
         direct = a_system[i].sum() / b.sum()
         assert value[i] == pytest.approx((1 - lam) * theta * nu[i] + lam * direct, rel=1e-10)
-        # the minimum-variance combination: (V_j V_s - C^2)/(V_j + V_s - 2C), below both
-        best = (v_joint[i] * v_direct - c**2) / (v_joint[i] + v_direct - 2 * c)
-        assert var[i] == pytest.approx(best, rel=1e-10)
-        assert var[i] <= min(v_joint[i], v_direct)
+        # the interval's variance: the product's with Cov(theta, nu) at its Cauchy-Schwarz bound
+        v_coupled = (nu[i] * np.sqrt(v_theta) + theta * np.sqrt(var_nu[i])) ** 2 + v_theta * var_nu[i]
+        expected = (1 - lam) ** 2 * v_coupled + lam**2 * v_direct + 2 * lam * (1 - lam) * c
+        assert var[i] == pytest.approx(expected, rel=1e-10)
 
 
 def test_combined_recall_keeps_the_product_without_two_documents():
-    value, var, weight = combined_recall(np.array([0.3]), np.array([1e-3]), np.array([0.5]), np.array([2.0]),
+    value, var, weight = combined_recall(0.6, 1e-3, np.array([0.5]), np.array([0.0]), np.array([2.0]),
                                          np.array([[1.0]]), np.array([3.0]), 50, np.inf)
-    assert weight[0] == 0.0 and value[0] == 0.3 and var[0] == pytest.approx(1e-3)
+    assert weight[0] == 0.0 and value[0] == 0.3 and var[0] == pytest.approx(0.25e-3)
 
 
 def test_pooled_recall_floor_is_agresti_coull_on_one_stratum():
@@ -118,3 +121,39 @@ def test_combined_recall_covers_and_beats_both_sources():
                                                             ("direct", direct))}
     # the MSE of an MSE estimate from R runs has relative s.e. about sqrt(2 / R) (0.08): allow 2 of them
     assert np.all(mse["combined"] <= (1 + 2 * np.sqrt(2 / R)) * np.minimum(mse["product"], mse["direct"])), mse
+
+
+def test_combined_recall_covers_when_the_documents_are_planned_from_the_estimates():
+    # documents bought until the planned variance of theta nu meets the target, as Process does: the number
+    # of documents depends on nu_hat and on the documents' spread, which couples theta_hat and nu_hat
+    rng = np.random.default_rng(8)
+    n_docs, R, hw = 600, 1000, 0.06
+    b = 1.0 + rng.poisson(2.0, n_docs)
+    a_pool = rng.binomial(b.astype(int), 0.8).astype(float)
+    a_system = rng.binomial(a_pool.astype(int), 0.45).astype(float)
+    truth, nu_true = a_system.sum() / b.sum(), a_system.sum() / a_pool.sum()
+    est, var = np.empty(R), np.empty(R)
+    for r in range(R):
+        docs = rng.permutation(n_docs)
+        n = int(rng.integers(30, 90))
+        nu = rng.binomial(n, nu_true) / n  # verifications: independent of the documents
+        var_nu = max(nu * (1 - nu), 0.25 / n) / n
+        D = 10
+        for _ in range(3):
+            d = docs[:D]
+            theta, v_theta = ratio_estimate(a_pool[d][None, :], b[d], n_docs)
+            spread = np.var(a_pool[d] - theta[0] * b[d], ddof=1) / b[d].mean() ** 2
+            D = max(D, plan_documents(np.array([spread]), np.array([nu]), np.array([theta[0] ** 2 * var_nu]), D,
+                                      n_docs, hw))
+        d = docs[:D]
+        theta, v_theta = ratio_estimate(a_pool[d][None, :], b[d], n_docs)
+        value, v, _ = combined_recall(theta[0], v_theta[0], np.array([nu]), np.array([var_nu]), a_pool[d],
+                                      a_system[d][None, :], b[d], n_docs, np.inf)
+        est[r], var[r] = value[0], v[0]
+    cover = np.mean(np.abs(est - truth) <= Z * np.sqrt(var))
+    assert cover >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / R), cover
+    # the MSE over R runs has relative s.e. about sqrt(2 / R)
+    mse = np.mean((est - truth) ** 2)
+    assert np.mean(var) >= (1 - 3 * np.sqrt(2 / R)) * mse
+    assert np.mean(2 * Z * np.sqrt(var)) <= 2 * 3.92 * np.sqrt(mse)
+

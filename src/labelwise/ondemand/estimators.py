@@ -340,17 +340,24 @@ def ratio_estimate(a: np.ndarray, b: np.ndarray, n_docs: int,
     return value, np.maximum(var, 0.0)
 
 
-def recall_product(theta: float, var_theta: float, nu: np.ndarray, var_nu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def recall_product(theta: float, var_theta: float, nu: np.ndarray, var_nu: np.ndarray,
+                   coupled: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Joint recall :math:`\\hat\\rho_i = \\hat\\theta\\,\\hat\\nu_i` and its variance.
 
     :math:`\\rho_i = \\theta\\nu_i` (Sec. 3.3): the probability under
     :math:`p'` of being in system ``i`` is that of being in the pool times
     that of being in system ``i`` given the pool. The two factors come from
-    independent samples (documents vs. verifications), so
-    :math:`V = \\nu^2 V_\\theta + \\theta^2 V_\\nu + V_\\theta V_\\nu`.
+    independent samples (documents vs. verifications), so for a fixed number of documents
+    :math:`V = \\nu^2 V_\\theta + \\theta^2 V_\\nu + V_\\theta V_\\nu`. With ``coupled`` the number of
+    documents was planned from :math:`\\hat\\nu_i` and from the documents drawn so far
+    (:meth:`~labelwise.ondemand.process.Process.plan_documents_for`), which correlates the two factors;
+    their covariance is taken at its Cauchy-Schwarz bound,
+    :math:`V + 2\\nu\\theta\\sqrt{V_\\theta V_\\nu} = (\\nu\\sqrt{V_\\theta} + \\theta\\sqrt{V_\\nu})^2 + V_\\theta V_\\nu`.
     """
     value = theta * nu
     var = nu**2 * var_theta + theta**2 * var_nu + var_theta * var_nu
+    if coupled:
+        var = var + 2 * np.abs(nu * theta) * np.sqrt(var_theta * var_nu)
     return value, var
 
 

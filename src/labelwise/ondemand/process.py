@@ -238,12 +238,13 @@ class Process:
             var_theta = np.maximum(var_theta, agresti_coull_floor(theta, self._docs_cap(b), self.cfg.level))
             var_nu = np.maximum(nu.var, pooled_recall_floor(P, idx, grp, f, n, fpc, self.pb.universe.u,
                                                             self.cfg.level))
-            rec, var_rec = recall_product(theta[0], var_theta[0], nu.value, var_nu)
+            rec, var_rec = recall_product(theta[0], var_theta[0], nu.value, var_nu, coupled=True)
             # pi and nu share the draws; rho = theta nu with theta independent of them
             cov = theta[0] * grouped_cov(prec.contributions, nu.contributions, grp, n, fpc)
             if self.cfg.combined_recall:
-                rec, var_rec, weight = combined_recall(rec, var_rec, nu.value, a_pool, self._a[:s][:, docs], b,
-                                                       self.pb.universe.n_docs, self._docs_cap(b), self.cfg.level)
+                rec, var_rec, weight = combined_recall(theta[0], var_theta[0], nu.value, var_nu, a_pool,
+                                                       self._a[:s][:, docs], b, self.pb.universe.n_docs,
+                                                       self._docs_cap(b), self.cfg.level)
                 cov = (1 - weight) * cov  # the direct ratio shares no draw with the precision
             out.update(theta=theta[0], var_theta=var_theta[0], nu=nu.value, var_nu=var_nu)
             rec_cap = np.inf

@@ -24,6 +24,20 @@ Where the documents hold few correct instances of a small system the direct
 ratio is noisy and :math:`\\lambda_i` is small; where a large system's pooled
 recall rests on few correct verified draws the documents take over part of it.
 
+**The interval's variance.** The two factors of the product come from independent samples, but
+the number of documents is not fixed: it is planned from :math:`\\hat\\nu_i` and from the spread of
+the pool recall on the documents drawn so far
+(:meth:`~labelwise.ondemand.process.Process.plan_documents_for`), so which documents end the
+sample depends on both, and :math:`\\hat\\theta` and :math:`\\hat\\nu_i` are correlated (positively, in
+the benchmark, where the variance assuming independence fell below the MSE). That covariance is
+not estimable from one run; the interval takes it at its Cauchy-Schwarz bound
+(:func:`~labelwise.ondemand.estimators.recall_product` with ``coupled``): the combination's variance
+is :math:`(1-\\lambda_i)^2 V_j^+ + \\lambda_i^2 V_s + 2\\lambda_i(1-\\lambda_i)C` with
+:math:`V_j^+ = V_j + 2\\nu_i\\theta\\sqrt{V_\\theta V_\\nu}`. The weight stays the minimum-variance one at
+:math:`V_j`, so the estimate does not change. Re-estimating the weight in each delete-one-document
+replicate hardly changes the jackknife variance (checked on the benchmark): the weight's own
+noise is not what made the interval short.
+
 **The floor of** :math:`\\hat V_\\nu`. The pooled-recall draws are stratified by
 system; a system's indicator :math:`g_i` is nearly constant within most strata
 (its own draws are all in :math:`X_i`), so the linearized variance is well below
@@ -41,7 +55,7 @@ from __future__ import annotations
 import numpy as np
 
 from .composite import composite_variance, composite_weight
-from .estimators import pool_mixture, ratio_estimate
+from .estimators import pool_mixture, ratio_estimate, recall_product
 from .intervals import agresti_coull_floor
 
 __all__ = ["combined_recall", "pooled_recall_floor"]
@@ -88,18 +102,17 @@ def pooled_recall_floor(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.n
     return floor_j @ (s1 / total) ** 2
 
 
-def combined_recall(rho_joint: np.ndarray, var_joint: np.ndarray, nu: np.ndarray, a_pool: np.ndarray,
+def combined_recall(theta: float, var_theta: float, nu: np.ndarray, var_nu: np.ndarray, a_pool: np.ndarray,
                     a_system: np.ndarray, b: np.ndarray, n_docs: int, docs_size: float,
                     level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The product recall combined with the documents' direct ratio at the minimum-variance weight.
 
     Parameters
     ----------
-    rho_joint, var_joint : ndarray, shape (m,)
-        :math:`\\hat\\theta\\hat\\nu_i` and its variance
-        (:func:`~labelwise.ondemand.estimators.recall_product`).
-    nu : ndarray, shape (m,)
-        Pooled recall :math:`\\hat\\nu_i`.
+    theta, var_theta : float
+        Pool recall :math:`\\hat\\theta` and its (floored) variance.
+    nu, var_nu : ndarray, shape (m,)
+        Pooled recall :math:`\\hat\\nu_i` and its variance.
     a_pool : ndarray, shape (D,)
         Correct pool instances of each annotated document (weighted by :math:`u`).
     a_system : ndarray, shape (m, D)
@@ -117,9 +130,12 @@ def combined_recall(rho_joint: np.ndarray, var_joint: np.ndarray, nu: np.ndarray
     Returns
     -------
     value, var, weight : ndarray, shape (m,)
-        Combined recall, its variance and the weight :math:`\\lambda_i` of the direct ratio (0 where it
-        is undefined, e.g. fewer than two documents).
+        Combined recall, the variance of its interval (the product's at the coupled bound, module
+        docstring) and the weight :math:`\\lambda_i` of the direct ratio (0 where it is undefined, e.g.
+        fewer than two documents).
     """
+    rho_joint, var_joint = recall_product(theta, var_theta, nu, var_nu)
+    var_coupled = recall_product(theta, var_theta, nu, var_nu, coupled=True)[1]
     nu0 = np.nan_to_num(nu)
     product = nu0[:, None] * np.asarray(a_pool, dtype=float)[None, :]
     a_system = np.asarray(a_system, dtype=float)
@@ -132,6 +148,7 @@ def combined_recall(rho_joint: np.ndarray, var_joint: np.ndarray, nu: np.ndarray
     direct, _ = ratio_estimate(a_system, b, n_docs)
     var_direct = np.maximum(var_direct, agresti_coull_floor(direct, docs_size, level))
     ok = np.isfinite(direct) & np.isfinite(var_direct) & np.isfinite(rho_joint)
-    weight = np.where(ok, composite_weight(var_joint, np.where(ok, var_direct, np.inf), np.where(ok, cov, 0.0)), 0.0)
+    cov = np.where(ok, cov, 0.0)
+    weight = np.where(ok, composite_weight(var_joint, np.where(ok, var_direct, np.inf), cov), 0.0)
     value = np.where(weight > 0, (1 - weight) * rho_joint + weight * np.nan_to_num(direct), rho_joint)
-    return value, composite_variance(weight, var_joint, var_direct, np.where(ok, cov, 0.0)), weight
+    return value, composite_variance(weight, var_coupled, var_direct, cov), weight
