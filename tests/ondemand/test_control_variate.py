@@ -128,7 +128,7 @@ def test_near_copy_with_few_own_draws_covered_and_better_than_plain(n):
         idx = np.concatenate([rng.choice(np.flatnonzero(P[j]), n[j], replace=False) for j in range(3)])
         f = truth[idx]
         e = joint_precision(P, idx, grp, f, n, fpc, control_variate=True)
-        var = np.maximum(e.var, own_region_floor(P, idx, grp, f, n))
+        var = e.var + own_region_excess(P, idx, grp, f, n)
         est[r], (lo[r], hi[r]) = e.value, wilson_interval(e.value, var, 0.95, e.ess)
         plain[r] = joint_precision(P, idx, grp, f, n, fpc, control_variate=False).value
     cover = ((lo <= true) & (true <= hi)).mean(axis=0)

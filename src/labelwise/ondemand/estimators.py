@@ -285,7 +285,7 @@ def pooled_recall(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.ndarray
     value = np.divide(A, B, out=np.full(m, np.nan), where=B > 0) if covered else np.full(m, np.nan)
     E = (G - value[:, None]) * base[None, :] / B if B > 0 else np.zeros((m, idx.size))
     var = grouped_cov(E, E, grp, n, fpc)
-    ess = _kish((base * (f > 0))[None, :] / n[grp][None, :] * np.ones((m, 1)), grp, fpc)
+    ess = np.repeat(_kish((base * (f > 0) / n[grp])[None, :], grp, fpc), m)  # the same draws for every system
     return Estimate(value, var, E, ess)
 
 

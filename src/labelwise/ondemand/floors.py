@@ -48,12 +48,7 @@ def own_region_floor(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.ndar
         :math:`u_i^2 \\tilde p_i(1 - \\tilde p_i)/(d_i + z^2)`; 0 where every instance of
         :math:`X_i` is predicted by another sampled system.
     """
-    alone = own_region(P, n)
-    u = (P * alone).sum(axis=1)
-    own = alone[grp, idx]  # draws that landed in their own system's region
-    d = np.bincount(grp[own], minlength=P.shape[0]).astype(float)
-    k = np.bincount(grp[own], weights=f[own], minlength=P.shape[0]).astype(float)
-    share = np.divide(k, d, out=np.zeros_like(k), where=d > 0)
+    u, d, share = _own_share(P, idx, grp, f, n)
     return u**2 * agresti_coull_floor(share, d, level)
 
 
@@ -66,11 +61,18 @@ def own_region_excess(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.nda
     component of the estimate's variance, not to the whole: the variance from the rest of :math:`X_i` is
     added to it. Same parameters and shape as :func:`own_region_floor`.
     """
+    u, d, share = _own_share(P, idx, grp, f, n)
+    plug_in = np.divide(u**2 * share * (1 - share), d, out=np.zeros_like(d), where=d > 0)
+    return np.maximum(u**2 * agresti_coull_floor(share, d, level) - plug_in, 0.0)
+
+
+def _own_share(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.ndarray,
+               n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per system: the mass :math:`u_i` of its own region, the own draws :math:`d_i` that landed there and the
+    share of them verified correct (0 without a draw)."""
     alone = own_region(P, n)
     u = (P * alone).sum(axis=1)
-    own = alone[grp, idx]
+    own = alone[grp, idx]  # draws that landed in their own system's region
     d = np.bincount(grp[own], minlength=P.shape[0]).astype(float)
     k = np.bincount(grp[own], weights=f[own], minlength=P.shape[0]).astype(float)
-    share = np.divide(k, d, out=np.zeros_like(k), where=d > 0)
-    plug_in = np.divide(u**2 * share * (1 - share), d, out=np.zeros_like(d), where=d > 0)
-    return np.maximum(own_region_floor(P, idx, grp, f, n, level) - plug_in, 0.0)
+    return u, d, np.divide(k, d, out=np.zeros_like(k), where=d > 0)

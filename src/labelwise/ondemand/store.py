@@ -50,7 +50,11 @@ def config_from_json(text: str) -> OnDemandConfig:
 
     A file written before the self-normalized joint precision or the combined
     recall became the default keeps the estimators it was written with
-    (``normalized=False``, ``combined_recall=False``).
+    (``normalized=False``, ``combined_recall=False``): the same point
+    estimates. Their variances (the floors of the own region and of pooled
+    recall, the bound on the two recall factors' covariance) follow the
+    installed version, so a reopened session may print other intervals and
+    plan another number of documents than when it was written.
     """
     raw = json.loads(text)
     raw["prices"] = Prices(**raw["prices"])
