@@ -63,7 +63,8 @@ def test_parameter_spread_adds_the_delta_method_variance_of_the_mean():
 def test_leaf_rate_gradient_is_the_derivative_in_the_platt_parameters():
     pool = lw.make_pool(4000, prevalence=0.02, separation=2.0, seed=5)
     measure = lw.make_measure("f1", pool)
-    session = lw.Session(pool, measure, lw.OnlinePoissonDesign(n_strata=16, branching=16), seed=2)
+    session = lw.Session(pool, measure, lw.OnlinePoissonDesign(n_strata=16, branching=16, variance="hindsight"),
+                         seed=2)
     session.run(lw.TruthOracle(pool), budget=300)
     sampler: HashedOnlineSampler = session.sampler
     rounds = sampler.rounds

@@ -228,7 +228,8 @@ class BlockRounds:
 
     def leaf_model(self, blocks: np.ndarray, labels: np.ndarray) -> LeafModel:
         """The model's Beta posterior of each leaf's rate of positives after the labels (module docstring), with
-        the Platt recalibration behind its prior mean."""
+        the Platt recalibration behind its prior mean and, under ``variance="hindsight"``, the leaf rates'
+        gradient in the recalibration's parameters."""
         counts = self.summary.counts.astype(float)
         s1, platt, logits = self.prior, None, logits_of(self.prior)
         if self.design.calibration == "platt" and labels.size:
@@ -242,7 +243,8 @@ class BlockRounds:
             strength = marginal_strength(np.stack([1 - leaf_s1, leaf_s1], axis=1), O) if labels.size \
                 else START_STRENGTH
         rate_gradient = None
-        if platt is not None:  # d leaf_s1 / d(a, b): sigmoid'(a x + b) (x, 1), averaged over the leaf's items
+        if platt is not None and self.design.variance == "hindsight":  # only its interval reads the gradient:
+            # d leaf_s1 / d(a, b) = sigmoid'(a x + b) (x, 1), averaged over the leaf's items
             slope = counts * s1 * (1.0 - s1)
             rate_gradient = np.stack([self._leaf_mean(slope * logits), self._leaf_mean(slope)]) \
                 * (strength / (strength + O.sum(axis=1)))
