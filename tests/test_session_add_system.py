@@ -144,7 +144,7 @@ def test_bad_outputs_and_designs_are_rejected_and_change_nothing(pools, tmp_path
 
 
 # -------------------------------------------------------------- persistence
-@pytest.mark.parametrize("design", ["online-poisson", "importance"])
+@pytest.mark.parametrize("design", ["online-poisson", "importance", "passive", "stratified", "ais"])
 def test_a_reopened_session_continues_as_the_one_in_memory(pools, tmp_path, design):
     full, pool_a = pools
     oracle = lambda ids: full.labels[ids]

@@ -64,6 +64,7 @@ from .designs import (
     StratifiedDesign,
 )
 from .designs.ais import AISSampler
+from .designs.hashed import HashDrawn
 from .designs.hashed_online import (
     HashedOnlineSampler,
     per_item_state,
@@ -309,10 +310,14 @@ def _from_now_on(session: Session, states: list[dict]) -> list[dict]:
 
 
 def _memory_states(sampler: Sampler) -> list[dict]:
-    """Every batch's design state, as a session file stores them (for sessions without a file)."""
+    """Every batch's design state, as a session file stores them (for sessions without a file); a sampler drawing
+    by the item hash gives its last batch's (the hash seed and how far each group's order was used), so the new
+    sampler goes on where the old one stopped instead of handing out the items already drawn again."""
     sampler = _per_item(sampler)
     if isinstance(sampler, (OnlinePoissonSampler, HashedOnlineSampler, AISSampler)):  # the states carried
         return sampler.states()
+    if isinstance(sampler, HashDrawn):
+        return [sampler.state()]
     return []
 
 
