@@ -57,8 +57,6 @@ def gain_with_variance(history: CaptureHistory, nodes: np.ndarray, found_in: np.
     r, v : numpy.ndarray
         ``(len(nodes), n_configs)`` gains and variances.
     """
-    rare = history.rare
-    unfound, count_variance = history.unfound(nodes)
     found = np.flatnonzero(history.found)
     slot = np.full(history.hierarchy.n_nodes, -1)
     slot[nodes] = np.arange(nodes.size)
@@ -66,11 +64,18 @@ def gain_with_variance(history: CaptureHistory, nodes: np.ndarray, found_in: np.
     keep = where >= 0
     weights = np.broadcast_to(history.weight[found][:, None], where.shape)[keep]
     listed = np.divide(l[None, :], found_in[:, None], out=np.ones((nodes.size, l.size)), where=found_in[:, None] > 0)
-    rows = RaceRows(where[keep], weights, nodes.size, 1.0 - np.minimum(1.0, listed), unfound, rare, k)
+    group, item = history.unfound_classes(nodes)
+    count = np.full(item.size, 1.0 / history.rare_rate)
+    rows = RaceRows(nodes.size, where[keep], weights, 1.0 - np.minimum(1.0, listed), group, history.weight[item],
+                    count, k)
     xi = race_time(rows)
     gain = expected_new(rows, xi)
-    _, slope = rows.arrivals(xi)
-    left = unfound[:, None] * rare * np.exp(-rare * xi)  # the unfound part of the slope
-    found_share = np.divide(slope - left, slope, out=np.ones_like(slope), where=slope > 0)
-    derivative = -np.expm1(-rare * xi) * found_share
-    return gain, np.maximum(MIN_VARIANCE, derivative ** 2 * count_variance[:, None])
+    finite = np.where(np.isfinite(xi), xi, 0.0)
+    _, found_slope, _, unfound_slope = rows.arrivals(finite)
+    found_share = np.divide(found_slope, found_slope + unfound_slope, out=np.ones_like(xi),
+                            where=np.isfinite(xi) & (found_slope + unfound_slope > 0))
+    # each positive captured once is a Poisson count of mean about 1: its class's part of the gain varies as much
+    part = count[:, None] * -np.expm1(-history.weight[item][:, None] * np.where(np.isfinite(xi), xi, np.inf)[group])
+    spread = np.column_stack([np.bincount(group, weights=part[:, c] ** 2, minlength=nodes.size)
+                              for c in range(k.size)])
+    return gain, np.maximum(MIN_VARIANCE, found_share ** 2 * spread)

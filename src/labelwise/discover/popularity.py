@@ -50,8 +50,6 @@ from .successive import RaceRows, race_time
 __all__ = ["CaptureHistory"]
 
 SWEEPS = 3  # fixed-point sweeps after each query
-BISECTIONS = 50
-MAX_EXPONENT = 50.0
 
 
 class CaptureHistory:
@@ -74,11 +72,9 @@ class CaptureHistory:
         self.pair_captured = np.zeros(0, dtype=bool)
         self.exposure = np.zeros(hierarchy.n_items)
         self.captures = np.zeros(hierarchy.n_items)
-        self.rare = 1.0
+        self.rare_rate = 1.0
         self.weight = np.zeros(hierarchy.n_items)
-        self.single = np.zeros(hierarchy.n_items, dtype=bool)
-        self.single_slot = np.zeros(hierarchy.n_items, dtype=np.int64)
-        self.per_single = np.zeros(hierarchy.n_items)
+        self.singles = np.zeros(0, dtype=np.int64)
 
     # ---- taking in a query ------------------------------------------------------------------------
     def record(self, node: int, exclude: np.ndarray, returned: np.ndarray, k: int) -> None:
@@ -118,65 +114,30 @@ class CaptureHistory:
 
     # ---- the fixed point --------------------------------------------------------------------------
     def _sweep(self) -> None:
-        """Exposures, captures, the rare weight and the found weights from the durations; then the durations."""
+        """Exposures, captures and weights from the durations; then the durations from them."""
         n_items = self.hierarchy.n_items
         self.exposure = np.bincount(self.pair_item, weights=self.duration[self.pair_query], minlength=n_items)
         self.captures = np.bincount(self.pair_item, weights=self.pair_captured, minlength=n_items)
         trials = np.bincount(self.pair_item, minlength=n_items)
-        self.rare = self._rare_weight()
-        self.per_single = self._unfound_per_single()
+        f1, f2 = int(np.sum(self.found & (self.captures == 1))), int(np.sum(self.found & (self.captures == 2)))
+        self.rare_rate = 2.0 * (f2 + 1) / max(f1 - 1, 1)  # theta = w E of a rare positive: Chao's (f_2+1)/(f_1-1)
         share = np.minimum(self.captures, trials - 0.5) / np.maximum(trials, 1)
         mean_duration = np.divide(self.exposure, trials, out=np.ones(n_items), where=trials > 0)
-        self.weight = np.where(self.captures >= 3, -np.log1p(-share) / mean_duration, self.rare)
-        unfound, _ = self.unfound(self.query_node)
-        rows = RaceRows(self.pair_query, self.weight[self.pair_item], self.duration.size,
-                        np.ones((self.duration.size, 1)), unfound, self.rare, self.query_k[:, None])
+        floor = float(self.duration.min())
+        self.weight = np.where(self.captures >= 2, -np.log1p(-share) / mean_duration,
+                               self.rare_rate / np.maximum(self.exposure, floor))
+        self.singles = np.flatnonzero(self.found & (self.captures == 1))
+        group, item = self.unfound_classes(self.query_node)
+        rows = RaceRows(self.duration.size, self.pair_query, self.weight[self.pair_item],
+                        np.ones((self.duration.size, 1)), group, self.weight[item],
+                        np.full(item.size, 1.0 / self.rare_rate), self.query_k[:, None])
         duration = race_time(rows)[:, 0]
         finite = np.isfinite(duration) & (duration > 0)
         self.duration[finite] = duration[finite] / duration[0] if finite[0] else duration[finite]
 
-    def _single_sums(self, rare: float) -> tuple[np.ndarray, np.ndarray]:
-        """Per positive captured once: sums over its queries of ``a_q = exp(w_0 T_q) - 1`` and of ``a_q^2``."""
-        pick = self.single[self.pair_item]
-        a = np.expm1(np.minimum(rare * self.duration[self.pair_query[pick]], MAX_EXPONENT))
-        slot = self.single_slot[self.pair_item[pick]]
-        n = int(self.single.sum())
-        return np.bincount(slot, weights=a, minlength=n), np.bincount(slot, weights=a * a, minlength=n)
-
-    def _rare_weight(self) -> float:
-        """``w_0``: the weight at which the singletons' expected doubletons match the bias-corrected count."""
-        self.single = self.found & (self.captures == 1)
-        self.single_slot = np.cumsum(self.single) - 1
-        f1, f2 = int(self.single.sum()), int(np.sum(self.found & (self.captures == 2)))
-        if f1 < 2:
-            total = float(self.exposure[self.found].sum())
-            return float(self.captures[self.found].sum()) / total if total > 0 else 1.0
-        target = f1 * (f2 + 1.0) / (f1 - 1.0)  # Chao's bias correction: f_2 / f_1 read as (f_2 + 1) / (f_1 - 1)
-        low, high = np.log(1e-12 / self.duration.max()), np.log(1e6 / self.duration.min())
-        for _ in range(BISECTIONS):  # sum of P(2) / P(1) over the singletons grows with w_0
-            middle = 0.5 * (low + high)
-            first, square = self._single_sums(float(np.exp(middle)))
-            doubles = np.sum((first * first - square) / (2.0 * first))
-            low, high = (middle, high) if doubles < target else (low, middle)
-        return float(np.exp(0.5 * (low + high)))
-
-    def _unfound_per_single(self) -> np.ndarray:
-        """Unfound positives each singleton stands for, ``P(c = 0) / P(c = 1) = 1 / sum_q a_q`` (over all items)."""
-        per_single = np.zeros(self.hierarchy.n_items)
-        if self.single.any():
-            first, _ = self._single_sums(self.rare)
-            per_single[self.single] = 1.0 / first
-        return per_single
-
-    def unfound(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Unfound positives in each of ``nodes`` (of weight ``w_0`` each), and the Poisson variance of that count."""
-        items = np.flatnonzero(self.per_single > 0)
-        slot = np.full(self.hierarchy.n_nodes, -1)
-        slot[nodes] = np.arange(nodes.size)
-        where = slot[self.hierarchy.item_node[items]]  # (singletons, masks): position among ``nodes``, -1 if none
-        keep = where >= 0
-        count = np.broadcast_to(self.per_single[items][:, None], where.shape)[keep]
-        # a node may appear several times in ``nodes``: every copy reads the sums of the last
-        first = np.bincount(where[keep], weights=count, minlength=nodes.size)
-        square = np.bincount(where[keep], weights=count * count, minlength=nodes.size)
-        return first[slot[nodes]], square[slot[nodes]]
+    def unfound_classes(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The unfound classes of ``nodes``: one per positive captured once in the node (position in ``nodes``,
+        the positive), each standing for ``1 / theta`` unfound positives of its weight ``theta / E_i``."""
+        inside = self.hierarchy.item_node[self.singles][:, self.hierarchy.node_mask[nodes]] == nodes[None, :]
+        single, group = np.nonzero(inside)
+        return group, self.singles[single]

@@ -37,57 +37,63 @@ MAX_STEPS = 100
 
 
 class RaceRows:
-    """Rows of successive-sampling problems that share their found positives per group.
+    """Rows of successive-sampling problems: per group (node), its found and its unfound positives.
 
     Parameters
     ----------
-    pair_group, pair_weight : numpy.ndarray
-        The found positives: the group (node) each belongs to, and its weight.
     n_groups : int
+    found_group, found_weight : numpy.ndarray
+        The found positives: the group each belongs to, and its weight.
     share : numpy.ndarray
         ``(n_groups, n_rows_per_group)`` chance each found positive of the group is eligible.
-    unfound : numpy.ndarray
-        ``(n_groups,)`` unfound positives of each group (any real number >= 0).
-    unfound_weight : float or numpy.ndarray
-        Weight of each unfound positive (per group, or one for all).
+    unfound_group, unfound_weight, unfound_count : numpy.ndarray
+        Classes of unfound positives: the group, the weight, and how many of that weight (any real >= 0).
     k : numpy.ndarray
         ``(n_rows_per_group,)`` or ``(n_groups, n_rows_per_group)`` answers asked for.
     """
 
-    def __init__(self, pair_group: np.ndarray, pair_weight: np.ndarray, n_groups: int, share: np.ndarray,
-                 unfound: np.ndarray, unfound_weight: float | np.ndarray, k: np.ndarray) -> None:
-        self.pair_group, self.pair_weight, self.n_groups = pair_group, pair_weight, n_groups
+    def __init__(self, n_groups: int, found_group: np.ndarray, found_weight: np.ndarray, share: np.ndarray,
+                 unfound_group: np.ndarray, unfound_weight: np.ndarray, unfound_count: np.ndarray,
+                 k: np.ndarray) -> None:
+        self.n_groups = n_groups
+        self.found_group, self.found_weight = found_group, found_weight
+        self.unfound_group, self.unfound_weight, self.unfound_count = unfound_group, unfound_weight, unfound_count
         self.share = np.asarray(share, dtype=float)
-        shape = self.share.shape
-        self.unfound = np.broadcast_to(np.asarray(unfound, dtype=float).reshape(-1, 1), shape)
-        self.unfound_weight = np.broadcast_to(np.asarray(unfound_weight, dtype=float).reshape(-1, 1), shape)
-        self.k = np.broadcast_to(np.asarray(k, dtype=float), shape)
-        found_count = np.bincount(pair_group, minlength=n_groups).astype(float)[:, None]
-        self.capacity = self.share * found_count + self.unfound  # eligible positives, expected
-        self.found_mass = np.bincount(pair_group, weights=pair_weight, minlength=n_groups)[:, None]
+        self.k = np.broadcast_to(np.asarray(k, dtype=float), self.share.shape)
 
-    def arrivals(self, xi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Expected arrivals by ``xi`` and their derivative in ``xi`` (arrays like ``share``)."""
-        decay = np.exp(-self.pair_weight[:, None] * xi[self.pair_group])  # (pairs, rows per group)
-        found = np.zeros(self.share.shape)
-        slope = np.zeros(self.share.shape)
-        for c in range(self.share.shape[1]):  # a handful of configurations: bincount per column
-            found[:, c] = np.bincount(self.pair_group, weights=1.0 - decay[:, c], minlength=self.n_groups)
-            slope[:, c] = np.bincount(self.pair_group, weights=self.pair_weight * decay[:, c],
-                                      minlength=self.n_groups)
-        unfound_decay = np.exp(-self.unfound_weight * xi)
-        return (self.share * found + self.unfound * (1.0 - unfound_decay),
-                self.share * slope + self.unfound * self.unfound_weight * unfound_decay)
+        def per_group(group: np.ndarray, values: np.ndarray) -> np.ndarray:
+            return np.bincount(group, weights=values, minlength=n_groups)[:, None]
+
+        self.unfound = per_group(unfound_group, unfound_count)  # unfound positives of each group
+        self.capacity = self.share * per_group(found_group, np.ones(found_group.size)) + self.unfound
+        self.mass = self.share * per_group(found_group, found_weight) + per_group(unfound_group,
+                                                                                 unfound_weight * unfound_count)
+
+    def _sums(self, group: np.ndarray, weight: np.ndarray, count: np.ndarray, xi: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """Per group and row: ``sum count (1 - exp(-w xi))`` and its derivative ``sum count w exp(-w xi)``."""
+        decay = np.exp(-weight[:, None] * xi[group])  # (pairs, rows per group)
+        arrived, slope = np.zeros(xi.shape), np.zeros(xi.shape)
+        for c in range(xi.shape[1]):  # a handful of configurations: bincount per column
+            arrived[:, c] = np.bincount(group, weights=count * (1.0 - decay[:, c]), minlength=self.n_groups)
+            slope[:, c] = np.bincount(group, weights=count * weight * decay[:, c], minlength=self.n_groups)
+        return arrived, slope
+
+    def arrivals(self, xi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Expected arrivals by ``xi`` of the found and of the unfound positives, and their slopes in ``xi``."""
+        found, found_slope = self._sums(self.found_group, self.found_weight, np.ones(self.found_group.size), xi)
+        unfound, unfound_slope = self._sums(self.unfound_group, self.unfound_weight, self.unfound_count, xi)
+        return self.share * found, self.share * found_slope, unfound, unfound_slope
 
 
 def race_time(rows: RaceRows) -> np.ndarray:
     """``xi`` of every row: ``inf`` where ``k`` reaches the expected eligible count (every one is returned)."""
     saturated = rows.k >= rows.capacity - 1e-12
-    mass = rows.share * rows.found_mass + rows.unfound * rows.unfound_weight
-    xi = np.where(saturated | (mass <= 0), 0.0, rows.k / np.where(mass > 0, mass, 1.0))
+    xi = np.where(saturated | (rows.mass <= 0), 0.0, rows.k / np.where(rows.mass > 0, rows.mass, 1.0))
     for _ in range(MAX_STEPS):
-        value, slope = rows.arrivals(xi)
-        step = np.divide(rows.k - value, slope, out=np.zeros_like(xi), where=(slope > 0) & ~saturated)
+        found, found_slope, unfound, unfound_slope = rows.arrivals(xi)
+        slope = found_slope + unfound_slope
+        step = np.divide(rows.k - found - unfound, slope, out=np.zeros_like(xi), where=(slope > 0) & ~saturated)
         xi = xi + step
         if np.all(np.abs(step) <= TOLERANCE * xi):
             break
@@ -95,5 +101,7 @@ def race_time(rows: RaceRows) -> np.ndarray:
 
 
 def expected_new(rows: RaceRows, xi: np.ndarray) -> np.ndarray:
-    """Expected unfound positives among the answers, ``g (1 - exp(-w_0 xi))`` (``g`` where saturated)."""
-    return rows.unfound * -np.expm1(-rows.unfound_weight * xi)
+    """Expected unfound positives among the answers, ``sum g (1 - exp(-w xi))`` over the unfound classes."""
+    finite = np.where(np.isfinite(xi), xi, 0.0)
+    _, _, unfound, _ = rows.arrivals(finite)
+    return np.where(np.isfinite(xi), unfound, rows.unfound)
