@@ -1,81 +1,129 @@
-"""Expected number of new positives of a query configuration ``(k, l, v)``, and its variance.
+"""Expected number of new positives of a query configuration ``(k, l, v)``, and its bootstrap variance.
 
 Rekatsinas, Deshpande and Parameswaran, "CRUX: Adaptive querying for
 efficient crowdsourced data extraction", CIKM 2019, Sec. 4.1: the gain of a
-query is the expected number of new positives among its answers, with the
-exclude list of size ``l`` drawn uniformly from the ``F`` positives found at
-the node.  Under the crowd model (answers drawn without replacement by
-popularity among the node's positives off the list) this is a
-successive-sampling quantity (:mod:`.successive`): it depends on how popular
-the unfound positives are next to the found ones the list leaves in.  Here
+query is estimated from the frequency counts of the answers at its node,
+with the exclude list of size ``l`` drawn uniformly from the positives
+found there and taken out of the counts.  The estimate here:
 
-* the found positives of ``v`` carry their weights estimated from their
-  recapture histories, each eligible with chance ``1 - min(1, l / F)``;
-* the unfound ones are ``U_v / w_0`` positives of weight ``w_0``, with ``U_v`` the
-  Good-Turing unfound weight of ``v`` and ``w_0`` Chao's rare weight
-  (:mod:`.popularity`, which says what they assume);
-* the gain is ``r = (U_v / w_0) (1 - exp(-w_0 xi))`` with ``xi`` the order-sampling
-  threshold of ``k`` answers (Rosén 1997).
+* ``u = f_1 / n``: Good-Turing mass of the positives the node's sample never
+  returned (Good 1953); ``f_0 = f_1 (n - 1) / n``: the first-order jackknife
+  number of them (Burnham and Overton, "Estimation of the size of a closed
+  population when capture probabilities vary among animals", Biometrika
+  65(3), 1978), floored at ``d + 1`` when ``f_1 > 0`` (``d``: positives found
+  in the node by other queries, hence not new, yet absent from its sample),
+  so a node whose sample still has singletons is never scored exhausted.
+  The jackknife, not Chao1, because the small samples of deep nodes often
+  have no doubletons, where Chao1's ``f_1 (f_1 - 1) / 2`` promises nearly
+  ``k`` new positives per query and sent the policy to them in simulation;
+* excluding ``l`` of the ``F`` found positives removes each with probability
+  ``p = l / F``: the found positives left to be returned weigh
+  ``(1 - p) (1 - u + d u / f_0)``, the ``g = f_0 - d`` new ones ``u / f_0`` each;
+* a query's ``k`` answers are distinct (the crowd draws without replacement,
+  by popularity: successive sampling), so each answer leaves the pool: answer
+  ``j`` is new with chance ``pi_j = new mass / (new mass + found mass)``, after
+  which the expected ``pi_j`` of a new positive (its share ``u / f_0`` each) and
+  ``1 - pi_j`` of a found one (its size-biased mass ``(1 - u) sum c_i^2 / n^2``,
+  the sample's counts ``c_i``) leave.  The gain is ``sum_j pi_j``, at most ``g``:
+  ``min(k, g)`` when the exclude list holds every positive found.  Treating the
+  ``k`` answers as draws with replacement (the prediction of new species in
+  further sampling of Shen, Chao and Lin, "Predicting the number of new
+  species in further taxonomic sampling", Ecology 84(3), 2003, Eq. 2) scored
+  an exclude list of every positive found no better than none, and kept the
+  policy from it while every answer it brings is new.
 
-The variance ``v = max(0.01, (dr / dU_v)^2 Var(U_v))`` (the paper's floor, Sec.
-4.2) carries the Poisson variance of the Good-Turing weight to the gain by
-the delta method, in place of the paper's bootstrap: by implicit
-differentiation of the threshold equation, ``dr / dU_v = (1 - exp(-w_0 xi)) /
-w_0 * A' / (A' + U_v exp(-w_0 xi))`` with ``A'`` the found positives' expected
-arrivals' slope at ``xi`` (``1 / w_0`` once ``k`` reaches every eligible one).
+The variance ``v = max(0.01, bootstrap variance)`` (Sec. 4.2) resamples
+each count as Poisson with its own mean (the Poisson bootstrap of the
+answers), vectorized over the replicates, the nodes and the configurations.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .popularity import CaptureHistory
-from .successive import RaceRows, expected_new, race_time
+from .richness import good_turing_unseen, jackknife_unseen
 
-__all__ = ["MIN_VARIANCE", "gain_with_variance"]
+__all__ = ["MIN_VARIANCE", "expected_new", "gain_with_variance"]
 
 MIN_VARIANCE = 0.01
+TINY = 1e-300  # keeps 0 / 0 at 0 in the successive-sampling loop
 
 
-def gain_with_variance(history: CaptureHistory, nodes: np.ndarray, found_in: np.ndarray, k: np.ndarray,
-                       l: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Gain ``r`` and variance ``v`` of every configuration at ``nodes``.
+def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.ndarray, found: np.ndarray,
+                 k: np.ndarray, l: np.ndarray) -> np.ndarray:
+    """Expected new positives among ``k`` distinct answers with an exclude list of ``l`` (arrays broadcast).
 
     Parameters
     ----------
-    history : CaptureHistory
-        The run's capture history (durations, exposures, captures).
-    nodes : numpy.ndarray
-        Node ids.
-    found_in : numpy.ndarray
-        Positives found in each of ``nodes``.
+    n, seen, f1 : numpy.ndarray
+        Sample size, distinct positives and singletons of the node's sample.
+    squares : numpy.ndarray
+        Sum of the squared counts of the node's sample.
+    found : numpy.ndarray
+        Positives found in the node (by any query; at least ``seen``).
+    k, l : numpy.ndarray
+        Answers asked for and exclude-list size.
+    """
+    u = good_turing_unseen(n, f1)
+    other = np.maximum(found - seen, 0).astype(float)  # found elsewhere, absent from this sample
+    f0 = np.where(f1 > 0, np.maximum(jackknife_unseen(n, f1), other + 1), other)
+    share = np.divide(u, f0, out=np.zeros(np.broadcast(u, f0).shape), where=f0 > 0)  # mass per unseen positive
+    p = np.minimum(1.0, np.divide(l, found, out=np.zeros(np.broadcast(l, found).shape), where=found > 0))
+    shape = np.broadcast(u, other, p, k).shape
+    # eligible mass of the found positives (those of the sample, and those found elsewhere at the unseen share)
+    known = np.broadcast_to((1.0 - p) * (1.0 - u + other * share), shape).copy()
+    # a found positive that is returned was picked by popularity: mass sum w^2 / sum w with w = (1 - u) c / n
+    picked = (1.0 - u) * np.divide(squares, n * n, out=np.zeros(np.broadcast(squares, n).shape), where=n > 0)
+    left = np.broadcast_to(f0 - other, shape).astype(float)  # new positives not returned yet
+    total, fresh, chance, take = (np.zeros(shape) for _ in range(4))
+    for answer in range(int(np.max(k))):  # successive sampling: each answer leaves the pool (in place: hot loop)
+        asked = answer < k
+        np.multiply(share, left, out=fresh)
+        np.divide(fresh, fresh + known + TINY, out=chance)  # 0 once nothing is left
+        np.minimum(chance, left, out=take)
+        np.subtract(1.0, chance, out=chance)  # now the chance the answer is a found positive
+        chance *= picked
+        if not np.all(asked):
+            take *= asked
+            chance *= asked
+        total += take
+        left -= take
+        known -= chance
+        np.maximum(known, 0.0, out=known)
+    return total
+
+
+def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: np.ndarray, k: np.ndarray,
+                       l: np.ndarray, rng: np.random.Generator, replicates: int = 32
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Gain ``r`` and variance ``v`` of every configuration at a batch of nodes.
+
+    Parameters
+    ----------
+    entry_node, entry_count : numpy.ndarray
+        The samples of the nodes: entry ``e`` says positive ``e`` was returned ``entry_count[e]`` times at
+        node ``entry_node[e]`` (an index into ``found``).
+    found : numpy.ndarray
+        Positives found in each node of the batch.
     k, l : numpy.ndarray
         The configurations (one entry each).
+    rng : numpy.random.Generator
+    replicates : int
+        Bootstrap replicates.
 
     Returns
     -------
     r, v : numpy.ndarray
-        ``(len(nodes), n_configs)`` gains and variances.
+        ``(n_nodes, n_configs)`` gains and variances ``max(0.01, bootstrap variance)``.
     """
-    found = np.flatnonzero(history.found)
-    slot = np.full(history.hierarchy.n_nodes, -1)
-    slot[nodes] = np.arange(nodes.size)
-    where = slot[history.hierarchy.item_node[found]]  # (found, masks): which of ``nodes`` holds each
-    keep = where >= 0
-    weights = np.broadcast_to(history.weight[found][:, None], where.shape)[keep]
-    listed = np.divide(l[None, :], found_in[:, None], out=np.ones((nodes.size, l.size)), where=found_in[:, None] > 0)
-    group, item = history.unfound_classes(nodes)
-    count = np.full(item.size, 1.0 / history.rare_rate)
-    rows = RaceRows(nodes.size, where[keep], weights, 1.0 - np.minimum(1.0, listed), group, history.weight[item],
-                    count, k)
-    xi = race_time(rows)
-    gain = expected_new(rows, xi)
-    finite = np.where(np.isfinite(xi), xi, 0.0)
-    _, found_slope, _, unfound_slope = rows.arrivals(finite)
-    found_share = np.divide(found_slope, found_slope + unfound_slope, out=np.ones_like(xi),
-                            where=np.isfinite(xi) & (found_slope + unfound_slope > 0))
-    # each positive captured once is a Poisson count of mean about 1: its class's part of the gain varies as much
-    part = count[:, None] * -np.expm1(-history.weight[item][:, None] * np.where(np.isfinite(xi), xi, np.inf)[group])
-    spread = np.column_stack([np.bincount(group, weights=part[:, c] ** 2, minlength=nodes.size)
-                              for c in range(k.size)])
-    return gain, np.maximum(MIN_VARIANCE, found_share ** 2 * spread)
+    n_nodes = found.size
+    draws = np.vstack([entry_count, rng.poisson(entry_count, size=(replicates, entry_count.size))])
+    slot = (np.arange(replicates + 1)[:, None] * n_nodes + entry_node).ravel()
+    size = (replicates + 1) * n_nodes
+
+    def per_node(values: np.ndarray) -> np.ndarray:
+        return np.bincount(slot, weights=values.ravel(), minlength=size).reshape(replicates + 1, n_nodes, 1)
+
+    gains = expected_new(per_node(draws), per_node(draws > 0), per_node(draws == 1), per_node(draws ** 2),
+                         found[:, None], k, l)
+    return gains[0], np.maximum(MIN_VARIANCE, gains[1:].var(axis=0))

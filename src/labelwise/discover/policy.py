@@ -53,7 +53,6 @@ import numpy as np
 from .costs import CostModel
 from .gain import MIN_VARIANCE, gain_with_variance
 from .hierarchy import Hierarchy
-from .popularity import CaptureHistory
 from .remaining import remaining_interval
 
 __all__ = ["POLICIES", "Query", "QueryPolicy"]
@@ -108,7 +107,6 @@ class QueryPolicy:
         self.found = np.zeros(hierarchy.n_items, dtype=bool)
         self.found_in = np.zeros(n_nodes, dtype=np.int64)  # positives found in each node
         self.returns = np.zeros(hierarchy.n_items, dtype=np.int64)  # times each positive was returned
-        self.history = CaptureHistory(hierarchy)  # query durations, exposures and recaptures (gains)
         # strata of the remaining estimate: the nodes fixing the first j attributes, j = 0 .. all
         self.chain = hierarchy.item_node[:, [(1 << j) - 1 for j in range(len(hierarchy.attributes) + 1)]]
         self.node_size = np.bincount(hierarchy.item_node.ravel(), minlength=n_nodes)
@@ -182,9 +180,9 @@ class QueryPolicy:
         if returned.size < query.k:  # the node had no other positive outside the exclude list
             self.exhausted[self.hierarchy.below(query.node, np.flatnonzero(self.hierarchy.members(query.node)))] = True
         if self.name in ("crux", "greedy"):  # the baselines use no gains
-            self.history.record(query.node, query.exclude, returned, query.k)
+            self._update_gains(np.union1d(below.ravel(), self.hierarchy.item_node[new].ravel()))
+            self.gain[self.exhausted] = 0.0
             self.expanded[self.hierarchy.children(query.node)] = True
-            self._update_gains()
         if self.name == "crux":
             self.eliminate()
         return int(new.size)
@@ -220,12 +218,11 @@ class QueryPolicy:
         index = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes) + np.repeat(lo, sizes)
         return entry, self.keys[index] % n_items, self.counts[index]
 
-    def _update_gains(self) -> None:
-        """Gains of every expanded node (a query's duration moves every exposure in its node); 0 once exhausted."""
-        self.gain[self.exhausted] = 0.0
-        nodes = np.flatnonzero(self.expanded.any(axis=1) & ~self.exhausted)
-        self.gain[nodes], self.variance[nodes] = gain_with_variance(self.history, nodes, self.found_in[nodes],
-                                                                    self.k, self.l)
+    def _update_gains(self, nodes: np.ndarray) -> None:
+        entry, _, counts = self.sample(nodes)
+        rng = np.random.default_rng([self.seed, self.round])
+        self.gain[nodes], self.variance[nodes] = gain_with_variance(
+            entry, counts, self.found_in[nodes], self.k, self.l, rng, self.replicates)
 
     def eliminate(self) -> None:
         """Active: the expanded configurations whose upper bound per cost reaches the largest lower one."""

@@ -20,10 +20,11 @@ count, ``pi = 1``).  The left side is increasing and concave in ``xi``; at
 method from ``xi_0`` climbs to the root monotonically.
 
 Here the eligible positives of a query come in two kinds: found ones with
-weights ``w_j`` (each eligible with chance ``s``: one minus the share an
-exclude list drawn uniformly from them takes out, in the mean), and ``g``
-unfound ones of a common weight ``w_0``.  The expected number of new
-positives returned is ``g (1 - exp(-w_0 xi))``.
+weights ``w_j``, each eligible with chance ``s`` (one minus the share an
+exclude list drawn uniformly from them takes out: the list is replaced by
+its mean effect), and classes of unfound ones, ``g`` of weight ``w`` each.
+The expected number of new positives returned is ``sum g (1 - exp(-w xi))``
+over the unfound classes.
 """
 
 from __future__ import annotations
