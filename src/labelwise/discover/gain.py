@@ -50,7 +50,7 @@ TINY = 1e-300  # keeps 0 / 0 at 0 in the successive-sampling loop
 
 
 def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.ndarray, found: np.ndarray,
-                 k: np.ndarray, l: np.ndarray, unfound=None) -> np.ndarray:
+                 k: np.ndarray, l: np.ndarray) -> np.ndarray:
     """Expected new positives among ``k`` distinct answers with an exclude list of ``l`` (arrays broadcast).
 
     Parameters
@@ -67,8 +67,6 @@ def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.nd
     u = good_turing_unseen(n, f1)
     other = np.maximum(found - seen, 0).astype(float)  # found elsewhere, absent from this sample
     f0 = np.where(f1 > 0, np.maximum(jackknife_unseen(n, f1), other + 1), other)
-    if unfound is not None:
-        f0 = np.broadcast_to(other + unfound, np.broadcast(f0, other + unfound).shape)
     share = np.divide(u, f0, out=np.zeros(np.broadcast(u, f0).shape), where=f0 > 0)  # mass per unseen positive
     p = np.minimum(1.0, np.divide(l, found, out=np.zeros(np.broadcast(l, found).shape), where=found > 0))
     shape = np.broadcast(u, other, p, k).shape
@@ -96,7 +94,7 @@ def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.nd
 
 
 def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: np.ndarray, k: np.ndarray,
-                       l: np.ndarray, rng: np.random.Generator, replicates: int = 32, unfound=None
+                       l: np.ndarray, rng: np.random.Generator, replicates: int = 32
                        ) -> tuple[np.ndarray, np.ndarray]:
     """Gain ``r`` and variance ``v`` of every configuration at a batch of nodes.
 
@@ -127,5 +125,5 @@ def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: n
         return np.bincount(slot, weights=values.ravel(), minlength=size).reshape(replicates + 1, n_nodes, 1)
 
     gains = expected_new(per_node(draws), per_node(draws > 0), per_node(draws == 1), per_node(draws ** 2),
-                         found[:, None], k, l, None if unfound is None else unfound[:, None])
+                         found[:, None], k, l)
     return gains[0], np.maximum(MIN_VARIANCE, gains[1:].var(axis=0))

@@ -107,8 +107,6 @@ class QueryPolicy:
         self.found = np.zeros(hierarchy.n_items, dtype=bool)
         self.found_in = np.zeros(n_nodes, dtype=np.int64)  # positives found in each node
         self.returns = np.zeros(hierarchy.n_items, dtype=np.int64)  # times each positive was returned
-        self.root_returns = np.zeros(hierarchy.n_items, dtype=np.int64)
-        self.root_queries = 0
         # strata of the remaining estimate: the nodes fixing the first j attributes, j = 0 .. all
         self.chain = hierarchy.item_node[:, [(1 << j) - 1 for j in range(len(hierarchy.attributes) + 1)]]
         self.node_size = np.bincount(hierarchy.item_node.ravel(), minlength=n_nodes)
@@ -173,9 +171,6 @@ class QueryPolicy:
         self.spent += query.cost
         self.round += 1
         self.returns[returned] += 1
-        if query.node == 0 and query.exclude.size == 0:
-            self.root_returns[returned] += 1
-            self.root_queries += 1
         self._add_exposure(query, returned)
         new = returned[~self.found[returned]]
         self.found[new] = True
@@ -185,7 +180,7 @@ class QueryPolicy:
         if returned.size < query.k:  # the node had no other positive outside the exclude list
             self.exhausted[self.hierarchy.below(query.node, np.flatnonzero(self.hierarchy.members(query.node)))] = True
         if self.name in ("crux", "greedy"):  # the baselines use no gains
-            self._update_gains(np.flatnonzero(self.expanded.any(axis=1)))
+            self._update_gains(np.union1d(below.ravel(), self.hierarchy.item_node[new].ravel()))
             self.gain[self.exhausted] = 0.0
             self.expanded[self.hierarchy.children(query.node)] = True
         if self.name == "crux":
@@ -226,24 +221,8 @@ class QueryPolicy:
     def _update_gains(self, nodes: np.ndarray) -> None:
         entry, _, counts = self.sample(nodes)
         rng = np.random.default_rng([self.seed, self.round])
-        import os
-        unfound = None
-        if os.environ.get("U16_ALLOC") and self.root_queries >= 2:
-            from .richness import RARE, chao1_unseen, rare_cv2, sample_coverage
-            from .remaining import COVERAGE_LIMIT, CV2_LIMIT
-            c = self.root_returns[self.root_returns > 0]
-            f = np.bincount(np.minimum(c, RARE + 1), minlength=RARE + 2)[1:RARE + 1]
-            n_c = float(c.sum()); cov = sample_coverage(n_c, f[0], f[1])
-            cv2 = max(c.size / cov * float(np.sum(c * (c - 1))) / (n_c * (n_c - 1)) - 1.0, 0.0) if cov > 0 and n_c > 1 else np.inf
-            trusted = cv2 <= CV2_LIMIT and f[1] >= 10
-            if os.environ.get("U16_DEBUG"): print("TRUST", self.root_queries, round(cv2, 2), round(cov, 2), trusted, c.size, (c==1).sum(), (c==2).sum())
-            if trusted:
-                r_total = c.size
-                n_total = r_total + float(chao1_unseen(self.root_queries, (c == 1).sum(), (c == 2).sum()))
-                r_v = np.bincount(self.hierarchy.item_node[self.root_returns > 0].ravel(), minlength=self.hierarchy.n_nodes)
-                unfound = np.maximum(r_v[nodes] * n_total / r_total - self.found_in[nodes], 0.0)
         self.gain[nodes], self.variance[nodes] = gain_with_variance(
-            entry, counts, self.found_in[nodes], self.k, self.l, rng, self.replicates, unfound)
+            entry, counts, self.found_in[nodes], self.k, self.l, rng, self.replicates)
 
     def eliminate(self) -> None:
         """Active: the expanded configurations whose upper bound per cost reaches the largest lower one."""
