@@ -6,6 +6,17 @@ budget spent when it was asked (below 30%, 30-70%, from 70%) and by the kind of 
 without exclude list, at the root with one, at an inner node, at a leaf (every attribute fixed).
 Populations as in ``discover_benchmark.py`` (same generator and seed).
 
+How good is each choice for one step?  With the popularities known, the true expected new positives of
+every configuration at every node follow from successive sampling
+(:meth:`~labelwise.discover.crowd.SimulatedCrowd.expected_new`, Rosén's order-sampling approximation).
+The *one-step ratio* of a query is its true expected new per cost over the best true expected new per
+cost among all affordable configurations at that moment (1: the best one-step choice).  The ``oracle``
+rows choose that best configuration every time (exclude lists drawn as the policy draws them): how far
+gain estimates alone could take a one-step-greedy policy.  The ``greedy, true counts`` rows run greedy
+with its own gains except where the exclude list holds every positive found at the node: there every
+answer is new, the gain is ``min(k, G)`` with ``G`` the node's true number of unfound positives, and that
+is what it is given (how much of the headroom is the unfound count alone).
+
 Prints a markdown table and writes ``benchmarks/out/discover_gain_calibration.json``.
 
     PYTHONPATH=src nice -n 10 python benchmarks/discover_gain_calibration.py --repeats 20
@@ -21,31 +32,52 @@ from pathlib import Path
 import numpy as np
 from discover_benchmark import HIERARCHIES, label, population, select_grid
 
-from labelwise.discover import CostModel, QueryPolicy
+from labelwise.discover import CostModel, Query, QueryPolicy
 from labelwise.discover.crowd import SimulatedCrowd
 
 OUT = Path(__file__).resolve().parent / "out"
 SHARES = (0.3, 0.7)  # budget-share bin edges
 SHARE_NAMES = ("<30%", "30-70%", ">=70%")
 KINDS = ("root, no exclude", "root, exclude", "inner", "leaf")
-POLICIES = ("crux", "greedy")
+POLICIES = ("crux", "greedy", "greedy, true counts", "oracle")
 DEFAULT_POPULATIONS = "small/skewed/zipf0,small/skewed/zipf1.5"
 COMMAND = ("PYTHONPATH=src nice -n 10 python benchmarks/discover_gain_calibration.py --repeats {repeats} "
            "--populations {populations}")
 
 
-def calibration_run(policy: QueryPolicy, crowd: SimulatedCrowd, budget: float, seed: int) -> np.ndarray:
-    """One run until the budget is spent: per query ``(budget share, kind, predicted, realized)``."""
+def calibration_run(policy: QueryPolicy, crowd: SimulatedCrowd, budget: float, seed: int, mode: str = ""
+                    ) -> tuple[np.ndarray, int]:
+    """One run until the budget is spent: per query ``(budget share, kind, predicted, realized, one-step ratio)``,
+    and the distinct positives found at the end.  ``mode``: ``oracle`` chooses the best true configuration every
+    time; ``counts`` gives the policy the true gain of the configurations whose exclude list holds every
+    positive found at their node."""
     rng = np.random.default_rng([seed, 1])
     depth = policy.hierarchy.depth()
     leaf = len(policy.hierarchy.attributes)
     rows = []
-    while (query := policy.choose(budget - policy.spent, rng)) is not None:
+    while True:
+        affordable = policy.price <= budget - policy.spent + 1e-12
+        rate = np.where(affordable, crowd.expected_new(policy.found, policy.k, policy.l) / policy.price, -np.inf)
+        if mode == "counts":
+            unfound = crowd.positives[~policy.found[crowd.positives]]
+            left = np.bincount(policy.hierarchy.item_node[unfound].ravel(), minlength=policy.hierarchy.n_nodes)
+            everything = policy.l[None, :] >= policy.found_in[:, None]
+            policy.gain[everything] = np.minimum(policy.k[None, :], left[:, None])[everything]
+        if mode == "oracle":
+            node, config = np.unravel_index(int(np.argmax(rate)), rate.shape)
+            query = None if not affordable.any() else Query(
+                int(node), int(config), int(policy.k[config]), policy.exclude_list(int(node), int(policy.l[config]), rng),
+                float(policy.price[node, config]))
+        else:
+            query = policy.choose(budget - policy.spent, rng)
+        if query is None:
+            break
         share = policy.spent / budget
         predicted = float(policy.gain[query.node, query.config])
         kind = (0 if query.exclude.size == 0 else 1) if query.node == 0 else (3 if depth[query.node] == leaf else 2)
-        rows.append((share, kind, predicted, policy.record(query, crowd.answer(query, rng))))
-    return np.array(rows, dtype=float).reshape(-1, 4)
+        ratio = rate[query.node, query.config] / rate.max() if rate.max() > 0 else 1.0
+        rows.append((share, kind, predicted, policy.record(query, crowd.answer(query, rng)), ratio))
+    return np.array(rows, dtype=float).reshape(-1, 5), int(policy.found.sum())
 
 
 def calibration(name: str, sizes: str, zipf: float, repeats: int, seed: int) -> dict:
@@ -53,19 +85,37 @@ def calibration(name: str, sizes: str, zipf: float, repeats: int, seed: int) -> 
     levels, n_items, budget = HIERARCHIES[name]
     hierarchy, positive, popularity = population(levels, n_items, sizes, zipf, seed)
     crowd = SimulatedCrowd(hierarchy, positive, popularity)
-    cells = []
+    cells, ratios = [], []
+    found = {}
     for policy in POLICIES:
-        rows = np.vstack([calibration_run(QueryPolicy(hierarchy, CostModel(), policy, seed=seed + r), crowd,
-                                          budget, seed + r) for r in range(repeats)])
-        share_bin = np.searchsorted(SHARES, rows[:, 0], side="right")
+        # the oracle and the true counts keep the state of a greedy run
+        mode = {"oracle": "oracle", "greedy, true counts": "counts"}.get(policy, "")
+        runs = [calibration_run(QueryPolicy(hierarchy, CostModel(), policy if not mode else "greedy", seed=seed + r),
+                                crowd, budget, seed + r, mode) for r in range(repeats)]
+        rows = np.vstack([run[0] for run in runs])
+        ends = np.array([run[1] for run in runs], dtype=float)
+        found[policy] = {"mean": float(ends.mean()), "se": float(ends.std(ddof=1) / np.sqrt(repeats))}
+        share_bin = share_bin_of(rows)
         for b, share_name in enumerate(SHARE_NAMES):
+            pick = share_bin == b
+            if pick.any():
+                ratios.append({"policy": policy, "share": share_name, "queries": int(pick.sum()),
+                               "one_step_ratio": float(rows[pick, 4].mean()),
+                               "one_step_ratio_se": float(rows[pick, 4].std() / np.sqrt(pick.sum()))})
+        for b, share_name in enumerate(SHARE_NAMES if not mode else ()):  # predictions of the policy's own gains only
             for k, kind in enumerate(KINDS):
                 pick = (share_bin == b) & (rows[:, 1] == k)
                 if pick.any():
                     cells.append({"policy": policy, "share": share_name, "kind": kind, "queries": int(pick.sum()),
                                   "predicted": float(rows[pick, 2].mean()), "realized": float(rows[pick, 3].mean()),
                                   "realized_se": float(rows[pick, 3].std() / np.sqrt(pick.sum()))})
-    return {"hierarchy": name, "node_sizes": sizes, "zipf": zipf, "cells": cells}
+    return {"hierarchy": name, "node_sizes": sizes, "zipf": zipf, "budget": budget, "cells": cells,
+            "one_step": ratios, "found": found}
+
+
+def share_bin_of(rows: np.ndarray) -> np.ndarray:
+    """The budget-share bin of each query row."""
+    return np.searchsorted(SHARES, rows[:, 0], side="right")
 
 
 def calibration_table(data: dict) -> str:
@@ -75,6 +125,20 @@ def calibration_table(data: dict) -> str:
         for c in p["cells"]:
             rows.append(f"| {label(p)} | {c['policy']} | {c['share']} | {c['kind']} | {c['queries']} | "
                         f"{c['predicted']:.2f} | {c['realized']:.2f} ({c['realized_se']:.2f}) |")
+    return "\n".join(rows)
+
+
+def one_step_table(data: dict) -> str:
+    """Per population and policy: mean one-step ratio by budget share, and the positives found at the end."""
+    rows = ["| population | policy | " + " | ".join(f"one-step ratio {name}" for name in SHARE_NAMES)
+            + " | found at the end (s.e.) |", "|" + "---|" * (3 + len(SHARE_NAMES))]
+    for p in data["populations"]:
+        for policy in POLICIES:
+            cells = {c["share"]: f"{c['one_step_ratio']:.2f} ({c['one_step_ratio_se']:.2f})"
+                     for c in p["one_step"] if c["policy"] == policy}
+            end = p["found"][policy]
+            rows.append(f"| {label(p)} | {policy} | " + " | ".join(cells.get(name, "") for name in SHARE_NAMES)
+                        + f" | {end['mean']:.1f} ({end['se']:.1f}) |")
     return "\n".join(rows)
 
 
@@ -88,6 +152,15 @@ def summary_section(data: dict) -> str:
          "spent and the kind of query (a leaf fixes every attribute). Populations as in the discovery benchmark."),
         "",
         calibration_table(data),
+        "",
+        ("One-step ratio: the true expected new positives per cost of the query asked over the best among all "
+         "affordable configurations then (popularities known; successive sampling by Rosén's order-sampling "
+         "approximation), mean over the queries (s.e.), and the distinct positives found at the full budget. "
+         "`oracle` always asks the best one: a one-step-greedy policy with exact gains. `greedy, true counts`: "
+         "greedy given the true gain only where the exclude list holds every positive found at the node (there "
+         "every answer is new: min(k, the node's unfound positives))."),
+        "",
+        one_step_table(data),
         "",
         f"Reproduce: `{COMMAND.format(repeats=data['repeats'], populations=data['population_names'])}`",
     ])

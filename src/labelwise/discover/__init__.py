@@ -13,6 +13,7 @@ query over a hierarchy of the domain.
 * :mod:`.costs`: the cost model and the allowed configurations;
 * :mod:`.policy`: the CRUX policy and the ``greedy``, ``root`` and ``random`` baselines;
 * :mod:`.crowd`, :mod:`.simulate`: a simulated crowd and repeated runs;
+* :mod:`.successive`: the expected new positives of a query when the popularities are known (order sampling);
 * :mod:`.store`, :mod:`.session`: the resumable session file.
 """
 

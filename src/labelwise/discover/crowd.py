@@ -6,6 +6,7 @@ import numpy as np
 
 from .hierarchy import Hierarchy
 from .policy import Query
+from .successive import RaceRows, expected_new, race_time
 
 __all__ = ["SimulatedCrowd"]
 
@@ -31,7 +32,8 @@ class SimulatedCrowd:
     def __init__(self, hierarchy: Hierarchy, positive: np.ndarray, popularity: np.ndarray) -> None:
         self.hierarchy = hierarchy
         self.positives = np.flatnonzero(positive)
-        self.log_weight = np.log(np.asarray(popularity, dtype=float)[self.positives])
+        self.weight = np.asarray(popularity, dtype=float)[self.positives]
+        self.log_weight = np.log(self.weight)
 
     def answer(self, query: Query, rng: np.random.Generator) -> np.ndarray:
         """The item indices returned to ``query`` (fewer than ``k`` when the node has fewer eligible)."""
@@ -42,3 +44,26 @@ class SimulatedCrowd:
             return np.zeros(0, dtype=np.int64)
         top = np.argpartition(-keys, take - 1)[:take]
         return self.positives[top]
+
+    def expected_new(self, found: np.ndarray, k: np.ndarray, l: np.ndarray) -> np.ndarray:
+        """Expected new positives of every configuration ``(k, l)`` at every node, the popularities known.
+
+        The order-sampling approximation of :mod:`.successive` over each node's positives: the found ones
+        (``found``: boolean over the items) each eligible with chance ``1 - min(1, l / F)``, the unfound ones
+        with their own weights.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(n_nodes, n_configs)``.
+        """
+        hierarchy = self.hierarchy
+        nodes = hierarchy.item_node[self.positives]  # (positives, masks)
+        is_found = np.broadcast_to(found[self.positives][:, None], nodes.shape)
+        weight = np.broadcast_to(self.weight[:, None], nodes.shape)
+        found_in = np.bincount(nodes[is_found], minlength=hierarchy.n_nodes)[:, None]
+        listed = np.divide(l[None, :], found_in, out=np.ones((hierarchy.n_nodes, l.size)), where=found_in > 0)
+        unfound = ~is_found
+        rows = RaceRows(hierarchy.n_nodes, nodes[is_found], weight[is_found], 1.0 - np.minimum(1.0, listed),
+                        nodes[unfound], weight[unfound], np.ones(int(unfound.sum())), k)
+        return expected_new(rows, race_time(rows))
