@@ -49,6 +49,7 @@ import numpy as np
 
 from .designs import DESIGNS, Design, make_design
 from .measures import Measure
+from .planning_cache import session_pilot_curves
 from .planning_pilots import (
     PILOT_LABELS,
     PILOT_MARKS,
@@ -328,7 +329,7 @@ def plan_session(session: Session, half_width: float, measure: Measure | None = 
     target = measure or session.measure
     n, pool, design = session.n_labels, session.pool, session.design
     v0 = per_label_variance(session.estimate(measure, level), pool.n_items, design.with_replacement)
-    curves_of = lambda runs: pilot_curves(pool, target, design, session.budget, pilot_seed, runs)
+    curves_of = lambda runs: session_pilot_curves(session, target, pilot_seed, runs)  # kept in the session file
     if n < PILOT_LABELS or not np.isfinite(v0):
         total, low, high = _pilot_plan(pool, design, curves_of(PILOT_RUNS), half_width, level)
     else:
