@@ -60,11 +60,12 @@ def session_pilot_curves(session: Session, measure: Measure, seed: int, runs: in
     there (:func:`pilot_cache_key`) and stored when more runs were made."""
     key = None if session.store is None else pilot_cache_key(session, measure, seed)
     args = (session.pool, measure, session.design, session.budget, seed)
-    stored = None if key is None else session.store.cached(key)
+    raw = None if key is None else session.store.cached(key)
+    stored = None if raw is None else decode_array(raw)
     if stored is not None:
-        remember_pilot_curves(*args, decode_array(stored))
+        remember_pilot_curves(*args, stored)
     curves = pilot_curves(*args, runs)
-    if key is not None and (stored is None or len(curves) > len(decode_array(stored))):
+    if key is not None and (stored is None or len(curves) > len(stored)):
         try:
             session.store.put_cache(key, encode_array(curves))
         except StoreError:  # a file this process may not write (read-only, busy): the plan stands, not kept
