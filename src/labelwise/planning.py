@@ -8,17 +8,21 @@ labeled).  The plan projects ``V(n)`` from pilot runs of the design (:mod:`label
 
 * the pilot runs like the session -- those whose variance at ``n0`` lies within a factor :data:`NEAR` of the
   session's own ``V0 = n0 (h / z)^2`` (``h`` the half-width of its interval, divided by ``1 - n0 / N`` without
-  replacement) -- are the runs whose pseudo-truth resembles the labels seen.  ``V(n)`` is their central curve
+  replacement) -- are the runs whose pseudo-truth resembles the labels seen.  Their central curve ``C``
   (:func:`central_projection`: per mark a trimmed mean of ``log V``, interpolated in ``log n``, beyond the last
-  mark falling with the runs' local slope) when at least :data:`MIN_NEAR` runs are like the session and the
-  curve lies within a factor :data:`AGREEMENT` of ``V0``.  One session's variance after a few hundred labels is
-  noisy on an imbalanced pool (whether a rare outcome was drawn yet), so it picks the runs, not the level;
+  mark falling with the runs' local slope) is followed when at least :data:`MIN_NEAR` runs are like the session
+  and it lies within a factor :data:`AGREEMENT` of ``V0``.  It gives the shape, the session the level for the
+  share of the labels it already holds (:func:`nested_projection`): ``V(n) = w V0 C(n) / C(n0) + (1 - w) C(n)``
+  with ``w = n0 / n``;
 * the runs double (:func:`pilot_projection`) while the central curve's standard error is above
   :data:`CENTRAL_SE`: on a pool with few positives the runs' curves lie far apart and the central curve of 8
   depends on which were drawn;
-* otherwise the probabilities are off: ``V(n) = V1 (n / n0)^b`` from the session's own variance ``V1``, the geometric mean over its
-  last batches (:func:`~labelwise.planning_pilots.recent_variance`), the pilots' slope ``b`` trusted only down
-  to :data:`MODEST_DECAY`;
+* otherwise, or when the session's labels contradict the pool's probabilities (their standardized surprise
+  :func:`~labelwise.planning_pilots.calibration_surprise` above :data:`MISCALIBRATED`: pilot runs drawn from
+  over-confident probabilities see too few surprises and understate the variance), the probabilities are off:
+  ``V(n) = V1 (n / n0)^b`` from the session's own variance ``V1``, the geometric mean over its last batches
+  (:func:`~labelwise.planning_pilots.recent_variance`), the pilots' slope ``b`` trusted only down to
+  :data:`MODEST_DECAY`;
 * a projection that has the half-width reached already while the session's interval is still wider gives way
   to the session's own variance (:func:`present_projection`): the present is known;
 * before :data:`~labelwise.planning_pilots.PILOT_LABELS` labels, each pilot run's own curve.
@@ -45,11 +49,13 @@ import numpy as np
 
 from .designs import DESIGNS, Design, make_design
 from .measures import Measure
+from .planning_cache import session_pilot_curves
 from .planning_pilots import (
     PILOT_LABELS,
     PILOT_MARKS,
     PILOT_RUNS,
     anchor,
+    calibration_surprise,
     decay_slope,
     finite_population_factor,
     log_variance,
@@ -66,6 +72,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AGREEMENT",
     "MIN_NEAR",
+    "MISCALIBRATED",
     "MODEST_DECAY",
     "NEAR",
     "Plan",
@@ -73,6 +80,7 @@ __all__ = [
     "central_projection",
     "labels_for",
     "like_session",
+    "nested_projection",
     "pilot_projection",
     "plan_designs",
     "plan_session",
@@ -98,6 +106,10 @@ CENTRAL_SE = 0.1
 TRIM = 0.25
 #: Steepest decay slope taken from pilot runs whose variance disagrees with the session's.
 MODEST_DECAY = -0.5
+#: Standardized surprise of the session's labels under the pool's probabilities
+#: (:func:`~labelwise.planning_pilots.calibration_surprise`, about standard normal where they are calibrated)
+#: above which the pilot runs drawn from those probabilities are not followed.
+MISCALIBRATED = 4.0
 #: Grid points on ``[1, N]`` (geometric) where :func:`labels_for` looks for the first crossing.
 GRID_POINTS = 2048
 #: Session-file cache key of the half-width a plan aims at (``labelwise plan SESSION`` stores it).
@@ -161,19 +173,25 @@ def labels_for(projection: Projection, half_width: float, level: float, n_items:
 
 
 class Projection(NamedTuple):
-    """The per-label variance the plan projects: ``V = exp(log_v)`` at the label counts ``marks``,
+    """The per-label variance the plan projects: ``C = exp(log_v)`` at the label counts ``marks``,
     interpolated in ``log n`` between them (the first value before the first mark), falling as
-    ``n^slope`` beyond the last; one run's ``log V`` varies by ``spread`` (standard deviation)."""
+    ``n^slope`` beyond the last; one run's ``log V`` varies by ``spread`` (standard deviation).  With
+    ``level_at = n0 > 0`` the session's level ``level_ratio C(n0)`` holds for the share ``w = min(n0 / n, 1)``
+    of the labels: ``V(n) = C(n) (w level_ratio + 1 - w)`` (:func:`nested_projection`)."""
 
     marks: tuple[float, ...]
     log_v: tuple[float, ...]
     slope: float
     spread: float = 0.0
+    level_at: float = 0.0
+    level_ratio: float = 1.0
 
     def variance(self, n: np.ndarray) -> np.ndarray:
         """``V(n)`` at label counts ``n``."""
         x, marks, log_v = np.log(n), np.log(self.marks), np.asarray(self.log_v, dtype=float)
-        return np.exp(np.where(x <= marks[-1], np.interp(x, marks, log_v), log_v[-1] + self.slope * (x - marks[-1])))
+        curve = np.exp(np.where(x <= marks[-1], np.interp(x, marks, log_v), log_v[-1] + self.slope * (x - marks[-1])))
+        share = np.minimum(self.level_at / n, 1.0)
+        return curve * (share * self.level_ratio + 1 - share)
 
     def scaled(self, log_factor: float) -> Projection:
         """The projection with every variance times ``exp(log_factor)``."""
@@ -238,6 +256,19 @@ def pilot_projection(v0: float, n: int, curves_of: Callable[[int], np.ndarray]) 
         runs *= 2
 
 
+def nested_projection(central: Projection, v0: float, n: int) -> Projection:
+    """The pilots' central curve ``C`` at the session's level for the share of the labels it holds:
+    ``V(m) = w V0 C(m) / C(n) + (1 - w) C(m)`` with ``w = min(n / m, 1)``.
+
+    A variance estimated from nested draws is the mean of its draws' contributions, so given the first ``n``
+    its expectation at ``m`` labels is ``n / m`` times theirs plus ``1 - n / m`` times the expectation of the new
+    draws': the session's own variance ``V0`` (the pilots' shape ``C(m) / C(n)`` carrying it along an adaptive
+    design's decay) and the pilots' curve.  Near ``n`` the session's level decides, far beyond it the pilots'.
+    """
+    ratio = float(np.exp(log_variance(v0) - log_variance(central.variance(np.array([float(n)])))[0]))
+    return central._replace(level_at=float(n), level_ratio=ratio)
+
+
 def present_projection(projection: Projection, v0: float, n: int, half_width: float, level: float, n_items: int,
                        with_replacement: bool) -> Projection:
     """``projection``, unless it has ``half_width`` reached by ``n`` labels while the session's interval (its
@@ -252,10 +283,9 @@ def _count(n: float, n_items: int) -> int:
     return n_items if not np.isfinite(n) else math.ceil(n)
 
 
-def _pilot_plan(pool: Pool, measure: Measure, design: Design, half_width: float, level: float, budget: int | None,
-                seed: int = 0) -> tuple[float, float, float]:
-    """(median, low, high) of the labels the pilot runs project, each along its own curve."""
-    curves = pilot_curves(pool, measure, design, budget, seed)
+def _pilot_plan(pool: Pool, design: Design, curves: np.ndarray, half_width: float,
+                level: float) -> tuple[float, float, float]:
+    """(median, low, high) of the labels the pilot runs (``curves``) project, each along its own curve."""
     marks = np.array(PILOT_MARKS[:curves.shape[1]], dtype=float)
     slope = decay_slope(curves, anchor(curves))
     needs = [labels_for(Projection(tuple(marks[known]), tuple(log_variance(run[known])), slope), half_width, level,
@@ -282,7 +312,8 @@ def plan_designs(pool: Pool, measure: Measure, half_width: float, level: float =
     for name in designs or sorted(DESIGNS):
         design = make_design(name, pool)
         try:
-            total, low, high = _pilot_plan(pool, measure, design, half_width, level, None, seed)
+            total, low, high = _pilot_plan(pool, design, pilot_curves(pool, measure, design, None, seed), half_width,
+                                           level)
         except ValueError:  # a design that does not run on this pool (e.g. oasis on a multi-class pool)
             if designs:
                 raise
@@ -298,12 +329,15 @@ def plan_session(session: Session, half_width: float, measure: Measure | None = 
     target = measure or session.measure
     n, pool, design = session.n_labels, session.pool, session.design
     v0 = per_label_variance(session.estimate(measure, level), pool.n_items, design.with_replacement)
+    curves_of = lambda runs: session_pilot_curves(session, target, pilot_seed, runs)  # kept in the session file
     if n < PILOT_LABELS or not np.isfinite(v0):
-        total, low, high = _pilot_plan(pool, target, design, half_width, level, session.budget, pilot_seed)
+        total, low, high = _pilot_plan(pool, design, curves_of(PILOT_RUNS), half_width, level)
     else:
-        curves_of = lambda runs: pilot_curves(pool, target, design, session.budget, pilot_seed, runs)
-        projection = pilot_projection(v0, n, curves_of)
-        if projection is None:  # the pool's probabilities are off
+        calibrated = calibration_surprise(session) <= MISCALIBRATED
+        projection = pilot_projection(v0, n, curves_of) if calibrated else None
+        if projection is not None:
+            projection = nested_projection(projection, v0, n)
+        else:  # the pool's probabilities are off
             everyone = central_projection(curves_of(PILOT_RUNS), n)
             projection = power_law(recent_variance(session, measure, level), n, max(everyone.slope, MODEST_DECAY),
                                    everyone.spread)

@@ -32,11 +32,13 @@ __all__ = [
     "PILOT_MARKS",
     "PILOT_RUNS",
     "RECENT_BATCHES",
+    "calibration_surprise",
     "decay_slope",
     "finite_population_factor",
     "per_label_variance",
     "pilot_curves",
     "recent_variance",
+    "remember_pilot_curves",
     "rotated_labels",
     "rotation",
     "run_variances",
@@ -100,6 +102,19 @@ def rotated_labels(cdf: np.ndarray, offset: np.ndarray, run: int) -> np.ndarray:
     return (u[:, None] > cdf[:, :-1]).sum(axis=1)
 
 
+def _cache_key(measure: Measure, design: Design, budget: int | None, seed: int) -> tuple:
+    return measure, json.dumps(design.spec(), sort_keys=True), budget, seed
+
+
+def remember_pilot_curves(pool: Pool, measure: Measure, design: Design, budget: int | None, seed: int,
+                          curves: np.ndarray) -> None:
+    """Hand :func:`pilot_curves` runs made before (e.g. read from a session file), unless it holds as many."""
+    cache = _pilots.setdefault(pool, {})
+    key = _cache_key(measure, design, budget, seed)
+    if len(cache.get(key, ())) < len(curves):
+        cache[key] = curves
+
+
 def pilot_curves(pool: Pool, measure: Measure, design: Design, budget: int | None = None, seed: int = 0,
                  runs: int = PILOT_RUNS) -> np.ndarray:
     """Per-label variances ``(runs, marks)`` of pilot runs against labels drawn from the pool's probabilities.
@@ -110,7 +125,7 @@ def pilot_curves(pool: Pool, measure: Measure, design: Design, budget: int | Non
     """
     from .session import Session  # the session imports this module's users
 
-    key = (measure, json.dumps(design.spec(), sort_keys=True), budget, seed)
+    key = _cache_key(measure, design, budget, seed)
     cache = _pilots.setdefault(pool, {})
     made = len(cache[key]) if key in cache else 0
     if made >= runs:
@@ -177,3 +192,28 @@ def recent_variance(session: Session, measure: Measure | None, level: float) -> 
     return float(np.exp(np.mean(np.log(v)))) if v.size else math.nan
 
 
+
+
+def calibration_surprise(session: Session) -> float:
+    """How far the session's labels contradict the pool's probabilities, which the pilot runs draw from: the
+    surprise ``S = -sum_i log p(y_i | x_i)`` over the labeled items, standardized by its mean ``sum_i H(p_i)``
+    and variance ``sum_i Var(log p(y | x_i))`` were each label drawn from ``p(. | x_i)`` (about a standard
+    normal then, even under an adaptive design: an item's draw depends on the labels before it, not on its
+    own); ``inf`` when a label has probability 0.  Over-confident probabilities score far above 0.
+    """
+    sample = session.sample()
+    keep = np.ones(len(sample.labels), dtype=bool) if sample.excluded is None else ~sample.excluded
+    items, first = np.unique(sample.draws.items[keep], return_index=True)  # each labeled item once
+    labels = sample.labels[keep][first]
+    prior = score_prior(session.pool, items=items)
+    with np.errstate(divide="ignore"):
+        log_p = np.log(prior)
+    if not np.isfinite(log_p[np.arange(items.size), labels]).all():
+        return math.inf
+    finite = np.where(prior > 0, log_p, 0.0)  # 0 log 0 = 0
+    entropy = -(prior * finite).sum(axis=1)
+    spread = (prior * finite**2).sum(axis=1) - entropy**2
+    excess = float(-log_p[np.arange(items.size), labels].sum() - entropy.sum())
+    if spread.sum() <= 0:  # every labeled item certain, and each label the certain one
+        return 0.0
+    return excess / math.sqrt(float(spread.sum()))

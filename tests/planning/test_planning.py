@@ -18,6 +18,7 @@ from labelwise.planning import (
     CENTRAL_SE,
     MAX_PILOT_RUNS,
     MIN_NEAR,
+    MISCALIBRATED,
     MODEST_DECAY,
     NEAR,
     TRIM,
@@ -25,6 +26,7 @@ from labelwise.planning import (
     central_projection,
     labels_for,
     like_session,
+    nested_projection,
     pilot_projection,
     plan_designs,
     power_law,
@@ -35,6 +37,7 @@ from labelwise.planning_pilots import (
     PILOT_MARKS,
     PILOT_RUNS,
     RECENT_BATCHES,
+    calibration_surprise,
     decay_slope,
     per_label_variance,
     pilot_curves,
@@ -182,7 +185,7 @@ def test_a_projection_behind_the_present_gives_way_to_the_sessions_own_variance(
     # the session's own constant variance, n = z^2 0.25 / 0.05^2; a steep slope is trusted only to MODEST_DECAY
     ahead = power_law(0.01, 200, 0.0, 0.3)
     own = present_projection(ahead, 0.25, 200, 0.05, 0.95, 10**6, True)
-    assert own == ((200.0,), pytest.approx((math.log(0.25),)), 0.0, 0.3)
+    assert own == ((200.0,), pytest.approx((math.log(0.25),)), 0.0, 0.3, 0.0, 1.0)
     assert labels_for(own, 0.05, 0.95, 10**6, True) == pytest.approx(Z**2 * 0.25 / 0.05**2, abs=0.5)
     assert present_projection(power_law(0.01, 200, -2.0), 0.25, 200, 0.05, 0.95, 10**6, True).slope == MODEST_DECAY
     # a projection not yet there, or a session already narrower: unchanged
@@ -244,8 +247,10 @@ def test_session_plan_follows_the_pilot_runs_like_it(pool):
     plan = session.labels_needed(0.02)
     lo, hi = est.interval()
     V = est.n_labels * ((hi[0] - lo[0]) / (2 * Z)) ** 2  # the interval's half-width is z sqrt(V / n)
-    projection = pilot_projection(V, 400, lambda runs: pilot_curves(pool, measure, session.design, 400, 0, runs))
-    assert projection is not None  # calibrated probabilities: the pilot runs are like the session
+    assert calibration_surprise(session) <= MISCALIBRATED  # calibrated probabilities
+    central = pilot_projection(V, 400, lambda runs: pilot_curves(pool, measure, session.design, 400, 0, runs))
+    assert central is not None  # the pilot runs are like the session: their shape, the session's level
+    projection = nested_projection(central, V, 400)
     # the range: one run's log V one standard deviation either side
     need = [math.ceil(labels_for(projection.scaled(f), 0.02, 0.95, pool.n_items, True)) - 400
             for f in (0, -projection.spread, projection.spread)]

@@ -1,0 +1,73 @@
+"""Pilot runs kept in the session file, so that ``labelwise plan SESSION`` does not redo them on every call.
+
+:func:`~labelwise.planning_pilots.pilot_curves` keeps a design's pilot curves in memory, per pool object; a
+command-line call opens the session afresh and would run them again (up to 32 sessions of the design).
+:func:`session_pilot_curves` stores them in the session's SQLite file under a key that digests everything
+they depend on -- labelwise's code, the pool's arrays, the measure, the design, the budget and the pilot
+seed -- so a changed pool (``add_system``), design, measure or code reads another key and runs them anew:
+a stale entry is never read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .measures import Measure
+from .planning_pilots import pilot_curves, remember_pilot_curves
+from .pool import Pool
+from .session_file import _setup_tag
+from .store import StoreError
+from .store.codec import decode_array, encode_array
+
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = ["PILOT_KEY_PREFIX", "pilot_cache_key", "pool_digest", "session_pilot_curves"]
+
+#: Prefix of the session-file cache keys of pilot curves.
+PILOT_KEY_PREFIX = "pilots "
+
+
+def pool_digest(pool: Pool) -> str:
+    """SHA-256 over the pool's arrays (ids, outputs, features: what a design and the pilot labels read) and
+    its class and system names."""
+    digest = hashlib.sha256(json.dumps([pool.n_classes, list(pool.system_names)]).encode())
+    for name in ("item_ids", "preds", "scores", "probs", "features"):
+        arr = getattr(pool, name)
+        digest.update(name.encode() + (b"-" if arr is None else f"{arr.dtype.str}{arr.shape}".encode()))
+        if arr is not None:  # object ids as their joined text, numbers as their bytes
+            digest.update(encode_array(arr) if arr.dtype == object else np.ascontiguousarray(arr).tobytes())
+    return digest.hexdigest()
+
+
+def pilot_cache_key(session: Session, measure: Measure, seed: int) -> str | None:
+    """The cache key of the session's pilot curves toward ``measure`` drawn with ``seed``; ``None`` for a
+    user-defined measure (no spec to digest)."""
+    spec = measure.spec()
+    if spec is None:
+        return None
+    parts = json.dumps([spec, session.design.spec(), session.budget, seed], sort_keys=True, default=str)
+    digest = hashlib.sha256(_setup_tag() + pool_digest(session.pool).encode() + parts.encode())
+    return PILOT_KEY_PREFIX + digest.hexdigest()
+
+
+def session_pilot_curves(session: Session, measure: Measure, seed: int, runs: int) -> np.ndarray:
+    """:func:`~labelwise.planning_pilots.pilot_curves` of the session's design, read from its file when stored
+    there (:func:`pilot_cache_key`) and stored when more runs were made."""
+    key = None if session.store is None else pilot_cache_key(session, measure, seed)
+    args = (session.pool, measure, session.design, session.budget, seed)
+    raw = None if key is None else session.store.cached(key)
+    stored = None if raw is None else decode_array(raw)
+    if stored is not None:
+        remember_pilot_curves(*args, stored)
+    curves = pilot_curves(*args, runs)
+    if key is not None and (stored is None or len(curves) > len(stored)):
+        try:
+            session.store.put_cache(key, encode_array(curves))
+        except StoreError:  # a file this process may not write (read-only, busy): the plan stands, not kept
+            pass
+    return curves

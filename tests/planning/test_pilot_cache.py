@@ -1,0 +1,87 @@
+"""Pilot runs kept in the session file (:mod:`labelwise.planning_cache`): read back, never stale."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from labelwise import planning_cache, planning_pilots
+from labelwise.cli import app
+from labelwise.datasets import make_pool
+from labelwise.measures import make_measure
+from labelwise.planning_cache import pilot_cache_key
+from labelwise.session import Session
+from labelwise.store.codec import decode_array, encode_array
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def pool():
+    return make_pool(3000, prevalence=0.2, separation=2.5, seed=12)
+
+
+@pytest.fixture
+def session_file(tmp_path, write_pool_csv, pool) -> Path:
+    """A passive session with 300 labels, given in batches of 50."""
+    path = tmp_path / "s.lw"
+    pool_csv = write_pool_csv(pool, tmp_path / "pool.csv", labels=False)
+    assert runner.invoke(app, ["init", str(pool_csv), "-s", str(path), "-d", "passive"]).exit_code == 0
+    with Session.open(path) as s:
+        for _ in range(6):
+            ids = s.next_batch(50)
+            s.add_labels(ids, pool.labels[pool.positions(ids)])
+    return path
+
+
+@pytest.fixture
+def pilot_runs(monkeypatch) -> list[int]:
+    """Counts the pilot runs made (one pseudo ground truth each)."""
+    made = []
+    draw = planning_pilots.rotated_labels
+
+    def counting(cdf, offset, run):
+        made.append(run)
+        return draw(cdf, offset, run)
+
+    monkeypatch.setattr(planning_pilots, "rotated_labels", counting)
+    return made
+
+
+def test_a_second_plan_command_reads_the_pilots_the_first_stored(session_file, pilot_runs):
+    first = runner.invoke(app, ["plan", str(session_file), "--half-width", "0.02", "--json"])
+    assert first.exit_code == 0, first.output
+    runs = len(pilot_runs)
+    assert runs >= planning_pilots.PILOT_RUNS
+    second = runner.invoke(app, ["plan", str(session_file), "--half-width", "0.02", "--json"])
+    assert len(pilot_runs) == runs  # no pilot run made again
+    assert json.loads(second.stdout) == json.loads(first.stdout)
+
+
+def test_a_stale_entry_is_never_read(session_file, pool, monkeypatch):
+    with Session.open(session_file) as s:
+        fresh = s.labels_needed(0.05)
+        key = pilot_cache_key(s, s.measure, 0)
+        # plant pilot curves three times as high under the session's key: the next plan reads them
+        s.store.put_cache(key, encode_array(3 * decode_array(s.store.cached(key))))
+    with Session.open(session_file) as s:
+        assert s.labels_needed(0.05).labels_needed > fresh.labels_needed
+    # the same file under other code: another key, the planted curves are not read
+    monkeypatch.setattr(planning_cache, "_setup_tag", lambda: b"setup other code\n")
+    with Session.open(session_file) as s:
+        assert pilot_cache_key(s, s.measure, 0) != key
+        assert s.labels_needed(0.05) == fresh
+
+
+def test_the_key_changes_with_everything_the_pilots_depend_on(session_file, pool):
+    with Session.open(session_file) as s:
+        key = pilot_cache_key(s, s.measure, 0)
+        assert pilot_cache_key(s, s.measure, 0) == key  # the same inputs: the same key
+        assert pilot_cache_key(s, s.measure, 1) != key  # another pilot seed
+        assert pilot_cache_key(s, make_measure("precision", s.pool), 0) != key  # another measure
+        s.add_system("second", (pool.probs[:, 0] > 0.3).astype(int), probs=np.clip(pool.probs[:, 0] + 0.1, 0, 1))
+        assert pilot_cache_key(s, s.measure, 0) != key  # another pool
