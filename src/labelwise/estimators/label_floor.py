@@ -31,7 +31,8 @@ from .intervals import agresti_coull_floor
 __all__ = ["floor_stratum_covariance", "label_variance_floor", "stratum_slope_moments"]
 
 
-def stratum_slope_moments(measure: Measure, outputs: Outputs, strata: np.ndarray, n_strata: int) -> np.ndarray:
+def stratum_slope_moments(measure: Measure, outputs: Outputs, strata: np.ndarray, n_strata: int,
+                          counts: np.ndarray | None = None) -> np.ndarray:
     """Each stratum's mean of ``b_j b_j^T`` over all its items, ``b_j = l(x_j, 1) - l(x_j, 0)`` (how an
     item's loss moves with its binary label), shape ``(K, d, d)``.
 
@@ -39,18 +40,21 @@ def stratum_slope_moments(measure: Measure, outputs: Outputs, strata: np.ndarray
     ----------
     measure : Measure
     outputs : Outputs
-        The systems' outputs on every item of the pool.
-    strata : ndarray of int, shape (N,)
-        Every item's stratum.
+        The systems' outputs on every item of the pool (or on one item per block of alike items).
+    strata : ndarray of int, shape (n,)
+        Every item's (block's) stratum.
     n_strata : int
+    counts : ndarray, shape (n,), optional
+        Items each row stands for (default 1).
     """
     n = len(outputs)
+    w = np.ones(n) if counts is None else np.asarray(counts, dtype=float)
     b = measure.loss(outputs, np.ones(n, dtype=np.int64)) - measure.loss(outputs, np.zeros(n, dtype=np.int64))
     d = b.shape[1]
     outer = (b[:, :, None] * b[:, None, :]).reshape(n, d * d)
-    sums = np.stack([np.bincount(strata, weights=col, minlength=n_strata) for col in outer.T], axis=1)
-    sizes = np.maximum(np.bincount(strata, minlength=n_strata), 1)
-    return (sums / sizes[:, None]).reshape(n_strata, d, d)
+    sums = np.stack([np.bincount(strata, weights=w * col, minlength=n_strata) for col in outer.T], axis=1)
+    sizes = np.bincount(strata, weights=w, minlength=n_strata)
+    return (sums / np.maximum(sizes, 1e-300)[:, None]).reshape(n_strata, d, d)
 
 
 def label_variance_floor(positive: np.ndarray, strata: np.ndarray, n_strata: int,
