@@ -154,7 +154,7 @@ class OASISSampler(Sampler):
           were poor understates the error several-fold), and
         * the post-stratified variance ``sum_k omega_k^2 S_k / n_k`` over the
           strata's distinct labeled items, with each stratum's label variance
-          floored at its Agresti-Coull variance
+          floored at its Jeffreys posterior variance
           (:mod:`~labelwise.estimators.label_floor`): a stratum the proposal
           rarely visits and whose few labels are all negative still counts
           the positives it may hold.
@@ -165,7 +165,7 @@ class OASISSampler(Sampler):
         losses = self.losses(measure, sample)
         R, _, cov = importance_moments(measure, losses, d.weight, None, d.count)
         _, _, strata_cov, _ = stratified_moments(measure, losses, d.stratum, self.sizes, finite_population=False,
-                                                 level=level, **self.label_floor_inputs(measure, sample, self.strata))
+                                                 **self.label_floor_inputs(measure, sample, self.strata))
         if np.isfinite(strata_cov).all() and np.isfinite(cov).all():
             cov = larger_variance(cov, strata_cov)
         return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level)

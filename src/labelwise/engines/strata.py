@@ -166,7 +166,7 @@ def stratified_estimate(measure: Measure, outputs: Outputs, labels: np.ndarray, 
     if labels.size == 0:
         return Estimate.undefined(measure, level)
     floor = {} if slope_moments is None else {"slope_moments": slope_moments, "positive": labels == 1}
-    R, _, cov, _ = stratified_moments(measure, measure.loss(outputs, labels), strata, sizes, level=level, **floor)
+    R, _, cov, _ = stratified_moments(measure, measure.loss(outputs, labels), strata, sizes, **floor)
     return make_estimate(measure, R, cov, labels.size, labels.size, level)
 
 

@@ -10,7 +10,7 @@ import importlib
 _PUBLIC = {
     "horvitz_thompson_moments": ".horvitz_thompson",
     **dict.fromkeys(("importance_moments", "importance_risk"), ".importance"),
-    **dict.fromkeys(("agresti_coull_floor", "beta_interval", "ellipsoid_radius_sq", "normal_interval"), ".intervals"),
+    **dict.fromkeys(("beta_interval", "ellipsoid_radius_sq", "normal_interval"), ".intervals"),
     **dict.fromkeys(("ModelCovariance", "exception_jump", "exception_shifts", "exception_terms", "larger_variance",
                      "missed_square", "mixture_variance",
                      "model_interval_covariance", "model_second_moment", "proposal_model_covariance"), ".model_covariance"),
@@ -38,7 +38,6 @@ def __dir__() -> list[str]:
 __all__ = [
     "Estimate",
     "ModelCovariance",
-    "agresti_coull_floor",
     "beta_interval",
     "counted_exceptions",
     "ellipsoid_radius_sq",

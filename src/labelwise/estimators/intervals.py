@@ -1,6 +1,5 @@
 """Confidence intervals and regions for estimates of generalized measures.
 
-* the Agresti-Coull variance of a proportion, a floor for variances estimated as 0;
 * normal intervals ``G +- z sd`` clipped to the measure's range;
 * Beta intervals for bounded scalars: a Beta distribution matched to the
   estimate's mean and variance, rescaled to the range (Yilmaz et al. (2021), section 2.2);
@@ -16,20 +15,7 @@ import numpy as np
 # scipy.special, not scipy.stats (1 s to import)
 from scipy.special import betaincinv, chdtri, fdtri, ndtri
 
-__all__ = ["agresti_coull_floor", "beta_interval", "ellipsoid_radius_sq", "normal_interval"]
-
-
-def agresti_coull_floor(value: np.ndarray, n: np.ndarray | float, level: float = 0.95) -> np.ndarray:
-    """Agresti-Coull variance :math:`\\tilde p(1-\\tilde p)/(n + z^2)` of a proportion from ``n`` draws.
-
-    :math:`\\tilde p = (n\\hat p + z^2/2)/(n + z^2)`; zero for infinite ``n``.
-    """
-    z = ndtri(0.5 + level / 2)
-    p = np.clip(np.nan_to_num(np.asarray(value, dtype=float)), 0.0, 1.0)
-    n = np.broadcast_to(np.asarray(n, dtype=float), p.shape)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p_t = (n * p + z**2 / 2) / (n + z**2)
-        return np.where(np.isinf(n), 0.0, p_t * (1 - p_t) / (n + z**2))
+__all__ = ["beta_interval", "ellipsoid_radius_sq", "normal_interval"]
 
 
 def normal_interval(value, var, level: float = 0.95, lower=-np.inf, upper=np.inf):

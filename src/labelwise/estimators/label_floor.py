@@ -10,14 +10,16 @@ within a stratum the projected loss ``u_j = Dg(R) l_j`` varies through the
 labels by about ``(Dg b_j)^2 p_h (1 - p_h)`` per item.  The floor raises
 each stratum's plug-in per-item variance of ``u`` to at least the stratum's
 mean of ``(Dg b_j)^2`` over all its items (labeled or not: the slopes are
-known from the systems' outputs) times the Agresti-Coull variance of its
-positive rate at its sample size (Agresti and Coull, "Approximate is better
-than 'exact' for interval estimation of binomial proportions", The American
-Statistician, 1998), ``n_h p~ (1 - p~) / (n_h + z^2)`` per item with
-``p~ = (k_h + z^2/2) / (n_h + z^2)`` (``k_h`` positives of ``n_h``).  With
-no positive among ``n_h`` labels this is about ``z^2 / (2 n_h)``: the
-stratum's positive rate could still be that large; the floor fades as the
-stratum is sampled and is below the plug-in variance wherever the labels vary.
+known from the systems' outputs) times ``n_h`` times the variance of the
+Jeffreys posterior of its positive rate, ``Beta(k_h + 1/2, n_h - k_h + 1/2)``
+for ``k_h`` positives of ``n_h``: ``p~ (1 - p~) / (n_h + 2)`` with
+``p~ = (k_h + 1/2) / (n_h + 1)``, the rate behind the Jeffreys interval
+(Brown, Cai and DasGupta, "Interval estimation for a binomial proportion",
+Statistical Science 16(2), 2001, section 4.1.2), as in
+:func:`~labelwise.estimators.intervals.beta_interval`.  With no positive
+among ``n_h`` labels the stratum's rate is still taken to be about
+``1 / (2 n_h)``; the floor fades as the stratum is sampled and is near the
+plug-in variance wherever the labels vary.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ import numpy as np
 
 from ..measures import Measure
 from ..pool import Outputs
-from .intervals import agresti_coull_floor
 
 __all__ = ["floor_stratum_covariance", "label_variance_floor", "stratum_slope_moments"]
 
@@ -57,9 +58,9 @@ def stratum_slope_moments(measure: Measure, outputs: Outputs, strata: np.ndarray
     return (sums / np.maximum(sizes, 1e-300)[:, None]).reshape(n_strata, d, d)
 
 
-def label_variance_floor(positive: np.ndarray, strata: np.ndarray, n_strata: int,
-                         level: float = 0.95) -> np.ndarray:
-    """Per stratum, the Agresti-Coull per-item variance of the binary label, ``n_h p~ (1 - p~) / (n_h + z^2)``.
+def label_variance_floor(positive: np.ndarray, strata: np.ndarray, n_strata: int) -> np.ndarray:
+    """Per stratum, ``n_h`` times the variance of the Jeffreys posterior of its positive rate,
+    ``n_h p~ (1 - p~) / (n_h + 2)`` with ``p~ = (k_h + 1/2) / (n_h + 1)``.
 
     Parameters
     ----------
@@ -68,22 +69,20 @@ def label_variance_floor(positive: np.ndarray, strata: np.ndarray, n_strata: int
     strata : ndarray of int, shape (n,)
         Their strata.
     n_strata : int
-    level : float
-        Sets ``z`` of the Agresti-Coull centre ``p~ = (k_h + z^2/2) / (n_h + z^2)``.
 
     Returns
     -------
     ndarray, shape (K,)
-        0 for strata without a label.
+        Per item, to be divided by the stratum's sample size as a variance is; 0 for strata without a label.
     """
     n = np.bincount(strata, minlength=n_strata).astype(float)
     k = np.bincount(strata, weights=np.asarray(positive, dtype=float), minlength=n_strata)
-    rate = np.divide(k, n, out=np.zeros_like(k), where=n > 0)
-    return n * agresti_coull_floor(rate, n, level)
+    rate = (k + 0.5) / (n + 1)  # the Jeffreys posterior mean
+    return n * rate * (1 - rate) / (n + 2)
 
 
 def floor_stratum_covariance(S: np.ndarray, slope_moments: np.ndarray, jacobian: np.ndarray, positive: np.ndarray,
-                             strata: np.ndarray, level: float = 0.95) -> np.ndarray:
+                             strata: np.ndarray) -> np.ndarray:
     """Each stratum's per-item covariance of the projected losses with every variance at least the floor.
 
     Parameters
@@ -98,8 +97,6 @@ def floor_stratum_covariance(S: np.ndarray, slope_moments: np.ndarray, jacobian:
         The labeled draws' labels as 0/1.
     strata : ndarray of int, shape (n,)
         Their strata.
-    level : float
-        Sets ``z`` of the Agresti-Coull centre.
 
     Returns
     -------
@@ -109,7 +106,7 @@ def floor_stratum_covariance(S: np.ndarray, slope_moments: np.ndarray, jacobian:
     """
     K = slope_moments.shape[0]
     slope_sq = np.einsum("id,hde,ie->hi", jacobian, slope_moments, jacobian)  # (K, m)
-    floor = label_variance_floor(positive, strata, K, level)[:, None] * slope_sq
+    floor = label_variance_floor(positive, strata, K)[:, None] * slope_sq
     diag = np.einsum("hii->hi", S)
     out = S.copy()
     idx = np.arange(S.shape[1])

@@ -12,7 +12,7 @@ applied to the classical stratified variance).  A stratum with a single
 label borrows the pooled within-stratum covariance; strata with no label
 yet are left out and the others re-weighted (reported by ``n_empty``).
 With binary labels (``slope_moments`` and ``positive`` given) each stratum's label
-variance is floored at its Agresti-Coull variance
+variance is floored at its Jeffreys posterior variance
 (:mod:`~labelwise.estimators.label_floor`): a stratum whose sample holds no
 positive does not claim to hold none.
 """
@@ -35,7 +35,6 @@ def stratified_moments(
     finite_population: bool = True,
     slope_moments: np.ndarray | None = None,
     positive: np.ndarray | None = None,
-    level: float = 0.95,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Stratified estimate of R and G with the covariance of G-hat.
 
@@ -59,8 +58,6 @@ def stratified_moments(
         with ``positive``, floors each stratum's label variance.
     positive : ndarray, shape (n,), optional
         The labeled items' labels as 0/1.
-    level : float
-        Level whose ``z`` sets the floor.
 
     Returns
     -------
@@ -103,7 +100,7 @@ def stratified_moments(
         single = n_h == 1
         S[single] = pooled
         if slope_moments is not None:
-            S = floor_stratum_covariance(S, slope_moments, J, positive, strata, level)
+            S = floor_stratum_covariance(S, slope_moments, J, positive, strata)
         fpc = np.where(sampled, 1 - n_h / np.maximum(sizes, 1) if finite_population else 1.0, 0.0)
         coef = np.where(sampled, W**2 * fpc / np.maximum(n_h, 1), 0.0)
         # strata fully enumerated have fpc = 0 and contribute nothing (even if S is NaN)

@@ -14,9 +14,20 @@ from statistics import NormalDist
 
 import numpy as np
 
-from ..estimators.intervals import agresti_coull_floor
-
 __all__ = ["agresti_coull_floor", "floored_normal_interval", "score_interval", "wilson_interval"]
+
+
+def agresti_coull_floor(value: np.ndarray, n: np.ndarray | float, level: float = 0.95) -> np.ndarray:
+    """Agresti-Coull variance :math:`\\tilde p(1-\\tilde p)/(n + z^2)` of a proportion from ``n`` draws.
+
+    :math:`\\tilde p = (n\\hat p + z^2/2)/(n + z^2)`; zero for infinite ``n``.
+    """
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    p = np.clip(np.nan_to_num(np.asarray(value, dtype=float)), 0.0, 1.0)
+    n = np.broadcast_to(np.asarray(n, dtype=float), p.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_t = (n * p + z**2 / 2) / (n + z**2)
+        return np.where(np.isinf(n), 0.0, p_t * (1 - p_t) / (n + z**2))
 
 
 def floored_normal_interval(value: np.ndarray, var: np.ndarray, level: float = 0.95,
