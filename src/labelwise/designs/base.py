@@ -150,11 +150,16 @@ class Sampler(ABC):
         """``slope_moments`` and ``positive`` for a floor on each stratum's label variance
         (:mod:`~labelwise.estimators.label_floor`); empty (no floor) unless the pool's labels are binary.
 
-        ``strata`` gives every pool item's stratum.  Excluded draws count as negatives.
+        ``strata`` gives every pool item's stratum.  Excluded draws count as negatives.  The strata's slope
+        moments are kept for the last ``measure`` and ``strata`` asked for (a pass over the pool).
         """
         if self.pool.n_classes != 2:
             return {}
-        moments = stratum_slope_moments(measure, self.pool.outputs(), strata, int(strata.max()) + 1)
+        kept = getattr(self, "_slope_moments", None)
+        if kept is None or kept[0] is not measure or kept[1] is not strata:
+            kept = measure, strata, stratum_slope_moments(measure, self.pool.outputs(), strata, int(strata.max()) + 1)
+            self._slope_moments = kept
+        moments = kept[2]
         positive = np.asarray(sample.labels) == 1
         if sample.excluded is not None:
             positive &= ~sample.excluded
