@@ -153,7 +153,8 @@ class OASISSampler(Sampler):
           under the final proposal, which on a pool whose early proposals
           were poor understates the error several-fold), and
         * the post-stratified variance ``sum_k omega_k^2 S_k / n_k`` over the
-          strata's distinct labeled items, with each stratum's label variance
+          sample's rows in each stratum (a batch's draws of one item are one
+          row), with each stratum's label variance
           floored at its Jeffreys posterior variance
           (:mod:`~labelwise.estimators.label_floor`): a stratum the proposal
           rarely visits and whose few labels are all negative still counts
