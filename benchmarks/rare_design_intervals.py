@@ -136,6 +136,8 @@ def plot(data: dict, path: Path) -> None:
         axes[1, col].set_xlabel("labels")
         for ax in axes[:, col]:
             ax.set_xscale("log")
+            ax.set_xticks(CHECKPOINTS, [str(n) for n in CHECKPOINTS])
+            ax.minorticks_off()
     axes[0, 0].set_ylabel("coverage of the 95% interval")
     axes[1, 0].set_ylabel("mean width / (3.92 RMSE)")
     axes[0, 0].legend(fontsize=8)
