@@ -24,8 +24,11 @@ def test_coverage_bias_and_width(design, name):
     truth = result.true_value[0]
     values, lower, upper = result.values[0, :, 0], result.lower[0, :, 0], result.upper[0, :, 0]
     covered, width = (lower <= truth) & (truth <= upper), upper - lower
-    # coverage of a 95% interval over RUNS runs within 3 standard errors
-    assert abs(covered.mean() - 0.95) <= 3 * np.sqrt(0.95 * 0.05 / RUNS)
+    # coverage of a 95% interval over RUNS runs within 3 standard errors (stratified: at least; its label floor
+    # counts the positives its strata without one may hold, conservative where they hold next to none)
+    se = np.sqrt(0.95 * 0.05 / RUNS)
+    assert covered.mean() >= 0.95 - 3 * se
+    assert design == "stratified" or covered.mean() <= 0.95 + 3 * se
     # the ratio estimator's bias is O(1/n): within 3 standard errors of the mean over the runs
     assert abs(values.mean() - truth) <= 3 * values.std() / np.sqrt(RUNS)
     # not needlessly wide: at most twice the width a normal interval with the true error would have

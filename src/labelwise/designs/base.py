@@ -22,6 +22,7 @@ import numpy as np
 
 from ..draws import Draws, Sample
 from ..estimators import Estimate
+from ..estimators.label_floor import stratum_slope_moments
 from ..measures import Measure
 from ..pool import Pool
 
@@ -144,6 +145,25 @@ class Sampler(ABC):
                              for col in losses.T], axis=1)
         losses = measure.loss(self.pool.outputs(sample.draws.items), sample.labels)
         return losses if sample.excluded is None else np.where(sample.excluded[:, None], 0.0, losses)
+
+    def label_floor_inputs(self, measure: Measure, sample: Sample, strata: np.ndarray) -> dict:
+        """``slope_moments`` and ``positive`` for a floor on each stratum's label variance
+        (:mod:`~labelwise.estimators.label_floor`); empty (no floor) unless the pool's labels are binary.
+
+        ``strata`` gives every pool item's stratum.  Excluded draws count as negatives.  The strata's slope
+        moments are kept for the last ``measure`` and ``strata`` asked for (a pass over the pool).
+        """
+        if self.pool.n_classes != 2:
+            return {}
+        kept = getattr(self, "_slope_moments", None)
+        if kept is None or kept[0] is not measure or kept[1] is not strata:
+            kept = measure, strata, stratum_slope_moments(measure, self.pool.outputs(), strata, int(strata.max()) + 1)
+            self._slope_moments = kept
+        moments = kept[2]
+        positive = np.asarray(sample.labels) == 1
+        if sample.excluded is not None:
+            positive &= ~sample.excluded
+        return {"slope_moments": moments, "positive": positive}
 
     def answer_losses(self, measure: Measure, sample: Sample) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The loss of every answer, first answers then further ones (:attr:`Sample.answers`).

@@ -23,7 +23,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..draws import Draws, Sample
-from ..estimators import Estimate, importance_moments, make_estimate
+from ..estimators import (
+    Estimate,
+    importance_moments,
+    larger_variance,
+    make_estimate,
+    stratified_moments,
+)
 from ..measures import Measure
 from ..oracle import score_prior
 from ..partition import make_strata
@@ -135,11 +141,32 @@ class OASISSampler(Sampler):
         return Draws(draws.items, draws.weight, draws.prob, self.strata[draws.items], draws.count)
 
     def estimate(self, measure: Measure, sample: Sample, level: float = 0.95) -> Estimate:
-        """Importance-sampling estimate; the covariance reweights each draw to the current proposal."""
+        """Importance-sampling estimate with a covariance that holds under adaptation and on rare strata.
+
+        The covariance is the larger, component by component
+        (:func:`~labelwise.estimators.larger_variance`), of
+
+        * the martingale variance of the draws at the weights they were drawn
+          with, ``(1/n^2) sum_j (w_j u_j - r)^2`` (no reweighting to the
+          current proposal: Marchant & Rubinstein (KDD 2021) 3.3.2's
+          ``c_j = q_{j-1} / q_n`` gives the variance the draws would have had
+          under the final proposal, which on a pool whose early proposals
+          were poor understates the error several-fold), and
+        * the post-stratified variance ``sum_k omega_k^2 S_k / n_k`` over the
+          sample's rows in each stratum (a batch's draws of one item are one
+          row), with each stratum's label variance
+          floored at its Jeffreys posterior variance
+          (:mod:`~labelwise.estimators.label_floor`): a stratum the proposal
+          rarely visits and whose few labels are all negative still counts
+          the positives it may hold.
+        """
         d = sample.draws
         if len(d) == 0:
             return Estimate.undefined(measure, level)
-        self._update()
-        q_now = self._q[d.stratum] / self.sizes[d.stratum]
-        R, _, cov = importance_moments(measure, self.losses(measure, sample), d.weight, d.prob / q_now, d.count)
+        losses = self.losses(measure, sample)
+        R, _, cov = importance_moments(measure, losses, d.weight, None, d.count)
+        _, _, strata_cov, _ = stratified_moments(measure, losses, d.stratum, self.sizes, finite_population=False,
+                                                 **self.label_floor_inputs(measure, sample, self.strata))
+        if np.isfinite(strata_cov).all() and np.isfinite(cov).all():
+            cov = larger_variance(cov, strata_cov)
         return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level)

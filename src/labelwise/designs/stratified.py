@@ -232,5 +232,6 @@ class StratifiedSampler(HashDrawn, Sampler):
         if len(d) == 0:
             return Estimate.undefined(measure, level)
         R, _, cov, _ = stratified_moments(measure, self.losses(measure, sample), self.assignment[d.items],
-                                          self.sizes, finite_population=not self.stochastic)
+                                          self.sizes, finite_population=not self.stochastic,
+                                          **self.label_floor_inputs(measure, sample, self.assignment))
         return make_estimate(measure, R, cov, sample.n_labels, len(d), level)

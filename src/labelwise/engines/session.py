@@ -54,7 +54,13 @@ from .plan import (
     check_engine_design,
 )
 from .pool import EnginePool
-from .strata import EngineStrata, engine_strata, next_batch, stratified_estimate
+from .strata import (
+    EngineStrata,
+    engine_strata,
+    next_batch,
+    stratified_estimate,
+    summary_slope_moments,
+)
 
 __all__ = ["EngineSession"]
 
@@ -377,7 +383,10 @@ class EngineSession:
                                        self.columns.system_names, self.meta["seed"], blocks, outputs, labels,
                                        self.meta["handed"], level)
         if self.strata is not None:
-            return stratified_estimate(measure, outputs, labels, self._handed_blocks(ids), self.strata.sizes, level)
+            slopes = summary_slope_moments(measure, self.pool.stratum_summary(self.strata), self.columns.system_names,
+                                           self.strata.sizes.size)
+            return stratified_estimate(measure, outputs, labels, self._handed_blocks(ids), self.strata.sizes, level,
+                                       slopes)
         inclusion = self.sample.inclusion[pd.Index(self.sample.item_ids).get_indexer(ids)]
         cells = self.summary.loss_cells(measure, self.columns.system_names) if self.sample.uniform else None
         return self.sample.estimate(measure, outputs, labels, inclusion, level, cells)

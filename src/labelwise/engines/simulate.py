@@ -25,7 +25,7 @@ from .importance import simulate_importance
 from .online import block_rounds, simulate_rounds
 from .plan import IMPORTANCE, ONLINE, STRATIFIED, Plan, check_engine_design
 from .pool import EnginePool
-from .strata import engine_strata, simulate_strata
+from .strata import engine_strata, simulate_strata, summary_slope_moments
 
 __all__ = ["engine_true_value", "simulate_engine"]
 
@@ -83,7 +83,10 @@ def simulate_engine(pool: EnginePool, measure: Measure, design: Design, *, budge
         run = lambda seed: simulate_importance(pool, design, measure, seed, marks, level)
     elif design.name == STRATIFIED:
         strata = engine_strata(pool.source, design)
-        run = lambda seed: simulate_strata(pool.source, strata, design, measure, seed, batch_size, marks, level)
+        slopes = summary_slope_moments(measure, pool.stratum_summary(strata), pool.source.columns.system_names,
+                                       strata.sizes.size)
+        run = lambda seed: simulate_strata(pool.source, strata, design, measure, seed, batch_size, marks, level,
+                                           slopes)
     else:
         plan = pool.plan(design, measure, budget)
         run = lambda seed: _static_run(pool, plan, seed, measure, marks, level)

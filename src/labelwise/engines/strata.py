@@ -29,13 +29,15 @@ import numpy as np
 from ..designs.hashed import HashOrder
 from ..designs.stratified import StratifiedDesign, planned_allocation, stratified_batch
 from ..estimators import Estimate, make_estimate, stratified_moments
+from ..estimators.label_floor import stratum_slope_moments
 from ..measures import Measure
 from ..partition.bins import csf_cuts, default_n_fine, fine_scale
 from ..pool import Outputs
+from .blocks import BlockSummary
 from .columns import EngineColumns
 
 __all__ = ["EngineStrata", "check_stratified", "engine_strata", "next_batch", "primary_column", "score_strata",
-           "simulate_strata", "stratified_estimate", "stratum_order"]
+           "simulate_strata", "stratified_estimate", "stratum_order", "summary_slope_moments"]
 
 _IN_MEMORY = " (or load the pool in memory)"
 
@@ -157,13 +159,25 @@ def stratum_order(source, strata: EngineStrata, seed: int) -> HashOrder:
 
 
 def stratified_estimate(measure: Measure, outputs: Outputs, labels: np.ndarray, strata: np.ndarray,
-                        sizes: np.ndarray, level: float) -> Estimate:
+                        sizes: np.ndarray, level: float, slope_moments: np.ndarray | None = None) -> Estimate:
     """The stratified estimate of labeled items in ``strata`` (as :meth:`~labelwise.designs.StratifiedSampler.estimate`
-    under a deterministic oracle)."""
+    under a deterministic oracle); ``slope_moments`` (:func:`summary_slope_moments`) floor each stratum's label
+    variance as there."""
     if labels.size == 0:
         return Estimate.undefined(measure, level)
-    R, _, cov, _ = stratified_moments(measure, measure.loss(outputs, labels), strata, sizes)
+    floor = {} if slope_moments is None else {"slope_moments": slope_moments, "positive": labels == 1}
+    R, _, cov, _ = stratified_moments(measure, measure.loss(outputs, labels), strata, sizes, **floor)
     return make_estimate(measure, R, cov, labels.size, labels.size, level)
+
+
+def summary_slope_moments(measure: Measure, summary: BlockSummary, system_names: tuple[str, ...],
+                          n_strata: int) -> np.ndarray:
+    """Each stratum's mean of ``b b^T`` (:func:`~labelwise.estimators.label_floor.stratum_slope_moments`) from
+    the blocks within the strata (:meth:`~labelwise.engines.pool.EnginePool.stratum_summary`): exact for
+    measures whose loss depends on the items only through the predictions."""
+    strata = summary.keys >> summary.key_bits
+    outputs = summary.representatives(system_names).outputs()
+    return stratum_slope_moments(measure, outputs, strata, n_strata, summary.counts)
 
 
 def next_batch(source, strata: EngineStrata, design: StratifiedDesign, seed: int, handed: np.ndarray,
@@ -198,9 +212,11 @@ def next_batch(source, strata: EngineStrata, design: StratifiedDesign, seed: int
 
 
 def simulate_strata(source, strata: EngineStrata, design: StratifiedDesign, measure: Measure, seed: int,
-                    batch_size: int, marks: list[int], level: float) -> list[Estimate]:
+                    batch_size: int, marks: list[int], level: float,
+                    slope_moments: np.ndarray | None = None) -> list[Estimate]:
     """One simulated run: batches of ``batch_size`` labeled from the label column, an estimate at every mark
-    (the strata's orders found in one pass for the expected allocation of ``marks[-1]`` labels)."""
+    (the strata's orders found in one pass for the expected allocation of ``marks[-1]`` labels);
+    ``slope_moments`` as for :func:`stratified_estimate`."""
     order = stratum_order(source, strata, seed)
     order.reach(planned_allocation(marks[-1], strata.target, strata.sizes, design.min_per_stratum))
     labeled, of_labeled = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
@@ -210,5 +226,5 @@ def simulate_strata(source, strata: EngineStrata, design: StratifiedDesign, meas
                                               design.min_per_stratum, lambda ids, done=labeled: np.isin(ids, done))
         labeled, of_labeled = np.r_[labeled, items], np.r_[of_labeled, of_items]
     labels = source.labels(labeled)
-    return [stratified_estimate(measure, source.outputs(labeled[:k]), labels[:k], of_labeled[:k], strata.sizes, level)
-            for k in marks]
+    return [stratified_estimate(measure, source.outputs(labeled[:k]), labels[:k], of_labeled[:k], strata.sizes, level,
+                                slope_moments) for k in marks]

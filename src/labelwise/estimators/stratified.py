@@ -11,6 +11,10 @@ where ``S_h`` is the sample covariance of the projected losses
 applied to the classical stratified variance).  A stratum with a single
 label borrows the pooled within-stratum covariance; strata with no label
 yet are left out and the others re-weighted (reported by ``n_empty``).
+With binary labels (``slope_moments`` and ``positive`` given) each stratum's label
+variance is floored at its Jeffreys posterior variance
+(:mod:`~labelwise.estimators.label_floor`): a stratum whose sample holds no
+positive does not claim to hold none.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..measures import Measure
+from .label_floor import floor_stratum_covariance
 
 __all__ = ["stratified_moments"]
 
@@ -28,6 +33,8 @@ def stratified_moments(
     strata: np.ndarray,
     stratum_sizes: np.ndarray,
     finite_population: bool = True,
+    slope_moments: np.ndarray | None = None,
+    positive: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Stratified estimate of R and G with the covariance of G-hat.
 
@@ -45,6 +52,12 @@ def stratified_moments(
         (noisy labels: a stratum labeled in full still varies) the variance
         is ``s_h^2 / n_h``, which holds the label noise and overstates only
         the part due to which items were chosen.
+    slope_moments : ndarray, shape (K, d, d), optional
+        Each stratum's mean of ``b b^T``, ``b = l(x, 1) - l(x, 0)`` (binary
+        labels, :func:`~labelwise.estimators.label_floor.stratum_slope_moments`);
+        with ``positive``, floors each stratum's label variance.
+    positive : ndarray, shape (n,), optional
+        The labeled items' labels as 0/1.
 
     Returns
     -------
@@ -86,6 +99,8 @@ def stratified_moments(
             pooled = np.full((m, m), np.nan)
         single = n_h == 1
         S[single] = pooled
+        if slope_moments is not None:
+            S = floor_stratum_covariance(S, slope_moments, J, positive, strata)
         fpc = np.where(sampled, 1 - n_h / np.maximum(sizes, 1) if finite_population else 1.0, 0.0)
         coef = np.where(sampled, W**2 * fpc / np.maximum(n_h, 1), 0.0)
         # strata fully enumerated have fpc = 0 and contribute nothing (even if S is NaN)
