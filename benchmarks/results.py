@@ -58,8 +58,12 @@ CHECKPOINTS = (250, 500, 1000, 2000)
 LEVEL = 0.95
 DEFAULT_RUNS = 100
 QUICK_RUNS = 20
-#: A design "holds" on a pool when its interval covered the truth at least this often at every checkpoint.
+#: A design "holds" on a pool when its interval covered the truth at least this often at every checkpoint ...
 HOLDS = 0.90
+#: ... and was at most this many times 3.92 RMSE wide from :data:`TIGHT_FROM` labels on (a valid interval ten times
+#: too wide is no recommendation either).
+TIGHT = 2.0
+TIGHT_FROM = 1000
 
 
 @dataclass(frozen=True)
@@ -154,8 +158,10 @@ def undefined_note(results: list[dict]) -> str | None:
 
 
 def best_design(results: list[dict]) -> tuple[str, float] | None:
-    """Lowest MSE at the last checkpoint among designs whose coverage was >= :data:`HOLDS` at every checkpoint."""
-    holding = [r for r in results if min(c["coverage"] for c in r["checkpoints"]) >= HOLDS]
+    """Lowest MSE at the last checkpoint among designs whose coverage was >= :data:`HOLDS` at every checkpoint and
+    whose width ratio was <= :data:`TIGHT` from :data:`TIGHT_FROM` labels on."""
+    holding = [r for r in results if min(c["coverage"] for c in r["checkpoints"]) >= HOLDS
+               and all(width_ratio(c) <= TIGHT for c in r["checkpoints"] if c["labels"] >= TIGHT_FROM)]
     if not holding:
         return None
     best = min(holding, key=lambda r: r["checkpoints"][-1]["mse"])
@@ -168,7 +174,8 @@ def summary_lines(by_pool: dict[str, list[dict]]) -> list[str]:
         best = best_design(results)
         last = results[0]["checkpoints"][-1]["labels"]
         if best is None:
-            lines.append(f"- {name}: no design's interval covered at least {HOLDS:.2f} at every checkpoint")
+            lines.append(f"- {name}: no design's interval covered at least {HOLDS:.2f} at every checkpoint and "
+                         f"was at most {TIGHT:g} x 3.92 RMSE wide from {TIGHT_FROM} labels on")
         else:
             lines.append(f"- {name}: `{best[0]}` (MSE {fmt_mse(best[1])} at {last} labels)")
     return lines
@@ -223,7 +230,8 @@ def render(by_pool: dict[str, list[dict]], specs: dict[str, PoolSpec], *, comman
         out += ["", f"The real pools were not found under `{missing}` and are missing from this file."]
     out += ["", "## Summary", "",
             (f"Lowest MSE at {CHECKPOINTS[-1]} labels among the designs whose interval covered the truth in at "
-            f"least {HOLDS:.0%} of the runs at every checkpoint:"), "", *summary_lines(by_pool)]
+            f"least {HOLDS:.0%} of the runs at every checkpoint, with a mean width at most {TIGHT:g} x 3.92 RMSE "
+            f"from {TIGHT_FROM} labels on:"), "", *summary_lines(by_pool)]
     for name, results in by_pool.items():
         spec = specs[name]
         first = results[0]
