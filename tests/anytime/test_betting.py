@@ -8,6 +8,7 @@ import numpy as np
 
 from labelwise.anytime.betting import (
     BOLDEST,
+    SPLIT,
     TRUNCATION,
     Capital,
     bet_on_batches,
@@ -42,7 +43,7 @@ def _capital_by_hand(values, counts, batches, low, high, alpha, horizon):
             worst_low, worst_high = min(min(x for x, _ in past), 0.0), max(max(x for x, _ in past), 0.0)
             plus = min(size_plus, BOLDEST / -low, TRUNCATION / max(-worst_low, 1e-300))
             minus = min(size_minus, BOLDEST / high, TRUNCATION / max(worst_high, 1e-300))
-            share = 0.5 * (1 + math.erf(mean * n / math.sqrt(deviations) / math.sqrt(2)))  # Phi(t-statistic)
+            share = 0.5 * (1 + math.erf(SPLIT * mean * n / math.sqrt(deviations) / math.sqrt(2)))  # Phi(SPLIT t)
             bet = share * plus - (1 - share) * minus
         rows = [(x, c) for x, c, bb in zip(values, counts, batches) if bb == b]
         out.append(sum(c * math.log(1 + bet * x) for x, c in rows))
@@ -105,3 +106,24 @@ def test_bets_on_a_rare_worst_case_keep_uniform_coverage_and_detect_a_shifted_me
     # the same runs with the mean moved by 0.1 (a tenth of a standard deviation): mostly excluded
     shift = 0.1 * signs
     assert rejected_by_batch(values + shift, ones, batches, low - 0.1, high + 0.1, alpha, n)[-1].mean() > 0.5
+
+
+def test_the_sharp_split_excludes_a_wrong_candidate_more_often_than_phi_of_z(monkeypatch):
+    # the runs of the rare-worst-case test, all with the mean moved 0.05 below the candidate (0.05 standard
+    # deviations): the sharper split commits the bets to the side the increments favour sooner.  Both splits are
+    # valid (test above); here the sharper one must exclude more runs by 2000 draws, by more than 3 standard
+    # errors of a difference of two proportions over the runs
+    from labelwise.anytime import betting
+
+    rng = np.random.default_rng(5)
+    n, runs, alpha, rare, worst, shift = 2000, 2000, 0.05, 0.01, 10.0, 0.05
+    common = rare * worst / (1 - rare)
+    values = np.where(rng.random((n, runs)) < rare, -worst, common) - shift
+    low, high = np.full(runs, -worst - shift), np.full(runs, common)
+    batches, ones = np.arange(n) // 50, np.ones(n, int)
+    rates = {}
+    for split in (1.0, SPLIT):
+        monkeypatch.setattr(betting, "SPLIT", split)
+        rates[split] = rejected_by_batch(values, ones, batches, low, high, alpha, n)[-1].mean()
+    p = (rates[1.0] + rates[SPLIT]) / 2
+    assert SPLIT > 1.0 and rates[SPLIT] - rates[1.0] > 3 * math.sqrt(2 * p * (1 - p) / runs)

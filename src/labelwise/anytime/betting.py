@@ -18,12 +18,19 @@ it holds uniformly over every batch, whatever rule decides when to stop.
 
 The bet is a predictable mixture of a bet on each side (signed, like the
 bets of WSR's aGRAPA):
-``lam_j = pi_j lam+_j - (1 - pi_j) lam-_j`` with ``pi_j = Phi(z_j)``, ``z_j``
-the t-statistic of the earlier increments' mean (no bet before any).  A
-candidate far from the truth soon has all its capital on the side that
+``lam_j = pi_j lam+_j - (1 - pi_j) lam-_j`` with ``pi_j = Phi(SPLIT z_j)``,
+``z_j`` the t-statistic of the earlier increments' mean (no bet before any).
+A candidate far from the truth soon has all its capital on the side that
 wins, so the sequence needs capital ``1/alpha`` where WSR's hedged process
 ``(K+ + K-) / 2`` (their eq. 26) needs ``1/alpha`` on one side, i.e.
 ``2/alpha`` (the widths are compared in ``benchmarks/anytime_stopping.py``).
+The split is sharper than ``Phi(z_j)`` because under importance weights
+the two sides' sizes may differ by an order of magnitude (the pseudo-
+observation below holds the side against heavy items down): with
+``Phi(z_j)``, a candidate below the truth whose earlier increments favoured
+the small side at ``z`` near 0.7 still had a net bet on the other side, and
+lost capital for hundreds of draws.  Any predictable ``pi_j`` in ``[0, 1]``
+keeps the validity below.
 
 Each side's size is the predictable plug-in of WSR eq. (27),
 ``lam = sqrt(2 log(1/alpha) / (sigma2 h))``, with ``h`` a planned number of
@@ -69,13 +76,15 @@ from scipy.special import ndtr
 
 from .side_bets import SideBets
 
-__all__ = ["BOLDEST", "TRUNCATION", "Capital", "bet_on_batches", "boldest_bet", "rejected_by_batch"]
+__all__ = ["BOLDEST", "SPLIT", "TRUNCATION", "Capital", "bet_on_batches", "boldest_bet", "rejected_by_batch"]
 
 #: Share of the largest bet that keeps every factor nonnegative (WSR's truncation ``c``; they suggest 1/2 or
 #: 3/4), here of the worst increment seen so far.
 TRUNCATION = 0.75
 #: Largest share of the capital a bet may risk on the worst increment the bounds allow.
 BOLDEST = 0.99
+#: Sharpness of the split between the two sides: ``pi = Phi(SPLIT z)``, ``z`` the earlier increments' t-statistic.
+SPLIT = 3.0
 
 
 @dataclass(frozen=True)
@@ -209,7 +218,7 @@ def bet_on_batches(capital: Capital, values: np.ndarray, counts: np.ndarray, bat
         spread = np.maximum(sq - k * mean**2, 1e-300)  # sum of squared deviations
         scale = 2 * threshold * (k + 1) / np.maximum(k, max(horizon, 1.0))
         size_plus, size_minus = np.sqrt(scale / (spread + low[s:e] ** 2)), np.sqrt(scale / (spread + high[s:e] ** 2))
-        plus = ndtr(mean * k / np.sqrt(spread))  # share on mean > 0: Phi(t-statistic)
+        plus = ndtr(SPLIT * mean * k / np.sqrt(spread))  # share on mean > 0: Phi(SPLIT t-statistic)
         bet = np.where(k > 0, plus * np.minimum(size_plus, cap_plus) - (1 - plus) * np.minimum(size_minus, cap_minus),
                        0.0)  # nothing before the first increment: the first batch (row) calibrates the bets
         gain = bet * x
