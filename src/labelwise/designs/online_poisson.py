@@ -125,8 +125,9 @@ class OnlinePoissonDesign(TreeModelDesign):
         super().__post_init__()
         if self.deviation not in ("mean", "rms"):
             raise ValueError(f"deviation: choose 'mean' or 'rms', got {self.deviation!r}")
-        if self.variance not in ("mixture", "hindsight", "count", "model"):
-            raise ValueError(f"variance: choose 'mixture', 'hindsight', 'count' or 'model', got {self.variance!r}")
+        if self.variance not in ("mixture", "hindsight", "conditional", "count", "model"):
+            raise ValueError("variance: choose 'mixture', 'hindsight', 'conditional', 'count' or 'model', got "
+                             f"{self.variance!r}")
         if self.estimator not in ("difference", "horvitz-thompson"):
             raise ValueError(f"estimator: choose 'difference' or 'horvitz-thompson', got {self.estimator!r}")
         if not 0.0 < self.defensive < 1.0:
@@ -153,8 +154,8 @@ class OnlinePoissonDesign(TreeModelDesign):
                 pass
             else:
                 return HashedOnlineSampler(self, pool, measure, oracle, rng, rounds, block)
-        if self.variance == "hindsight":
-            raise ValueError("online-poisson: variance='hindsight' runs only on score blocks (a binary pool, a "
+        if self.variance in ("hindsight", "conditional"):
+            raise ValueError(f"online-poisson: variance={self.variance!r} runs only on score blocks (a binary pool, a "
                              "measure of the predictions, a deterministic oracle, depth 1, the score partition, "
                              "the default estimator); use variance='mixture' here")
         return OnlinePoissonSampler(self, self.group_model(pool, measure, oracle), rng)
