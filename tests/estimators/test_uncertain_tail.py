@@ -9,7 +9,10 @@ from scipy import integrate, stats
 
 import labelwise as lw
 from labelwise.designs.hashed_online import HashedOnlineSampler
-from labelwise.estimators.uncertain_tail import leaf_missed_moments, uncertain_missed_square
+from labelwise.estimators.uncertain_tail import (
+    leaf_missed_moments,
+    uncertain_missed_square,
+)
 
 
 def _leaf_moments(shift, left, a, b):

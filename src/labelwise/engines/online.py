@@ -60,6 +60,7 @@ from functools import cached_property
 import numpy as np
 
 from ..designs import OnlinePoissonDesign
+from ..designs.count_interval import label_coefficients
 from ..designs.group_model import START_STRENGTH
 from ..designs.online_poisson import (
     MODEL_BASIS,
@@ -67,9 +68,12 @@ from ..designs.online_poisson import (
     unlabeled_covariance,
     with_unlabeled,
 )
-from ..designs.count_interval import label_coefficients
 from ..designs.poisson_rounds import round_inclusion
-from ..designs.unlabeled_covariance import DrawnExceptions, LeafModel, missed_in_hindsight
+from ..designs.unlabeled_covariance import (
+    DrawnExceptions,
+    LeafModel,
+    missed_in_hindsight,
+)
 from ..estimators import (
     Estimate,
     larger_variance,
