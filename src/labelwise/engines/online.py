@@ -47,8 +47,10 @@ design-based, unlabeled ones through the model); ``variance="hindsight"``
 reads the mixture's cases in hindsight: an exception left unlabeled can only
 be missed, at a rate the leaf's Beta posterior and the recalibration's
 covariance leave uncertain
-(:func:`~labelwise.designs.unlabeled_covariance.missed_in_hindsight`).  An in-memory binary pool
-runs these rounds itself (:mod:`labelwise.designs.hashed_online`), so both
+(:func:`~labelwise.designs.unlabeled_covariance.missed_in_hindsight`);
+``variance="conditional"`` reads them leaf by leaf on what the rounds drew
+(:func:`~labelwise.designs.unlabeled_covariance.drawn_variance`).  An
+in-memory binary pool runs these rounds itself (:mod:`labelwise.designs.hashed_online`), so both
 hand out the same items and give the same estimates for the same seed.
 """
 
