@@ -121,7 +121,8 @@ def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, le
     variance : ndarray (m,)
         The sum of their second moments.
     """
-    L = int(leaf.max()) + 1
+    mean, variance = missed
+    L = mean.shape[0]
     moving = np.any(shift != 0, axis=1)
     exception = (drawn.labels == 1 - mode[drawn.blocks]) & moving[drawn.blocks]
     at = leaf[drawn.blocks]
@@ -132,7 +133,6 @@ def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, le
                        for col in shift.T], axis=1)  # D_l, (L, m)
     beyond = np.where(exception, drawn.weights - 1.0, 0.0)
     counted = np.stack([np.bincount(at, weights=beyond * col, minlength=L) for col in shift[drawn.blocks].T], axis=1)
-    mean, variance = missed
     given_labels = variance + (mean - counted) ** 2
     given_draw = np.divide(design, p_hit[:, None], out=np.zeros_like(design), where=p_hit[:, None] > 0)
     return hit, np.maximum(given_draw, given_labels)[hit].sum(axis=0)
