@@ -118,6 +118,16 @@ def test_hindsight_intervals_on_a_rare_pool_cover_and_are_not_needlessly_wide():
     assert width.mean() <= 2 * 3.92 * np.sqrt(np.mean((values - truth) ** 2))
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("prevalence, runs, budget", [(0.03, 150, 300), (0.001, 60, 600)])
+def test_conditional_intervals_cover_where_exceptions_are_common_and_where_rare(prevalence, runs, budget):
+    """The mixture's third case read leaf by leaf on what the rounds drew: at 3% positives most leaves drew one
+    (their design variance given the draw), at 1:1000 few did (hindsight)."""
+    values, covered, width, truth = _coverage(runs, budget, prevalence=prevalence, variance="conditional")
+    assert covered.mean() >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / runs)
+    assert width.mean() <= 2 * 3.92 * np.sqrt(np.mean((values - truth) ** 2))
+
+
 def test_hindsight_is_refused_where_the_rounds_do_not_run_on_blocks():
     """The per-item sampler has no hindsight reading: asking for it there is an error, not the mixture in disguise."""
     pool = make_pool(2000, prevalence=0.05, seed=1)
@@ -129,6 +139,8 @@ def test_hindsight_is_refused_where_the_rounds_do_not_run_on_blocks():
             make_design("online-poisson", variance="hindsight", **settings).start(pool, measure, rng=rng)
     with pytest.raises(ValueError, match="variance='hindsight'"):
         make_design("online-poisson", variance="hindsight").start(pool, measure, rng=rng, oracle="noisy")
+    with pytest.raises(ValueError, match="variance='conditional' runs only on score blocks"):
+        make_design("online-poisson", variance="conditional", depth=2).start(pool, measure, rng=rng)
 
 
 def test_session_rounds_equal_the_simulated_rounds(pool, parquet_pool, tmp_path):

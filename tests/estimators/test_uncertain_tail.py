@@ -9,7 +9,10 @@ from scipy import integrate, stats
 
 import labelwise as lw
 from labelwise.designs.hashed_online import HashedOnlineSampler
-from labelwise.estimators.uncertain_tail import uncertain_missed_square
+from labelwise.estimators.uncertain_tail import (
+    leaf_missed_moments,
+    uncertain_missed_square,
+)
 
 
 def _leaf_moments(shift, left, a, b):
@@ -95,3 +98,15 @@ def test_a_rate_surely_zero_leaves_no_exception():
     miss, none_left = uncertain_missed_square(shift, left, leaf, np.array([1.0, 0.0]), np.array([9.0, 30.0]))
     assert miss == pytest.approx(alone, rel=1e-12)
     assert none_left == pytest.approx(alone_none, rel=1e-12)
+
+
+def test_leaf_moments_equal_the_integrals_over_the_rate():
+    """Each leaf's E[S_l] and Var S_l against the integral over its Beta rate of the enumerated binomial counts."""
+    shift = np.array([[0.3, -0.1], [0.0, 0.0], [-0.2, 0.5]])
+    left, leaf = np.array([2, 3, 3]), np.array([0, 0, 1])
+    alpha, beta = np.array([0.7, 2.5]), np.array([3.0, 1.2])
+    mean, variance = leaf_missed_moments(shift, left, leaf, alpha, beta)
+    for l in (0, 1):
+        want_mean, want_square, _ = _leaf_moments(shift[leaf == l], left[leaf == l], alpha[l], beta[l])
+        assert mean[l] == pytest.approx(want_mean, rel=1e-8)
+        assert variance[l] == pytest.approx(want_square - want_mean**2, rel=1e-7)

@@ -25,7 +25,11 @@ drawn) is a hindsight worst case: once the labels are in, every unlabeled item i
 the exceptions that were drawn are labeled items, in the design-based part. On rare pools that case sets the width
 (two to four times the error). ``variance="hindsight"`` (opt-in) drops it on binary pools, whose rounds run on score
 blocks (:mod:`~labelwise.designs.hashed_online`), and takes each leaf's rate of exceptions as uncertain instead
-(:func:`~labelwise.designs.unlabeled_covariance.missed_in_hindsight`); this per-item sampler keeps it. ``variance="count"`` (opt-in) counts the exceptions left unlabeled instead
+(:func:`~labelwise.designs.unlabeled_covariance.missed_in_hindsight`); this per-item sampler keeps it.
+``variance="conditional"`` (opt-in, score blocks too) reads the third case leaf by leaf on what the rounds drew: a
+leaf where an exception was drawn adds its error's second moment given that draw, the others are read in hindsight
+(:func:`~labelwise.designs.unlabeled_covariance.drawn_variance`). ``variance="count"`` (opt-in) counts the exceptions
+left unlabeled instead
 (:mod:`~labelwise.designs.count_interval`). Once every item is labeled (a number of rounds fixed by the batch sizes)
 the estimate is the pool's exact value.
 
@@ -80,10 +84,11 @@ class OnlinePoissonDesign(TreeModelDesign):
         Rounds are weighted ``∝ n_r m_r^gamma`` (:func:`~labelwise.estimators.round_weights`).
     deviation : {"mean", "rms"}
         ``E_pi ||Dg l||`` or ``sqrt(E_pi ||Dg l||^2)`` (module docstring).
-    variance : {"mixture", "hindsight", "count", "model"}
-        Interval from the model's likely cases, from those cases read in hindsight (binary pools on score
-        blocks only; refused elsewhere), from the count of exceptions left unlabeled, or from the model's
-        full variance (module docstring; a stochastic oracle always uses the full one).
+    variance : {"mixture", "hindsight", "conditional", "count", "model"}
+        Interval from the model's likely cases, from those cases read in hindsight or read leaf by leaf on
+        what the rounds drew (both on binary pools on score blocks only; refused elsewhere), from the count
+        of exceptions left unlabeled, or from the model's full variance (module docstring; a stochastic
+        oracle always uses the full one).
     estimator : {"horvitz-thompson", "difference"}
         Each round's total as the plain weighted sum of its labels
         (default), or as the oracle model's prediction plus the weighted
@@ -125,8 +130,9 @@ class OnlinePoissonDesign(TreeModelDesign):
         super().__post_init__()
         if self.deviation not in ("mean", "rms"):
             raise ValueError(f"deviation: choose 'mean' or 'rms', got {self.deviation!r}")
-        if self.variance not in ("mixture", "hindsight", "count", "model"):
-            raise ValueError(f"variance: choose 'mixture', 'hindsight', 'count' or 'model', got {self.variance!r}")
+        if self.variance not in ("mixture", "hindsight", "conditional", "count", "model"):
+            raise ValueError("variance: choose 'mixture', 'hindsight', 'conditional', 'count' or 'model', got "
+                             f"{self.variance!r}")
         if self.estimator not in ("difference", "horvitz-thompson"):
             raise ValueError(f"estimator: choose 'difference' or 'horvitz-thompson', got {self.estimator!r}")
         if not 0.0 < self.defensive < 1.0:
@@ -153,8 +159,8 @@ class OnlinePoissonDesign(TreeModelDesign):
                 pass
             else:
                 return HashedOnlineSampler(self, pool, measure, oracle, rng, rounds, block)
-        if self.variance == "hindsight":
-            raise ValueError("online-poisson: variance='hindsight' runs only on score blocks (a binary pool, a "
+        if self.variance in ("hindsight", "conditional"):
+            raise ValueError(f"online-poisson: variance={self.variance!r} runs only on score blocks (a binary pool, a "
                              "measure of the predictions, a deterministic oracle, depth 1, the score partition, "
                              "the default estimator); use variance='mixture' here")
         return OnlinePoissonSampler(self, self.group_model(pool, measure, oracle), rng)

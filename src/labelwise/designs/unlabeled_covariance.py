@@ -20,10 +20,11 @@ from ..estimators import (
     missed_square,
     mixture_variance,
 )
-from ..estimators.uncertain_tail import uncertain_missed_square
+from ..estimators.uncertain_tail import leaf_missed_moments, uncertain_missed_square
 from ..oracle.calibration import Platt
 
-__all__ = ["LeafModel", "missed_in_hindsight", "unlabeled_covariance", "with_unlabeled"]
+__all__ = ["DrawnExceptions", "LeafModel", "drawn_variance", "missed_in_hindsight", "unlabeled_covariance",
+           "with_unlabeled"]
 
 
 class LeafModel(NamedTuple):
@@ -50,8 +51,96 @@ class LeafModel(NamedTuple):
         return np.stack([1.0 - r1, r1], axis=1)
 
 
+class DrawnExceptions(NamedTuple):
+    """What the rounds drew, for reading the mixture's third case leaf by leaf (:func:`drawn_variance`).
+
+    Attributes
+    ----------
+    blocks, labels : ndarray of int (n,)
+        Block and label of each labeled item.
+    weights : ndarray (n,)
+        Each labeled item's coefficient ``c_n`` in ``N R-hat``
+        (:func:`~labelwise.designs.count_interval.label_coefficients`).
+    coefficient : ndarray (G,)
+        ``sum_r w_r^2 (1 / b_rg - 1)``: an unlabeled item's coefficient in the design variance, per block.
+    survival : ndarray (G,)
+        ``prod_r (1 - b_rg)``: the probability that an item of the block was drawn by no round.
+    """
+
+    blocks: np.ndarray
+    labels: np.ndarray
+    weights: np.ndarray
+    coefficient: np.ndarray
+    survival: np.ndarray
+
+
+def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, leaf: np.ndarray,
+                   drawn: DrawnExceptions, missed: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The leaves where the rounds drew an exception, and the variance their exceptions add given that draw.
+
+    The mixture (:func:`~labelwise.estimators.mixture_variance`) weighs
+    the case "an exception was drawn" by its probability under the model;
+    once the labels are in, whether it happened in leaf ``l`` is known: a
+    labeled item whose label is not its block's most likely one.  Where
+    none was drawn, the leaf's exceptions left can only be missed
+    (hindsight).  Where one was, the leaf's error is ``o_l - S_l``: the
+    labeled exceptions count ``o_l = sum (c_n - 1) shift`` beyond themselves
+    for the missed sum ``S_l``.  Its second moment is taken as the larger of
+
+    * the design's, given a draw: the exceptions left are a Poisson
+      thinning of those the block held before the rounds, ``E[K_g] / s_g``
+      of them (``s_g`` its :attr:`~DrawnExceptions.survival`); each has the
+      design variance ``c_g shift_g^2`` (``c_g`` the block's
+      :attr:`~DrawnExceptions.coefficient`), almost all of it from its draw,
+      and one is drawn in the leaf with probability ``P_l = 1 - exp(-sum_{g
+      in l} E[K_g] (1 - s_g) / s_g)``; so ``D_l / P_l`` with ``D_l =
+      sum_{g in l} c_g shift_g^2 E[K_g] / s_g``: the leaf's full design
+      variance where exceptions are drawn all the time, one drawn
+      exception's squared jump ``(shift / b)^2`` where they are rare;
+    * the model's, given the labels: ``Var S_l + (E S_l - o_l)^2``, exact
+      for a known number drawn.
+
+    Parameters
+    ----------
+    shift : ndarray (G, m)
+        How far one exception left in each block shifts the estimate.
+    expected : ndarray (G,)
+        The model's expected exceptions left in each block.
+    mode : ndarray of int (G,)
+        Each block's most likely label.
+    leaf : ndarray of int (G,)
+        Each block's leaf.
+    drawn : DrawnExceptions
+    missed : (mean, variance), ndarray (L, m) each
+        ``E S_l`` and ``Var S_l`` (:func:`~labelwise.estimators.uncertain_tail.leaf_missed_moments`).
+
+    Returns
+    -------
+    hit : ndarray of bool (L,)
+        Leaves where the rounds drew an exception.
+    variance : ndarray (m,)
+        The sum of their second moments.
+    """
+    mean, variance = missed
+    L = mean.shape[0]
+    moving = np.any(shift != 0, axis=1)
+    exception = (drawn.labels == 1 - mode[drawn.blocks]) & moving[drawn.blocks]
+    at = leaf[drawn.blocks]
+    hit = np.bincount(at, weights=exception, minlength=L) > 0
+    before = np.divide(expected, drawn.survival, out=np.zeros_like(expected), where=drawn.survival > 0)
+    p_hit = -np.expm1(-np.bincount(leaf, weights=before * (1.0 - drawn.survival), minlength=L))
+    design = np.stack([np.bincount(leaf, weights=drawn.coefficient * before * col**2, minlength=L)
+                       for col in shift.T], axis=1)  # D_l, (L, m)
+    beyond = np.where(exception, drawn.weights - 1.0, 0.0)
+    counted = np.stack([np.bincount(at, weights=beyond * col, minlength=L) for col in shift[drawn.blocks].T], axis=1)
+    given_labels = variance + (mean - counted) ** 2
+    given_draw = np.divide(design, p_hit[:, None], out=np.zeros_like(design), where=p_hit[:, None] > 0)
+    return hit, np.maximum(given_draw, given_labels)[hit].sum(axis=0)
+
+
 def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarray, left: np.ndarray,
-                        n_items: int, leaf: np.ndarray, model: LeafModel) -> ModelCovariance:
+                        n_items: int, leaf: np.ndarray, model: LeafModel,
+                        drawn: DrawnExceptions | None = None) -> ModelCovariance:
     """``unlabeled`` with the mixture's cases read in hindsight: no exception left, or some missed.
 
     Once the labels are in, no unlabeled item was drawn, so the mixture's
@@ -77,6 +166,10 @@ def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarra
     leaf : ndarray of int (G,)
         Each block's leaf.
     model : LeafModel
+    drawn : DrawnExceptions, optional
+        ``variance="conditional"``: the labels and the rounds' coefficients, to read the mixture's third case leaf
+        by leaf on what the rounds drew (:func:`drawn_variance`); without it every leaf is read as if no
+        exception had been drawn there (``variance="hindsight"``).
     """
     _, shift, _ = exception_shifts(u, pi, left, n_items)  # (G, 2, m)
     G = pi.shape[0]
@@ -88,6 +181,12 @@ def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarra
     alpha = np.where(positive_mode, model.negative, model.positive)
     beta = np.where(positive_mode, model.positive, model.negative)
     gradient = None if model.rate_gradient is None else np.where(positive_mode, -1.0, 1.0) * model.rate_gradient
+    if drawn is not None:  # leaves where an exception was drawn: their error given the draw
+        expected = left * pi[np.arange(G), 1 - mode] * np.any(shift != 0, axis=1)
+        hit, variance = drawn_variance(shift, expected, mode, leaf, drawn,
+                                       leaf_missed_moments(shift, left, leaf, alpha, beta))
+        left = np.where(hit[leaf], 0.0, left)  # the other leaves' exceptions left can only be missed
+        unlabeled = unlabeled._replace(modal=unlabeled.modal + np.diag(variance))
     miss, none_left = uncertain_missed_square(shift, left, leaf, alpha, beta, gradient,
                                               None if model.platt is None else model.platt.cov)
     return unlabeled._replace(miss=miss, exceptions=none_left, hits=0.0)

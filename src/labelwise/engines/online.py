@@ -47,8 +47,10 @@ design-based, unlabeled ones through the model); ``variance="hindsight"``
 reads the mixture's cases in hindsight: an exception left unlabeled can only
 be missed, at a rate the leaf's Beta posterior and the recalibration's
 covariance leave uncertain
-(:func:`~labelwise.designs.unlabeled_covariance.missed_in_hindsight`).  An in-memory binary pool
-runs these rounds itself (:mod:`labelwise.designs.hashed_online`), so both
+(:func:`~labelwise.designs.unlabeled_covariance.missed_in_hindsight`);
+``variance="conditional"`` reads them leaf by leaf on what the rounds drew
+(:func:`~labelwise.designs.unlabeled_covariance.drawn_variance`).  An
+in-memory binary pool runs these rounds itself (:mod:`labelwise.designs.hashed_online`), so both
 hand out the same items and give the same estimates for the same seed.
 """
 
@@ -60,6 +62,7 @@ from functools import cached_property
 import numpy as np
 
 from ..designs import OnlinePoissonDesign
+from ..designs.count_interval import label_coefficients
 from ..designs.group_model import START_STRENGTH
 from ..designs.online_poisson import (
     MODEL_BASIS,
@@ -68,7 +71,11 @@ from ..designs.online_poisson import (
     with_unlabeled,
 )
 from ..designs.poisson_rounds import round_inclusion
-from ..designs.unlabeled_covariance import LeafModel, missed_in_hindsight
+from ..designs.unlabeled_covariance import (
+    DrawnExceptions,
+    LeafModel,
+    missed_in_hindsight,
+)
 from ..estimators import (
     Estimate,
     larger_variance,
@@ -112,7 +119,7 @@ def rounds_refusal(design: OnlinePoissonDesign) -> str | None:
     only = {"depth": (design.depth, 1), "partition": (design.partition, "score"),
             "estimator": (design.estimator, "horvitz-thompson"), "calibration": (design.calibration, "platt", "none"),
             "interval_prior_strength": (design.interval_prior_strength, None),
-            "variance": (design.variance, "mixture", "hindsight", "model")}
+            "variance": (design.variance, "mixture", "hindsight", "conditional", "model")}
     for name, (value, *allowed) in only.items():
         if value not in allowed:
             runs = " or ".join(f"{name}={a!r}" for a in allowed)
@@ -243,8 +250,8 @@ class BlockRounds:
             strength = marginal_strength(np.stack([1 - leaf_s1, leaf_s1], axis=1), O) if labels.size \
                 else START_STRENGTH
         rate_gradient = None
-        if platt is not None and self.design.variance == "hindsight":  # only its interval reads the gradient:
-            # d leaf_s1 / d(a, b) = sigmoid'(a x + b) (x, 1), averaged over the leaf's items
+        if platt is not None and self.design.variance in ("hindsight", "conditional"):  # only their intervals read
+            # the gradient: d leaf_s1 / d(a, b) = sigmoid'(a x + b) (x, 1), averaged over the leaf's items
             slope = counts * s1 * (1.0 - s1)
             rate_gradient = np.stack([self._leaf_mean(slope * logits), self._leaf_mean(slope)]) \
                 * (strength / (strength + O.sum(axis=1)))
@@ -320,8 +327,13 @@ class BlockRounds:
         model = self.leaf_model(g[judged], log.labels[judged])
         pi = model.posterior()[self.leaf]
         unlabeled = unlabeled_covariance(u, pi, U, coef, b_rounds.sum(axis=0), N)
-        if self.design.variance == "hindsight":  # the exceptions left can only be missed (module docstring)
-            unlabeled = missed_in_hindsight(unlabeled, u, pi, U, N, self.leaf, model)
+        if self.design.variance in ("hindsight", "conditional"):  # the exceptions left can only be missed
+            drawn = None
+            if self.design.variance == "conditional":  # the third case read on what the rounds drew
+                drawn = DrawnExceptions(g[judged], log.labels[judged],
+                                        label_coefficients(w, rounds, b_rounds[rounds, g])[judged], coef.sum(axis=0),
+                                        np.prod(1.0 - b_rounds, axis=0))
+            unlabeled = missed_in_hindsight(unlabeled, u, pi, U, N, self.leaf, model, drawn)
         cov = with_unlabeled(cov, plugin, unlabeled, self.design.variance == "model", level)
         return make_estimate(measure, R, cov, n_labels, n, level, basis=MODEL_BASIS)
 

@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import betaln
 
-__all__ = ["uncertain_missed_square"]
+__all__ = ["leaf_missed_moments", "uncertain_missed_square"]
 
 
 def uncertain_missed_square(shift: np.ndarray, unlabeled: np.ndarray, leaf: np.ndarray, alpha: np.ndarray,
@@ -72,13 +72,8 @@ def uncertain_missed_square(shift: np.ndarray, unlabeled: np.ndarray, leaf: np.n
     """
     L = alpha.size
     moving = np.any(shift != 0, axis=1)
-    s1 = np.stack([np.bincount(leaf, weights=unlabeled * col, minlength=L) for col in shift.T], axis=1)  # (L, m)
-    s2 = np.stack([np.bincount(leaf, weights=unlabeled * col**2, minlength=L) for col in shift.T], axis=1)
-    total = alpha + beta
-    # a rate whose Beta has no mass away from 0 (a prior mean of exactly 0 and no exception labeled) is surely 0
-    mean = np.divide(alpha, total, out=np.zeros_like(total), where=total > 0)
-    var = mean * (1.0 - mean) / (total + 1.0)
-    spread = mean * (1.0 - mean) - var  # E[r (1 - r)]
+    s1, s2 = _leaf_sums(shift, unlabeled, leaf, L)
+    mean, var, spread = _rate_moments(alpha, beta)
     miss = (spread @ s2 + var @ s1**2) + (mean @ s1) ** 2
     if rate_gradient is not None:  # the delta method: E S moves by rate_gradient @ s1 per unit of the parameters
         grad = rate_gradient @ s1  # (k, m)
@@ -87,3 +82,36 @@ def uncertain_missed_square(shift: np.ndarray, unlabeled: np.ndarray, leaf: np.n
     live = (left > 0) & (alpha > 0)
     none_left = -float(np.sum(betaln(alpha[live], beta[live] + left[live]) - betaln(alpha[live], beta[live])))
     return miss, none_left
+
+
+def leaf_missed_moments(shift: np.ndarray, unlabeled: np.ndarray, leaf: np.ndarray, alpha: np.ndarray,
+                        beta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and variance of each leaf's missed sum ``S_l = sum_{b in l} shift_b K_b`` (module docstring).
+
+    Parameters as :func:`uncertain_missed_square`.
+
+    Returns
+    -------
+    mean, variance : ndarray (L, m)
+        ``E[r_l] s1_l`` and ``E[r_l (1 - r_l)] s2_l + Var[r_l] s1_l^2``.
+    """
+    s1, s2 = _leaf_sums(shift, unlabeled, leaf, alpha.size)
+    mean, var, spread = _rate_moments(alpha, beta)
+    return mean[:, None] * s1, spread[:, None] * s2 + var[:, None] * s1**2
+
+
+def _leaf_sums(shift: np.ndarray, unlabeled: np.ndarray, leaf: np.ndarray, n_leaves: int) -> tuple[np.ndarray,
+                                                                                                  np.ndarray]:
+    """``s1_l = sum_{b in l} U_b shift_b`` and ``s2_l = sum_{b in l} U_b shift_b^2``, ``(L, m)`` each."""
+    s1 = np.stack([np.bincount(leaf, weights=unlabeled * col, minlength=n_leaves) for col in shift.T], axis=1)
+    s2 = np.stack([np.bincount(leaf, weights=unlabeled * col**2, minlength=n_leaves) for col in shift.T], axis=1)
+    return s1, s2
+
+
+def _rate_moments(alpha: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``E[r]``, ``Var[r]`` and ``E[r (1 - r)]`` of each leaf's Beta rate."""
+    total = alpha + beta
+    # a rate whose Beta has no mass away from 0 (a prior mean of exactly 0 and no exception labeled) is surely 0
+    mean = np.divide(alpha, total, out=np.zeros_like(total), where=total > 0)
+    var = mean * (1.0 - mean) / (total + 1.0)
+    return mean, var, mean * (1.0 - mean) - var

@@ -1,0 +1,79 @@
+"""The conditional reading of online-poisson's interval (designs/unlabeled_covariance.py, ``drawn_variance``): a leaf
+where the rounds drew an exception adds the second moment of its error given that draw, checked against the error
+of a single Poisson round enumerated over the drawn and undrawn exceptions."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from labelwise.designs.unlabeled_covariance import DrawnExceptions, drawn_variance
+from labelwise.estimators.uncertain_tail import leaf_missed_moments
+
+SHIFT = 0.02
+
+
+def _one_round(b: float, left: float, drawn: int) -> tuple[DrawnExceptions, np.ndarray, np.ndarray, np.ndarray]:
+    """One block, one round of inclusion probability ``b`` that drew ``drawn`` exceptions (label 1, the block's
+    mode 0); the model expects ``left`` exceptions left (Poisson)."""
+    weights = np.full(drawn, 1.0 / b)  # c_n = w / b with one round of weight 1
+    d = DrawnExceptions(np.zeros(drawn, dtype=np.int64), np.ones(drawn, dtype=np.int64), weights,
+                        np.array([1.0 / b - 1.0]), np.array([1.0 - b]))
+    return d, np.array([[SHIFT]]), np.array([left]), np.zeros(1, dtype=np.int64)
+
+
+def _poisson_moments(left: float) -> tuple[np.ndarray, np.ndarray]:
+    """E S and Var S of a Poisson(left) count of exceptions, each shifting the estimate by SHIFT."""
+    return np.array([[left * SHIFT]]), np.array([[left * SHIFT**2]])
+
+
+@pytest.mark.parametrize("left", [0.2, 2.0])
+def test_one_drawn_exception_adds_its_error_given_the_draw(left):
+    """One exception drawn at b = 1e-3: the error is ((1/b - 1) - M) SHIFT, M ~ Poisson(left) the ones missed.
+    Both readings (the design's given a draw, the model's given the labels) are its second moment to O(b)."""
+    b = 1e-3
+    d, shift, expected, leaf = _one_round(b, left, drawn=1)
+    hit, variance = drawn_variance(shift, expected, np.zeros(1, dtype=np.int64), leaf, d, _poisson_moments(left))
+    m = np.arange(200)
+    exact = stats.poisson.pmf(m, left) @ (((1.0 / b - 1.0) - m) * SHIFT) ** 2
+    assert hit.tolist() == [True]
+    assert variance[0] == pytest.approx(exact, rel=3 * b * (1 + left))
+
+
+def test_many_drawn_exceptions_add_the_design_variance():
+    """Exceptions drawn all the time (b = 0.3, 400 held before the round): the leaf adds the exact design
+    variance of the Horvitz-Thompson sum of its exceptions, E[((J / b) - K) SHIFT]^2 = K_0 (1/b - 1) SHIFT^2
+    (J ~ Binomial-thinned Poisson), since a draw is certain; the labels' reading is below it when the
+    drawn count is its mean."""
+    b, before = 0.3, 400.0
+    left = before * (1 - b)
+    drawn = int(before * b)
+    d, shift, expected, leaf = _one_round(b, left, drawn)
+    _, variance = drawn_variance(shift, expected, np.zeros(1, dtype=np.int64), leaf, d, _poisson_moments(left))
+    assert variance[0] == pytest.approx(before * (1 / b - 1) * SHIFT**2, rel=1e-9)
+
+
+def test_a_leaf_with_no_exception_drawn_adds_nothing_here():
+    """Its exceptions left can only be missed: they stay in the hindsight part (not this one)."""
+    b = 0.01
+    d, shift, expected, leaf = _one_round(b, 3.0, drawn=2)
+    d = d._replace(labels=np.zeros(2, dtype=np.int64))  # two labels, both the block's mode
+    hit, variance = drawn_variance(shift, expected, np.zeros(1, dtype=np.int64), leaf, d, _poisson_moments(3.0))
+    assert hit.tolist() == [False] and variance[0] == 0.0
+
+
+def test_leaf_moments_feed_the_labels_reading():
+    """Two leaves, one hit: the labels' reading Var S_l + (E S_l - o_l)^2 uses the Beta-binomial moments of its
+    leaf only (the max with the design's reading, small at b = 0.9 where a drawn exception barely moves)."""
+    shift = np.array([[0.1], [0.2]])
+    left, leaf = np.array([5.0, 7.0]), np.array([0, 1])
+    alpha, beta = np.array([2.0, 1.0]), np.array([8.0, 9.0])
+    moments = leaf_missed_moments(shift, left, leaf, alpha, beta)
+    b = 0.9
+    d = DrawnExceptions(np.array([1]), np.array([1]), np.array([1 / b]), np.array([1 / b - 1] * 2),
+                        np.array([1 - b] * 2))
+    expected = left * alpha / (alpha + beta)
+    hit, variance = drawn_variance(shift, expected, np.zeros(2, dtype=np.int64), leaf, d, moments)
+    counted = (1 / b - 1) * 0.2
+    labels_reading = moments[1][1, 0] + (moments[0][1, 0] - counted) ** 2
+    assert hit.tolist() == [False, True]
+    assert variance[0] == pytest.approx(labels_reading, rel=1e-12)
