@@ -164,7 +164,7 @@ class OASISSampler(Sampler):
         if len(d) == 0:
             return Estimate.undefined(measure, level)
         losses = self.losses(measure, sample)
-        R, _, cov = importance_moments(measure, losses, d.weight, None, d.count)
+        R, _, cov = importance_moments(measure, losses, d.weight, counts=d.count)
         _, _, strata_cov, _ = stratified_moments(measure, losses, d.stratum, self.sizes, finite_population=False,
                                                  **self.label_floor_inputs(measure, sample, self.strata))
         if np.isfinite(strata_cov).all() and np.isfinite(cov).all():
