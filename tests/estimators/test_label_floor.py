@@ -76,3 +76,26 @@ def test_exact_coverage_of_accuracy_when_a_stratum_sample_misses_its_one_error(f
         covered.append(abs(G[0] - truth) <= z * np.sqrt(cov[0, 0]))
     assert np.mean(covered) == (1.0 if floored else 3 / 8)
 
+
+
+@pytest.mark.parametrize("names", ["accuracy", "f1,precision"])
+def test_an_undefined_covariance_stays_undefined(names):
+    # one label per stratum: no stratum's variance can be estimated (the plug-in S is NaN), and a floor must not
+    # make it look defined (for several components: a finite diagonal beside NaN covariances); the system
+    # predicts every item positive, so the measures and their Jacobians are defined
+    rare, strata = _rare_strata_pool()
+    pool = lw.Pool.from_arrays(None, preds=np.ones(16, dtype=int), probs=np.full(16, 0.9), labels=rare.labels)
+    measure = lw.make_measure(names, pool)
+    moments = stratum_slope_moments(measure, pool.outputs(), strata, 2)
+    items = np.array([1, 9])
+    y = pool.labels[items]
+    losses = measure.loss(pool.outputs(items), y)
+    _, _, plain, _ = stratified_moments(measure, losses, strata[items], np.array([8, 8]))
+    _, _, floored, _ = stratified_moments(measure, losses, strata[items], np.array([8, 8]), slope_moments=moments,
+                                          positive=y == 1)
+    assert np.isfinite(measure.jacobian(measure.loss(pool.outputs(items), y).mean(axis=0))).all()
+    assert np.isnan(plain).all() and np.isnan(floored).all()
+    m = measure.size
+    S = np.full((2, m, m), np.nan)
+    out = floor_stratum_covariance(S, moments, np.eye(m, measure.dim), np.zeros(2), np.array([0, 1]))
+    assert np.isnan(out).all()

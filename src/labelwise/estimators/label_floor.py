@@ -102,7 +102,7 @@ def floor_stratum_covariance(S: np.ndarray, slope_moments: np.ndarray, jacobian:
     -------
     ndarray, shape (K, m, m)
         ``S`` whose diagonal is raised, where it falls short, to the stratum's label variance floor
-        (:func:`label_variance_floor`) times its mean of ``(Dg b_j)^2`` over all its items.
+        (:func:`label_variance_floor`) times its mean of ``(Dg b_j)^2`` over all its items; NaN where ``S`` is.
     """
     K = slope_moments.shape[0]
     slope_sq = np.einsum("id,hde,ie->hi", jacobian, slope_moments, jacobian)  # (K, m)
@@ -110,5 +110,5 @@ def floor_stratum_covariance(S: np.ndarray, slope_moments: np.ndarray, jacobian:
     diag = np.einsum("hii->hi", S)
     out = S.copy()
     idx = np.arange(S.shape[1])
-    out[:, idx, idx] = np.fmax(diag, floor)
+    out[:, idx, idx] = np.maximum(diag, floor)  # an undefined (NaN) variance stays undefined
     return out
