@@ -37,7 +37,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from results import width_ratio
+from results import GENERATED, width_ratio
 from robustness import generate_pool
 
 import labelwise as lw
@@ -55,12 +55,10 @@ COVERAGE_TARGET = 0.93
 #: ... and a width ratio at most this.
 WIDTH_TARGET = 2.0
 
-#: name -> how to build the pool (the same pool on every run)
+#: name -> how to build the pool (the same pool on every run): the generated pools of ``results.py``, then one
+#: of the robustness grid
 POOLS = {
-    "balanced": lambda: lw.make_pool(n_items=50_000, prevalence=0.5, separation=2.0, seed=1, name="balanced"),
-    "rare-1e-3": lambda: lw.make_pool(n_items=100_000, prevalence=0.001, separation=3.0, seed=1, name="rare-1e-3"),
-    "overconfident-1e-3": lambda: lw.make_pool(n_items=100_000, prevalence=0.001, separation=3.0,
-                                               calibration_error=2.0, seed=1, name="overconfident-1e-3"),
+    **{name: lambda name=name, kwargs=kwargs: lw.make_pool(**kwargs, name=name) for name, kwargs in GENERATED.items()},
     "0.01-x3-weak": lambda: generate_pool(n_items=50_000, prevalence=0.01, k=3.0, d=2.0, threshold="break-even",
                                           seed=1, name="0.01-x3-weak"),
 }

@@ -55,8 +55,14 @@ def seed_covariance(sampler: AISSampler, measure: Measure, sample: Sample) -> tu
     q_now = sampler.q_of(d.items)
     # q_n(x) = 0 only where l(x, y) = 0 (Prop. 2): such draws add nothing to the covariance
     q_ratio = np.divide(d.prob, q_now, out=np.zeros_like(q_now), where=q_now > 0)
-    R, _, cov = importance_moments(measure, sampler.losses(measure, sample), d.weight, q_ratio, d.count)
-    return R, cov
+    losses = sampler.losses(measure, sample)
+    R, _, _ = importance_moments(measure, losses, d.weight, counts=d.count)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        J = measure.jacobian(R)
+        u = d.weight[:, None] * (losses @ J.T)  # the projected weighted losses
+        r = J @ R
+        second = np.einsum("n,nm,nk->mk", d.count * q_ratio, u, u) / d.n_draws
+        return R, (second - np.outer(r, r)) / d.n_draws
 
 
 def max_covariance(sampler: AISSampler, measure: Measure, sample: Sample) -> tuple[np.ndarray, np.ndarray]:

@@ -7,6 +7,8 @@ no wider than twice a normal interval at the actual error (mean width at
 most ``2 x 3.92 x RMSE``).
 """
 
+from functools import cache
+
 import numpy as np
 import pytest
 
@@ -21,13 +23,27 @@ def _simulate(pool, design, budget):
                        seed=11, checkpoints=[budget // 2, budget])
 
 
+@cache
+def _rare_pool_rows(design):
+    """The checkpoints of ``design`` on a pool with 1 positive in 500 (simulated once for the tests below)."""
+    pool = lw.make_pool(n_items=20_000, prevalence=0.002, separation=3.0, seed=4)
+    return _simulate(pool, design, 600).checkpoint_rows()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("design", ["stratified", "oasis"])
 def test_coverage_on_a_rare_pool(design):
     # 1 positive in 500: most score strata's samples hold no positive (before the floor, coverage fell to 0.5-0.8)
-    pool = lw.make_pool(n_items=20_000, prevalence=0.002, separation=3.0, seed=4)
-    rows = _simulate(pool, design, 600).checkpoint_rows()
+    rows = _rare_pool_rows(design)
     assert all(row["coverage"] >= 0.95 - 3 * SE for row in rows), rows
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="oasis's F1 interval on the rare pool spans 0.997 of [0, 1] in every run at "
+                   "300 and 600 labels (the label floor of the strata it rarely visits dominates its variance); "
+                   "remove this mark once a change narrows it, so that the test then guards the narrowing")
+def test_oasis_interval_on_a_rare_pool_is_not_the_whole_range():
+    assert _rare_pool_rows("oasis")[-1]["mean_width"] < 0.9
 
 
 @pytest.mark.slow

@@ -63,13 +63,20 @@ def test_same_seed_same_sample_and_estimate_as_duckdb(spark, parquet_pool, desig
 
 def test_stratified_batches_equal_duckdb(spark, parquet_pool):
     # the strata (fine-bin counts of the score) and two batches of one simulated run, item for item
-    from labelwise.engines.strata import engine_strata, simulate_strata
+    from labelwise.engines.strata import (
+        engine_strata,
+        simulate_strata,
+        summary_slope_moments,
+    )
 
     design = make_design("stratified")
     runs = []
     for engine in (EnginePool.open(parquet_pool, "duckdb"), EnginePool.open(parquet_pool, "spark", spark=spark)):
         strata = engine_strata(engine.source, design)
-        est = simulate_strata(engine.source, strata, design, engine.measure("f1"), 5, 60, [120], 0.95)[0]
+        measure = engine.measure("f1")
+        slopes = summary_slope_moments(measure, engine.stratum_summary(strata), engine.system_names,
+                                       strata.sizes.size)
+        est = simulate_strata(engine.source, strata, design, measure, 5, 60, [120], 0.95, slopes)[0]
         runs.append((strata, est))
     (a, est_a), (b, est_b) = runs
     assert np.array_equal(a.sizes, b.sizes) and np.array_equal(a.cuts, b.cuts)

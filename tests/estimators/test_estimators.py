@@ -300,8 +300,7 @@ def test_passive_accuracy_intervals_cover_when_errors_are_rare():
 
 # ---------------------------------------- counts == repeated rows
 @pytest.mark.parametrize("names", ["f1", "f1,precision,recall"])
-@pytest.mark.parametrize("with_ratio", [False, True])
-def test_importance_moments_with_counts_equals_repeated_rows(names, with_ratio):
+def test_importance_moments_with_counts_equals_repeated_rows(names):
     pool = make_pool(400, prevalence=0.3, separation=1.0, seed=4)  # FPs and FNs are common
     measure = make_measure(names, pool)
     rng = np.random.default_rng(8)
@@ -310,10 +309,9 @@ def test_importance_moments_with_counts_equals_repeated_rows(names, with_ratio):
     losses = measure.loss(pool.outputs(items), pool.labels[items])
     weights = rng.uniform(0.2, 5.0, n)
     counts = rng.integers(1, 6, n)
-    ratio = rng.uniform(0.5, 2.0, n) if with_ratio else None
-    R, G, cov = importance_moments(measure, losses, weights, ratio, counts)
+    R, G, cov = importance_moments(measure, losses, weights, counts=counts)
     rep = np.repeat(np.arange(n), counts)
-    R2, G2, cov2 = importance_moments(measure, losses[rep], weights[rep], None if ratio is None else ratio[rep])
+    R2, G2, cov2 = importance_moments(measure, losses[rep], weights[rep])
     np.testing.assert_allclose(R, R2, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(G, G2, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(cov, cov2, rtol=1e-10, atol=1e-15)
@@ -322,8 +320,7 @@ def test_importance_moments_with_counts_equals_repeated_rows(names, with_ratio):
     np.testing.assert_allclose(importance_risk(losses, weights, counts), R2, rtol=1e-12)
     stack_R, _, stack_cov = importance_moments(measure, np.stack([losses, losses[::-1]]),
                                                np.stack([weights, weights[::-1]]),
-                                               None if ratio is None else np.stack([ratio, ratio[::-1]]),
-                                               np.stack([counts, counts[::-1]]))
+                                               counts=np.stack([counts, counts[::-1]]))
     np.testing.assert_allclose(stack_R, [R2, R2], rtol=1e-12)
     np.testing.assert_allclose(stack_cov, [cov2, cov2], rtol=1e-10, atol=1e-15)
 

@@ -76,3 +76,44 @@ def test_exact_coverage_of_accuracy_when_a_stratum_sample_misses_its_one_error(f
         covered.append(abs(G[0] - truth) <= z * np.sqrt(cov[0, 0]))
     assert np.mean(covered) == (1.0 if floored else 3 / 8)
 
+
+
+@pytest.mark.parametrize("names", ["accuracy", "f1,precision"])
+def test_an_undefined_covariance_stays_undefined(names):
+    # one label per stratum: no stratum's variance can be estimated (the plug-in S is NaN), and a floor must not
+    # make it look defined (for several components: a finite diagonal beside NaN covariances); the system
+    # predicts every item positive, so the measures and their Jacobians are defined
+    rare, strata = _rare_strata_pool()
+    pool = lw.Pool.from_arrays(None, preds=np.ones(16, dtype=int), probs=np.full(16, 0.9), labels=rare.labels)
+    measure = lw.make_measure(names, pool)
+    moments = stratum_slope_moments(measure, pool.outputs(), strata, 2)
+    items = np.array([1, 9])
+    y = pool.labels[items]
+    losses = measure.loss(pool.outputs(items), y)
+    _, _, plain, _ = stratified_moments(measure, losses, strata[items], np.array([8, 8]))
+    _, _, floored, _ = stratified_moments(measure, losses, strata[items], np.array([8, 8]), slope_moments=moments,
+                                          positive=y == 1)
+    assert np.isfinite(measure.jacobian(measure.loss(pool.outputs(items), y).mean(axis=0))).all()
+    assert np.isnan(plain).all() and np.isnan(floored).all()
+    m = measure.size
+    S = np.full((2, m, m), np.nan)
+    out = floor_stratum_covariance(S, moments, np.eye(m, measure.dim), np.zeros(2), np.array([0, 1]))
+    assert np.isnan(out).all()
+
+
+def test_slope_moments_with_counts_and_an_empty_stratum_are_each_strata_weighted_mean():
+    # three systems (d = 18 for f1,precision,recall), weighted rows, stratum 2 empty: its moments are 0
+    pool = lw.make_pool(n_items=3_000, prevalence=0.2, n_systems=3, seed=2)
+    measure = lw.make_measure("f1,precision,recall", pool, "all")
+    rng = np.random.default_rng(3)
+    strata = rng.choice([0, 1, 3], size=pool.n_items)
+    counts = rng.integers(1, 5, pool.n_items)
+    n = pool.n_items
+    b = measure.loss(pool.outputs(), np.ones(n, dtype=int)) - measure.loss(pool.outputs(), np.zeros(n, dtype=int))
+    got = stratum_slope_moments(measure, pool.outputs(), strata, 4, counts)
+    assert got.shape == (4, measure.dim, measure.dim)
+    for h in (0, 1, 3):
+        rows = strata == h
+        want = np.einsum("j,jd,je->de", counts[rows], b[rows], b[rows]) / counts[rows].sum()
+        np.testing.assert_allclose(got[h], want, rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(got[2], 0.0)

@@ -74,6 +74,17 @@ class Design(ABC):
         """
 
 
+class SharedCache(dict):
+    """A cache that a sampler's copies (:meth:`Sampler.copy`) share and that is stored empty: for what depends
+    only on the pool and the sampler's set-up."""
+
+    def __deepcopy__(self, memo: dict) -> SharedCache:
+        return self
+
+    def __reduce__(self) -> tuple:
+        return SharedCache, ()
+
+
 class Sampler(ABC):
     """One run of a design: draws, learns from labels, estimates.
 
@@ -88,6 +99,7 @@ class Sampler(ABC):
 
     def __init__(self, pool: Pool, measure: Measure, oracle: str, rng: np.random.Generator):
         self.pool, self.measure, self.oracle, self.rng = pool, measure, check_oracle(oracle), rng
+        self._slope_cache = SharedCache()
 
     @property
     def stochastic(self) -> bool:
@@ -150,20 +162,24 @@ class Sampler(ABC):
         """``slope_moments`` and ``positive`` for a floor on each stratum's label variance
         (:mod:`~labelwise.estimators.label_floor`); empty (no floor) unless the pool's labels are binary.
 
-        ``strata`` gives every pool item's stratum.  Excluded draws count as negatives.  The strata's slope
-        moments are kept for the last ``measure`` and ``strata`` asked for (a pass over the pool).
+        ``strata`` gives every pool item's stratum (fixed for the sampler).  The strata's slope moments are kept
+        for the last ``measure`` asked for, shared by the sampler's copies (a simulation's runs).  Excluded draws
+        count as negatives.
         """
         if self.pool.n_classes != 2:
             return {}
-        kept = getattr(self, "_slope_moments", None)
-        if kept is None or kept[0] is not measure or kept[1] is not strata:
-            kept = measure, strata, stratum_slope_moments(measure, self.pool.outputs(), strata, int(strata.max()) + 1)
-            self._slope_moments = kept
-        moments = kept[2]
+        cache = self.__dict__.setdefault("_slope_cache", SharedCache())  # samplers stored before it have none
+        if cache.get("measure") is not measure:
+            cache.update(measure=measure, moments=self.slope_moments(measure, strata))
+        moments = cache["moments"]
         positive = np.asarray(sample.labels) == 1
         if sample.excluded is not None:
             positive &= ~sample.excluded
         return {"slope_moments": moments, "positive": positive}
+
+    def slope_moments(self, measure: Measure, strata: np.ndarray) -> np.ndarray:
+        """:func:`~labelwise.estimators.label_floor.stratum_slope_moments` of ``strata`` over every pool item."""
+        return stratum_slope_moments(measure, self.pool.outputs(), strata, int(strata.max()) + 1)
 
     def answer_losses(self, measure: Measure, sample: Sample) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The loss of every answer, first answers then further ones (:attr:`Sample.answers`).

@@ -30,6 +30,7 @@ from ..estimators import (
     make_estimate,
     stratified_moments,
 )
+from ..estimators.label_floor import stratum_slope_moments
 from ..measures import Measure
 from ..oracle import score_prior
 from ..partition import make_strata
@@ -140,6 +141,13 @@ class OASISSampler(Sampler):
         draws = self.groups.draw(q_group, q_lab, n_new, N, self.rng)
         return Draws(draws.items, draws.weight, draws.prob, self.strata[draws.items], draws.count)
 
+    def slope_moments(self, measure: Measure, strata: np.ndarray) -> np.ndarray:
+        """The strata's slope moments over the groups of alike items (one representative each, weighted by the
+        group's size) for the target measure, whose loss is the same within a group; over every item otherwise."""
+        if measure is not self.measure:
+            return super().slope_moments(measure, strata)
+        return stratum_slope_moments(measure, self._rep_out, self.groups.block, self.sizes.size, self.groups.sizes)
+
     def estimate(self, measure: Measure, sample: Sample, level: float = 0.95) -> Estimate:
         """Importance-sampling estimate with a covariance that holds under adaptation and on rare strata.
 
@@ -164,7 +172,7 @@ class OASISSampler(Sampler):
         if len(d) == 0:
             return Estimate.undefined(measure, level)
         losses = self.losses(measure, sample)
-        R, _, cov = importance_moments(measure, losses, d.weight, None, d.count)
+        R, _, cov = importance_moments(measure, losses, d.weight, counts=d.count)
         _, _, strata_cov, _ = stratified_moments(measure, losses, d.stratum, self.sizes, finite_population=False,
                                                  **self.label_floor_inputs(measure, sample, self.strata))
         if np.isfinite(strata_cov).all() and np.isfinite(cov).all():

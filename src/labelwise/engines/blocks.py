@@ -105,6 +105,16 @@ class BlockSummary:
         """Bits of a block key below a stratum (module docstring)."""
         return key_bits(self.n_systems, self.has_preds)
 
+    def to_json(self) -> dict:
+        """The per-block columns as JSON lists (stored in an engine session)."""
+        return {"keys": self.keys.tolist(), "counts": self.counts.tolist(), "prior_sums": self.prior_sums.tolist()}
+
+    @classmethod
+    def from_json(cls, data: dict, n_systems: int, has_preds: bool) -> BlockSummary:
+        """Inverse of :meth:`to_json`."""
+        return cls(np.asarray(data["keys"], dtype=np.int64), np.asarray(data["counts"], dtype=np.int64),
+                   np.asarray(data["prior_sums"], dtype=float), n_systems, has_preds)
+
     def representatives(self, system_names: tuple[str, ...]) -> Pool:
         """A pool of one item per block: the block's predictions and mean prior as every system's probability.
 

@@ -13,8 +13,9 @@ strata, the blocks within them, and each round's plan and sample size.  ``import
 (:mod:`labelwise.engines.importance`); its draws are re-made from the seed
 for every estimate.  ``stratified`` computes
 its strata at ``init`` (two passes) and draws every batch in one pass
-(:mod:`labelwise.engines.strata`); the file keeps the strata and the
-stratum of every item handed out.  Reopening checks
+(:mod:`labelwise.engines.strata`); the file keeps the strata, the blocks
+within them (one more pass at ``init``: the label floor's slope moments of
+every estimate) and the stratum of every item handed out.  Reopening checks
 the fingerprint and refuses a changed pool; ``next`` reads the rows of the
 batch (content columns included) out of the engine; ``estimate`` needs no
 pass over the pool.
@@ -74,6 +75,9 @@ CREATE TABLE outputs (item_id INTEGER PRIMARY KEY, vals TEXT NOT NULL);
 CREATE TABLE labels (item_id INTEGER PRIMARY KEY, label INTEGER NOT NULL, source TEXT, stored_at TEXT NOT NULL)
 """
 
+#: The marker table's key of the blocks within the ``stratified`` strata (:meth:`EngineSession.stratum_summary`).
+_STRATUM_SUMMARY = "stratum_summary"
+
 
 class EngineSession:
     """Labels for the planned sample of an engine pool; create with :meth:`create`, reopen with :meth:`open`."""
@@ -116,6 +120,8 @@ class EngineSession:
                 "measure": measure, "systems": systems, "design": design.spec(), "budget": budget, "seed": seed,
                 "level": level, "handed": 0, "spark_master": getattr(pool.source, "master", None),
                 "strata": None if strata is None else strata.to_json()}
+        if design.name == STRATIFIED:
+            meta[_STRATUM_SUMMARY] = pool.stratum_summary(strata).to_json()
         try:
             conn = connect(path)
             with transaction(conn):
@@ -267,6 +273,18 @@ class EngineSession:
         ``online-poisson`` on strata of prior bins)."""
         return None if self.meta.get("strata") is None else EngineStrata.from_json(self.meta["strata"])
 
+    @cached_property
+    def stratum_summary(self) -> BlockSummary:
+        """The blocks within the ``stratified`` strata, stored at ``init``.  A file written before gets them from
+        one pass over the pool at its first estimate and keeps them."""
+        stored = self.meta.get(_STRATUM_SUMMARY)
+        if stored is None:
+            stored = self.meta[_STRATUM_SUMMARY] = self.pool.stratum_summary(self.strata).to_json()
+            with transaction(self.conn):
+                self.conn.execute(f"INSERT OR IGNORE INTO {MARKER_TABLE} VALUES (?, ?)",
+                                  (_STRATUM_SUMMARY, json.dumps(stored)))
+        return BlockSummary.from_json(stored, len(self.columns.system_names), bool(self.columns.preds))
+
     def _rounds(self) -> BlockRounds:
         return BlockRounds(self.design, self.summary, self.make_measure(), self.columns.system_names, self.strata)
 
@@ -383,7 +401,7 @@ class EngineSession:
                                        self.columns.system_names, self.meta["seed"], blocks, outputs, labels,
                                        self.meta["handed"], level)
         if self.strata is not None:
-            slopes = summary_slope_moments(measure, self.pool.stratum_summary(self.strata), self.columns.system_names,
+            slopes = summary_slope_moments(measure, self.stratum_summary, self.columns.system_names,
                                            self.strata.sizes.size)
             return stratified_estimate(measure, outputs, labels, self._handed_blocks(ids), self.strata.sizes, level,
                                        slopes)

@@ -159,14 +159,14 @@ def stratum_order(source, strata: EngineStrata, seed: int) -> HashOrder:
 
 
 def stratified_estimate(measure: Measure, outputs: Outputs, labels: np.ndarray, strata: np.ndarray,
-                        sizes: np.ndarray, level: float, slope_moments: np.ndarray | None = None) -> Estimate:
+                        sizes: np.ndarray, level: float, slope_moments: np.ndarray) -> Estimate:
     """The stratified estimate of labeled items in ``strata`` (as :meth:`~labelwise.designs.StratifiedSampler.estimate`
     under a deterministic oracle); ``slope_moments`` (:func:`summary_slope_moments`) floor each stratum's label
     variance as there."""
     if labels.size == 0:
         return Estimate.undefined(measure, level)
-    floor = {} if slope_moments is None else {"slope_moments": slope_moments, "positive": labels == 1}
-    R, _, cov, _ = stratified_moments(measure, measure.loss(outputs, labels), strata, sizes, **floor)
+    R, _, cov, _ = stratified_moments(measure, measure.loss(outputs, labels), strata, sizes,
+                                      slope_moments=slope_moments, positive=labels == 1)
     return make_estimate(measure, R, cov, labels.size, labels.size, level)
 
 
@@ -212,8 +212,7 @@ def next_batch(source, strata: EngineStrata, design: StratifiedDesign, seed: int
 
 
 def simulate_strata(source, strata: EngineStrata, design: StratifiedDesign, measure: Measure, seed: int,
-                    batch_size: int, marks: list[int], level: float,
-                    slope_moments: np.ndarray | None = None) -> list[Estimate]:
+                    batch_size: int, marks: list[int], level: float, slope_moments: np.ndarray) -> list[Estimate]:
     """One simulated run: batches of ``batch_size`` labeled from the label column, an estimate at every mark
     (the strata's orders found in one pass for the expected allocation of ``marks[-1]`` labels);
     ``slope_moments`` as for :func:`stratified_estimate`."""

@@ -3,10 +3,12 @@
 Marchant & Rubinstein (KDD 2021) eq. (1): ``R-hat = (1/n) sum_j w_j l(x_j, y_j)`` with
 ``w_j = p(x_j) / q_{j-1}(x_j)``, ``G-hat = g(R-hat)``.  Marchant & Rubinstein (KDD 2021) 3.3.2:
 
-    Sigma-hat = Dg (1/n sum_j c_j w_j^2 l_j l_j^T - R R^T) Dg^T,
-    c_j = q_{j-1}(x_j) / q_n(x_j)
+    Sigma-hat = Dg (1/n sum_j w_j^2 l_j l_j^T - R R^T) Dg^T
 
-(``c_j = 1`` for a static proposal), and ``cov(G-hat) = Sigma-hat / n``.  The
+at the weights the draws were drawn with (the paper's reweighting
+``c_j = q_{j-1}(x_j) / q_n(x_j)`` of draw ``j`` is not offered: it
+understates the error when the early proposals were poor), and
+``cov(G-hat) = Sigma-hat / n``.  The
 covariance is formed from the projected losses ``u_j = w_j Dg l_j`` (n x m),
 so the cost is O(n d m) and no d x d matrix is needed when m < d.
 
@@ -38,7 +40,6 @@ def importance_moments(
     measure: Measure,
     losses: np.ndarray,
     weights: np.ndarray,
-    q_ratio: np.ndarray | None = None,
     counts: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """IS estimate of R and G with the covariance of G-hat.
@@ -50,9 +51,6 @@ def importance_moments(
         Losses of the drawn items at their labels (one row per draw).
     weights : ndarray, shape (..., n)
         ``p(x_j) / q_{j-1}(x_j)`` at the time of each draw.
-    q_ratio : ndarray, shape (..., n), optional
-        ``q_{j-1}(x_j) / q_n(x_j)`` for adaptive designs (Marchant & Rubinstein (KDD 2021) 3.3.2);
-        1 when omitted (static proposal).
     counts : ndarray, shape (..., n), optional
         How many identical draws each row stands for (default 1).
 
@@ -74,8 +72,6 @@ def importance_moments(
         J = measure.jacobian(R)
         u = weights[..., None] * np.einsum("...nd,...md->...nm", losses, J)
         r = np.einsum("...d,...md->...m", R, J)
-        if q_ratio is not None:
-            c = c * np.asarray(q_ratio, dtype=float)
         second = np.einsum("...n,...nm,...nk->...mk", c, u, u) / n
         cov = (second - r[..., :, None] * r[..., None, :]) / n
     return R, G, cov

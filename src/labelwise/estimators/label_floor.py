@@ -24,6 +24,8 @@ plug-in variance wherever the labels vary.
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 
 from ..measures import Measure
@@ -51,11 +53,14 @@ def stratum_slope_moments(measure: Measure, outputs: Outputs, strata: np.ndarray
     n = len(outputs)
     w = np.ones(n) if counts is None else np.asarray(counts, dtype=float)
     b = measure.loss(outputs, np.ones(n, dtype=np.int64)) - measure.loss(outputs, np.zeros(n, dtype=np.int64))
-    d = b.shape[1]
-    outer = (b[:, :, None] * b[:, None, :]).reshape(n, d * d)
-    sums = np.stack([np.bincount(strata, weights=w * col, minlength=n_strata) for col in outer.T], axis=1)
+    # sorted by stratum, each stratum's rows are one slice: sum_j w_j b_j b_j^T is one (d, n_h) @ (n_h, d)
+    # product per stratum, in O(n d) memory
+    order = np.argsort(strata, kind="stable")
+    bounds = np.searchsorted(strata[order], np.arange(n_strata + 1))
+    b_sorted, w_sorted = b[order], w[order]
+    sums = np.stack([b_sorted[lo:hi].T @ (w_sorted[lo:hi, None] * b_sorted[lo:hi]) for lo, hi in pairwise(bounds)])
     sizes = np.bincount(strata, weights=w, minlength=n_strata)
-    return (sums / np.maximum(sizes, 1e-300)[:, None]).reshape(n_strata, d, d)
+    return sums / np.maximum(sizes, 1e-300)[:, None, None]
 
 
 def label_variance_floor(positive: np.ndarray, strata: np.ndarray, n_strata: int) -> np.ndarray:
@@ -102,7 +107,7 @@ def floor_stratum_covariance(S: np.ndarray, slope_moments: np.ndarray, jacobian:
     -------
     ndarray, shape (K, m, m)
         ``S`` whose diagonal is raised, where it falls short, to the stratum's label variance floor
-        (:func:`label_variance_floor`) times its mean of ``(Dg b_j)^2`` over all its items.
+        (:func:`label_variance_floor`) times its mean of ``(Dg b_j)^2`` over all its items; NaN where ``S`` is.
     """
     K = slope_moments.shape[0]
     slope_sq = np.einsum("id,hde,ie->hi", jacobian, slope_moments, jacobian)  # (K, m)
@@ -110,5 +115,5 @@ def floor_stratum_covariance(S: np.ndarray, slope_moments: np.ndarray, jacobian:
     diag = np.einsum("hii->hi", S)
     out = S.copy()
     idx = np.arange(S.shape[1])
-    out[:, idx, idx] = np.fmax(diag, floor)
+    out[:, idx, idx] = np.maximum(diag, floor)  # an undefined (NaN) variance stays undefined
     return out
