@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
+
 import pytest
 
 from labelwise.designs import make_design
 from labelwise.engines import EnginePool, EngineSession
+from labelwise.engines import session as engine_session
 from labelwise.engines.marker import MARKER_TABLE
 
 
@@ -50,3 +54,26 @@ def test_a_file_written_before_makes_the_pass_once(pool, parquet_pool, tmp_path,
     _refuse_the_engine(monkeypatch)
     with EngineSession.open(path) as session:
         _assert_same(session.estimate(), first)
+
+
+def test_an_old_file_that_cannot_be_written_still_estimates(pool, parquet_pool, tmp_path, monkeypatch):
+    """A file written before, opened where it cannot be written (read-only, busy): the estimate makes its pass and
+    keeps no copy, and says nothing about the failed write."""
+    path = tmp_path / "old.lw"
+    first = _labeled_session(path, pool, parquet_pool)
+    with EngineSession.open(path) as session:
+        session.conn.execute(f"DELETE FROM {MARKER_TABLE} WHERE key = 'stratum_summary'")
+        session.conn.commit()
+
+    @contextlib.contextmanager
+    def read_only(conn):
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+        yield  # pragma: no cover
+
+    monkeypatch.setattr(engine_session, "transaction", read_only)
+    with EngineSession.open(path) as session:
+        _assert_same(session.estimate(), first)
+    monkeypatch.undo()
+    with EngineSession.open(path) as session:
+        assert session.conn.execute(f"SELECT COUNT(*) FROM {MARKER_TABLE} WHERE key = 'stratum_summary'"
+                                    ).fetchone()[0] == 0

@@ -280,9 +280,12 @@ class EngineSession:
         stored = self.meta.get(_STRATUM_SUMMARY)
         if stored is None:
             stored = self.meta[_STRATUM_SUMMARY] = self.pool.stratum_summary(self.strata).to_json()
-            with transaction(self.conn):
-                self.conn.execute(f"INSERT OR IGNORE INTO {MARKER_TABLE} VALUES (?, ?)",
-                                  (_STRATUM_SUMMARY, json.dumps(stored)))
+            try:
+                with transaction(self.conn):
+                    self.conn.execute(f"INSERT OR IGNORE INTO {MARKER_TABLE} VALUES (?, ?)",
+                                      (_STRATUM_SUMMARY, json.dumps(stored)))
+            except sqlite3.Error:  # a read-only or busy file keeps no copy: its next opening makes the pass again
+                pass
         return BlockSummary.from_json(stored, len(self.columns.system_names), bool(self.columns.preds))
 
     def _rounds(self) -> BlockRounds:
