@@ -13,8 +13,8 @@ in the run; the draws of items drawn before cost no label.
 
 The estimate is the importance-sampling one (eq. 1) with Hansen-Hurwitz
 weights ``1 / (N q)``; for a ratio of totals (F1, precision, recall) its
-interval also holds Fieller's (:mod:`labelwise.estimators.fieller`), and it adds the items not labeled yet through
-the oracle model of the blocks (:func:`block_model`: Platt-recalibrated
+interval also holds Fieller's (:mod:`labelwise.estimators.fieller`).  The
+interval adds the items not labeled yet through the oracle model of the blocks (:func:`block_model`: Platt-recalibrated
 block priors, a flat Dirichlet model over square-root strata of the prior
 bins, as engine ``online-poisson`` runs where the scores are too concentrated
 for its score strata), as the
