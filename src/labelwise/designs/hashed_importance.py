@@ -12,8 +12,9 @@ items takes the draws up to the one completing ``n`` items not drawn before
 in the run; the draws of items drawn before cost no label.
 
 The estimate is the importance-sampling one (eq. 1) with Hansen-Hurwitz
-weights ``1 / (N q)``; its interval adds the items not labeled yet through
-the oracle model of the blocks (:func:`block_model`: Platt-recalibrated
+weights ``1 / (N q)``; for a ratio of totals (F1, precision, recall) its
+interval also holds Fieller's (:mod:`labelwise.estimators.fieller`).  The
+interval adds the items not labeled yet through the oracle model of the blocks (:func:`block_model`: Platt-recalibrated
 block priors, a flat Dirichlet model over square-root strata of the prior
 bins, as engine ``online-poisson`` runs where the scores are too concentrated
 for its score strata), as the
@@ -38,9 +39,11 @@ from ..engines.hashing import generator_seed
 from ..engines.online import BlockRounds
 from ..estimators import (
     Estimate,
+    importance_totals_covariance,
     make_estimate,
     model_interval_covariance,
     proposal_model_covariance,
+    with_fieller,
 )
 from ..measures import Measure
 from ..pool import Pool
@@ -111,9 +114,10 @@ def hashed_importance_estimate(measure: Measure, design: ImportanceDesign, model
     reuse, and ``variance="plugin"`` keep the plug-in covariance).
     """
     est = importance_moments_estimate(measure, draw_losses, draw_weights, draw_counts, n_labels, level)
+    totals_cov = importance_totals_covariance(draw_losses, draw_weights, draw_counts)
     if (design.variance == "plugin" or measure != model.measure or not est.all_defined
             or not depends_on_predictions_only(measure, model.rep_out)):  # a block's loss must be one value
-        return est
+        return with_fieller(est, measure, totals_cov)
     counts, N = model.summary.counts, model.summary.n_items
     n = est.n_draws
     J = measure.finite_jacobian(est.R)
@@ -122,7 +126,8 @@ def hashed_importance_estimate(measure: Measure, design: ImportanceDesign, model
     covariance = proposal_model_covariance(u, model.posterior(labeled_blocks, labels), unlabeled, unlabeled / q,
                                            unlabeled * q, labeled_losses @ J.T, q[labeled_blocks], J @ est.R, n, N)
     cov = model_interval_covariance(est.cov, covariance, n, level, design.variance)
-    return make_estimate(measure, est.R, cov, est.n_labels, n, level, basis=MODEL_BASIS)
+    return with_fieller(make_estimate(measure, est.R, cov, est.n_labels, n, level, basis=MODEL_BASIS), measure,
+                        totals_cov)
 
 
 class HashedImportanceSampler(HashDrawn, ProposalSampler):

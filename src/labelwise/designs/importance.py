@@ -49,9 +49,11 @@ from ..estimators import (
     Estimate,
     ModelCovariance,
     importance_moments,
+    importance_totals_covariance,
     make_estimate,
     model_interval_covariance,
     proposal_model_covariance,
+    with_fieller,
 )
 from ..estimators.model_covariance import unlabeled_proposal_sums
 from ..estimators.posterior import cell_counts, loss_cells, posterior_draws
@@ -288,15 +290,22 @@ class ImportanceSampler(ProposalSampler):
         For the design's measure under a deterministic oracle the covariance is
         :func:`~labelwise.estimators.model_interval_covariance` of the plug-in
         and :meth:`model_covariance`; other measures (sample reuse), a
-        stochastic oracle and ``variance="plugin"`` keep the plug-in.
+        stochastic oracle and ``variance="plugin"`` keep the plug-in.  For a
+        ratio of totals the interval also holds Fieller's
+        (:func:`~labelwise.estimators.with_fieller`).
         """
         est = super().estimate(measure, sample, level)
-        if not self.uses_model or measure != self.measure or not est.all_defined:
+        if len(sample.draws) == 0:
             return est
+        d = sample.draws
+        totals_cov = importance_totals_covariance(self.losses(measure, sample), d.weight, d.count)
+        if not self.uses_model or measure != self.measure or not est.all_defined:
+            return with_fieller(est, measure, totals_cov)
         self._learn()
-        n = sample.draws.n_draws
+        n = d.n_draws
         cov = model_interval_covariance(est.cov, self.model_covariance(est.R, n), n, level, self.design.variance)
-        return make_estimate(measure, est.R, cov, est.n_labels, est.n_draws, level, basis=MODEL_BASIS)
+        return with_fieller(make_estimate(measure, est.R, cov, est.n_labels, est.n_draws, level, basis=MODEL_BASIS),
+                            measure, totals_cov)
 
     def model_covariance(self, R: np.ndarray, n_draws: int) -> ModelCovariance:
         """The per-draw covariance of ``w Dg l`` under the oracle model, with ``Dg`` taken at ``R``

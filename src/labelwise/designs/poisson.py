@@ -34,7 +34,13 @@ import numpy as np
 from ..draws import Draws, Sample
 from ..engines.blocks import BlockSummary, depends_on_predictions_only, memory_blocks
 from ..engines.hashing import generator_seed, uniforms_below
-from ..estimators import Estimate, horvitz_thompson_moments, make_estimate
+from ..estimators import (
+    Estimate,
+    horvitz_thompson_moments,
+    horvitz_thompson_totals_covariance,
+    make_estimate,
+    with_fieller,
+)
 from ..measures import Measure
 from ..oracle import score_prior
 from ..pool import Pool
@@ -348,7 +354,9 @@ class PoissonSampler(Sampler):
         The first ``k`` of the ``|S|`` planned items have inclusion
         probabilities ``pi_n = b_n k / |S|``
         (:func:`~labelwise.estimators.horvitz_thompson_moments`).  Under a
-        stochastic oracle ``<u>`` is taken under the design's prior.
+        stochastic oracle ``<u>`` is taken under the design's prior.  For a
+        ratio of totals the interval also holds Fieller's
+        (:func:`~labelwise.estimators.with_fieller`).
         """
         d = sample.draws
         if len(d) == 0:
@@ -359,6 +367,7 @@ class PoissonSampler(Sampler):
             outputs = self.pool.outputs(d.items)
             expected = sum(self.prior[d.items, c, None] * measure.loss(outputs, np.full(len(d), c))
                            for c in range(self.prior.shape[1]))
-        R, cov = horvitz_thompson_moments(measure, self.losses(measure, sample), pi, self.pool.n_items, expected)
-        return make_estimate(measure, R, cov, sample.n_labels, len(d), level,
-                             basis=POISSON_BASIS if self._hashed else "")
+        losses = self.losses(measure, sample)
+        R, cov = horvitz_thompson_moments(measure, losses, pi, self.pool.n_items, expected)
+        est = make_estimate(measure, R, cov, sample.n_labels, len(d), level, basis=POISSON_BASIS if self._hashed else "")
+        return with_fieller(est, measure, horvitz_thompson_totals_covariance(losses, pi, self.pool.n_items))

@@ -41,7 +41,13 @@ from ..designs import Design
 from ..designs.hashed import covering_bound, hand_out_order
 from ..designs.importance import importance_moments_estimate, with_posterior
 from ..designs.poisson import POISSON_BASIS, block_inclusion_probabilities
-from ..estimators import Estimate, horvitz_thompson_moments, make_estimate
+from ..estimators import (
+    Estimate,
+    horvitz_thompson_moments,
+    horvitz_thompson_totals_covariance,
+    make_estimate,
+    with_fieller,
+)
 from ..measures import Measure
 from .blocks import BlockSummary
 
@@ -197,4 +203,5 @@ class PlannedSample:
             return est if cells is None else with_posterior(est, measure, cells, losses, np.ones(k))
         pi = np.minimum(inclusion * k / len(self), 1.0)
         R, cov = horvitz_thompson_moments(measure, losses, pi, self.n_items)
-        return make_estimate(measure, R, cov, k, k, level, basis=POISSON_BASIS)
+        est = make_estimate(measure, R, cov, k, k, level, basis=POISSON_BASIS)
+        return with_fieller(est, measure, horvitz_thompson_totals_covariance(losses, pi, self.n_items))

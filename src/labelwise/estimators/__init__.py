@@ -8,13 +8,14 @@ import importlib
 
 # public name -> its module, imported on first use: a stored estimate is read without the measures and pandas
 _PUBLIC = {
-    "horvitz_thompson_moments": ".horvitz_thompson",
-    **dict.fromkeys(("importance_moments", "importance_risk"), ".importance"),
+    **dict.fromkeys(("horvitz_thompson_moments", "horvitz_thompson_totals_covariance"), ".horvitz_thompson"),
+    **dict.fromkeys(("importance_moments", "importance_risk", "importance_totals_covariance"), ".importance"),
     **dict.fromkeys(("beta_interval", "ellipsoid_radius_sq", "normal_interval"), ".intervals"),
     **dict.fromkeys(("ModelCovariance", "exception_jump", "exception_shifts", "exception_terms", "larger_variance",
                      "missed_square", "mixture_variance",
                      "model_interval_covariance", "model_second_moment", "proposal_model_covariance"), ".model_covariance"),
     **dict.fromkeys(("Estimate", "make_estimate"), ".result"),
+    **dict.fromkeys(("fieller_interval", "with_fieller"), ".fieller"),
     **dict.fromkeys(("round_weights", "rounds_moments", "rounds_plugin_covariance"), ".rounds"),
     **dict.fromkeys(("counted_exceptions", "missed_count_variance", "negative_binomial_sum_pmf"), ".missed"),
     "stratified_moments": ".stratified",
@@ -44,9 +45,12 @@ __all__ = [
     "exception_jump",
     "exception_shifts",
     "exception_terms",
+    "fieller_interval",
     "horvitz_thompson_moments",
+    "horvitz_thompson_totals_covariance",
     "importance_moments",
     "importance_risk",
+    "importance_totals_covariance",
     "larger_variance",
     "make_estimate",
     "missed_count_variance",
@@ -62,4 +66,5 @@ __all__ = [
     "rounds_plugin_covariance",
     "stratified_moments",
     "uncertain_missed_square",
+    "with_fieller",
 ]

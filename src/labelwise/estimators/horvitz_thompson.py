@@ -22,7 +22,7 @@ import numpy as np
 from ..measures import Measure
 from .model_covariance import larger_variance
 
-__all__ = ["horvitz_thompson_moments"]
+__all__ = ["horvitz_thompson_moments", "horvitz_thompson_totals_covariance"]
 
 
 def horvitz_thompson_moments(measure: Measure, losses: np.ndarray, inclusion: np.ndarray, n_items: int,
@@ -59,3 +59,14 @@ def horvitz_thompson_moments(measure: Measure, losses: np.ndarray, inclusion: np
             noisy = ((u.T / pi**2) @ u - (mean_u.T / pi) @ mean_u) / n_items**2
             cov = larger_variance(noisy, cov)
     return R, cov
+
+
+def horvitz_thompson_totals_covariance(losses: np.ndarray, inclusion: np.ndarray, n_items: int) -> np.ndarray:
+    """The Poisson-sampling covariance of ``R-hat`` itself, ``(1/N^2) sum_S (1 - pi_n) / pi_n^2 l_n l_n^T``, (d, d).
+
+    The covariance of :func:`horvitz_thompson_moments` before the Jacobian (for Fieller's interval of a
+    ratio, :mod:`~labelwise.estimators.fieller`).
+    """
+    losses = np.asarray(losses, dtype=float)
+    pi = np.asarray(inclusion, dtype=float)
+    return (losses.T * ((1 - pi) / pi**2)) @ losses / n_items**2

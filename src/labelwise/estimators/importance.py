@@ -23,7 +23,7 @@ import numpy as np
 
 from ..measures import Measure
 
-__all__ = ["importance_moments", "importance_risk"]
+__all__ = ["importance_moments", "importance_risk", "importance_totals_covariance"]
 
 
 def importance_risk(losses: np.ndarray, weights: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
@@ -75,3 +75,16 @@ def importance_moments(
         second = np.einsum("...n,...nm,...nk->...mk", c, u, u) / n
         cov = (second - r[..., :, None] * r[..., None, :]) / n
     return R, G, cov
+
+
+def importance_totals_covariance(losses: np.ndarray, weights: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The plug-in covariance of ``R-hat`` itself (static proposal), ``(mean_j w_j^2 l_j l_j^T - R R^T) / n``, (d, d).
+
+    The covariance of :func:`importance_moments` before the Jacobian (for Fieller's interval of a ratio,
+    :mod:`~labelwise.estimators.fieller`); ``counts`` says how many identical draws each row stands for.
+    """
+    losses = np.asarray(losses, dtype=float)
+    c, w = np.asarray(counts, dtype=float), np.asarray(weights, dtype=float)
+    n = c.sum()
+    R = importance_risk(losses, w, c)
+    return (np.einsum("n,nd,ne->de", c * w**2 / n, losses, losses) - np.outer(R, R)) / n

@@ -50,6 +50,12 @@ class Estimate:
         What the interval rests on, in a sentence for the user (e.g. which
         part comes from a model of the items not labeled yet, and what that
         assumes); empty when it is the design-based normal interval alone.
+    totals_cov : ndarray, shape (2, 2), optional
+        For a ratio of two totals (F1, precision, recall): the design-based
+        covariance of the numerator's and denominator's estimates ``R``
+        (:func:`~labelwise.estimators.fieller.with_fieller`).  Where given,
+        the ``auto`` interval also holds Fieller's interval
+        (:func:`~labelwise.estimators.fieller.fieller_interval`).
     stored_interval : (lower, upper) or None
         The interval at ``level`` (method ``auto``) as computed when the
         estimate was stored in a session file (:meth:`with_stored_interval`):
@@ -69,6 +75,7 @@ class Estimate:
     level: float = 0.95
     posterior: np.ndarray | None = field(default=None, repr=False, compare=False)
     basis: str = field(default="", compare=False)
+    totals_cov: np.ndarray | None = field(default=None, repr=False, compare=False)
     stored_interval: tuple[np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False,
                                                                   compare=False)
 
@@ -113,7 +120,8 @@ class Estimate:
             (2021), 2.2, with the sample-size cap and Jeffreys pseudo-counts of
             :func:`beta_interval`) applies to components with a finite range.
             ``auto``: the posterior where there is one, else ``beta`` on
-            bounded components and ``normal`` elsewhere.
+            bounded components and ``normal`` elsewhere, widened to hold
+            Fieller's interval where :attr:`totals_cov` is given.
 
         Returns
         -------
@@ -150,6 +158,11 @@ class Estimate:
                 np.where(bounded, self.upper_bound, 1.0), n=max(self.n_draws, 1),
             )
             lo, hi = np.where(bounded, lo_b, lo_n), np.where(bounded, hi_b, hi_n)
+            if method == "auto" and self.totals_cov is not None:
+                from .fieller import fieller_interval
+
+                lo_f, hi_f = fieller_interval(self.R, self.totals_cov, level, self.lower_bound, self.upper_bound)
+                lo, hi = np.fmin(lo, lo_f), np.fmax(hi, hi_f)
         else:
             raise ValueError(f"method: choose 'auto', 'posterior', 'normal' or 'beta', got {method!r}")
         lo = np.where(self.defined, lo, self.lower_bound)
