@@ -93,10 +93,12 @@ def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, le
       design variance ``c_g shift_g^2`` (``c_g`` the block's
       :attr:`~DrawnExceptions.coefficient`), almost all of it from its draw,
       and one is drawn in the leaf with probability ``P_l = 1 - exp(-sum_{g
-      in l} E[K_g] (1 - s_g) / s_g)``; so ``D_l / P_l`` with ``D_l =
-      sum_{g in l} c_g shift_g^2 E[K_g] / s_g``: the leaf's full design
-      variance where exceptions are drawn all the time, one drawn
-      exception's squared jump ``(shift / b)^2`` where they are rare;
+      in l} E[K_g] (1 - s_g) / s_g)``.  The drawn exceptions' own terms are
+      already in the labeled items' part, so the exceptions left add ``D_l
+      = sum_{g in l} c_g shift_g^2 E[K_g]``, read given a draw as ``D_l /
+      P_l``: the rest of the leaf's design variance where exceptions are
+      drawn all the time, one drawn exception's squared jump ``(shift /
+      b)^2`` where they are rare;
     * the model's, given the labels: ``Var S_l + (E S_l - o_l)^2``, exact
       for a known number drawn.
 
@@ -129,7 +131,7 @@ def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, le
     hit = np.bincount(at, weights=exception, minlength=L) > 0
     before = np.divide(expected, drawn.survival, out=np.zeros_like(expected), where=drawn.survival > 0)
     p_hit = -np.expm1(-np.bincount(leaf, weights=before * (1.0 - drawn.survival), minlength=L))
-    design = np.stack([np.bincount(leaf, weights=drawn.coefficient * before * col**2, minlength=L)
+    design = np.stack([np.bincount(leaf, weights=drawn.coefficient * expected * col**2, minlength=L)
                        for col in shift.T], axis=1)  # D_l, (L, m)
     beyond = np.where(exception, drawn.weights - 1.0, 0.0)
     counted = np.stack([np.bincount(at, weights=beyond * col, minlength=L) for col in shift[drawn.blocks].T], axis=1)
