@@ -6,8 +6,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from labelwise.designs.unlabeled_covariance import DrawnExceptions, drawn_variance
-from labelwise.estimators.uncertain_tail import leaf_missed_moments
+from labelwise.designs.unlabeled_covariance import (
+    DrawnExceptions,
+    LeafModel,
+    drawn_variance,
+    missed_in_hindsight,
+)
+from labelwise.estimators import ModelCovariance
+from labelwise.estimators.uncertain_tail import LeafMissed, leaf_missed_moments
+from labelwise.oracle.calibration import Platt
 
 SHIFT = 0.02
 
@@ -21,9 +28,12 @@ def _one_round(b: float, left: float, drawn: int) -> tuple[DrawnExceptions, np.n
     return d, np.array([[SHIFT]]), np.array([left]), np.zeros(1, dtype=np.int64)
 
 
-def _poisson_moments(left: float) -> tuple[np.ndarray, np.ndarray]:
+def _poisson_moments(left: float) -> LeafMissed:
     """E S and Var S of a Poisson(left) count of exceptions, each shifting the estimate by SHIFT."""
-    return np.array([[left * SHIFT]]), np.array([[left * SHIFT**2]])
+    return LeafMissed(np.array([[left * SHIFT]]), np.array([[left * SHIFT**2]]), np.array([left]), np.zeros(1))
+
+
+MODE, MOVING = np.zeros(1, dtype=np.int64), np.ones(1, dtype=bool)
 
 
 def _labeled_part(b: float, drawn: int) -> float:
@@ -39,7 +49,7 @@ def test_one_drawn_exception_adds_its_error_given_the_draw(left):
     second moment to O(b)."""
     b = 1e-3
     d, shift, expected, leaf = _one_round(b, left, drawn=1)
-    hit, variance = drawn_variance(shift, expected, np.zeros(1, dtype=np.int64), leaf, d, _poisson_moments(left))
+    hit, variance = drawn_variance(shift, expected, MODE, leaf, MOVING, d, _poisson_moments(left))
     m = np.arange(200)
     exact = stats.poisson.pmf(m, left) @ (((1.0 / b - 1.0) - m) * SHIFT) ** 2
     assert hit.tolist() == [True]
@@ -55,7 +65,7 @@ def test_many_drawn_exceptions_with_the_labeled_part_add_the_exact_design_varian
     left = before * (1 - b)
     drawn = int(before * b)
     d, shift, expected, leaf = _one_round(b, left, drawn)
-    _, variance = drawn_variance(shift, expected, np.zeros(1, dtype=np.int64), leaf, d, _poisson_moments(left))
+    _, variance = drawn_variance(shift, expected, MODE, leaf, MOVING, d, _poisson_moments(left))
     assert variance[0] + _labeled_part(b, drawn) == pytest.approx(before * (1 / b - 1) * SHIFT**2, rel=1e-9)
 
 
@@ -64,7 +74,7 @@ def test_a_leaf_with_no_exception_drawn_adds_nothing_here():
     b = 0.01
     d, shift, expected, leaf = _one_round(b, 3.0, drawn=2)
     d = d._replace(labels=np.zeros(2, dtype=np.int64))  # two labels, both the block's mode
-    hit, variance = drawn_variance(shift, expected, np.zeros(1, dtype=np.int64), leaf, d, _poisson_moments(3.0))
+    hit, variance = drawn_variance(shift, expected, MODE, leaf, MOVING, d, _poisson_moments(3.0))
     assert hit.tolist() == [False] and variance[0] == 0.0
 
 
@@ -79,8 +89,46 @@ def test_leaf_moments_feed_the_labels_reading():
     d = DrawnExceptions(np.array([1]), np.array([1]), np.array([1 / b]), np.array([1 / b - 1] * 2),
                         np.array([1 - b] * 2))
     expected = left * alpha / (alpha + beta)
-    hit, variance = drawn_variance(shift, expected, np.zeros(2, dtype=np.int64), leaf, d, moments)
+    hit, variance = drawn_variance(shift, expected, np.zeros(2, dtype=np.int64), leaf, np.ones(2, dtype=bool), d,
+                                   moments)
     counted = (1 / b - 1) * 0.2
     labels_reading = moments[1][1, 0] + (moments[0][1, 0] - counted) ** 2
     assert hit.tolist() == [False, True]
     assert variance[0] == pytest.approx(labels_reading, rel=1e-12)
+
+
+X, N_ITEMS = np.array([-2.0, -3.0]), 1000  # the two leaves' logits, the pool size
+TWO_LEFT, TWO_SHIFT = np.array([50.0, 80.0]), np.array([[0.002], [0.003]])
+
+
+def _two_leaves(a: float, b: float, cov: np.ndarray | None = None, strength: float = 40.0) -> LeafModel:
+    """Two leaves of one block each, both mode 0, rate sigmoid(a x_l + b) at prior strength ``strength``; with
+    ``cov``, a Platt recalibration (a, b) of that covariance and the rates' exact derivative in it."""
+    p = 1.0 / (1.0 + np.exp(-(a * X + b)))
+    gradient = None if cov is None else p * (1 - p) * np.stack([X, np.ones(2)])
+    return LeafModel(strength * p, strength * (1 - p), None if cov is None else Platt(a, b, cov), gradient)
+
+
+def _missed_given_hit(model: LeafModel, b: float):
+    """missed_in_hindsight of the two leaves after one round of inclusion ``b`` drew an exception in leaf 0."""
+    u = np.stack([np.zeros((2, 1)), TWO_SHIFT * N_ITEMS])  # label 0 moves nothing, label 1 by TWO_SHIFT
+    d = DrawnExceptions(np.array([0]), np.array([1]), np.array([1 / b]), np.full(2, 1 / b - 1), np.full(2, 1 - b))
+    zero = ModelCovariance(np.zeros((1, 1)), np.zeros((1, 1)), np.zeros(1), 0.0, 0.0)
+    leaf = np.array([0, 1])
+    return missed_in_hindsight(zero, u, model.posterior()[leaf], TWO_LEFT, N_ITEMS, leaf, model, d)
+
+
+def test_recalibration_spreads_the_missed_mean_of_every_leaf_hit_or_not():
+    """The Platt map moves E S of the hit leaf too: the delta method's grad^T Sigma grad takes grad = d(sum_l
+    E S_l)/d(a, b) over both leaves, here by central finite differences."""
+    a, b, h = 1.0, -0.5, 1e-6
+    cov = np.array([[0.04, 0.01], [0.01, 0.09]])
+
+    def total_mean(a, b):
+        model = _two_leaves(a, b)
+        return leaf_missed_moments(TWO_SHIFT, TWO_LEFT, np.array([0, 1]), model.positive, model.negative)[0].sum()
+
+    grad = np.array([(total_mean(a + h, b) - total_mean(a - h, b)) / (2 * h),
+                     (total_mean(a, b + h) - total_mean(a, b - h)) / (2 * h)])
+    spread = _missed_given_hit(_two_leaves(a, b, cov), 0.9).miss - _missed_given_hit(_two_leaves(a, b), 0.9).miss
+    assert spread[0] == pytest.approx(grad @ cov @ grad, rel=1e-6)

@@ -20,7 +20,12 @@ from ..estimators import (
     missed_square,
     mixture_variance,
 )
-from ..estimators.uncertain_tail import leaf_missed_moments, uncertain_missed_square
+from ..estimators.uncertain_tail import (
+    LeafMissed,
+    leaf_missed_moments,
+    per_leaf,
+    uncertain_missed_square,
+)
 from ..oracle.calibration import Platt
 
 __all__ = ["DrawnExceptions", "LeafModel", "drawn_variance", "missed_in_hindsight", "unlabeled_covariance",
@@ -74,8 +79,8 @@ class DrawnExceptions(NamedTuple):
     survival: np.ndarray
 
 
-def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, leaf: np.ndarray,
-                   drawn: DrawnExceptions, missed: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, leaf: np.ndarray, moving: np.ndarray,
+                   drawn: DrawnExceptions, moments: LeafMissed) -> tuple[np.ndarray, np.ndarray]:
     """The leaves where the rounds drew an exception, and the variance their exceptions add given that draw.
 
     The mixture (:func:`~labelwise.estimators.mixture_variance`) weighs
@@ -89,11 +94,11 @@ def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, le
 
     * the design's, given a draw: the exceptions left are a Poisson
       thinning of those the block held before the rounds, ``E[K_g] / s_g``
-      of them (``s_g`` its :attr:`~DrawnExceptions.survival`); each has the
-      design variance ``c_g shift_g^2`` (``c_g`` the block's
-      :attr:`~DrawnExceptions.coefficient`), almost all of it from its draw,
-      and one is drawn in the leaf with probability ``P_l = 1 - exp(-sum_{g
-      in l} E[K_g] (1 - s_g) / s_g)``.  The drawn exceptions' own terms are
+      of them (``s_g`` its :attr:`~DrawnExceptions.survival`), and one is
+      drawn in the leaf with probability ``P_l = 1 - exp(-sum_{g in l}
+      E[K_g] (1 - s_g) / s_g)``.  Each exception has the design variance
+      ``c_g shift_g^2`` (``c_g`` the block's
+      :attr:`~DrawnExceptions.coefficient`); the drawn ones' terms are
       already in the labeled items' part, so the exceptions left add ``D_l
       = sum_{g in l} c_g shift_g^2 E[K_g]``, read given a draw as ``D_l /
       P_l``: the rest of the leaf's design variance where exceptions are
@@ -112,9 +117,11 @@ def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, le
         Each block's most likely label.
     leaf : ndarray of int (G,)
         Each block's leaf.
+    moving : ndarray of bool (G,)
+        Blocks whose exception changes a loss.
     drawn : DrawnExceptions
-    missed : (mean, variance), ndarray (L, m) each
-        ``E S_l`` and ``Var S_l`` (:func:`~labelwise.estimators.uncertain_tail.leaf_missed_moments`).
+    moments : LeafMissed
+        Each leaf's missed sum (:func:`~labelwise.estimators.uncertain_tail.leaf_missed_moments`).
 
     Returns
     -------
@@ -123,21 +130,18 @@ def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, le
     variance : ndarray (m,)
         The sum of their second moments.
     """
-    mean, variance = missed
-    L = mean.shape[0]
-    moving = np.any(shift != 0, axis=1)
+    L = moments.mean.shape[0]
     exception = (drawn.labels == 1 - mode[drawn.blocks]) & moving[drawn.blocks]
     at = leaf[drawn.blocks]
     hit = np.bincount(at, weights=exception, minlength=L) > 0
     before = np.divide(expected, drawn.survival, out=np.zeros_like(expected), where=drawn.survival > 0)
     p_hit = -np.expm1(-np.bincount(leaf, weights=before * (1.0 - drawn.survival), minlength=L))
-    design = np.stack([np.bincount(leaf, weights=drawn.coefficient * expected * col**2, minlength=L)
-                       for col in shift.T], axis=1)  # D_l, (L, m)
+    design = per_leaf(leaf, (drawn.coefficient * expected)[:, None] * shift**2, L)  # D_l, (L, m)
+    given_draw = np.divide(design, p_hit[:, None], out=np.zeros_like(design), where=p_hit[:, None] > 0)[hit]
     beyond = np.where(exception, drawn.weights - 1.0, 0.0)
-    counted = np.stack([np.bincount(at, weights=beyond * col, minlength=L) for col in shift[drawn.blocks].T], axis=1)
-    given_labels = variance + (mean - counted) ** 2
-    given_draw = np.divide(design, p_hit[:, None], out=np.zeros_like(design), where=p_hit[:, None] > 0)
-    return hit, np.maximum(given_draw, given_labels)[hit].sum(axis=0)
+    counted = per_leaf(at, beyond[:, None] * shift[drawn.blocks], L)  # o_l, (L, m)
+    given_labels = (moments.variance + (moments.mean - counted) ** 2)[hit]
+    return hit, np.maximum(given_draw, given_labels).sum(axis=0)
 
 
 def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarray, left: np.ndarray,
@@ -152,7 +156,7 @@ def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarra
     its weight.  The missed exceptions' mean square and the chance that none
     is left take each leaf's rate as uncertain (its Beta posterior and the
     recalibration's Laplace covariance,
-    :func:`~labelwise.estimators.uncertain_tail.uncertain_missed_square`).
+    :func:`~labelwise.estimators.uncertain_tail.leaf_missed_moments`).
 
     Parameters
     ----------
@@ -173,24 +177,26 @@ def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarra
         by leaf on what the rounds drew (:func:`drawn_variance`); without it every leaf is read as if no
         exception had been drawn there (``variance="hindsight"``).
     """
-    _, shift, _ = exception_shifts(u, pi, left, n_items)  # (G, 2, m)
+    _, shift, expected = exception_shifts(u, pi, left, n_items)  # (G, 2, m), (G, 2)
     G = pi.shape[0]
     mode = np.argmax(pi, axis=1)
-    shift = shift[np.arange(G), 1 - mode]  # an exception's (the other label's) shift, (G, m)
+    exception = 1 - mode  # an exception's label: the other one
+    shift, expected = shift[np.arange(G), exception], expected[np.arange(G), exception]  # (G, m), (G,)
+    moving = np.any(shift != 0, axis=1)
     positive_mode = np.zeros(model.positive.size, dtype=bool)
     positive_mode[leaf] = mode == 1  # a leaf's blocks share its mode
     # the rate of exceptions: of negatives where positives are likelier, else of positives
     alpha = np.where(positive_mode, model.negative, model.positive)
     beta = np.where(positive_mode, model.positive, model.negative)
     gradient = None if model.rate_gradient is None else np.where(positive_mode, -1.0, 1.0) * model.rate_gradient
-    if drawn is not None:  # leaves where an exception was drawn: their error given the draw
-        expected = left * pi[np.arange(G), 1 - mode] * np.any(shift != 0, axis=1)
-        hit, variance = drawn_variance(shift, expected, mode, leaf, drawn,
-                                       leaf_missed_moments(shift, left, leaf, alpha, beta))
-        left = np.where(hit[leaf], 0.0, left)  # the other leaves' exceptions left can only be missed
+    moments = leaf_missed_moments(shift, left * moving, leaf, alpha, beta, gradient,
+                                  None if model.platt is None else model.platt.cov)
+    if drawn is None:
+        miss, none_left = uncertain_missed_square(moments)
+    else:  # leaves where an exception was drawn: their error given the draw; the others' can only be missed
+        hit, variance = drawn_variance(shift, expected, mode, leaf, moving, drawn, moments)
+        miss, none_left = uncertain_missed_square(moments, ~hit)
         unlabeled = unlabeled._replace(modal=unlabeled.modal + np.diag(variance))
-    miss, none_left = uncertain_missed_square(shift, left, leaf, alpha, beta, gradient,
-                                              None if model.platt is None else model.platt.cov)
     return unlabeled._replace(miss=miss, exceptions=none_left, hits=0.0)
 
 
