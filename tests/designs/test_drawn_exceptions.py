@@ -49,7 +49,7 @@ def test_one_drawn_exception_adds_its_error_given_the_draw(left):
     second moment to O(b)."""
     b = 1e-3
     d, shift, expected, leaf = _one_round(b, left, drawn=1)
-    hit, variance = drawn_variance(shift, expected, MODE, leaf, MOVING, d, _poisson_moments(left))
+    hit, variance, _ = drawn_variance(shift, expected, MODE, leaf, MOVING, d, _poisson_moments(left))
     m = np.arange(200)
     exact = stats.poisson.pmf(m, left) @ (((1.0 / b - 1.0) - m) * SHIFT) ** 2
     assert hit.tolist() == [True]
@@ -65,7 +65,7 @@ def test_many_drawn_exceptions_with_the_labeled_part_add_the_exact_design_varian
     left = before * (1 - b)
     drawn = int(before * b)
     d, shift, expected, leaf = _one_round(b, left, drawn)
-    _, variance = drawn_variance(shift, expected, MODE, leaf, MOVING, d, _poisson_moments(left))
+    _, variance, _ = drawn_variance(shift, expected, MODE, leaf, MOVING, d, _poisson_moments(left))
     assert variance[0] + _labeled_part(b, drawn) == pytest.approx(before * (1 / b - 1) * SHIFT**2, rel=1e-9)
 
 
@@ -74,7 +74,7 @@ def test_a_leaf_with_no_exception_drawn_adds_nothing_here():
     b = 0.01
     d, shift, expected, leaf = _one_round(b, 3.0, drawn=2)
     d = d._replace(labels=np.zeros(2, dtype=np.int64))  # two labels, both the block's mode
-    hit, variance = drawn_variance(shift, expected, MODE, leaf, MOVING, d, _poisson_moments(3.0))
+    hit, variance, _ = drawn_variance(shift, expected, MODE, leaf, MOVING, d, _poisson_moments(3.0))
     assert hit.tolist() == [False] and variance[0] == 0.0
 
 
@@ -89,7 +89,7 @@ def test_leaf_moments_feed_the_labels_reading():
     d = DrawnExceptions(np.array([1]), np.array([1]), np.array([1 / b]), np.array([1 / b - 1] * 2),
                         np.array([1 - b] * 2))
     expected = left * alpha / (alpha + beta)
-    hit, variance = drawn_variance(shift, expected, np.zeros(2, dtype=np.int64), leaf, np.ones(2, dtype=bool), d,
+    hit, variance, _ = drawn_variance(shift, expected, np.zeros(2, dtype=np.int64), leaf, np.ones(2, dtype=bool), d,
                                    moments)
     counted = (1 / b - 1) * 0.2
     labels_reading = moments[1][1, 0] + (moments[0][1, 0] - counted) ** 2
@@ -132,3 +132,49 @@ def test_recalibration_spreads_the_missed_mean_of_every_leaf_hit_or_not():
                      (total_mean(a, b + h) - total_mean(a, b - h)) / (2 * h)])
     spread = _missed_given_hit(_two_leaves(a, b, cov), 0.9).miss - _missed_given_hit(_two_leaves(a, b), 0.9).miss
     assert spread[0] == pytest.approx(grad @ cov @ grad, rel=1e-6)
+
+
+def _two_leaf_moments(model: LeafModel) -> LeafMissed:
+    return leaf_missed_moments(TWO_SHIFT, TWO_LEFT, np.array([0, 1]), model.positive, model.negative)
+
+
+def test_the_hit_leafs_bias_meets_the_other_leafs_missed_sum_in_one_square():
+    """Given the labels the error is (o_0 - S_0) - S_1 with S_0, S_1 independent: its second moment is Var S_0 +
+    Var S_1 + (o_0 - E S_0 - E S_1)^2 (b = 0.9: the model's reading is the larger), the hit leaf's part in
+    ``modal``, the rest (with the cross term) in ``miss``."""
+    b, model = 0.9, _two_leaves(1.0, -0.5)
+    mean, variance, none_left, _ = _two_leaf_moments(model)
+    counted = (1 / b - 1) * TWO_SHIFT[0, 0]
+    out = _missed_given_hit(model, b)
+    want = variance.sum() + (counted - mean.sum()) ** 2
+    assert out.modal[0, 0] + out.miss[0] == pytest.approx(want, rel=1e-12)
+    # the hit leaf's exceptions left are read with the draw: the missed case holds leaf 1's only
+    assert out.modal[0, 0] == pytest.approx(variance[0, 0] + (counted - mean[0, 0]) ** 2, rel=1e-12)
+    assert out.exceptions == pytest.approx(none_left[1], rel=1e-12)
+
+
+def test_two_hit_leaves_read_by_the_model_add_their_biases_before_squaring():
+    """Both leaves drew an exception (b = 0.9): Var S_0 + Var S_1 + (o_0 - E S_0 + o_1 - E S_1)^2."""
+    b, model = 0.9, _two_leaves(1.0, -0.5)
+    moments = _two_leaf_moments(model)
+    d = DrawnExceptions(np.array([0, 1]), np.array([1, 1]), np.full(2, 1 / b), np.full(2, 1 / b - 1),
+                        np.full(2, 1 - b))
+    expected = TWO_LEFT * model.posterior()[:, 1]
+    leaf = np.array([0, 1])
+    hit, variance, bias = drawn_variance(TWO_SHIFT, expected, leaf * 0, leaf, np.ones(2, dtype=bool), d, moments)
+    total_bias = ((1 / b - 1) * TWO_SHIFT[:, 0] - moments.mean[:, 0]).sum()
+    assert hit.tolist() == [True, True]
+    assert bias[0] == pytest.approx(total_bias, rel=1e-12)
+    assert variance[0] == pytest.approx(moments.variance.sum() + total_bias**2, rel=1e-12)
+
+
+def test_a_rare_draw_is_read_by_the_design():
+    """One exception drawn at b = 0.01 with 2 expected left: the design's reading, D / P = (1/b - 1) SHIFT^2 2 /
+    (1 - exp(-2 b / (1 - b))) ~ (SHIFT / b)^2, beats the labels' (2 + (2 - 99)^2) SHIFT^2; it has mean 0, so no
+    bias crosses the other leaves' missed sum."""
+    b, left = 0.01, 2.0
+    d, shift, expected, leaf = _one_round(b, left, drawn=1)
+    _, variance, bias = drawn_variance(shift, expected, MODE, leaf, MOVING, d, _poisson_moments(left))
+    design = (1 / b - 1) * SHIFT**2 * left / -np.expm1(-left * b / (1 - b))
+    assert design > (left + (left - (1 / b - 1)) ** 2) * SHIFT**2
+    assert variance[0] == pytest.approx(design, rel=1e-12) and bias[0] == 0.0

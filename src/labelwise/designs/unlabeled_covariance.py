@@ -80,7 +80,7 @@ class DrawnExceptions(NamedTuple):
 
 
 def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, leaf: np.ndarray, moving: np.ndarray,
-                   drawn: DrawnExceptions, moments: LeafMissed) -> tuple[np.ndarray, np.ndarray]:
+                   drawn: DrawnExceptions, moments: LeafMissed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The leaves where the rounds drew an exception, and the variance their exceptions add given that draw.
 
     The mixture (:func:`~labelwise.estimators.mixture_variance`) weighs
@@ -90,7 +90,8 @@ def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, le
     none was drawn, the leaf's exceptions left can only be missed
     (hindsight).  Where one was, the leaf's error is ``o_l - S_l``: the
     labeled exceptions count ``o_l = sum (c_n - 1) shift`` beyond themselves
-    for the missed sum ``S_l``.  Its second moment is taken as the larger of
+    for the missed sum ``S_l``.  Each hit leaf's error is read the way that
+    gives it the larger second moment:
 
     * the design's, given a draw: the exceptions left are a Poisson
       thinning of those the block held before the rounds, ``E[K_g] / s_g``
@@ -104,8 +105,15 @@ def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, le
       P_l``: the rest of the leaf's design variance where exceptions are
       drawn all the time, one drawn exception's squared jump ``(shift /
       b)^2`` where they are rare;
-    * the model's, given the labels: ``Var S_l + (E S_l - o_l)^2``, exact
-      for a known number drawn.
+    * the model's, given the labels: mean ``o_l - E S_l`` (the ``o_l`` are
+      fixed numbers then) and variance ``Var S_l``, exact for a known number
+      drawn.
+
+    The design's reading has mean 0; the leaves' errors are independent, so
+    their total's second moment is the sum of the variances plus the square
+    of the summed means ``B``: the model-read leaves' biases add before they
+    are squared.  The missed sum ``S`` of the leaves without a draw adds its
+    cross term ``-2 B E S`` (:func:`~labelwise.estimators.uncertain_tail.uncertain_missed_square`).
 
     Parameters
     ----------
@@ -128,7 +136,9 @@ def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, le
     hit : ndarray of bool (L,)
         Leaves where the rounds drew an exception.
     variance : ndarray (m,)
-        The sum of their second moments.
+        Their total error's second moment.
+    bias : ndarray (m,)
+        Its mean ``B``: the sum of ``o_l - E S_l`` over the leaves the model reads.
     """
     L = moments.mean.shape[0]
     exception = (drawn.labels == 1 - mode[drawn.blocks]) & moving[drawn.blocks]
@@ -137,11 +147,15 @@ def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, le
     before = np.divide(expected, drawn.survival, out=np.zeros_like(expected), where=drawn.survival > 0)
     p_hit = -np.expm1(-np.bincount(leaf, weights=before * (1.0 - drawn.survival), minlength=L))
     design = per_leaf(leaf, (drawn.coefficient * expected)[:, None] * shift**2, L)  # D_l, (L, m)
-    given_draw = np.divide(design, p_hit[:, None], out=np.zeros_like(design), where=p_hit[:, None] > 0)[hit]
+    given_draw = np.divide(design, p_hit[:, None], out=np.zeros_like(design), where=p_hit[:, None] > 0)
     beyond = np.where(exception, drawn.weights - 1.0, 0.0)
     counted = per_leaf(at, beyond[:, None] * shift[drawn.blocks], L)  # o_l, (L, m)
-    given_labels = (moments.variance + (moments.mean - counted) ** 2)[hit]
-    return hit, np.maximum(given_draw, given_labels).sum(axis=0)
+    given_labels = moments.variance + (counted - moments.mean) ** 2
+    # each model-read leaf's mean, (L, m): 0 where the design reads it
+    means = np.where(hit[:, None] & (given_labels >= given_draw), counted - moments.mean, 0.0)
+    bias = means.sum(axis=0)
+    second = np.maximum(given_draw, given_labels)[hit].sum(axis=0)
+    return hit, second + bias**2 - (means**2).sum(axis=0), bias
 
 
 def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarray, left: np.ndarray,
@@ -194,8 +208,8 @@ def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarra
     if drawn is None:
         miss, none_left = uncertain_missed_square(moments)
     else:  # leaves where an exception was drawn: their error given the draw; the others' can only be missed
-        hit, variance = drawn_variance(shift, expected, mode, leaf, moving, drawn, moments)
-        miss, none_left = uncertain_missed_square(moments, ~hit)
+        hit, variance, bias = drawn_variance(shift, expected, mode, leaf, moving, drawn, moments)
+        miss, none_left = uncertain_missed_square(moments, ~hit, bias)
         unlabeled = unlabeled._replace(modal=unlabeled.modal + np.diag(variance))
     return unlabeled._replace(miss=miss, exceptions=none_left, hits=0.0)
 

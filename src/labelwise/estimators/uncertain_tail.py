@@ -102,7 +102,8 @@ def leaf_missed_moments(shift: np.ndarray, unlabeled: np.ndarray, leaf: np.ndarr
     return LeafMissed(mean[:, None] * s1, spread[:, None] * s2 + var[:, None] * s1**2, none_left, recalibration)
 
 
-def uncertain_missed_square(moments: LeafMissed, missed: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+def uncertain_missed_square(moments: LeafMissed, missed: np.ndarray | None = None,
+                            offset: np.ndarray | float = 0.0) -> tuple[np.ndarray, float]:
     """Mean square of the missed sum ``S`` over some leaves and ``-log P(none of them has one left)``.
 
     Parameters
@@ -111,17 +112,21 @@ def uncertain_missed_square(moments: LeafMissed, missed: np.ndarray | None = Non
         :func:`leaf_missed_moments`.
     missed : ndarray of bool (L,), optional
         The leaves whose exceptions left can only be missed (default all).
+    offset : ndarray (m,) or float
+        A fixed error beside ``-S``: the other leaves' bias given the labels
+        (:func:`~labelwise.designs.unlabeled_covariance.drawn_variance`).  The
+        cross term ``-2 offset E S`` is included, the square of ``offset`` is not.
 
     Returns
     -------
     miss : ndarray (m,)
-        ``E[S^2]`` per component, with the recalibration's spread of ``E S`` over every leaf.
+        ``E[S^2] - 2 offset E S`` per component, with the recalibration's spread of ``E S`` over every leaf.
     none_left : float
         ``-log P(K = 0)``: the expected count of a Poisson count as likely to be 0.
     """
     missed = slice(None) if missed is None else missed
     mean = moments.mean[missed].sum(axis=0)
-    miss = moments.variance[missed].sum(axis=0) + mean**2 + moments.recalibration
+    miss = moments.variance[missed].sum(axis=0) + mean**2 - 2.0 * offset * mean + moments.recalibration
     return miss, float(moments.none_left[missed].sum())
 
 
