@@ -118,3 +118,16 @@ def test_leaf_moments_equal_the_integrals_over_the_rate():
         assert mean[l] == pytest.approx(want_mean, rel=1e-8)
         assert variance[l] == pytest.approx(want_square - want_mean**2, rel=1e-7)
         assert np.exp(-none_left[l]) == pytest.approx(want_none, rel=1e-8)
+
+
+def test_a_fixed_error_beside_the_missed_sum_adds_its_cross_term_only_where_it_widens():
+    """E[(offset - S)^2] - offset^2 = E[S^2] - 2 offset E S where that exceeds E[S^2]; a cancellation between the
+    fixed error and the missed sum (offset and E S of one sign) is not credited."""
+    shift, left, leaf = np.array([[0.3, -0.2]]), np.array([4.0]), np.array([0])
+    moments = leaf_missed_moments(shift, left, leaf, np.array([1.0]), np.array([9.0]))
+    plain, _ = uncertain_missed_square(moments)
+    offset = np.array([-0.5, -0.5])
+    miss, _ = uncertain_missed_square(moments, offset=offset)
+    mean = 0.1 * 4.0 * shift[0]  # E[r] U shift
+    assert miss[0] == pytest.approx(plain[0] - 2 * offset[0] * mean[0], rel=1e-12)  # opposite signs: wider
+    assert miss[1] == pytest.approx(plain[1], rel=1e-12)  # one sign: the cancellation is not credited

@@ -112,8 +112,13 @@ def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, le
     The design's reading has mean 0; the leaves' errors are independent, so
     their total's second moment is the sum of the variances plus the square
     of the summed means ``B``: the model-read leaves' biases add before they
-    are squared.  The missed sum ``S`` of the leaves without a draw adds its
-    cross term ``-2 B E S`` (:func:`~labelwise.estimators.uncertain_tail.uncertain_missed_square`).
+    are squared, and the missed sum ``S`` of the leaves without a draw adds
+    the cross term ``-2 B E S``
+    (:func:`~labelwise.estimators.uncertain_tail.uncertain_missed_square`).
+    Both cross terms count only where they widen the interval: reading the
+    hit leaves by the design (mean 0) is the other reading, and the model's
+    means are not trusted to cancel (with the cancellation credited, the
+    3%-positive pool of ``tests/engines/test_online.py`` covered 0.84).
 
     Parameters
     ----------
@@ -155,7 +160,7 @@ def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, le
     means = np.where(hit[:, None] & (given_labels >= given_draw), counted - moments.mean, 0.0)
     bias = means.sum(axis=0)
     second = np.maximum(given_draw, given_labels)[hit].sum(axis=0)
-    return hit, second + bias**2 - (means**2).sum(axis=0), bias
+    return hit, second + np.maximum(bias**2 - (means**2).sum(axis=0), 0.0), bias
 
 
 def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarray, left: np.ndarray,

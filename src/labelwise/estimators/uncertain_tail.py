@@ -115,18 +115,19 @@ def uncertain_missed_square(moments: LeafMissed, missed: np.ndarray | None = Non
     offset : ndarray (m,) or float
         A fixed error beside ``-S``: the other leaves' bias given the labels
         (:func:`~labelwise.designs.unlabeled_covariance.drawn_variance`).  The
-        cross term ``-2 offset E S`` is included, the square of ``offset`` is not.
+        cross term ``-2 offset E S`` is included where it is positive (a cancellation between the two is not
+        credited), the square of ``offset`` is not.
 
     Returns
     -------
     miss : ndarray (m,)
-        ``E[S^2] - 2 offset E S`` per component, with the recalibration's spread of ``E S`` over every leaf.
+        ``E[S^2] + max(-2 offset E S, 0)`` per component, with the recalibration's spread of ``E S`` over every leaf.
     none_left : float
         ``-log P(K = 0)``: the expected count of a Poisson count as likely to be 0.
     """
     missed = slice(None) if missed is None else missed
     mean = moments.mean[missed].sum(axis=0)
-    miss = moments.variance[missed].sum(axis=0) + mean**2 - 2.0 * offset * mean + moments.recalibration
+    miss = moments.variance[missed].sum(axis=0) + mean**2 + np.maximum(-2.0 * offset * mean, 0.0) + moments.recalibration
     return miss, float(moments.none_left[missed].sum())
 
 
