@@ -117,8 +117,8 @@ def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, le
     (:func:`~labelwise.estimators.uncertain_tail.uncertain_missed_square`).
     Both cross terms count only where they widen the interval: reading the
     hit leaves by the design (mean 0) is the other reading, and the model's
-    means are not trusted to cancel (with the cancellation credited, the
-    3%-positive pool of ``tests/engines/test_online.py`` covered 0.84).
+    means are not trusted to cancel (credited, the cancellation under-covers
+    where positives are common).
 
     Parameters
     ----------
