@@ -6,8 +6,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from labelwise.designs.unlabeled_covariance import DrawnExceptions, drawn_variance
-from labelwise.estimators.uncertain_tail import leaf_missed_moments
+from labelwise.designs.unlabeled_covariance import (
+    DrawnExceptions,
+    LeafModel,
+    drawn_variance,
+    missed_in_hindsight,
+)
+from labelwise.estimators import ModelCovariance
+from labelwise.estimators.uncertain_tail import LeafMissed, leaf_missed_moments
+from labelwise.oracle.calibration import Platt
 
 SHIFT = 0.02
 
@@ -21,35 +28,45 @@ def _one_round(b: float, left: float, drawn: int) -> tuple[DrawnExceptions, np.n
     return d, np.array([[SHIFT]]), np.array([left]), np.zeros(1, dtype=np.int64)
 
 
-def _poisson_moments(left: float) -> tuple[np.ndarray, np.ndarray]:
+def _poisson_moments(left: float) -> LeafMissed:
     """E S and Var S of a Poisson(left) count of exceptions, each shifting the estimate by SHIFT."""
-    return np.array([[left * SHIFT]]), np.array([[left * SHIFT**2]])
+    return LeafMissed(np.array([[left * SHIFT]]), np.array([[left * SHIFT**2]]), np.array([left]), np.zeros(1))
+
+
+MODE, MOVING = np.zeros(1, dtype=np.int64), np.ones(1, dtype=bool)
+
+
+def _labeled_part(b: float, drawn: int) -> float:
+    """The drawn exceptions' terms in the engine's labeled part (``rounds_moments``: ``w^2 (1/b - 1) u_n^2`` per
+    labeled item, the block's mode moving no loss)."""
+    return drawn * (1.0 / b - 1.0) * SHIFT**2
 
 
 @pytest.mark.parametrize("left", [0.2, 2.0])
 def test_one_drawn_exception_adds_its_error_given_the_draw(left):
     """One exception drawn at b = 1e-3: the error is ((1/b - 1) - M) SHIFT, M ~ Poisson(left) the ones missed.
-    Both readings (the design's given a draw, the model's given the labels) are its second moment to O(b)."""
+    With the labeled part, both readings (the design's given a draw, the model's given the labels) are its
+    second moment to O(b)."""
     b = 1e-3
     d, shift, expected, leaf = _one_round(b, left, drawn=1)
-    hit, variance = drawn_variance(shift, expected, np.zeros(1, dtype=np.int64), leaf, d, _poisson_moments(left))
+    hit, variance, _ = drawn_variance(shift, expected, MODE, leaf, MOVING, d, _poisson_moments(left))
     m = np.arange(200)
     exact = stats.poisson.pmf(m, left) @ (((1.0 / b - 1.0) - m) * SHIFT) ** 2
     assert hit.tolist() == [True]
-    assert variance[0] == pytest.approx(exact, rel=3 * b * (1 + left))
+    assert variance[0] + _labeled_part(b, 1) == pytest.approx(exact, rel=3 * b * (1 + left))
 
 
-def test_many_drawn_exceptions_add_the_design_variance():
-    """Exceptions drawn all the time (b = 0.3, 400 held before the round): the leaf adds the exact design
-    variance of the Horvitz-Thompson sum of its exceptions, E[((J / b) - K) SHIFT]^2 = K_0 (1/b - 1) SHIFT^2
-    (J ~ Binomial-thinned Poisson), since a draw is certain; the labels' reading is below it when the
-    drawn count is its mean."""
+def test_many_drawn_exceptions_with_the_labeled_part_add_the_exact_design_variance():
+    """Exceptions drawn all the time (b = 0.3, 400 held before the round, the mean 120 drawn): a draw is
+    certain, and the labeled part (the 120 drawn) plus this one (the 280 left) is the exact design variance
+    of the Horvitz-Thompson sum of the leaf's exceptions, K_0 (1/b - 1) SHIFT^2; the labels' reading is below
+    it when the drawn count is its mean."""
     b, before = 0.3, 400.0
     left = before * (1 - b)
     drawn = int(before * b)
     d, shift, expected, leaf = _one_round(b, left, drawn)
-    _, variance = drawn_variance(shift, expected, np.zeros(1, dtype=np.int64), leaf, d, _poisson_moments(left))
-    assert variance[0] == pytest.approx(before * (1 / b - 1) * SHIFT**2, rel=1e-9)
+    _, variance, _ = drawn_variance(shift, expected, MODE, leaf, MOVING, d, _poisson_moments(left))
+    assert variance[0] + _labeled_part(b, drawn) == pytest.approx(before * (1 / b - 1) * SHIFT**2, rel=1e-9)
 
 
 def test_a_leaf_with_no_exception_drawn_adds_nothing_here():
@@ -57,7 +74,7 @@ def test_a_leaf_with_no_exception_drawn_adds_nothing_here():
     b = 0.01
     d, shift, expected, leaf = _one_round(b, 3.0, drawn=2)
     d = d._replace(labels=np.zeros(2, dtype=np.int64))  # two labels, both the block's mode
-    hit, variance = drawn_variance(shift, expected, np.zeros(1, dtype=np.int64), leaf, d, _poisson_moments(3.0))
+    hit, variance, _ = drawn_variance(shift, expected, MODE, leaf, MOVING, d, _poisson_moments(3.0))
     assert hit.tolist() == [False] and variance[0] == 0.0
 
 
@@ -72,8 +89,92 @@ def test_leaf_moments_feed_the_labels_reading():
     d = DrawnExceptions(np.array([1]), np.array([1]), np.array([1 / b]), np.array([1 / b - 1] * 2),
                         np.array([1 - b] * 2))
     expected = left * alpha / (alpha + beta)
-    hit, variance = drawn_variance(shift, expected, np.zeros(2, dtype=np.int64), leaf, d, moments)
+    hit, variance, _ = drawn_variance(shift, expected, np.zeros(2, dtype=np.int64), leaf, np.ones(2, dtype=bool), d,
+                                   moments)
     counted = (1 / b - 1) * 0.2
     labels_reading = moments[1][1, 0] + (moments[0][1, 0] - counted) ** 2
     assert hit.tolist() == [False, True]
     assert variance[0] == pytest.approx(labels_reading, rel=1e-12)
+
+
+X, N_ITEMS = np.array([-2.0, -3.0]), 1000  # the two leaves' logits, the pool size
+TWO_LEFT, TWO_SHIFT = np.array([50.0, 80.0]), np.array([[0.002], [0.003]])
+
+
+def _two_leaves(a: float, b: float, cov: np.ndarray | None = None, strength: float = 40.0) -> LeafModel:
+    """Two leaves of one block each, both mode 0, rate sigmoid(a x_l + b) at prior strength ``strength``; with
+    ``cov``, a Platt recalibration (a, b) of that covariance and the rates' exact derivative in it."""
+    p = 1.0 / (1.0 + np.exp(-(a * X + b)))
+    gradient = None if cov is None else p * (1 - p) * np.stack([X, np.ones(2)])
+    return LeafModel(strength * p, strength * (1 - p), None if cov is None else Platt(a, b, cov), gradient)
+
+
+def _missed_given_hit(model: LeafModel, b: float):
+    """missed_in_hindsight of the two leaves after one round of inclusion ``b`` drew an exception in leaf 0."""
+    u = np.stack([np.zeros((2, 1)), TWO_SHIFT * N_ITEMS])  # label 0 moves nothing, label 1 by TWO_SHIFT
+    d = DrawnExceptions(np.array([0]), np.array([1]), np.array([1 / b]), np.full(2, 1 / b - 1), np.full(2, 1 - b))
+    zero = ModelCovariance(np.zeros((1, 1)), np.zeros((1, 1)), np.zeros(1), 0.0, 0.0)
+    leaf = np.array([0, 1])
+    return missed_in_hindsight(zero, u, model.posterior()[leaf], TWO_LEFT, N_ITEMS, leaf, model, d)
+
+
+def test_recalibration_spreads_the_missed_mean_of_every_leaf_hit_or_not():
+    """The Platt map moves E S of the hit leaf too: the delta method's grad^T Sigma grad takes grad = d(sum_l
+    E S_l)/d(a, b) over both leaves, here by central finite differences."""
+    a, b, h = 1.0, -0.5, 1e-6
+    cov = np.array([[0.04, 0.01], [0.01, 0.09]])
+
+    def total_mean(a, b):
+        model = _two_leaves(a, b)
+        return leaf_missed_moments(TWO_SHIFT, TWO_LEFT, np.array([0, 1]), model.positive, model.negative)[0].sum()
+
+    grad = np.array([(total_mean(a + h, b) - total_mean(a - h, b)) / (2 * h),
+                     (total_mean(a, b + h) - total_mean(a, b - h)) / (2 * h)])
+    spread = _missed_given_hit(_two_leaves(a, b, cov), 0.9).miss - _missed_given_hit(_two_leaves(a, b), 0.9).miss
+    assert spread[0] == pytest.approx(grad @ cov @ grad, rel=1e-6)
+
+
+def _two_leaf_moments(model: LeafModel) -> LeafMissed:
+    return leaf_missed_moments(TWO_SHIFT, TWO_LEFT, np.array([0, 1]), model.positive, model.negative)
+
+
+def test_the_hit_leafs_bias_meets_the_other_leafs_missed_sum_in_one_square():
+    """Given the labels the error is (o_0 - S_0) - S_1 with S_0, S_1 independent: its second moment is Var S_0 +
+    Var S_1 + (o_0 - E S_0 - E S_1)^2 (b = 0.9: the model's reading is the larger), the hit leaf's part in
+    ``modal``, the rest (with the cross term) in ``miss``."""
+    b, model = 0.9, _two_leaves(1.0, -0.5)
+    mean, variance, none_left, _ = _two_leaf_moments(model)
+    counted = (1 / b - 1) * TWO_SHIFT[0, 0]
+    out = _missed_given_hit(model, b)
+    want = variance.sum() + (counted - mean.sum()) ** 2
+    assert out.modal[0, 0] + out.miss[0] == pytest.approx(want, rel=1e-12)
+    # the hit leaf's exceptions left are read with the draw: the missed case holds leaf 1's only
+    assert out.modal[0, 0] == pytest.approx(variance[0, 0] + (counted - mean[0, 0]) ** 2, rel=1e-12)
+    assert out.exceptions == pytest.approx(none_left[1], rel=1e-12)
+
+
+def test_two_hit_leaves_read_by_the_model_add_their_biases_before_squaring():
+    """Both leaves drew an exception (b = 0.9): Var S_0 + Var S_1 + (o_0 - E S_0 + o_1 - E S_1)^2."""
+    b, model = 0.9, _two_leaves(1.0, -0.5)
+    moments = _two_leaf_moments(model)
+    d = DrawnExceptions(np.array([0, 1]), np.array([1, 1]), np.full(2, 1 / b), np.full(2, 1 / b - 1),
+                        np.full(2, 1 - b))
+    expected = TWO_LEFT * model.posterior()[:, 1]
+    leaf = np.array([0, 1])
+    hit, variance, bias = drawn_variance(TWO_SHIFT, expected, leaf * 0, leaf, np.ones(2, dtype=bool), d, moments)
+    total_bias = ((1 / b - 1) * TWO_SHIFT[:, 0] - moments.mean[:, 0]).sum()
+    assert hit.tolist() == [True, True]
+    assert bias[0] == pytest.approx(total_bias, rel=1e-12)
+    assert variance[0] == pytest.approx(moments.variance.sum() + total_bias**2, rel=1e-12)
+
+
+def test_a_rare_draw_is_read_by_the_design():
+    """One exception drawn at b = 0.01 with 2 expected left: the design's reading, D / P = (1/b - 1) SHIFT^2 2 /
+    (1 - exp(-2 b / (1 - b))) ~ (SHIFT / b)^2, beats the labels' (2 + (2 - 99)^2) SHIFT^2; it has mean 0, so no
+    bias crosses the other leaves' missed sum."""
+    b, left = 0.01, 2.0
+    d, shift, expected, leaf = _one_round(b, left, drawn=1)
+    _, variance, bias = drawn_variance(shift, expected, MODE, leaf, MOVING, d, _poisson_moments(left))
+    design = (1 / b - 1) * SHIFT**2 * left / -np.expm1(-left * b / (1 - b))
+    assert design > (left + (left - (1 / b - 1)) ** 2) * SHIFT**2
+    assert variance[0] == pytest.approx(design, rel=1e-12) and bias[0] == 0.0

@@ -119,13 +119,14 @@ def test_hindsight_intervals_on_a_rare_pool_cover_and_are_not_needlessly_wide():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("prevalence, runs, budget", [(0.03, 150, 300), (0.001, 60, 600)])
-def test_conditional_intervals_cover_where_exceptions_are_common_and_where_rare(prevalence, runs, budget):
+@pytest.mark.parametrize("prevalence, runs, budget, widest", [(0.03, 150, 300, 1.5), (0.001, 60, 600, 2.0)])
+def test_conditional_intervals_cover_where_exceptions_are_common_and_where_rare(prevalence, runs, budget, widest):
     """The mixture's third case read leaf by leaf on what the rounds drew: at 3% positives most leaves drew one
-    (their design variance given the draw), at 1:1000 few did (hindsight)."""
+    (their design variance given the draw), at 1:1000 few did (hindsight).  At 3% it is held to 1.5 times the
+    error (not 2): the design's reading no longer counts the drawn exceptions twice."""
     values, covered, width, truth = _coverage(runs, budget, prevalence=prevalence, variance="conditional")
     assert covered.mean() >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / runs)
-    assert width.mean() <= 2 * 3.92 * np.sqrt(np.mean((values - truth) ** 2))
+    assert width.mean() <= widest * 3.92 * np.sqrt(np.mean((values - truth) ** 2))
 
 
 def test_hindsight_is_refused_where_the_rounds_do_not_run_on_blocks():

@@ -15,10 +15,15 @@ from labelwise.estimators.uncertain_tail import (
 )
 
 
+def _moving(shift):
+    """Blocks whose exception moves the estimate: only their unlabeled items are counted."""
+    return np.any(shift != 0, axis=1)
+
+
 def _leaf_moments(shift, left, a, b):
     """E[S], E[S^2] and P(K = 0) of one leaf by integrating over its rate the enumerated binomial counts."""
     outcomes = list(itertools.product(*(range(n + 1) for n in left)))
-    moving = np.any(shift != 0, axis=1)
+    moving = _moving(shift)
 
     def given(r, power):
         total = 0.0
@@ -45,7 +50,7 @@ def test_missed_square_and_none_left_equal_the_integrals_over_the_rates():
     moments = [_leaf_moments(shift[leaf == l], left[leaf == l], alpha[l], beta[l]) for l in (0, 1)]
     means = np.array([m[0] for m in moments])
     want = sum(m[1] for m in moments) + means.sum(axis=0) ** 2 - (means**2).sum(axis=0)
-    miss, none_left = uncertain_missed_square(shift, left, leaf, alpha, beta)
+    miss, none_left = uncertain_missed_square(leaf_missed_moments(shift, left * _moving(shift), leaf, alpha, beta))
     assert miss == pytest.approx(want, rel=1e-8)
     assert np.exp(-none_left) == pytest.approx(moments[0][2] * moments[1][2], rel=1e-8)
 
@@ -56,8 +61,8 @@ def test_parameter_spread_adds_the_delta_method_variance_of_the_mean():
     alpha, beta = np.array([1.0, 2.0]), np.array([9.0, 30.0])
     gradient = np.array([[0.5, -1.0], [0.2, 0.1]])  # d E[r_l] / d(parameter k)
     cov = np.array([[0.04, 0.01], [0.01, 0.09]])
-    base, _ = uncertain_missed_square(shift, left, leaf, alpha, beta)
-    spread, _ = uncertain_missed_square(shift, left, leaf, alpha, beta, gradient, cov)
+    base, _ = uncertain_missed_square(leaf_missed_moments(shift, left, leaf, alpha, beta))
+    spread, _ = uncertain_missed_square(leaf_missed_moments(shift, left, leaf, alpha, beta, gradient, cov))
     s1 = np.array([4 * 0.3, 5 * -0.2])  # E S moves by sum_l s1_l d E[r_l]
     grad = gradient @ s1
     assert spread[0] - base[0] == pytest.approx(grad @ cov @ grad, rel=1e-12)
@@ -94,8 +99,10 @@ def test_leaf_rate_gradient_is_the_derivative_in_the_platt_parameters():
 def test_a_rate_surely_zero_leaves_no_exception():
     """A leaf whose Beta has all its mass at 0 (prior mean exactly 0, no exception labeled) adds nothing, not NaN."""
     shift, left, leaf = np.array([[0.3], [-0.2]]), np.array([4, 5]), np.array([0, 1])
-    alone, alone_none = uncertain_missed_square(shift[:1], left[:1], leaf[:1], np.array([1.0]), np.array([9.0]))
-    miss, none_left = uncertain_missed_square(shift, left, leaf, np.array([1.0, 0.0]), np.array([9.0, 30.0]))
+    alone, alone_none = uncertain_missed_square(leaf_missed_moments(shift[:1], left[:1], leaf[:1], np.array([1.0]),
+                                                                    np.array([9.0])))
+    miss, none_left = uncertain_missed_square(leaf_missed_moments(shift, left, leaf, np.array([1.0, 0.0]),
+                                                                  np.array([9.0, 30.0])))
     assert miss == pytest.approx(alone, rel=1e-12)
     assert none_left == pytest.approx(alone_none, rel=1e-12)
 
@@ -105,8 +112,22 @@ def test_leaf_moments_equal_the_integrals_over_the_rate():
     shift = np.array([[0.3, -0.1], [0.0, 0.0], [-0.2, 0.5]])
     left, leaf = np.array([2, 3, 3]), np.array([0, 0, 1])
     alpha, beta = np.array([0.7, 2.5]), np.array([3.0, 1.2])
-    mean, variance = leaf_missed_moments(shift, left, leaf, alpha, beta)
+    mean, variance, none_left, _ = leaf_missed_moments(shift, left * _moving(shift), leaf, alpha, beta)
     for l in (0, 1):
-        want_mean, want_square, _ = _leaf_moments(shift[leaf == l], left[leaf == l], alpha[l], beta[l])
+        want_mean, want_square, want_none = _leaf_moments(shift[leaf == l], left[leaf == l], alpha[l], beta[l])
         assert mean[l] == pytest.approx(want_mean, rel=1e-8)
         assert variance[l] == pytest.approx(want_square - want_mean**2, rel=1e-7)
+        assert np.exp(-none_left[l]) == pytest.approx(want_none, rel=1e-8)
+
+
+def test_a_fixed_error_beside_the_missed_sum_adds_its_cross_term_only_where_it_widens():
+    """E[(offset - S)^2] - offset^2 = E[S^2] - 2 offset E S where that exceeds E[S^2]; a cancellation between the
+    fixed error and the missed sum (offset and E S of one sign) is not credited."""
+    shift, left, leaf = np.array([[0.3, -0.2]]), np.array([4.0]), np.array([0])
+    moments = leaf_missed_moments(shift, left, leaf, np.array([1.0]), np.array([9.0]))
+    plain, _ = uncertain_missed_square(moments)
+    offset = np.array([-0.5, -0.5])
+    miss, _ = uncertain_missed_square(moments, offset=offset)
+    mean = 0.1 * 4.0 * shift[0]  # E[r] U shift
+    assert miss[0] == pytest.approx(plain[0] - 2 * offset[0] * mean[0], rel=1e-12)  # opposite signs: wider
+    assert miss[1] == pytest.approx(plain[1], rel=1e-12)  # one sign: the cancellation is not credited

@@ -20,7 +20,12 @@ from ..estimators import (
     missed_square,
     mixture_variance,
 )
-from ..estimators.uncertain_tail import leaf_missed_moments, uncertain_missed_square
+from ..estimators.uncertain_tail import (
+    LeafMissed,
+    leaf_missed_moments,
+    per_leaf,
+    uncertain_missed_square,
+)
 from ..oracle.calibration import Platt
 
 __all__ = ["DrawnExceptions", "LeafModel", "drawn_variance", "missed_in_hindsight", "unlabeled_covariance",
@@ -74,8 +79,8 @@ class DrawnExceptions(NamedTuple):
     survival: np.ndarray
 
 
-def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, leaf: np.ndarray,
-                   drawn: DrawnExceptions, missed: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, leaf: np.ndarray, moving: np.ndarray,
+                   drawn: DrawnExceptions, moments: LeafMissed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The leaves where the rounds drew an exception, and the variance their exceptions add given that draw.
 
     The mixture (:func:`~labelwise.estimators.mixture_variance`) weighs
@@ -85,20 +90,35 @@ def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, le
     none was drawn, the leaf's exceptions left can only be missed
     (hindsight).  Where one was, the leaf's error is ``o_l - S_l``: the
     labeled exceptions count ``o_l = sum (c_n - 1) shift`` beyond themselves
-    for the missed sum ``S_l``.  Its second moment is taken as the larger of
+    for the missed sum ``S_l``.  Each hit leaf's error is read the way that
+    gives it the larger second moment:
 
     * the design's, given a draw: the exceptions left are a Poisson
       thinning of those the block held before the rounds, ``E[K_g] / s_g``
-      of them (``s_g`` its :attr:`~DrawnExceptions.survival`); each has the
-      design variance ``c_g shift_g^2`` (``c_g`` the block's
-      :attr:`~DrawnExceptions.coefficient`), almost all of it from its draw,
-      and one is drawn in the leaf with probability ``P_l = 1 - exp(-sum_{g
-      in l} E[K_g] (1 - s_g) / s_g)``; so ``D_l / P_l`` with ``D_l =
-      sum_{g in l} c_g shift_g^2 E[K_g] / s_g``: the leaf's full design
-      variance where exceptions are drawn all the time, one drawn
-      exception's squared jump ``(shift / b)^2`` where they are rare;
-    * the model's, given the labels: ``Var S_l + (E S_l - o_l)^2``, exact
-      for a known number drawn.
+      of them (``s_g`` its :attr:`~DrawnExceptions.survival`), and one is
+      drawn in the leaf with probability ``P_l = 1 - exp(-sum_{g in l}
+      E[K_g] (1 - s_g) / s_g)``.  Each exception has the design variance
+      ``c_g shift_g^2`` (``c_g`` the block's
+      :attr:`~DrawnExceptions.coefficient`); the drawn ones' terms are
+      already in the labeled items' part, so the exceptions left add ``D_l
+      = sum_{g in l} c_g shift_g^2 E[K_g]``, read given a draw as ``D_l /
+      P_l``: the rest of the leaf's design variance where exceptions are
+      drawn all the time, one drawn exception's squared jump ``(shift /
+      b)^2`` where they are rare;
+    * the model's, given the labels: mean ``o_l - E S_l`` (the ``o_l`` are
+      fixed numbers then) and variance ``Var S_l``, exact for a known number
+      drawn.
+
+    The design's reading has mean 0; the leaves' errors are independent, so
+    their total's second moment is the sum of the variances plus the square
+    of the summed means ``B``: the model-read leaves' biases add before they
+    are squared, and the missed sum ``S`` of the leaves without a draw adds
+    the cross term ``-2 B E S``
+    (:func:`~labelwise.estimators.uncertain_tail.uncertain_missed_square`).
+    Both cross terms count only where they widen the interval: reading the
+    hit leaves by the design (mean 0) is the other reading, and the model's
+    means are not trusted to cancel (credited, the cancellation under-covers
+    where positives are common).
 
     Parameters
     ----------
@@ -110,32 +130,37 @@ def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, le
         Each block's most likely label.
     leaf : ndarray of int (G,)
         Each block's leaf.
+    moving : ndarray of bool (G,)
+        Blocks whose exception changes a loss.
     drawn : DrawnExceptions
-    missed : (mean, variance), ndarray (L, m) each
-        ``E S_l`` and ``Var S_l`` (:func:`~labelwise.estimators.uncertain_tail.leaf_missed_moments`).
+    moments : LeafMissed
+        Each leaf's missed sum (:func:`~labelwise.estimators.uncertain_tail.leaf_missed_moments`).
 
     Returns
     -------
     hit : ndarray of bool (L,)
         Leaves where the rounds drew an exception.
     variance : ndarray (m,)
-        The sum of their second moments.
+        Their total error's second moment.
+    bias : ndarray (m,)
+        Its mean ``B``: the sum of ``o_l - E S_l`` over the leaves the model reads.
     """
-    mean, variance = missed
-    L = mean.shape[0]
-    moving = np.any(shift != 0, axis=1)
+    L = moments.mean.shape[0]
     exception = (drawn.labels == 1 - mode[drawn.blocks]) & moving[drawn.blocks]
     at = leaf[drawn.blocks]
     hit = np.bincount(at, weights=exception, minlength=L) > 0
     before = np.divide(expected, drawn.survival, out=np.zeros_like(expected), where=drawn.survival > 0)
     p_hit = -np.expm1(-np.bincount(leaf, weights=before * (1.0 - drawn.survival), minlength=L))
-    design = np.stack([np.bincount(leaf, weights=drawn.coefficient * before * col**2, minlength=L)
-                       for col in shift.T], axis=1)  # D_l, (L, m)
-    beyond = np.where(exception, drawn.weights - 1.0, 0.0)
-    counted = np.stack([np.bincount(at, weights=beyond * col, minlength=L) for col in shift[drawn.blocks].T], axis=1)
-    given_labels = variance + (mean - counted) ** 2
+    design = per_leaf(leaf, (drawn.coefficient * expected)[:, None] * shift**2, L)  # D_l, (L, m)
     given_draw = np.divide(design, p_hit[:, None], out=np.zeros_like(design), where=p_hit[:, None] > 0)
-    return hit, np.maximum(given_draw, given_labels)[hit].sum(axis=0)
+    beyond = np.where(exception, drawn.weights - 1.0, 0.0)
+    counted = per_leaf(at, beyond[:, None] * shift[drawn.blocks], L)  # o_l, (L, m)
+    given_labels = moments.variance + (counted - moments.mean) ** 2
+    # each model-read leaf's mean, (L, m): 0 where the design reads it
+    means = np.where(hit[:, None] & (given_labels >= given_draw), counted - moments.mean, 0.0)
+    bias = means.sum(axis=0)
+    second = np.maximum(given_draw, given_labels)[hit].sum(axis=0)
+    return hit, second + np.maximum(bias**2 - (means**2).sum(axis=0), 0.0), bias
 
 
 def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarray, left: np.ndarray,
@@ -150,7 +175,7 @@ def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarra
     its weight.  The missed exceptions' mean square and the chance that none
     is left take each leaf's rate as uncertain (its Beta posterior and the
     recalibration's Laplace covariance,
-    :func:`~labelwise.estimators.uncertain_tail.uncertain_missed_square`).
+    :func:`~labelwise.estimators.uncertain_tail.leaf_missed_moments`).
 
     Parameters
     ----------
@@ -171,24 +196,26 @@ def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarra
         by leaf on what the rounds drew (:func:`drawn_variance`); without it every leaf is read as if no
         exception had been drawn there (``variance="hindsight"``).
     """
-    _, shift, _ = exception_shifts(u, pi, left, n_items)  # (G, 2, m)
+    _, shift, expected = exception_shifts(u, pi, left, n_items)  # (G, 2, m), (G, 2)
     G = pi.shape[0]
     mode = np.argmax(pi, axis=1)
-    shift = shift[np.arange(G), 1 - mode]  # an exception's (the other label's) shift, (G, m)
+    exception = 1 - mode  # an exception's label: the other one
+    shift, expected = shift[np.arange(G), exception], expected[np.arange(G), exception]  # (G, m), (G,)
+    moving = np.any(shift != 0, axis=1)
     positive_mode = np.zeros(model.positive.size, dtype=bool)
     positive_mode[leaf] = mode == 1  # a leaf's blocks share its mode
     # the rate of exceptions: of negatives where positives are likelier, else of positives
     alpha = np.where(positive_mode, model.negative, model.positive)
     beta = np.where(positive_mode, model.positive, model.negative)
     gradient = None if model.rate_gradient is None else np.where(positive_mode, -1.0, 1.0) * model.rate_gradient
-    if drawn is not None:  # leaves where an exception was drawn: their error given the draw
-        expected = left * pi[np.arange(G), 1 - mode] * np.any(shift != 0, axis=1)
-        hit, variance = drawn_variance(shift, expected, mode, leaf, drawn,
-                                       leaf_missed_moments(shift, left, leaf, alpha, beta))
-        left = np.where(hit[leaf], 0.0, left)  # the other leaves' exceptions left can only be missed
+    moments = leaf_missed_moments(shift, left * moving, leaf, alpha, beta, gradient,
+                                  None if model.platt is None else model.platt.cov)
+    if drawn is None:
+        miss, none_left = uncertain_missed_square(moments)
+    else:  # leaves where an exception was drawn: their error given the draw; the others' can only be missed
+        hit, variance, bias = drawn_variance(shift, expected, mode, leaf, moving, drawn, moments)
+        miss, none_left = uncertain_missed_square(moments, ~hit, bias)
         unlabeled = unlabeled._replace(modal=unlabeled.modal + np.diag(variance))
-    miss, none_left = uncertain_missed_square(shift, left, leaf, alpha, beta, gradient,
-                                              None if model.platt is None else model.platt.cov)
     return unlabeled._replace(miss=miss, exceptions=none_left, hits=0.0)
 
 

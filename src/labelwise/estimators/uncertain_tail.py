@@ -37,23 +37,44 @@ point estimate expects is the case the interval must cover.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from scipy.special import betaln
 
-__all__ = ["leaf_missed_moments", "uncertain_missed_square"]
+__all__ = ["LeafMissed", "leaf_missed_moments", "per_leaf", "uncertain_missed_square"]
 
 
-def uncertain_missed_square(shift: np.ndarray, unlabeled: np.ndarray, leaf: np.ndarray, alpha: np.ndarray,
-                            beta: np.ndarray, rate_gradient: np.ndarray | None = None,
-                            parameter_cov: np.ndarray | None = None) -> tuple[np.ndarray, float]:
-    """Mean square of the missed sum ``S`` and ``-log P(no exception left)`` (module docstring).
+class LeafMissed(NamedTuple):
+    """What each leaf's exceptions left can miss (module docstring), computed once per estimate.
+
+    Attributes
+    ----------
+    mean, variance : ndarray (L, m)
+        ``E S_l = E[r_l] s1_l`` and ``Var S_l = E[r_l (1 - r_l)] s2_l + Var[r_l] s1_l^2``.
+    none_left : ndarray (L,)
+        ``-log P(K_l = 0)``: ``-log B(alpha_l, beta_l + U_l) / B(alpha_l, beta_l)``.
+    recalibration : ndarray (m,)
+        ``grad^T Sigma grad``: the recalibration's spread of the total ``E S`` over every leaf (0 without it).
+    """
+
+    mean: np.ndarray
+    variance: np.ndarray
+    none_left: np.ndarray
+    recalibration: np.ndarray
+
+
+def leaf_missed_moments(shift: np.ndarray, unlabeled: np.ndarray, leaf: np.ndarray, alpha: np.ndarray,
+                        beta: np.ndarray, rate_gradient: np.ndarray | None = None,
+                        parameter_cov: np.ndarray | None = None) -> LeafMissed:
+    """Each leaf's missed sum ``S_l = sum_{b in l} shift_b K_b``: its moments and the chance it is empty.
 
     Parameters
     ----------
     shift : ndarray (G, m)
-        How far one exception left in each block shifts the estimate (0 where an exception changes no loss).
+        How far one exception left in each block shifts the estimate.
     unlabeled : ndarray (G,)
-        Unlabeled items per block.
+        Unlabeled items per block whose exception moves the estimate (0 where it changes no loss).
     leaf : ndarray of int (G,)
         Each block's leaf.
     alpha, beta : ndarray (L,)
@@ -65,47 +86,56 @@ def uncertain_missed_square(shift: np.ndarray, unlabeled: np.ndarray, leaf: np.n
 
     Returns
     -------
-    miss : ndarray (m,)
-        ``E[S^2]`` per component, with the parameters' spread of ``E S``.
-    none_left : float
-        ``-log P(K = 0)``: the expected count of a Poisson count as likely to be 0.
+    LeafMissed
     """
     L = alpha.size
-    moving = np.any(shift != 0, axis=1)
-    s1, s2 = _leaf_sums(shift, unlabeled, leaf, L)
+    s1, s2 = per_leaf(leaf, unlabeled[:, None] * shift, L), per_leaf(leaf, unlabeled[:, None] * shift**2, L)
     mean, var, spread = _rate_moments(alpha, beta)
-    miss = (spread @ s2 + var @ s1**2) + (mean @ s1) ** 2
+    recalibration = np.zeros(shift.shape[1])
     if rate_gradient is not None:  # the delta method: E S moves by rate_gradient @ s1 per unit of the parameters
         grad = rate_gradient @ s1  # (k, m)
-        miss = miss + np.einsum("km,kj,jm->m", grad, parameter_cov, grad)
-    left = np.bincount(leaf, weights=unlabeled * moving, minlength=L)
+        recalibration = np.einsum("km,kj,jm->m", grad, parameter_cov, grad)
+    left = np.bincount(leaf, weights=unlabeled, minlength=L)
     live = (left > 0) & (alpha > 0)
-    none_left = -float(np.sum(betaln(alpha[live], beta[live] + left[live]) - betaln(alpha[live], beta[live])))
-    return miss, none_left
+    none_left = np.zeros(L)
+    none_left[live] = betaln(alpha[live], beta[live]) - betaln(alpha[live], beta[live] + left[live])
+    return LeafMissed(mean[:, None] * s1, spread[:, None] * s2 + var[:, None] * s1**2, none_left, recalibration)
 
 
-def leaf_missed_moments(shift: np.ndarray, unlabeled: np.ndarray, leaf: np.ndarray, alpha: np.ndarray,
-                        beta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and variance of each leaf's missed sum ``S_l = sum_{b in l} shift_b K_b`` (module docstring).
+def uncertain_missed_square(moments: LeafMissed, missed: np.ndarray | None = None,
+                            offset: np.ndarray | float = 0.0) -> tuple[np.ndarray, float]:
+    """Mean square of the missed sum ``S`` over some leaves and ``-log P(none of them has one left)``.
 
-    Parameters as :func:`uncertain_missed_square`.
+    Parameters
+    ----------
+    moments : LeafMissed
+        :func:`leaf_missed_moments`.
+    missed : ndarray of bool (L,), optional
+        The leaves whose exceptions left can only be missed (default all).
+    offset : ndarray (m,) or float
+        A fixed error beside ``-S``: the other leaves' bias given the labels
+        (:func:`~labelwise.designs.unlabeled_covariance.drawn_variance`).  The
+        cross term ``-2 offset E S`` is included where it is positive (a cancellation between the two is not
+        credited), the square of ``offset`` is not.
 
     Returns
     -------
-    mean, variance : ndarray (L, m)
-        ``E[r_l] s1_l`` and ``E[r_l (1 - r_l)] s2_l + Var[r_l] s1_l^2``.
+    miss : ndarray (m,)
+        ``E[S^2] + max(-2 offset E S, 0)`` per component, with the recalibration's spread of ``E S`` over every leaf.
+    none_left : float
+        ``-log P(K = 0)``: the expected count of a Poisson count as likely to be 0.
     """
-    s1, s2 = _leaf_sums(shift, unlabeled, leaf, alpha.size)
-    mean, var, spread = _rate_moments(alpha, beta)
-    return mean[:, None] * s1, spread[:, None] * s2 + var[:, None] * s1**2
+    missed = slice(None) if missed is None else missed
+    mean = moments.mean[missed].sum(axis=0)
+    miss = moments.variance[missed].sum(axis=0) + mean**2 + np.maximum(-2.0 * offset * mean, 0.0) + moments.recalibration
+    return miss, float(moments.none_left[missed].sum())
 
 
-def _leaf_sums(shift: np.ndarray, unlabeled: np.ndarray, leaf: np.ndarray, n_leaves: int) -> tuple[np.ndarray,
-                                                                                                  np.ndarray]:
-    """``s1_l = sum_{b in l} U_b shift_b`` and ``s2_l = sum_{b in l} U_b shift_b^2``, ``(L, m)`` each."""
-    s1 = np.stack([np.bincount(leaf, weights=unlabeled * col, minlength=n_leaves) for col in shift.T], axis=1)
-    s2 = np.stack([np.bincount(leaf, weights=unlabeled * col**2, minlength=n_leaves) for col in shift.T], axis=1)
-    return s1, s2
+def per_leaf(leaf: np.ndarray, values: np.ndarray, n_leaves: int) -> np.ndarray:
+    """Sum of the blocks' ``values`` ``(G, m)`` within each leaf, ``(L, m)``."""
+    out = np.zeros((n_leaves, values.shape[1]))
+    np.add.at(out, leaf, values)
+    return out
 
 
 def _rate_moments(alpha: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
