@@ -112,13 +112,13 @@ def test_the_auto_interval_is_the_union_of_the_designs_and_fiellers():
     f1, accuracy = lw.make_measure("f1", pool), lw.make_measure("accuracy", pool)
     R, S = np.array([0.1, 0.2]), np.array([[4e-4, 3e-4], [3e-4, 9e-4]])
     est = lw.estimators.make_estimate(f1, R, np.array([[1e-3]]), 100, 100)
-    fiel = with_fieller(est, f1, S)
+    fiel = with_fieller(est, f1, lambda: S)
     assert fiel.value == est.value and fiel.cov == est.cov
     lo, hi = fiel.interval()
     b_lo, b_hi = est.interval()
     f_lo, f_hi = fieller_interval(R, S, 0.95, 0.0, 1.0)
     assert (lo[0], hi[0]) == (min(b_lo[0], f_lo), max(b_hi[0], f_hi))
-    assert with_fieller(est, accuracy, S).totals_cov is None
+    assert with_fieller(est, accuracy, lambda: S).totals_cov is None
 
 
 def test_poisson_interval_covers_on_a_rare_pool_with_few_labeled_positives(assert_interval_covers_and_is_tight):

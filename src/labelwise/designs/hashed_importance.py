@@ -114,7 +114,7 @@ def hashed_importance_estimate(measure: Measure, design: ImportanceDesign, model
     reuse, and ``variance="plugin"`` keep the plug-in covariance).
     """
     est = importance_moments_estimate(measure, draw_losses, draw_weights, draw_counts, n_labels, level)
-    totals_cov = importance_totals_covariance(draw_losses, draw_weights, draw_counts)
+    totals_cov = lambda: importance_totals_covariance(draw_losses, draw_weights, draw_counts)
     if (design.variance == "plugin" or measure != model.measure or not est.all_defined
             or not depends_on_predictions_only(measure, model.rep_out)):  # a block's loss must be one value
         return with_fieller(est, measure, totals_cov)

@@ -298,7 +298,7 @@ class ImportanceSampler(ProposalSampler):
         if len(sample.draws) == 0:
             return est
         d = sample.draws
-        totals_cov = importance_totals_covariance(self.losses(measure, sample), d.weight, d.count)
+        totals_cov = lambda: importance_totals_covariance(self.losses(measure, sample), d.weight, d.count)
         if not self.uses_model or measure != self.measure or not est.all_defined:
             return with_fieller(est, measure, totals_cov)
         self._learn()

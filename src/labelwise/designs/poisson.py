@@ -370,4 +370,4 @@ class PoissonSampler(Sampler):
         losses = self.losses(measure, sample)
         R, cov = horvitz_thompson_moments(measure, losses, pi, self.pool.n_items, expected)
         est = make_estimate(measure, R, cov, sample.n_labels, len(d), level, basis=POISSON_BASIS if self._hashed else "")
-        return with_fieller(est, measure, horvitz_thompson_totals_covariance(losses, pi, self.pool.n_items))
+        return with_fieller(est, measure, lambda: horvitz_thompson_totals_covariance(losses, pi, self.pool.n_items))

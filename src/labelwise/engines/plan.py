@@ -204,4 +204,4 @@ class PlannedSample:
         pi = np.minimum(inclusion * k / len(self), 1.0)
         R, cov = horvitz_thompson_moments(measure, losses, pi, self.n_items)
         est = make_estimate(measure, R, cov, k, k, level, basis=POISSON_BASIS)
-        return with_fieller(est, measure, horvitz_thompson_totals_covariance(losses, pi, self.n_items))
+        return with_fieller(est, measure, lambda: horvitz_thompson_totals_covariance(losses, pi, self.n_items))

@@ -19,6 +19,7 @@ otherwise it is unbounded and the measure's whole range is returned.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -66,11 +67,13 @@ def fieller_interval(R: np.ndarray, cov: np.ndarray, level: float = 0.95, lower:
     return np.clip(lo, lower, upper), np.clip(hi, lower, upper)
 
 
-def with_fieller(est: Estimate, measure: Measure, totals_cov: np.ndarray) -> Estimate:
+def with_fieller(est: Estimate, measure: Measure, totals_cov: Callable[[], np.ndarray]) -> Estimate:
     """``est`` whose ``auto`` interval also holds Fieller's, where ``measure`` is a ratio of two totals.
 
-    ``totals_cov`` is the design-based covariance of ``R-hat`` (numerator
-    and denominator) from the labeled draws alone.  The interval becomes the
+    ``totals_cov`` gives the design-based covariance of ``R-hat`` (numerator
+    and denominator) from the labeled draws alone; it is called only for a
+    ratio of totals (a measure of many components, such as AUC, never pays
+    for its d x d matrix).  The interval becomes the
     union of ``est``'s own (which may include an oracle model's view of the
     items not labeled yet) and Fieller's (:attr:`Estimate.totals_cov`).
     Other measures, undefined estimates and a non-finite ``totals_cov``
@@ -78,7 +81,7 @@ def with_fieller(est: Estimate, measure: Measure, totals_cov: np.ndarray) -> Est
     """
     from ..measures.base import RatioOfTotals
 
-    totals_cov = np.asarray(totals_cov, dtype=float)
-    if not isinstance(measure, RatioOfTotals) or not est.all_defined or not np.all(np.isfinite(totals_cov)):
+    if not isinstance(measure, RatioOfTotals) or not est.all_defined:
         return est
-    return replace(est, totals_cov=totals_cov)
+    cov = np.asarray(totals_cov(), dtype=float)
+    return replace(est, totals_cov=cov) if np.all(np.isfinite(cov)) else est

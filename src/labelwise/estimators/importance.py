@@ -87,4 +87,4 @@ def importance_totals_covariance(losses: np.ndarray, weights: np.ndarray, counts
     c, w = np.asarray(counts, dtype=float), np.asarray(weights, dtype=float)
     n = c.sum()
     R = importance_risk(losses, w, c)
-    return (np.einsum("n,nd,ne->de", c * w**2 / n, losses, losses) - np.outer(R, R)) / n
+    return ((losses.T * (c * w**2 / n)) @ losses - np.outer(R, R)) / n
