@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import weakref
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -31,10 +32,20 @@ __all__ = ["PILOT_KEY_PREFIX", "pilot_cache_key", "pool_digest", "session_pilot_
 #: Prefix of the session-file cache keys of pilot curves.
 PILOT_KEY_PREFIX = "pilots "
 
+# digest per pool object: a pool's arrays are not changed in place (``add_system`` makes a new pool)
+_digests: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
 
 def pool_digest(pool: Pool) -> str:
     """SHA-256 over the pool's arrays (ids, outputs, features: what a design and the pilot labels read) and
-    its class and system names."""
+    its class and system names; computed once per pool object (a plan asks for it on every pilot read, the
+    ``serve`` dashboard on every poll)."""
+    if pool not in _digests:
+        _digests[pool] = _hash_pool(pool)
+    return _digests[pool]
+
+
+def _hash_pool(pool: Pool) -> str:
     digest = hashlib.sha256(json.dumps([pool.n_classes, list(pool.system_names)]).encode())
     for name in ("item_ids", "preds", "scores", "probs", "features"):
         arr = getattr(pool, name)

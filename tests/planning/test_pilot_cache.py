@@ -85,3 +85,12 @@ def test_the_key_changes_with_everything_the_pilots_depend_on(session_file, pool
         assert pilot_cache_key(s, make_measure("precision", s.pool), 0) != key  # another measure
         s.add_system("second", (pool.probs[:, 0] > 0.3).astype(int), probs=np.clip(pool.probs[:, 0] + 0.1, 0, 1))
         assert pilot_cache_key(s, s.measure, 0) != key  # another pool
+
+
+def test_the_pool_digest_is_computed_once_per_pool(pool, monkeypatch):
+    hashed = []
+    hash_pool = planning_cache._hash_pool
+    monkeypatch.setattr(planning_cache, "_hash_pool", lambda p: hashed.append(p) or hash_pool(p))
+    other = make_pool(3000, prevalence=0.2, separation=2.5, seed=12)  # equal arrays, another object
+    digests = [planning_cache.pool_digest(p) for p in (pool, pool, other, pool, other)]
+    assert len(set(digests)) == 1 and hashed.count(other) == 1 and hashed.count(pool) <= 1
