@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .measures import Measure
-from .planning_pilots import pilot_curves, remember_pilot_curves
+from .planning_pilots import pilot_curves, pilot_marks, remember_pilot_curves
 from .pool import Pool
 from .session_file import _setup_tag
 from .store import StoreError
@@ -66,13 +66,26 @@ def pilot_cache_key(session: Session, measure: Measure, seed: int) -> str | None
     return PILOT_KEY_PREFIX + digest.hexdigest()
 
 
+def _stored_curves(raw: bytes | None, n_items: int) -> np.ndarray | None:
+    """The pilot curves an entry holds; ``None`` for none, or for an entry that does not decode to a float
+    ``(runs, marks)`` array with the pool's marks (a damaged file): the pilots are then run again and the entry
+    rewritten."""
+    if raw is None:
+        return None
+    try:
+        curves = decode_array(raw)
+    except Exception:  # noqa: BLE001 - an unreadable entry is only a lost shortcut
+        return None
+    fits = curves.ndim == 2 and curves.shape[0] > 0 and curves.shape[1] == len(pilot_marks(n_items))
+    return curves if fits and curves.dtype.kind == "f" else None
+
+
 def session_pilot_curves(session: Session, measure: Measure, seed: int, runs: int) -> np.ndarray:
     """:func:`~labelwise.planning_pilots.pilot_curves` of the session's design, read from its file when stored
     there (:func:`pilot_cache_key`) and stored when more runs were made."""
     key = None if session.store is None else pilot_cache_key(session, measure, seed)
     args = (session.pool, measure, session.design, session.budget, seed)
-    raw = None if key is None else session.store.cached(key)
-    stored = None if raw is None else decode_array(raw)
+    stored = None if key is None else _stored_curves(session.store.cached(key), session.pool.n_items)
     if stored is not None:
         remember_pilot_curves(*args, stored)
     curves = pilot_curves(*args, runs)

@@ -37,6 +37,7 @@ __all__ = [
     "finite_population_factor",
     "per_label_variance",
     "pilot_curves",
+    "pilot_marks",
     "recent_variance",
     "remember_pilot_curves",
     "rotated_labels",
@@ -102,6 +103,11 @@ def rotated_labels(cdf: np.ndarray, offset: np.ndarray, run: int) -> np.ndarray:
     return (u[:, None] > cdf[:, :-1]).sum(axis=1)
 
 
+def pilot_marks(n_items: int) -> list[int]:
+    """The :data:`PILOT_MARKS` a pool of ``n_items`` reaches; a pool below the first mark: ``[n_items]``, a census."""
+    return [m for m in PILOT_MARKS if m <= n_items] or [n_items]
+
+
 def _cache_key(measure: Measure, design: Design, budget: int | None, seed: int) -> tuple:
     return measure, json.dumps(design.spec(), sort_keys=True), budget, seed
 
@@ -130,7 +136,7 @@ def pilot_curves(pool: Pool, measure: Measure, design: Design, budget: int | Non
     made = len(cache[key]) if key in cache else 0
     if made >= runs:
         return cache[key][:runs]
-    marks = [m for m in PILOT_MARKS if m <= pool.n_items] or [pool.n_items]  # a pool below the first mark: a census
+    marks = pilot_marks(pool.n_items)
     cdf = np.cumsum(score_prior(pool), axis=1)
     offset = np.random.default_rng(seed).random(pool.n_items)
     variance = lambda est: per_label_variance(est, pool.n_items, design.with_replacement)

@@ -94,3 +94,19 @@ def test_the_pool_digest_is_computed_once_per_pool(pool, monkeypatch):
     other = make_pool(3000, prevalence=0.2, separation=2.5, seed=12)  # equal arrays, another object
     digests = [planning_cache.pool_digest(p) for p in (pool, pool, other, pool, other)]
     assert len(set(digests)) == 1 and hashed.count(other) == 1 and hashed.count(pool) <= 1
+
+
+@pytest.mark.parametrize("damage", [b"\x00garbage", b"LWZnot zlib", lambda c: encode_array(c[:, :2]),
+                                    lambda c: encode_array(np.array(["a", "b"], dtype=object))])
+def test_a_damaged_entry_is_recomputed(session_file, damage):
+    with Session.open(session_file) as s:
+        fresh = s.labels_needed(0.05)
+        key = pilot_cache_key(s, s.measure, 0)
+        good = s.store.cached(key)
+        s.store.put_cache(key, damage if isinstance(damage, bytes) else damage(decode_array(good)))
+    planning_pilots._pilots.clear()  # a new process: only the file holds the pilots
+    result = runner.invoke(app, ["plan", str(session_file), "--half-width", "0.05", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["plans"] == [fresh.to_dict()]
+    with Session.open(session_file) as s:
+        assert np.array_equal(decode_array(s.store.cached(key)), decode_array(good), equal_nan=True)  # rewritten
