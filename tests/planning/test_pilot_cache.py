@@ -110,3 +110,25 @@ def test_a_damaged_entry_is_recomputed(session_file, damage):
     assert json.loads(result.stdout)["plans"] == [fresh.to_dict()]
     with Session.open(session_file) as s:
         assert np.array_equal(decode_array(s.store.cached(key)), decode_array(good), equal_nan=True)  # rewritten
+
+
+def test_a_file_that_refuses_the_pilots_keeps_the_plan_and_the_labels(session_file, monkeypatch):
+    from labelwise.store import StoreError
+
+    with Session.open(session_file) as s:
+        fresh, labels = s.labels_needed(0.05), s.sample().labels.copy()
+        key = pilot_cache_key(s, s.measure, 0)
+        s.store.put_cache(key, b"\x00garbage")  # the next plan must store its pilots again
+
+    def refuse(self, key, data):
+        raise StoreError("read-only")
+
+    with Session.open(session_file) as s:
+        monkeypatch.setattr(type(s.store), "put_cache", refuse)
+        planning_pilots._pilots.clear()
+        assert s.labels_needed(0.05) == fresh
+        monkeypatch.undo()
+        assert s.store.cached(key) == b"\x00garbage"  # not kept
+        assert np.array_equal(s.sample().labels, labels)
+    with Session.open(session_file) as s:
+        assert np.array_equal(s.sample().labels, labels)
