@@ -18,8 +18,9 @@ labeled).  The plan projects ``V(n)`` from pilot runs of the design (:mod:`label
   :data:`CENTRAL_SE`: on a pool with few positives the runs' curves lie far apart and the central curve of 8
   depends on which were drawn;
 * otherwise, or when the session's labels contradict the pool's probabilities (their standardized surprise
-  :func:`~labelwise.planning_pilots.calibration_surprise` above :data:`MISCALIBRATED`: pilot runs drawn from
-  over-confident probabilities see too few surprises and understate the variance), the probabilities are off:
+  :func:`~labelwise.planning_pilots.calibration_surprise` above :data:`MISCALIBRATED` by more than an excess of
+  :data:`MISCALIBRATION_EFFECT` per label can explain: pilot runs drawn from over-confident probabilities see too
+  few surprises and understate the variance), the probabilities are off:
   ``V(n) = V1 (n / n0)^b`` from the session's own variance ``V1``, the geometric mean over its last batches
   (:func:`~labelwise.planning_pilots.recent_variance`), the pilots' slope ``b`` trusted only down to
   :data:`MODEST_DECAY`;
@@ -73,6 +74,7 @@ __all__ = [
     "AGREEMENT",
     "MIN_NEAR",
     "MISCALIBRATED",
+    "MISCALIBRATION_EFFECT",
     "MODEST_DECAY",
     "NEAR",
     "Plan",
@@ -106,10 +108,18 @@ CENTRAL_SE = 0.1
 TRIM = 0.25
 #: Steepest decay slope taken from pilot runs whose variance disagrees with the session's.
 MODEST_DECAY = -0.5
-#: Standardized surprise of the session's labels under the pool's probabilities
-#: (:func:`~labelwise.planning_pilots.calibration_surprise`, about standard normal where they are calibrated)
-#: above which the pilot runs drawn from those probabilities are not followed.
+#: Standardized surprise of the session's labels under the pool's probabilities, less
+#: :data:`MISCALIBRATION_EFFECT` times the root of the labeled items
+#: (:func:`~labelwise.planning_pilots.calibration_surprise`), above which the pilot runs drawn from those
+#: probabilities are not followed: 4 standard errors, a false alarm in under 1e-3 of sessions even where the
+#: surprise of a few hundred labels on a rare pool is skewed.
 MISCALIBRATED = 4.0
+#: Excess surprise per label, in standard deviations of one label's surprise, that the calibration test asks for
+#: before it drops the pilots.  Logits scaled by ``k`` give about ``|k - 1| / 2`` (0.047 to 0.051 at ``k = 1.1``
+#: on rare and balanced pools), so 0.1 tolerates logits off by up to a fifth: there a passive F1's per-label
+#: variance under the pilots' labels moves by 0.1 to 0.2 in ``log V`` -- of the order of :data:`CENTRAL_SE`, the
+#: pilots' own uncertainty -- and the session's level corrects a shift in level (:func:`nested_projection`).
+MISCALIBRATION_EFFECT = 0.1
 #: Grid points on ``[1, N]`` (geometric) where :func:`labels_for` looks for the first crossing.
 GRID_POINTS = 2048
 #: Session-file cache key of the half-width a plan aims at (``labelwise plan SESSION`` stores it).
@@ -333,7 +343,7 @@ def plan_session(session: Session, half_width: float, measure: Measure | None = 
     if n < PILOT_LABELS or not np.isfinite(v0):
         total, low, high = _pilot_plan(pool, design, curves_of(PILOT_RUNS), half_width, level)
     else:
-        calibrated = calibration_surprise(session) <= MISCALIBRATED
+        calibrated = calibration_surprise(session, MISCALIBRATION_EFFECT) <= MISCALIBRATED
         projection = pilot_projection(v0, n, curves_of) if calibrated else None
         if projection is not None:
             projection = nested_projection(projection, v0, n)

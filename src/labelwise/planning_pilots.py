@@ -200,12 +200,17 @@ def recent_variance(session: Session, measure: Measure | None, level: float) -> 
 
 
 
-def calibration_surprise(session: Session) -> float:
+def calibration_surprise(session: Session, effect: float = 0.0) -> float:
     """How far the session's labels contradict the pool's probabilities, which the pilot runs draw from: the
-    surprise ``S = -sum_i log p(y_i | x_i)`` over the labeled items, standardized by its mean ``sum_i H(p_i)``
-    and variance ``sum_i Var(log p(y | x_i))`` were each label drawn from ``p(. | x_i)`` (about a standard
-    normal then, even under an adaptive design: an item's draw depends on the labels before it, not on its
-    own); ``inf`` when a label has probability 0.  Over-confident probabilities score far above 0.
+    surprise ``S = -sum_i log p(y_i | x_i)`` over the ``k`` labeled items, standardized by its mean
+    ``sum_i H(p_i)`` and variance ``sum_i Var(log p(y | x_i))`` were each label drawn from ``p(. | x_i)`` (about a
+    standard normal then, even under an adaptive design: an item's draw depends on the labels before it, not on
+    its own); ``inf`` when a label has probability 0.  Over-confident probabilities score far above 0.
+
+    With ``effect = d`` the statistic tests for an excess surprise of more than ``d`` standard deviations per
+    label, ``(S - sum_i H(p_i)) / sqrt(sum_i Var) - d sqrt(k)`` (a minimum-effect test): above a cut-off only where
+    the miscalibration is large, not merely detectable (which any miscalibration becomes as ``k`` grows, the
+    standardized surprise growing as ``sqrt(k)``).
     """
     sample = session.sample()
     keep = np.ones(len(sample.labels), dtype=bool) if sample.excluded is None else ~sample.excluded
@@ -222,4 +227,4 @@ def calibration_surprise(session: Session) -> float:
     excess = float(-log_p[np.arange(items.size), labels].sum() - entropy.sum())
     if spread.sum() <= 0:  # every labeled item certain, and each label the certain one
         return 0.0
-    return excess / math.sqrt(float(spread.sum()))
+    return excess / math.sqrt(float(spread.sum())) - effect * math.sqrt(items.size)

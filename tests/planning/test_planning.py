@@ -19,6 +19,7 @@ from labelwise.planning import (
     MAX_PILOT_RUNS,
     MIN_NEAR,
     MISCALIBRATED,
+    MISCALIBRATION_EFFECT,
     MODEST_DECAY,
     NEAR,
     TRIM,
@@ -247,7 +248,7 @@ def test_session_plan_follows_the_pilot_runs_like_it(pool):
     plan = session.labels_needed(0.02)
     lo, hi = est.interval()
     V = est.n_labels * ((hi[0] - lo[0]) / (2 * Z)) ** 2  # the interval's half-width is z sqrt(V / n)
-    assert calibration_surprise(session) <= MISCALIBRATED  # calibrated probabilities
+    assert calibration_surprise(session, MISCALIBRATION_EFFECT) <= MISCALIBRATED  # calibrated probabilities
     central = pilot_projection(V, 400, lambda runs: pilot_curves(pool, measure, session.design, 400, 0, runs))
     assert central is not None  # the pilot runs are like the session: their shape, the session's level
     projection = nested_projection(central, V, 400)
