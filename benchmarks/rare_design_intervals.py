@@ -37,7 +37,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from results import GENERATED, width_ratio
+from results import BATCH_SIZE, BUDGET, CHECKPOINTS, GENERATED, MEASURE, width_ratio
 from robustness import generate_pool
 
 import labelwise as lw
@@ -46,10 +46,6 @@ HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
 
 DESIGNS = ("stratified", "oasis", "poisson", "importance")
-MEASURE = "f1"
-BUDGET = 2000
-BATCH_SIZE = 50
-CHECKPOINTS = (250, 500, 1000, 2000)
 #: The project's targets: coverage at least this at every checkpoint ...
 COVERAGE_TARGET = 0.93
 #: ... and a width ratio at most this.

@@ -17,25 +17,15 @@ from labelwise.planning_cache import pilot_cache_key
 from labelwise.session import Session
 from labelwise.store.codec import decode_array, encode_array
 
+from .conftest import labeled_passive_session
+
 runner = CliRunner()
-
-
-@pytest.fixture(scope="module")
-def pool():
-    return make_pool(3000, prevalence=0.2, separation=2.5, seed=12)
 
 
 @pytest.fixture
 def session_file(tmp_path, write_pool_csv, pool) -> Path:
     """A passive session with 300 labels, given in batches of 50."""
-    path = tmp_path / "s.lw"
-    pool_csv = write_pool_csv(pool, tmp_path / "pool.csv", labels=False)
-    assert runner.invoke(app, ["init", str(pool_csv), "-s", str(path), "-d", "passive"]).exit_code == 0
-    with Session.open(path) as s:
-        for _ in range(6):
-            ids = s.next_batch(50)
-            s.add_labels(ids, pool.labels[pool.positions(ids)])
-    return path
+    return labeled_passive_session(tmp_path / "s.lw", write_pool_csv(pool, tmp_path / "pool.csv", labels=False), pool)
 
 
 @pytest.fixture

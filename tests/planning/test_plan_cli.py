@@ -9,15 +9,11 @@ import pytest
 from typer.testing import CliRunner
 
 from labelwise.cli import app
-from labelwise.datasets import make_pool
 from labelwise.session import Session
 
+from .conftest import labeled_passive_session
+
 runner = CliRunner()
-
-
-@pytest.fixture(scope="module")
-def pool():
-    return make_pool(3000, prevalence=0.2, separation=2.5, seed=12)
 
 
 @pytest.fixture(scope="module")
@@ -28,13 +24,7 @@ def pool_csv(tmp_path_factory, write_pool_csv, pool) -> Path:
 @pytest.fixture(scope="module")
 def session_file(tmp_path_factory, pool_csv, pool) -> Path:
     """A session with the passive design and 300 labels, given in batches of 50."""
-    path = tmp_path_factory.mktemp("session") / "s.lw"
-    assert runner.invoke(app, ["init", str(pool_csv), "-s", str(path), "-d", "passive"]).exit_code == 0
-    with Session.open(path) as s:
-        for _ in range(6):
-            ids = s.next_batch(50)
-            s.add_labels(ids, pool.labels[pool.positions(ids)])
-    return path
+    return labeled_passive_session(tmp_path_factory.mktemp("session") / "s.lw", pool_csv, pool)
 
 
 def test_plan_for_a_pool_lists_every_design_asked(pool_csv):
