@@ -11,6 +11,7 @@ import labelwise as lw
 from labelwise.designs.group_model import MODEL_BASIS
 from labelwise.designs.importance import ImportanceSampler
 from labelwise.estimators import importance_moments
+from labelwise.estimators.fieller import FIELLER_BASIS
 
 
 def _session(pool, design, seed=1, budget=400, **kw):
@@ -30,19 +31,19 @@ def test_plugin_is_the_draws_covariance_and_the_model_never_narrows_it():
     est, est_plugin = session.estimate(), plugin.estimate()
     np.testing.assert_array_equal(est.value, est_plugin.value)  # same seed, same draws: only the interval differs
     np.testing.assert_allclose(est_plugin.cov, cov, rtol=1e-12)
-    assert est_plugin.basis == ""
+    assert est_plugin.basis == FIELLER_BASIS  # F1, a ratio of totals: its interval also holds Fieller's
     assert est.cov[0, 0] >= cov[0, 0] * (1 - 1e-12)
-    assert est.basis == MODEL_BASIS
+    assert est.basis == f"{MODEL_BASIS}; {FIELLER_BASIS}"
 
 
 def test_other_measures_and_a_stochastic_oracle_keep_the_plugin():
     pool = lw.make_pool(4000, prevalence=0.02, seed=3)
     session = _session(pool, lw.ImportanceDesign(n_strata=16, branching=16))
-    assert session.estimate(lw.make_measure("recall", pool)).basis == ""  # sample reuse
+    assert session.estimate(lw.make_measure("recall", pool)).basis == FIELLER_BASIS  # sample reuse: no model
     noisy = lw.Session(pool, lw.make_measure("f1", pool), lw.ImportanceDesign(n_strata=16, branching=16), seed=1,
                        oracle="stochastic")
     noisy.run(lw.NoisyOracle(pool, 0.1, 2), budget=200)
-    assert noisy.estimate().basis == ""
+    assert noisy.estimate().basis == FIELLER_BASIS
     assert noisy.sampler.gm.groups.labeled_items.size == 0  # the model is never fitted there
 
 

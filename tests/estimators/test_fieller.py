@@ -16,6 +16,7 @@ from labelwise.estimators import (
     normal_interval,
     with_fieller,
 )
+from labelwise.estimators.fieller import FIELLER_BASIS
 
 Z2 = ndtri(0.975) ** 2
 
@@ -43,8 +44,10 @@ def test_fieller_with_an_exact_denominator_is_the_normal_interval():
 
 def test_a_denominator_not_significantly_positive_gives_the_whole_range():
     """R2^2 <= z^2 S_22: the set is unbounded, the measure's whole range is returned."""
-    lo, hi = fieller_interval(np.array([0.01, 0.02]), np.array([[1e-4, 0.0], [0.0, 1e-4]]), lower=0.0, upper=1.0)
+    lo, hi = fieller_interval(np.array([0.01, 0.015]), np.array([[1e-4, 0.0], [0.0, 1e-4]]), lower=0.0, upper=1.0)
     assert (lo, hi) == (0.0, 1.0)
+    lo, hi = fieller_interval(np.array([0.01, 0.015]), np.array([[1e-4, 0.0], [0.0, 1e-4]]))  # no range: unbounded
+    assert (lo, hi) == (-np.inf, np.inf)
 
 
 def test_fieller_covers_a_ratio_of_normal_totals_exactly_where_the_delta_method_does_not():
@@ -119,6 +122,7 @@ def test_the_auto_interval_is_the_union_of_the_designs_and_fiellers():
     f_lo, f_hi = fieller_interval(R, S, 0.95, 0.0, 1.0)
     assert (lo[0], hi[0]) == (min(b_lo[0], f_lo), max(b_hi[0], f_hi))
     assert with_fieller(est, accuracy, lambda: S).totals_cov is None
+    assert est.basis == "" and fiel.basis == FIELLER_BASIS  # what the interval assumes says Fieller's
 
 
 def test_poisson_interval_covers_on_a_rare_pool_with_few_labeled_positives(assert_interval_covers_and_is_tight):

@@ -30,7 +30,11 @@ if TYPE_CHECKING:
     from ..measures import Measure
     from .result import Estimate
 
-__all__ = ["fieller_interval", "with_fieller"]
+__all__ = ["FIELLER_BASIS", "fieller_interval", "with_fieller"]
+
+#: What an interval that holds Fieller's assumes (added to the estimate's own basis).
+FIELLER_BASIS = ("widened to hold Fieller's interval for the ratio of the two design-based totals (normal totals, "
+                 "no delta method)")
 
 
 def fieller_interval(R: np.ndarray, cov: np.ndarray, level: float = 0.95, lower: float = -np.inf,
@@ -84,4 +88,6 @@ def with_fieller(est: Estimate, measure: Measure, totals_cov: Callable[[], np.nd
     if not isinstance(measure, RatioOfTotals) or not est.all_defined:
         return est
     cov = np.asarray(totals_cov(), dtype=float)
-    return replace(est, totals_cov=cov) if np.all(np.isfinite(cov)) else est
+    if not np.all(np.isfinite(cov)):
+        return est
+    return replace(est, totals_cov=cov, basis="; ".join(filter(None, (est.basis, FIELLER_BASIS))))

@@ -133,9 +133,7 @@ def uncertain_missed_square(moments: LeafMissed, missed: np.ndarray | None = Non
 
 def per_leaf(leaf: np.ndarray, values: np.ndarray, n_leaves: int) -> np.ndarray:
     """Sum of the blocks' ``values`` ``(G, m)`` within each leaf, ``(L, m)``."""
-    out = np.zeros((n_leaves, values.shape[1]))
-    np.add.at(out, leaf, values)
-    return out
+    return np.stack([np.bincount(leaf, weights=column, minlength=n_leaves) for column in values.T], axis=1)
 
 
 def _rate_moments(alpha: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
