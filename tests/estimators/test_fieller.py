@@ -134,3 +134,17 @@ def test_poisson_interval_covers_on_a_rare_pool_with_few_labeled_positives(asser
     result = lw.simulate(pool, lw.make_measure("f1", pool), "poisson", budget=250, batch_size=50, repeats=100,
                          seed=0, checkpoints=[250], design_params={"budget": 2000})
     assert_interval_covers_and_is_tight(result)
+
+
+@pytest.mark.parametrize("design", ["importance", "poisson"])
+def test_the_designs_attach_the_totals_covariance_to_ratios_only(design):
+    """A session's F1 and precision estimates carry the totals' covariance (their interval holds Fieller's, and
+    says so); accuracy's do not."""
+    pool = lw.make_pool(5000, prevalence=0.05, seed=4)
+    session = lw.Session(pool, lw.make_measure("f1", pool), design, seed=2)
+    session.run(lambda ids: pool.labels[ids], budget=300, batch_size=50)
+    for name in ("f1", "precision"):
+        est = session.estimate(lw.make_measure(name, pool))
+        assert est.totals_cov is not None and est.totals_cov.shape == (2, 2) and FIELLER_BASIS in est.basis
+    accuracy = session.estimate(lw.make_measure("accuracy", pool))
+    assert accuracy.totals_cov is None and FIELLER_BASIS not in accuracy.basis
