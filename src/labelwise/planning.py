@@ -323,7 +323,7 @@ def plan_designs(pool: Pool, measure: Measure, half_width: float, level: float =
     """
     plans = []
     for name in designs or sorted(DESIGNS):
-        design = make_design(name, pool)
+        design = make_design(name, pool, measure)
         try:
             total, low, high = _pilot_plan(pool, design, pilot_curves(pool, measure, design, None, seed), half_width,
                                            level)

@@ -93,7 +93,7 @@ class Session(HandOut, OracleRun, SessionFile):
     def __init__(self, pool: Pool, measure: Measure, design: Design | str, *, oracle: str = "deterministic",
                  budget: int | None = None, seed=None, path: str | Path | None = None, level: float = 0.95,
                  sampler: Sampler | None = None):
-        design = make_design(design, pool) if isinstance(design, str) else design
+        design = make_design(design, pool, measure) if isinstance(design, str) else design
         self.pool, self.measure, self.design = pool, measure, design
         self.oracle = check_oracle(oracle)
         self.budget = budget

@@ -161,7 +161,8 @@ def simulate(
         raise ValueError(f"repeats: must be at least 1, got {repeats}")
     if budget > pool.n_items:
         raise ValueError(f"budget: {budget} labels asked but the pool has {pool.n_items} items; lower --budget")
-    design_obj = make_design(design, pool, **(design_params or {})) if isinstance(design, str) else design
+    design_obj = (make_design(design, pool, measure, **(design_params or {})) if isinstance(design, str)
+                  else design)
     marks = sorted(set(checkpoints)) if checkpoints else default_checkpoints(budget)
     if marks[-1] > budget:
         raise ValueError(f"checkpoints: {marks[-1]} exceeds the budget {budget}")

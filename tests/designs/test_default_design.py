@@ -24,6 +24,30 @@ def test_default_is_online_poisson_for_rare_positives_and_importance_for_multila
         lw.make_design("default")
 
 
+def test_measures_over_every_score_bin_get_stratified_on_any_binary_pool(tmp_path, write_pool_csv):
+    rare = lw.make_pool(2000, prevalence=0.01, seed=4)
+    assert default_design(rare) == default_design(rare, lw.make_measure("f1", rare)) == "online-poisson"
+    for spec in ("auc", "roc_curve", "f1,auc"):
+        measure = lw.make_measure(spec, rare)
+        assert default_design(rare, measure) == "stratified", spec
+        assert lw.make_design("default", rare, measure) == lw.StratifiedDesign()
+    auc = lw.make_measure("auc", rare)
+    assert lw.Session(rare, auc, "default", seed=0).design == lw.StratifiedDesign()
+    assert lw.simulate(rare, auc, "default", budget=100, repeats=1).design_resolved == "stratified"
+    multi = lw.make_multilabel_pool(300, 3, prevalence=[0.2, 0.1, 0.05], seed=2)
+    assert default_design(multi, lw.make_measure("multilabel_micro_f1", multi)) == "importance"
+
+    path = write_pool_csv(rare, tmp_path / "rare.csv")
+    runner = CliRunner()
+    cli = runner.invoke(app, ["simulate", "--pool", str(path), "--measure", "auc", "--budget", "100",
+                              "--repeats", "1", "--json"])
+    assert cli.exit_code == 0, cli.output
+    assert json.loads(cli.stdout)["design_resolved"] == "stratified"
+    init = runner.invoke(app, ["init", str(path), "--session", str(tmp_path / "auc.lws"), "--measure", "auc"])
+    assert init.exit_code == 0, init.output
+    assert "stratified" in init.output
+
+
 def test_simulate_reports_the_resolved_design(tmp_path, write_pool_csv):
     pool = lw.make_pool(2000, prevalence=0.05, seed=3)
     result = lw.simulate(pool, lw.make_measure("f1", pool), "default", budget=100, repeats=2)

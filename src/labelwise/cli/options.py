@@ -12,6 +12,7 @@ from ..store import StoreError
 
 if TYPE_CHECKING:
     from ..designs import Design
+    from ..measures import Measure
     from ..pool import Pool
 
 __all__ = [
@@ -197,13 +198,14 @@ def check_positive(**values: int) -> None:
             raise UserError(f"--{name.replace('_', '-')}: must be at least 1, got {value}")
 
 
-def design_options(name: str, params: Sequence[str] | None, pool: Pool) -> tuple[Design, str | None]:
-    """A registered design (or ``default`` for ``pool``) from its name and ``--param`` strings, and the
+def design_options(name: str, params: Sequence[str] | None, pool: Pool,
+                   measure: Measure | None = None) -> tuple[Design, str | None]:
+    """A registered design (or ``default`` for ``pool`` and ``measure``) from its name and ``--param`` strings, and the
     oracle mode if one was given (``--param oracle=stochastic``: the mode is the session's, not the design's)."""
     from ..designs import make_design
 
     settings, oracle = design_settings(params)
-    return make_design(name, pool, **settings), oracle
+    return make_design(name, pool, measure, **settings), oracle
 
 
 def design_settings(params: Sequence[str] | None) -> tuple[dict[str, Any], str | None]:

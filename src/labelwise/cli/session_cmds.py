@@ -126,7 +126,7 @@ def init(
         chosen_systems = parse_systems(systems)
         target = make_measure(measure, pool, chosen_systems)
         _warn_about(pool, id_col in df.columns, chosen_systems)
-        chosen, oracle = design_options(design or DEFAULT, param, pool)
+        chosen, oracle = design_options(design or DEFAULT, param, pool, target)
         with Session(pool, target, chosen, oracle=oracle or "deterministic", budget=budget, seed=seed,
                      path=session, level=level) as s:
             typer.echo(f"created session {str(session)!r}")

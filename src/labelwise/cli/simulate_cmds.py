@@ -76,7 +76,7 @@ def demo(
         pool = make_pool(n_items, prevalence, seed=seed)
         measure = make_measure("f1,precision,recall", pool)
         truth = np.asarray(true_value(pool, measure), dtype=float)
-        chosen = make_design(design, pool)
+        chosen = make_design(design, pool, measure)
         typer.echo(f"pool: {pool.n_items} items, {int(pool.labels.sum())} positives; "
                    f"design {describe_design(chosen)}; budget {budget} labels", err=True)
         session = Session(pool, measure, chosen, seed=seed)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
+from ..measures import Measure
 from ..pool import Pool
 from .ais import AISDesign
 from .base import Design, Sampler
@@ -67,15 +68,17 @@ for _cls in (PassiveDesign, StratifiedDesign, ImportanceDesign, AISDesign, OASIS
 DEFAULT = "default"
 
 
-def make_design(name: str, pool: Pool | None = None, **settings) -> Design:
+def make_design(name: str, pool: Pool | None = None, measure: Measure | None = None, **settings) -> Design:
     """The design registered as ``name`` with ``settings``.
 
     Parameters
     ----------
     name : str
-        A registered name, or ``"default"`` for :func:`default_design` of ``pool``.
+        A registered name, or ``"default"`` for :func:`default_design` of ``pool`` and ``measure``.
     pool : Pool, optional
         Needed for ``"default"``.
+    measure : Measure, optional
+        The measure to be estimated, which ``"default"`` also reads (AUC gets ``stratified``).
     **settings
         The design's settings.
 
@@ -88,7 +91,7 @@ def make_design(name: str, pool: Pool | None = None, **settings) -> Design:
     if name == DEFAULT:
         if pool is None:
             raise ValueError("design 'default' depends on the pool: pass pool=")
-        name = default_design(pool)
+        name = default_design(pool, measure)
     try:
         cls = DESIGNS[name]
     except KeyError:

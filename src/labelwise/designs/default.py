@@ -14,14 +14,26 @@ ranks only.  So binary pools whose systems call at least
 :data:`COMMON_POSITIVES` of the items positive get ``stratified``, the others
 ``online-poisson``; multi-label pools get ``importance``.
 
-The choice reads only the systems' outputs, never labels, so it is fixed
-before the first label.
+Measures of the label counts in every score bin (ROC AUC and the ROC curve)
+get ``stratified`` on every binary pool. They weigh the negatives' score
+distribution as much as the positives', and no score-driven design found
+a gain there that holds on every pool (``benchmarks/auc_designs.py``):
+``online-poisson`` lost to uniform sampling on AUC by 1.4x to 3x on the
+1:100, 1:1000 and over-confident pools, and ``importance``, which gains
+3-5x on the 1:1000 pool, lost by 2x on the over-confident one.
+Proportional stratified sampling was within sampling error of uniform
+sampling or better on all four.
+
+The choice reads only the systems' outputs and the measure, never labels,
+so it is fixed before the first label.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..measures import Measure
+from ..measures.auc import ScoreBinMeasure
 from ..oracle import score_prior
 from ..pool import Pool
 
@@ -58,17 +70,34 @@ def predicted_positive_share(pool: Pool) -> float:
     return max(shares, default=0.0)
 
 
-def default_design(pool: Pool) -> str:
-    """The name of the design labelwise picks for ``pool`` (module docstring).
+def default_design(pool: Pool, measure: Measure | None = None) -> str:
+    """The name of the design labelwise picks for ``pool`` and ``measure`` (module docstring).
 
     ``importance`` for multi-label pools (whose label-set groups the tree
     model of ``online-poisson`` serves less well, ``benchmarks/multilabel.py``);
     ``stratified`` for binary pools with common positives
-    (:func:`predicted_positive_share` at least :data:`COMMON_POSITIVES`);
-    ``online-poisson`` otherwise.
+    (:func:`predicted_positive_share` at least :data:`COMMON_POSITIVES`) and
+    for measures over every score bin (ROC AUC, the ROC curve) on any binary
+    pool; ``online-poisson`` otherwise.
+
+    Parameters
+    ----------
+    pool : Pool
+    measure : Measure, optional
+        The measure the session estimates; without it the choice is the one
+        for a measure of the predictions (F1, precision, recall, ...).
     """
     if pool.label_names:
         return "importance"
-    if pool.n_classes == 2 and predicted_positive_share(pool) >= COMMON_POSITIVES:
+    if pool.n_classes == 2 and (predicted_positive_share(pool) >= COMMON_POSITIVES
+                                or _over_score_bins(measure)):
         return "stratified"
     return "online-poisson"
+
+
+def _over_score_bins(measure: Measure | None) -> bool:
+    """Whether ``measure`` (or one of the measures it combines) counts labels per score bin (AUC, ROC curve)."""
+    if measure is None:
+        return False
+    parts = getattr(measure, "parts", None) or [measure]
+    return any(isinstance(m, ScoreBinMeasure) for m in parts)

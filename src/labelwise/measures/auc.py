@@ -182,6 +182,7 @@ class AUC(ScoreBinMeasure):
     """
 
     kind = "auc"
+    floors_unseen_labels = True
 
     def g(self, R: np.ndarray) -> np.ndarray:
         return binned_auc(*self._shares(R))[..., None]

@@ -57,6 +57,9 @@ class Measure:
     dim: int = 1
     lower: np.ndarray
     upper: np.ndarray
+    #: Whether :meth:`refine_estimate` already widens the variance for the labels the sample has not seen (the
+    #: AUC's prior, :mod:`labelwise.measures.auc_variance`), so that a design adds no label floor of its own.
+    floors_unseen_labels: bool = False
 
     # -- to implement --------------------------------------------------
     def loss(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
