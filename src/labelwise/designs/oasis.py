@@ -33,6 +33,7 @@ from ..estimators import (
 from ..estimators.label_floor import stratum_slope_moments
 from ..measures import Measure
 from ..oracle import score_prior
+from ..oracle.calibration import block_quantiles, logits_of, platt_posterior
 from ..partition import make_strata
 from ..pool import Pool
 from .base import Design, Sampler
@@ -96,6 +97,8 @@ class OASISSampler(Sampler):
         self._rep_loss = np.stack([measure.loss(self._rep_out, np.full(G, c)) for c in (0, 1)])  # (2, G, d)
         p1 = score_prior(pool, design.lam)[:, 1]
         mean_p = np.bincount(self.strata, weights=p1) / self.sizes
+        self._logits = logits_of(p1)
+        self._logit_quantiles = block_quantiles(self.strata, self._logits, self.sizes.size)  # (K, 16)
         self._a0 = design.prior_strength * mean_p
         self._b0 = design.prior_strength * (1 - mean_p)
         K = self.sizes.size
@@ -148,6 +151,21 @@ class OASISSampler(Sampler):
             return super().slope_moments(measure, strata)
         return stratum_slope_moments(measure, self._rep_out, self.groups.block, self.sizes.size, self.groups.sizes)
 
+    def recalibrated_rates(self, sample: Sample, positive: np.ndarray) -> np.ndarray:
+        """Each stratum's positive rate under the scores recalibrated to the labels, shape ``(K,)``.
+
+        The Platt map ``sigmoid(a logit(p) + b)`` averaged over the posterior
+        of ``(a, b)`` (:func:`~labelwise.oracle.calibration.platt_posterior`),
+        fitted to the sample's rows (``positive``) with each row weighted by
+        the items of its stratum per row there (the design weight of a
+        post-stratified sample), and averaged over each stratum's items
+        through 16 quantiles of their logits.
+        """
+        rows = np.bincount(sample.draws.stratum, minlength=self.sizes.size)
+        weights = (self.sizes / np.maximum(rows, 1))[sample.draws.stratum]
+        posterior = platt_posterior(self._logits[sample.draws.items], positive.astype(float), weights)
+        return posterior(self._logit_quantiles).mean(axis=1)
+
     def estimate(self, measure: Measure, sample: Sample, level: float = 0.95) -> Estimate:
         """Importance-sampling estimate with a covariance that holds under adaptation and on rare strata.
 
@@ -162,19 +180,41 @@ class OASISSampler(Sampler):
           were poor understates the error several-fold), and
         * the post-stratified variance ``sum_k omega_k^2 S_k / n_k`` over the
           sample's rows in each stratum (a batch's draws of one item are one
-          row), with each stratum's label variance
-          floored at its Jeffreys posterior variance
-          (:mod:`~labelwise.estimators.label_floor`): a stratum the proposal
-          rarely visits and whose few labels are all negative still counts
-          the positives it may hold.
+          row) of the strata with at least two rows, with each stratum's label
+          variance floored at ``r_k (1 - r_k)``, ``r_k`` its positive rate
+          under the scores recalibrated to the labels
+          (:meth:`recalibrated_rates`, binary labels only): a stratum the
+          proposal rarely visits and whose few labels are all negative still
+          counts the positives the recalibrated scores expect there.
+
+        The martingale variance cannot see the positives of a stratum the
+        draws have missed, and its estimate misses them too (F1's false
+        negatives among low scores).  A label-only floor (the Jeffreys
+        posterior, :mod:`~labelwise.estimators.label_floor`) cannot tell a
+        stratum of thousands of items and a dozen negative labels from one
+        holding hundreds of positives, and oasis's proposal leaves most low
+        strata with a dozen labels: on a rare pool it made the interval
+        F1's whole range.  The recalibrated scores can: the floor assumes the
+        positive rate follows a logistic curve in the score's logit, fitted to
+        the labels with its parameters' uncertainty (Platt, "Probabilistic
+        outputs for support vector machines", 1999).  A stratum with a single
+        row is left out of the post-stratified term (one label cannot give its
+        variance, and the pooled within-stratum variance it would borrow is the
+        top strata's); the martingale term still counts it.
         """
         d = sample.draws
         if len(d) == 0:
             return Estimate.undefined(measure, level)
         losses = self.losses(measure, sample)
         R, _, cov = importance_moments(measure, losses, d.weight, counts=d.count)
-        _, _, strata_cov, _ = stratified_moments(measure, losses, d.stratum, self.sizes, finite_population=False,
-                                                 **self.label_floor_inputs(measure, sample, self.strata))
+        floor = self.label_floor_inputs(measure, sample, self.strata)
+        if floor:
+            floor["floor_rates"] = self.recalibrated_rates(sample, floor["positive"])
+        several = np.bincount(d.stratum, minlength=self.sizes.size)[d.stratum] >= 2
+        if floor:
+            floor["positive"] = floor["positive"][several]
+        _, _, strata_cov, _ = stratified_moments(measure, losses[several], d.stratum[several], self.sizes,
+                                                 finite_population=False, **floor)
         if np.isfinite(strata_cov).all() and np.isfinite(cov).all():
             cov = larger_variance(cov, strata_cov)
         return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level)
