@@ -23,13 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..draws import Draws, Sample
-from ..estimators import (
-    Estimate,
-    importance_moments,
-    larger_variance,
-    make_estimate,
-    stratified_moments,
-)
+from ..estimators import Estimate, importance_moments, larger_variance, make_estimate
 from ..estimators.label_floor import stratum_slope_moments
 from ..measures import Measure
 from ..oracle import score_prior
@@ -38,6 +32,7 @@ from ..partition import make_strata
 from ..pool import Pool
 from .base import Design, Sampler
 from .grouped import GroupedPool
+from .unseen_strata import stratum_rates, unseen_strata_variance
 
 __all__ = ["OASISDesign", "OASISSampler"]
 
@@ -151,70 +146,51 @@ class OASISSampler(Sampler):
             return super().slope_moments(measure, strata)
         return stratum_slope_moments(measure, self._rep_out, self.groups.block, self.sizes.size, self.groups.sizes)
 
-    def recalibrated_rates(self, sample: Sample, positive: np.ndarray) -> np.ndarray:
-        """Each stratum's positive rate under the scores recalibrated to the labels, shape ``(K,)``.
-
-        The Platt map ``sigmoid(a logit(p) + b)`` averaged over the posterior
-        of ``(a, b)`` (:func:`~labelwise.oracle.calibration.platt_posterior`),
-        fitted to the sample's rows (``positive``) with each row weighted by
-        the items of its stratum per row there (the design weight of a
-        post-stratified sample), and averaged over each stratum's items
-        through 16 quantiles of their logits.
-        """
-        rows = np.bincount(sample.draws.stratum, minlength=self.sizes.size)
-        weights = (self.sizes / np.maximum(rows, 1))[sample.draws.stratum]
-        posterior = platt_posterior(self._logits[sample.draws.items], positive.astype(float), weights)
-        return posterior(self._logit_quantiles).mean(axis=1)
+    def _alike_losses(self, measure: Measure) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``measure``'s losses at label 0 and 1 of each group of alike items ``(2, G, d)``, each group's
+        stratum and each item's group: :attr:`groups` for the target measure, every item its own group otherwise."""
+        if measure is self.measure:
+            return self._rep_loss, self.groups.block, self.groups.of_item
+        outputs, n = self.pool.outputs(), self.pool.n_items
+        losses = np.stack([measure.loss(outputs, np.full(n, c)) for c in (0, 1)])
+        return losses, self.strata, np.arange(n)
 
     def estimate(self, measure: Measure, sample: Sample, level: float = 0.95) -> Estimate:
         """Importance-sampling estimate with a covariance that holds under adaptation and on rare strata.
 
-        The covariance is the larger, component by component
-        (:func:`~labelwise.estimators.larger_variance`), of
+        The variance is that of the normal interval covering the error
+        ``X + j K`` (:mod:`~labelwise.designs.unseen_strata`):
 
-        * the martingale variance of the draws at the weights they were drawn
-          with, ``(1/n^2) sum_j (w_j u_j - r)^2`` (no reweighting to the
-          current proposal: Marchant & Rubinstein (KDD 2021) 3.3.2's
-          ``c_j = q_{j-1} / q_n`` gives the variance the draws would have had
-          under the final proposal, which on a pool whose early proposals
-          were poor understates the error several-fold), and
-        * the post-stratified variance ``sum_k omega_k^2 S_k / n_k`` over the
-          sample's rows in each stratum (a batch's draws of one item are one
-          row) of the strata with at least two rows, with each stratum's label
-          variance floored at ``r_k (1 - r_k)``, ``r_k`` its positive rate
-          under the scores recalibrated to the labels
-          (:meth:`recalibrated_rates`, binary labels only): a stratum the
-          proposal rarely visits and whose few labels are all negative still
-          counts the positives the recalibrated scores expect there.
-
-        The martingale variance cannot see the positives of a stratum the
-        draws have missed, and its estimate misses them too (F1's false
-        negatives among low scores).  A label-only floor (the Jeffreys
-        posterior, :mod:`~labelwise.estimators.label_floor`) cannot tell a
-        stratum of thousands of items and a dozen negative labels from one
-        holding hundreds of positives, and oasis's proposal leaves most low
-        strata with a dozen labels: on a rare pool it made the interval
-        F1's whole range.  The recalibrated scores can: the floor assumes the
-        positive rate follows a logistic curve in the score's logit, fitted to
-        the labels with its parameters' uncertainty (Platt, "Probabilistic
-        outputs for support vector machines", 1999).  A stratum with a single
-        row is left out of the post-stratified term (one label cannot give its
-        variance, and the pooled within-stratum variance it would borrow is the
-        top strata's); the martingale term still counts it.
+        * ``X``, normal with the martingale variance of the draws at the
+          weights they were drawn with, ``(1/n^2) sum_j (w_j u_j - r)^2`` (no
+          reweighting to the current proposal: Marchant & Rubinstein (KDD
+          2021) 3.3.2's ``c_j = q_{j-1} / q_n`` gives the variance the draws
+          would have had under the final proposal, which on a pool whose
+          early proposals were poor understates the error several-fold), and
+        * ``K``, the exceptions (positives among low scores) left unlabeled in
+          the strata whose labels showed none, which the martingale variance
+          cannot see, counted under the scores recalibrated to the labels
+          with the recalibration's uncertainty.
         """
         d = sample.draws
         if len(d) == 0:
             return Estimate.undefined(measure, level)
         losses = self.losses(measure, sample)
         R, _, cov = importance_moments(measure, losses, d.weight, counts=d.count)
-        floor = self.label_floor_inputs(measure, sample, self.strata)
-        if floor:
-            floor["floor_rates"] = self.recalibrated_rates(sample, floor["positive"])
-        several = np.bincount(d.stratum, minlength=self.sizes.size)[d.stratum] >= 2
-        if floor:
-            floor["positive"] = floor["positive"][several]
-        _, _, strata_cov, _ = stratified_moments(measure, losses[several], d.stratum[several], self.sizes,
-                                                 finite_population=False, **floor)
-        if np.isfinite(strata_cov).all() and np.isfinite(cov).all():
-            cov = larger_variance(cov, strata_cov)
-        return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level)
+        J = measure.jacobian(R)
+        if not (np.isfinite(cov).all() and np.isfinite(J).all()):
+            return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level)
+        positive = np.asarray(sample.labels) == 1
+        if sample.excluded is not None:
+            positive &= ~sample.excluded
+        # each labeled item once and unweighted: the draws select on the scores alone, so the labels given the
+        # scores follow the Platt model whatever the proposal (design weights would only add variance)
+        items, first = np.unique(d.items, return_index=True)
+        posterior = platt_posterior(self._logits[items], positive[first].astype(float))
+        alike, block, group_of = self._alike_losses(measure)
+        labeled = np.bincount(group_of[items], minlength=block.size)
+        var = unseen_strata_variance(np.diag(cov), np.einsum("cgd,md->cgm", alike, J), block,
+                                     np.bincount(group_of, minlength=block.size) - labeled,
+                                     stratum_rates(posterior, self._logit_quantiles), posterior.weight, positive,
+                                     d.stratum, self.pool.n_items, level)
+        return make_estimate(measure, R, larger_variance(cov, np.diag(var)), sample.n_labels, d.n_draws, level)

@@ -87,7 +87,7 @@ def label_variance_floor(positive: np.ndarray, strata: np.ndarray, n_strata: int
 
 
 def floor_stratum_covariance(S: np.ndarray, slope_moments: np.ndarray, jacobian: np.ndarray, positive: np.ndarray,
-                             strata: np.ndarray, rates: np.ndarray | None = None) -> np.ndarray:
+                             strata: np.ndarray) -> np.ndarray:
     """Each stratum's per-item covariance of the projected losses with every variance at least the floor.
 
     Parameters
@@ -102,25 +102,16 @@ def floor_stratum_covariance(S: np.ndarray, slope_moments: np.ndarray, jacobian:
         The labeled draws' labels as 0/1.
     strata : ndarray of int, shape (n,)
         Their strata.
-    rates : ndarray, shape (K,), optional
-        A positive rate per stratum from a model of the oracle: the floor is then the label variance
-        ``r_h (1 - r_h)`` at that rate (for strata with a label) instead of the Jeffreys floor.
 
     Returns
     -------
     ndarray, shape (K, m, m)
         ``S`` whose diagonal is raised, where it falls short, to the stratum's label variance floor
-        (:func:`label_variance_floor`, or at ``rates``) times its mean of ``(Dg b_j)^2`` over all its items;
-        NaN where ``S`` is.
+        (:func:`label_variance_floor`) times its mean of ``(Dg b_j)^2`` over all its items; NaN where ``S`` is.
     """
     K = slope_moments.shape[0]
     slope_sq = np.einsum("id,hde,ie->hi", jacobian, slope_moments, jacobian)  # (K, m)
-    if rates is None:
-        label_variance = label_variance_floor(positive, strata, K)
-    else:
-        labeled = np.bincount(strata, minlength=K) > 0
-        label_variance = np.where(labeled, rates * (1 - rates), 0.0)
-    floor = label_variance[:, None] * slope_sq
+    floor = label_variance_floor(positive, strata, K)[:, None] * slope_sq
     diag = np.einsum("hii->hi", S)
     out = S.copy()
     idx = np.arange(S.shape[1])

@@ -35,7 +35,6 @@ def stratified_moments(
     finite_population: bool = True,
     slope_moments: np.ndarray | None = None,
     positive: np.ndarray | None = None,
-    floor_rates: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Stratified estimate of R and G with the covariance of G-hat.
 
@@ -59,9 +58,6 @@ def stratified_moments(
         with ``positive``, floors each stratum's label variance.
     positive : ndarray, shape (n,), optional
         The labeled items' labels as 0/1.
-    floor_rates : ndarray, shape (K,), optional
-        Each stratum's positive rate under a model of the oracle, to floor its label variance at instead of
-        its Jeffreys posterior (:func:`~labelwise.estimators.label_floor.floor_stratum_covariance`).
 
     Returns
     -------
@@ -104,7 +100,7 @@ def stratified_moments(
         single = n_h == 1
         S[single] = pooled
         if slope_moments is not None:
-            S = floor_stratum_covariance(S, slope_moments, J, positive, strata, floor_rates)
+            S = floor_stratum_covariance(S, slope_moments, J, positive, strata)
         fpc = np.where(sampled, 1 - n_h / np.maximum(sizes, 1) if finite_population else 1.0, 0.0)
         coef = np.where(sampled, W**2 * fpc / np.maximum(n_h, 1), 0.0)
         # strata fully enumerated have fpc = 0 and contribute nothing (even if S is NaN)
