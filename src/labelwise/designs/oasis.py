@@ -27,12 +27,12 @@ from ..estimators import Estimate, importance_moments, larger_variance, make_est
 from ..estimators.label_floor import stratum_slope_moments
 from ..measures import Measure
 from ..oracle import score_prior
-from ..oracle.calibration import block_quantiles, logits_of, platt_posterior
+from ..oracle.calibration import block_quantiles, fit_platt, logits_of, platt_posterior
 from ..partition import make_strata
 from ..pool import Pool
 from .base import Design, Sampler
 from .grouped import GroupedPool
-from .unseen_strata import stratum_rates, unseen_strata_variance
+from .unseen_strata import unseen_exceptions_variance
 
 __all__ = ["OASISDesign", "OASISSampler"]
 
@@ -93,7 +93,7 @@ class OASISSampler(Sampler):
         p1 = score_prior(pool, design.lam)[:, 1]
         mean_p = np.bincount(self.strata, weights=p1) / self.sizes
         self._logits = logits_of(p1)
-        self._logit_quantiles = block_quantiles(self.strata, self._logits, self.sizes.size)  # (K, 16)
+        self._logit_quantiles = block_quantiles(self.groups.of_item, self._logits, G)  # (G, 16)
         self._a0 = design.prior_strength * mean_p
         self._b0 = design.prior_strength * (1 - mean_p)
         K = self.sizes.size
@@ -146,14 +146,16 @@ class OASISSampler(Sampler):
             return super().slope_moments(measure, strata)
         return stratum_slope_moments(measure, self._rep_out, self.groups.block, self.sizes.size, self.groups.sizes)
 
-    def _alike_losses(self, measure: Measure) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``measure``'s losses at label 0 and 1 of each group of alike items ``(2, G, d)``, each group's
-        stratum and each item's group: :attr:`groups` for the target measure, every item its own group otherwise."""
+    def _alike_groups(self, measure: Measure) -> tuple[GroupedPool, np.ndarray, np.ndarray]:
+        """Groups of alike items for ``measure`` (within a stratum, the same loss at each label), their losses
+        at label 0 and 1 ``(2, G, d)`` and their logits' quantiles ``(G, 16)``: :attr:`groups` for the target
+        measure, built for another."""
         if measure is self.measure:
-            return self._rep_loss, self.groups.block, self.groups.of_item
-        outputs, n = self.pool.outputs(), self.pool.n_items
-        losses = np.stack([measure.loss(outputs, np.full(n, c)) for c in (0, 1)])
-        return losses, self.strata, np.arange(n)
+            return self.groups, self._rep_loss, self._logit_quantiles
+        groups = GroupedPool(self.strata, measure.loss_key(self.pool.outputs()))
+        out = self.pool.outputs(groups.rep)
+        losses = np.stack([measure.loss(out, np.full(groups.n_groups, c)) for c in (0, 1)])
+        return groups, losses, block_quantiles(groups.of_item, self._logits, groups.n_groups)
 
     def estimate(self, measure: Measure, sample: Sample, level: float = 0.95) -> Estimate:
         """Importance-sampling estimate with a covariance that holds under adaptation and on rare strata.
@@ -186,11 +188,13 @@ class OASISSampler(Sampler):
         # each labeled item once and unweighted: the draws select on the scores alone, so the labels given the
         # scores follow the Platt model whatever the proposal (design weights would only add variance)
         items, first = np.unique(d.items, return_index=True)
-        posterior = platt_posterior(self._logits[items], positive[first].astype(float))
-        alike, block, group_of = self._alike_losses(measure)
-        labeled = np.bincount(group_of[items], minlength=block.size)
-        var = unseen_strata_variance(np.diag(cov), np.einsum("cgd,md->cgm", alike, J), block,
-                                     np.bincount(group_of, minlength=block.size) - labeled,
-                                     stratum_rates(posterior, self._logit_quantiles), posterior.weight, positive,
-                                     d.stratum, self.pool.n_items, level)
+        logits, labels = self._logits[items], positive[first].astype(float)
+        fit = fit_platt(logits, labels)
+        posterior = platt_posterior(logits, labels, fit=fit)
+        groups, alike, quantiles = self._alike_groups(measure)
+        group_of = groups.of_item
+        labeled = np.bincount(group_of[items], minlength=groups.n_groups)
+        var = unseen_exceptions_variance(np.diag(cov), np.einsum("cgd,md->cgm", alike, J), groups.sizes - labeled,
+                                         quantiles, fit, posterior, positive,
+                                         group_of[d.items], self.pool.n_items, level)
         return make_estimate(measure, R, larger_variance(cov, np.diag(var)), sample.n_labels, d.n_draws, level)

@@ -32,30 +32,42 @@ from scipy.special import expit
 
 from ..estimators.missed import missed_count_variance
 from ..estimators.model_covariance import exception_jump, exception_shifts
-from ..oracle.calibration import PlattPosterior
+from ..oracle.calibration import Platt, PlattPosterior
 
-__all__ = ["stratum_rates", "unseen_strata_variance"]
+__all__ = ["quadrature_points", "unseen_exceptions_variance"]
+
+#: Points of :func:`quadrature_points`.
+POINTS = 256
 
 
-def stratum_rates(posterior: PlattPosterior, logit_quantiles: np.ndarray) -> np.ndarray:
-    """Each stratum's positive rate under each point of a Platt posterior, shape ``(k, K)``.
+def quadrature_points(values: np.ndarray, weights: np.ndarray, k: int = POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """At most ``k`` weighted points whose weighted mean of any smooth function is close to that of ``values``.
+
+    The ``k`` weighted mid-quantiles of ``values`` (each carrying ``1/k`` of the total weight), or the values
+    themselves when there are at most ``k``.
 
     Parameters
     ----------
-    posterior : PlattPosterior
-        ``k`` grid points ``(a, b)`` with their probabilities.
-    logit_quantiles : ndarray, shape (K, q)
-        Mid-quantiles of each stratum's score logits
-        (:func:`~labelwise.oracle.calibration.block_quantiles`): a stratum's
-        mean of ``sigmoid(a x + b)`` is their mean.
+    values, weights : ndarray, shape (n,)
+
+    Returns
+    -------
+    (points, point_weights) : tuple of ndarray
+        ``point_weights`` sums to ``weights.sum()``.
     """
-    z = posterior.a[:, None, None] * logit_quantiles[None] + posterior.b[:, None, None]
-    return expit(z).mean(axis=2)
+    values, weights = np.asarray(values, dtype=float), np.asarray(weights, dtype=float)
+    if values.size <= k:
+        return values, weights
+    order = np.argsort(values, kind="stable")
+    cum = np.cumsum(weights[order])
+    levels = (np.arange(k) + 0.5) / k * cum[-1]
+    points = values[order][np.minimum(np.searchsorted(cum, levels), values.size - 1)]
+    return points, np.full(k, cum[-1] / k)
 
 
-def unseen_strata_variance(base: np.ndarray, u: np.ndarray, block: np.ndarray, unlabeled: np.ndarray,
-                           rates: np.ndarray, weights: np.ndarray, positive: np.ndarray, labeled_strata: np.ndarray,
-                           n_items: int, level: float) -> np.ndarray:
+def unseen_exceptions_variance(base: np.ndarray, u: np.ndarray, unlabeled: np.ndarray, logit_quantiles: np.ndarray,
+                               fit: Platt, posterior: PlattPosterior, positive: np.ndarray,
+                               labeled_groups: np.ndarray, n_items: int, level: float) -> np.ndarray:
     """The variance of the normal interval that covers the martingale error plus the exceptions left unseen.
 
     Parameters
@@ -63,19 +75,19 @@ def unseen_strata_variance(base: np.ndarray, u: np.ndarray, block: np.ndarray, u
     base : ndarray, shape (m,)
         The martingale variance of each component.
     u : ndarray, shape (2, G, m)
-        ``Dg(R-hat) l`` of each group of alike items at label 0 and at label 1.
-    block : ndarray of int, shape (G,)
-        Each group's stratum.
+        ``Dg(R-hat) l`` of each group of alike items (one stratum, one loss at each label) at label 0 and 1.
     unlabeled : ndarray, shape (G,)
         Each group's items without a label.
-    rates : ndarray, shape (k, K)
-        Each stratum's positive rate under each of ``k`` models (:func:`stratum_rates`).
-    weights : ndarray, shape (k,)
-        The models' probabilities.
+    logit_quantiles : ndarray, shape (G, q)
+        Mid-quantiles of each group's score logits (:func:`~labelwise.oracle.calibration.block_quantiles`).
+    fit : Platt
+        The most likely recalibration: it gives each group's likely label and the exceptions' shifts.
+    posterior : PlattPosterior
+        The recalibration's posterior: the count of exceptions left is a mixture over its points.
     positive : ndarray of bool, shape (n,)
         The labeled rows' labels.
-    labeled_strata : ndarray of int, shape (n,)
-        Their strata.
+    labeled_groups : ndarray of int, shape (n,)
+        Their groups.
     n_items : int
     level : float
 
@@ -83,19 +95,25 @@ def unseen_strata_variance(base: np.ndarray, u: np.ndarray, block: np.ndarray, u
     -------
     ndarray, shape (m,)
         At least ``base`` (:func:`~labelwise.estimators.missed.missed_count_variance`); ``base`` where every
-        stratum has shown an exception.
+        group has shown an exception or is labeled in full.
     """
-    K = rates.shape[1]
-    mean_rate = weights @ rates
-    pi = np.stack([1.0 - mean_rate, mean_rate], axis=1)[block]  # (G, 2): a group's items' label distribution
-    _, shift, expected = exception_shifts(u, pi, unlabeled, n_items)
-    likely = (mean_rate > 0.5).astype(np.int64)  # each stratum's likely label (the mode of ``pi``)
-    # a stratum whose labels include an exception: the martingale variance has it at its design weight
-    seen = np.bincount(labeled_strata, weights=positive != likely[labeled_strata], minlength=K) > 0
-    expected = np.where(seen[block][:, None], 0.0, expected)
-    exception_rate = np.where(likely == 1, 1.0 - rates, rates)  # (k, K)
-    # per stratum that showed none, the unlabeled items an exception would move the estimate from
-    exception = 1 - likely[block]
-    moves = np.any(shift[np.arange(block.size), exception] != 0, axis=1) & ~seen[block]
-    movers = np.bincount(block, weights=np.where(moves, unlabeled, 0), minlength=K)
-    return missed_count_variance(base, exception_jump(shift, expected), level, exception_rate * movers, weights)
+    G, q = logit_quantiles.shape
+    rate = fit(logit_quantiles).mean(axis=1)
+    pi = np.stack([1.0 - rate, rate], axis=1)  # (G, 2): a group's items' label distribution
+    likely = np.argmax(pi, axis=1)  # each group's likely label (exception_shifts' mode)
+    # a group whose labels include an exception: the martingale variance has it at its design weight
+    seen = np.bincount(labeled_groups, weights=positive != likely[labeled_groups], minlength=G) > 0
+    left = np.where(seen, 0, unlabeled)
+    _, shift, expected = exception_shifts(u, pi, left, n_items)
+    # per group, the unlabeled items an exception among them would move the estimate from
+    movers = np.where(np.any(shift[np.arange(G), 1 - likely] != 0, axis=1), left, 0)
+    # the expected count of exceptions left under each point of the posterior: positives among the groups
+    # likely negative, negatives among those likely positive, by quadrature over the movers' logits
+    means = np.zeros(posterior.a.size)
+    for label in (0, 1):
+        of_label = (likely == label) & (movers > 0)
+        points, weights = quadrature_points(logit_quantiles[of_label].ravel(),
+                                            np.repeat(movers[of_label] / q, q))
+        positive_rate = expit(posterior.a[:, None] * points + posterior.b[:, None])
+        means += (positive_rate if label == 0 else 1.0 - positive_rate) @ weights
+    return missed_count_variance(base, exception_jump(shift, expected), level, means[:, None], posterior.weight)
