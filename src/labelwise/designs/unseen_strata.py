@@ -39,6 +39,9 @@ __all__ = ["quadrature_points", "unseen_exceptions_variance"]
 #: Points of :func:`quadrature_points`.
 POINTS = 256
 
+#: Points of the distribution of the count's mean over the recalibration's posterior.
+MEANS = 32
+
 
 def quadrature_points(values: np.ndarray, weights: np.ndarray, k: int = POINTS) -> tuple[np.ndarray, np.ndarray]:
     """At most ``k`` weighted points whose weighted mean of any smooth function is close to that of ``values``.
@@ -116,4 +119,7 @@ def unseen_exceptions_variance(base: np.ndarray, u: np.ndarray, unlabeled: np.nd
                                             np.repeat(movers[of_label] / q, q))
         positive_rate = expit(posterior.a[:, None] * points + posterior.b[:, None])
         means += (positive_rate if label == 0 else 1.0 - positive_rate) @ weights
-    return missed_count_variance(base, exception_jump(shift, expected), level, means[:, None], posterior.weight)
+    # a Poisson count depends on its mean alone: the mixture over the posterior is one over the distribution of
+    # ``means``, which a few of its quantiles carry
+    means, weights = quadrature_points(means, posterior.weight, MEANS)
+    return missed_count_variance(base, exception_jump(shift, expected), level, means[:, None], weights)
