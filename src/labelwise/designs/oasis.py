@@ -13,7 +13,9 @@ over items) with weight ``defensive`` (OASIS's epsilon-greedy step).
 Items are drawn with replacement: a stratum from ``q``, then an item
 uniformly within it, with weight ``omega_k / q_k``.  Binary pools only.
 Under a stochastic oracle (OASIS's own setting) every draw is labeled afresh
-and the Beta model counts every label.
+and the Beta model counts every label.  The interval adds to the draws'
+martingale variance the positives that may be left unseen in the strata
+whose labels showed none (:mod:`~labelwise.designs.unseen_strata`).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from ..partition import make_strata
 from ..pool import Pool
 from .base import Design, Sampler
 from .grouped import GroupedPool
-from .unseen_strata import unseen_exceptions_variance
+from .unseen_strata import UNSEEN_BASIS, unseen_exceptions_variance
 
 __all__ = ["OASISDesign", "OASISSampler"]
 
@@ -197,4 +199,5 @@ class OASISSampler(Sampler):
         var = unseen_exceptions_variance(np.diag(cov), np.einsum("cgd,md->cgm", alike, J), groups.sizes - labeled,
                                          quantiles, fit, posterior, positive,
                                          group_of[d.items], self.pool.n_items, level)
-        return make_estimate(measure, R, larger_variance(cov, np.diag(var)), sample.n_labels, d.n_draws, level)
+        return make_estimate(measure, R, larger_variance(cov, np.diag(var)), sample.n_labels, d.n_draws, level,
+                             basis=UNSEEN_BASIS)

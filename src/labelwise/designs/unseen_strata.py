@@ -1,27 +1,31 @@
-"""What the strata whose labels all agree may hide: the exceptions a stratified importance sample never drew.
+"""What the groups whose labels all agree may hide: the exceptions a stratified importance sample never drew.
 
 ``oasis`` draws a stratum from its proposal and an item uniformly within it.
-Its martingale variance sees a stratum's label variance only once a draw
-there has shown an *exception* (a label other than the stratum's likely one
-that moves the estimate: a positive among low scores, a false negative of
-F1).  Until then the estimate misses the stratum's exceptions and its
-variance does not count them.  On a rare pool that is most strata, and the
-error is the sum of the exceptions left unlabeled there, each shifting
-``Dg R-hat`` by ``(u_c - u_mode) / N``: the error model of
-:mod:`~labelwise.estimators.missed`, ``X + j K``, with ``X`` the martingale
-part and ``K`` the count of exceptions left in the strata that showed none.
+Its martingale variance sees a group's label variance (a group: the items of
+one stratum whose losses agree at each label, e.g. one predicted class)
+only once a draw there has shown an *exception*, a label other than the
+group's likely one that moves the estimate (a positive among low scores:
+a false negative of F1).  Until then the estimate misses the group's
+exceptions and its variance does not count them.  On a rare pool that is
+most groups, and the error is the sum of the exceptions left unlabeled
+there, each shifting ``Dg R-hat`` by ``(u_c - u_mode) / N``: the error
+model of :mod:`~labelwise.estimators.missed`, ``X + j K``, with ``X`` the
+martingale part and ``K`` the Poisson count of exceptions left in the
+groups that showed none (Le Cam: a sum of independent rare Bernoulli labels).
 
-The count's mean comes from the scores recalibrated to the labels: each
-stratum's positive rate under the Platt map ``sigmoid(a logit(p) + b)``
-(Platt, "Probabilistic outputs for support vector machines", 1999), one mean
-per point of the posterior of ``(a, b)``
-(:func:`~labelwise.oracle.calibration.platt_posterior`), so the count is a
-mixture over the recalibration's uncertainty.  This assumes the positive rate
-follows a logistic curve in the score's logit.  A label-only bound (the
-Jeffreys posterior of each stratum's rate, :mod:`~labelwise.estimators.label_floor`)
-cannot tell a stratum of thousands of items whose dozen labels are negative
-from one holding hundreds of positives, and ``oasis`` leaves most low strata
-with a dozen labels: on a rare pool it made the interval the measure's whole
+The count's mean comes from the scores recalibrated to the labels, the
+Platt map ``sigmoid(a logit(p) + b)`` (Platt, "Probabilistic outputs for
+support vector machines", 1999), one mean per point of the posterior of
+``(a, b)`` (:func:`~labelwise.oracle.calibration.platt_posterior`), so the
+count is a mixture over the recalibration's uncertainty.  The fit takes
+each labeled item once, unweighted: the draws select items on their scores
+alone, so given the scores the labels follow the Platt model whatever the
+proposal was.  The interval assumes that the positive rate is logistic in
+the score's logit.  A label-only bound (the Jeffreys posterior of each
+stratum's rate, :mod:`~labelwise.estimators.label_floor`) cannot tell a
+stratum of thousands of items whose dozen labels are negative from one
+holding hundreds of positives, and ``oasis`` leaves most low strata with a
+dozen labels: on a rare pool it made the interval the measure's whole
 range.
 """
 
@@ -34,7 +38,13 @@ from ..estimators.missed import missed_count_variance
 from ..estimators.model_covariance import exception_jump, exception_shifts
 from ..oracle.calibration import Platt, PlattPosterior
 
-__all__ = ["quadrature_points", "unseen_exceptions_variance"]
+__all__ = ["UNSEEN_BASIS", "quadrature_points", "unseen_exceptions_variance"]
+
+#: What the interval assumes.
+UNSEEN_BASIS = ("design-based (martingale) for the labeled items; the positives that may be left among the items not "
+                "labeled in the score strata whose labels showed none enter through the scores recalibrated to the "
+                "labels (Platt: the positive rate logistic in the score's logit) with the recalibration's "
+                "uncertainty")
 
 #: Points of :func:`quadrature_points`.
 POINTS = 256
