@@ -6,10 +6,8 @@ import pytest
 from scipy.special import logit, ndtri
 from scipy.stats import poisson
 
-from labelwise.designs.unseen_strata import (
-    quadrature_points,
-    unseen_exceptions_variance,
-)
+from labelwise.designs.unseen_strata import quadrature_points, unseen_exceptions
+from labelwise.estimators import missed_count_variance
 from labelwise.oracle.calibration import Platt, PlattPosterior
 
 N = 1000
@@ -18,13 +16,15 @@ Z = ndtri(0.975)
 
 
 def _variance(rates, weights, unlabeled=200, labels=(0, 0, 0), base=0.0):
-    """One group of alike items, likely negative, whose positives each shift the estimate by ``JUMP``."""
+    """One group of alike items, likely negative, whose positives each shift the estimate by ``JUMP``: the
+    variance of the interval that covers the martingale error ``base`` plus the positives left."""
     u = np.array([[[0.0]], [[N * JUMP]]])  # (2, G=1, m=1): a positive moves u by N * JUMP
     posterior = PlattPosterior(np.ones(len(rates)), logit(np.asarray(rates, float)), np.asarray(weights, float))
     fit = Platt(1.0, float(logit(np.average(rates, weights=weights))))
     labels = np.asarray(labels, dtype=bool)
-    return unseen_exceptions_variance(np.array([base]), u, np.array([unlabeled]), np.zeros((1, 1)), fit, posterior,
-                                      labels, np.zeros(labels.size, dtype=np.int64), N, 0.95)[0]
+    unseen = unseen_exceptions(u, np.array([unlabeled]), np.zeros((1, 1)), fit, posterior, labels,
+                               np.zeros(labels.size, dtype=np.int64), N)
+    return missed_count_variance(np.array([base]), unseen.jump, 0.95, unseen.means[:, None], unseen.weights)[0]
 
 
 def _half_width(cdf):

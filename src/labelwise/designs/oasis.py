@@ -27,6 +27,7 @@ import numpy as np
 from ..draws import Draws, Sample
 from ..estimators import Estimate, importance_moments, larger_variance, make_estimate
 from ..estimators.label_floor import stratum_slope_moments
+from ..estimators.missed import missed_count_variance
 from ..measures import Measure
 from ..oracle import score_prior
 from ..oracle.calibration import block_quantiles, fit_platt, logits_of, platt_posterior
@@ -34,7 +35,7 @@ from ..partition import make_strata
 from ..pool import Pool
 from .base import Design, Sampler
 from .grouped import GroupedPool
-from .unseen_strata import UNSEEN_BASIS, unseen_exceptions_variance
+from .unseen_strata import UNSEEN_BASIS, UnseenExceptions, unseen_exceptions
 
 __all__ = ["OASISDesign", "OASISSampler"]
 
@@ -159,6 +160,24 @@ class OASISSampler(Sampler):
         losses = np.stack([measure.loss(out, np.full(groups.n_groups, c)) for c in (0, 1)])
         return groups, losses, block_quantiles(groups.of_item, self._logits, groups.n_groups)
 
+    def unseen_exceptions(self, measure: Measure, sample: Sample, jacobian: np.ndarray) -> UnseenExceptions:
+        """The exceptions that may be left in the groups of alike items whose labels showed none
+        (:func:`~labelwise.designs.unseen_strata.unseen_exceptions`), ``jacobian`` being ``Dg(R-hat)``."""
+        d = sample.draws
+        positive = np.asarray(sample.labels) == 1
+        if sample.excluded is not None:
+            positive &= ~sample.excluded
+        # each labeled item once and unweighted: the draws select on the scores alone, so the labels given the
+        # scores follow the Platt model whatever the proposal (design weights would only add variance)
+        items, first = np.unique(d.items, return_index=True)
+        logits, labels = self._logits[items], positive[first].astype(float)
+        fit = fit_platt(logits, labels)
+        groups, alike, quantiles = self._alike_groups(measure)
+        labeled = np.bincount(groups.of_item[items], minlength=groups.n_groups)
+        return unseen_exceptions(np.einsum("cgd,md->cgm", alike, jacobian), groups.sizes - labeled, quantiles, fit,
+                                 platt_posterior(logits, labels, fit=fit), positive, groups.of_item[d.items],
+                                 self.pool.n_items)
+
     def estimate(self, measure: Measure, sample: Sample, level: float = 0.95) -> Estimate:
         """Importance-sampling estimate with a covariance that holds under adaptation and on rare strata.
 
@@ -184,20 +203,7 @@ class OASISSampler(Sampler):
         J = measure.jacobian(R)
         if not (np.isfinite(cov).all() and np.isfinite(J).all()):
             return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level)
-        positive = np.asarray(sample.labels) == 1
-        if sample.excluded is not None:
-            positive &= ~sample.excluded
-        # each labeled item once and unweighted: the draws select on the scores alone, so the labels given the
-        # scores follow the Platt model whatever the proposal (design weights would only add variance)
-        items, first = np.unique(d.items, return_index=True)
-        logits, labels = self._logits[items], positive[first].astype(float)
-        fit = fit_platt(logits, labels)
-        posterior = platt_posterior(logits, labels, fit=fit)
-        groups, alike, quantiles = self._alike_groups(measure)
-        group_of = groups.of_item
-        labeled = np.bincount(group_of[items], minlength=groups.n_groups)
-        var = unseen_exceptions_variance(np.diag(cov), np.einsum("cgd,md->cgm", alike, J), groups.sizes - labeled,
-                                         quantiles, fit, posterior, positive,
-                                         group_of[d.items], self.pool.n_items, level)
+        unseen = self.unseen_exceptions(measure, sample, J)
+        var = missed_count_variance(np.diag(cov), unseen.jump, level, unseen.means[:, None], unseen.weights)
         return make_estimate(measure, R, larger_variance(cov, np.diag(var)), sample.n_labels, d.n_draws, level,
                              basis=UNSEEN_BASIS)

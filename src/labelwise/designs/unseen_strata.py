@@ -31,14 +31,15 @@ range.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from scipy.special import expit
 
-from ..estimators.missed import missed_count_variance
 from ..estimators.model_covariance import exception_jump, exception_shifts
 from ..oracle.calibration import Platt, PlattPosterior
 
-__all__ = ["UNSEEN_BASIS", "quadrature_points", "unseen_exceptions_variance"]
+__all__ = ["UNSEEN_BASIS", "UnseenExceptions", "quadrature_points", "unseen_exceptions"]
 
 #: What the interval assumes.
 UNSEEN_BASIS = ("design-based (martingale) for the labeled items; the positives that may be left among the items not "
@@ -78,15 +79,40 @@ def quadrature_points(values: np.ndarray, weights: np.ndarray, k: int = POINTS) 
     return points, np.full(k, cum[-1] / k)
 
 
-def unseen_exceptions_variance(base: np.ndarray, u: np.ndarray, unlabeled: np.ndarray, logit_quantiles: np.ndarray,
-                               fit: Platt, posterior: PlattPosterior, positive: np.ndarray,
-                               labeled_groups: np.ndarray, n_items: int, level: float) -> np.ndarray:
-    """The variance of the normal interval that covers the martingale error plus the exceptions left unseen.
+class UnseenExceptions(NamedTuple):
+    """The exceptions that may be left among the unlabeled items of the groups whose labels showed none.
+
+    Attributes
+    ----------
+    likely : ndarray of int, shape (G,)
+        Each group's likely label under the most likely recalibration.
+    movers : ndarray, shape (G,)
+        Per group that showed no exception, its unlabeled items an exception among them would move the
+        estimate from (0 elsewhere).
+    jump : ndarray, shape (m,)
+        Root mean square shift of ``Dg R-hat`` by one of them (:func:`~labelwise.estimators.exception_jump`).
+    means : ndarray, shape (k,)
+        Their expected count under each of ``k`` points of the recalibration's posterior (a Poisson count
+        depends on its mean alone: the posterior's distribution of the mean, carried by a few of its
+        quantiles, :func:`quadrature_points`).
+    weights : ndarray, shape (k,)
+        The points' probabilities.
+    """
+
+    likely: np.ndarray
+    movers: np.ndarray
+    jump: np.ndarray
+    means: np.ndarray
+    weights: np.ndarray
+
+
+def unseen_exceptions(u: np.ndarray, unlabeled: np.ndarray, logit_quantiles: np.ndarray, fit: Platt,
+                      posterior: PlattPosterior, positive: np.ndarray, labeled_groups: np.ndarray,
+                      n_items: int) -> UnseenExceptions:
+    """The exceptions that may be left in the groups whose labels showed none, and their count's mixture.
 
     Parameters
     ----------
-    base : ndarray, shape (m,)
-        The martingale variance of each component.
     u : ndarray, shape (2, G, m)
         ``Dg(R-hat) l`` of each group of alike items (one stratum, one loss at each label) at label 0 and 1.
     unlabeled : ndarray, shape (G,)
@@ -102,13 +128,10 @@ def unseen_exceptions_variance(base: np.ndarray, u: np.ndarray, unlabeled: np.nd
     labeled_groups : ndarray of int, shape (n,)
         Their groups.
     n_items : int
-    level : float
 
     Returns
     -------
-    ndarray, shape (m,)
-        At least ``base`` (:func:`~labelwise.estimators.missed.missed_count_variance`); ``base`` where every
-        group has shown an exception or is labeled in full.
+    UnseenExceptions
     """
     G, q = logit_quantiles.shape
     rate = fit(logit_quantiles).mean(axis=1)
@@ -118,7 +141,6 @@ def unseen_exceptions_variance(base: np.ndarray, u: np.ndarray, unlabeled: np.nd
     seen = np.bincount(labeled_groups, weights=positive != likely[labeled_groups], minlength=G) > 0
     left = np.where(seen, 0, unlabeled)
     _, shift, expected = exception_shifts(u, pi, left, n_items)
-    # per group, the unlabeled items an exception among them would move the estimate from
     movers = np.where(np.any(shift[np.arange(G), 1 - likely] != 0, axis=1), left, 0)
     # the expected count of exceptions left under each point of the posterior: positives among the groups
     # likely negative, negatives among those likely positive, by quadrature over the movers' logits
@@ -129,7 +151,5 @@ def unseen_exceptions_variance(base: np.ndarray, u: np.ndarray, unlabeled: np.nd
                                             np.repeat(movers[of_label] / q, q))
         positive_rate = expit(posterior.a[:, None] * points + posterior.b[:, None])
         means += (positive_rate if label == 0 else 1.0 - positive_rate) @ weights
-    # a Poisson count depends on its mean alone: the mixture over the posterior is one over the distribution of
-    # ``means``, which a few of its quantiles carry
     means, weights = quadrature_points(means, posterior.weight, MEANS)
-    return missed_count_variance(base, exception_jump(shift, expected), level, means[:, None], weights)
+    return UnseenExceptions(likely, movers, exception_jump(shift, expected), means, weights)
