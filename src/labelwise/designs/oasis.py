@@ -26,7 +26,6 @@ import numpy as np
 
 from ..draws import Draws, Sample
 from ..estimators import Estimate, importance_moments, larger_variance, make_estimate
-from ..estimators.label_floor import stratum_slope_moments
 from ..estimators.missed import missed_count_variance
 from ..measures import Measure
 from ..oracle import score_prior
@@ -141,13 +140,6 @@ class OASISSampler(Sampler):
         q_lab = q_group[self.groups.of_item[self.groups.labeled_items]]
         draws = self.groups.draw(q_group, q_lab, n_new, N, self.rng)
         return Draws(draws.items, draws.weight, draws.prob, self.strata[draws.items], draws.count)
-
-    def slope_moments(self, measure: Measure, strata: np.ndarray) -> np.ndarray:
-        """The strata's slope moments over the groups of alike items (one representative each, weighted by the
-        group's size) for the target measure, whose loss is the same within a group; over every item otherwise."""
-        if measure is not self.measure:
-            return super().slope_moments(measure, strata)
-        return stratum_slope_moments(measure, self._rep_out, self.groups.block, self.sizes.size, self.groups.sizes)
 
     def _alike_groups(self, measure: Measure) -> tuple[GroupedPool, np.ndarray, np.ndarray]:
         """Groups of alike items for ``measure`` (within a stratum, the same loss at each label), their losses
