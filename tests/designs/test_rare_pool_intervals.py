@@ -1,4 +1,5 @@
-"""Seeded coverage of ``stratified`` and ``oasis`` intervals on a rare pool, and their width on a balanced one.
+"""Seeded coverage of ``stratified`` and ``oasis`` intervals on a rare pool, their width on a balanced one (and
+``oasis``'s on the rare one).
 
 Coverage of a 95% interval over ``RUNS`` runs must not fall more than 3
 standard errors below 0.95 at any checkpoint; on a balanced pool, where no
@@ -39,11 +40,11 @@ def test_coverage_on_a_rare_pool(design):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="oasis's F1 interval on the rare pool spans 0.997 of [0, 1] in every run at "
-                   "300 and 600 labels (the label floor of the strata it rarely visits dominates its variance); "
-                   "remove this mark once a change narrows it, so that the test then guards the narrowing")
-def test_oasis_interval_on_a_rare_pool_is_not_the_whole_range():
-    assert _rare_pool_rows("oasis")[-1]["mean_width"] < 0.9
+def test_oasis_interval_on_a_rare_pool_is_not_needlessly_wide():
+    # the Jeffreys floor of the strata oasis rarely visits made this interval F1's whole range in every run; the
+    # positives left unseen counted under the recalibrated scores keep it within twice a normal interval's width
+    for row in _rare_pool_rows("oasis"):
+        assert row["mean_width"] <= 2 * 3.92 * np.sqrt(row["mse"]), row
 
 
 @pytest.mark.slow

@@ -13,7 +13,9 @@ over items) with weight ``defensive`` (OASIS's epsilon-greedy step).
 Items are drawn with replacement: a stratum from ``q``, then an item
 uniformly within it, with weight ``omega_k / q_k``.  Binary pools only.
 Under a stochastic oracle (OASIS's own setting) every draw is labeled afresh
-and the Beta model counts every label.
+and the Beta model counts every label.  The interval adds to the draws'
+martingale variance the positives that may be left unseen in the strata
+whose labels showed none (:mod:`~labelwise.designs.unseen_strata`).
 """
 
 from __future__ import annotations
@@ -23,20 +25,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..draws import Draws, Sample
-from ..estimators import (
-    Estimate,
-    importance_moments,
-    larger_variance,
-    make_estimate,
-    stratified_moments,
-)
-from ..estimators.label_floor import stratum_slope_moments
+from ..estimators import Estimate, importance_moments, larger_variance, make_estimate
+from ..estimators.missed import missed_count_variance
 from ..measures import Measure
 from ..oracle import score_prior
+from ..oracle.calibration import block_quantiles, fit_platt, logits_of, platt_posterior
 from ..partition import make_strata
 from ..pool import Pool
 from .base import Design, Sampler
 from .grouped import GroupedPool
+from .unseen_strata import UNSEEN_BASIS, UnseenExceptions, unseen_exceptions
 
 __all__ = ["OASISDesign", "OASISSampler"]
 
@@ -96,6 +94,8 @@ class OASISSampler(Sampler):
         self._rep_loss = np.stack([measure.loss(self._rep_out, np.full(G, c)) for c in (0, 1)])  # (2, G, d)
         p1 = score_prior(pool, design.lam)[:, 1]
         mean_p = np.bincount(self.strata, weights=p1) / self.sizes
+        self.lam = design.lam
+        self._logit_quantiles = block_quantiles(self.groups.of_item, logits_of(p1), G)  # (G, 16)
         self._a0 = design.prior_strength * mean_p
         self._b0 = design.prior_strength * (1 - mean_p)
         K = self.sizes.size
@@ -141,40 +141,62 @@ class OASISSampler(Sampler):
         draws = self.groups.draw(q_group, q_lab, n_new, N, self.rng)
         return Draws(draws.items, draws.weight, draws.prob, self.strata[draws.items], draws.count)
 
-    def slope_moments(self, measure: Measure, strata: np.ndarray) -> np.ndarray:
-        """The strata's slope moments over the groups of alike items (one representative each, weighted by the
-        group's size) for the target measure, whose loss is the same within a group; over every item otherwise."""
-        if measure is not self.measure:
-            return super().slope_moments(measure, strata)
-        return stratum_slope_moments(measure, self._rep_out, self.groups.block, self.sizes.size, self.groups.sizes)
+    def _alike_groups(self, measure: Measure) -> tuple[GroupedPool, np.ndarray, np.ndarray]:
+        """Groups of alike items for ``measure`` (within a stratum, the same loss at each label), their losses
+        at label 0 and 1 ``(2, G, d)`` and their logits' quantiles ``(G, 16)``: :attr:`groups` for the target
+        measure, built for another."""
+        if measure is self.measure:
+            return self.groups, self._rep_loss, self._logit_quantiles
+        groups = GroupedPool(self.strata, measure.loss_key(self.pool.outputs()))
+        out = self.pool.outputs(groups.rep)
+        losses = np.stack([measure.loss(out, np.full(groups.n_groups, c)) for c in (0, 1)])
+        logits = logits_of(score_prior(self.pool, self.lam)[:, 1])
+        return groups, losses, block_quantiles(groups.of_item, logits, groups.n_groups)
+
+    def unseen_exceptions(self, measure: Measure, sample: Sample, jacobian: np.ndarray) -> UnseenExceptions:
+        """The exceptions that may be left in the groups of alike items whose labels showed none
+        (:func:`~labelwise.designs.unseen_strata.unseen_exceptions`), ``jacobian`` being ``Dg(R-hat)``."""
+        d = sample.draws
+        positive = np.asarray(sample.labels) == 1
+        if sample.excluded is not None:
+            positive &= ~sample.excluded
+        # each labeled item once and unweighted: the draws select on the scores alone, so the labels given the
+        # scores follow the Platt model whatever the proposal (design weights would only add variance)
+        items, first = np.unique(d.items, return_index=True)
+        logits, labels = logits_of(score_prior(self.pool, self.lam, items=items)[:, 1]), positive[first].astype(float)
+        fit = fit_platt(logits, labels)
+        groups, alike, quantiles = self._alike_groups(measure)
+        labeled = np.bincount(groups.of_item[items], minlength=groups.n_groups)
+        return unseen_exceptions(np.einsum("cgd,md->cgm", alike, jacobian), groups.sizes - labeled, quantiles, fit,
+                                 platt_posterior(logits, labels, fit=fit), positive, groups.of_item[d.items],
+                                 self.pool.n_items)
 
     def estimate(self, measure: Measure, sample: Sample, level: float = 0.95) -> Estimate:
         """Importance-sampling estimate with a covariance that holds under adaptation and on rare strata.
 
-        The covariance is the larger, component by component
-        (:func:`~labelwise.estimators.larger_variance`), of
+        The variance is that of the normal interval covering the error
+        ``X + j K`` (:mod:`~labelwise.designs.unseen_strata`):
 
-        * the martingale variance of the draws at the weights they were drawn
-          with, ``(1/n^2) sum_j (w_j u_j - r)^2`` (no reweighting to the
-          current proposal: Marchant & Rubinstein (KDD 2021) 3.3.2's
-          ``c_j = q_{j-1} / q_n`` gives the variance the draws would have had
-          under the final proposal, which on a pool whose early proposals
-          were poor understates the error several-fold), and
-        * the post-stratified variance ``sum_k omega_k^2 S_k / n_k`` over the
-          sample's rows in each stratum (a batch's draws of one item are one
-          row), with each stratum's label variance
-          floored at its Jeffreys posterior variance
-          (:mod:`~labelwise.estimators.label_floor`): a stratum the proposal
-          rarely visits and whose few labels are all negative still counts
-          the positives it may hold.
+        * ``X``, normal with the martingale variance of the draws at the
+          weights they were drawn with, ``(1/n^2) sum_j (w_j u_j - r)^2`` (no
+          reweighting to the current proposal: Marchant & Rubinstein (KDD
+          2021) 3.3.2's ``c_j = q_{j-1} / q_n`` gives the variance the draws
+          would have had under the final proposal, which on a pool whose
+          early proposals were poor understates the error several-fold), and
+        * ``K``, the exceptions (positives among low scores) left unlabeled in
+          the strata whose labels showed none, which the martingale variance
+          cannot see, counted under the scores recalibrated to the labels
+          with the recalibration's uncertainty.
         """
         d = sample.draws
         if len(d) == 0:
             return Estimate.undefined(measure, level)
         losses = self.losses(measure, sample)
         R, _, cov = importance_moments(measure, losses, d.weight, counts=d.count)
-        _, _, strata_cov, _ = stratified_moments(measure, losses, d.stratum, self.sizes, finite_population=False,
-                                                 **self.label_floor_inputs(measure, sample, self.strata))
-        if np.isfinite(strata_cov).all() and np.isfinite(cov).all():
-            cov = larger_variance(cov, strata_cov)
-        return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level)
+        J = measure.jacobian(R)
+        if not (np.isfinite(cov).all() and np.isfinite(J).all()):
+            return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level)
+        unseen = self.unseen_exceptions(measure, sample, J)
+        var = missed_count_variance(np.diag(cov), unseen.jump, level, unseen.means[:, None], unseen.weights)
+        return make_estimate(measure, R, larger_variance(cov, np.diag(var)), sample.n_labels, d.n_draws, level,
+                             basis=UNSEEN_BASIS)
