@@ -89,6 +89,49 @@ def test_a_session_only_raises_the_design_variance_and_says_so():
     assert PRIOR_BASIS in est.basis
 
 
+def test_a_stratified_sample_keeps_its_gain_over_a_uniform_one_under_the_prior():
+    """The floor is the prior's variance less the strata's gain (weighted DeLong minus the design's)."""
+    pool = make_pool(4000, prevalence=0.5, separation=2.0, seed=4)
+    measure = make_measure("auc", pool)
+    session = Session(pool, measure, make_design("stratified", pool), budget=600, seed=4)
+    session.run(TruthOracle(pool), 600, 100)
+    sample = session.sample()
+    design_var = session.sampler.estimate(measure, sample).cov[0, 0]
+    d = sample.draws
+    losses = session.sampler.losses(measure, sample)
+    total, total_sq = (d.count * d.weight) @ losses, (d.count * d.weight**2) @ losses
+    bins, auc = recalibrated_bins(measure, pool, sample), float(session.estimate().value[0])
+    prior, delong = prior_variance(total, total_sq, bins, auc), prior_variance(total, total_sq, bins, auc, 0.0)
+    assert delong > design_var  # the strata gain over a uniform sample ...
+    expected = max(design_var, prior - (delong - design_var))
+    assert session.estimate().cov[0, 0] == pytest.approx(expected, rel=1e-12)
+    assert expected < 0.8 * prior  # ... and the floor keeps that gain
+
+
+def test_the_auc_takes_its_prior_and_no_stratum_label_floor_besides():
+    pool = make_pool(4000, prevalence=0.01, separation=2.0, seed=4)
+    session = Session(pool, make_measure("auc", pool), make_design("stratified", pool), budget=200, seed=4)
+    session.run(TruthOracle(pool), 200, 100)
+    sampler, sample = session.sampler, session.sample()
+    assert sampler.label_floor_inputs(make_measure("auc", pool), sample, sampler.assignment) == {}
+    assert set(sampler.label_floor_inputs(make_measure("f1", pool), sample, sampler.assignment)) == {
+        "slope_moments", "positive"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("prevalence", [0.5, 0.02])
+def test_stratified_interval_covers_and_is_not_needlessly_wide(prevalence):
+    """Balanced and 1:50 pools: coverage within 3 standard errors of 0.95 or above, width at most 2 x 3.92 RMSE."""
+    pool = make_pool(20000, prevalence=prevalence, separation=2.0, seed=6)
+    measure = make_measure("auc", pool)
+    runs = 200
+    res = simulate(pool, measure, "stratified", budget=600, batch_size=100, repeats=runs, seed=13,
+                   checkpoints=[600])
+    row = res.checkpoint_rows()[-1]
+    assert row["coverage"] >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / runs)
+    assert row["mean_width"] <= 2 * 3.92 * np.sqrt(row["mse"])
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("design", "calibration_error"), [("passive", 0.0), ("importance", 0.0),
                                                            ("passive", 2.0)])

@@ -97,6 +97,11 @@ class Sampler(ABC):
     rng : numpy.random.Generator
     """
 
+    #: Whether the design's variance is uniform sampling's less the variance between score strata (Cochran,
+    #: *Sampling Techniques*, 3rd ed., 1977, sec. 5.6), a gain the labels show; a variance floor computed as for a
+    #: uniform sample (:func:`labelwise.measures.auc_variance.with_prior_variance`) keeps that gain.
+    stratified_gain: bool = False
+
     def __init__(self, pool: Pool, measure: Measure, oracle: str, rng: np.random.Generator):
         self.pool, self.measure, self.oracle, self.rng = pool, measure, check_oracle(oracle), rng
         self._slope_cache = SharedCache()

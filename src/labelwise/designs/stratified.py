@@ -205,6 +205,8 @@ class StratifiedSampler(HashDrawn, Sampler):
     pools draw it.  A batch is handed out in increasing ``u``.
     """
 
+    stratified_gain = True
+
     def __init__(self, pool: Pool, measure: Measure, oracle: str, rng: np.random.Generator, strata: Strata,
                  target: np.ndarray, min_per_stratum: int, budget: int | None = None):
         super().__init__(pool, measure, oracle, rng)
