@@ -51,7 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .costs import CostModel
-from .gain import MIN_VARIANCE, gain_with_variance
+from .gain import MIN_VARIANCE, expected_new, gain_with_variance, sample_statistics, unseen_split
 from .hierarchy import Hierarchy
 from .remaining import remaining_interval
 
@@ -119,13 +119,18 @@ class QueryPolicy:
         self.counts = np.zeros(0, dtype=np.int64)
         self.round = 1
         self.spent = 0.0
+        # crux's upper end: the gains with each node's unfound count raised to what its children imply
+        self.own_unfound = np.zeros(n_nodes)  # the sample's estimate f_0 - d
+        self.ceiling = self.gain.copy()
+        self.child_pairs = self._child_pairs()
 
     # ---- choosing ---------------------------------------------------------------------------------
     def spread(self, flat: np.ndarray) -> np.ndarray:
         """``sigma(q, t)`` (Eq. 1) of the configurations at flat indices ``flat`` (node * n_configs + config)."""
         nodes, config_node = np.unique(flat // self.k.size, return_inverse=True)
         sampled = self.sampled_by(nodes)[config_node]
-        return np.sqrt(self.variance.ravel()[flat] * np.log1p(self.round) / np.maximum(sampled, 1))
+        paper = np.sqrt(self.variance.ravel()[flat] * np.log1p(self.round) / np.maximum(sampled, 1))
+        return np.maximum(paper, self.ceiling.ravel()[flat] - self.gain.ravel()[flat])
 
     def sampled_by(self, nodes: np.ndarray) -> np.ndarray:
         """Queries asked at or above each of ``nodes`` (those whose answers make up its sample)."""
@@ -223,6 +228,46 @@ class QueryPolicy:
         rng = np.random.default_rng([self.seed, self.round])
         self.gain[nodes], self.variance[nodes] = gain_with_variance(
             entry, counts, self.found_in[nodes], self.k, self.l, rng, self.replicates)
+        if self.name == "crux":
+            self._update_ceiling(nodes, entry, counts)
+
+    def _child_pairs(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """(parent, child, attribute the child fixes) of every parent-child pair, by parent depth, deepest first."""
+        h = self.hierarchy
+        parent = np.repeat(np.arange(h.n_nodes), np.diff(h.child_ptr))
+        child = h.child_idx
+        attribute = np.log2(h.node_mask[child] ^ h.node_mask[parent]).astype(np.int64)
+        depth = h.depth()[parent]
+        return [(parent[depth == d], child[depth == d], attribute[depth == d])
+                for d in range(len(h.attributes) - 1, -1, -1)]
+
+    def implied_unfound(self) -> np.ndarray:
+        """Unfound positives of every node: its own estimate, or more if the children along one attribute hold more.
+
+        The children of a node along one attribute split its items, so its unfound positives are the sum of
+        theirs; the largest such sum (deepest nodes first) or the node's own estimate, whichever is larger.
+        """
+        unfound = self.own_unfound.copy()
+        n_attributes = len(self.hierarchy.attributes)
+        for parent, child, attribute in self.child_pairs:
+            sums = np.bincount(parent * n_attributes + attribute, weights=unfound[child],
+                               minlength=unfound.size * n_attributes).reshape(unfound.size, n_attributes)
+            unfound = np.maximum(unfound, sums.max(axis=1))
+        return unfound
+
+    def _update_ceiling(self, nodes: np.ndarray, entry: np.ndarray, counts: np.ndarray) -> None:
+        n, seen, f1, _ = (x[0, :, 0] for x in sample_statistics(entry, counts, nodes.size))
+        f0, other = unseen_split(n, seen, f1, self.found_in[nodes])
+        self.own_unfound[nodes] = f0 - other
+        self.own_unfound[self.exhausted] = 0.0
+        implied = self.implied_unfound()
+        self.ceiling = self.gain.copy()
+        raised = np.flatnonzero(self.expanded.any(axis=1) & (implied > self.own_unfound) & ~self.exhausted)
+        if raised.size:
+            entry, _, counts = self.sample(raised)
+            stats = sample_statistics(entry, counts, raised.size)
+            self.ceiling[raised] = np.maximum(self.gain[raised], expected_new(
+                *(x[0] for x in stats), self.found_in[raised][:, None], self.k, self.l, implied[raised][:, None]))
 
     def eliminate(self) -> None:
         """Active: the expanded configurations whose upper bound per cost reaches the largest lower one."""
