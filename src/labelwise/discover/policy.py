@@ -121,8 +121,8 @@ class QueryPolicy:
         self.spent = 0.0
         # crux's upper end: the gains with each node's unfound count raised to what its children imply
         self.own_unfound = np.zeros(n_nodes)  # the sample's estimate f_0 - d
-        self.ceiling = self.gain.copy()
-        self.child_pairs = self._child_pairs()
+        self.implied = np.zeros(n_nodes)  # raised to the largest sum over the children along one attribute
+        self.ceiling = np.zeros_like(self.gain)  # the gains at the implied count where it is larger, else 0
 
     # ---- choosing ---------------------------------------------------------------------------------
     def spread(self, flat: np.ndarray) -> np.ndarray:
@@ -186,7 +186,6 @@ class QueryPolicy:
             self.exhausted[self.hierarchy.below(query.node, np.flatnonzero(self.hierarchy.members(query.node)))] = True
         if self.name in ("crux", "greedy"):  # the baselines use no gains
             self._update_gains(np.union1d(below.ravel(), self.hierarchy.item_node[new].ravel()))
-            self.gain[self.exhausted] = 0.0
             self.expanded[self.hierarchy.children(query.node)] = True
         if self.name == "crux":
             self.eliminate()
@@ -228,46 +227,27 @@ class QueryPolicy:
         rng = np.random.default_rng([self.seed, self.round])
         self.gain[nodes], self.variance[nodes] = gain_with_variance(
             entry, counts, self.found_in[nodes], self.k, self.l, rng, self.replicates)
+        self.gain[self.exhausted] = 0.0
         if self.name == "crux":
             self._update_ceiling(nodes, entry, counts)
 
-    def _child_pairs(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """(parent, child, attribute the child fixes) of every parent-child pair, by parent depth, deepest first."""
-        h = self.hierarchy
-        parent = np.repeat(np.arange(h.n_nodes), np.diff(h.child_ptr))
-        child = h.child_idx
-        attribute = np.log2(h.node_mask[child] ^ h.node_mask[parent]).astype(np.int64)
-        depth = h.depth()[parent]
-        return [(parent[depth == d], child[depth == d], attribute[depth == d])
-                for d in range(len(h.attributes) - 1, -1, -1)]
-
-    def implied_unfound(self) -> np.ndarray:
-        """Unfound positives of every node: its own estimate, or more if the children along one attribute hold more.
-
-        The children of a node along one attribute split its items, so its unfound positives are the sum of
-        theirs; the largest such sum (deepest nodes first) or the node's own estimate, whichever is larger.
-        """
-        unfound = self.own_unfound.copy()
-        n_attributes = len(self.hierarchy.attributes)
-        for parent, child, attribute in self.child_pairs:
-            sums = np.bincount(parent * n_attributes + attribute, weights=unfound[child],
-                               minlength=unfound.size * n_attributes).reshape(unfound.size, n_attributes)
-            unfound = np.maximum(unfound, sums.max(axis=1))
-        return unfound
-
     def _update_ceiling(self, nodes: np.ndarray, entry: np.ndarray, counts: np.ndarray) -> None:
+        """The gains with each node's unfound count raised to its children's (crux's upper end), where it changed."""
         n, seen, f1, _ = (x[0, :, 0] for x in sample_statistics(entry, counts, nodes.size))
         f0, other = unseen_split(n, seen, f1, self.found_in[nodes])
         self.own_unfound[nodes] = f0 - other
         self.own_unfound[self.exhausted] = 0.0
-        implied = self.implied_unfound()
-        self.ceiling = self.gain.copy()
-        raised = np.flatnonzero(self.expanded.any(axis=1) & (implied > self.own_unfound) & ~self.exhausted)
+        implied = self.hierarchy.raised_to_children(self.own_unfound)
+        stale = np.union1d(nodes, np.flatnonzero(implied != self.implied))
+        self.implied = implied
+        self.ceiling[stale] = 0.0
+        self.ceiling[self.exhausted] = 0.0
+        raised = stale[(implied[stale] > self.own_unfound[stale]) & ~self.exhausted[stale]]
         if raised.size:
             entry, _, counts = self.sample(raised)
-            stats = sample_statistics(entry, counts, raised.size)
-            self.ceiling[raised] = np.maximum(self.gain[raised], expected_new(
-                *(x[0] for x in stats), self.found_in[raised][:, None], self.k, self.l, implied[raised][:, None]))
+            stats = (x[0] for x in sample_statistics(entry, counts, raised.size))
+            self.ceiling[raised] = expected_new(*stats, self.found_in[raised][:, None], self.k, self.l,
+                                                implied[raised][:, None])
 
     def eliminate(self) -> None:
         """Active: the expanded configurations whose upper bound per cost reaches the largest lower one."""
