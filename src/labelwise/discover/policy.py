@@ -51,7 +51,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .costs import CostModel
-from .gain import MIN_VARIANCE, expected_new, gain_with_variance, sample_statistics, unseen_split
+from .gain import (
+    MIN_VARIANCE,
+    expected_new,
+    gain_with_variance,
+    sample_statistics,
+    unseen_split,
+)
 from .hierarchy import Hierarchy
 from .remaining import remaining_interval
 
