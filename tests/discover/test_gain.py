@@ -41,6 +41,14 @@ def test_excluding_everything_found_makes_every_answer_new(k, stats):
     assert expected_new(n, seen, f1, squares, seen, k, 100) == pytest.approx(min(k, 4 * 8 / 9))
 
 
+@pytest.mark.parametrize(("k", "unfound", "expected"), [(5, 7.0, 5.0), (10, 7.0, 7.0), (10, 1.0, 4 * 8 / 9)])
+def test_unfound_count_raised_from_outside(k, unfound, expected, stats):
+    """Excluding everything found, the gain is min(k, new positives left): left raised to ``unfound`` when that is
+    more than the sample's own 4 * 8 / 9, never lowered."""
+    n, seen, f1, squares = summary([1, 1, 1, 1, 2, 3], stats)
+    assert expected_new(n, seen, f1, squares, seen, k, 100, unfound) == pytest.approx(expected)
+
+
 def test_gain_grows_with_k_and_l_and_is_bounded(stats):
     """Below saturation more answers or a longer exclude list bring more; asking for more answers than the
     node has left (11 found + f0 = 7.47 unseen < 20) returns every unseen one."""

@@ -45,6 +45,21 @@ def test_members_and_the_nodes_below(domain):
     assert domain.describe(below[1, 1]) == {"colour": "red", "size": "l"}
 
 
+def test_raised_to_children_by_hand(domain):
+    """Leaves (red,s) 2, (red,l) 1, (blue,s) 3: colour red 3 and blue 3, size s 5 and l 1 (raised bottom-up), the
+    root max(3 + 3, 5 + 1) = 6; a node whose own value is larger keeps it, and its parent sums the larger one."""
+    values = np.zeros(domain.n_nodes)
+    red_s, red_l, blue_s = domain.item_node[[0, 1, 2], 0b11]
+    values[[red_s, red_l, blue_s]] = 2.0, 1.0, 3.0
+    red, blue = domain.item_node[[0, 2], 0b01]
+    small, large = domain.item_node[[0, 1], 0b10]
+    raised = domain.raised_to_children(values)
+    assert raised[[red, blue, small, large, 0]] == pytest.approx([3.0, 3.0, 5.0, 1.0, 6.0])
+    values[large] = 4.0  # more than its one child holds
+    raised = domain.raised_to_children(values)
+    assert raised[[large, 0]] == pytest.approx([4.0, 9.0]) and raised[red_s] == 2.0
+
+
 def test_empty_attribute_value_is_an_error():
     frame = pd.DataFrame({"a": ["x", None]})
     with pytest.raises(ValueError, match="line 3: attribute a is empty"):

@@ -8,7 +8,7 @@ import pytest
 
 from labelwise.discover.costs import CostModel
 from labelwise.discover.hierarchy import Hierarchy
-from labelwise.discover.policy import QueryPolicy
+from labelwise.discover.policy import Query, QueryPolicy
 
 
 @pytest.fixture
@@ -77,6 +77,44 @@ def test_record_updates_the_samples_below_and_expands(hierarchy):
     assert policy.record(query, np.array([0])) == 0
     _, _, counts = policy.sample(np.array([x]))
     assert list(counts) == [2]
+
+
+EXCLUDING = CostModel(per_query=1.0, per_item=0.1, per_excluded=0.0, per_level=1.0, k=(1, 2), l=(0, 5))
+
+
+def answered_at_root(hierarchy, name):
+    """A policy after one root query (k = 2, no exclude list) answered with items 0 = (x, p) and 1 = (x, q)."""
+    policy = QueryPolicy(hierarchy, EXCLUDING, name)
+    query = policy.choose(100.0, np.random.default_rng(0))
+    assert (query.node, query.k, query.exclude.size) == (0, 2, 0)
+    policy.record(query, np.array([0, 1]))
+    return policy
+
+
+def test_crux_bonus_reaches_the_gain_at_the_unfound_count_the_children_imply(hierarchy):
+    """Node a=x saw two singletons in two answers: jackknife f0 = 2 (2 - 1) / 2 = 1 new positive.  Its children
+    (x, p) and (x, q) saw one singleton each, f0 = 1 each (the floor d + 1 with d = 0): together 2.  Excluding
+    both positives found (l = 5), a query of k = 2 brings min(2, 1) = 1 by the node's own count and 2 by its
+    children's; crux's bonus is at least the difference, greedy's gain is the node's own."""
+    x = hierarchy.item_node[0, 0b01]
+    crux = answered_at_root(hierarchy, "crux")
+    config = int(np.flatnonzero((crux.k == 2) & (crux.l == 5))[0])
+    assert crux.own_unfound[x] == pytest.approx(1.0) and crux.implied[[x, 0]] == pytest.approx([2.0, 2.0])
+    assert crux.gain[x, config] == pytest.approx(1.0) and crux.ceiling[x, config] == pytest.approx(2.0)
+    assert crux.spread(np.array([x * crux.k.size + config]))[0] >= 1.0 - 1e-12
+    greedy = answered_at_root(hierarchy, "greedy")
+    assert greedy.gain[x, config] == pytest.approx(1.0) and not greedy.ceiling.any()
+
+
+def test_an_exhausted_node_gets_no_raised_bonus(hierarchy):
+    """A query at a=x answered with fewer than k: a=x and the nodes below hold nothing more, whatever their
+    samples say; the root's implied count no longer counts them."""
+    crux = answered_at_root(hierarchy, "crux")
+    x = hierarchy.item_node[0, 0b01]
+    config = int(np.flatnonzero((crux.k == 2) & (crux.l == 0))[0])
+    crux.record(Query(x, config, 2, np.zeros(0, dtype=np.int64), float(crux.price[x, config])), np.array([4]))
+    below = hierarchy.below(x, np.flatnonzero(hierarchy.members(x))).ravel()
+    assert crux.exhausted[below].all() and not crux.ceiling[below].any() and not crux.implied[below].any()
 
 
 def test_a_query_activates_the_children_of_its_node(hierarchy):

@@ -43,14 +43,21 @@ import numpy as np
 
 from .richness import good_turing_unseen, jackknife_unseen
 
-__all__ = ["MIN_VARIANCE", "expected_new", "gain_with_variance"]
+__all__ = ["MIN_VARIANCE", "expected_new", "gain_with_variance", "sample_statistics", "unseen_split"]
 
 MIN_VARIANCE = 0.01
 TINY = 1e-300  # keeps 0 / 0 at 0 in the successive-sampling loop
 
 
+def unseen_split(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, found: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Positives the node's sample never returned ``f_0``, and how many of them are found (``d``): new = ``f_0 - d``."""
+    other = np.maximum(found - seen, 0).astype(float)  # found elsewhere, absent from this sample
+    return np.where(f1 > 0, np.maximum(jackknife_unseen(n, f1), other + 1), other), other
+
+
 def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.ndarray, found: np.ndarray,
-                 k: np.ndarray, l: np.ndarray) -> np.ndarray:
+                 k: np.ndarray, l: np.ndarray, unfound: np.ndarray | float = 0.0) -> np.ndarray:
     """Expected new positives among ``k`` distinct answers with an exclude list of ``l`` (arrays broadcast).
 
     Parameters
@@ -63,10 +70,13 @@ def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.nd
         Positives found in the node (by any query; at least ``seen``).
     k, l : numpy.ndarray
         Answers asked for and exclude-list size.
+    unfound : numpy.ndarray or float
+        At least this many positives of the node are not found yet (the sample's own estimate ``f_0 - d``
+        is raised to it; 0: the sample's estimate).
     """
     u = good_turing_unseen(n, f1)
-    other = np.maximum(found - seen, 0).astype(float)  # found elsewhere, absent from this sample
-    f0 = np.where(f1 > 0, np.maximum(jackknife_unseen(n, f1), other + 1), other)
+    f0, other = unseen_split(n, seen, f1, found)
+    f0 = np.maximum(f0, other + unfound)
     share = np.divide(u, f0, out=np.zeros(np.broadcast(u, f0).shape), where=f0 > 0)  # mass per unseen positive
     p = np.minimum(1.0, np.divide(l, found, out=np.zeros(np.broadcast(l, found).shape), where=found > 0))
     shape = np.broadcast(u, other, p, k).shape
@@ -116,14 +126,21 @@ def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: n
     r, v : numpy.ndarray
         ``(n_nodes, n_configs)`` gains and variances ``max(0.01, bootstrap variance)``.
     """
-    n_nodes = found.size
     draws = np.vstack([entry_count, rng.poisson(entry_count, size=(replicates, entry_count.size))])
-    slot = (np.arange(replicates + 1)[:, None] * n_nodes + entry_node).ravel()
-    size = (replicates + 1) * n_nodes
+    gains = expected_new(*sample_statistics(entry_node, draws, found.size), found[:, None], k, l)
+    return gains[0], np.maximum(MIN_VARIANCE, gains[1:].var(axis=0))
+
+
+def sample_statistics(entry_node: np.ndarray, counts: np.ndarray, n_nodes: int) -> tuple[np.ndarray, ...]:
+    """Sample size, distinct positives, singletons and sum of squared counts of each node, shape ``(..., n_nodes, 1)``.
+
+    ``counts`` is ``(entries,)`` or ``(replicates, entries)``: one set of counts per row.
+    """
+    counts = np.atleast_2d(counts)
+    rows = counts.shape[0]
+    slot = (np.arange(rows)[:, None] * n_nodes + entry_node).ravel()
 
     def per_node(values: np.ndarray) -> np.ndarray:
-        return np.bincount(slot, weights=values.ravel(), minlength=size).reshape(replicates + 1, n_nodes, 1)
+        return np.bincount(slot, weights=values.ravel(), minlength=rows * n_nodes).reshape(rows, n_nodes, 1)
 
-    gains = expected_new(per_node(draws), per_node(draws > 0), per_node(draws == 1), per_node(draws ** 2),
-                         found[:, None], k, l)
-    return gains[0], np.maximum(MIN_VARIANCE, gains[1:].var(axis=0))
+    return per_node(counts), per_node(counts > 0), per_node(counts == 1), per_node(counts ** 2)

@@ -14,6 +14,7 @@ item, or the items of a node, are one indexing operation away.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -130,3 +131,35 @@ class Hierarchy:
         mask = int(self.node_mask[node])
         row = self.values[self.node_item[node]]
         return {name: str(row[a]) for a, name in enumerate(self.attributes) if mask >> a & 1}
+
+    def raised_to_children(self, values: np.ndarray) -> np.ndarray:
+        """Each node's value, or the largest sum of its children's along one attribute if that is larger.
+
+        The children of a node along one attribute split its items, so a count over disjoint items (positives
+        not found yet) of a node equals that sum.  Raised bottom-up: a child's value is raised before it is summed.
+
+        Parameters
+        ----------
+        values : numpy.ndarray
+            One value per node.
+        """
+        raised = np.asarray(values, dtype=float).copy()
+        for parent, child, group, start in self._splits:
+            sums = np.bincount(group, weights=raised[child])  # per (parent, attribute)
+            raised[parent] = np.maximum(raised[parent], np.maximum.reduceat(sums, start))
+        return raised
+
+    @cached_property
+    def _splits(self) -> list[tuple[np.ndarray, ...]]:
+        """Per depth, deepest first: the parents with children, every child, its (parent, attribute) group, and
+        where each parent's groups start."""
+        parent = np.repeat(np.arange(self.n_nodes), np.diff(self.child_ptr))
+        attribute = np.log2(self.node_mask[self.child_idx] ^ self.node_mask[parent]).astype(np.int64)
+        depth = self.depth()[parent]
+        levels = []
+        for d in range(len(self.attributes) - 1, -1, -1):
+            at = depth == d
+            keys, group = np.unique(parent[at] * len(self.attributes) + attribute[at], return_inverse=True)
+            parents, start = np.unique(keys // len(self.attributes), return_index=True)
+            levels.append((parents, self.child_idx[at], group, start))
+        return levels
