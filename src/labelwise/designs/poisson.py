@@ -36,15 +36,19 @@ from ..engines.blocks import BlockSummary, depends_on_predictions_only, memory_b
 from ..engines.hashing import generator_seed, uniforms_below
 from ..estimators import (
     Estimate,
+    ModelCovariance,
     horvitz_thompson_moments,
     horvitz_thompson_totals_covariance,
     make_estimate,
+    model_interval_covariance,
     with_fieller,
 )
+from ..estimators.poisson_model import poisson_model_covariance
 from ..measures import Measure
 from ..oracle import score_prior
 from ..pool import Pool
 from .base import Design, Sampler
+from .group_model import MODEL_BASIS
 from .hashed import first_by_ratio, hash_keys
 from .importance import prior_deviation
 
@@ -276,6 +280,8 @@ class PoissonSampler(Sampler):
         self._used = 0
         # the plan of the budget M, made once and shared by the copies of a simulation
         self._planned: tuple[float, tuple[np.ndarray, np.ndarray | None, np.ndarray | None]] | None = None
+        # the oracle model of the score blocks behind the interval (:meth:`_model_covariance`), with a block plan
+        self._model = None
         if budget is not None:
             self._plan(min(budget, pool.n_items))
 
@@ -311,9 +317,14 @@ class PoissonSampler(Sampler):
         """:meth:`_plan`: on score blocks when they stand for their items' losses, else per item."""
         pool = self.pool
         if pool.n_classes == 2 and depends_on_predictions_only(self.measure, pool.outputs()):
+            from ..engines.online import BlockRounds  # they build on this module
+            from .online_poisson import OnlinePoissonDesign
+
             keys, summary = memory_blocks(pool)
             b = block_inclusion_probabilities(summary, self.measure, M, pool.system_names, self.design.lam,
                                               self.design.defensive)
+            self._model = BlockRounds(OnlinePoissonDesign(lam=self.design.lam), summary, self.measure,
+                                      pool.system_names)
             return b, summary.counts, np.searchsorted(summary.keys, keys)
         return inclusion_probabilities(self._item_deviations(), M), None, None
 
@@ -354,9 +365,15 @@ class PoissonSampler(Sampler):
         The first ``k`` of the ``|S|`` planned items have inclusion
         probabilities ``pi_n = b_n k / |S|``
         (:func:`~labelwise.estimators.horvitz_thompson_moments`).  Under a
-        stochastic oracle ``<u>`` is taken under the design's prior.  For a
-        ratio of totals the interval also holds Fieller's
-        (:func:`~labelwise.estimators.with_fieller`).
+        stochastic oracle ``<u>`` is taken under the design's prior.  For the
+        design's measure on score blocks under a deterministic oracle, the
+        covariance is the design's over every item of the pool, the items not
+        labeled yet at the oracle model's labels
+        (:func:`~labelwise.estimators.poisson_model.poisson_model_covariance`),
+        split into its likely cases as for importance sampling
+        (:func:`~labelwise.estimators.model_interval_covariance`); never below
+        the design-based estimate's.  For a ratio of totals the interval also
+        holds Fieller's (:func:`~labelwise.estimators.with_fieller`).
         """
         d = sample.draws
         if len(d) == 0:
@@ -370,4 +387,27 @@ class PoissonSampler(Sampler):
         losses = self.losses(measure, sample)
         R, cov = horvitz_thompson_moments(measure, losses, pi, self.pool.n_items, expected)
         est = make_estimate(measure, R, cov, sample.n_labels, len(d), level, basis=POISSON_BASIS if self._hashed else "")
+        if self._model is not None and measure == self.measure and not self.stochastic and est.all_defined:
+            model = self._model_covariance(measure, sample, losses, pi, R)
+            est = make_estimate(measure, R, model_interval_covariance(cov, model, 1, level), sample.n_labels, len(d),
+                                level, basis=MODEL_BASIS)
         return with_fieller(est, measure, lambda: horvitz_thompson_totals_covariance(losses, pi, self.pool.n_items))
+
+    def _model_covariance(self, measure: Measure, sample: Sample, losses: np.ndarray, pi: np.ndarray,
+                          R: np.ndarray) -> ModelCovariance:
+        """The estimate's covariance over every item of the pool under the oracle model of the score blocks
+        (:func:`~labelwise.estimators.poisson_model.poisson_model_covariance`), with ``Dg`` taken at ``R``.
+
+        The model (Platt-recalibrated block priors on strata of prior bins, as ``online-poisson`` on an engine
+        pool) learns from the labels of the items in the population (not those excluded as not judgeable).
+        """
+        model, d = self._model, sample.draws
+        b_blocks, counts, group = self._plan(min(self.budget, self.pool.n_items))
+        blocks = group[d.items]
+        known = np.ones(len(d), dtype=bool) if sample.excluded is None else ~sample.excluded
+        J = measure.finite_jacobian(R)
+        u = np.einsum("cgd,md->cgm", model.rep_loss, J)
+        unlabeled = (counts - np.bincount(blocks, minlength=counts.size)).astype(float)
+        inclusion = np.minimum(b_blocks * len(d) / self._queue.size, 1.0)
+        return poisson_model_covariance(u, model.posterior(blocks[known], sample.labels[known]), unlabeled,
+                                        inclusion, losses @ J.T, pi, self.pool.n_items)
