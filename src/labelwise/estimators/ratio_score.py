@@ -98,14 +98,19 @@ def tilted_variance(t: np.ndarray, labeled_losses: np.ndarray, labeled_factor: n
     d0 = group_losses[0, :, 0] - t * group_losses[0, :, 1]  # (T, G)
     move = group_losses[1, :, 0] - t * group_losses[1, :, 1] - d0  # what a positive label adds to d
     K = rate.size
-    slope = np.stack([np.bincount(leaf, weights=row, minlength=K) for row in unlabeled * move])  # (T, K)
+    order = np.argsort(leaf, kind="stable")
+    starts = np.searchsorted(leaf[order], np.arange(K))
+    slope = np.zeros((t.shape[0], K))  # (T, K): the total's change per unit of each leaf's rate
+    has = starts < leaf.size
+    slope[:, has] = np.add.reduceat((unlabeled * move)[:, order], starts[has], axis=1)
+    slope[:, has & (np.append(starts[1:], leaf.size) == starts)] = 0.0  # leaves without a group
     fixed = d_lab.sum(axis=1) + d0 @ unlabeled  # (T,): the total with every unlabeled item negative
     tolerance = 1e-9 * np.maximum(np.abs(fixed), np.abs(slope).sum(axis=1))
     r = np.broadcast_to(rate, slope.shape).copy()
     # the smallest move sum (r - rate)^2 / rate_var that makes the total 0 is r = rate - gap rate_var slope /
     # sum(rate_var slope^2); a leaf pushed past 0 or 1 stops there and the others close the rest of the gap
     # (each round pins at least one more leaf, so at most K rounds)
-    for _ in range(K + 1):
+    for _round in range(K + 1):
         gap = fixed + np.sum(slope * r, axis=1)
         closing = -np.sign(gap)[:, None] * slope  # > 0 where raising the leaf's rate closes the gap
         free = np.where(closing > 0, r < 1.0, r > 0.0) & (slope != 0)
@@ -166,6 +171,6 @@ def with_score_interval(est: Estimate, draws: np.ndarray) -> Estimate:
     returns the union at any level.
     """
     half = N_DRAWS // 2  # quantile u < 1/2 and 1 - u share the level 1 - 2u
-    ends = np.array([est.interval(1.0 - (2 * i + 1) / N_DRAWS) for i in range(half)])  # (half, 2, m)
-    union = np.concatenate([np.fmin(draws[:half], ends[:, 0]), np.fmax(draws[half:], ends[::-1, 1])])
+    lo, hi = est.interval(1.0 - (2 * np.arange(half)[:, None] + 1) / N_DRAWS)  # every level at once: (half, m)
+    union = np.concatenate([np.fmin(draws[:half], lo), np.fmax(draws[half:], hi[::-1])])
     return replace(est, posterior=union, basis="; ".join(filter(None, (est.basis, SCORE_BASIS))))
