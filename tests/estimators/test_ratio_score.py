@@ -4,7 +4,11 @@ import numpy as np
 import pytest
 
 from labelwise.estimators import fieller_interval
-from labelwise.estimators.ratio_score import jeffreys_leaf_variance, ratio_score_draws, tilted_variance
+from labelwise.estimators.ratio_score import (
+    jeffreys_leaf_variance,
+    ratio_score_draws,
+    tilted_variance,
+)
 
 # one leaf per group: predicted positives (a positive is a true positive) and predicted negatives (a false
 # negative); losses (2 tp, 2 tp + fp + fn) of F1 for label 0 and label 1
