@@ -49,8 +49,9 @@ SCORE_BASIS = ("widened to hold the score interval for the ratio of the two desi
                "value's variance taken with the oracle model's leaf rates moved to agree with it), because the "
                "labels contradict the systems' probabilities")
 
-#: Draws of the confidence distribution (its quantiles at (i + 1/2) / N_DRAWS).
-N_DRAWS = 400
+#: Draws of the confidence distribution: its quantiles at ``i / (N_DRAWS - 1)``, so that the linear quantiles an
+#: :class:`~labelwise.estimators.Estimate` takes of them land on draws at every level that is a multiple of 1/200.
+N_DRAWS = 401
 #: Hypotheses on each side of the estimate (geometrically spaced from a twentieth of a standard error).
 N_HYPOTHESES = 80
 
@@ -149,7 +150,7 @@ def ratio_score_draws(R: np.ndarray, scale: float, lower: float, upper: float, *
     Returns
     -------
     ndarray, shape (N_DRAWS, 1)
-        The ``(i + 1/2) / N_DRAWS`` quantiles of ``H(t) = Phi(-D(t) / sqrt(V(t)))`` (0 below the ratios the
+        The ``i / (N_DRAWS - 1)`` quantiles of ``H(t) = Phi(-D(t) / sqrt(V(t)))`` (0 below the ratios the
         labels allow, 1 above them): the equal-tailed ``level`` interval of the draws is
         ``{t : |D(t)| <= z sqrt(V(t))}`` up to the spacing of the hypotheses.
     """
@@ -163,18 +164,19 @@ def ratio_score_draws(R: np.ndarray, scale: float, lower: float, upper: float, *
     with np.errstate(divide="ignore", invalid="ignore"):
         H = np.where(variance > 0, ndtr(-D / np.sqrt(variance)), np.where(D > 0, 0.0, np.where(D < 0, 1.0, 0.5)))
     H = np.maximum.accumulate(np.where(side < 0, 0.0, np.where(side > 0, 1.0, H)))  # non-decreasing in t
-    return np.interp((np.arange(N_DRAWS) + 0.5) / N_DRAWS, H, t)[:, None]
+    return np.interp(np.linspace(0.0, 1.0, N_DRAWS), H, t)[:, None]
 
 
 def with_score_interval(est: Estimate, draws: np.ndarray) -> Estimate:
     """``est`` whose interval at every level is the union of its own and the score interval's (``draws``).
 
     The union's equal-tailed quantiles are, at each ``u < 1/2``, the smaller of the draws' ``u`` quantile and
-    ``est``'s lower end at level ``1 - 2u`` (the larger of the upper ones above ``1/2``); they become the
+    ``est``'s lower end at level ``1 - 2u`` (the larger of the upper ones at ``1 - u``); they become the
     estimate's :attr:`~labelwise.estimators.Estimate.posterior`, so :meth:`~labelwise.estimators.Estimate.interval`
     returns the union at any level.
     """
-    half = N_DRAWS // 2  # quantile u < 1/2 and 1 - u share the level 1 - 2u
-    lo, hi = est.interval(1.0 - (2 * np.arange(half)[:, None] + 1) / N_DRAWS)  # every level at once: (half, m)
-    union = np.concatenate([np.fmin(draws[:half], lo), np.fmax(draws[half:], hi[::-1])])
+    half = N_DRAWS // 2  # the quantiles u < 1/2 and 1 - u share the level 1 - 2u; the median is the draws'
+    with np.errstate(invalid="ignore"):  # level 1 (u = 0): the whole range, through an infinite z
+        lo, hi = est.interval(1.0 - 2.0 * np.arange(half)[:, None] / (N_DRAWS - 1))  # every level at once
+    union = np.concatenate([np.fmin(draws[:half], lo), draws[half:half + 1], np.fmax(draws[half + 1:], hi[::-1])])
     return replace(est, posterior=union, basis="; ".join(filter(None, (est.basis, SCORE_BASIS))))
