@@ -28,6 +28,7 @@ written before this draw keep their randomised systematic sample
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -36,7 +37,6 @@ from ..engines.blocks import BlockSummary, depends_on_predictions_only, memory_b
 from ..engines.hashing import generator_seed, uniforms_below
 from ..estimators import (
     Estimate,
-    ModelCovariance,
     horvitz_thompson_moments,
     horvitz_thompson_totals_covariance,
     make_estimate,
@@ -52,8 +52,11 @@ from .group_model import MODEL_BASIS
 from .hashed import first_by_ratio, hash_keys
 from .importance import prior_deviation
 
+if TYPE_CHECKING:
+    from ..engines.online import BlockRounds
+
 __all__ = ["POISSON_BASIS", "PoissonDesign", "PoissonSampler", "block_deviations", "block_inclusion_probabilities",
-           "defensive_deviations", "inclusion_probabilities", "systematic_sample"]
+           "block_model_estimate", "defensive_deviations", "inclusion_probabilities", "systematic_sample"]
 
 #: What the interval of a sample drawn by the shared item hash assumes, shown with every estimate.
 POISSON_BASIS = ("design-based: Horvitz-Thompson over independent (Poisson) inclusions drawn by the shared item hash; "
@@ -217,6 +220,50 @@ def systematic_sample(b: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return rng.permutation(chosen)
 
 
+def block_model_estimate(est: Estimate, measure: Measure, model: BlockRounds, b_blocks: np.ndarray, sample_size: int,
+                         blocks: np.ndarray, labels: np.ndarray, losses: np.ndarray, pi: np.ndarray, level: float,
+                         known: np.ndarray | None = None) -> Estimate:
+    """``est`` (the Horvitz-Thompson estimate of the first ``k`` items of a sample on score blocks) with the design's
+    covariance over every item of the pool, the items not labeled yet at the oracle model's labels
+    (:func:`~labelwise.estimators.poisson_model.poisson_model_covariance`), split into its likely cases as for
+    importance sampling (:func:`~labelwise.estimators.model_interval_covariance`); never below ``est``'s own.
+
+    Parameters
+    ----------
+    est : Estimate
+    measure : Measure
+        The design's measure (the model's losses are its).
+    model : BlockRounds
+        The oracle model of the pool's score blocks.
+    b_blocks : ndarray, shape (G,)
+        The plan's inclusion probability of every block.
+    sample_size : int
+        ``|S|``: the first ``k`` items of the sample have inclusion probabilities ``b k / |S|``.
+    blocks, labels : ndarray of int, shape (k,)
+        Block and label of every labeled item.
+    losses : ndarray, shape (k, d)
+    pi : ndarray, shape (k,)
+        Their inclusion probabilities.
+    level : float
+    known : ndarray of bool, shape (k,), optional
+        The labels the model learns from (not those of items excluded as not judgeable); default all.
+
+    Shared by the in-memory sampler and engine pools, so both print the same interval.
+    """
+    if not est.all_defined:
+        return est
+    known = np.ones(blocks.size, dtype=bool) if known is None else known
+    J = measure.finite_jacobian(est.R)
+    counts = model.summary.counts
+    unlabeled = (counts - np.bincount(blocks, minlength=counts.size)).astype(float)
+    inclusion = np.minimum(b_blocks * blocks.size / sample_size, 1.0)
+    covariance = poisson_model_covariance(np.einsum("cgd,md->cgm", model.rep_loss, J),
+                                          model.posterior(blocks[known], labels[known]), unlabeled, inclusion,
+                                          losses @ J.T, pi, int(counts.sum()))
+    return make_estimate(measure, est.R, model_interval_covariance(est.cov, covariance, 1, level), est.n_labels,
+                         est.n_draws, level, basis=MODEL_BASIS)
+
+
 @dataclass(frozen=True, kw_only=True)
 class PoissonDesign(Design):
     """Fixed-size optimal Poisson sampling for ratio metrics and generalized measures.
@@ -281,7 +328,7 @@ class PoissonSampler(Sampler):
         # the plan of the budget M, made once and shared by the copies of a simulation
         self._planned: tuple[float, tuple[np.ndarray, np.ndarray | None, np.ndarray | None]] | None = None
         # the oracle model of the score blocks behind the interval (:meth:`_model_covariance`), with a block plan
-        self._model = None
+        self._model: BlockRounds | None = None
         if budget is not None:
             self._plan(min(budget, pool.n_items))
 
@@ -367,13 +414,9 @@ class PoissonSampler(Sampler):
         (:func:`~labelwise.estimators.horvitz_thompson_moments`).  Under a
         stochastic oracle ``<u>`` is taken under the design's prior.  For the
         design's measure on score blocks under a deterministic oracle, the
-        covariance is the design's over every item of the pool, the items not
-        labeled yet at the oracle model's labels
-        (:func:`~labelwise.estimators.poisson_model.poisson_model_covariance`),
-        split into its likely cases as for importance sampling
-        (:func:`~labelwise.estimators.model_interval_covariance`); never below
-        the design-based estimate's.  For a ratio of totals the interval also
-        holds Fieller's (:func:`~labelwise.estimators.with_fieller`).
+        items not labeled yet enter through the oracle model
+        (:func:`block_model_estimate`).  For a ratio of totals the interval
+        also holds Fieller's (:func:`~labelwise.estimators.with_fieller`).
         """
         d = sample.draws
         if len(d) == 0:
@@ -387,27 +430,9 @@ class PoissonSampler(Sampler):
         losses = self.losses(measure, sample)
         R, cov = horvitz_thompson_moments(measure, losses, pi, self.pool.n_items, expected)
         est = make_estimate(measure, R, cov, sample.n_labels, len(d), level, basis=POISSON_BASIS if self._hashed else "")
-        if self._model is not None and measure == self.measure and not self.stochastic and est.all_defined:
-            model = self._model_covariance(measure, sample, losses, pi, R)
-            est = make_estimate(measure, R, model_interval_covariance(cov, model, 1, level), sample.n_labels, len(d),
-                                level, basis=MODEL_BASIS)
+        if self._model is not None and self._hashed and measure == self.measure and not self.stochastic:
+            b_blocks, _, group = self._plan(min(self.budget, self.pool.n_items))
+            known = None if sample.excluded is None else ~sample.excluded
+            est = block_model_estimate(est, measure, self._model, b_blocks, self._queue.size, group[d.items],
+                                       sample.labels, losses, pi, level, known)
         return with_fieller(est, measure, lambda: horvitz_thompson_totals_covariance(losses, pi, self.pool.n_items))
-
-    def _model_covariance(self, measure: Measure, sample: Sample, losses: np.ndarray, pi: np.ndarray,
-                          R: np.ndarray) -> ModelCovariance:
-        """The estimate's covariance over every item of the pool under the oracle model of the score blocks
-        (:func:`~labelwise.estimators.poisson_model.poisson_model_covariance`), with ``Dg`` taken at ``R``.
-
-        The model (Platt-recalibrated block priors on strata of prior bins, as ``online-poisson`` on an engine
-        pool) learns from the labels of the items in the population (not those excluded as not judgeable).
-        """
-        model, d = self._model, sample.draws
-        b_blocks, counts, group = self._plan(min(self.budget, self.pool.n_items))
-        blocks = group[d.items]
-        known = np.ones(len(d), dtype=bool) if sample.excluded is None else ~sample.excluded
-        J = measure.finite_jacobian(R)
-        u = np.einsum("cgd,md->cgm", model.rep_loss, J)
-        unlabeled = (counts - np.bincount(blocks, minlength=counts.size)).astype(float)
-        inclusion = np.minimum(b_blocks * len(d) / self._queue.size, 1.0)
-        return poisson_model_covariance(u, model.posterior(blocks[known], sample.labels[known]), unlabeled,
-                                        inclusion, losses @ J.T, pi, self.pool.n_items)

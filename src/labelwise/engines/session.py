@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -33,7 +34,8 @@ from typing import Self
 import numpy as np
 import pandas as pd
 
-from ..designs import Design, design_from_spec
+from ..designs import Design, OnlinePoissonDesign, design_from_spec
+from ..designs.poisson import block_model_estimate
 from ..estimators import Estimate
 from ..measures import Measure, make_measure
 from ..pool import Pool
@@ -52,6 +54,7 @@ from .plan import (
     PER_BATCH,
     STRATIFIED,
     PlannedSample,
+    block_inclusion,
     check_engine_design,
 )
 from .pool import EnginePool
@@ -410,4 +413,19 @@ class EngineSession:
                                        slopes)
         inclusion = self.sample.inclusion[pd.Index(self.sample.item_ids).get_indexer(ids)]
         cells = self.summary.loss_cells(measure, self.columns.system_names) if self.sample.uniform else None
-        return self.sample.estimate(measure, outputs, labels, inclusion, level, cells)
+        return self.sample.estimate(measure, outputs, labels, inclusion, level, cells, self._poisson_model(measure, ids,
+                                                                                                         labels, level))
+
+    def _poisson_model(self, measure: Measure, ids: np.ndarray, labels: np.ndarray,
+                       level: float) -> Callable[[Estimate, np.ndarray, np.ndarray], Estimate] | None:
+        """``poisson``'s view of the items not labeled yet through the oracle model of the blocks, for the
+        session's own measure (:func:`~labelwise.designs.poisson.block_model_estimate`, as in memory)."""
+        target = self.make_measure()
+        if self.design.name != "poisson" or measure != target:
+            return None
+        names = self.columns.system_names
+        model = BlockRounds(OnlinePoissonDesign(lam=self.design.lam), self.summary, target, names)
+        b_blocks = block_inclusion(self.design, self.summary, target, self.meta["budget"], names)
+        blocks = np.searchsorted(self.summary.keys, self._handed_blocks(ids))
+        return lambda est, losses, pi: block_model_estimate(est, measure, model, b_blocks, len(self.sample), blocks,
+                                                            labels, losses, pi, level)
