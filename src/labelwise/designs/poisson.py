@@ -27,6 +27,7 @@ written before this draw keep their randomised systematic sample
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
     from ..engines.online import BlockRounds
 
 __all__ = ["POISSON_BASIS", "PoissonDesign", "PoissonSampler", "block_deviations", "block_inclusion_probabilities",
-           "block_model_estimate", "defensive_deviations", "inclusion_probabilities", "systematic_sample"]
+           "block_model_estimate", "block_model_widening", "defensive_deviations", "inclusion_probabilities", "systematic_sample"]
 
 #: What the interval of a sample drawn by the shared item hash assumes, shown with every estimate.
 POISSON_BASIS = ("design-based: Horvitz-Thompson over independent (Poisson) inclusions drawn by the shared item hash; "
@@ -262,6 +263,27 @@ def block_model_estimate(est: Estimate, measure: Measure, model: BlockRounds, b_
                                           losses @ J.T, pi, int(counts.sum()))
     return make_estimate(measure, est.R, model_interval_covariance(est.cov, covariance, 1, level), est.n_labels,
                          est.n_draws, level, basis=MODEL_BASIS)
+
+
+def block_model_widening(design: PoissonDesign, summary: BlockSummary, target: Measure, measure: Measure,
+                         system_names: tuple[str, ...], budget: int, sample_size: int, blocks: np.ndarray,
+                         labels: np.ndarray, level: float) -> Callable[[Estimate, np.ndarray, np.ndarray], Estimate] | None:
+    """For an engine pool's ``poisson`` sample: ``widen(estimate, losses, pi)``, :func:`block_model_estimate` with the
+    plan of ``budget`` labels and the oracle model of the blocks, as the in-memory sampler builds them; ``None``
+    for another design or a measure other than the session's ``target`` (sample reuse keeps the design's interval).
+
+    ``blocks`` (indices into ``summary``) and ``labels`` are those of the labeled items.
+    """
+    if design.name != "poisson" or measure != target:
+        return None
+    from ..engines.online import BlockRounds  # it builds on this module
+    from .online_poisson import OnlinePoissonDesign
+
+    model = BlockRounds(OnlinePoissonDesign(lam=design.lam), summary, target, system_names)
+    M = min(budget, int(summary.counts.sum()))
+    b = block_inclusion_probabilities(summary, target, M, system_names, design.lam, design.defensive)
+    return lambda est, losses, pi: block_model_estimate(est, measure, model, b, sample_size, blocks, labels, losses,
+                                                        pi, level)
 
 
 @dataclass(frozen=True, kw_only=True)

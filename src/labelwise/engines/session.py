@@ -34,8 +34,8 @@ from typing import Self
 import numpy as np
 import pandas as pd
 
-from ..designs import Design, OnlinePoissonDesign, design_from_spec
-from ..designs.poisson import block_model_estimate
+from ..designs import Design, design_from_spec
+from ..designs.poisson import block_model_widening
 from ..estimators import Estimate
 from ..measures import Measure, make_measure
 from ..pool import Pool
@@ -54,7 +54,6 @@ from .plan import (
     PER_BATCH,
     STRATIFIED,
     PlannedSample,
-    block_inclusion,
     check_engine_design,
 )
 from .pool import EnginePool
@@ -419,13 +418,9 @@ class EngineSession:
     def _poisson_model(self, measure: Measure, ids: np.ndarray, labels: np.ndarray,
                        level: float) -> Callable[[Estimate, np.ndarray, np.ndarray], Estimate] | None:
         """``poisson``'s view of the items not labeled yet through the oracle model of the blocks, for the
-        session's own measure (:func:`~labelwise.designs.poisson.block_model_estimate`, as in memory)."""
-        target = self.make_measure()
-        if self.design.name != "poisson" or measure != target:
+        session's own measure (:func:`~labelwise.designs.poisson.block_model_widening`, as in memory)."""
+        if self.design.name != "poisson":
             return None
-        names = self.columns.system_names
-        model = BlockRounds(OnlinePoissonDesign(lam=self.design.lam), self.summary, target, names)
-        b_blocks = block_inclusion(self.design, self.summary, target, self.meta["budget"], names)
         blocks = np.searchsorted(self.summary.keys, self._handed_blocks(ids))
-        return lambda est, losses, pi: block_model_estimate(est, measure, model, b_blocks, len(self.sample), blocks,
-                                                            labels, losses, pi, level)
+        return block_model_widening(self.design, self.summary, self.make_measure(), measure, self.columns.system_names,
+                                    self.meta["budget"], len(self.sample), blocks, labels, level)
