@@ -71,3 +71,16 @@ def test_the_score_interval_joins_only_where_the_labels_contradict_the_probabili
             for level in (0.5, 0.8, 0.95, 0.99):
                 (lo, hi), (own_lo, own_hi) = est.interval(level), own.interval(level)
                 assert lo[0] <= own_lo[0] and own_hi[0] <= hi[0]
+
+
+def test_importance_computes_a_ratios_losses_once_per_estimate(monkeypatch):
+    pool = lw.make_pool(n_items=2_000, prevalence=0.1, separation=2.0, seed=1)
+    design = lw.ImportanceDesign(calibration="platt-posterior")  # the per-item sampler (score blocks refuse it)
+    session = lw.Session(pool, lw.make_measure("f1", pool), design, seed=0, budget=100)
+    session.run(lw.TruthOracle(pool), 100, 50)
+    sampler = session.sampler
+    calls = []
+    original = type(sampler).losses
+    monkeypatch.setattr(type(sampler), "losses", lambda self, *args: calls.append(1) or original(self, *args))
+    est = session.estimate()
+    assert est.totals_cov is not None and len(calls) == 1
