@@ -27,7 +27,6 @@ written before this draw keep their randomised systematic sample
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -41,23 +40,21 @@ from ..estimators import (
     horvitz_thompson_moments,
     horvitz_thompson_totals_covariance,
     make_estimate,
-    model_interval_covariance,
     with_fieller,
 )
-from ..estimators.poisson_model import poisson_model_covariance
 from ..measures import Measure
 from ..oracle import score_prior
 from ..pool import Pool
 from .base import Design, Sampler
-from .group_model import MODEL_BASIS
 from .hashed import first_by_ratio, hash_keys
 from .importance import prior_deviation
+from .poisson_blocks import block_model, block_model_estimate
 
 if TYPE_CHECKING:
     from ..engines.online import BlockRounds
 
 __all__ = ["POISSON_BASIS", "PoissonDesign", "PoissonSampler", "block_deviations", "block_inclusion_probabilities",
-           "block_model_estimate", "block_model_widening", "defensive_deviations", "inclusion_probabilities", "systematic_sample"]
+           "defensive_deviations", "inclusion_probabilities", "systematic_sample"]
 
 #: What the interval of a sample drawn by the shared item hash assumes, shown with every estimate.
 POISSON_BASIS = ("design-based: Horvitz-Thompson over independent (Poisson) inclusions drawn by the shared item hash; "
@@ -221,71 +218,6 @@ def systematic_sample(b: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return rng.permutation(chosen)
 
 
-def block_model_estimate(est: Estimate, measure: Measure, model: BlockRounds, b_blocks: np.ndarray, sample_size: int,
-                         blocks: np.ndarray, labels: np.ndarray, losses: np.ndarray, pi: np.ndarray, level: float,
-                         known: np.ndarray | None = None) -> Estimate:
-    """``est`` (the Horvitz-Thompson estimate of the first ``k`` items of a sample on score blocks) with the design's
-    covariance over every item of the pool, the items not labeled yet at the oracle model's labels
-    (:func:`~labelwise.estimators.poisson_model.poisson_model_covariance`), split into its likely cases as for
-    importance sampling (:func:`~labelwise.estimators.model_interval_covariance`); never below ``est``'s own.
-
-    Parameters
-    ----------
-    est : Estimate
-    measure : Measure
-        The design's measure (the model's losses are its).
-    model : BlockRounds
-        The oracle model of the pool's score blocks.
-    b_blocks : ndarray, shape (G,)
-        The plan's inclusion probability of every block.
-    sample_size : int
-        ``|S|``: the first ``k`` items of the sample have inclusion probabilities ``b k / |S|``.
-    blocks, labels : ndarray of int, shape (k,)
-        Block and label of every labeled item.
-    losses : ndarray, shape (k, d)
-    pi : ndarray, shape (k,)
-        Their inclusion probabilities.
-    level : float
-    known : ndarray of bool, shape (k,), optional
-        The labels the model learns from (not those of items excluded as not judgeable); default all.
-
-    Shared by the in-memory sampler and engine pools, so both print the same interval.
-    """
-    if not est.all_defined:
-        return est
-    known = np.ones(blocks.size, dtype=bool) if known is None else known
-    J = measure.finite_jacobian(est.R)
-    counts = model.summary.counts
-    unlabeled = (counts - np.bincount(blocks, minlength=counts.size)).astype(float)
-    inclusion = np.minimum(b_blocks * blocks.size / sample_size, 1.0)
-    covariance = poisson_model_covariance(np.einsum("cgd,md->cgm", model.rep_loss, J),
-                                          model.posterior(blocks[known], labels[known]), unlabeled, inclusion,
-                                          losses @ J.T, pi, int(counts.sum()))
-    return make_estimate(measure, est.R, model_interval_covariance(est.cov, covariance, 1, level), est.n_labels,
-                         est.n_draws, level, basis=MODEL_BASIS)
-
-
-def block_model_widening(design: PoissonDesign, summary: BlockSummary, target: Measure, measure: Measure,
-                         system_names: tuple[str, ...], budget: int, sample_size: int, blocks: np.ndarray,
-                         labels: np.ndarray, level: float) -> Callable[[Estimate, np.ndarray, np.ndarray], Estimate] | None:
-    """For an engine pool's ``poisson`` sample: ``widen(estimate, losses, pi)``, :func:`block_model_estimate` with the
-    plan of ``budget`` labels and the oracle model of the blocks, as the in-memory sampler builds them; ``None``
-    for another design or a measure other than the session's ``target`` (sample reuse keeps the design's interval).
-
-    ``blocks`` (indices into ``summary``) and ``labels`` are those of the labeled items.
-    """
-    if design.name != "poisson" or measure != target:
-        return None
-    from ..engines.online import BlockRounds  # it builds on this module
-    from .online_poisson import OnlinePoissonDesign
-
-    model = BlockRounds(OnlinePoissonDesign(lam=design.lam), summary, target, system_names)
-    M = min(budget, int(summary.counts.sum()))
-    b = block_inclusion_probabilities(summary, target, M, system_names, design.lam, design.defensive)
-    return lambda est, losses, pi: block_model_estimate(est, measure, model, b, sample_size, blocks, labels, losses,
-                                                        pi, level)
-
-
 @dataclass(frozen=True, kw_only=True)
 class PoissonDesign(Design):
     """Fixed-size optimal Poisson sampling for ratio metrics and generalized measures.
@@ -386,14 +318,10 @@ class PoissonSampler(Sampler):
         """:meth:`_plan`: on score blocks when they stand for their items' losses, else per item."""
         pool = self.pool
         if pool.n_classes == 2 and depends_on_predictions_only(self.measure, pool.outputs()):
-            from ..engines.online import BlockRounds  # they build on this module
-            from .online_poisson import OnlinePoissonDesign
-
             keys, summary = memory_blocks(pool)
             b = block_inclusion_probabilities(summary, self.measure, M, pool.system_names, self.design.lam,
                                               self.design.defensive)
-            self._model = BlockRounds(OnlinePoissonDesign(lam=self.design.lam), summary, self.measure,
-                                      pool.system_names)
+            self._model = block_model(self.design, summary, self.measure, pool.system_names)
             return b, summary.counts, np.searchsorted(summary.keys, keys)
         return inclusion_probabilities(self._item_deviations(), M), None, None
 

@@ -193,7 +193,7 @@ class PlannedSample:
             :attr:`uniform` sample's interval is their posterior.
         widen : callable, optional
             ``widen(estimate, losses, pi)``: the estimate with the items not labeled yet seen through the
-            oracle model (``poisson``'s :func:`~labelwise.designs.poisson.block_model_estimate`), before Fieller's.
+            oracle model (``poisson``'s :func:`~labelwise.designs.poisson_blocks.block_model_estimate`), before Fieller's.
 
         The ``k`` labeled items are taken as the first ``k`` handed out, a
         uniformly random subset of the sample: ``pi = b k / |S|``.  A

@@ -12,7 +12,7 @@ import pandas as pd
 
 from ..designs import Design
 from ..designs.hashed import HashOrder, first_by_ratio
-from ..designs.poisson import block_model_widening
+from ..designs.poisson_blocks import block_model_widening
 from ..estimators import Estimate
 from ..measures import Measure, make_measure
 from ..pool import Pool
@@ -169,7 +169,7 @@ class EnginePool:
 
         With the ``poisson`` ``design`` and the ``budget`` its sample was planned for, the interval of the
         plan's measure also sees the items not labeled yet through the oracle model of the blocks, as a session
-        does (:func:`~labelwise.designs.poisson.block_model_widening`).
+        does (:func:`~labelwise.designs.poisson_blocks.block_model_widening`).
         """
         item_ids = np.asarray(item_ids, dtype=np.int64)
         labels = np.asarray(labels, dtype=np.int64)

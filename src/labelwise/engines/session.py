@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..designs import Design, design_from_spec
-from ..designs.poisson import block_model_widening
+from ..designs.poisson_blocks import block_model_widening
 from ..estimators import Estimate
 from ..measures import Measure, make_measure
 from ..pool import Pool
@@ -418,7 +418,7 @@ class EngineSession:
     def _poisson_model(self, measure: Measure, ids: np.ndarray, labels: np.ndarray,
                        level: float) -> Callable[[Estimate, np.ndarray, np.ndarray], Estimate] | None:
         """``poisson``'s view of the items not labeled yet through the oracle model of the blocks, for the
-        session's own measure (:func:`~labelwise.designs.poisson.block_model_widening`, as in memory)."""
+        session's own measure (:func:`~labelwise.designs.poisson_blocks.block_model_widening`, as in memory)."""
         if self.design.name != "poisson":
             return None
         blocks = np.searchsorted(self.summary.keys, self._handed_blocks(ids))
