@@ -12,6 +12,8 @@ choose with ``--design`` (``stratified``, ``oasis``, ``poisson``,
 * a 1:100 over-confident pool of the robustness grid
   (``0.01-x3-weak``: probabilities sigmoid(3 x calibrated logit), separation
   2, built by ``benchmarks/robustness.py``'s ``generate_pool``),
+* the real entity-resolution pools ``abt-buy`` and ``dblp-acm`` when
+  ``--datasets`` holds them (skipped otherwise),
 
 and prints per pool and design the coverage of the 95% interval and the
 width ratio ``mean_width / (3.92 RMSE)`` at each checkpoint, with the
@@ -22,7 +24,8 @@ range).  Writes ``benchmarks/out/rare_design_intervals[_<tag>].json`` (the
 Usage::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=src nice -n 10 \\
-        python benchmarks/rare_design_intervals.py --runs 100 [--designs stratified,oasis] [--tag after]
+        python benchmarks/rare_design_intervals.py --runs 100 [--designs stratified,oasis] [--tag after] \\
+        [--datasets ../shared/datasets]
 
 Run it with ``PYTHONPATH`` pointing at another checkout's ``src`` (and a
 different ``--tag``) to compare two versions of the code.
@@ -37,6 +40,8 @@ import shlex
 import sys
 from pathlib import Path
 
+from pools import DATASETS, pool_paths
+from pools import POOLS as REAL_POOLS
 from results import BATCH_SIZE, BUDGET, CHECKPOINTS, GENERATED, MEASURE, width_ratio
 from robustness import generate_pool
 
@@ -60,11 +65,16 @@ POOLS = {
 }
 
 
-def run(pools: list[str], designs: list[str], runs: int, seed: int) -> dict:
-    """``simulate`` objects per pool and design."""
+def real_pools(datasets: Path) -> dict:
+    """name -> how to load each real pool present under ``datasets``."""
+    return {path.name.split(".")[0]: lambda path=path: lw.Pool.from_file(path) for path in pool_paths(datasets, REAL_POOLS)}
+
+
+def run(pools: dict, designs: list[str], runs: int, seed: int) -> dict:
+    """``simulate`` objects per pool (name -> loader) and design."""
     results: dict[str, list[dict]] = {}
-    for name in pools:
-        pool = POOLS[name]()
+    for name, load in pools.items():
+        pool = load()
         measure = lw.make_measure(MEASURE, pool)
         results[name] = []
         for design in designs:
@@ -97,7 +107,7 @@ def pool_table(rows: list[dict]) -> str:
 def summary_section(data: dict) -> str:
     """Markdown section rendered from the JSON this script writes."""
     out = [
-        "## Non-default designs' intervals on rare, over-confident and balanced pools (F1)",
+        "## Non-default designs' intervals on real, rare, over-confident and balanced pools (F1)",
         "",
         (f"{data['runs']} runs per design and pool, budget {BUDGET}, batches of {BATCH_SIZE}. Each cell is the "
          f"coverage of the 95% interval / the width ratio mean width / (3.92 RMSE); bold where coverage is below "
@@ -144,19 +154,22 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--designs", default=",".join(DESIGNS), help="comma-separated designs")
-    ap.add_argument("--pools", default=",".join(POOLS), help=f"comma-separated subset of {','.join(POOLS)}")
+    ap.add_argument("--pools", default=None,
+                    help=f"comma-separated subset of {','.join(POOLS)} and the real pools (default: all present)")
+    ap.add_argument("--datasets", type=Path, default=DATASETS, help="folder holding abt-buy.csv.gz, dblp-acm.csv.gz")
     ap.add_argument("--tag", default="", help="suffix of the output files (e.g. before/after)")
     ap.add_argument("--no-plot", action="store_true")
     args = ap.parse_args(argv)
-    pools = [p for p in args.pools.split(",") if p]
-    unknown = sorted(set(pools) - set(POOLS))
+    known = {**real_pools(args.datasets), **POOLS}
+    names = list(known) if args.pools is None else [p for p in args.pools.split(",") if p]
+    unknown = sorted(set(names) - set(known))
     if unknown:
-        ap.error(f"--pools: unknown {unknown}; choose from {', '.join(POOLS)}")
+        ap.error(f"--pools: unknown {unknown}; choose from {', '.join(known)}")
     designs = [d for d in args.designs.split(",") if d]
     command = "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=src python " + shlex.join(
         ["benchmarks/rare_design_intervals.py", *(argv if argv is not None else sys.argv[1:])])
-    data = {"runs": args.runs, "seed": args.seed, "command": command, "results": run(pools, designs, args.runs,
-                                                                                     args.seed)}
+    data = {"runs": args.runs, "seed": args.seed, "command": command,
+            "results": run({name: known[name] for name in names}, designs, args.runs, args.seed)}
     OUT.mkdir(exist_ok=True)
     stem = "rare_design_intervals" + (f"_{args.tag}" if args.tag else "")
     (OUT / f"{stem}.json").write_text(json.dumps(data, indent=1))

@@ -21,6 +21,7 @@ import numpy as np
 from .designs import Design
 from .estimators import Estimate
 from .measures import Measure
+from .oracle.calibration import label_surprise
 from .oracle.prior import score_prior
 from .pool import Pool
 
@@ -201,30 +202,11 @@ def recent_variance(session: Session, measure: Measure | None, level: float) -> 
 
 
 def calibration_surprise(session: Session, effect: float = 0.0) -> float:
-    """How far the session's labels contradict the pool's probabilities, which the pilot runs draw from: the
-    surprise ``S = -sum_i log p(y_i | x_i)`` over the ``k`` labeled items, standardized by its mean
-    ``sum_i H(p_i)`` and variance ``sum_i Var(log p(y | x_i))`` were each label drawn from ``p(. | x_i)`` (about a
-    standard normal then, even under an adaptive design: an item's draw depends on the labels before it, not on
-    its own); ``inf`` when a label has probability 0.  Over-confident probabilities score far above 0.
-
-    With ``effect = d`` the statistic tests for an excess surprise of more than ``d`` standard deviations per
-    label, ``(S - sum_i H(p_i)) / sqrt(sum_i Var) - d sqrt(k)`` (a minimum-effect test): above a cut-off only where
-    the miscalibration is large, not merely detectable (which any miscalibration becomes as ``k`` grows, the
-    standardized surprise growing as ``sqrt(k)``).
-    """
+    """How far the session's labels contradict the pool's probabilities, which the pilot runs draw from:
+    :func:`~labelwise.oracle.calibration.label_surprise` of each labeled item once (with ``effect = d`` a test for
+    an excess surprise of more than ``d`` standard deviations per label: above a cut-off only where the
+    miscalibration is large, not merely detectable, which any miscalibration becomes as the labels grow)."""
     sample = session.sample()
     keep = np.ones(len(sample.labels), dtype=bool) if sample.excluded is None else ~sample.excluded
     items, first = np.unique(sample.draws.items[keep], return_index=True)  # each labeled item once
-    labels = sample.labels[keep][first]
-    prior = score_prior(session.pool, items=items)
-    with np.errstate(divide="ignore"):
-        log_p = np.log(prior)
-    if not np.isfinite(log_p[np.arange(items.size), labels]).all():
-        return math.inf
-    finite = np.where(prior > 0, log_p, 0.0)  # 0 log 0 = 0
-    entropy = -(prior * finite).sum(axis=1)
-    spread = (prior * finite**2).sum(axis=1) - entropy**2
-    excess = float(-log_p[np.arange(items.size), labels].sum() - entropy.sum())
-    if spread.sum() <= 0:  # every labeled item certain, and each label the certain one
-        return 0.0
-    return excess / math.sqrt(float(spread.sum())) - effect * math.sqrt(items.size)
+    return label_surprise(score_prior(session.pool, items=items), sample.labels[keep][first], effect)

@@ -57,7 +57,7 @@ def test_loop_estimate_equals_the_in_memory_pool(files, pool, tmp_path):
     measure = memory.measure("f1")
     sample = memory.sample(memory.plan(make_design("poisson"), measure, 300), seed=5)
     ids = sample.item_ids[:120]
-    expected = memory.estimate(sample, measure, ids, pool.labels[ids])
+    expected = memory.estimate(sample, measure, ids, pool.labels[ids], design=make_design("poisson"), budget=300)
     assert got["n_labels"] == 120
     assert got["components"][0]["value"] == pytest.approx(expected.value[0], rel=1e-12)
     assert got["components"][0]["std"] == pytest.approx(np.sqrt(expected.cov[0, 0]), rel=1e-9)

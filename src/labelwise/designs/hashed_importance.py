@@ -45,7 +45,14 @@ from ..estimators import (
     proposal_model_covariance,
     with_fieller,
 )
+from ..estimators.ratio_score import (
+    jeffreys_leaf_variance,
+    ratio_score_draws,
+    with_score_interval,
+)
 from ..measures import Measure
+from ..measures.base import RatioOfTotals
+from ..oracle.calibration import label_surprise
 from ..pool import Pool
 from .block_draws import BlockDraws, block_proposal
 from .group_model import MODEL_BASIS
@@ -126,8 +133,31 @@ def hashed_importance_estimate(measure: Measure, design: ImportanceDesign, model
     covariance = proposal_model_covariance(u, model.posterior(labeled_blocks, labels), unlabeled, unlabeled / q,
                                            unlabeled * q, labeled_losses @ J.T, q[labeled_blocks], J @ est.R, n, N)
     cov = model_interval_covariance(est.cov, covariance, n, level, design.variance)
-    return with_fieller(make_estimate(measure, est.R, cov, est.n_labels, n, level, basis=MODEL_BASIS), measure,
-                        totals_cov)
+    est = with_fieller(make_estimate(measure, est.R, cov, est.n_labels, n, level, basis=MODEL_BASIS), measure,
+                       totals_cov)
+    if not isinstance(measure, RatioOfTotals) or not contradicted(model.prior[labeled_blocks], labels):
+        return est
+    leaves = model.leaf_model(labeled_blocks, labels)
+    draws = ratio_score_draws(est.R, float(est.std[0]), float(measure.lower[0]), float(measure.upper[0]),
+                              labeled_losses=labeled_losses, labeled_factor=1.0 / (n * N**2 * q[labeled_blocks]),
+                              unlabeled=unlabeled, unlabeled_factor=1.0 / (n * N**2 * q), group_losses=model.rep_loss,
+                              leaf=model.leaf, rate=leaves.posterior()[:, 1],
+                              rate_var=jeffreys_leaf_variance(leaves.positive, leaves.negative))
+    return with_score_interval(est, draws)
+
+
+def contradicted(positive: np.ndarray, labels: np.ndarray) -> bool:
+    """Whether the labels contradict the probabilities ``positive`` of their items (their standardized surprise,
+    :func:`~labelwise.oracle.calibration.label_surprise`, beyond the cut-off the planner uses,
+    :data:`~labelwise.planning.MISCALIBRATED`): then the oracle model, whose rates start from those
+    probabilities, does not set the interval's level alone (module docstring)."""
+    from ..planning import (  # planning builds on the designs
+        MISCALIBRATED,
+        MISCALIBRATION_EFFECT,
+    )
+
+    prior = np.stack([1.0 - positive, positive], axis=1)
+    return label_surprise(prior, labels, MISCALIBRATION_EFFECT) > MISCALIBRATED
 
 
 class HashedImportanceSampler(HashDrawn, ProposalSampler):

@@ -294,11 +294,12 @@ class ImportanceSampler(ProposalSampler):
         ratio of totals the interval also holds Fieller's
         (:func:`~labelwise.estimators.with_fieller`).
         """
-        est = super().estimate(measure, sample, level)
-        if len(sample.draws) == 0:
-            return est
         d = sample.draws
-        totals_cov = lambda: importance_totals_covariance(self.losses(measure, sample), d.weight, d.count)
+        if len(d) == 0:
+            return Estimate.undefined(measure, level)
+        losses = self.losses(measure, sample)  # once: the estimate and Fieller's totals both need them
+        est = importance_moments_estimate(measure, losses, d.weight, d.count, sample.n_labels, level)
+        totals_cov = lambda: importance_totals_covariance(losses, d.weight, d.count)
         if not self.uses_model or measure != self.measure or not est.all_defined:
             return with_fieller(est, measure, totals_cov)
         self._learn()

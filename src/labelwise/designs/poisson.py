@@ -28,6 +28,7 @@ written before this draw keep their randomised systematic sample
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -47,6 +48,10 @@ from ..pool import Pool
 from .base import Design, Sampler
 from .hashed import first_by_ratio, hash_keys
 from .importance import prior_deviation
+from .poisson_blocks import block_model, block_model_estimate
+
+if TYPE_CHECKING:
+    from ..engines.online import BlockRounds
 
 __all__ = ["POISSON_BASIS", "PoissonDesign", "PoissonSampler", "block_deviations", "block_inclusion_probabilities",
            "defensive_deviations", "inclusion_probabilities", "systematic_sample"]
@@ -276,6 +281,8 @@ class PoissonSampler(Sampler):
         self._used = 0
         # the plan of the budget M, made once and shared by the copies of a simulation
         self._planned: tuple[float, tuple[np.ndarray, np.ndarray | None, np.ndarray | None]] | None = None
+        # the oracle model of the score blocks behind the interval (:meth:`_model_covariance`), with a block plan
+        self._model: BlockRounds | None = None
         if budget is not None:
             self._plan(min(budget, pool.n_items))
 
@@ -314,6 +321,7 @@ class PoissonSampler(Sampler):
             keys, summary = memory_blocks(pool)
             b = block_inclusion_probabilities(summary, self.measure, M, pool.system_names, self.design.lam,
                                               self.design.defensive)
+            self._model = block_model(self.design, summary, self.measure, pool.system_names)
             return b, summary.counts, np.searchsorted(summary.keys, keys)
         return inclusion_probabilities(self._item_deviations(), M), None, None
 
@@ -354,9 +362,11 @@ class PoissonSampler(Sampler):
         The first ``k`` of the ``|S|`` planned items have inclusion
         probabilities ``pi_n = b_n k / |S|``
         (:func:`~labelwise.estimators.horvitz_thompson_moments`).  Under a
-        stochastic oracle ``<u>`` is taken under the design's prior.  For a
-        ratio of totals the interval also holds Fieller's
-        (:func:`~labelwise.estimators.with_fieller`).
+        stochastic oracle ``<u>`` is taken under the design's prior.  For the
+        design's measure on score blocks under a deterministic oracle, the
+        items not labeled yet enter through the oracle model
+        (:func:`block_model_estimate`).  For a ratio of totals the interval
+        also holds Fieller's (:func:`~labelwise.estimators.with_fieller`).
         """
         d = sample.draws
         if len(d) == 0:
@@ -370,4 +380,9 @@ class PoissonSampler(Sampler):
         losses = self.losses(measure, sample)
         R, cov = horvitz_thompson_moments(measure, losses, pi, self.pool.n_items, expected)
         est = make_estimate(measure, R, cov, sample.n_labels, len(d), level, basis=POISSON_BASIS if self._hashed else "")
+        if self._model is not None and self._hashed and measure == self.measure and not self.stochastic:
+            b_blocks, _, group = self._plan(min(self.budget, self.pool.n_items))
+            known = None if sample.excluded is None else ~sample.excluded
+            est = block_model_estimate(est, measure, self._model, b_blocks, self._queue.size, group[d.items],
+                                       sample.labels, losses, pi, level, known)
         return with_fieller(est, measure, lambda: horvitz_thompson_totals_covariance(losses, pi, self.pool.n_items))

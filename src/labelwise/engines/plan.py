@@ -33,6 +33,7 @@ from its block proposal as in memory (:mod:`labelwise.engines.importance`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -173,7 +174,8 @@ class PlannedSample:
         return int(self.item_ids.size)
 
     def estimate(self, measure: Measure, outputs, labels: np.ndarray, inclusion: np.ndarray,
-                 level: float = 0.95, cells: np.ndarray | None = None) -> Estimate:
+                 level: float = 0.95, cells: np.ndarray | None = None,
+                 widen: Callable[[Estimate, np.ndarray, np.ndarray], Estimate] | None = None) -> Estimate:
         """Horvitz-Thompson estimate (Yilmaz et al. (2021) eq. 18, covariance eqs. 25-28) from labeled items.
 
         Parameters
@@ -189,6 +191,9 @@ class PlannedSample:
         cells : ndarray, optional
             The pool's loss cells (:meth:`~labelwise.engines.blocks.BlockSummary.loss_cells`): a
             :attr:`uniform` sample's interval is their posterior.
+        widen : callable, optional
+            ``widen(estimate, losses, pi)``: the estimate with the items not labeled yet seen through the
+            oracle model (``poisson``'s :func:`~labelwise.designs.poisson_blocks.block_model_estimate`), before Fieller's.
 
         The ``k`` labeled items are taken as the first ``k`` handed out, a
         uniformly random subset of the sample: ``pi = b k / |S|``.  A
@@ -204,4 +209,6 @@ class PlannedSample:
         pi = np.minimum(inclusion * k / len(self), 1.0)
         R, cov = horvitz_thompson_moments(measure, losses, pi, self.n_items)
         est = make_estimate(measure, R, cov, k, k, level, basis=POISSON_BASIS)
+        if widen is not None:
+            est = widen(est, losses, pi)
         return with_fieller(est, measure, lambda: horvitz_thompson_totals_covariance(losses, pi, self.n_items))

@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..designs import Design
 from ..designs.hashed import HashOrder, first_by_ratio
+from ..designs.poisson_blocks import block_model_widening
 from ..estimators import Estimate
 from ..measures import Measure, make_measure
 from ..pool import Pool
@@ -163,10 +164,21 @@ class EnginePool:
         return self.source.rows(item_ids)
 
     def estimate(self, sample: PlannedSample, measure: Measure, item_ids: np.ndarray, labels: np.ndarray,
-                 level: float = 0.95) -> Estimate:
-        """Estimate ``measure`` from the labels of sampled ``item_ids`` (:meth:`PlannedSample.estimate`)."""
+                 level: float = 0.95, design: Design | None = None, budget: int | None = None) -> Estimate:
+        """Estimate ``measure`` from the labels of sampled ``item_ids`` (:meth:`PlannedSample.estimate`).
+
+        With the ``poisson`` ``design`` and the ``budget`` its sample was planned for, the interval of the
+        plan's measure also sees the items not labeled yet through the oracle model of the blocks, as a session
+        does (:func:`~labelwise.designs.poisson_blocks.block_model_widening`).
+        """
         item_ids = np.asarray(item_ids, dtype=np.int64)
-        inclusion = sample.inclusion[pd.Index(sample.item_ids).get_indexer(item_ids)]
+        labels = np.asarray(labels, dtype=np.int64)
+        at = pd.Index(sample.item_ids).get_indexer(item_ids)
         outputs = self.source.outputs(item_ids)
         cells = self.summary.loss_cells(measure, self.system_names) if sample.uniform else None
-        return sample.estimate(measure, outputs, np.asarray(labels, dtype=np.int64), inclusion, level, cells)
+        widen = None
+        if design is not None and budget is not None and sample.keys is not None:
+            blocks = np.searchsorted(self.summary.keys, sample.keys[at])
+            widen = block_model_widening(design, self.summary, measure, measure, self.system_names, budget,
+                                         len(sample), blocks, labels, level)
+        return sample.estimate(measure, outputs, labels, sample.inclusion[at], level, cells, widen)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -34,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..designs import Design, design_from_spec
+from ..designs.poisson_blocks import block_model_widening
 from ..estimators import Estimate
 from ..measures import Measure, make_measure
 from ..pool import Pool
@@ -410,4 +412,15 @@ class EngineSession:
                                        slopes)
         inclusion = self.sample.inclusion[pd.Index(self.sample.item_ids).get_indexer(ids)]
         cells = self.summary.loss_cells(measure, self.columns.system_names) if self.sample.uniform else None
-        return self.sample.estimate(measure, outputs, labels, inclusion, level, cells)
+        return self.sample.estimate(measure, outputs, labels, inclusion, level, cells, self._poisson_model(measure, ids,
+                                                                                                         labels, level))
+
+    def _poisson_model(self, measure: Measure, ids: np.ndarray, labels: np.ndarray,
+                       level: float) -> Callable[[Estimate, np.ndarray, np.ndarray], Estimate] | None:
+        """``poisson``'s view of the items not labeled yet through the oracle model of the blocks, for the
+        session's own measure (:func:`~labelwise.designs.poisson_blocks.block_model_widening`, as in memory)."""
+        if self.design.name != "poisson":
+            return None
+        blocks = np.searchsorted(self.summary.keys, self._handed_blocks(ids))
+        return block_model_widening(self.design, self.summary, self.make_measure(), measure, self.columns.system_names,
+                                    self.meta["budget"], len(self.sample), blocks, labels, level)

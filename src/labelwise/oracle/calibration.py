@@ -38,7 +38,7 @@ import numpy as np
 from scipy.special import expit, gammaln, log_expit, logit
 
 __all__ = ["STRENGTHS", "Platt", "PlattPosterior", "block_quantiles", "fit_platt", "items_per_label",
-           "marginal_strength", "platt_posterior"]
+           "label_surprise", "marginal_strength", "platt_posterior"]
 
 #: Candidate prior strengths of :func:`marginal_strength`.
 STRENGTHS = np.array([0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0])
@@ -264,3 +264,33 @@ def marginal_strength(block_prior: np.ndarray, counts: np.ndarray) -> float:
     loglik = (gammaln(lam * s + O) - gammaln(lam * s)).sum(axis=(0, 1)) \
         - (gammaln(lam[0] + O.sum(axis=1)) - gammaln(lam[0])).sum(axis=0)
     return float(STRENGTHS[len(STRENGTHS) - 1 - np.argmax(loglik[::-1])])
+
+
+def label_surprise(prior: np.ndarray, labels: np.ndarray, effect: float = 0.0) -> float:
+    """How far labels contradict the probabilities they were drawn under: their standardized surprise.
+
+    The surprise ``S = -sum_i log p(y_i | x_i)`` over the ``k`` labeled items, standardized by its mean
+    ``sum_i H(p_i)`` and variance ``sum_i Var(log p(y | x_i))`` were each label drawn from ``p(. | x_i)`` (about a
+    standard normal then, even under an adaptive design: an item's draw depends on the labels before it, not on
+    its own), less ``effect sqrt(k)`` (a minimum-effect test: an excess of more than ``effect`` standard deviations
+    per label); ``inf`` when a label has probability 0.  Over-confident probabilities score far above 0.
+
+    Parameters
+    ----------
+    prior : ndarray, shape (k, C)
+        The probabilities of every labeled item.
+    labels : ndarray of int, shape (k,)
+    effect : float
+    """
+    rows = np.arange(labels.size)
+    with np.errstate(divide="ignore"):
+        log_p = np.log(prior)
+    if not np.isfinite(log_p[rows, labels]).all():
+        return float("inf")
+    finite = np.where(prior > 0, log_p, 0.0)  # 0 log 0 = 0
+    entropy = -(prior * finite).sum(axis=1)
+    spread = float(((prior * finite**2).sum(axis=1) - entropy**2).sum())
+    if spread <= 0:  # every labeled item certain, and each label the certain one
+        return 0.0
+    excess = float(-log_p[rows, labels].sum() - entropy.sum())
+    return excess / np.sqrt(spread) - effect * np.sqrt(labels.size)
