@@ -161,7 +161,8 @@ def anytime_path(session: Session, measure: Measure | None = None, level: float 
         sequence, lower, upper, emptied = start.sequence, start.lower, start.upper, start.emptied
     else:
         sequence = RatioSequence.start(target, session.pool, bound, level, horizon, without_replacement=finite,
-                                       per_row=session.stochastic, side_bets=side_bets)
+                                       per_row=session.stochastic, side_bets=side_bets,
+                                       known_labels=not session.stochastic)
         _, lower, upper, emptied = _no_batch(target.size)
     latest = ends[-2] + 1 if ends.size > 1 else 0  # the latest batch's first row
     states = []
