@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import labelwise as lw
-from labelwise.anytime import known_items
+from labelwise.anytime import known_items, weight_bound
 from labelwise.anytime.known_items import LabeledItems
-from labelwise.anytime.ratio import GRID, RatioSequence
+from labelwise.anytime.ratio import GRID, RatioSequence, ratio_sequence
 from labelwise.measures import make_measure
 
 #: A true positive, a false positive and a false negative: F1 = 2 / (2 + 1 + 1) = 1/2, a grid point.
@@ -88,3 +88,25 @@ def test_known_draws_that_take_the_known_items_share_of_the_mean_break_the_marti
     monkeypatch.setattr(known_items.KnownDraws, "shared_increment", share_of_mean)
     probability, capital = _capital_over_every_path(pool, known_labels=True)
     assert abs(probability @ capital[:, TRUTH] - 1.0) > 1e-3
+
+
+def test_known_draws_narrow_the_sequence_of_importance_sessions():
+    # ten importance sessions of 600 labels on a 1:20 pool, each sequence computed on the same draws with and
+    # without the known items' mean: the draws of labeled items (about a quarter of the draws) stop
+    # moving the capital at random, so the final interval is narrower (in all ten runs with these seeds, by 0.014
+    # on average) and on average by more than
+    # three standard errors of the paired differences
+    pool = lw.make_pool(4000, prevalence=0.05, separation=2.0, seed=3)
+    measure = make_measure("f1", pool)
+    widths = []
+    for seed in range(10):
+        session = lw.Session(pool, measure, "importance", seed=seed, budget=600)
+        session.run(lw.oracle.TruthOracle(pool), 600, 50)
+        sample = session.sample()
+        d = sample.draws
+        table = (session.sampler.losses(measure, sample), d.weight, d.count, d.round)
+        bounds = [ratio_sequence(measure, pool, *table, weight_bound(session.sampler), 0.95, 600, items=d.items,
+                                 known_labels=known) for known in (True, False)]
+        widths.append([upper[-1, 0] - lower[-1, 0] for lower, upper in bounds])
+    difference = np.diff(widths, axis=1)[:, 0]  # plain minus known
+    assert difference.mean() > 3 * difference.std(ddof=1) / np.sqrt(difference.size)
