@@ -92,10 +92,9 @@ def test_known_draws_that_take_the_known_items_share_of_the_mean_break_the_marti
 
 def test_known_draws_narrow_the_sequence_of_importance_sessions():
     # ten importance sessions of 600 labels on a 1:20 pool, each sequence computed on the same draws with and
-    # without the known items' mean: the draws of labeled items (about a quarter of the draws) stop
-    # moving the capital at random, so the final interval is narrower (in all ten runs with these seeds, by 0.014
-    # on average) and on average by more than
-    # three standard errors of the paired differences
+    # without the known items' mean: the draws of labeled items (about a quarter of the draws) stop moving the
+    # capital at random, so the final interval is narrower on average by more than three standard errors of the
+    # paired differences (with these seeds: in all ten runs, by 0.014 on average)
     pool = lw.make_pool(4000, prevalence=0.05, separation=2.0, seed=3)
     measure = make_measure("f1", pool)
     widths = []
