@@ -9,22 +9,28 @@ takes, instead of its own increment, their ``q``-weighted mean
     c_K(t) = sum_K q_i w_i x_i(t) / Q_K = sum_K (num_i - t den_i) / (N Q_K),
 
 and every other draw keeps ``w_i x_i(t)``.  Given the past, a draw is
-i.i.d. from ``q``, so the new increment's conditional mean is
+i.i.d. from ``q`` (the with-replacement designs draw so, one batch's rows
+aggregated), so the new increment's conditional mean is
 ``Q_K c_K + sum_{i not in K} q_i w_i x_i = sum_i x_i / N``: the mean of the
-old one, zero under ``H0(t)``.  The betting factors keep their conditional
-mean one and Ville's inequality applies unchanged (Waudby-Smith & Ramdas,
+old one, zero under ``H0(t)``.  Why the sequence stays valid whatever the
+bets: each factor ``1 + lam X + (side bet)`` has conditional mean
+``1 + lam E[X | past]`` for every ``lam`` fixed before the batch, one under
+``H0(t)``, and stays positive because ``c_K``, a weighted mean of
+increments, lies within their bounds and the bets are capped so that
+``lam |c_K|`` stays below ``SIDE_START``
+(:func:`~labelwise.anytime.betting.bet_on_batches`).  The capital is then a
+nonnegative martingale under ``H0(t)`` for any predictable choice of bets and
+of ``K``, and Ville's inequality gives the sequence (Waudby-Smith & Ramdas,
 "Estimating means of bounded random variables by betting", JRSS-B 86(1),
-2024, sec. 4: any predictable bet on a variable of known conditional mean).
-In the language of the item side bets (:mod:`labelwise.anytime.side_bets`)
-this is one more bet on which item is drawn, ``-lam (w_i x_i - c_K) 1{i in K}``,
-whose mean under ``q`` is zero and which is known before the batch because
-the labels of ``K`` are.
+2024, sec. 4).  In the language of the item side bets
+(:mod:`labelwise.anytime.side_bets`) this is one more bet on which item is
+drawn, ``-lam (w_i x_i - c_K) 1{i in K}``, whose mean under ``q`` is zero and
+which is known before the batch because the labels of ``K`` are.
 
 What it buys: the draws of labeled items (under importance sampling the
 items the proposal favours, drawn again and again) no longer move the
-capital at random, so the increments' variance falls (on a 1:100 pool by
-about half at 2000 labels) and the bets may grow.  ``c_K`` is a weighted
-mean of increments within the bounds, so the bounds still hold.
+capital at random, so the increments' variance falls and the bets win
+sooner (``benchmarks/anytime_stopping.py``).
 
 Needs one fixed proposal (``q`` of every item) and labels that do not change
 between draws of an item: not under a stochastic oracle, whose every draw
