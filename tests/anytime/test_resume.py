@@ -30,7 +30,8 @@ def _one_pass(session: lw.Session) -> tuple[np.ndarray, np.ndarray]:
     losses = session.sampler.losses(session.measure, sample)
     return ratio_sequence(session.measure, session.pool, losses[rows], d.weight[rows], counts, d.round[rows],
                           weight_bound(session.sampler), session.level, session.budget,
-                          without_replacement=finite, per_row=session.stochastic, items=d.items[rows])
+                          without_replacement=finite, per_row=session.stochastic, items=d.items[rows],
+                          known_labels=not session.stochastic)
 
 
 @pytest.mark.parametrize(("design", "oracle"), [("passive", "deterministic"), ("importance", "deterministic"),

@@ -74,7 +74,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr
 
-from .side_bets import SideBets
+from .side_bets import SIDE_START, SideBets
 
 __all__ = ["BOLDEST", "SPLIT", "TRUNCATION", "Capital", "bet_on_batches", "boldest_bet", "rejected_by_batch"]
 
@@ -168,7 +168,7 @@ def rejected_by_batch(values: np.ndarray, counts: np.ndarray, batches: np.ndarra
 def bet_on_batches(capital: Capital, values: np.ndarray, counts: np.ndarray, batches: np.ndarray, low: np.ndarray,
                    high: np.ndarray, alpha: float, horizon: float, *, per_row: bool = False,
                    side: SideBets | None = None, items: np.ndarray | None = None,
-                   ) -> tuple[np.ndarray, Capital]:
+                   shared: np.ndarray | None = None) -> tuple[np.ndarray, Capital]:
     """:func:`rejected_by_batch` resumed from ``capital``, the sequence after earlier batches.
 
     Batch by batch the arithmetic is that of one pass over all rows, so resuming after every batch gives
@@ -177,7 +177,9 @@ def bet_on_batches(capital: Capital, values: np.ndarray, counts: np.ndarray, bat
     With ``side`` (and ``items``, the rows' items as :meth:`~labelwise.anytime.side_bets.SideBets.reach` takes
     them, read batch by batch), each factor carries the item side bet of :mod:`labelwise.anytime.side_bets` and
     the bets are capped by its :meth:`~labelwise.anytime.side_bets.SideBets.caps` instead of ``BOLDEST`` over
-    the bounds.
+    the bounds.  ``shared`` (shape (B, G), with ``side``) is the increment every draw of an item labeled before
+    the batch takes (:mod:`labelwise.anytime.known_items`); the bets are also capped so that it costs at most
+    ``SIDE_START`` of the capital, as the side bets' items do.
 
     Returns
     -------
@@ -214,6 +216,9 @@ def bet_on_batches(capital: Capital, values: np.ndarray, counts: np.ndarray, bat
         # BOLDEST over the bounds, or the side bets' caps (never below it), and the truncation by what was seen
         largest = (boldest_bet(-low[s:e]), boldest_bet(high[s:e])) if side is None else side.caps(k, horizon)
         cap_plus, cap_minus = _truncation(largest[0], -lo_seen), _truncation(largest[1], hi_seen)
+        if shared is not None:  # every factor of a labeled item's draw stays above 1 - SIDE_START - E_q[g] > 0
+            cap_plus = np.minimum(cap_plus, SIDE_START / np.maximum(-shared[b], np.finfo(float).tiny))
+            cap_minus = np.minimum(cap_minus, SIDE_START / np.maximum(shared[b], np.finfo(float).tiny))
         mean = sx / np.maximum(k, 1.0)
         spread = np.maximum(sq - k * mean**2, 1e-300)  # sum of squared deviations
         scale = 2 * threshold * (k + 1) / np.maximum(k, max(horizon, 1.0))

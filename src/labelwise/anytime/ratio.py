@@ -18,7 +18,9 @@ likely to be positive have small weights, so the bounds of the positive
 terms, and so the bets against too high a value, are far from the worst case
 ``1 / defensive``.  Under one fixed proposal the bets also carry item
 side bets (:mod:`labelwise.anytime.side_bets`), so that the few items of
-largest weight no longer cap the bets against too low a value.
+largest weight no longer cap the bets against too low a value, and under a
+deterministic oracle the draws of items labeled in earlier batches take
+their known mean (:mod:`labelwise.anytime.known_items`).
 
 For distinct items drawn uniformly without replacement from the ``N`` items
 (the first draws of ``passive`` under a deterministic oracle) the finite-pool
@@ -42,6 +44,7 @@ from ..measures.base import CombinedMeasure, RatioOfTotals
 from ..measures.domain import DomainMeasure
 from ..pool import Pool
 from .betting import Capital, bet_on_batches, boldest_bet
+from .known_items import LabeledItems
 from .side_bets import SideBets
 
 __all__ = ["RatioForm", "RatioSequence", "ratio_forms", "ratio_sequence"]
@@ -214,10 +217,12 @@ class RatioSequence:
     horizon: float
     without_replacement: bool
     per_row: bool
+    labeled: LabeledItems | None = None  # with one fixed proposal and fixed labels: the items labeled so far
 
     @classmethod
     def start(cls, measure: Measure, pool: Pool, weight_bound: float | np.ndarray, level: float, horizon: float, *,
-              without_replacement: bool = False, per_row: bool = False, side_bets: bool = True) -> RatioSequence:
+              without_replacement: bool = False, per_row: bool = False, side_bets: bool = True,
+              known_labels: bool = False) -> RatioSequence:
         """The sequence before any draw (parameters as :func:`ratio_sequence`).
 
         Raises
@@ -242,8 +247,10 @@ class RatioSequence:
             side = (_side_bets(group, cells, weight_bound, f, grid, low, high)
                     if side_bets and np.ndim(weight_bound) == 1 and not without_replacement else None)
             components.append(_Component(f, grid, low, high, lo, hi, side))
+        known = (LabeledItems.start(pool.n_items, measure.dim)
+                 if known_labels and components[0].side is not None and not per_row else None)
         return cls(tuple(components), (Capital.start(GRID),) * len(forms), (np.zeros(GRID),) * len(forms), 0,
-                   pool.n_items, 1 - level, horizon, without_replacement, per_row or without_replacement)
+                   pool.n_items, 1 - level, horizon, without_replacement, per_row or without_replacement, known)
 
     def advance(self, losses: np.ndarray, weights: np.ndarray, counts: np.ndarray, batches: np.ndarray,
                 items: np.ndarray | None = None) -> tuple[RatioSequence, np.ndarray, np.ndarray, np.ndarray]:
@@ -263,28 +270,36 @@ class RatioSequence:
         emptied = np.zeros((n_batches, len(self.components)), dtype=bool)
         if n_batches == 0:
             return self, lower, upper, emptied
-        capitals, drawn_sums = list(self.capitals), list(self.drawn_sums)
+        if self.components[0].side is not None and items is None:
+            raise ValueError("items: needed with each item's own weight bound (the item side bets)")
+        capitals, drawn_sums, labeled, draws = list(self.capitals), list(self.drawn_sums), self.labeled, None
+        if labeled is not None:  # draws of items labeled in earlier batches: their known increments' mean
+            proposal = 1.0 / (self.n_items * self.components[0].side.item_weight)
+            draws, labeled = labeled.by_batch(losses, items, batches, proposal)
         for k, c in enumerate(self.components):
             f = c.form
             num, den = losses @ f.a + f.a0, losses @ f.b + f.b0
             values = weights[:, None] * (num[:, None] - c.grid * den[:, None])
+            shared = None
+            if draws is not None:
+                shared = draws.shared_increment(f.a, f.a0, f.b, f.b0, c.grid, self.n_items)
+                values = draws.replace(values, shared)
             low, high = c.low, c.high
             if self.without_replacement:
                 values, low, high, drawn_sums[k] = _without_replacement(values, low, high,
                                                                         self.n_items - self.n_rows, drawn_sums[k])
-            if c.side is not None and items is None:
-                raise ValueError("items: needed with each item's own weight bound (the item side bets)")
             rejected, capitals[k] = bet_on_batches(capitals[k], values, counts, batches, low, high, self.alpha,
-                                                   self.horizon, per_row=self.per_row, side=c.side, items=items)
+                                                   self.horizon, per_row=self.per_row, side=c.side, items=items,
+                                                   shared=shared)
             lower[:, k], upper[:, k], emptied[:, k] = _kept_interval(c.grid, ~rejected, c.lo, c.hi)
         return (replace(self, capitals=tuple(capitals), drawn_sums=tuple(drawn_sums),
-                        n_rows=self.n_rows + len(losses)), lower, upper, emptied)
+                        n_rows=self.n_rows + len(losses), labeled=labeled), lower, upper, emptied)
 
 
 def ratio_sequence(measure: Measure, pool: Pool, losses: np.ndarray, weights: np.ndarray, counts: np.ndarray,
                    batches: np.ndarray, weight_bound: float | np.ndarray, level: float, horizon: float, *,
                    without_replacement: bool = False, per_row: bool = False, items: np.ndarray | None = None,
-                   side_bets: bool = True) -> tuple[np.ndarray, np.ndarray]:
+                   side_bets: bool = True, known_labels: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Confidence sequence of every component after every batch.
 
     Parameters
@@ -324,6 +339,6 @@ def ratio_sequence(measure: Measure, pool: Pool, losses: np.ndarray, weights: np
     lower, upper : ndarray, shape (B, m)
         The sequence's interval after each batch; the whole range where it excludes nothing.
     """
-    start = RatioSequence.start(measure, pool, weight_bound, level, horizon,
-                                without_replacement=without_replacement, per_row=per_row, side_bets=side_bets)
+    start = RatioSequence.start(measure, pool, weight_bound, level, horizon, without_replacement=without_replacement,
+                                per_row=per_row, side_bets=side_bets, known_labels=known_labels)
     return start.advance(losses, weights, counts, batches, items)[1:3]

@@ -6,7 +6,9 @@ oracle uses the finite-pool sequence of its distinct items): each draw's weight 
 the proposal fixed before its batch, so ``E[w l | past] = R`` and the
 betting sequence of :mod:`labelwise.anytime.ratio` holds uniformly over
 batches.  It needs a bound on the weights known in advance: each item's
-own weight under a fixed proposal (then the bets carry item side bets), its
+own weight under a fixed proposal (then the bets carry item side bets and,
+under a deterministic oracle, a draw of an item labeled in an earlier batch
+counts at those items' known mean increment, :mod:`labelwise.anytime.known_items`), its
 largest over the proposals of an ``importance`` session to which systems
 were added (each draw keeps the weight of the proposal it came from; no side
 bets, whose centring needs one fixed proposal), else the designs' defensive mixture's
@@ -161,7 +163,8 @@ def anytime_path(session: Session, measure: Measure | None = None, level: float 
         sequence, lower, upper, emptied = start.sequence, start.lower, start.upper, start.emptied
     else:
         sequence = RatioSequence.start(target, session.pool, bound, level, horizon, without_replacement=finite,
-                                       per_row=session.stochastic, side_bets=side_bets)
+                                       per_row=session.stochastic, side_bets=side_bets,
+                                       known_labels=not session.stochastic)
         _, lower, upper, emptied = _no_batch(target.size)
     latest = ends[-2] + 1 if ends.size > 1 else 0  # the latest batch's first row
     states = []
