@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -35,16 +34,14 @@ import numpy as np
 import pandas as pd
 
 from ..designs import Design, design_from_spec
-from ..designs.poisson_blocks import block_model_widening
 from ..estimators import Estimate
 from ..measures import Measure, make_measure
-from ..pool import Pool
 from ..store import StoreError
 from ..store.sqlite import connect, operational_error, statements, transaction
 from .blocks import BlockSummary
 from .columns import EngineColumns
 from .files import fingerprint
-from .importance import importance_estimate, importance_sample, labeled_prefix
+from .importance import importance_sample
 from .labels import new_labels
 from .marker import MARKER_TABLE
 from .online import BlockRounds, RoundLog, block_rounds, next_round
@@ -57,13 +54,8 @@ from .plan import (
     check_engine_design,
 )
 from .pool import EnginePool
-from .strata import (
-    EngineStrata,
-    engine_strata,
-    next_batch,
-    stratified_estimate,
-    summary_slope_moments,
-)
+from .session_estimate import session_estimate
+from .strata import EngineStrata, engine_strata, next_batch
 
 __all__ = ["EngineSession"]
 
@@ -290,10 +282,11 @@ class EngineSession:
                 pass
         return BlockSummary.from_json(stored, len(self.columns.system_names), bool(self.columns.preds))
 
-    def _rounds(self) -> BlockRounds:
+    def rounds(self) -> BlockRounds:
+        """The rounds' planner and estimator over the session's blocks (``online-poisson``)."""
         return BlockRounds(self.design, self.summary, self.make_measure(), self.columns.system_names, self.strata)
 
-    def _round_log(self, item_ids: np.ndarray, labels: np.ndarray) -> RoundLog:
+    def round_log(self, item_ids: np.ndarray, labels: np.ndarray) -> RoundLog:
         """The rounds so far, with the blocks and rounds of the labeled ``item_ids``."""
         rows = self.conn.execute("SELECT drawn, b FROM rounds ORDER BY round").fetchall()
         inclusion = np.array([json.loads(b) for _, b in rows]).reshape(len(rows), self.summary.keys.size)
@@ -321,7 +314,7 @@ class EngineSession:
             self.__dict__.pop("sample", None)
             return new
         round_ = int(self.conn.execute("SELECT COUNT(*) FROM rounds").fetchone()[0])
-        b, drawn = next_round(self.pool, self._rounds(), self.meta["seed"], round_, self._round_log(ids, labels),
+        b, drawn = next_round(self.pool, self.rounds(), self.meta["seed"], round_, self.round_log(ids, labels),
                               handed["item_id"].to_numpy(np.int64),
                               np.searchsorted(self.summary.keys, handed["block"].to_numpy(np.int64)), k)
         self.conn.execute("INSERT INTO rounds VALUES (?, ?, ?)", (round_, len(drawn), json.dumps(b.tolist())))
@@ -374,53 +367,11 @@ class EngineSession:
             "time": pd.to_datetime(rows["stored_at"], utc=True).dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ").to_numpy(),
             "source": rows["source"].astype(str).to_numpy(), "event": np.full(len(rows), "label")})
 
-    def _handed_blocks(self, item_ids: np.ndarray) -> np.ndarray:
+    def handed_blocks(self, item_ids: np.ndarray) -> np.ndarray:
         """The sample's block column (the block key; ``stratified``: the stratum) of items handed out."""
         handed = pd.read_sql_query("SELECT item_id, block FROM sample", self.conn).set_index("item_id")
         return handed.loc[item_ids, "block"].to_numpy(np.int64)
 
     def estimate(self, measure: Measure | None = None, level: float | None = None) -> Estimate:
-        """The estimate from the labels so far (Horvitz-Thompson, :meth:`PlannedSample.estimate`; ``importance``:
-        :func:`~labelwise.engines.importance.importance_estimate` of the items handed out before the first
-        unlabeled one, as an in-memory session estimates from that prefix)."""
-        measure = measure or self.make_measure()
-        level = level or self.meta["level"]
-        ids, labels = self.labeled()
-        if self.with_replacement:
-            ids, labels = labeled_prefix(self.sample.item_ids, self.meta["handed"], ids, labels)
-        if not ids.size:
-            return Estimate.undefined(measure, level)
-        rows = self.conn.execute("SELECT item_id, vals FROM outputs").fetchall()  # the items handed out
-        c = self.columns
-        frame = pd.DataFrame([json.loads(v) for _, v in rows], columns=list(c.outputs))
-        frame.insert(0, c.id, [i for i, _ in rows])
-        frame = frame.set_index(c.id).loc[ids].reset_index()
-        outputs = Pool.from_dataframe(frame, label_col=None, **c.options()).outputs()
-        if self.online:
-            rounds = self._rounds()
-            return rounds.estimate(measure, measure.loss(outputs, labels), self._round_log(ids, labels), level,
-                                   rep_loss=rounds.block_losses(measure))
-        if self.with_replacement:
-            blocks = np.searchsorted(self.summary.keys, self._handed_blocks(ids))
-            return importance_estimate(self.design, self.summary, self.make_measure(), measure,
-                                       self.columns.system_names, self.meta["seed"], blocks, outputs, labels,
-                                       self.meta["handed"], level)
-        if self.strata is not None:
-            slopes = summary_slope_moments(measure, self.stratum_summary, self.columns.system_names,
-                                           self.strata.sizes.size)
-            return stratified_estimate(measure, outputs, labels, self._handed_blocks(ids), self.strata.sizes, level,
-                                       slopes)
-        inclusion = self.sample.inclusion[pd.Index(self.sample.item_ids).get_indexer(ids)]
-        cells = self.summary.loss_cells(measure, self.columns.system_names) if self.sample.uniform else None
-        return self.sample.estimate(measure, outputs, labels, inclusion, level, cells, self._poisson_model(measure, ids,
-                                                                                                         labels, level))
-
-    def _poisson_model(self, measure: Measure, ids: np.ndarray, labels: np.ndarray,
-                       level: float) -> Callable[[Estimate, np.ndarray, np.ndarray], Estimate] | None:
-        """``poisson``'s view of the items not labeled yet through the oracle model of the blocks, for the
-        session's own measure (:func:`~labelwise.designs.poisson_blocks.block_model_widening`, as in memory)."""
-        if self.design.name != "poisson":
-            return None
-        blocks = np.searchsorted(self.summary.keys, self._handed_blocks(ids))
-        return block_model_widening(self.design, self.summary, self.make_measure(), measure, self.columns.system_names,
-                                    self.meta["budget"], len(self.sample), blocks, labels, level)
+        """The estimate from the labels so far (:func:`~labelwise.engines.session_estimate.session_estimate`)."""
+        return session_estimate(self, measure or self.make_measure(), level or self.meta["level"])
