@@ -30,7 +30,7 @@ def _one_round(b: float, left: float, drawn: int) -> tuple[DrawnExceptions, np.n
 
 def _poisson_moments(left: float) -> LeafMissed:
     """E S and Var S of a Poisson(left) count of exceptions, each shifting the estimate by SHIFT."""
-    return LeafMissed(np.array([[left * SHIFT]]), np.array([[left * SHIFT**2]]), np.array([left]), np.zeros(1))
+    return LeafMissed(np.array([[left * SHIFT]]), np.array([[left * SHIFT**2]]), np.array([left]), np.zeros((1, 0, 1)))
 
 
 MODE, MOVING = np.zeros(1, dtype=np.int64), np.ones(1, dtype=bool)
@@ -49,7 +49,7 @@ def test_one_drawn_exception_adds_its_error_given_the_draw(left):
     second moment to O(b)."""
     b = 1e-3
     d, shift, expected, leaf = _one_round(b, left, drawn=1)
-    hit, variance, _ = drawn_variance(shift, expected, MODE, leaf, MOVING, d, _poisson_moments(left))
+    hit, _, variance, _ = drawn_variance(shift, expected, MODE, leaf, MOVING, d, _poisson_moments(left))
     m = np.arange(200)
     exact = stats.poisson.pmf(m, left) @ (((1.0 / b - 1.0) - m) * SHIFT) ** 2
     assert hit.tolist() == [True]
@@ -65,7 +65,7 @@ def test_many_drawn_exceptions_with_the_labeled_part_add_the_exact_design_varian
     left = before * (1 - b)
     drawn = int(before * b)
     d, shift, expected, leaf = _one_round(b, left, drawn)
-    _, variance, _ = drawn_variance(shift, expected, MODE, leaf, MOVING, d, _poisson_moments(left))
+    _, _, variance, _ = drawn_variance(shift, expected, MODE, leaf, MOVING, d, _poisson_moments(left))
     assert variance[0] + _labeled_part(b, drawn) == pytest.approx(before * (1 / b - 1) * SHIFT**2, rel=1e-9)
 
 
@@ -74,7 +74,7 @@ def test_a_leaf_with_no_exception_drawn_adds_nothing_here():
     b = 0.01
     d, shift, expected, leaf = _one_round(b, 3.0, drawn=2)
     d = d._replace(labels=np.zeros(2, dtype=np.int64))  # two labels, both the block's mode
-    hit, variance, _ = drawn_variance(shift, expected, MODE, leaf, MOVING, d, _poisson_moments(3.0))
+    hit, _, variance, _ = drawn_variance(shift, expected, MODE, leaf, MOVING, d, _poisson_moments(3.0))
     assert hit.tolist() == [False] and variance[0] == 0.0
 
 
@@ -89,8 +89,8 @@ def test_leaf_moments_feed_the_labels_reading():
     d = DrawnExceptions(np.array([1]), np.array([1]), np.array([1 / b]), np.array([1 / b - 1] * 2),
                         np.array([1 - b] * 2))
     expected = left * alpha / (alpha + beta)
-    hit, variance, _ = drawn_variance(shift, expected, np.zeros(2, dtype=np.int64), leaf, np.ones(2, dtype=bool), d,
-                                   moments)
+    hit, _, variance, _ = drawn_variance(shift, expected, np.zeros(2, dtype=np.int64), leaf, np.ones(2, dtype=bool),
+                                         d, moments)
     counted = (1 / b - 1) * 0.2
     labels_reading = moments[1][1, 0] + (moments[0][1, 0] - counted) ** 2
     assert hit.tolist() == [False, True]
@@ -118,19 +118,27 @@ def _missed_given_hit(model: LeafModel, b: float):
     return missed_in_hindsight(zero, u, model.posterior()[leaf], TWO_LEFT, N_ITEMS, leaf, model, d)
 
 
-def test_recalibration_spreads_the_missed_mean_of_every_leaf_hit_or_not():
-    """The Platt map moves E S of the hit leaf too: the delta method's grad^T Sigma grad takes grad = d(sum_l
-    E S_l)/d(a, b) over both leaves, here by central finite differences."""
-    a, b, h = 1.0, -0.5, 1e-6
+@pytest.mark.parametrize("b, held", [(0.9, [0, 1]), (0.01, [1])])
+def test_recalibration_spreads_the_means_the_error_holds(b, held):
+    """The Platt map moves E S_l of the leaves whose mean the error holds: the missed leaf 1, and the hit leaf 0
+    where the model reads it (b = 0.9); read by the design (b = 0.01, a rare draw) its error has mean 0 whatever
+    the map.  The delta method's grad^T Sigma grad takes grad = d(sum over those leaves of E S_l)/d(a, b), here
+    by central finite differences."""
+    a, c, h = 1.0, -0.5, 1e-6
     cov = np.array([[0.04, 0.01], [0.01, 0.09]])
+    model = _two_leaves(a, c)
+    reading = drawn_variance(TWO_SHIFT, TWO_LEFT * model.posterior()[:, 1], np.zeros(2, dtype=np.int64),
+                             np.array([0, 1]), np.ones(2, dtype=bool),
+                             DrawnExceptions(np.array([0]), np.array([1]), np.array([1 / b]), np.full(2, 1 / b - 1),
+                                             np.full(2, 1 - b)), _two_leaf_moments(model))
+    assert reading.by_model[0, 0] == (0 in held)
 
-    def total_mean(a, b):
-        model = _two_leaves(a, b)
-        return leaf_missed_moments(TWO_SHIFT, TWO_LEFT, np.array([0, 1]), model.positive, model.negative)[0].sum()
+    def held_mean(a, c):
+        return _two_leaf_moments(_two_leaves(a, c)).mean[held].sum()
 
-    grad = np.array([(total_mean(a + h, b) - total_mean(a - h, b)) / (2 * h),
-                     (total_mean(a, b + h) - total_mean(a, b - h)) / (2 * h)])
-    spread = _missed_given_hit(_two_leaves(a, b, cov), 0.9).miss - _missed_given_hit(_two_leaves(a, b), 0.9).miss
+    grad = np.array([(held_mean(a + h, c) - held_mean(a - h, c)) / (2 * h),
+                     (held_mean(a, c + h) - held_mean(a, c - h)) / (2 * h)])
+    spread = _missed_given_hit(_two_leaves(a, c, cov), b).miss - _missed_given_hit(model, b).miss
     assert spread[0] == pytest.approx(grad @ cov @ grad, rel=1e-6)
 
 
@@ -161,7 +169,7 @@ def test_two_hit_leaves_read_by_the_model_add_their_biases_before_squaring():
                         np.full(2, 1 - b))
     expected = TWO_LEFT * model.posterior()[:, 1]
     leaf = np.array([0, 1])
-    hit, variance, bias = drawn_variance(TWO_SHIFT, expected, leaf * 0, leaf, np.ones(2, dtype=bool), d, moments)
+    hit, _, variance, bias = drawn_variance(TWO_SHIFT, expected, leaf * 0, leaf, np.ones(2, dtype=bool), d, moments)
     total_bias = ((1 / b - 1) * TWO_SHIFT[:, 0] - moments.mean[:, 0]).sum()
     assert hit.tolist() == [True, True]
     assert bias[0] == pytest.approx(total_bias, rel=1e-12)
@@ -174,7 +182,7 @@ def test_a_rare_draw_is_read_by_the_design():
     bias crosses the other leaves' missed sum."""
     b, left = 0.01, 2.0
     d, shift, expected, leaf = _one_round(b, left, drawn=1)
-    _, variance, bias = drawn_variance(shift, expected, MODE, leaf, MOVING, d, _poisson_moments(left))
+    _, _, variance, bias = drawn_variance(shift, expected, MODE, leaf, MOVING, d, _poisson_moments(left))
     design = (1 / b - 1) * SHIFT**2 * left / -np.expm1(-left * b / (1 - b))
     assert design > (left + (left - (1 / b - 1)) ** 2) * SHIFT**2
     assert variance[0] == pytest.approx(design, rel=1e-12) and bias[0] == 0.0

@@ -28,7 +28,7 @@ from ..estimators.uncertain_tail import (
 )
 from ..oracle.calibration import Platt
 
-__all__ = ["DrawnExceptions", "LeafModel", "drawn_variance", "missed_in_hindsight", "unlabeled_covariance",
+__all__ = ["DrawnExceptions", "DrawnReading", "LeafModel", "drawn_variance", "missed_in_hindsight", "unlabeled_covariance",
            "with_unlabeled"]
 
 
@@ -79,8 +79,30 @@ class DrawnExceptions(NamedTuple):
     survival: np.ndarray
 
 
+class DrawnReading(NamedTuple):
+    """The leaves where the rounds drew an exception and how :func:`drawn_variance` reads their error.
+
+    Attributes
+    ----------
+    hit : ndarray of bool (L,)
+        Leaves where the rounds drew an exception.
+    by_model : ndarray of bool (L, m)
+        The hit leaves read by the model given the labels, per component (their error's mean depends on the
+        model); the others are read by the design, with mean 0.
+    variance : ndarray (m,)
+        The hit leaves' total error's second moment.
+    bias : ndarray (m,)
+        Its mean ``B``: the sum of ``o_l - E S_l`` over the leaves the model reads.
+    """
+
+    hit: np.ndarray
+    by_model: np.ndarray
+    variance: np.ndarray
+    bias: np.ndarray
+
+
 def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, leaf: np.ndarray, moving: np.ndarray,
-                   drawn: DrawnExceptions, moments: LeafMissed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   drawn: DrawnExceptions, moments: LeafMissed) -> DrawnReading:
     """The leaves where the rounds drew an exception, and the variance their exceptions add given that draw.
 
     The mixture (:func:`~labelwise.estimators.mixture_variance`) weighs
@@ -138,12 +160,7 @@ def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, le
 
     Returns
     -------
-    hit : ndarray of bool (L,)
-        Leaves where the rounds drew an exception.
-    variance : ndarray (m,)
-        Their total error's second moment.
-    bias : ndarray (m,)
-        Its mean ``B``: the sum of ``o_l - E S_l`` over the leaves the model reads.
+    DrawnReading
     """
     L = moments.mean.shape[0]
     exception = (drawn.labels == 1 - mode[drawn.blocks]) & moving[drawn.blocks]
@@ -157,10 +174,11 @@ def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, le
     counted = per_leaf(at, beyond[:, None] * shift[drawn.blocks], L)  # o_l, (L, m)
     given_labels = moments.variance + (counted - moments.mean) ** 2
     # each model-read leaf's mean, (L, m): 0 where the design reads it
-    means = np.where(hit[:, None] & (given_labels >= given_draw), counted - moments.mean, 0.0)
+    by_model = hit[:, None] & (given_labels >= given_draw)  # (L, m)
+    means = np.where(by_model, counted - moments.mean, 0.0)
     bias = means.sum(axis=0)
     second = np.maximum(given_draw, given_labels)[hit].sum(axis=0)
-    return hit, second + np.maximum(bias**2 - (means**2).sum(axis=0), 0.0), bias
+    return DrawnReading(hit, by_model, second + np.maximum(bias**2 - (means**2).sum(axis=0), 0.0), bias)
 
 
 def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarray, left: np.ndarray,
@@ -213,9 +231,11 @@ def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarra
     if drawn is None:
         miss, none_left = uncertain_missed_square(moments)
     else:  # leaves where an exception was drawn: their error given the draw; the others' can only be missed
-        hit, variance, bias = drawn_variance(shift, expected, mode, leaf, moving, drawn, moments)
-        miss, none_left = uncertain_missed_square(moments, ~hit, bias)
-        unlabeled = unlabeled._replace(modal=unlabeled.modal + np.diag(variance))
+        reading = drawn_variance(shift, expected, mode, leaf, moving, drawn, moments)
+        # the recalibration moves the means of the missed and the model-read leaves, not the design-read ones'
+        miss, none_left = uncertain_missed_square(moments, ~reading.hit, reading.bias,
+                                                  ~reading.hit[:, None] | reading.by_model)
+        unlabeled = unlabeled._replace(modal=unlabeled.modal + np.diag(reading.variance))
     return unlabeled._replace(miss=miss, exceptions=none_left, hits=0.0)
 
 

@@ -30,9 +30,10 @@ The leaves' prior means come from the scores recalibrated on the labels (a
 Platt map): uncertain too.  Its parameters' Laplace covariance ``Sigma``
 (:func:`~labelwise.oracle.calibration.fit_platt`) spreads ``E S`` by the
 delta method, ``grad^T Sigma grad`` (``grad``: the derivative of ``E S`` in
-the parameters), added to the mean square: the recalibration fitted on few
-labels is itself uncertain, and a tail holding more positives than its
-point estimate expects is the case the interval must cover.
+the parameters, summed over the leaves whose mean the error holds), added
+to the mean square: the recalibration fitted on few labels is itself
+uncertain, and a tail holding more positives than its point estimate
+expects is the case the interval must cover.
 """
 
 from __future__ import annotations
@@ -54,14 +55,22 @@ class LeafMissed(NamedTuple):
         ``E S_l = E[r_l] s1_l`` and ``Var S_l = E[r_l (1 - r_l)] s2_l + Var[r_l] s1_l^2``.
     none_left : ndarray (L,)
         ``-log P(K_l = 0)``: ``-log B(alpha_l, beta_l + U_l) / B(alpha_l, beta_l)``.
-    recalibration : ndarray (m,)
-        ``grad^T Sigma grad``: the recalibration's spread of the total ``E S`` over every leaf (0 without it).
+    recalibration : ndarray (L, k, m)
+        Each leaf's ``grad_l = d E S_l / d theta`` in the recalibration's ``k`` parameters, times
+        ``Sigma^(1/2)``: the spread of the summed means of any set of leaves is the squared norm of their rows'
+        sum, ``grad^T Sigma grad`` (``k = 0`` without a recalibration).
     """
 
     mean: np.ndarray
     variance: np.ndarray
     none_left: np.ndarray
     recalibration: np.ndarray
+
+    def recalibration_spread(self, leaves: np.ndarray) -> np.ndarray:
+        """``grad^T Sigma grad`` of the summed ``E S_l`` over ``leaves`` (bool, ``(L,)`` or per component
+        ``(L, m)``), ``(m,)``."""
+        take = np.broadcast_to(leaves[:, None] if leaves.ndim == 1 else leaves, self.mean.shape)
+        return np.sum(np.einsum("ljm,lm->jm", self.recalibration, take.astype(float)) ** 2, axis=0)
 
 
 def leaf_missed_moments(shift: np.ndarray, unlabeled: np.ndarray, leaf: np.ndarray, alpha: np.ndarray,
@@ -91,10 +100,11 @@ def leaf_missed_moments(shift: np.ndarray, unlabeled: np.ndarray, leaf: np.ndarr
     L = alpha.size
     s1, s2 = per_leaf(leaf, unlabeled[:, None] * shift, L), per_leaf(leaf, unlabeled[:, None] * shift**2, L)
     mean, var, spread = _rate_moments(alpha, beta)
-    recalibration = np.zeros(shift.shape[1])
-    if rate_gradient is not None:  # the delta method: E S moves by rate_gradient @ s1 per unit of the parameters
-        grad = rate_gradient @ s1  # (k, m)
-        recalibration = np.einsum("km,kj,jm->m", grad, parameter_cov, grad)
+    recalibration = np.zeros((L, 0, shift.shape[1]))
+    if rate_gradient is not None:  # the delta method: E S_l moves by rate_gradient[:, l] s1_l per unit of theta
+        values, vectors = np.linalg.eigh(parameter_cov)
+        root = vectors * np.sqrt(np.maximum(values, 0.0))  # Sigma = root root^T
+        recalibration = np.einsum("kl,kj,lm->ljm", rate_gradient, root, s1)
     left = np.bincount(leaf, weights=unlabeled, minlength=L)
     live = (left > 0) & (alpha > 0)
     none_left = np.zeros(L)
@@ -103,7 +113,8 @@ def leaf_missed_moments(shift: np.ndarray, unlabeled: np.ndarray, leaf: np.ndarr
 
 
 def uncertain_missed_square(moments: LeafMissed, missed: np.ndarray | None = None,
-                            offset: np.ndarray | float = 0.0) -> tuple[np.ndarray, float]:
+                            offset: np.ndarray | float = 0.0,
+                            recalibrated: np.ndarray | None = None) -> tuple[np.ndarray, float]:
     """Mean square of the missed sum ``S`` over some leaves and ``-log P(none of them has one left)``.
 
     Parameters
@@ -117,17 +128,22 @@ def uncertain_missed_square(moments: LeafMissed, missed: np.ndarray | None = Non
         (:func:`~labelwise.designs.unlabeled_covariance.drawn_variance`).  The
         cross term ``-2 offset E S`` is included where it is positive (a cancellation between the two is not
         credited), the square of ``offset`` is not.
+    recalibrated : ndarray of bool (L,) or (L, m), optional
+        The leaves whose mean the error holds, per component or for all (default ``missed``): the recalibration spreads their summed
+        ``E S_l``; a leaf read with mean 0 (the design's reading of a drawn exception) has none to spread.
 
     Returns
     -------
     miss : ndarray (m,)
-        ``E[S^2] + max(-2 offset E S, 0)`` per component, with the recalibration's spread of ``E S`` over every leaf.
+        ``E[S^2] + max(-2 offset E S, 0)`` per component, with the recalibration's spread of the ``recalibrated``
+        leaves' ``E S_l``.
     none_left : float
         ``-log P(K = 0)``: the expected count of a Poisson count as likely to be 0.
     """
-    missed = slice(None) if missed is None else missed
+    missed = np.ones(moments.none_left.size, dtype=bool) if missed is None else missed
     mean = moments.mean[missed].sum(axis=0)
-    miss = moments.variance[missed].sum(axis=0) + mean**2 + np.maximum(-2.0 * offset * mean, 0.0) + moments.recalibration
+    spread = moments.recalibration_spread(missed if recalibrated is None else recalibrated)
+    miss = moments.variance[missed].sum(axis=0) + mean**2 + np.maximum(-2.0 * offset * mean, 0.0) + spread
     return miss, float(moments.none_left[missed].sum())
 
 
