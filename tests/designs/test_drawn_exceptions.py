@@ -186,3 +186,41 @@ def test_a_rare_draw_is_read_by_the_design():
     design = (1 / b - 1) * SHIFT**2 * left / -np.expm1(-left * b / (1 - b))
     assert design > (left + (left - (1 / b - 1)) ** 2) * SHIFT**2
     assert variance[0] == pytest.approx(design, rel=1e-12) and bias[0] == 0.0
+
+
+def _three_leaves(b: np.ndarray, weights: np.ndarray, blocks: np.ndarray) -> tuple:
+    """Three leaves of one block each (mode 0, 50 items left, shift SHIFT), Beta rates of mean 0.02 / 0.08 / 0.08;
+    one round of inclusion ``b`` per block drew an exception (label 1) in each of ``blocks`` with coefficient
+    ``weights``.  Returns the reading, the moments and each hit leaf's count beyond itself ``o_l``."""
+    shift, left, leaf = np.full((3, 1), SHIFT), np.full(3, 50.0), np.arange(3)
+    moments = leaf_missed_moments(shift, left, leaf, np.array([1.0, 4.0, 4.0]), np.array([49.0, 46.0, 46.0]))
+    expected = left * np.array([0.02, 0.08, 0.08])
+    d = DrawnExceptions(blocks, np.ones(blocks.size, dtype=np.int64), weights, 1 / b - 1, 1 - b)
+    reading = drawn_variance(shift, expected, np.zeros(3, dtype=np.int64), leaf, np.ones(3, dtype=bool), d, moments)
+    counted = np.bincount(blocks, weights=(weights - 1) * SHIFT, minlength=3)
+    return reading, moments, counted, expected
+
+
+def test_model_read_biases_of_opposite_signs_are_not_credited_with_cancelling():
+    """Leaf 0 counts more exceptions than the model expects missed, leaf 1 fewer (b = 0.5, both read by the
+    model): their biases' cross term would narrow the interval; each is squared on its own instead,
+    Var S_0 + Var S_1 + B_0^2 + B_1^2, and the bias reported is their sum."""
+    b = np.full(3, 0.5)
+    reading, moments, counted, _ = _three_leaves(b, np.array([1 + 3 * 0.04 / SHIFT, 2.0]), np.array([0, 1]))
+    biases = counted[:2] - moments.mean[:2, 0]
+    assert biases[0] > 0 > biases[1] and reading.by_model[:2, 0].all()
+    assert reading.variance[0] == pytest.approx(moments.variance[:2, 0].sum() + (biases**2).sum(), rel=1e-12)
+    assert reading.variance[0] > moments.variance[:2, 0].sum() + biases.sum() ** 2
+    assert reading.bias[0] == pytest.approx(biases.sum(), rel=1e-12)
+
+
+def test_a_design_read_leaf_beside_a_model_read_one_adds_its_design_variance_and_no_bias():
+    """Leaf 0 drew an exception at b = 0.01 (read by the design: D_0 / P_0, mean 0), leaf 1 at b = 0.5 (read by
+    the model: Var S_1 + B_1^2); the bias is leaf 1's alone, so nothing of leaf 0's count crosses it."""
+    b = np.array([0.01, 0.5, 0.5])
+    reading, moments, counted, expected = _three_leaves(b, np.array([1 / 0.01, 2.0]), np.array([0, 1]))
+    design = (1 / b[0] - 1) * SHIFT**2 * expected[0] / -np.expm1(-expected[0] / (1 - b[0]) * b[0])
+    bias = counted[1] - moments.mean[1, 0]
+    assert reading.hit.tolist() == [True, True, False] and reading.by_model[:, 0].tolist() == [False, True, False]
+    assert reading.variance[0] == pytest.approx(design + moments.variance[1, 0] + bias**2, rel=1e-12)
+    assert reading.bias[0] == pytest.approx(bias, rel=1e-12)
