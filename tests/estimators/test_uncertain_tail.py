@@ -78,7 +78,7 @@ def test_leaf_rate_gradient_is_the_derivative_in_the_platt_parameters():
     rounds = sampler.rounds
     items, labels = session.sample().draws.items, session.sample().labels
     blocks = sampler.block[items].astype(np.int64)
-    model = rounds.leaf_model(blocks, labels)
+    model = rounds.leaves.model(blocks, labels)
     labeled = np.bincount(rounds.leaf[blocks], minlength=rounds.n_leaves)
     strength = model.positive + model.negative - labeled
     positives = np.bincount(rounds.leaf[blocks], weights=labels, minlength=rounds.n_leaves)
