@@ -14,7 +14,6 @@ from labelwise.designs.unlabeled_covariance import (
 )
 from labelwise.estimators import ModelCovariance
 from labelwise.estimators.uncertain_tail import LeafMissed, leaf_missed_moments
-from labelwise.oracle.calibration import Platt
 
 SHIFT = 0.02
 
@@ -103,10 +102,11 @@ TWO_LEFT, TWO_SHIFT = np.array([50.0, 80.0]), np.array([[0.002], [0.003]])
 
 def _two_leaves(a: float, b: float, cov: np.ndarray | None = None, strength: float = 40.0) -> LeafModel:
     """Two leaves of one block each, both mode 0, rate sigmoid(a x_l + b) at prior strength ``strength``; with
-    ``cov``, a Platt recalibration (a, b) of that covariance and the rates' exact derivative in it."""
+    ``cov``, the rates spread over a Platt recalibration (a, b) of that covariance by the delta method
+    (``Sigma^(1/2)`` times their exact derivative)."""
     p = 1.0 / (1.0 + np.exp(-(a * X + b)))
-    gradient = None if cov is None else p * (1 - p) * np.stack([X, np.ones(2)])
-    return LeafModel(strength * p, strength * (1 - p), None if cov is None else Platt(a, b, cov), gradient)
+    spread = None if cov is None else np.linalg.cholesky(cov).T @ (p * (1 - p) * np.stack([X, np.ones(2)]))
+    return LeafModel(strength * p, strength * (1 - p), spread)
 
 
 def _missed_given_hit(model: LeafModel, b: float):

@@ -119,3 +119,4 @@ def test_each_label_stands_for_the_items_of_its_group_per_label():
     weights = items_per_label(np.array([10, 4, 6]), np.array([2, 1, 0]), np.array([0, 1, 0]))
     assert weights.tolist() == [5.0, 4.0, 5.0]
     assert items_per_label(np.array([6]), np.array([0]), np.array([0])).tolist() == [6.0]  # no labels: as one
+

@@ -26,7 +26,6 @@ from ..estimators.uncertain_tail import (
     per_leaf,
     uncertain_missed_square,
 )
-from ..oracle.calibration import Platt
 
 __all__ = ["DrawnExceptions", "DrawnReading", "LeafModel", "drawn_variance", "missed_in_hindsight", "unlabeled_covariance",
            "with_unlabeled"]
@@ -39,16 +38,15 @@ class LeafModel(NamedTuple):
     ----------
     positive, negative : ndarray (L,)
         Each leaf's Beta parameters: prior strength times the (recalibrated) prior mean, plus the labels.
-    platt : Platt or None
-        The recalibration of the scores behind the prior means (``None``: none, or no labels yet).
-    rate_gradient : ndarray (2, L) or None
-        The derivative of each leaf's posterior mean rate of positives in the Platt slope and intercept.
+    rate_spread : ndarray (k, L) or None
+        How each leaf's posterior mean rate of positives varies over the recalibration's posterior: at ``k``
+        points of it, its deviation from the mean times the square root of the point's weight, so that
+        ``Var(sum_l c_l E[r_l]) = sum_k (sum_l c_l rate_spread[k, l])^2`` for any coefficients ``c``.
     """
 
     positive: np.ndarray
     negative: np.ndarray
-    platt: Platt | None = None
-    rate_gradient: np.ndarray | None = None
+    rate_spread: np.ndarray | None = None
 
     def posterior(self) -> np.ndarray:
         """Each leaf's posterior label distribution, ``(L, 2)``."""
@@ -191,8 +189,8 @@ def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarra
     :func:`~labelwise.estimators.mixture_variance`) has not happened: an
     exception that was drawn is a labeled item, in the design-based part at
     its weight.  The missed exceptions' mean square and the chance that none
-    is left take each leaf's rate as uncertain (its Beta posterior and the
-    recalibration's Laplace covariance,
+    is left take each leaf's rate as uncertain (its Beta posterior and its
+    spread over the recalibration's posterior, :attr:`LeafModel.rate_spread`;
     :func:`~labelwise.estimators.uncertain_tail.leaf_missed_moments`).
 
     Parameters
@@ -225,9 +223,8 @@ def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarra
     # the rate of exceptions: of negatives where positives are likelier, else of positives
     alpha = np.where(positive_mode, model.negative, model.positive)
     beta = np.where(positive_mode, model.positive, model.negative)
-    gradient = None if model.rate_gradient is None else np.where(positive_mode, -1.0, 1.0) * model.rate_gradient
-    moments = leaf_missed_moments(shift, left * moving, leaf, alpha, beta, gradient,
-                                  None if model.platt is None else model.platt.cov)
+    spread = None if model.rate_spread is None else np.where(positive_mode, -1.0, 1.0) * model.rate_spread
+    moments = leaf_missed_moments(shift, left * moving, leaf, alpha, beta, spread)
     if drawn is None:
         miss, none_left = uncertain_missed_square(moments)
     else:  # leaves where an exception was drawn: their error given the draw; the others' can only be missed

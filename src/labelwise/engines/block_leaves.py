@@ -16,6 +16,8 @@ from __future__ import annotations
 from functools import cached_property
 
 import numpy as np
+from scipy import sparse
+from scipy.special import expit
 
 from ..designs.group_model import START_STRENGTH
 from ..designs.online_poisson import HINDSIGHT_VARIANCES, OnlinePoissonDesign
@@ -25,6 +27,7 @@ from ..oracle.calibration import (
     items_per_label,
     logits_of,
     marginal_strength,
+    platt_posterior,
 )
 from .blocks import BlockSummary
 
@@ -80,15 +83,32 @@ class BlockLeaves:
         labeled = group[blocks]
         return items_per_label(size, np.bincount(labeled, minlength=size.size), labeled)
 
-    def model(self, blocks: np.ndarray, labels: np.ndarray) -> LeafModel:
-        """The model's Beta posterior of each leaf's rate of positives after the labels, with
-        the Platt recalibration behind its prior mean and, under the hindsight-read intervals, the leaf
-        rates' gradient in the recalibration's parameters."""
+    def model(self, blocks: np.ndarray, labels: np.ndarray, interval: bool = False) -> LeafModel:
+        """The model's Beta posterior of each leaf's rate of positives after the labels, with the Platt
+        recalibration behind its prior mean.
+
+        The rounds plan with the most likely map fitted to the labels weighted
+        by the items they stand for (:meth:`platt_weights`).  With
+        ``interval`` (the hindsight-read intervals only) the prior mean is the
+        map averaged over its posterior given the labels, each counted once
+        (:func:`~labelwise.oracle.calibration.platt_posterior`, on a grid), and
+        the leaf rates' spread over that posterior comes with it
+        (:attr:`LeafModel.rate_spread`).  Each label once: the rounds choose
+        whom to label from the scores and the earlier labels only, so the
+        design is ignorable and the map's posterior is its likelihood times
+        the prior (Sugden & Smith, "Ignorable and informative designs in survey
+        sampling inference", Biometrika 1984); the
+        design weights would count a tail label standing for many items as
+        that many negatives, and fitted on a hundred labels such a map leaves
+        the tail emptier than a few negatives can show.  The average, not
+        the most likely map: far in the tail a leaf's rate ``sigmoid(a x +
+        b)`` changes by orders of magnitude across the slope's posterior.
+        """
         counts = self.summary.counts.astype(float)
-        s1, platt, logits = self.prior, None, logits_of(self.prior)
-        if self.design.calibration == "platt" and labels.size:
-            platt = fit_platt(logits[blocks], labels, self.platt_weights(blocks))
-            s1 = platt(logits)
+        s1, logits = self.prior, logits_of(self.prior)
+        calibrated = self.design.calibration == "platt" and labels.size > 0
+        if calibrated:
+            s1 = fit_platt(logits[blocks], labels, self.platt_weights(blocks))(logits)
         leaf_s1 = self._leaf_mean(counts * s1)
         leaf = self.leaf[blocks]
         O = np.stack([np.bincount(leaf, weights=labels == c, minlength=self.n_leaves) for c in (0, 1)], axis=1)
@@ -96,13 +116,23 @@ class BlockLeaves:
         if strength == "auto":
             strength = marginal_strength(np.stack([1 - leaf_s1, leaf_s1], axis=1), O) if labels.size \
                 else START_STRENGTH
-        rate_gradient = None
-        if platt is not None and self.design.variance in HINDSIGHT_VARIANCES:  # only their intervals read
-            # the gradient: d leaf_s1 / d(a, b) = sigmoid'(a x + b) (x, 1), averaged over the leaf's items
-            slope = counts * s1 * (1.0 - s1)
-            rate_gradient = np.stack([self._leaf_mean(slope * logits), self._leaf_mean(slope)]) \
-                * (strength / (strength + O.sum(axis=1)))
-        return LeafModel(strength * leaf_s1 + O[:, 1], strength * (1.0 - leaf_s1) + O[:, 0], platt, rate_gradient)
+        rate_spread = None
+        if calibrated and interval and self.design.variance in HINDSIGHT_VARIANCES:
+            posterior = platt_posterior(logits[blocks], labels)
+            # each leaf's prior mean at every grid point of the posterior, (points, L)
+            at_points = (self.leaf_matrix @ expit(logits[:, None] * posterior.a + posterior.b)).T
+            leaf_s1 = posterior.weight @ at_points
+            shrink = strength / (strength + O.sum(axis=1))  # a leaf's posterior mean rate moves by this much
+            rate_spread = np.sqrt(posterior.weight)[:, None] * (at_points - leaf_s1) * shrink
+        return LeafModel(strength * leaf_s1 + O[:, 1], strength * (1.0 - leaf_s1) + O[:, 0], rate_spread)
+
+    @cached_property
+    def leaf_matrix(self) -> sparse.csr_matrix:
+        """``(L, G)``: each block's share of its leaf's items, so that ``leaf_matrix @ values`` is the mean of the
+        per-block ``values`` over each leaf's items."""
+        counts = self.summary.counts.astype(float)
+        share = counts / np.maximum(self._leaf_sum(counts), 1.0)[self.leaf]
+        return sparse.csr_matrix((share, (self.leaf, np.arange(counts.size))), shape=(self.n_leaves, counts.size))
 
     def _leaf_mean(self, values: np.ndarray) -> np.ndarray:
         """The mean over each leaf's items of a per-block ``values`` already multiplied by the blocks' counts."""

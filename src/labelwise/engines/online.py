@@ -46,8 +46,9 @@ are the per-item design's, on these groups; so is its interval (labeled items
 design-based, unlabeled ones through the model); ``variance="hindsight"``
 reads the mixture's cases in hindsight: an exception left unlabeled can only
 be missed, at a rate the leaf's Beta posterior and the recalibration's
-covariance leave uncertain
-(:func:`~labelwise.designs.unlabeled_covariance.missed_in_hindsight`);
+posterior leave uncertain (the latter's weighted likelihood counting Kish's
+effective number of labels, :meth:`~labelwise.engines.block_leaves.BlockLeaves.model`;
+:func:`~labelwise.designs.unlabeled_covariance.missed_in_hindsight`);
 ``variance="conditional"`` reads them leaf by leaf on what the rounds drew
 (:func:`~labelwise.designs.unlabeled_covariance.drawn_variance`).  An
 in-memory binary pool runs these rounds itself (:mod:`labelwise.designs.hashed_online`), so both
@@ -260,7 +261,7 @@ class BlockRounds:
         U = (self.summary.counts - np.bincount(g, minlength=self.summary.keys.size)).astype(float)
         u = np.einsum("cgd,md->cgm", rep_loss, J)
         coef = w[:, None] ** 2 * (1.0 / b_rounds - 1.0)
-        model = self.leaves.model(g[judged], log.labels[judged])
+        model = self.leaves.model(g[judged], log.labels[judged], interval=True)
         pi = model.posterior()[self.leaf]
         unlabeled = unlabeled_covariance(u, pi, U, coef, b_rounds.sum(axis=0), N)
         if self.design.variance in HINDSIGHT_VARIANCES:  # the exceptions left can only be missed

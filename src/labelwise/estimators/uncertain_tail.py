@@ -27,11 +27,11 @@ no exception is left is ``P(K = 0) = prod_l E[(1 - r_l)^{U_l}] = prod_l
 B(alpha_l, beta_l + U_l) / B(alpha_l, beta_l)``.
 
 The leaves' prior means come from the scores recalibrated on the labels (a
-Platt map): uncertain too.  Its parameters' Laplace covariance ``Sigma``
-(:func:`~labelwise.oracle.calibration.fit_platt`) spreads ``E S`` by the
-delta method, ``grad^T Sigma grad`` (``grad``: the derivative of ``E S`` in
-the parameters, summed over the leaves whose mean the error holds), added
-to the mean square: the recalibration fitted on few labels is itself
+Platt map): uncertain too.  Over the map's posterior the leaves' mean rates
+vary together, and ``E S`` with them: its variance over that posterior,
+taken over the leaves whose mean the error holds, is added to the mean
+square (the rates' mean is already the posterior's; the leaves' Beta
+parameters carry it).  The recalibration fitted on few labels is itself
 uncertain, and a tail holding more positives than its point estimate
 expects is the case the interval must cover.
 """
@@ -56,9 +56,10 @@ class LeafMissed(NamedTuple):
     none_left : ndarray (L,)
         ``-log P(K_l = 0)``: ``-log B(alpha_l, beta_l + U_l) / B(alpha_l, beta_l)``.
     recalibration : ndarray (L, k, m)
-        Each leaf's ``grad_l = d E S_l / d theta`` in the recalibration's ``k`` parameters, times
-        ``Sigma^(1/2)``: the spread of the summed means of any set of leaves is the squared norm of their rows'
-        sum, ``grad^T Sigma grad`` (``k = 0`` without a recalibration).
+        How each leaf's ``E S_l`` varies over the recalibration's posterior: its deviation from its mean at
+        ``k`` points of the posterior, times the root of each point's weight, so that the variance of the
+        summed means of any set of leaves is the squared norm of their rows' sum (``k = 0`` without a
+        recalibration).
     """
 
     mean: np.ndarray
@@ -67,15 +68,14 @@ class LeafMissed(NamedTuple):
     recalibration: np.ndarray
 
     def recalibration_spread(self, leaves: np.ndarray) -> np.ndarray:
-        """``grad^T Sigma grad`` of the summed ``E S_l`` over ``leaves`` (bool, ``(L,)`` or per component
-        ``(L, m)``), ``(m,)``."""
+        """The variance over the recalibration's posterior of the summed ``E S_l`` over ``leaves`` (bool,
+        ``(L,)`` or per component ``(L, m)``), ``(m,)``."""
         take = np.broadcast_to(leaves[:, None] if leaves.ndim == 1 else leaves, self.mean.shape)
         return np.sum(np.einsum("ljm,lm->jm", self.recalibration, take.astype(float)) ** 2, axis=0)
 
 
 def leaf_missed_moments(shift: np.ndarray, unlabeled: np.ndarray, leaf: np.ndarray, alpha: np.ndarray,
-                        beta: np.ndarray, rate_gradient: np.ndarray | None = None,
-                        parameter_cov: np.ndarray | None = None) -> LeafMissed:
+                        beta: np.ndarray, rate_spread: np.ndarray | None = None) -> LeafMissed:
     """Each leaf's missed sum ``S_l = sum_{b in l} shift_b K_b``: its moments and the chance it is empty.
 
     Parameters
@@ -88,10 +88,10 @@ def leaf_missed_moments(shift: np.ndarray, unlabeled: np.ndarray, leaf: np.ndarr
         Each block's leaf.
     alpha, beta : ndarray (L,)
         Each leaf's Beta posterior of its rate of exceptions (pseudo-counts of exceptions and of the rest).
-    rate_gradient : ndarray (k, L), optional
-        The derivative of each leaf's mean rate of exceptions ``E[r_l]`` in ``k`` parameters of the model.
-    parameter_cov : ndarray (k, k), optional
-        Their covariance (required with ``rate_gradient``).
+    rate_spread : ndarray (k, L), optional
+        How each leaf's mean rate of exceptions ``E[r_l]`` varies with the model's uncertain parameters:
+        ``Var(sum_l c_l E[r_l]) = sum_k (sum_l c_l rate_spread[k, l])^2`` for any coefficients ``c`` (its
+        deviations at the points of a quadrature of their posterior, times the root of each point's weight).
 
     Returns
     -------
@@ -101,10 +101,8 @@ def leaf_missed_moments(shift: np.ndarray, unlabeled: np.ndarray, leaf: np.ndarr
     s1, s2 = per_leaf(leaf, unlabeled[:, None] * shift, L), per_leaf(leaf, unlabeled[:, None] * shift**2, L)
     mean, var, spread = _rate_moments(alpha, beta)
     recalibration = np.zeros((L, 0, shift.shape[1]))
-    if rate_gradient is not None:  # the delta method: E S_l moves by rate_gradient[:, l] s1_l per unit of theta
-        values, vectors = np.linalg.eigh(parameter_cov)
-        root = vectors * np.sqrt(np.maximum(values, 0.0))  # Sigma = root root^T
-        recalibration = np.einsum("kl,kj,lm->ljm", rate_gradient, root, s1)
+    if rate_spread is not None:  # E S_l = E[r_l] s1_l varies by rate_spread[:, l] s1_l
+        recalibration = np.einsum("kl,lm->lkm", rate_spread, s1)
     left = np.bincount(leaf, weights=unlabeled, minlength=L)
     live = (left > 0) & (alpha > 0)
     none_left = np.zeros(L)
@@ -135,8 +133,8 @@ def uncertain_missed_square(moments: LeafMissed, missed: np.ndarray | None = Non
     Returns
     -------
     miss : ndarray (m,)
-        ``E[S^2] + max(-2 offset E S, 0)`` per component, with the recalibration's spread of the ``recalibrated``
-        leaves' ``E S_l``.
+        ``E[S^2] + max(-2 offset E S, 0)`` per component, with the variance of the ``recalibrated`` leaves'
+        summed ``E S_l`` over the recalibration's posterior.
     none_left : float
         ``-log P(K = 0)``: the expected count of a Poisson count as likely to be 0.
     """
