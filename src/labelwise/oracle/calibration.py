@@ -147,10 +147,10 @@ def fit_platt(logits: np.ndarray, labels: np.ndarray, weights: np.ndarray | None
         hess = (X.T * (w * p * (1.0 - p))) @ X + prec
         step = np.linalg.solve(hess, grad)
         current = objective(theta)
-        for _ in range(60):  # step halving
+        for _ in range(60):  # step halving (a fall within rounding near the maximum is none)
             moved = theta + step
             moved[0] = max(moved[0], MIN_SLOPE)
-            if objective(moved) >= current:
+            if objective(moved) >= current - 1e-9 * (1.0 + abs(current)):
                 break
             step = step / 2
         theta = moved
