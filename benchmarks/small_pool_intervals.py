@@ -1,10 +1,11 @@
-"""The default's interval against the opt-in hindsight and conditional ones on a small pool with few positives.
+"""``online-poisson``'s intervals on a small pool with few positives: the mixture against the hindsight-read ones.
 
 The pool is the one of ``tests/designs/test_poisson.py::test_online_poisson_intervals_cover``: 4,000 items, 2%
-positives (about 80), ``make_pool(4000, prevalence=0.02, seed=11)``; F1 in batches of 50 up to 300 labels.  The
-opt-in intervals read the unlabeled tail in hindsight, which is tight on large pools; here few positives are left
-to miss and the reading can be too short.  Prints a markdown table and writes
-``benchmarks/out/small_pool_intervals.json`` and ``.png``.
+positives (about 80), ``make_pool(4000, prevalence=0.02, seed=11)``; F1 in batches of 50 up to 300 labels
+(``--n-items`` for a larger pool of the same kind).  The hindsight-read intervals (``conditional``: the default on
+score blocks, ``variance="auto"``) read the unlabeled tail through the oracle model, which is tight on large pools;
+here few positives are left to miss, and the recalibration fitted on a hundred labels decides how many the model
+allows.  Prints a markdown table and writes ``benchmarks/out/small_pool_intervals[_<n>].json`` and ``.png``.
 
 Usage::
 
@@ -27,9 +28,9 @@ CHECKPOINTS = (100, 200, 300)
 POOL = {"n_items": 4000, "prevalence": 0.02, "seed": 11}
 
 
-def run_variance(variance: str, runs: int, seed: int) -> list[dict]:
+def run_variance(variance: str, runs: int, seed: int, n_items: int) -> list[dict]:
     """Coverage, mean width and RMSE of ``online-poisson`` with ``variance`` at each checkpoint."""
-    pool = lw.make_pool(**POOL)
+    pool = lw.make_pool(**{**POOL, "n_items": n_items})
     result = lw.simulate(pool, lw.make_measure("f1", pool), lw.make_design("online-poisson", variance=variance),
                          budget=CHECKPOINTS[-1], batch_size=50, repeats=runs, seed=seed, checkpoints=list(CHECKPOINTS))
     return [{"labels": int(row["labels"]), "coverage": float(row["coverage"]),
@@ -40,11 +41,13 @@ def run_variance(variance: str, runs: int, seed: int) -> list[dict]:
 def summary_section(data: dict) -> str:
     """The RESULTS.md section: coverage / width ratio per variance and checkpoint."""
     head = "| variance | " + " | ".join(f"{n} labels" for n in CHECKPOINTS) + " |"
-    lines = ["## Hindsight-read intervals on a small pool (F1)", "",
-             (f"`online-poisson` on `make_pool({POOL['n_items']}, prevalence={POOL['prevalence']}, "
-              f"seed={POOL['seed']})` (about 80 positives), {data['runs']} runs, batches of 50. Each cell: coverage "
-              "of the 95% interval / mean width over 3.92 RMSE; bold where coverage is below 0.93. `mixture` is the "
-              "default; `hindsight` and `conditional` are opt-in."), "",
+    n_items = data.get("n_items", POOL["n_items"])
+    lines = [f"## Hindsight-read intervals on a small pool (F1, {n_items:,} items)", "",
+             (f"`online-poisson` on `make_pool({n_items}, prevalence={POOL['prevalence']}, "
+              f"seed={POOL['seed']})` (about {round(n_items * POOL['prevalence'])} positives), {data['runs']} runs, "
+              "batches of 50. Each cell: coverage of the 95% interval / mean width over 3.92 RMSE; bold where "
+              "coverage is below 0.93. The default (`auto`) is `conditional` on this pool (its rounds run on score "
+              "blocks) and `mixture` where they do not; `hindsight` is opt-in."), "",
              head, "|---|" + "---|" * len(CHECKPOINTS)]
     for variance, rows in data["variances"].items():
         cells = []
@@ -52,8 +55,9 @@ def summary_section(data: dict) -> str:
             cell = f"{row['coverage']:.2f} / {row['mean_width'] / (3.92 * row['rmse']):.2f}"
             cells.append(f"**{cell}**" if row["coverage"] < 0.93 else cell)
         lines.append(f"| `{variance}` | " + " | ".join(cells) + " |")
+    size = "" if n_items == POOL["n_items"] else f" --n-items {n_items}"
     lines += ["", ("Reproduce: `OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=src python "
-                   f"benchmarks/small_pool_intervals.py --runs {data['runs']} --seed {data['seed']}`"), ""]
+                   f"benchmarks/small_pool_intervals.py --runs {data['runs']} --seed {data['seed']}{size}`"), ""]
     return "\n".join(lines)
 
 
@@ -79,14 +83,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=300)
     ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--n-items", type=int, default=POOL["n_items"], help="pool size (2%% positives)")
     args = ap.parse_args()
-    data = {"runs": args.runs, "seed": args.seed,
-            "variances": {variance: run_variance(variance, args.runs, args.seed) for variance in VARIANCES}}
+    data = {"runs": args.runs, "seed": args.seed, "n_items": args.n_items,
+            "variances": {variance: run_variance(variance, args.runs, args.seed, args.n_items)
+                          for variance in VARIANCES}}
     print(summary_section(data))
     OUT.mkdir(exist_ok=True)
-    (OUT / "small_pool_intervals.json").write_text(json.dumps(data))
-    plot(data, OUT / "small_pool_intervals.png")
-    print(f"wrote {OUT / 'small_pool_intervals.json'} and {OUT / 'small_pool_intervals.png'}")
+    stem = "small_pool_intervals" + ("" if args.n_items == POOL["n_items"] else f"_{args.n_items}")
+    (OUT / f"{stem}.json").write_text(json.dumps(data))
+    plot(data, OUT / f"{stem}.png")
+    print(f"wrote {OUT / f'{stem}.json'} and {OUT / f'{stem}.png'}")
 
 
 if __name__ == "__main__":

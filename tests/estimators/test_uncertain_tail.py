@@ -1,11 +1,12 @@
 """The missed exceptions under an uncertain rate (estimators/uncertain_tail.py) against integrals over the rate of
-the enumerated counts, and the leaf model's Platt derivative against finite differences."""
+the enumerated counts, and the leaf model's spread over the Platt posterior against a recomputation."""
 
 import itertools
 
 import numpy as np
 import pytest
 from scipy import integrate, stats
+from scipy.special import expit
 
 import labelwise as lw
 from labelwise.designs.hashed_online import HashedOnlineSampler
@@ -13,6 +14,7 @@ from labelwise.estimators.uncertain_tail import (
     leaf_missed_moments,
     uncertain_missed_square,
 )
+from labelwise.oracle.calibration import platt_posterior
 
 
 def _moving(shift):
@@ -55,20 +57,26 @@ def test_missed_square_and_none_left_equal_the_integrals_over_the_rates():
     assert np.exp(-none_left) == pytest.approx(moments[0][2] * moments[1][2], rel=1e-8)
 
 
-def test_parameter_spread_adds_the_delta_method_variance_of_the_mean():
+def test_rate_spread_adds_the_variance_of_the_mean_over_the_parameters():
+    """The leaves' rates at three points of a parameter posterior (probabilities 0.2 / 0.5 / 0.3): E S varies over
+    them by sum_l s1_l E[r_l]; its variance is added to the mean square, exactly."""
     shift = np.array([[0.3], [-0.2]])
     left, leaf = np.array([4, 5]), np.array([0, 1])
     alpha, beta = np.array([1.0, 2.0]), np.array([9.0, 30.0])
-    gradient = np.array([[0.5, -1.0], [0.2, 0.1]])  # d E[r_l] / d(parameter k)
-    cov = np.array([[0.04, 0.01], [0.01, 0.09]])
+    weight = np.array([0.2, 0.5, 0.3])
+    rates = np.array([[0.05, 0.02], [0.1, 0.06], [0.2, 0.03]])  # (points, leaves)
+    spread = np.sqrt(weight)[:, None] * (rates - weight @ rates)
     base, _ = uncertain_missed_square(leaf_missed_moments(shift, left, leaf, alpha, beta))
-    spread, _ = uncertain_missed_square(leaf_missed_moments(shift, left, leaf, alpha, beta, gradient, cov))
-    s1 = np.array([4 * 0.3, 5 * -0.2])  # E S moves by sum_l s1_l d E[r_l]
-    grad = gradient @ s1
-    assert spread[0] - base[0] == pytest.approx(grad @ cov @ grad, rel=1e-12)
+    wider, _ = uncertain_missed_square(leaf_missed_moments(shift, left, leaf, alpha, beta, spread))
+    mean_at = rates @ np.array([4 * 0.3, 5 * -0.2])  # E S at each point
+    assert wider[0] - base[0] == pytest.approx(weight @ (mean_at - weight @ mean_at) ** 2, rel=1e-12)
 
 
-def test_leaf_rate_gradient_is_the_derivative_in_the_platt_parameters():
+def test_interval_leaf_rates_average_the_platt_posterior_of_the_labels_counted_once():
+    """Under the hindsight-read intervals the leaves' prior means are averaged over the Platt posterior of the
+    labels, each counted once, and ``rate_spread`` holds their spread over it: recomputed here block by block
+    for the posterior mean rates (each leaf's Beta posterior mean at every grid point) and the variance of a
+    random combination of them."""
     pool = lw.make_pool(4000, prevalence=0.02, separation=2.0, seed=5)
     measure = lw.make_measure("f1", pool)
     session = lw.Session(pool, measure, lw.OnlinePoissonDesign(n_strata=16, branching=16, variance="hindsight"),
@@ -78,22 +86,22 @@ def test_leaf_rate_gradient_is_the_derivative_in_the_platt_parameters():
     rounds = sampler.rounds
     items, labels = session.sample().draws.items, session.sample().labels
     blocks = sampler.block[items].astype(np.int64)
-    model = rounds.leaf_model(blocks, labels)
+    design_model = rounds.leaves.model(blocks, labels)
+    model = rounds.leaves.model(blocks, labels, interval=True)
     labeled = np.bincount(rounds.leaf[blocks], minlength=rounds.n_leaves)
-    strength = model.positive + model.negative - labeled
+    strength = design_model.positive + design_model.negative - labeled
     positives = np.bincount(rounds.leaf[blocks], weights=labels, minlength=rounds.n_leaves)
     counts = rounds.summary.counts.astype(float)
     logits = np.log(rounds.prior / (1 - rounds.prior))
-
-    def rate(a, b):
-        s = 1 / (1 + np.exp(-(a * logits + b)))
-        leaf_mean = np.bincount(rounds.leaf, counts * s) / np.bincount(rounds.leaf, counts)
-        return (strength * leaf_mean + positives) / (strength + labeled)
-
-    a, b, h = model.platt.a, model.platt.b, 1e-6
-    assert rate(a, b) == pytest.approx(model.posterior()[:, 1], rel=1e-10)
-    numeric = np.stack([(rate(a + h, b) - rate(a - h, b)) / (2 * h), (rate(a, b + h) - rate(a, b - h)) / (2 * h)])
-    assert model.rate_gradient == pytest.approx(numeric, rel=1e-5, abs=1e-12)
+    posterior = platt_posterior(logits[blocks], labels)
+    rates = np.stack([(strength * np.bincount(rounds.leaf, counts * expit(a * logits + b)) /
+                       np.bincount(rounds.leaf, counts) + positives) / (strength + labeled)
+                      for a, b in zip(posterior.a, posterior.b, strict=True)])  # (points, leaves)
+    assert model.posterior()[:, 1] == pytest.approx(posterior.weight @ rates, rel=1e-9)
+    c = np.random.default_rng(0).normal(size=rounds.n_leaves)
+    spread = np.sum((model.rate_spread @ c) ** 2)
+    assert spread == pytest.approx(posterior.weight @ (rates @ c - posterior.weight @ rates @ c) ** 2, rel=1e-9)
+    assert design_model.rate_spread is None  # the rounds plan with the most likely map
 
 
 def test_a_rate_surely_zero_leaves_no_exception():

@@ -119,3 +119,18 @@ def test_each_label_stands_for_the_items_of_its_group_per_label():
     weights = items_per_label(np.array([10, 4, 6]), np.array([2, 1, 0]), np.array([0, 1, 0]))
     assert weights.tolist() == [5.0, 4.0, 5.0]
     assert items_per_label(np.array([6]), np.array([0]), np.array([0])).tolist() == [6.0]  # no labels: as one
+
+
+
+def test_platt_fit_far_from_the_identity_does_not_overshoot():
+    """Probabilities three times too confident (true slope 1/3), a tenth of the logits clipped at -30: a full
+    Newton step from the identity overshoots and diverged (slope 13,531); halved steps reach the maximum, within
+    three of its standard errors of 1/3, where the posterior's gradient vanishes."""
+    rng = np.random.default_rng(0)
+    x = np.concatenate([np.full(100, -30.0), rng.uniform(-25.0, 0.0, 900)])
+    y = (rng.random(x.size) < expit(x / 3.0)).astype(int)
+    fit = fit_platt(x, y)
+    assert abs(fit.a - 1 / 3) < 3 * np.sqrt(fit.cov[0, 0])
+    p = expit(fit.a * x + fit.b)
+    gradient = np.array([x @ (y - p) - (fit.a - 1.0), np.sum(y - p) - fit.b])  # the prior: N((1, 0), I)
+    assert np.abs(gradient).max() < 1e-6

@@ -137,7 +137,7 @@ def hashed_importance_estimate(measure: Measure, design: ImportanceDesign, model
                        totals_cov)
     if not isinstance(measure, RatioOfTotals) or not contradicted(model.prior[labeled_blocks], labels):
         return est
-    leaves = model.leaf_model(labeled_blocks, labels)
+    leaves = model.leaves.model(labeled_blocks, labels)
     draws = ratio_score_draws(est.R, float(est.std[0]), float(measure.lower[0]), float(measure.upper[0]),
                               labeled_losses=labeled_losses, labeled_factor=1.0 / (n * N**2 * q[labeled_blocks]),
                               unlabeled=unlabeled, unlabeled_factor=1.0 / (n * N**2 * q), group_losses=model.rep_loss,

@@ -60,11 +60,19 @@ from ..measures import Measure
 from ..pool import Pool
 from .base import Sampler
 from .count_interval import COUNT_BASIS, count_terms, label_coefficients
+from .difference_rounds import prediction_power, prediction_weights, unlabeled_by_round
 from .group_model import MODEL_BASIS, GroupModel, TreeModelDesign
 from .poisson_rounds import round_inclusion, systematic_counts
 from .unlabeled_covariance import unlabeled_covariance, with_unlabeled
 
 __all__ = ["OnlinePoissonDesign", "OnlinePoissonSampler", "group_losses", "unlabeled_covariance", "with_unlabeled"]
+
+#: The intervals that read the unlabeled tail in hindsight (module docstring): they run only on score blocks.
+HINDSIGHT_VARIANCES = ("hindsight", "conditional")
+#: The intervals of rounds on score blocks (:func:`~labelwise.engines.online.rounds_refusal`).
+BLOCK_VARIANCES = ("mixture", *HINDSIGHT_VARIANCES, "model")
+#: The intervals of :class:`OnlinePoissonDesign` (``variance``; module docstring).
+VARIANCES = (*BLOCK_VARIANCES, "count")
 
 PLUGIN_BASIS = ("design-based from the labeled items alone: positives among items no round has reached yet are "
                 "not accounted for")
@@ -94,7 +102,7 @@ class OnlinePoissonDesign(TreeModelDesign):
         (default), or as the oracle model's prediction plus the weighted
         residuals of the round's labels (the model is the one fitted before
         the round, so the round stays unbiased; its power is tuned from the
-        labels, :meth:`OnlinePoissonSampler._power`); see
+        labels, :func:`~labelwise.designs.difference_rounds.prediction_power`); see
         :func:`~labelwise.estimators.rounds_moments`.  The difference
         estimator also steers the design by the residuals' spread instead of
         the losses'.  It gains most on balanced pools, but a model that
@@ -130,9 +138,8 @@ class OnlinePoissonDesign(TreeModelDesign):
         super().__post_init__()
         if self.deviation not in ("mean", "rms"):
             raise ValueError(f"deviation: choose 'mean' or 'rms', got {self.deviation!r}")
-        if self.variance not in ("mixture", "hindsight", "conditional", "count", "model"):
-            raise ValueError("variance: choose 'mixture', 'hindsight', 'conditional', 'count' or 'model', got "
-                             f"{self.variance!r}")
+        if self.variance not in VARIANCES:
+            raise ValueError(f"variance: choose {', '.join(map(repr, VARIANCES))}, got {self.variance!r}")
         if self.estimator not in ("difference", "horvitz-thompson"):
             raise ValueError(f"estimator: choose 'difference' or 'horvitz-thompson', got {self.estimator!r}")
         if not 0.0 < self.defensive < 1.0:
@@ -159,7 +166,7 @@ class OnlinePoissonDesign(TreeModelDesign):
                 pass
             else:
                 return HashedOnlineSampler(self, pool, measure, oracle, rng, rounds, block)
-        if self.variance in ("hindsight", "conditional"):
+        if self.variance in HINDSIGHT_VARIANCES:
             raise ValueError(f"online-poisson: variance={self.variance!r} runs only on score blocks (a binary pool, a "
                              "measure of the predictions, a deterministic oracle, depth 1, the score partition, "
                              "the default estimator); use variance='mixture' here")
@@ -179,13 +186,6 @@ def group_losses(measure: Measure, pool: Pool, of_item: np.ndarray, rep: np.ndar
     return np.stack([measure.loss(out, np.full(rep.size, c)) for c in range(pool.n_classes)])
 
 
-def _predicting(pi: np.ndarray, beta: float) -> np.ndarray:
-    """Label weights of each group's prediction: ``1 - beta`` on its mode, ``beta`` on its posterior, ``(G, C)``."""
-    out = beta * pi
-    out[np.arange(pi.shape[0]), np.argmax(pi, axis=1)] += 1.0 - beta
-    return out
-
-
 class OnlinePoissonSampler(Sampler):
     """One run of :class:`OnlinePoissonDesign`."""
 
@@ -195,7 +195,7 @@ class OnlinePoissonSampler(Sampler):
         self._sizes: list[int] = []  # items drawn per round
         self._b_groups: list[np.ndarray] = []  # inclusion probability of an unlabeled member, per group
         self._pi_groups: list[np.ndarray] = []  # label weights of each group's prediction, per round
-        self._betas: list[float] = []  # power of each round's prediction (:meth:`_power`)
+        self._betas: list[float] = []  # power of each round's prediction (difference_rounds.prediction_power)
         self._reuse: list[tuple[Measure, np.ndarray | None]] = []  # other measures' group losses
         # rounds weighted in the estimate: from the first drawn for the current measure (a system added
         # to a session, :mod:`labelwise.session_systems`), the earlier ones' labels entering as known losses
@@ -242,8 +242,8 @@ class OnlinePoissonSampler(Sampler):
         beta = 0.0  # Horvitz-Thompson: each group's prediction is its mode (unused)
         if difference:
             u = np.einsum("cgd,md->cgm", self.gm.rep_loss, self.measure.finite_jacobian(R))
-            beta = self._power(pi, u)
-        predicting = _predicting(pi, beta)
+            beta = 0.0 if self.stochastic else prediction_power(self.gm, pi, u, self._b_groups)
+        predicting = prediction_weights(pi, beta)
         if difference:  # the spread of the residual u - m instead of u
             inf_g = np.sum((u - np.einsum("gc,cgm->gm", predicting, u)[None]) ** 2, axis=2)
         # all unlabeled members of a group share h, hence b: O(groups + batch) per round, not O(N)
@@ -283,7 +283,7 @@ class OnlinePoissonSampler(Sampler):
         predicted = predicted_unlabeled = None
         if M is not None:
             predicted = M[:, group].transpose(1, 0, 2)  # (n, rounds, d)
-            predicted_unlabeled = np.einsum("rg,rgd->rd", self._unlabeled_by_round(d.round, group, n_rounds), M)
+            predicted_unlabeled = np.einsum("rg,rgd->rd", unlabeled_by_round(self.gm.groups, d.round, group, n_rounds), M)
         R, cov, w, J = rounds_moments(measure, losses, d.round, b_rounds[:, group].T, N, self.design.gamma,
                                       predicted, predicted_unlabeled, self.first_round)
         c = label_coefficients(w, d.round, b_rounds[d.round, group])  # each label's in N R-hat
@@ -320,40 +320,6 @@ class OnlinePoissonSampler(Sampler):
         if self.design.estimator != "difference" or measure != self.measure or len(self._pi_groups) < n_rounds:
             return None
         return np.einsum("rgc,cgd->rgd", np.stack(self._pi_groups[:n_rounds]), self.gm.rep_loss)
-
-    def _unlabeled_by_round(self, rounds: np.ndarray, group: np.ndarray, n_rounds: int) -> np.ndarray:
-        """Unlabeled members of each group at the start of each round, ``(rounds, G)``."""
-        G = self.gm.groups.n_groups
-        per = np.bincount(rounds * G + group, minlength=n_rounds * G).reshape(n_rounds, G)
-        return self.gm.groups.sizes[None, :] - (np.cumsum(per, axis=0) - per)
-
-    def _power(self, pi: np.ndarray, u: np.ndarray) -> float:
-        """How far the next round's prediction moves from each group's mode to its posterior mean.
-
-        The power tuning of PPI++ (Angelopoulos, Duchi & Zrnic, "PPI++:
-        Efficient Prediction-Powered Inference", 2023), applied to the
-        groups: the prediction is ``u_mode + beta (E_pi u - u_mode)`` with
-        ``beta`` in [0, 1] minimizing the round's variance
-        ``sum (1/b - 1) ||u - m||^2`` over the pool, estimated from the
-        labels so far (each weighted by one over its group's inclusion
-        probability summed over the rounds, the next round's ``b`` taken as
-        the last round's).  Scores the labels contradict get ``beta`` near 0:
-        the plain estimator, whose residuals are the labels' losses.  The
-        labels are all in before the round draws, so the round stays unbiased.
-        """
-        gm = self.gm
-        if self.design.estimator != "difference" or not self._b_groups or self.stochastic:
-            return 0.0
-        items, y = gm.groups.labeled_items, gm.labeled_y
-        g = gm.groups.of_item[items]
-        G = pi.shape[0]
-        u_mode = u[np.argmax(pi, axis=1), np.arange(G)]
-        a = (np.einsum("gc,cgm->gm", pi, u) - u_mode)[g]  # the prediction's move, per labeled item
-        e = u[y, g] - u_mode[g]  # the label's
-        seen = np.minimum(np.sum(self._b_groups, axis=0), 1.0)[g]
-        c = (1.0 / self._b_groups[-1][g] - 1.0) / seen
-        den = float(np.sum(c * np.sum(a * a, axis=1)))
-        return float(np.clip(np.sum(c * np.sum(a * e, axis=1)) / den, 0.0, 1.0)) if den > 0 else 0.0
 
     def _label_noise(self, measure: Measure, items: np.ndarray, J: np.ndarray, coef: np.ndarray) -> np.ndarray:
         """``sum_n coef_n^2 Var(u_n)`` with ``u_n = J l(x_n, y)`` and ``y`` from the interval's model."""
@@ -399,7 +365,7 @@ class OnlinePoissonSampler(Sampler):
         u = np.einsum("cgd,md->cgm", rep_loss, J)  # (C, G, m)
         U = gm.groups.unlabeled.astype(float)
         beta = 0.0 if M is None else self._betas[-1]
-        center = np.einsum("gc,cgm->gm", _predicting(pi, beta), u) if M is not None else np.zeros(u.shape[1:])
+        center = np.einsum("gc,cgm->gm", prediction_weights(pi, beta), u) if M is not None else np.zeros(u.shape[1:])
         u = u - center[None]
         drift = np.zeros((J.shape[0], J.shape[0]))
         if M is not None:  # how far each round's prediction was from today's

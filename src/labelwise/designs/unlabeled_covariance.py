@@ -26,9 +26,8 @@ from ..estimators.uncertain_tail import (
     per_leaf,
     uncertain_missed_square,
 )
-from ..oracle.calibration import Platt
 
-__all__ = ["DrawnExceptions", "LeafModel", "drawn_variance", "missed_in_hindsight", "unlabeled_covariance",
+__all__ = ["DrawnExceptions", "DrawnReading", "LeafModel", "drawn_variance", "missed_in_hindsight", "unlabeled_covariance",
            "with_unlabeled"]
 
 
@@ -39,16 +38,15 @@ class LeafModel(NamedTuple):
     ----------
     positive, negative : ndarray (L,)
         Each leaf's Beta parameters: prior strength times the (recalibrated) prior mean, plus the labels.
-    platt : Platt or None
-        The recalibration of the scores behind the prior means (``None``: none, or no labels yet).
-    rate_gradient : ndarray (2, L) or None
-        The derivative of each leaf's posterior mean rate of positives in the Platt slope and intercept.
+    rate_spread : ndarray (k, L) or None
+        How each leaf's posterior mean rate of positives varies over the recalibration's posterior: at ``k``
+        points of it, its deviation from the mean times the square root of the point's weight, so that
+        ``Var(sum_l c_l E[r_l]) = sum_k (sum_l c_l rate_spread[k, l])^2`` for any coefficients ``c``.
     """
 
     positive: np.ndarray
     negative: np.ndarray
-    platt: Platt | None = None
-    rate_gradient: np.ndarray | None = None
+    rate_spread: np.ndarray | None = None
 
     def posterior(self) -> np.ndarray:
         """Each leaf's posterior label distribution, ``(L, 2)``."""
@@ -79,8 +77,30 @@ class DrawnExceptions(NamedTuple):
     survival: np.ndarray
 
 
+class DrawnReading(NamedTuple):
+    """The leaves where the rounds drew an exception and how :func:`drawn_variance` reads their error.
+
+    Attributes
+    ----------
+    hit : ndarray of bool (L,)
+        Leaves where the rounds drew an exception.
+    by_model : ndarray of bool (L, m)
+        The hit leaves read by the model given the labels, per component (their error's mean depends on the
+        model); the others are read by the design, with mean 0.
+    variance : ndarray (m,)
+        The hit leaves' total error's second moment.
+    bias : ndarray (m,)
+        Its mean ``B``: the sum of ``o_l - E S_l`` over the leaves the model reads.
+    """
+
+    hit: np.ndarray
+    by_model: np.ndarray
+    variance: np.ndarray
+    bias: np.ndarray
+
+
 def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, leaf: np.ndarray, moving: np.ndarray,
-                   drawn: DrawnExceptions, moments: LeafMissed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   drawn: DrawnExceptions, moments: LeafMissed) -> DrawnReading:
     """The leaves where the rounds drew an exception, and the variance their exceptions add given that draw.
 
     The mixture (:func:`~labelwise.estimators.mixture_variance`) weighs
@@ -138,12 +158,7 @@ def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, le
 
     Returns
     -------
-    hit : ndarray of bool (L,)
-        Leaves where the rounds drew an exception.
-    variance : ndarray (m,)
-        Their total error's second moment.
-    bias : ndarray (m,)
-        Its mean ``B``: the sum of ``o_l - E S_l`` over the leaves the model reads.
+    DrawnReading
     """
     L = moments.mean.shape[0]
     exception = (drawn.labels == 1 - mode[drawn.blocks]) & moving[drawn.blocks]
@@ -157,10 +172,11 @@ def drawn_variance(shift: np.ndarray, expected: np.ndarray, mode: np.ndarray, le
     counted = per_leaf(at, beyond[:, None] * shift[drawn.blocks], L)  # o_l, (L, m)
     given_labels = moments.variance + (counted - moments.mean) ** 2
     # each model-read leaf's mean, (L, m): 0 where the design reads it
-    means = np.where(hit[:, None] & (given_labels >= given_draw), counted - moments.mean, 0.0)
+    by_model = hit[:, None] & (given_labels >= given_draw)  # (L, m)
+    means = np.where(by_model, counted - moments.mean, 0.0)
     bias = means.sum(axis=0)
     second = np.maximum(given_draw, given_labels)[hit].sum(axis=0)
-    return hit, second + np.maximum(bias**2 - (means**2).sum(axis=0), 0.0), bias
+    return DrawnReading(hit, by_model, second + np.maximum(bias**2 - (means**2).sum(axis=0), 0.0), bias)
 
 
 def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarray, left: np.ndarray,
@@ -173,8 +189,8 @@ def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarra
     :func:`~labelwise.estimators.mixture_variance`) has not happened: an
     exception that was drawn is a labeled item, in the design-based part at
     its weight.  The missed exceptions' mean square and the chance that none
-    is left take each leaf's rate as uncertain (its Beta posterior and the
-    recalibration's Laplace covariance,
+    is left take each leaf's rate as uncertain (its Beta posterior and its
+    spread over the recalibration's posterior, :attr:`LeafModel.rate_spread`;
     :func:`~labelwise.estimators.uncertain_tail.leaf_missed_moments`).
 
     Parameters
@@ -207,15 +223,16 @@ def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarra
     # the rate of exceptions: of negatives where positives are likelier, else of positives
     alpha = np.where(positive_mode, model.negative, model.positive)
     beta = np.where(positive_mode, model.positive, model.negative)
-    gradient = None if model.rate_gradient is None else np.where(positive_mode, -1.0, 1.0) * model.rate_gradient
-    moments = leaf_missed_moments(shift, left * moving, leaf, alpha, beta, gradient,
-                                  None if model.platt is None else model.platt.cov)
+    spread = None if model.rate_spread is None else np.where(positive_mode, -1.0, 1.0) * model.rate_spread
+    moments = leaf_missed_moments(shift, left * moving, leaf, alpha, beta, spread)
     if drawn is None:
         miss, none_left = uncertain_missed_square(moments)
     else:  # leaves where an exception was drawn: their error given the draw; the others' can only be missed
-        hit, variance, bias = drawn_variance(shift, expected, mode, leaf, moving, drawn, moments)
-        miss, none_left = uncertain_missed_square(moments, ~hit, bias)
-        unlabeled = unlabeled._replace(modal=unlabeled.modal + np.diag(variance))
+        reading = drawn_variance(shift, expected, mode, leaf, moving, drawn, moments)
+        # the recalibration moves the means of the missed and the model-read leaves, not the design-read ones'
+        miss, none_left = uncertain_missed_square(moments, ~reading.hit, reading.bias,
+                                                  ~reading.hit[:, None] | reading.by_model)
+        unlabeled = unlabeled._replace(modal=unlabeled.modal + np.diag(reading.variance))
     return unlabeled._replace(miss=miss, exceptions=none_left, hits=0.0)
 
 

@@ -46,8 +46,9 @@ are the per-item design's, on these groups; so is its interval (labeled items
 design-based, unlabeled ones through the model); ``variance="hindsight"``
 reads the mixture's cases in hindsight: an exception left unlabeled can only
 be missed, at a rate the leaf's Beta posterior and the recalibration's
-covariance leave uncertain
-(:func:`~labelwise.designs.unlabeled_covariance.missed_in_hindsight`);
+posterior leave uncertain (the latter's weighted likelihood counting Kish's
+effective number of labels, :meth:`~labelwise.engines.block_leaves.BlockLeaves.model`;
+:func:`~labelwise.designs.unlabeled_covariance.missed_in_hindsight`);
 ``variance="conditional"`` reads them leaf by leaf on what the rounds drew
 (:func:`~labelwise.designs.unlabeled_covariance.drawn_variance`).  An
 in-memory binary pool runs these rounds itself (:mod:`labelwise.designs.hashed_online`), so both
@@ -57,14 +58,14 @@ hand out the same items and give the same estimates for the same seed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 
 from ..designs import OnlinePoissonDesign
 from ..designs.count_interval import label_coefficients
-from ..designs.group_model import START_STRENGTH
 from ..designs.online_poisson import (
+    BLOCK_VARIANCES,
+    HINDSIGHT_VARIANCES,
     MODEL_BASIS,
     PLUGIN_BASIS,
     unlabeled_covariance,
@@ -73,7 +74,6 @@ from ..designs.online_poisson import (
 from ..designs.poisson_rounds import round_inclusion
 from ..designs.unlabeled_covariance import (
     DrawnExceptions,
-    LeafModel,
     missed_in_hindsight,
 )
 from ..estimators import (
@@ -85,13 +85,8 @@ from ..estimators import (
 )
 from ..measures import Measure
 from ..oracle import score_prior
-from ..oracle.calibration import (
-    fit_platt,
-    items_per_label,
-    logits_of,
-    marginal_strength,
-)
 from ..pool import Outputs
+from .block_leaves import BlockLeaves
 from .blocks import N_BINS, BlockSummary, depends_on_predictions_only
 from .plan import PlannedSample
 from .pool import EnginePool
@@ -119,7 +114,7 @@ def rounds_refusal(design: OnlinePoissonDesign) -> str | None:
     only = {"depth": (design.depth, 1), "partition": (design.partition, "score"),
             "estimator": (design.estimator, "horvitz-thompson"), "calibration": (design.calibration, "platt", "none"),
             "interval_prior_strength": (design.interval_prior_strength, None),
-            "variance": (design.variance, "mixture", "hindsight", "conditional", "model")}
+            "variance": (design.variance, *BLOCK_VARIANCES)}
     for name, (value, *allowed) in only.items():
         if value not in allowed:
             runs = " or ".join(f"{name}={a!r}" for a in allowed)
@@ -194,7 +189,8 @@ class BlockRounds:
             bins = summary.keys >> summary.n_systems if summary.has_preds else summary.keys
             per_bin = np.bincount(bins, weights=summary.counts, minlength=N_BINS)
             self.leaf = bin_strata(per_bin, design.n_strata)[bins]
-        self.n_leaves = int(self.leaf.max()) + 1
+        self.leaves = BlockLeaves(self.design, summary, self.prior, self.leaf)
+        self.n_leaves = self.leaves.n_leaves
         self.rep_loss = self._group_losses(measure)
 
     def _group_losses(self, measure: Measure) -> np.ndarray:
@@ -202,68 +198,9 @@ class BlockRounds:
         G = self.summary.keys.size
         return np.stack([measure.loss(self.rep_out, np.full(G, c)) for c in range(2)])
 
-    def _leaf_sum(self, values: np.ndarray) -> np.ndarray:
-        return np.bincount(self.leaf, weights=values, minlength=self.n_leaves)
-
-    @cached_property
-    def platt_groups(self) -> tuple[np.ndarray, np.ndarray]:
-        """The (leaf, predictions) group of every block and the items of every group."""
-        s = self.summary
-        predictions = s.keys & ((1 << s.n_systems) - 1) if s.has_preds else np.zeros_like(s.keys)
-        group = np.unique(self.leaf * (1 << s.n_systems) + predictions, return_inverse=True)[1]
-        return group, np.bincount(group, weights=s.counts)
-
-    def platt_weights(self, blocks: np.ndarray) -> np.ndarray:
-        """The weight of each label in the Platt fit: the items of its (leaf, predictions) group per label of the
-        group, as the per-item design weighs them (:meth:`~labelwise.designs.group_model.GroupModel._label_weights`).
-
-        Weights per block would let single labels stand for whole blocks:
-        most fine blocks get few labels.
-
-        Parameters
-        ----------
-        blocks : ndarray of int, shape (n,)
-            The block of every label.
-
-        Returns
-        -------
-        ndarray, shape (n,)
-        """
-        group, size = self.platt_groups
-        labeled = group[blocks]
-        return items_per_label(size, np.bincount(labeled, minlength=size.size), labeled)
-
-    def leaf_model(self, blocks: np.ndarray, labels: np.ndarray) -> LeafModel:
-        """The model's Beta posterior of each leaf's rate of positives after the labels (module docstring), with
-        the Platt recalibration behind its prior mean and, under ``variance="hindsight"``, the leaf rates'
-        gradient in the recalibration's parameters."""
-        counts = self.summary.counts.astype(float)
-        s1, platt, logits = self.prior, None, logits_of(self.prior)
-        if self.design.calibration == "platt" and labels.size:
-            platt = fit_platt(logits[blocks], labels, self.platt_weights(blocks))
-            s1 = platt(logits)
-        leaf_s1 = self._leaf_mean(counts * s1)
-        leaf = self.leaf[blocks]
-        O = np.stack([np.bincount(leaf, weights=labels == c, minlength=self.n_leaves) for c in (0, 1)], axis=1)
-        strength = self.design.prior_strength
-        if strength == "auto":
-            strength = marginal_strength(np.stack([1 - leaf_s1, leaf_s1], axis=1), O) if labels.size \
-                else START_STRENGTH
-        rate_gradient = None
-        if platt is not None and self.design.variance in ("hindsight", "conditional"):  # only their intervals read
-            # the gradient: d leaf_s1 / d(a, b) = sigmoid'(a x + b) (x, 1), averaged over the leaf's items
-            slope = counts * s1 * (1.0 - s1)
-            rate_gradient = np.stack([self._leaf_mean(slope * logits), self._leaf_mean(slope)]) \
-                * (strength / (strength + O.sum(axis=1)))
-        return LeafModel(strength * leaf_s1 + O[:, 1], strength * (1.0 - leaf_s1) + O[:, 0], platt, rate_gradient)
-
-    def _leaf_mean(self, values: np.ndarray) -> np.ndarray:
-        """The mean over each leaf's items of a per-block ``values`` already multiplied by the blocks' counts."""
-        return self._leaf_sum(values) / np.maximum(self._leaf_sum(self.summary.counts.astype(float)), 1.0)
-
     def posterior(self, blocks: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """The model's label distribution of an unlabeled item of each block after the labels, ``(G, 2)``."""
-        return self.leaf_model(blocks, labels).posterior()[self.leaf]
+        return self.leaves.model(blocks, labels).posterior()[self.leaf]
 
     def inclusion(self, blocks: np.ndarray, labels: np.ndarray, handed: np.ndarray, n_new: int) -> np.ndarray:
         """The next round's ``b`` per block for ``n_new`` expected items (:func:`~labelwise.designs.poisson_rounds.round_inclusion`).
@@ -324,10 +261,10 @@ class BlockRounds:
         U = (self.summary.counts - np.bincount(g, minlength=self.summary.keys.size)).astype(float)
         u = np.einsum("cgd,md->cgm", rep_loss, J)
         coef = w[:, None] ** 2 * (1.0 / b_rounds - 1.0)
-        model = self.leaf_model(g[judged], log.labels[judged])
+        model = self.leaves.model(g[judged], log.labels[judged], interval=True)
         pi = model.posterior()[self.leaf]
         unlabeled = unlabeled_covariance(u, pi, U, coef, b_rounds.sum(axis=0), N)
-        if self.design.variance in ("hindsight", "conditional"):  # the exceptions left can only be missed
+        if self.design.variance in HINDSIGHT_VARIANCES:  # the exceptions left can only be missed
             drawn = None
             if self.design.variance == "conditional":  # the third case read on what the rounds drew
                 drawn = DrawnExceptions(g[judged], log.labels[judged],

@@ -27,12 +27,13 @@ no exception is left is ``P(K = 0) = prod_l E[(1 - r_l)^{U_l}] = prod_l
 B(alpha_l, beta_l + U_l) / B(alpha_l, beta_l)``.
 
 The leaves' prior means come from the scores recalibrated on the labels (a
-Platt map): uncertain too.  Its parameters' Laplace covariance ``Sigma``
-(:func:`~labelwise.oracle.calibration.fit_platt`) spreads ``E S`` by the
-delta method, ``grad^T Sigma grad`` (``grad``: the derivative of ``E S`` in
-the parameters), added to the mean square: the recalibration fitted on few
-labels is itself uncertain, and a tail holding more positives than its
-point estimate expects is the case the interval must cover.
+Platt map): uncertain too.  Over the map's posterior the leaves' mean rates
+vary together, and ``E S`` with them: its variance over that posterior,
+taken over the leaves whose mean the error holds, is added to the mean
+square (the rates' mean is already the posterior's; the leaves' Beta
+parameters carry it).  The recalibration fitted on few labels is itself
+uncertain, and a tail holding more positives than its point estimate
+expects is the case the interval must cover.
 """
 
 from __future__ import annotations
@@ -54,8 +55,11 @@ class LeafMissed(NamedTuple):
         ``E S_l = E[r_l] s1_l`` and ``Var S_l = E[r_l (1 - r_l)] s2_l + Var[r_l] s1_l^2``.
     none_left : ndarray (L,)
         ``-log P(K_l = 0)``: ``-log B(alpha_l, beta_l + U_l) / B(alpha_l, beta_l)``.
-    recalibration : ndarray (m,)
-        ``grad^T Sigma grad``: the recalibration's spread of the total ``E S`` over every leaf (0 without it).
+    recalibration : ndarray (L, k, m)
+        How each leaf's ``E S_l`` varies over the recalibration's posterior: its deviation from its mean at
+        ``k`` points of the posterior, times the root of each point's weight, so that the variance of the
+        summed means of any set of leaves is the squared norm of their rows' sum (``k = 0`` without a
+        recalibration).
     """
 
     mean: np.ndarray
@@ -63,10 +67,15 @@ class LeafMissed(NamedTuple):
     none_left: np.ndarray
     recalibration: np.ndarray
 
+    def recalibration_spread(self, leaves: np.ndarray) -> np.ndarray:
+        """The variance over the recalibration's posterior of the summed ``E S_l`` over ``leaves`` (bool,
+        ``(L,)`` or per component ``(L, m)``), ``(m,)``."""
+        take = np.broadcast_to(leaves[:, None] if leaves.ndim == 1 else leaves, self.mean.shape)
+        return np.sum(np.einsum("ljm,lm->jm", self.recalibration, take.astype(float)) ** 2, axis=0)
+
 
 def leaf_missed_moments(shift: np.ndarray, unlabeled: np.ndarray, leaf: np.ndarray, alpha: np.ndarray,
-                        beta: np.ndarray, rate_gradient: np.ndarray | None = None,
-                        parameter_cov: np.ndarray | None = None) -> LeafMissed:
+                        beta: np.ndarray, rate_spread: np.ndarray | None = None) -> LeafMissed:
     """Each leaf's missed sum ``S_l = sum_{b in l} shift_b K_b``: its moments and the chance it is empty.
 
     Parameters
@@ -79,10 +88,10 @@ def leaf_missed_moments(shift: np.ndarray, unlabeled: np.ndarray, leaf: np.ndarr
         Each block's leaf.
     alpha, beta : ndarray (L,)
         Each leaf's Beta posterior of its rate of exceptions (pseudo-counts of exceptions and of the rest).
-    rate_gradient : ndarray (k, L), optional
-        The derivative of each leaf's mean rate of exceptions ``E[r_l]`` in ``k`` parameters of the model.
-    parameter_cov : ndarray (k, k), optional
-        Their covariance (required with ``rate_gradient``).
+    rate_spread : ndarray (k, L), optional
+        How each leaf's mean rate of exceptions ``E[r_l]`` varies with the model's uncertain parameters:
+        ``Var(sum_l c_l E[r_l]) = sum_k (sum_l c_l rate_spread[k, l])^2`` for any coefficients ``c`` (its
+        deviations at the points of a quadrature of their posterior, times the root of each point's weight).
 
     Returns
     -------
@@ -91,10 +100,9 @@ def leaf_missed_moments(shift: np.ndarray, unlabeled: np.ndarray, leaf: np.ndarr
     L = alpha.size
     s1, s2 = per_leaf(leaf, unlabeled[:, None] * shift, L), per_leaf(leaf, unlabeled[:, None] * shift**2, L)
     mean, var, spread = _rate_moments(alpha, beta)
-    recalibration = np.zeros(shift.shape[1])
-    if rate_gradient is not None:  # the delta method: E S moves by rate_gradient @ s1 per unit of the parameters
-        grad = rate_gradient @ s1  # (k, m)
-        recalibration = np.einsum("km,kj,jm->m", grad, parameter_cov, grad)
+    recalibration = np.zeros((L, 0, shift.shape[1]))
+    if rate_spread is not None:  # E S_l = E[r_l] s1_l varies by rate_spread[:, l] s1_l
+        recalibration = np.einsum("kl,lm->lkm", rate_spread, s1)
     left = np.bincount(leaf, weights=unlabeled, minlength=L)
     live = (left > 0) & (alpha > 0)
     none_left = np.zeros(L)
@@ -103,7 +111,8 @@ def leaf_missed_moments(shift: np.ndarray, unlabeled: np.ndarray, leaf: np.ndarr
 
 
 def uncertain_missed_square(moments: LeafMissed, missed: np.ndarray | None = None,
-                            offset: np.ndarray | float = 0.0) -> tuple[np.ndarray, float]:
+                            offset: np.ndarray | float = 0.0,
+                            recalibrated: np.ndarray | None = None) -> tuple[np.ndarray, float]:
     """Mean square of the missed sum ``S`` over some leaves and ``-log P(none of them has one left)``.
 
     Parameters
@@ -117,17 +126,22 @@ def uncertain_missed_square(moments: LeafMissed, missed: np.ndarray | None = Non
         (:func:`~labelwise.designs.unlabeled_covariance.drawn_variance`).  The
         cross term ``-2 offset E S`` is included where it is positive (a cancellation between the two is not
         credited), the square of ``offset`` is not.
+    recalibrated : ndarray of bool (L,) or (L, m), optional
+        The leaves whose mean the error holds, per component or for all (default ``missed``): the recalibration spreads their summed
+        ``E S_l``; a leaf read with mean 0 (the design's reading of a drawn exception) has none to spread.
 
     Returns
     -------
     miss : ndarray (m,)
-        ``E[S^2] + max(-2 offset E S, 0)`` per component, with the recalibration's spread of ``E S`` over every leaf.
+        ``E[S^2] + max(-2 offset E S, 0)`` per component, with the variance of the ``recalibrated`` leaves'
+        summed ``E S_l`` over the recalibration's posterior.
     none_left : float
         ``-log P(K = 0)``: the expected count of a Poisson count as likely to be 0.
     """
-    missed = slice(None) if missed is None else missed
+    missed = np.ones(moments.none_left.size, dtype=bool) if missed is None else missed
     mean = moments.mean[missed].sum(axis=0)
-    miss = moments.variance[missed].sum(axis=0) + mean**2 + np.maximum(-2.0 * offset * mean, 0.0) + moments.recalibration
+    spread = moments.recalibration_spread(missed if recalibrated is None else recalibrated)
+    miss = moments.variance[missed].sum(axis=0) + mean**2 + np.maximum(-2.0 * offset * mean, 0.0) + spread
     return miss, float(moments.none_left[missed].sum())
 
 

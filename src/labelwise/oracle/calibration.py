@@ -120,7 +120,9 @@ def fit_platt(logits: np.ndarray, labels: np.ndarray, weights: np.ndarray | None
         Design weights (items each label stands for), rescaled to mean 1
         so that the prior keeps its weight; default all 1.
     iterations : int
-        Newton steps (the objective is concave; a handful suffice).
+        Newton steps, each halved until the objective does not fall (the objective is concave, but a full
+        step can overshoot where the labels nearly separate: many logits clipped at ``-MAX_LOGIT`` all
+        negative); a handful suffice.
 
     Returns
     -------
@@ -134,17 +136,28 @@ def fit_platt(logits: np.ndarray, labels: np.ndarray, weights: np.ndarray | None
     center = np.array([1.0, 0.0])
     theta = center.copy()
     prec = np.eye(2) / PRIOR_SD**2
-    hess = prec
+
+    def objective(t: np.ndarray) -> float:  # the log posterior, up to a constant
+        z = X @ t
+        return float(w @ log_expit(z) - (w * (1.0 - y)) @ z - 0.5 * (t - center) @ prec @ (t - center))
+
     for _ in range(iterations):
         p = expit(X @ theta)
         grad = X.T @ (w * (y - p)) - prec @ (theta - center)
         hess = (X.T * (w * p * (1.0 - p))) @ X + prec
         step = np.linalg.solve(hess, grad)
-        theta = theta + step
-        theta[0] = max(theta[0], MIN_SLOPE)
+        current = objective(theta)
+        for _ in range(60):  # step halving (a fall within rounding near the maximum is none)
+            moved = theta + step
+            moved[0] = max(moved[0], MIN_SLOPE)
+            if objective(moved) >= current - 1e-9 * (1.0 + abs(current)):
+                break
+            step = step / 2
+        theta = moved
         if np.abs(step).max() < 1e-8:
             break
-    return Platt(float(theta[0]), float(theta[1]), np.linalg.inv(hess))
+    p = expit(X @ theta)
+    return Platt(float(theta[0]), float(theta[1]), np.linalg.inv((X.T * (w * p * (1.0 - p))) @ X + prec))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,139 @@
+"""The oracle model of ``online-poisson`` on score blocks: each leaf's Beta posterior rate of positives.
+
+The flat (``depth=1``) Dirichlet-tree model of Marchant & Rubinstein ("Needle
+in a Haystack", KDD 2021, sec. 4) over the leaves of
+:class:`~labelwise.engines.online.BlockRounds`: a leaf's posterior mean is
+``r = (lam s + O) / (lam + L)`` (``s`` the leaf's mean prior, ``O`` its
+positive labels, ``L`` its labels), with the blocks' priors recalibrated by a
+Platt map on the labels (each label standing for the items of its (leaf,
+predictions) group per label, as the per-item design weighs them) and ``lam``
+chosen by the labels' marginal likelihood
+(:mod:`labelwise.oracle.calibration`).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+from scipy import sparse
+from scipy.special import expit
+
+from ..designs.group_model import START_STRENGTH
+from ..designs.online_poisson import HINDSIGHT_VARIANCES, OnlinePoissonDesign
+from ..designs.unlabeled_covariance import LeafModel
+from ..oracle.calibration import (
+    fit_platt,
+    items_per_label,
+    logits_of,
+    marginal_strength,
+    platt_posterior,
+)
+from .blocks import BlockSummary
+
+__all__ = ["BlockLeaves"]
+
+
+class BlockLeaves:
+    """The model's leaves over the blocks and each leaf's Beta posterior (module docstring).
+
+    Parameters
+    ----------
+    design : OnlinePoissonDesign
+        Its ``calibration``, ``prior_strength`` and ``variance`` (resolved).
+    summary : BlockSummary
+    prior : ndarray (G,)
+        Each block's mean prior probability of a positive.
+    leaf : ndarray of int (G,)
+        Each block's leaf, numbered ``0 .. n_leaves - 1``.
+    """
+
+    def __init__(self, design: OnlinePoissonDesign, summary: BlockSummary, prior: np.ndarray, leaf: np.ndarray):
+        self.design, self.summary, self.prior, self.leaf = design, summary, prior, leaf
+        self.n_leaves = int(leaf.max()) + 1
+
+    def _leaf_sum(self, values: np.ndarray) -> np.ndarray:
+        return np.bincount(self.leaf, weights=values, minlength=self.n_leaves)
+
+    @cached_property
+    def platt_groups(self) -> tuple[np.ndarray, np.ndarray]:
+        """The (leaf, predictions) group of every block and the items of every group."""
+        s = self.summary
+        predictions = s.keys & ((1 << s.n_systems) - 1) if s.has_preds else np.zeros_like(s.keys)
+        group = np.unique(self.leaf * (1 << s.n_systems) + predictions, return_inverse=True)[1]
+        return group, np.bincount(group, weights=s.counts)
+
+    def platt_weights(self, blocks: np.ndarray) -> np.ndarray:
+        """The weight of each label in the Platt fit: the items of its (leaf, predictions) group per label of the
+        group, as the per-item design weighs them (:meth:`~labelwise.designs.group_model.GroupModel._label_weights`).
+
+        Weights per block would let single labels stand for whole blocks:
+        most fine blocks get few labels.
+
+        Parameters
+        ----------
+        blocks : ndarray of int, shape (n,)
+            The block of every label.
+
+        Returns
+        -------
+        ndarray, shape (n,)
+        """
+        group, size = self.platt_groups
+        labeled = group[blocks]
+        return items_per_label(size, np.bincount(labeled, minlength=size.size), labeled)
+
+    def model(self, blocks: np.ndarray, labels: np.ndarray, interval: bool = False) -> LeafModel:
+        """The model's Beta posterior of each leaf's rate of positives after the labels, with the Platt
+        recalibration behind its prior mean.
+
+        The rounds plan with the most likely map fitted to the labels weighted
+        by the items they stand for (:meth:`platt_weights`).  With
+        ``interval`` (the hindsight-read intervals only) the prior mean is the
+        map averaged over its posterior given the labels, each counted once
+        (:func:`~labelwise.oracle.calibration.platt_posterior`, on a grid), and
+        the leaf rates' spread over that posterior comes with it
+        (:attr:`LeafModel.rate_spread`).  Each label once: the rounds choose
+        whom to label from the scores and the earlier labels only, so the
+        design is ignorable and the map's posterior is its likelihood times
+        the prior (Sugden & Smith, "Ignorable and informative designs in survey
+        sampling inference", Biometrika 1984); the
+        design weights would count a tail label standing for many items as
+        that many negatives, and fitted on a hundred labels such a map leaves
+        the tail emptier than a few negatives can show.  The average, not
+        the most likely map: far in the tail a leaf's rate ``sigmoid(a x +
+        b)`` changes by orders of magnitude across the slope's posterior.
+        """
+        counts = self.summary.counts.astype(float)
+        s1, logits = self.prior, logits_of(self.prior)
+        calibrated = self.design.calibration == "platt" and labels.size > 0
+        if calibrated:
+            s1 = fit_platt(logits[blocks], labels, self.platt_weights(blocks))(logits)
+        leaf_s1 = self._leaf_mean(counts * s1)
+        leaf = self.leaf[blocks]
+        O = np.stack([np.bincount(leaf, weights=labels == c, minlength=self.n_leaves) for c in (0, 1)], axis=1)
+        strength = self.design.prior_strength
+        if strength == "auto":
+            strength = marginal_strength(np.stack([1 - leaf_s1, leaf_s1], axis=1), O) if labels.size \
+                else START_STRENGTH
+        rate_spread = None
+        if calibrated and interval and self.design.variance in HINDSIGHT_VARIANCES:
+            posterior = platt_posterior(logits[blocks], labels)
+            # each leaf's prior mean at every grid point of the posterior, (points, L)
+            at_points = (self.leaf_matrix @ expit(logits[:, None] * posterior.a + posterior.b)).T
+            leaf_s1 = posterior.weight @ at_points
+            shrink = strength / (strength + O.sum(axis=1))  # a leaf's posterior mean rate moves by this much
+            rate_spread = np.sqrt(posterior.weight)[:, None] * (at_points - leaf_s1) * shrink
+        return LeafModel(strength * leaf_s1 + O[:, 1], strength * (1.0 - leaf_s1) + O[:, 0], rate_spread)
+
+    @cached_property
+    def leaf_matrix(self) -> sparse.csr_matrix:
+        """``(L, G)``: each block's share of its leaf's items, so that ``leaf_matrix @ values`` is the mean of the
+        per-block ``values`` over each leaf's items."""
+        counts = self.summary.counts.astype(float)
+        share = counts / np.maximum(self._leaf_sum(counts), 1.0)[self.leaf]
+        return sparse.csr_matrix((share, (self.leaf, np.arange(counts.size))), shape=(self.n_leaves, counts.size))
+
+    def _leaf_mean(self, values: np.ndarray) -> np.ndarray:
+        """The mean over each leaf's items of a per-block ``values`` already multiplied by the blocks' counts."""
+        return self._leaf_sum(values) / np.maximum(self._leaf_sum(self.summary.counts.astype(float)), 1.0)
