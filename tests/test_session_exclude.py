@@ -60,12 +60,12 @@ def test_a_census_with_exclusions_is_the_measure_on_the_judgeable_items(pool, de
 
 @pytest.mark.parametrize("design,params,model", [
     ("passive", {}, False), ("importance", {}, True), ("stratified", {"n_strata": 4}, False), ("ais", {}, True),
-    ("oasis", {}, True), ("poisson", {}, False)])
+    ("oasis", {}, True), ("poisson", {}, True)])
 def test_for_f1_an_excluded_item_weighs_as_a_zero_loss(pool, design, params, model):
     """F1's loss of a true negative is zero: excluding a predicted negative is labeling it negative.
 
-    The design-based covariance agrees too; importance's, ais's and oasis's depend on the labels their oracle
-    models have learned from.
+    The design-based covariance agrees too; importance's, ais's, oasis's and poisson's depend on the labels their
+    oracle models have learned from.
     """
     f1 = make_measure("f1", pool)
     runs = [Session(pool, f1, make_design(design, **params), seed=5, budget=200) for _ in range(2)]
