@@ -167,9 +167,9 @@ class EnginePool:
                  level: float = 0.95, design: Design | None = None, budget: int | None = None) -> Estimate:
         """Estimate ``measure`` from the labels of sampled ``item_ids`` (:meth:`PlannedSample.estimate`).
 
-        With the ``poisson`` ``design`` and the ``budget`` its sample was planned for, the interval of the
-        plan's measure also sees the items not labeled yet through the oracle model of the blocks, as a session
-        does (:func:`~labelwise.designs.poisson_blocks.block_model_widening`).
+        With the ``poisson`` ``design`` and the ``budget`` its sample was planned for (``measure`` then must be the
+        one it was planned for), the interval also sees the items not labeled yet through the oracle model of the
+        blocks, as a session's does (:func:`~labelwise.designs.poisson_blocks.block_model_widening`).
         """
         item_ids = np.asarray(item_ids, dtype=np.int64)
         labels = np.asarray(labels, dtype=np.int64)

@@ -48,13 +48,14 @@ def engine_true_value(pool: EnginePool, measure: Measure) -> np.ndarray:
     return measure.value(counts["n"].to_numpy(float) @ losses / pool.n_items)
 
 
-def _static_run(pool: EnginePool, plan: Plan, seed: int, measure: Measure, marks: list[int],
-                level: float) -> list[Estimate]:
-    """One run of a planned design: its sample drawn with ``seed``, an estimate from the first ``k`` items at each mark."""
+def _static_run(pool: EnginePool, plan: Plan, seed: int, measure: Measure, marks: list[int], level: float,
+                design: Design, budget: int) -> list[Estimate]:
+    """One run of a planned design: its sample drawn with ``seed``, an estimate from the first ``k`` items at each mark
+    (``poisson``'s interval through the blocks' oracle model, as a session's)."""
     sample = pool.sample(plan, seed)
     ids = sample.item_ids[:marks[-1]]
     labels = pool.source.labels(ids)
-    return [pool.estimate(sample, measure, ids[:k], labels[:k], level) for k in marks]
+    return [pool.estimate(sample, measure, ids[:k], labels[:k], level, design, budget) for k in marks]
 
 
 def simulate_engine(pool: EnginePool, measure: Measure, design: Design, *, budget: int, repeats: int,
@@ -89,7 +90,7 @@ def simulate_engine(pool: EnginePool, measure: Measure, design: Design, *, budge
                                            slopes)
     else:
         plan = pool.plan(design, measure, budget)
-        run = lambda seed: _static_run(pool, plan, seed, measure, marks, level)
+        run = lambda seed: _static_run(pool, plan, seed, measure, marks, level, design, budget)
     shape = (len(marks), repeats, measure.size)
     values, lower, upper = np.empty(shape), np.empty(shape), np.empty(shape)
     defined = np.empty(shape, dtype=bool)
