@@ -130,14 +130,14 @@ def hashed_importance_estimate(measure: Measure, design: ImportanceDesign, model
     J = measure.finite_jacobian(est.R)
     unlabeled = (counts - np.bincount(labeled_blocks, minlength=counts.size)).astype(float)
     u = np.einsum("cgd,md->cgm", model.rep_loss, J)
-    covariance = proposal_model_covariance(u, model.posterior(labeled_blocks, labels), unlabeled, unlabeled / q,
+    leaves = model.leaves.model(labeled_blocks, labels)  # the leaves' posterior, fitted once for both intervals
+    covariance = proposal_model_covariance(u, leaves.posterior()[model.leaf], unlabeled, unlabeled / q,
                                            unlabeled * q, labeled_losses @ J.T, q[labeled_blocks], J @ est.R, n, N)
     cov = model_interval_covariance(est.cov, covariance, n, level, design.variance)
     est = with_fieller(make_estimate(measure, est.R, cov, est.n_labels, n, level, basis=MODEL_BASIS), measure,
                        totals_cov)
     if not isinstance(measure, RatioOfTotals) or not contradicted(model.prior[labeled_blocks], labels):
         return est
-    leaves = model.leaves.model(labeled_blocks, labels)
     draws = ratio_score_draws(est.R, float(est.std[0]), float(measure.lower[0]), float(measure.upper[0]),
                               labeled_losses=labeled_losses, labeled_factor=1.0 / (n * N**2 * q[labeled_blocks]),
                               unlabeled=unlabeled, unlabeled_factor=1.0 / (n * N**2 * q), group_losses=model.rep_loss,

@@ -281,7 +281,7 @@ class PoissonSampler(Sampler):
         self._used = 0
         # the plan of the budget M, made once and shared by the copies of a simulation
         self._planned: tuple[float, tuple[np.ndarray, np.ndarray | None, np.ndarray | None]] | None = None
-        # the oracle model of the score blocks behind the interval (:meth:`_model_covariance`), with a block plan
+        # the oracle model of the score blocks behind the interval (:func:`.poisson_blocks.block_model_estimate`)
         self._model: BlockRounds | None = None
         if budget is not None:
             self._plan(min(budget, pool.n_items))
