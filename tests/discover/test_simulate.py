@@ -33,15 +33,16 @@ def test_crux_finds_more_than_root_under_skew():
 
 @pytest.mark.slow
 def test_crux_finds_more_than_greedy_late_under_skew():
-    """Zipf 1.5 popularity and skewed leaves: from 70% of the budget on, crux's lead over greedy (the same gains
-    without the bonus) exceeds 3 standard errors (the bonus raised to the unfound count the children imply sends
-    it to the nodes whose own samples under-count what is left)."""
+    """Zipf 1.5 popularity and skewed leaves: from a fifth of the budget on crux's lead over greedy (the same gains
+    without the bonus) exceeds 2 standard errors, from 70% on 3 (the bonus raised to the unfound count the children
+    imply sends it to the nodes whose own samples under-count what is left)."""
     hierarchy, positive, popularity = population(1.5, skewed=True)
     crux = simulate_discovery(hierarchy, positive, popularity, 150.0, "crux", repeats=20, seed=1)
     greedy = simulate_discovery(hierarchy, positive, popularity, 150.0, "greedy", repeats=20, seed=1)
-    for ours, theirs in zip(crux["curve"][6:], greedy["curve"][6:], strict=True):
+    for point, (ours, theirs) in enumerate(zip(crux["curve"], greedy["curve"], strict=True)):
         se = np.hypot(ours["distinct_found_se"], theirs["distinct_found_se"])
-        assert ours["distinct_found"] - theirs["distinct_found"] > 3 * se
+        if point >= 1:
+            assert ours["distinct_found"] - theirs["distinct_found"] > (3 if point >= 6 else 2) * se, point
 
 
 @pytest.mark.slow

@@ -94,8 +94,9 @@ class OASISSampler(Sampler):
         self._rep_loss = np.stack([measure.loss(self._rep_out, np.full(G, c)) for c in (0, 1)])  # (2, G, d)
         p1 = score_prior(pool, design.lam)[:, 1]
         mean_p = np.bincount(self.strata, weights=p1) / self.sizes
-        self.lam = design.lam
-        self._logit_quantiles = block_quantiles(self.groups.of_item, logits_of(p1), G)  # (G, 16)
+        self._logits = logits_of(p1)
+        self._logit_quantiles = block_quantiles(self.groups.of_item, self._logits, G)  # (G, 16)
+        self._alike: dict[Measure, tuple[GroupedPool, np.ndarray, np.ndarray]] = {}  # other measures' groups
         self._a0 = design.prior_strength * mean_p
         self._b0 = design.prior_strength * (1 - mean_p)
         K = self.sizes.size
@@ -147,11 +148,12 @@ class OASISSampler(Sampler):
         measure, built for another."""
         if measure is self.measure:
             return self.groups, self._rep_loss, self._logit_quantiles
-        groups = GroupedPool(self.strata, measure.loss_key(self.pool.outputs()))
-        out = self.pool.outputs(groups.rep)
-        losses = np.stack([measure.loss(out, np.full(groups.n_groups, c)) for c in (0, 1)])
-        logits = logits_of(score_prior(self.pool, self.lam)[:, 1])
-        return groups, losses, block_quantiles(groups.of_item, logits, groups.n_groups)
+        if measure not in self._alike:  # computed once per measure: none of it depends on the labels
+            groups = GroupedPool(self.strata, measure.loss_key(self.pool.outputs()))
+            out = self.pool.outputs(groups.rep)
+            losses = np.stack([measure.loss(out, np.full(groups.n_groups, c)) for c in (0, 1)])
+            self._alike[measure] = (groups, losses, block_quantiles(groups.of_item, self._logits, groups.n_groups))
+        return self._alike[measure]
 
     def unseen_exceptions(self, measure: Measure, sample: Sample, jacobian: np.ndarray) -> UnseenExceptions:
         """The exceptions that may be left in the groups of alike items whose labels showed none
@@ -163,7 +165,7 @@ class OASISSampler(Sampler):
         # each labeled item once and unweighted: the draws select on the scores alone, so the labels given the
         # scores follow the Platt model whatever the proposal (design weights would only add variance)
         items, first = np.unique(d.items, return_index=True)
-        logits, labels = logits_of(score_prior(self.pool, self.lam, items=items)[:, 1]), positive[first].astype(float)
+        logits, labels = self._logits[items], positive[first].astype(float)
         fit = fit_platt(logits, labels)
         groups, alike, quantiles = self._alike_groups(measure)
         labeled = np.bincount(groups.of_item[items], minlength=groups.n_groups)
