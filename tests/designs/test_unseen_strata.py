@@ -67,3 +67,19 @@ def test_quadrature_points_keep_the_total_weight_and_the_mean():
     few = quadrature_points(values[:10], weights[:10], 64)
     np.testing.assert_array_equal(few[0], values[:10])
     np.testing.assert_array_equal(few[1], weights[:10])
+
+
+def test_a_likely_positive_group_counts_the_negatives_left():
+    """A group whose items are positive at rate 0.99 and whose negatives each shift the estimate by ``JUMP``:
+    the interval covers the Poisson count of negatives left, 0.01 x 200 expected."""
+    rate, unlabeled = 0.99, 200
+    u = np.array([[[N * JUMP]], [[0.0]]])  # (2, G=1, m=1): a negative moves u by N * JUMP
+    posterior = PlattPosterior(np.ones(1), logit(np.array([rate])), np.ones(1))
+    fit = Platt(1.0, float(logit(rate)))
+    labels = np.ones(3, dtype=bool)  # three positives labeled: no exception seen
+    unseen = unseen_exceptions(u, np.array([unlabeled]), np.zeros((1, 1)), fit, posterior, labels,
+                               np.zeros(3, dtype=np.int64), N)
+    assert unseen.likely.tolist() == [1]
+    variance = missed_count_variance(np.array([0.0]), unseen.jump, 0.95, unseen.means[:, None], unseen.weights)[0]
+    h = _half_width(lambda k: poisson.cdf(k, (1 - rate) * unlabeled))
+    assert np.sqrt(variance) * Z == pytest.approx(h, rel=1e-6)
