@@ -22,10 +22,9 @@ def test_copies_of_a_sampler_share_the_slope_moments(pool):
     # simulate starts one sampler and copies it for every run: the moments are computed once
     measure = lw.make_measure("f1", pool)
     template = make_design("stratified").start(pool, measure, rng=np.random.default_rng(0))
-    strata = template.assignment
     first, second = (template.copy(np.random.default_rng(r)) for r in (1, 2))
     sample = _sample(np.arange(20), pool)
-    moments = first.label_floor_inputs(measure, sample, strata)["slope_moments"]
-    assert second.label_floor_inputs(measure, sample, strata)["slope_moments"] is moments
+    moments = first.label_floor_inputs(measure, sample)["slope_moments"]
+    assert second.label_floor_inputs(measure, sample)["slope_moments"] is moments
     other = lw.make_measure("precision", pool)  # another measure: computed for it, then kept instead
-    assert first.label_floor_inputs(other, sample, strata)["slope_moments"].shape == (moments.shape[0], 2, 2)
+    assert first.label_floor_inputs(other, sample)["slope_moments"].shape == (moments.shape[0], 2, 2)

@@ -113,8 +113,8 @@ def test_the_auc_takes_its_prior_and_no_stratum_label_floor_besides():
     session = Session(pool, make_measure("auc", pool), make_design("stratified", pool), budget=200, seed=4)
     session.run(TruthOracle(pool), 200, 100)
     sampler, sample = session.sampler, session.sample()
-    assert sampler.label_floor_inputs(make_measure("auc", pool), sample, sampler.assignment) == {}
-    assert set(sampler.label_floor_inputs(make_measure("f1", pool), sample, sampler.assignment)) == {
+    assert sampler.label_floor_inputs(make_measure("auc", pool), sample) == {}
+    assert set(sampler.label_floor_inputs(make_measure("f1", pool), sample)) == {
         "slope_moments", "positive"}
 
 

@@ -22,7 +22,6 @@ import numpy as np
 
 from ..draws import Draws, Sample
 from ..estimators import Estimate
-from ..estimators.label_floor import stratum_slope_moments
 from ..measures import Measure
 from ..pool import Pool
 
@@ -104,7 +103,6 @@ class Sampler(ABC):
 
     def __init__(self, pool: Pool, measure: Measure, oracle: str, rng: np.random.Generator):
         self.pool, self.measure, self.oracle, self.rng = pool, measure, check_oracle(oracle), rng
-        self._slope_cache = SharedCache()
 
     @property
     def stochastic(self) -> bool:
@@ -162,32 +160,6 @@ class Sampler(ABC):
                              for col in losses.T], axis=1)
         losses = measure.loss(self.pool.outputs(sample.draws.items), sample.labels)
         return losses if sample.excluded is None else np.where(sample.excluded[:, None], 0.0, losses)
-
-    def label_floor_inputs(self, measure: Measure, sample: Sample, strata: np.ndarray) -> dict:
-        """``slope_moments`` and ``positive`` for a floor on each stratum's label variance
-        (:mod:`~labelwise.estimators.label_floor`); empty (no floor) unless the pool's labels are binary, and
-        for a measure whose own refinement floors the labels not seen
-        (:attr:`~labelwise.measures.Measure.floors_unseen_labels`: the AUC, whose interval took both floors
-        at up to 4 times its error on a 1:100 pool, ``benchmarks/auc_designs.py``).
-
-        ``strata`` gives every pool item's stratum (fixed for the sampler).  The strata's slope moments are kept
-        for the last ``measure`` asked for, shared by the sampler's copies (a simulation's runs).  Excluded draws
-        count as negatives.
-        """
-        if self.pool.n_classes != 2 or measure.floors_unseen_labels:
-            return {}
-        cache = self.__dict__.setdefault("_slope_cache", SharedCache())  # samplers stored before it have none
-        if cache.get("measure") is not measure:
-            cache.update(measure=measure, moments=self.slope_moments(measure, strata))
-        moments = cache["moments"]
-        positive = np.asarray(sample.labels) == 1
-        if sample.excluded is not None:
-            positive &= ~sample.excluded
-        return {"slope_moments": moments, "positive": positive}
-
-    def slope_moments(self, measure: Measure, strata: np.ndarray) -> np.ndarray:
-        """:func:`~labelwise.estimators.label_floor.stratum_slope_moments` of ``strata`` over every pool item."""
-        return stratum_slope_moments(measure, self.pool.outputs(), strata, int(strata.max()) + 1)
 
     def answer_losses(self, measure: Measure, sample: Sample) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The loss of every answer, first answers then further ones (:attr:`Sample.answers`).
