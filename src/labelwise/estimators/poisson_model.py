@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .model_covariance import ModelCovariance, exception_terms
+from .model_covariance import ModelCovariance, exception_terms, model_second_moment
 
 __all__ = ["poisson_model_covariance"]
 
@@ -55,8 +55,8 @@ def poisson_model_covariance(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarra
     u_mode, exceptions, miss = exception_terms(u, pi, unlabeled, n_items)
     # each item's (1 - pi) / pi: how much its label moves the Horvitz-Thompson total, squared, on average
     factor = unlabeled * np.divide(1.0 - inclusion, inclusion, out=np.zeros_like(inclusion), where=inclusion > 0)
-    labeled = (u_labeled.T * ((1.0 - inclusion_labeled) / inclusion_labeled)) @ u_labeled
-    full = np.einsum("g,gc,cgi,cgj->ij", factor, pi, u, u) + labeled
-    modal = np.einsum("g,gi,gj->ij", factor, u_mode, u_mode) + labeled
+    # the second moments of an unlabeled member of each group under the model and at its likely label
+    S = np.stack([np.einsum("gc,cgi,cgj->gij", pi, u, u), np.einsum("gi,gj->gij", u_mode, u_mode)])
+    full, modal = model_second_moment(factor, S, (1.0 - inclusion_labeled) / inclusion_labeled, u_labeled)
     return ModelCovariance(full / n_items**2, modal / n_items**2, miss, float(exceptions.sum()),
                            float(exceptions @ inclusion))
