@@ -101,12 +101,8 @@ def tilted_variance(t: np.ndarray, labeled_losses: np.ndarray, labeled_factor: n
     d0 = group_losses[0, :, 0] - t * group_losses[0, :, 1]  # (T, G)
     move = group_losses[1, :, 0] - t * group_losses[1, :, 1] - d0  # what a positive label adds to d
     K = rate.size
-    order = np.argsort(leaf, kind="stable")
-    starts = np.searchsorted(leaf[order], np.arange(K))
-    slope = np.zeros((t.shape[0], K))  # (T, K): the total's change per unit of each leaf's rate
-    has = starts < leaf.size
-    slope[:, has] = np.add.reduceat((unlabeled * move)[:, order], starts[has], axis=1)
-    slope[:, has & (np.append(starts[1:], leaf.size) == starts)] = 0.0  # leaves without a group
+    # (T, K): the total's change per unit of each leaf's rate, the sum over the leaf's groups
+    slope = (unlabeled * move) @ (leaf[:, None] == np.arange(K)).astype(float)
     fixed = known[0] - t[:, 0] * known[1] + d0 @ unlabeled  # (T,): the total with every unlabeled item negative
     tolerance = 1e-9 * np.maximum(np.abs(fixed), np.abs(slope).sum(axis=1))
     r = np.broadcast_to(rate, slope.shape).copy()
