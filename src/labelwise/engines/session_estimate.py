@@ -18,7 +18,7 @@ import pandas as pd
 from ..designs.poisson_blocks import block_model_widening
 from ..estimators import Estimate
 from ..measures import Measure
-from ..pool import Pool
+from ..pool import Outputs, Pool
 from .importance import importance_estimate, labeled_prefix
 from .strata import stratified_estimate, summary_slope_moments
 
@@ -69,7 +69,7 @@ def session_estimate(session: EngineSession, measure: Measure, level: float) -> 
                            _poisson_model(session, measure, ids, labels, level))
 
 
-def _labeled_outputs(session: EngineSession, ids: np.ndarray):
+def _labeled_outputs(session: EngineSession, ids: np.ndarray) -> Outputs:
     """The systems' outputs of the labeled items ``ids``, from the outputs stored when they were handed out."""
     rows = session.conn.execute("SELECT item_id, vals FROM outputs").fetchall()  # the items handed out
     c = session.columns
