@@ -69,6 +69,14 @@ def _next_item(page, before: int) -> int:
     return _shown(page)
 
 
+def _eventually(query, expected, timeout: float = 10.0):
+    """Poll ``query()`` until it returns ``expected`` (the page sends its answers in the background)."""
+    deadline = time.monotonic() + timeout
+    while (got := query()) != expected and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return got
+
+
 def test_label_twenty_items_by_keyboard_undo_one_and_see_the_estimate(browser, live):
     base, (path, truth), token = live
     page = browser.new_page()
@@ -93,6 +101,8 @@ def test_label_twenty_items_by_keyboard_undo_one_and_see_the_estimate(browser, l
     page.keyboard.press("?")
     assert page.is_visible("#help")
     page.wait_for_function("!document.getElementById('status').textContent.includes('sending')", timeout=10_000)
+    # the status line may not say "sending" yet when the answer is still queued: wait for the relabel in the store
+    assert _eventually(lambda: rows(path, "SELECT COUNT(*) FROM relabels"), [(1,)]) == [(1,)]
     stored = dict(rows(path, "SELECT item, label FROM labels"))
     stored.update(dict(rows(path, "SELECT item, label FROM relabels ORDER BY seq")))
     assert sorted(stored) == sorted(i - 1000 for i in seen)
