@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .control_variate import own_region
 from .estimators import (
     Estimate,
     _group_sums,
@@ -94,7 +95,7 @@ def capped_weights(W: np.ndarray, n: np.ndarray, factor: np.ndarray) -> np.ndarr
 
 def normalized_joint_precision(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.ndarray, n: np.ndarray,
                                fpc: np.ndarray, factor: np.ndarray, scheme: str = "overlap",
-                               gram: np.ndarray | None = None) -> Estimate:
+                               gram: np.ndarray | None = None, post_stratified: bool = False) -> Estimate:
     """Self-normalized joint precision :math:`\\hat A_i/\\hat B_i` with :func:`capped_weights` (module docstring).
 
     Parameters
@@ -108,21 +109,39 @@ def normalized_joint_precision(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, 
         (``(N - n)/(N - 1)``) of uniform draws without replacement (1 with replacement).
     scheme, gram
         Mixture weights before the cap, as :func:`~labelwise.ondemand.estimators.mixture_weights`.
+    post_stratified : bool
+        Self-normalize separately on the system's own stratum :math:`U_i` (the instances no other sampled
+        system predicts, of known mass :math:`u_i`) and on the rest, and weight the two by
+        :math:`u_i` and :math:`1 - u_i` (module docstring, "Post-stratified").
 
     Returns
     -------
     Estimate
         NaN where :math:`q_i` misses part of :math:`X_i` or no draw landed in :math:`X_i`. ``contributions``
-        are the linearized :math:`w_{ij} r_i (f - \\hat\\pi_i)/\\hat B_i`; ``var`` is
-        :math:`\\sum_j \\mathrm{fpc}_j s_j^2/n_j` of them.
+        are the linearized :math:`w_{ij} r_i (f - \\hat\\pi_i)/\\hat B_i` (per stratum, times its mass, when
+        post-stratified); ``var`` is :math:`\\sum_j \\mathrm{fpc}_j s_j^2/n_j` of them.
     """
     W = capped_weights(mixture_weights(P, n, scheme, gram), n, factor)
     coef, covered = importance_coefficients(P, idx, grp, W)
-    A = _group_sums(coef * f[None, :], grp, n)
-    B = _group_sums(coef, grp, n)
-    ok = covered & (B > 0)
-    value = np.divide(A, B, out=np.full(B.size, np.nan), where=ok)
-    T = coef * (f[None, :] - np.nan_to_num(value)[:, None]) / np.where(ok, B, 1.0)[:, None]
+    if post_stratified:
+        alone = own_region(P, n)
+        inside = alone[:, idx]
+        strata = [(inside, (P * alone).sum(axis=1)), (~inside, (P * ~alone).sum(axis=1))]
+    else:
+        strata = [(np.ones(coef.shape, dtype=bool), np.ones(P.shape[0]))]
+    value, T = np.zeros(P.shape[0]), np.zeros_like(coef)
+    landed = np.zeros(P.shape[0], dtype=bool)
+    for member, mass in strata:
+        part = np.where(member, coef, 0.0)
+        A, B = _group_sums(part * f[None, :], grp, n), _group_sums(part, grp, n)
+        # a stratum no draw reached: 1/2, the centre of the proportions it may hold (its variance is the
+        # floor of :mod:`~labelwise.ondemand.floors`)
+        share = np.divide(A, B, out=np.full(B.size, 0.5), where=B > 0)
+        value += mass * share
+        T += mass[:, None] * part * (f[None, :] - share[:, None]) / np.where(B > 0, B, 1.0)[:, None]
+        landed |= (B > 0) & (mass > 0)
+    ok = covered & landed
+    value = np.where(ok, value, np.nan)
     var = np.where(ok, grouped_cov(T, T, grp, n, fpc), np.nan)
     ess = _kish(coef / np.maximum(n, 1)[grp][None, :], grp, fpc)
     return Estimate(value, var, T, ess)
