@@ -16,7 +16,11 @@ import pytest
 
 from labelwise.ondemand.control_variate import own_region
 from labelwise.ondemand.estimators import design_factor, finite_population_correction
-from labelwise.ondemand.floors import own_region_excess, own_region_floor, own_stratum_apart
+from labelwise.ondemand.floors import (
+    own_region_excess,
+    own_region_floor,
+    own_stratum_apart,
+)
 from labelwise.ondemand.intervals import agresti_coull_floor, score_interval
 from labelwise.ondemand.normalized import normalized_joint_precision
 from labelwise.ondemand.planning import exchangeable_variance
