@@ -44,6 +44,20 @@ design factors, and so do the paper's ``'overlap'`` weights when
 :math:`\\sum_x p_i p_k \\le \\sum_x p_i^2` (always for uniform :math:`p`);
 :func:`capped_weights` enforces it for any scheme and any design factors by
 lowering the offending weights.
+
+**Post-stratified.** The system's own stratum :math:`U_i` (the instances no
+other sampled system predicts: a near-copy's swapped outputs) is reached by
+its own draws only, and one ratio over :math:`X_i` weights it by how many of
+them landed there, a random share of a few draws; when none did the estimate
+is that of the rest of :math:`X_i`, whose precision is often far from the
+stratum's. Its mass :math:`u_i = \\sum_{x \\in U_i} p_i(x)` is known, so the
+estimate is post-stratified (Cochran, *Sampling Techniques*, 1977, Sec. 5A.9):
+:math:`u_i \\hat\\pi_U + (1 - u_i)\\hat\\pi_{rest}`, each a self-normalized
+ratio over its stratum, with :math:`\\hat\\pi_U = 1/2` (the centre of the
+proportions it may hold; the interval's floor of
+:func:`~labelwise.ondemand.floors.own_stratum_apart` spans them) when no draw
+landed in :math:`U_i`. Given the number of own draws in :math:`U_i`,
+:math:`\\hat\\pi_U` is the mean of a simple random sample of it, unbiased.
 """
 
 from __future__ import annotations
