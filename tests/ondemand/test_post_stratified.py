@@ -120,3 +120,11 @@ def test_near_copy_covers_when_no_own_draw_reaches_its_swapped_outputs(near_copy
     old = near_copy_runs(c, False)
     z = NormalDist().inv_cdf(0.975)
     assert rmse**2 * (1 + z * np.sqrt(2 / runs.shape[0])) < np.mean((old[:, 0] - truth) ** 2)
+
+
+def test_a_shared_part_no_draw_reached_gives_no_estimate():
+    # only the own strata drawn: {0, 1} for system 0, {4, 5} for system 1; the shared {2, 3} unreached
+    idx, grp, n = np.array([0, 1, 4, 5]), np.array([0, 0, 1, 1]), np.array([2, 2])
+    fpc, factor = finite_population_correction(SIZES, n, WOR), design_factor(SIZES, n, WOR)
+    est = normalized_joint_precision(P, idx, grp, TRUTH[idx], n, fpc, factor, post_stratified=True)
+    assert np.all(np.isnan(est.value)) and np.all(np.isnan(est.var))

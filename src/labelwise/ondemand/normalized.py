@@ -137,24 +137,23 @@ def normalized_joint_precision(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, 
     """
     W = capped_weights(mixture_weights(P, n, scheme, gram), n, factor)
     coef, covered = importance_coefficients(P, idx, grp, W)
-    if post_stratified:
+    if post_stratified:  # (draws in the stratum, its mass, may no draw reach it)
         alone = own_region(P, n)
         inside = alone[:, idx]
-        strata = [(inside, (P * alone).sum(axis=1)), (~inside, (P * ~alone).sum(axis=1))]
+        strata = [(inside, (P * alone).sum(axis=1), True), (~inside, (P * ~alone).sum(axis=1), False)]
     else:
-        strata = [(np.ones(coef.shape, dtype=bool), np.ones(P.shape[0]))]
+        strata = [(np.ones(coef.shape, dtype=bool), np.ones(P.shape[0]), False)]
     value, T = np.zeros(P.shape[0]), np.zeros_like(coef)
-    landed = np.zeros(P.shape[0], dtype=bool)
-    for member, mass in strata:
+    ok = covered & (_group_sums(coef, grp, n) > 0)
+    for member, mass, may_miss in strata:
         part = np.where(member, coef, 0.0)
         A, B = _group_sums(part * f[None, :], grp, n), _group_sums(part, grp, n)
-        # a stratum no draw reached: 1/2, the centre of the proportions it may hold (its variance is the
-        # floor of :mod:`~labelwise.ondemand.floors`)
+        # the own stratum no draw reached: 1/2, the centre of the proportions it may hold (its interval is
+        # :func:`~labelwise.ondemand.floors.own_stratum_apart`'s)
         share = np.divide(A, B, out=np.full(B.size, 0.5), where=B > 0)
         value += mass * share
         T += mass[:, None] * part * (f[None, :] - share[:, None]) / np.where(B > 0, B, 1.0)[:, None]
-        landed |= (B > 0) & (mass > 0)
-    ok = covered & landed
+        ok &= may_miss | (B > 0) | (mass == 0)
     value = np.where(ok, value, np.nan)
     var = np.where(ok, grouped_cov(T, T, grp, n, fpc), np.nan)
     ess = _kish(coef / np.maximum(n, 1)[grp][None, :], grp, fpc)
