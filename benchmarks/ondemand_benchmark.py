@@ -14,8 +14,10 @@ and disjoint ones) is evaluated system by system, ``--repeats`` times:
   bisection for the target half-width, documents for recall as needed; the
   precision is self-normalized with capped mixture weights
   (``labelwise.ondemand.normalized``), ``--unnormalized`` gives the paper's
-  Eq. 2; ``--composite`` combines that with the simple estimate from the
-  system's own draws (``labelwise.ondemand.composite``);
+  Eq. 2; the estimate is post-stratified on the system's own stratum
+  (``--one-ratio``: one ratio over the whole output); ``--composite``
+  combines that with the simple estimate from the system's own draws
+  (``labelwise.ondemand.composite``);
 * ``simple``: each system's own sample (Eq. 1), sized for the same half-width;
 * ``simple@cost``: the simple estimator given the joint's budget (as many
   documents, and draws split evenly over the systems, scaled so that the
@@ -126,6 +128,8 @@ def main() -> None:
                         help="the paper's unnormalized joint precision (Eq. 2) instead of the self-normalized one")
     parser.add_argument("--scheme", choices=WEIGHT_SCHEMES, default="overlap",
                         help="mixture weights of the joint estimator ('size': the balance heuristic)")
+    parser.add_argument("--one-ratio", action="store_true",
+                        help="self-normalized joint precision as one ratio over the output, not post-stratified")
     parser.add_argument("--composite", action="store_true",
                         help="joint precision combined with the simple one (labelwise.ondemand.composite)")
     parser.add_argument("--product-recall", action="store_true",
@@ -141,7 +145,7 @@ def main() -> None:
                             n_docs=corpus["n_docs"])
     config = OnDemandConfig(half_width=args.half_width, pilot=args.pilot, control_variate=args.control_variate,
                             composite=args.composite, scheme=args.scheme, normalized=not args.unnormalized,
-                            combined_recall=not args.product_recall)
+                            combined_recall=not args.product_recall, post_stratified=not args.one_ratio)
     truth = true_scores(problem)
     t0 = time.perf_counter()
     joint = run_repeats(problem, config, args.repeats, draw_seed + 1, joint=True)
@@ -243,6 +247,8 @@ def summary_section(data: dict) -> str:
     cv += f" --scheme {cfg['scheme']}" if cfg.get("scheme", "overlap") != "overlap" else ""
     normalized = not (cfg.get("unnormalized", True) or cfg.get("control_variate") or composite)
     cv += " --unnormalized" if cfg.get("unnormalized") else ""
+    post_stratified = cfg.get("one_ratio") is False  # JSON written before the flag used one ratio
+    cv += " --one-ratio" if cfg.get("one_ratio") else ""
     combined = cfg.get("product_recall") is False  # JSON written before the flag used the product
     cv += " --product-recall" if cfg.get("product_recall") else ""
     combined_text = ", combined with the documents' direct ratio at the minimum-variance weight" if combined else ""
@@ -253,6 +259,7 @@ def summary_section(data: dict) -> str:
          f"documents, {corpus['instances']:,} candidate instances ({corpus['correct']:,} correct) and "
          f"{corpus['systems']} systems, target half-width {hw}. `joint` is Chaganty et al. (EMNLP 2017) "
          f"({'self-normalized with capped mixture weights, ' if normalized else ''}"
+         f"{'post-stratified on its own stratum, ' if normalized and post_stratified else ''}"
          f"{'with' if cfg.get('control_variate') else 'without'} the control variate, "
          f"{'combined with the simple estimate at the minimum-variance weight' if composite else 'alone'}"
          f"; recall: pool recall x pooled recall{combined_text}"

@@ -33,12 +33,14 @@ from labelwise.ondemand.simulate import build_problem, true_scores
 OUT = Path(__file__).resolve().parent / "out"
 
 
-def recall_runs(problem, config: OnDemandConfig, repeats: int, seed: int) -> dict[str, np.ndarray]:
-    """Final recall estimates, variances, interval ends and documents of ``repeats`` joint runs, each (R, m).
+def joint_runs(problem, config: OnDemandConfig, repeats: int, seed: int) -> dict[str, np.ndarray]:
+    """Final recall and precision estimates, variances, interval ends and documents of ``repeats`` joint runs.
 
-    The seeds are those of :func:`~labelwise.ondemand.simulate.run_repeats` at ``seed``.
+    Recall under ``recall``, ``var_recall``, ``lo``, ``hi``; precision under ``precision``, ``var_precision``,
+    ``precision_lo``, ``precision_hi``; each (R, m). The seeds are those of
+    :func:`~labelwise.ondemand.simulate.run_repeats` at ``seed``.
     """
-    keys = ("recall", "var_recall", "lo", "hi")
+    keys = ("recall", "var_recall", "lo", "hi", "precision", "var_precision", "precision_lo", "precision_hi")
     out = {k: np.empty((repeats, problem.m)) for k in keys}
     out["documents"] = np.empty(repeats)
     for r, child in enumerate(np.random.SeedSequence(seed).spawn(repeats)):
@@ -48,6 +50,8 @@ def recall_runs(problem, config: OnDemandConfig, repeats: int, seed: int) -> dic
         est = process.estimates()
         out["recall"][r], out["var_recall"][r] = est["recall"], est["var_recall"]
         out["lo"][r], out["hi"][r] = est["recall_ci"]
+        out["precision"][r], out["var_precision"][r] = est["precision"], est["var_precision"]
+        out["precision_lo"][r], out["precision_hi"][r] = est["precision_ci"]
         out["documents"][r] = process.D
     return out
 
@@ -79,7 +83,7 @@ def main() -> None:
     config = OnDemandConfig(half_width=args.half_width, combined_recall=not args.product_recall)
     truth = true_scores(problem)["recall"]
     t0 = time.perf_counter()
-    runs = recall_runs(problem, config, args.repeats, args.draw_seed + 1)
+    runs = joint_runs(problem, config, args.repeats, args.draw_seed + 1)
     dump = {"config": vars(args), "names": list(problem.names), "truth": truth.tolist(),
             "results": summarize(runs, truth), "documents": [float(runs["documents"].mean()),
                                                              float(runs["documents"].min())],

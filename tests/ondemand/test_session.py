@@ -143,3 +143,12 @@ def test_a_file_written_before_the_combined_recall_keeps_the_product():
     del old["combined_recall"], old["normalized"]  # a session file written before either field existed
     config = config_from_json(json.dumps(old))
     assert config.combined_recall is False and config.normalized is False
+
+
+def test_a_file_written_before_the_post_stratified_default_keeps_one_ratio():
+    from labelwise.ondemand.store import config_from_json, config_to_json
+
+    assert config_from_json(config_to_json(OnDemandConfig())).post_stratified is True
+    old = json.loads(config_to_json(OnDemandConfig()))
+    del old["post_stratified"]  # a session file written before the field existed
+    assert config_from_json(json.dumps(old)).post_stratified is False

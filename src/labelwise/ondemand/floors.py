@@ -24,7 +24,7 @@ import numpy as np
 from .control_variate import own_region
 from .intervals import agresti_coull_floor
 
-__all__ = ["own_region_excess", "own_region_floor"]
+__all__ = ["own_region_excess", "own_region_floor", "own_stratum_apart"]
 
 
 def own_region_floor(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.ndarray, n: np.ndarray,
@@ -64,6 +64,36 @@ def own_region_excess(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.nda
     u, d, share = _own_share(P, idx, grp, f, n)
     plug_in = np.divide(u**2 * share * (1 - share), d, out=np.zeros_like(d), where=d > 0)
     return np.maximum(u**2 * agresti_coull_floor(share, d, level) - plug_in, 0.0)
+
+
+def own_stratum_apart(var: np.ndarray, P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.ndarray,
+                      n: np.ndarray, level: float = 0.95) -> np.ndarray:
+    """Variance whose normal interval is the own stratum's interval added to the rest's, not in quadrature.
+
+    For the post-stratified estimate :math:`u_i\\hat\\pi_U + (1 - u_i)\\hat\\pi_{rest}`
+    (:func:`~labelwise.ondemand.normalized.normalized_joint_precision`) the own stratum's part comes from the
+    :math:`d_i` own draws that landed in :math:`U_i`, often none to three: a binomial with so few trials is
+    far from normal, and its Agresti-Coull half-width :math:`z u_i\\sqrt{\\tilde p(1 - \\tilde p)/(d_i + z^2)}`
+    (the floor of :func:`own_region_floor`) holds on its own but not as a normal term under the root of a sum.
+    The two intervals are added (their Minkowski sum, wider than the quadrature sum whenever both parts are
+    positive): :math:`\\big(\\sqrt{V - v_U} + \\sqrt{\\max(v_U, F_U)}\\big)^2`, with :math:`v_U` the plug-in
+    variance of the stratum's share and :math:`F_U` its floor. A system without an own stratum keeps ``var``.
+
+    Parameters
+    ----------
+    var : ndarray, shape (m,)
+        Linearized variance of the post-stratified estimate (both strata).
+    P, idx, grp, f, n, level
+        As :func:`own_region_floor`.
+
+    Returns
+    -------
+    ndarray, shape (m,)
+    """
+    u, d, share = _own_share(P, idx, grp, f, n)
+    plug_in = np.divide(u**2 * share * (1 - share), d, out=np.zeros_like(d), where=d > 0)
+    own = np.maximum(plug_in, u**2 * agresti_coull_floor(share, d, level))
+    return (np.sqrt(np.maximum(var - plug_in, 0.0)) + np.sqrt(own)) ** 2
 
 
 def _own_share(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.ndarray,

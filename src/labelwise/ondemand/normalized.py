@@ -44,12 +44,27 @@ design factors, and so do the paper's ``'overlap'`` weights when
 :math:`\\sum_x p_i p_k \\le \\sum_x p_i^2` (always for uniform :math:`p`);
 :func:`capped_weights` enforces it for any scheme and any design factors by
 lowering the offending weights.
+
+**Post-stratified.** The system's own stratum :math:`U_i` (the instances no
+other sampled system predicts: a near-copy's swapped outputs) is reached by
+its own draws only, and one ratio over :math:`X_i` weights it by how many of
+them landed there, a random share of a few draws; when none did the estimate
+is that of the rest of :math:`X_i`, whose precision is often far from the
+stratum's. Its mass :math:`u_i = \\sum_{x \\in U_i} p_i(x)` is known, so the
+estimate is post-stratified (Cochran, *Sampling Techniques*, 1977, Sec. 5A.9):
+:math:`u_i \\hat\\pi_U + (1 - u_i)\\hat\\pi_{rest}`, each a self-normalized
+ratio over its stratum, with :math:`\\hat\\pi_U = 1/2` (the centre of the
+proportions it may hold; the interval's floor of
+:func:`~labelwise.ondemand.floors.own_stratum_apart` spans them) when no draw
+landed in :math:`U_i`. Given the number of own draws in :math:`U_i`,
+:math:`\\hat\\pi_U` is the mean of a simple random sample of it, unbiased.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .control_variate import own_region
 from .estimators import (
     Estimate,
     _group_sums,
@@ -94,7 +109,7 @@ def capped_weights(W: np.ndarray, n: np.ndarray, factor: np.ndarray) -> np.ndarr
 
 def normalized_joint_precision(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.ndarray, n: np.ndarray,
                                fpc: np.ndarray, factor: np.ndarray, scheme: str = "overlap",
-                               gram: np.ndarray | None = None) -> Estimate:
+                               gram: np.ndarray | None = None, post_stratified: bool = False) -> Estimate:
     """Self-normalized joint precision :math:`\\hat A_i/\\hat B_i` with :func:`capped_weights` (module docstring).
 
     Parameters
@@ -108,21 +123,38 @@ def normalized_joint_precision(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, 
         (``(N - n)/(N - 1)``) of uniform draws without replacement (1 with replacement).
     scheme, gram
         Mixture weights before the cap, as :func:`~labelwise.ondemand.estimators.mixture_weights`.
+    post_stratified : bool
+        Self-normalize separately on the system's own stratum :math:`U_i` (the instances no other sampled
+        system predicts, of known mass :math:`u_i`) and on the rest, and weight the two by
+        :math:`u_i` and :math:`1 - u_i` (module docstring, "Post-stratified").
 
     Returns
     -------
     Estimate
         NaN where :math:`q_i` misses part of :math:`X_i` or no draw landed in :math:`X_i`. ``contributions``
-        are the linearized :math:`w_{ij} r_i (f - \\hat\\pi_i)/\\hat B_i`; ``var`` is
-        :math:`\\sum_j \\mathrm{fpc}_j s_j^2/n_j` of them.
+        are the linearized :math:`w_{ij} r_i (f - \\hat\\pi_i)/\\hat B_i` (per stratum, times its mass, when
+        post-stratified); ``var`` is :math:`\\sum_j \\mathrm{fpc}_j s_j^2/n_j` of them.
     """
     W = capped_weights(mixture_weights(P, n, scheme, gram), n, factor)
     coef, covered = importance_coefficients(P, idx, grp, W)
-    A = _group_sums(coef * f[None, :], grp, n)
-    B = _group_sums(coef, grp, n)
-    ok = covered & (B > 0)
-    value = np.divide(A, B, out=np.full(B.size, np.nan), where=ok)
-    T = coef * (f[None, :] - np.nan_to_num(value)[:, None]) / np.where(ok, B, 1.0)[:, None]
+    if post_stratified:  # (draws in the stratum, its mass, may no draw reach it)
+        alone = own_region(P, n)
+        inside = alone[:, idx]
+        strata = [(inside, (P * alone).sum(axis=1), True), (~inside, (P * ~alone).sum(axis=1), False)]
+    else:
+        strata = [(np.ones(coef.shape, dtype=bool), np.ones(P.shape[0]), False)]
+    value, T = np.zeros(P.shape[0]), np.zeros_like(coef)
+    ok = covered & (_group_sums(coef, grp, n) > 0)
+    for member, mass, may_miss in strata:
+        part = np.where(member, coef, 0.0)
+        A, B = _group_sums(part * f[None, :], grp, n), _group_sums(part, grp, n)
+        # the own stratum no draw reached: 1/2, the centre of the proportions it may hold (its interval is
+        # :func:`~labelwise.ondemand.floors.own_stratum_apart`'s)
+        share = np.divide(A, B, out=np.full(B.size, 0.5), where=B > 0)
+        value += mass * share
+        T += mass[:, None] * part * (f[None, :] - share[:, None]) / np.where(B > 0, B, 1.0)[:, None]
+        ok &= may_miss | (B > 0) | (mass == 0)
+    value = np.where(ok, value, np.nan)
     var = np.where(ok, grouped_cov(T, T, grp, n, fpc), np.nan)
     ess = _kish(coef / np.maximum(n, 1)[grp][None, :], grp, fpc)
     return Estimate(value, var, T, ess)

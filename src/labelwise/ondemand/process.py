@@ -30,7 +30,7 @@ from .estimators import (
     recall_product,
     simple_precision,
 )
-from .floors import own_region_excess
+from .floors import own_region_excess, own_stratum_apart
 from .intervals import (
     agresti_coull_floor,
     floored_normal_interval,
@@ -92,6 +92,11 @@ class OnDemandConfig:
         instances are labeled (0: plan from the prior, as in the paper).
     initial_documents : int
         Documents annotated at launch.
+    post_stratified : bool
+        The self-normalized joint precision post-stratified on the system's own stratum (the instances no
+        other sampled system predicts, of known mass; :mod:`~labelwise.ondemand.normalized`; the default):
+        the share of the own draws landing there no longer moves the estimate. False: one ratio over all
+        of the system's output.
     combined_recall : bool
         Recall as pool recall x pooled recall combined with the annotated documents' direct ratio at the
         minimum-variance weight (:mod:`~labelwise.ondemand.recall`; the default). False: the paper's
@@ -109,6 +114,7 @@ class OnDemandConfig:
     prior_strength: float = 2.0
     pilot: int = 0
     initial_documents: int = 10
+    post_stratified: bool = True
     combined_recall: bool = True
 
 
@@ -222,11 +228,15 @@ class Process:
         if self.joint:
             if self.normalized:
                 factor = design_factor(self.support[:s], n, self.wor[:s])
-                prec = normalized_joint_precision(P, idx, grp, f, n, fpc, factor, self.cfg.scheme, self.gram[:s, :s])
+                prec = normalized_joint_precision(P, idx, grp, f, n, fpc, factor, self.cfg.scheme, self.gram[:s, :s],
+                                                  self.cfg.post_stratified)
             else:
                 prec = joint_precision(P, idx, grp, f, n, fpc, self.cfg.scheme, self.gram[:s, :s],
                                        self.cfg.control_variate)
-            var_prec = prec.var + own_region_excess(P, idx, grp, f, n, self.cfg.level)
+            if self.normalized and self.cfg.post_stratified:
+                var_prec = own_stratum_apart(prec.var, P, idx, grp, f, n, self.cfg.level)
+            else:
+                var_prec = prec.var + own_region_excess(P, idx, grp, f, n, self.cfg.level)
             if self.cfg.composite:
                 prec = composite_precision(prec, var_prec, grp, f, n, fpc)
                 var_prec = prec.var

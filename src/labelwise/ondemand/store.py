@@ -48,9 +48,9 @@ def config_to_json(config: OnDemandConfig) -> str:
 def config_from_json(text: str) -> OnDemandConfig:
     """Inverse of :func:`config_to_json`.
 
-    A file written before the self-normalized joint precision or the combined
-    recall became the default keeps the estimators it was written with
-    (``normalized=False``, ``combined_recall=False``): the same point
+    A file written before the self-normalized joint precision, the combined
+    recall or the post-stratified precision became the default keeps the estimators it was written with
+    (``normalized=False``, ``combined_recall=False``, ``post_stratified=False``): the same point
     estimates. Their variances (the floors of the own region and of pooled
     recall, the bound on the two recall factors' covariance) follow the
     installed version, so a reopened session may print other intervals and
@@ -60,6 +60,7 @@ def config_from_json(text: str) -> OnDemandConfig:
     raw["prices"] = Prices(**raw["prices"])
     raw.setdefault("normalized", False)
     raw.setdefault("combined_recall", False)
+    raw.setdefault("post_stratified", False)
     return OnDemandConfig(**raw)
 
 
