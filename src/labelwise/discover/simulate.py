@@ -8,12 +8,13 @@ from ..progress import progress_bar
 from .costs import CostModel
 from .crowd import SimulatedCrowd, best_query
 from .hierarchy import Hierarchy
-from .policy import Query, QueryPolicy
+from .policy import POLICIES, Query, QueryPolicy
 
-__all__ = ["CURVE_POINTS", "ORACLE", "run_discovery", "simulate_discovery"]
+__all__ = ["CURVE_POINTS", "ORACLE", "SIMULATED_POLICIES", "run_discovery", "simulate_discovery"]
 
 CURVE_POINTS = 10
 ORACLE = "oracle"  # simulation only: each round the configuration of largest true expected new positives per cost
+SIMULATED_POLICIES = (*POLICIES, ORACLE)
 
 
 def run_discovery(hierarchy: Hierarchy, crowd: SimulatedCrowd, costs: CostModel, budget: float, policy: str,
@@ -59,7 +60,8 @@ def run_discovery(hierarchy: Hierarchy, crowd: SimulatedCrowd, costs: CostModel,
 def simulate_discovery(hierarchy: Hierarchy, positive: np.ndarray, popularity: np.ndarray, budget: float,
                        policy: str = "crux", costs: CostModel | None = None, repeats: int = 50, seed: int = 0,
                        level: float = 0.95, progress: bool = False) -> dict:
-    """Repeated runs of one policy; the ``labelwise discover simulate --json`` contract.
+    """Repeated runs of one policy (one of :data:`SIMULATED_POLICIES`); the ``labelwise discover simulate --json``
+    contract.
 
     Returns
     -------
