@@ -34,8 +34,8 @@ from pathlib import Path
 import numpy as np
 from discover_benchmark import HIERARCHIES, label, population, select_grid
 
-from labelwise.discover import CostModel, Query, QueryPolicy
-from labelwise.discover.crowd import SimulatedCrowd
+from labelwise.discover import CostModel, QueryPolicy
+from labelwise.discover.crowd import SimulatedCrowd, best_query
 
 OUT = Path(__file__).resolve().parent / "out"
 SHARES = (0.3, 0.7)  # budget-share bin edges
@@ -58,20 +58,13 @@ def calibration_run(policy: QueryPolicy, crowd: SimulatedCrowd, budget: float, s
     leaf = len(policy.hierarchy.attributes)
     rows = []
     while True:
-        affordable = policy.price <= budget - policy.spent + 1e-12
-        rate = np.where(affordable, crowd.expected_new(policy.found, policy.k, policy.l) / policy.price, -np.inf)
+        rate = crowd.yield_per_cost(policy, budget - policy.spent)
         if mode == "counts":
             unfound = crowd.positives[~policy.found[crowd.positives]]
             left = np.bincount(policy.hierarchy.item_node[unfound].ravel(), minlength=policy.hierarchy.n_nodes)
             everything = policy.l[None, :] >= policy.found_in[:, None]
             policy.gain[everything] = np.minimum(policy.k[None, :], left[:, None])[everything]
-        if mode == "oracle":
-            node, config = np.unravel_index(int(np.argmax(rate)), rate.shape)
-            query = None if not affordable.any() else Query(
-                int(node), int(config), int(policy.k[config]), policy.exclude_list(int(node), int(policy.l[config]), rng),
-                float(policy.price[node, config]))
-        else:
-            query = policy.choose(budget - policy.spent, rng)
+        query = best_query(policy, rate, rng) if mode == "oracle" else policy.choose(budget - policy.spent, rng)
         if query is None:
             break
         share = policy.spent / budget

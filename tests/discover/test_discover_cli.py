@@ -70,14 +70,15 @@ def test_user_errors_are_one_line(tmp_path, population):
         assert out.stderr.startswith("error: ") and message in out.stderr and out.stderr.count("\n") == 1
 
 
-def test_simulate_json_is_the_librarys_result(population):
+@pytest.mark.parametrize("policy", ["crux", "oracle"])
+def test_simulate_json_is_the_librarys_result(population, policy):
     frame, path = population
-    out = run("simulate", "--population", path, "--attributes", "a,b", "--budget", 12, "--policy", "crux",
+    out = run("simulate", "--population", path, "--attributes", "a,b", "--budget", 12, "--policy", policy,
               "--repeats", 3, "--seed", 5, "--json")
     assert out.exit_code == 0, out.output
     printed = json.loads(out.stdout)
     expected = simulate_discovery(Hierarchy.from_frame(frame, ["a", "b"]), frame["positive"].to_numpy() == 1,
-                                  frame["popularity"].to_numpy(), 12.0, "crux", repeats=3, seed=5)
+                                  frame["popularity"].to_numpy(), 12.0, policy, repeats=3, seed=5)
     assert printed == json.loads(json.dumps(expected))
     assert {"policy", "budget", "curve", "remaining_estimate", "coverage"} <= set(printed)
     assert len(printed["curve"]) == 10

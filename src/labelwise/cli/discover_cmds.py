@@ -234,7 +234,8 @@ def simulate_cmd(
                                              "positive (0/1) and optionally popularity (a positive weight).")],
     attributes: AttributesOpt,
     budget: BudgetOpt,
-    policy: Annotated[str, typer.Option("--policy", help="crux, greedy, root or random.")] = "crux",
+    policy: Annotated[str, typer.Option("--policy", help="crux, greedy, root, random or oracle (knows the "
+                                        "population's expected yields: a reference).")] = "crux",
     repeats: Annotated[int, typer.Option("--repeats", help="Independent runs.")] = 50,
     seed: SeedOpt = 0,
     costs: CostsOpt = None,
@@ -243,10 +244,10 @@ def simulate_cmd(
 ) -> None:
     """Run a policy against a population whose positives are known: found per budget, interval coverage."""
     with user_errors():
-        from ..discover import POLICIES, Hierarchy, simulate_discovery
+        from ..discover import SIMULATED_POLICIES, Hierarchy, simulate_discovery
 
-        if policy not in POLICIES:
-            raise UserError(f"--policy: {policy!r} is not one of {', '.join(POLICIES)}")
+        if policy not in SIMULATED_POLICIES:
+            raise UserError(f"--policy: {policy!r} is not one of {', '.join(SIMULATED_POLICIES)}")
         check_positive(repeats=repeats)
         _check_budget(budget)
         names = _attributes(attributes)

@@ -12,7 +12,7 @@ query over a hierarchy of the domain.
 * :mod:`.gain`: expected new positives of a configuration and its bootstrap variance;
 * :mod:`.costs`: the cost model and the allowed configurations;
 * :mod:`.policy`: the CRUX policy and the ``greedy``, ``root`` and ``random`` baselines;
-* :mod:`.crowd`, :mod:`.simulate`: a simulated crowd and repeated runs;
+* :mod:`.crowd`, :mod:`.simulate`: a simulated crowd, repeated runs, and the ``oracle`` that knows the true yields;
 * :mod:`.successive`: the expected new positives of a query when the popularities are known (order sampling);
 * :mod:`.store`, :mod:`.session`: the resumable session file.
 """
@@ -22,7 +22,7 @@ from .hierarchy import Hierarchy
 from .policy import POLICIES, Query, QueryPolicy
 from .remaining import remaining_interval
 from .session import DiscoverySession
-from .simulate import simulate_discovery
+from .simulate import ORACLE, SIMULATED_POLICIES, simulate_discovery
 
-__all__ = ["POLICIES", "CostModel", "DiscoverySession", "Hierarchy", "Query", "QueryPolicy", "remaining_interval",
-           "simulate_discovery"]
+__all__ = ["ORACLE", "POLICIES", "SIMULATED_POLICIES", "CostModel", "DiscoverySession", "Hierarchy", "Query",
+           "QueryPolicy", "remaining_interval", "simulate_discovery"]

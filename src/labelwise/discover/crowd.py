@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from .hierarchy import Hierarchy
-from .policy import Query
+from .policy import Query, QueryPolicy
 from .successive import RaceRows, expected_new, race_time
 
-__all__ = ["SimulatedCrowd"]
+__all__ = ["SimulatedCrowd", "best_query"]
 
 
 class SimulatedCrowd:
@@ -67,3 +67,19 @@ class SimulatedCrowd:
         rows = RaceRows(hierarchy.n_nodes, nodes[is_found], weight[is_found], 1.0 - np.minimum(1.0, listed),
                         nodes[unfound], weight[unfound], np.ones(int(unfound.sum())), k)
         return expected_new(rows, race_time(rows))
+
+    def yield_per_cost(self, state: QueryPolicy, budget_left: float) -> np.ndarray:
+        """True expected new positives per cost of every configuration at every node in ``state`` (``-inf`` where
+        it costs more than ``budget_left``), from :meth:`expected_new`."""
+        affordable = state.price <= budget_left + 1e-12
+        return np.where(affordable, self.expected_new(state.found, state.k, state.l) / state.price, -np.inf)
+
+
+def best_query(state: QueryPolicy, rate: np.ndarray, rng: np.random.Generator) -> Query | None:
+    """The oracle's choice: the configuration of largest ``rate`` (from :meth:`SimulatedCrowd.yield_per_cost`),
+    None when nothing is affordable."""
+    best = int(np.argmax(rate))
+    if not np.isfinite(rate.ravel()[best]):
+        return None
+    node, config = divmod(best, rate.shape[1])
+    return state.query_at(node, config, rng)

@@ -187,6 +187,10 @@ class QueryPolicy:
             bonus = self.spread(options) if self.name == "crux" else 0.0
             best = options[np.argmax((self.gain.ravel()[options] + bonus) / self.price.ravel()[options])]
             node, config = divmod(int(best), self.k.size)
+        return self.query_at(node, config, rng)
+
+    def query_at(self, node: int, config: int, rng: np.random.Generator) -> Query:
+        """The query of configuration ``config`` at ``node``, its exclude list drawn."""
         return Query(node, config, int(self.k[config]), self.exclude_list(node, int(self.l[config]), rng),
                      float(self.price[node, config]))
 

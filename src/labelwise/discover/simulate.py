@@ -6,18 +6,24 @@ import numpy as np
 
 from ..progress import progress_bar
 from .costs import CostModel
-from .crowd import SimulatedCrowd
+from .crowd import SimulatedCrowd, best_query
 from .hierarchy import Hierarchy
-from .policy import QueryPolicy
+from .policy import POLICIES, Query, QueryPolicy
 
-__all__ = ["CURVE_POINTS", "run_discovery", "simulate_discovery"]
+__all__ = ["CURVE_POINTS", "ORACLE", "SIMULATED_POLICIES", "run_discovery", "simulate_discovery"]
 
 CURVE_POINTS = 10
+ORACLE = "oracle"  # simulation only: each round the configuration of largest true expected new positives per cost
+SIMULATED_POLICIES = (*POLICIES, ORACLE)
 
 
 def run_discovery(hierarchy: Hierarchy, crowd: SimulatedCrowd, costs: CostModel, budget: float, policy: str,
                   seed: int, level: float = 0.95) -> dict:
     """One run of ``policy`` until the budget is spent (or nothing it may ask fits).
+
+    ``policy`` is one of :data:`~labelwise.discover.policy.POLICIES` or :data:`ORACLE`: the one-step-greedy
+    policy that knows the population's expected yields (:meth:`SimulatedCrowd.yield_per_cost`), a reference
+    for what gain estimates alone could reach.
 
     Returns
     -------
@@ -27,7 +33,8 @@ def run_discovery(hierarchy: Hierarchy, crowd: SimulatedCrowd, costs: CostModel,
         ``true_remaining``.
     """
     rng = np.random.default_rng([seed, 1])
-    state = QueryPolicy(hierarchy, costs, policy, seed=seed)
+    # the oracle's state: the bookkeeping of a policy that estimates no gains
+    state = QueryPolicy(hierarchy, costs, "root" if policy == ORACLE else policy, seed=seed)
     points = budget * np.arange(1, CURVE_POINTS + 1) / CURVE_POINTS
     found, remaining, truth = [], [], []
 
@@ -38,7 +45,12 @@ def run_discovery(hierarchy: Hierarchy, crowd: SimulatedCrowd, costs: CostModel,
             remaining.append(state.remaining(level))
             truth.append(int(crowd.positives.size - found[-1]))
 
-    while (query := state.choose(budget - state.spent, rng)) is not None:
+    def choose() -> Query | None:
+        left = budget - state.spent
+        return (best_query(state, crowd.yield_per_cost(state, left), rng) if policy == ORACLE
+                else state.choose(left, rng))
+
+    while (query := choose()) is not None:
         reach(state.spent + query.cost)
         state.record(query, crowd.answer(query, rng))
     reach(np.inf)
@@ -48,7 +60,8 @@ def run_discovery(hierarchy: Hierarchy, crowd: SimulatedCrowd, costs: CostModel,
 def simulate_discovery(hierarchy: Hierarchy, positive: np.ndarray, popularity: np.ndarray, budget: float,
                        policy: str = "crux", costs: CostModel | None = None, repeats: int = 50, seed: int = 0,
                        level: float = 0.95, progress: bool = False) -> dict:
-    """Repeated runs of one policy; the ``labelwise discover simulate --json`` contract.
+    """Repeated runs of one policy (one of :data:`SIMULATED_POLICIES`); the ``labelwise discover simulate --json``
+    contract.
 
     Returns
     -------
