@@ -22,14 +22,21 @@ mixes the scores with a constant the same way).  The rounds choose whom to
 label from the scores and earlier labels only, so the likelihood of ``r0``
 needs no design weights (Sugden & Smith, "Ignorable and informative designs
 in survey sampling inference", Biometrika 1984): ``prod (r0 + (1 - r0)
-q_i)^y_i (1 - r0)^(1 - y_i)`` up to a constant.  The floor is taken only when
-the labels reject ``r0 = 0`` by its likelihood ratio (on the boundary, the
-statistic is a 50:50 mixture of 0 and a chi-square with one degree of
-freedom; Self & Liang, JASA 1987) at level :data:`FLOOR_LEVEL`: clean pools,
-whose tail labels agree with the map, keep their widths.  Then the leaves'
-prior means are raised to the floor at the posterior mean of ``r0`` under
-Jeffreys' prior ``r0^(-1/2)`` on a grid, which keeps its upward uncertainty
-(a few tail positives leave ``r0`` uncertain by half its value).
+q_i)^y_i (1 - r0)^(1 - y_i)`` up to a constant.  The leaves' prior means are
+raised to the floor at its posterior mean, with half the prior on ``r0 = 0``
+and half spread evenly over ``log r0`` on :data:`FLOOR_GRID`.
+
+Why it is opt-in (``OnlinePoissonDesign(tail_floor=True)``): the labels
+rarely tell a floor from a flatter Platt slope.  The map, fitted to the
+labels, bends to the few hidden positives the rounds label at moderate
+scores, and the deep tail, where the two models differ, holds almost no
+labels; so neither a likelihood-ratio test of ``r0 = 0`` nor the labels'
+surprise under the scores (:func:`~labelwise.oracle.calibration.label_surprise`)
+separates a pool with hidden positives from a clean rare pool whose
+positives are spread by a weak system.  Both get a posterior mean floor of
+1e-4 to 8e-4 at 500 to 2000 labels: enough to cover the hidden positives,
+and several times the width a clean 1:1000 pool needs
+(``benchmarks/RESULTS.md``).
 """
 
 from __future__ import annotations
@@ -60,7 +67,8 @@ def floor_loglik(positive: np.ndarray, labels: np.ndarray) -> np.ndarray:
 
 
 def floor_rate(positive: np.ndarray, labels: np.ndarray) -> float:
-    """The most likely floor rate ``r0`` of the labels on :data:`FLOOR_GRID` or 0 (module docstring).
+    """The posterior mean floor rate ``r0`` of the labels (module docstring): half the prior on ``r0 = 0``, half
+    spread evenly over the logarithms of :data:`FLOOR_GRID`.
 
     Parameters
     ----------
@@ -75,11 +83,14 @@ def floor_rate(positive: np.ndarray, labels: np.ndarray) -> float:
     """
     if not np.any(np.asarray(labels) == 1):
         return 0.0
-    return float(np.concatenate([[0.0], FLOOR_GRID])[np.argmax(floor_loglik(positive, labels))])
+    loglik = floor_loglik(positive, labels)
+    prior = np.concatenate([[0.5], np.full(FLOOR_GRID.size, 0.5 / FLOOR_GRID.size)])
+    weight = prior * np.exp(loglik - loglik.max())
+    return float(weight[1:] @ FLOOR_GRID / weight.sum())
 
 
 def with_floor(prior_mean: np.ndarray, positive: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """Each leaf's prior mean rate of positives ``prior_mean`` raised to the labels' floor:
-    ``r0 + (1 - r0) prior_mean`` (:func:`floor_rate`)."""
+    ``r0 + (1 - r0) prior_mean`` (:func:`floor_rate` of the labeled items' recalibrated ``positive``)."""
     r0 = floor_rate(positive, labels)
     return prior_mean if r0 == 0.0 else r0 + (1.0 - r0) * prior_mean
