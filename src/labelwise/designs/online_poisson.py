@@ -108,6 +108,12 @@ class OnlinePoissonDesign(TreeModelDesign):
         the losses'.  It gains most on balanced pools, but a model that
         extrapolates badly into a large unlabeled tail can cost it more than
         it gains (``benchmarks/RESULTS.md``), hence not the default yet.
+    tail_floor : bool
+        Opt-in, score blocks only: the interval's model raises the recalibrated scores to a floor rate of
+        positives they do not rank (label noise, positives the system never learned), at its posterior mean
+        given the labels (:mod:`~labelwise.designs.tail_floor`).  It covers where a share of the positives is
+        invisible to the scores, but widens the interval on clean rare pools, whose labels cannot rule a small
+        floor out (``benchmarks/RESULTS.md``).
     hedge : float
         A round is drawn uniformly when the oracle model's variance for the
         adaptive allocation is at least ``hedge`` times its variance for
@@ -133,6 +139,7 @@ class OnlinePoissonDesign(TreeModelDesign):
     variance: str = "mixture"
     estimator: str = "horvitz-thompson"
     hedge: float = 1.0
+    tail_floor: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -166,6 +173,10 @@ class OnlinePoissonDesign(TreeModelDesign):
                 pass
             else:
                 return HashedOnlineSampler(self, pool, measure, oracle, rng, rounds, block)
+        if self.tail_floor:
+            raise ValueError("online-poisson: tail_floor=True runs only on score blocks (a binary pool, a measure of "
+                             "the predictions, a deterministic oracle, depth 1, the score partition, the default "
+                             "estimator); drop it here")
         if self.variance in HINDSIGHT_VARIANCES:
             raise ValueError(f"online-poisson: variance={self.variance!r} runs only on score blocks (a binary pool, a "
                              "measure of the predictions, a deterministic oracle, depth 1, the score partition, "

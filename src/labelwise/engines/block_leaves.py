@@ -21,6 +21,7 @@ from scipy.special import expit
 
 from ..designs.group_model import START_STRENGTH
 from ..designs.online_poisson import HINDSIGHT_VARIANCES, OnlinePoissonDesign
+from ..designs.tail_floor import with_floor
 from ..designs.unlabeled_covariance import LeafModel
 from ..oracle.calibration import (
     fit_platt,
@@ -124,6 +125,8 @@ class BlockLeaves:
             leaf_s1 = posterior.weight @ at_points
             shrink = strength / (strength + O.sum(axis=1))  # a leaf's posterior mean rate moves by this much
             rate_spread = np.sqrt(posterior.weight)[:, None] * (at_points - leaf_s1) * shrink
+        if interval and calibrated and self.design.tail_floor:  # positives the scores do not rank (opt-in)
+            leaf_s1 = with_floor(leaf_s1, s1[blocks], labels)
         return LeafModel(strength * leaf_s1 + O[:, 1], strength * (1.0 - leaf_s1) + O[:, 0], rate_spread)
 
     @cached_property
