@@ -238,7 +238,7 @@ def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarra
 
 def unlabeled_covariance(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, coef: np.ndarray,
                          b_seen: np.ndarray, n_items: int, predicted: float = 0.0,
-                         drift: np.ndarray | float = 0.0) -> ModelCovariance:
+                         drift: np.ndarray | float = 0.0, limit: np.ndarray | None = None) -> ModelCovariance:
     """The unlabeled items' part of the covariance of the rounds' estimate under an oracle model.
 
     Parameters
@@ -258,6 +258,10 @@ def unlabeled_covariance(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, c
         The difference estimator's power (:func:`~labelwise.estimators.exception_terms`).
     drift : ndarray (m, m) or float
         The rounds' predictions' distance from today's (0 for Horvitz-Thompson).
+    limit : ndarray (G, rounds, m), optional
+        The largest ``|u| / N`` whose draw in each round moves the estimate by at most the measure's range
+        (:func:`~labelwise.estimators.jump_limit`): each round's term is held to it, as the labeled items' are
+        (:func:`~labelwise.estimators.rounds_moments`).
 
     Returns
     -------
@@ -268,9 +272,17 @@ def unlabeled_covariance(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, c
     """
     u_mode, shift, expected = exception_shifts(u, pi, unlabeled, n_items)
     exceptions = expected.sum(axis=1)
-    scale = coef.sum(axis=0) * unlabeled / n_items**2
-    full = np.einsum("g,gc,cgi,cgj->ij", scale, pi, u, u) + drift
-    modal = np.einsum("g,gi,gj->ij", scale, u_mode, u_mode) + drift
+    if limit is None:
+        scale = coef.sum(axis=0) * unlabeled / n_items**2
+        full = np.einsum("g,gc,cgi,cgj->ij", scale, pi, u, u) + drift
+        modal = np.einsum("g,gi,gj->ij", scale, u_mode, u_mode) + drift
+    else:  # every round's jump held to the measure's range
+        scale = coef.T * unlabeled[:, None] / n_items**2  # (G, rounds)
+        bound = n_items * limit
+        held = np.clip(u[:, :, None], -bound, bound)  # (C, G, rounds, m)
+        full = np.einsum("gr,gc,cgri,cgrj->ij", scale, pi, held, held, optimize=True) + drift
+        held_mode = np.clip(u_mode[:, None], -bound, bound)
+        modal = np.einsum("gr,gri,grj->ij", scale, held_mode, held_mode, optimize=True) + drift
     return ModelCovariance(full, modal, missed_square(shift, expected, predicted), float(exceptions.sum()),
                            float(exceptions @ np.minimum(b_seen, 1)), exception_jump(shift, expected))
 

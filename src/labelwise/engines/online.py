@@ -78,6 +78,7 @@ from ..designs.unlabeled_covariance import (
 )
 from ..estimators import (
     Estimate,
+    jump_limit,
     larger_variance,
     make_estimate,
     rounds_moments,
@@ -263,7 +264,8 @@ class BlockRounds:
         coef = w[:, None] ** 2 * (1.0 / b_rounds - 1.0)
         model = self.leaves.model(g[judged], log.labels[judged], interval=True)
         pi = model.posterior()[self.leaf]
-        unlabeled = unlabeled_covariance(u, pi, U, coef, b_rounds.sum(axis=0), N)
+        unlabeled = unlabeled_covariance(u, pi, U, coef, b_rounds.sum(axis=0), N,
+                                         limit=jump_limit(b_rounds.T, w, measure.upper - measure.lower))
         if self.design.variance in HINDSIGHT_VARIANCES:  # the exceptions left can only be missed
             drawn = None
             if self.design.variance == "conditional":  # the third case read on what the rounds drew
