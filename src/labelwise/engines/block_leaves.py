@@ -31,7 +31,42 @@ from ..oracle.calibration import (
 )
 from .blocks import BlockSummary
 
-__all__ = ["BlockLeaves"]
+__all__ = ["MISFIT", "BlockLeaves", "contradicted"]
+
+#: Posterior probability beyond which, on either side, the design-weighted recalibration's count of the pool's
+#: positives is taken as contradicted by the labels counted once (:func:`contradicted`).
+MISFIT = 0.025
+
+
+def contradicted(fitted: float, at_points: np.ndarray, weights: np.ndarray) -> bool:
+    """Whether the labels, each counted once, contradict the design-weighted recalibration of the scores.
+
+    Both fits estimate the same Platt map when it holds: the weighted one
+    (:func:`~labelwise.oracle.calibration.fit_platt` with the items each label
+    stands for) steers the design; the unweighted posterior
+    (:func:`~labelwise.oracle.calibration.platt_posterior` without weights) is
+    the likelihood's, the design being ignorable (Sugden & Smith, Biometrika
+    1984).  Where the map does not hold, or where a few tail labels standing
+    for many items steepen the weighted slope, the weighted map's count of the
+    pool's positives falls outside what the posterior allows: it is then a
+    misfit, and the interval's model takes the posterior's mean map instead.
+
+    Parameters
+    ----------
+    fitted : float
+        The pool's positives under the weighted map.
+    at_points : ndarray (k,)
+        The pool's positives under each point of the unweighted posterior.
+    weights : ndarray (k,)
+        The points' posterior probabilities.
+
+    Returns
+    -------
+    bool
+        ``fitted`` has posterior probability at most :data:`MISFIT` on one side: ``P(count <= fitted)`` or
+        ``P(count >= fitted)``.
+    """
+    return bool(weights[at_points <= fitted].sum() <= MISFIT or weights[at_points >= fitted].sum() <= MISFIT)
 
 
 class BlockLeaves:
@@ -117,13 +152,16 @@ class BlockLeaves:
             strength = marginal_strength(np.stack([1 - leaf_s1, leaf_s1], axis=1), O) if labels.size \
                 else START_STRENGTH
         rate_spread = None
-        if calibrated and interval and self.design.variance in HINDSIGHT_VARIANCES:
+        if calibrated and interval and self.design.variance in (*HINDSIGHT_VARIANCES, "mixture"):
             posterior = platt_posterior(logits[blocks], labels)
             # each leaf's prior mean at every grid point of the posterior, (points, L)
             at_points = (self.leaf_matrix @ expit(logits[:, None] * posterior.a + posterior.b)).T
-            leaf_s1 = posterior.weight @ at_points
-            shrink = strength / (strength + O.sum(axis=1))  # a leaf's posterior mean rate moves by this much
-            rate_spread = np.sqrt(posterior.weight)[:, None] * (at_points - leaf_s1) * shrink
+            if self.design.variance in HINDSIGHT_VARIANCES:
+                leaf_s1 = posterior.weight @ at_points
+                shrink = strength / (strength + O.sum(axis=1))  # a leaf's posterior mean rate moves by this much
+                rate_spread = np.sqrt(posterior.weight)[:, None] * (at_points - leaf_s1) * shrink
+            elif contradicted(counts @ s1, at_points @ self._leaf_sum(counts), posterior.weight):
+                leaf_s1 = posterior.weight @ at_points
         return LeafModel(strength * leaf_s1 + O[:, 1], strength * (1.0 - leaf_s1) + O[:, 0], rate_spread)
 
     @cached_property
