@@ -33,13 +33,13 @@ from .blocks import BlockSummary
 
 __all__ = ["MISFIT", "BlockLeaves", "contradicted"]
 
-#: Posterior probability beyond which, on either side, the design-weighted recalibration's count of the pool's
-#: positives is taken as contradicted by the labels counted once (:func:`contradicted`).
+#: Posterior probability at or below which the design-weighted recalibration's count of the pool's positives is
+#: taken as too low by the labels counted once (:func:`contradicted`).
 MISFIT = 0.025
 
 
 def contradicted(fitted: float, at_points: np.ndarray, weights: np.ndarray) -> bool:
-    """Whether the labels, each counted once, contradict the design-weighted recalibration of the scores.
+    """Whether the labels, each counted once, show the design-weighted recalibration to understate the positives.
 
     Both fits estimate the same Platt map when it holds: the weighted one
     (:func:`~labelwise.oracle.calibration.fit_platt` with the items each label
@@ -48,8 +48,12 @@ def contradicted(fitted: float, at_points: np.ndarray, weights: np.ndarray) -> b
     the likelihood's, the design being ignorable (Sugden & Smith, Biometrika
     1984).  Where the map does not hold, or where a few tail labels standing
     for many items steepen the weighted slope, the weighted map's count of the
-    pool's positives falls outside what the posterior allows: it is then a
-    misfit, and the interval's model takes the posterior's mean map instead.
+    pool's positives can fall below what the posterior allows.  The mixture
+    interval assumes the model does not understate the positives left
+    (:data:`~labelwise.designs.group_model.MODEL_BASIS`): there the
+    assumption is contradicted, and the interval's model takes the
+    posterior's mean map instead.  A weighted map that overstates them
+    leaves the interval conservative, and is kept.
 
     Parameters
     ----------
@@ -63,10 +67,9 @@ def contradicted(fitted: float, at_points: np.ndarray, weights: np.ndarray) -> b
     Returns
     -------
     bool
-        ``fitted`` has posterior probability at most :data:`MISFIT` on one side: ``P(count <= fitted)`` or
-        ``P(count >= fitted)``.
+        ``P(count <= fitted) <= MISFIT`` under the posterior.
     """
-    return bool(weights[at_points <= fitted].sum() <= MISFIT or weights[at_points >= fitted].sum() <= MISFIT)
+    return bool(weights[at_points <= fitted].sum() <= MISFIT)
 
 
 class BlockLeaves:
