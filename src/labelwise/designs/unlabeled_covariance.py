@@ -12,6 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..estimators import (
+    MissedErrors,
     ModelCovariance,
     exception_jump,
     exception_shifts,
@@ -42,11 +43,17 @@ class LeafModel(NamedTuple):
         How each leaf's posterior mean rate of positives varies over the recalibration's posterior: at ``k``
         points of it, its deviation from the mean times the square root of the point's weight, so that
         ``Var(sum_l c_l E[r_l]) = sum_k (sum_l c_l rate_spread[k, l])^2`` for any coefficients ``c``.
+    point_rates : ndarray (k, L) or None
+        Each leaf's posterior mean rate of positives under each of ``k`` points of the recalibration's
+        posterior, and ``point_weights`` (k,) their probabilities: where the mixture interval reads the count
+        of exceptions left over that posterior (:func:`~labelwise.estimators.missed_errors`).
     """
 
     positive: np.ndarray
     negative: np.ndarray
     rate_spread: np.ndarray | None = None
+    point_rates: np.ndarray | None = None
+    point_weights: np.ndarray | None = None
 
     def posterior(self) -> np.ndarray:
         """Each leaf's posterior label distribution, ``(L, 2)``."""
@@ -289,7 +296,7 @@ def unlabeled_covariance(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, c
 
 def with_unlabeled(cov: np.ndarray, plugin: np.ndarray, unlabeled: ModelCovariance, full: bool,
                    level: float, spread: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
-                   offset: float = 0.0) -> np.ndarray:
+                   offset: float = 0.0, missed: MissedErrors | None = None) -> np.ndarray:
     """The labeled items' covariance ``cov`` plus the unlabeled items' (module docstring), never below ``plugin``.
 
     ``full``: the unlabeled items at their full model variance.  Else, with
@@ -300,14 +307,15 @@ def with_unlabeled(cov: np.ndarray, plugin: np.ndarray, unlabeled: ModelCovarian
     exceptions left unlabeled as an exact count
     (:func:`~labelwise.estimators.missed_count_variance`, ``offset``: how
     many of them the estimate already counts); without it, the mixture of the model's
-    likely cases (:func:`~labelwise.estimators.mixture_variance`).
+    likely cases (:func:`~labelwise.estimators.mixture_variance`), its missed case the count's own distribution
+    through the measure where ``missed`` is given (:func:`~labelwise.estimators.missed_errors`).
     """
     if full:
         cov = cov + unlabeled.full
     else:
         usual = cov + unlabeled.modal
         if spread is None:
-            target = mixture_variance(np.diag(usual), np.diag(cov + unlabeled.full), unlabeled, level)
+            target = mixture_variance(np.diag(usual), np.diag(cov + unlabeled.full), unlabeled, level, missed)
         else:
             target = missed_count_variance(np.diag(usual), unlabeled.jump, level, *spread, offset=offset)
         cov = larger_variance(usual, np.diag(target))

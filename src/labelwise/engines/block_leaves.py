@@ -165,6 +165,9 @@ class BlockLeaves:
                 rate_spread = np.sqrt(posterior.weight)[:, None] * (at_points - leaf_s1) * shrink
             elif contradicted(counts @ s1, at_points @ self._leaf_sum(counts), posterior.weight):
                 leaf_s1 = posterior.weight @ at_points
+                rates = (strength * at_points + O[:, 1]) / (strength + O.sum(axis=1))
+                return LeafModel(strength * leaf_s1 + O[:, 1], strength * (1.0 - leaf_s1) + O[:, 0],
+                                 point_rates=rates, point_weights=posterior.weight)
         return LeafModel(strength * leaf_s1 + O[:, 1], strength * (1.0 - leaf_s1) + O[:, 0], rate_spread)
 
     @cached_property

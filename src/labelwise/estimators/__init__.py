@@ -19,6 +19,7 @@ _PUBLIC = {
     **dict.fromkeys(("bounded_jumps", "jump_limit", "round_weights", "rounds_moments", "rounds_plugin_covariance"),
                     ".rounds"),
     **dict.fromkeys(("counted_exceptions", "missed_count_variance", "negative_binomial_sum_pmf"), ".missed"),
+    **dict.fromkeys(("MissedErrors", "missed_errors"), ".missed_value"),
     "poisson_model_covariance": ".poisson_model",
     **dict.fromkeys(("jeffreys_leaf_variance", "ratio_score_draws", "tilted_variance", "with_score_interval"),
                     ".ratio_score"),
@@ -42,6 +43,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Estimate",
+    "MissedErrors",
     "ModelCovariance",
     "beta_interval",
     "bounded_jumps",
@@ -61,6 +63,7 @@ __all__ = [
     "larger_variance",
     "make_estimate",
     "missed_count_variance",
+    "missed_errors",
     "missed_square",
     "mixture_variance",
     "model_interval_covariance",
