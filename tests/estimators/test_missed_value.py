@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 from scipy.stats import norm, poisson
 
-from labelwise.estimators import MissedErrors, ModelCovariance, missed_errors, mixture_variance
+from labelwise.estimators import (
+    MissedErrors,
+    ModelCovariance,
+    missed_errors,
+    mixture_variance,
+)
 from labelwise.measures import FBeta
 
 

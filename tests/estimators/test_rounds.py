@@ -82,7 +82,7 @@ def test_a_draw_beyond_the_measure_range_is_held_to_it():
     from labelwise.measures import Accuracy
 
     n_items, b = 1000, np.array([[0.5, 1.0], [1e-6, 0.5]])
-    R, cov, w, J = rounds_moments(Accuracy(), np.array([[0.0], [1.0]]), np.array([0, 1]), b, n_items, 0.0)
+    _, cov, w, J = rounds_moments(Accuracy(), np.array([[0.0], [1.0]]), np.array([0, 1]), b, n_items, 0.0)
     assert w == pytest.approx([0.5, 0.5])
     u = J[0, 0] / n_items  # Dg l / N of a loss of 1; item 0's loss is 0
     held = 1.0 * b[1, 0] / w[0]  # span b / w: item 1's draw in round 0 would move the estimate by exactly 1
