@@ -33,12 +33,13 @@ from .blocks import BlockSummary
 
 __all__ = ["MISFIT", "BlockLeaves", "contradicted"]
 
-#: Posterior probability at or below which the design-weighted recalibration's count of the pool's positives is
-#: taken as too low by the labels counted once (:func:`contradicted`).
+#: The tail probability of each posterior beyond which the design-weighted recalibration's count of the pool's
+#: positives is taken as too low by the labels counted once (:func:`contradicted`).
 MISFIT = 0.025
 
 
-def contradicted(fitted: float, at_points: np.ndarray, weights: np.ndarray) -> bool:
+def contradicted(weighted: np.ndarray, weighted_probs: np.ndarray, counted_once: np.ndarray,
+                 counted_once_probs: np.ndarray) -> bool:
     """Whether the labels, each counted once, show the design-weighted recalibration to understate the positives.
 
     Both fits estimate the same Platt map when it holds: the weighted one
@@ -47,29 +48,33 @@ def contradicted(fitted: float, at_points: np.ndarray, weights: np.ndarray) -> b
     (:func:`~labelwise.oracle.calibration.platt_posterior` without weights) is
     the likelihood's, the design being ignorable (Sugden & Smith, Biometrika
     1984).  Where the map does not hold, or where a few tail labels standing
-    for many items steepen the weighted slope, the weighted map's count of the
-    pool's positives can fall below what the posterior allows.  The mixture
-    interval assumes the model does not understate the positives left
-    (:data:`~labelwise.designs.group_model.MODEL_BASIS`): there the
-    assumption is contradicted, and the interval's model takes the
-    posterior's mean map instead.  A weighted map that overstates them
+    for many items steepen the weighted slope, the weighted fit's count of the
+    pool's positives falls below what the labels counted once allow.  Each
+    count is uncertain (the weighted one by its own posterior,
+    :func:`~labelwise.oracle.calibration.platt_posterior` with the weights),
+    so the two are contradictory when even the weighted posterior's upper
+    :data:`MISFIT` quantile has probability at most :data:`MISFIT` under the
+    unweighted one.  The mixture interval assumes the model does not
+    understate the positives left (:data:`~labelwise.designs.group_model.MODEL_BASIS`):
+    there the assumption is contradicted, and the interval's model takes the
+    unweighted posterior instead.  A weighted map that overstates them
     leaves the interval conservative, and is kept.
 
     Parameters
     ----------
-    fitted : float
-        The pool's positives under the weighted map.
-    at_points : ndarray (k,)
-        The pool's positives under each point of the unweighted posterior.
-    weights : ndarray (k,)
-        The points' posterior probabilities.
+    weighted, weighted_probs : ndarray (k,)
+        The pool's positives under each point of the weighted posterior, and the points' probabilities.
+    counted_once, counted_once_probs : ndarray (j,)
+        The same under the unweighted posterior.
 
     Returns
     -------
     bool
-        ``P(count <= fitted) <= MISFIT`` under the posterior.
     """
-    return bool(weights[at_points <= fitted].sum() <= MISFIT)
+    order = np.argsort(weighted)
+    reach = weighted[order][np.searchsorted(np.cumsum(weighted_probs[order]), 1.0 - MISFIT)
+                            .clip(max=weighted.size - 1)]
+    return bool(counted_once_probs[counted_once <= reach].sum() <= MISFIT)
 
 
 class BlockLeaves:
@@ -163,12 +168,20 @@ class BlockLeaves:
                 leaf_s1 = posterior.weight @ at_points
                 shrink = strength / (strength + O.sum(axis=1))  # a leaf's posterior mean rate moves by this much
                 rate_spread = np.sqrt(posterior.weight)[:, None] * (at_points - leaf_s1) * shrink
-            elif contradicted(counts @ s1, at_points @ self._leaf_sum(counts), posterior.weight):
+            elif contradicted(*self._pool_positives(logits, blocks, labels), at_points @ self._leaf_sum(counts),
+                              posterior.weight):
                 leaf_s1 = posterior.weight @ at_points
                 rates = (strength * at_points + O[:, 1]) / (strength + O.sum(axis=1))
                 return LeafModel(strength * leaf_s1 + O[:, 1], strength * (1.0 - leaf_s1) + O[:, 0],
                                  point_rates=rates, point_weights=posterior.weight)
         return LeafModel(strength * leaf_s1 + O[:, 1], strength * (1.0 - leaf_s1) + O[:, 0], rate_spread)
+
+    def _pool_positives(self, logits: np.ndarray, blocks: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray,
+                                                                                                    np.ndarray]:
+        """The pool's positives under each point of the design-weighted recalibration's posterior, and the points'
+        probabilities."""
+        posterior = platt_posterior(logits[blocks], labels, self.platt_weights(blocks))
+        return self.summary.counts @ expit(logits[:, None] * posterior.a + posterior.b), posterior.weight
 
     @cached_property
     def leaf_matrix(self) -> sparse.csr_matrix:
