@@ -99,3 +99,21 @@ def test_jump_limit_is_the_range_over_the_first_order_jump():
     assert limit.shape == (1, 2, 2)
     np.testing.assert_allclose(limit[0, 0], [0.4, np.inf])  # 0.25 * 0.4 / 0.1 = 1: the whole range
     assert np.all(np.isinf(limit[0, 1]))  # a round of weight 0 moves nothing
+
+
+def test_held_second_moment_is_every_round_held_one_by_one():
+    """The corrected sum equals the brute force over every (item, round) pair, unbounded components untouched."""
+    from labelwise.estimators import JumpBound, held_second_moment
+
+    rng = np.random.default_rng(3)
+    e = rng.normal(size=(6, 2)) * np.array([0.05, 5.0])
+    coef = rng.uniform(0.0, 2.0, size=(6, 3))
+    bound = JumpBound(rng.uniform(1e-4, 0.5, size=(6, 3)), np.array([0.2, 0.3, 0.5]), np.array([1.0, np.inf]))
+    brute = np.zeros((2, 2))
+    for n in range(6):
+        for r in range(3):
+            limit = bound.span * bound.inclusion[n, r] / bound.weights[r]
+            h = np.clip(e[n], -limit, limit)
+            brute += coef[n, r] * np.outer(h, h)
+    np.testing.assert_allclose(held_second_moment(e, coef, bound), brute, rtol=1e-12)
+    assert held_second_moment(e, coef, bound)[1, 1] == pytest.approx((coef.sum(axis=1) * e[:, 1] ** 2).sum())

@@ -55,8 +55,8 @@ import numpy as np
 from ..draws import Draws, Sample
 from ..estimators import (
     Estimate,
+    JumpBound,
     ModelCovariance,
-    jump_limit,
     larger_variance,
     make_estimate,
     rounds_moments,
@@ -306,7 +306,7 @@ class OnlinePoissonSampler(Sampler):
                                  basis=PLUGIN_BASIS)
         coef = w[:, None] ** 2 * (1.0 / b_rounds - 1.0)  # (rounds, G): every round, per group
         unlabeled = self._unlabeled_covariance(J, rep_loss, coef, b_rounds.sum(axis=0), M,
-                                               jump_limit(b_rounds.T, w, measure.upper - measure.lower))
+                                               JumpBound(b_rounds.T, w, measure.upper - measure.lower))
         # a stochastic oracle: the unlabeled items at their full model variance
         full = self.stochastic or self.design.variance == "model"
         spread, offset = None, 0.0
@@ -355,7 +355,7 @@ class OnlinePoissonSampler(Sampler):
         return rep_loss
 
     def _unlabeled_covariance(self, J: np.ndarray, rep_loss: np.ndarray, coef: np.ndarray, b_seen: np.ndarray,
-                              M: np.ndarray | None, limit: np.ndarray) -> ModelCovariance:
+                              M: np.ndarray | None, bound: JumpBound) -> ModelCovariance:
         """The unlabeled items' part of the covariance under the interval's oracle model.
 
         Round r adds ``coef[r, g] (u - m_rg)(u - m_rg)^T / N^2`` for each
@@ -366,7 +366,7 @@ class OnlinePoissonSampler(Sampler):
         posterior, ``modal`` at each group's most likely label; ``hits``
         counts the exceptions the rounds would have sampled (``b_seen``:
         each group's inclusion probabilities summed over the rounds); each
-        round's term held to ``limit`` (:func:`~labelwise.estimators.jump_limit`).
+        round's term held to the measure's range (``bound``, :func:`~labelwise.estimators.held_second_moment`).
         """
         gm, N = self.gm, self.pool.n_items
         pi = gm.posterior(interval=True)
@@ -379,4 +379,4 @@ class OnlinePoissonSampler(Sampler):
         if M is not None:  # how far each round's prediction was from today's
             gap = center[None] - M @ J.T  # (rounds, G, m)
             drift = np.einsum("rg,g,rgi,rgj->ij", coef, U / N**2, gap, gap)
-        return unlabeled_covariance(u, pi, U, coef, b_seen, N, beta, drift, limit)
+        return unlabeled_covariance(u, pi, U, coef, b_seen, N, beta, drift, bound)

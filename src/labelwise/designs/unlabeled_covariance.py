@@ -12,10 +12,12 @@ from typing import NamedTuple
 import numpy as np
 
 from ..estimators import (
+    JumpBound,
     MissedErrors,
     ModelCovariance,
     exception_jump,
     exception_shifts,
+    held_second_moment,
     larger_variance,
     missed_count_variance,
     missed_square,
@@ -245,7 +247,7 @@ def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarra
 
 def unlabeled_covariance(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, coef: np.ndarray,
                          b_seen: np.ndarray, n_items: int, predicted: float = 0.0,
-                         drift: np.ndarray | float = 0.0, limit: np.ndarray | None = None) -> ModelCovariance:
+                         drift: np.ndarray | float = 0.0, bound: JumpBound | None = None) -> ModelCovariance:
     """The unlabeled items' part of the covariance of the rounds' estimate under an oracle model.
 
     Parameters
@@ -265,10 +267,10 @@ def unlabeled_covariance(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, c
         The difference estimator's power (:func:`~labelwise.estimators.exception_terms`).
     drift : ndarray (m, m) or float
         The rounds' predictions' distance from today's (0 for Horvitz-Thompson).
-    limit : ndarray (G, rounds, m), optional
-        The largest ``|u| / N`` whose draw in each round moves the estimate by at most the measure's range
-        (:func:`~labelwise.estimators.jump_limit`): each round's term is held to it, as the labeled items' are
-        (:func:`~labelwise.estimators.rounds_moments`).
+    bound : JumpBound, optional
+        Each group's inclusion probabilities ``(G, rounds)``, the rounds' weights and the measure's range: each
+        round's term is held so that a draw moves the estimate by at most that range, as the labeled items' are
+        (:func:`~labelwise.estimators.held_second_moment`).
 
     Returns
     -------
@@ -279,17 +281,17 @@ def unlabeled_covariance(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, c
     """
     u_mode, shift, expected = exception_shifts(u, pi, unlabeled, n_items)
     exceptions = expected.sum(axis=1)
-    if limit is None:
+    if bound is None:
         scale = coef.sum(axis=0) * unlabeled / n_items**2
         full = np.einsum("g,gc,cgi,cgj->ij", scale, pi, u, u) + drift
         modal = np.einsum("g,gi,gj->ij", scale, u_mode, u_mode) + drift
-    else:  # every round's jump held to the measure's range
-        scale = coef.T * unlabeled[:, None] / n_items**2  # (G, rounds)
-        bound = n_items * limit
-        held = np.clip(u[:, :, None], -bound, bound)  # (C, G, rounds, m)
-        full = np.einsum("gr,gc,cgri,cgrj->ij", scale, pi, held, held, optimize=True) + drift
-        held_mode = np.clip(u_mode[:, None], -bound, bound)
-        modal = np.einsum("gr,gri,grj->ij", scale, held_mode, held_mode, optimize=True) + drift
+    else:  # every round's jump held to the measure's range; (label, group) pairs flattened
+        per_round = coef.T * unlabeled[:, None]  # (G, rounds)
+        C = pi.shape[1]
+        every = bound._replace(inclusion=np.tile(bound.inclusion, (C, 1)))
+        full = held_second_moment((u / n_items).reshape(-1, u.shape[2]),
+                                  (pi.T[:, :, None] * per_round[None]).reshape(-1, per_round.shape[1]), every) + drift
+        modal = held_second_moment(u_mode / n_items, per_round, bound) + drift
     return ModelCovariance(full, modal, missed_square(shift, expected, predicted), float(exceptions.sum()),
                            float(exceptions @ np.minimum(b_seen, 1)), exception_jump(shift, expected))
 

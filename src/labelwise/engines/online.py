@@ -79,8 +79,8 @@ from ..designs.unlabeled_covariance import (
 )
 from ..estimators import (
     Estimate,
+    JumpBound,
     MissedErrors,
-    jump_limit,
     larger_variance,
     make_estimate,
     missed_errors,
@@ -268,7 +268,7 @@ class BlockRounds:
         model = self.leaves.model(g[judged], log.labels[judged], interval=True)
         pi = model.posterior()[self.leaf]
         unlabeled = unlabeled_covariance(u, pi, U, coef, b_rounds.sum(axis=0), N,
-                                         limit=jump_limit(b_rounds.T, w, measure.upper - measure.lower))
+                                         bound=JumpBound(b_rounds.T, w, measure.upper - measure.lower))
         if self.design.variance in HINDSIGHT_VARIANCES:  # the exceptions left can only be missed
             drawn = None
             if self.design.variance == "conditional":  # the third case read on what the rounds drew

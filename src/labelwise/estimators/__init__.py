@@ -16,8 +16,8 @@ _PUBLIC = {
                      "model_interval_covariance", "model_second_moment", "proposal_model_covariance"), ".model_covariance"),
     **dict.fromkeys(("Estimate", "make_estimate"), ".result"),
     **dict.fromkeys(("fieller_interval", "with_fieller"), ".fieller"),
-    **dict.fromkeys(("bounded_jumps", "jump_limit", "round_weights", "rounds_moments", "rounds_plugin_covariance"),
-                    ".rounds"),
+    **dict.fromkeys(("JumpBound", "bounded_jumps", "held_second_moment", "jump_limit", "round_weights",
+                     "rounds_moments", "rounds_plugin_covariance"), ".rounds"),
     **dict.fromkeys(("counted_exceptions", "missed_count_variance", "negative_binomial_sum_pmf"), ".missed"),
     **dict.fromkeys(("MissedErrors", "missed_errors"), ".missed_value"),
     "poisson_model_covariance": ".poisson_model",
@@ -43,6 +43,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Estimate",
+    "JumpBound",
     "MissedErrors",
     "ModelCovariance",
     "beta_interval",
@@ -53,6 +54,7 @@ __all__ = [
     "exception_shifts",
     "exception_terms",
     "fieller_interval",
+    "held_second_moment",
     "horvitz_thompson_moments",
     "horvitz_thompson_totals_covariance",
     "importance_moments",
