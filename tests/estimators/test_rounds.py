@@ -72,3 +72,48 @@ def test_difference_estimator_with_a_perfect_prediction_is_exact():
     R, cov, _, _ = _one_round_difference(losses, b, losses.copy(), np.array([True, False, True, False, False]))
     assert R[0] == pytest.approx(0.6)
     assert cov[0, 0] == pytest.approx(0.0)
+
+
+def test_a_draw_beyond_the_measure_range_is_held_to_it():
+    """Item 1 reached at b = 1e-6 in round 0 and drawn at b = 0.5 in round 1 (item 0: drawn in round 0 at 0.5):
+    round 0's term of item 1 is the variance of a jump held to the measure's range (accuracy: 1), the other
+    terms are the usual ones."""
+    from labelwise.estimators import rounds_moments
+    from labelwise.measures import Accuracy
+
+    n_items, b = 1000, np.array([[0.5, 1.0], [1e-6, 0.5]])
+    _, cov, w, J = rounds_moments(Accuracy(), np.array([[0.0], [1.0]]), np.array([0, 1]), b, n_items, 0.0)
+    assert w == pytest.approx([0.5, 0.5])
+    u = J[0, 0] / n_items  # Dg l / N of a loss of 1; item 0's loss is 0
+    held = 1.0 * b[1, 0] / w[0]  # span b / w: item 1's draw in round 0 would move the estimate by exactly 1
+    assert abs(u) > held  # its first-order jump w u / b exceeds the range
+    expected = w[0] ** 2 * (1 / b[1, 0] - 1) * held**2 + w[1] ** 2 * (1 / b[1, 1] - 1) * u**2
+    assert cov[0, 0] == pytest.approx(expected, rel=1e-12)
+    assert cov[0, 0] < 1e-3 * (w[0] ** 2 * (1 / b[1, 0] - 1) * u**2)  # the unheld term: 1000 times more
+
+
+def test_jump_limit_is_the_range_over_the_first_order_jump():
+    from labelwise.estimators import jump_limit
+
+    limit = jump_limit(np.array([[0.1, 0.02]]), np.array([0.25, 0.0]), np.array([1.0, np.inf]))
+    assert limit.shape == (1, 2, 2)
+    np.testing.assert_allclose(limit[0, 0], [0.4, np.inf])  # 0.25 * 0.4 / 0.1 = 1: the whole range
+    assert np.all(np.isinf(limit[0, 1]))  # a round of weight 0 moves nothing
+
+
+def test_held_second_moment_is_every_round_held_one_by_one():
+    """The corrected sum equals the brute force over every (item, round) pair, unbounded components untouched."""
+    from labelwise.estimators import JumpBound, held_second_moment
+
+    rng = np.random.default_rng(3)
+    e = rng.normal(size=(6, 2)) * np.array([0.05, 5.0])
+    coef = rng.uniform(0.0, 2.0, size=(6, 3))
+    bound = JumpBound(rng.uniform(1e-4, 0.5, size=(6, 3)), np.array([0.2, 0.3, 0.5]), np.array([1.0, np.inf]))
+    brute = np.zeros((2, 2))
+    for n in range(6):
+        for r in range(3):
+            limit = bound.span * bound.inclusion[n, r] / bound.weights[r]
+            h = np.clip(e[n], -limit, limit)
+            brute += coef[n, r] * np.outer(h, h)
+    np.testing.assert_allclose(held_second_moment(e, coef, bound), brute, rtol=1e-12)
+    assert held_second_moment(e, coef, bound)[1, 1] == pytest.approx((coef.sum(axis=1) * e[:, 1] ** 2).sum())

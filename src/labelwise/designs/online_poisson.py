@@ -23,7 +23,12 @@ default (``variance="mixture"``) the interval covers the model's error split int
 sampled / one sampled, as ``ais`` does (:func:`labelwise.estimators.mixture_variance`). Its last case (an exception
 drawn) is a hindsight worst case: once the labels are in, every unlabeled item is known not to have been drawn, and
 the exceptions that were drawn are labeled items, in the design-based part. On rare pools that case sets the width
-(two to four times the error). ``variance="hindsight"`` (opt-in) drops it on binary pools, whose rounds run on score
+(two to four times the error). Every round's term is held to the measure's range: a draw at ``b ~ 1e-6`` would
+move the estimate by more than F1 can move (:func:`~labelwise.estimators.jump_limit`). On score blocks, where the
+labels each counted once show the design-weighted recalibration to understate the pool's positives
+(:func:`~labelwise.engines.block_leaves.contradicted`), the mixture's missed case is the count of exceptions left
+over the recalibration's posterior, each count at the measure's own error (:func:`~labelwise.estimators.missed_errors`).
+``variance="hindsight"`` (opt-in) drops the last case on binary pools, whose rounds run on score
 blocks (:mod:`~labelwise.designs.hashed_online`), and takes each leaf's rate of exceptions as uncertain instead
 (:func:`~labelwise.designs.unlabeled_covariance.missed_in_hindsight`); this per-item sampler keeps it.
 ``variance="conditional"`` (opt-in, score blocks too) reads the third case leaf by leaf on what the rounds drew: a
@@ -50,6 +55,7 @@ import numpy as np
 from ..draws import Draws, Sample
 from ..estimators import (
     Estimate,
+    JumpBound,
     ModelCovariance,
     larger_variance,
     make_estimate,
@@ -310,7 +316,8 @@ class OnlinePoissonSampler(Sampler):
             return make_estimate(measure, R, larger_variance(cov, plugin), sample.n_labels, len(d), level,
                                  basis=PLUGIN_BASIS)
         coef = w[:, None] ** 2 * (1.0 / b_rounds - 1.0)  # (rounds, G): every round, per group
-        unlabeled = self._unlabeled_covariance(J, rep_loss, coef, b_rounds.sum(axis=0), M)
+        unlabeled = self._unlabeled_covariance(J, rep_loss, coef, b_rounds.sum(axis=0), M,
+                                               JumpBound(b_rounds.T, w, measure.upper - measure.lower))
         # a stochastic oracle: the unlabeled items at their full model variance
         full = self.stochastic or self.design.variance == "model"
         spread, offset = None, 0.0
@@ -359,7 +366,7 @@ class OnlinePoissonSampler(Sampler):
         return rep_loss
 
     def _unlabeled_covariance(self, J: np.ndarray, rep_loss: np.ndarray, coef: np.ndarray, b_seen: np.ndarray,
-                              M: np.ndarray | None) -> ModelCovariance:
+                              M: np.ndarray | None, bound: JumpBound) -> ModelCovariance:
         """The unlabeled items' part of the covariance under the interval's oracle model.
 
         Round r adds ``coef[r, g] (u - m_rg)(u - m_rg)^T / N^2`` for each
@@ -369,7 +376,8 @@ class OnlinePoissonSampler(Sampler):
         ``coef (c_g - m_rg)(c_g - m_rg)^T``.  ``full`` takes ``u`` at the
         posterior, ``modal`` at each group's most likely label; ``hits``
         counts the exceptions the rounds would have sampled (``b_seen``:
-        each group's inclusion probabilities summed over the rounds).
+        each group's inclusion probabilities summed over the rounds); each
+        round's term held to the measure's range (``bound``, :func:`~labelwise.estimators.held_second_moment`).
         """
         gm, N = self.gm, self.pool.n_items
         pi = gm.posterior(interval=True)
@@ -382,4 +390,4 @@ class OnlinePoissonSampler(Sampler):
         if M is not None:  # how far each round's prediction was from today's
             gap = center[None] - M @ J.T  # (rounds, G, m)
             drift = np.einsum("rg,g,rgi,rgj->ij", coef, U / N**2, gap, gap)
-        return unlabeled_covariance(u, pi, U, coef, b_seen, N, beta, drift)
+        return unlabeled_covariance(u, pi, U, coef, b_seen, N, beta, drift, bound)

@@ -12,9 +12,12 @@ from typing import NamedTuple
 import numpy as np
 
 from ..estimators import (
+    JumpBound,
+    MissedErrors,
     ModelCovariance,
     exception_jump,
     exception_shifts,
+    held_second_moment,
     larger_variance,
     missed_count_variance,
     missed_square,
@@ -42,11 +45,17 @@ class LeafModel(NamedTuple):
         How each leaf's posterior mean rate of positives varies over the recalibration's posterior: at ``k``
         points of it, its deviation from the mean times the square root of the point's weight, so that
         ``Var(sum_l c_l E[r_l]) = sum_k (sum_l c_l rate_spread[k, l])^2`` for any coefficients ``c``.
+    point_rates : ndarray (k, L) or None
+        Each leaf's posterior mean rate of positives under each of ``k`` points of the recalibration's
+        posterior, and ``point_weights`` (k,) their probabilities: where the mixture interval reads the count
+        of exceptions left over that posterior (:func:`~labelwise.estimators.missed_errors`).
     """
 
     positive: np.ndarray
     negative: np.ndarray
     rate_spread: np.ndarray | None = None
+    point_rates: np.ndarray | None = None
+    point_weights: np.ndarray | None = None
 
     def posterior(self) -> np.ndarray:
         """Each leaf's posterior label distribution, ``(L, 2)``."""
@@ -238,7 +247,7 @@ def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarra
 
 def unlabeled_covariance(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, coef: np.ndarray,
                          b_seen: np.ndarray, n_items: int, predicted: float = 0.0,
-                         drift: np.ndarray | float = 0.0) -> ModelCovariance:
+                         drift: np.ndarray | float = 0.0, bound: JumpBound | None = None) -> ModelCovariance:
     """The unlabeled items' part of the covariance of the rounds' estimate under an oracle model.
 
     Parameters
@@ -258,6 +267,10 @@ def unlabeled_covariance(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, c
         The difference estimator's power (:func:`~labelwise.estimators.exception_terms`).
     drift : ndarray (m, m) or float
         The rounds' predictions' distance from today's (0 for Horvitz-Thompson).
+    bound : JumpBound, optional
+        Each group's inclusion probabilities ``(G, rounds)``, the rounds' weights and the measure's range: each
+        round's term is held so that a draw moves the estimate by at most that range, as the labeled items' are
+        (:func:`~labelwise.estimators.held_second_moment`).
 
     Returns
     -------
@@ -268,16 +281,24 @@ def unlabeled_covariance(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, c
     """
     u_mode, shift, expected = exception_shifts(u, pi, unlabeled, n_items)
     exceptions = expected.sum(axis=1)
-    scale = coef.sum(axis=0) * unlabeled / n_items**2
-    full = np.einsum("g,gc,cgi,cgj->ij", scale, pi, u, u) + drift
-    modal = np.einsum("g,gi,gj->ij", scale, u_mode, u_mode) + drift
+    if bound is None:
+        scale = coef.sum(axis=0) * unlabeled / n_items**2
+        full = np.einsum("g,gc,cgi,cgj->ij", scale, pi, u, u) + drift
+        modal = np.einsum("g,gi,gj->ij", scale, u_mode, u_mode) + drift
+    else:  # every round's jump held to the measure's range; (label, group) pairs flattened
+        per_round = coef.T * unlabeled[:, None]  # (G, rounds)
+        C = pi.shape[1]
+        every = bound._replace(inclusion=np.tile(bound.inclusion, (C, 1)))
+        full = held_second_moment((u / n_items).reshape(-1, u.shape[2]),
+                                  (pi.T[:, :, None] * per_round[None]).reshape(-1, per_round.shape[1]), every) + drift
+        modal = held_second_moment(u_mode / n_items, per_round, bound) + drift
     return ModelCovariance(full, modal, missed_square(shift, expected, predicted), float(exceptions.sum()),
                            float(exceptions @ np.minimum(b_seen, 1)), exception_jump(shift, expected))
 
 
 def with_unlabeled(cov: np.ndarray, plugin: np.ndarray, unlabeled: ModelCovariance, full: bool,
                    level: float, spread: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
-                   offset: float = 0.0) -> np.ndarray:
+                   offset: float = 0.0, missed: MissedErrors | None = None) -> np.ndarray:
     """The labeled items' covariance ``cov`` plus the unlabeled items' (module docstring), never below ``plugin``.
 
     ``full``: the unlabeled items at their full model variance.  Else, with
@@ -288,14 +309,15 @@ def with_unlabeled(cov: np.ndarray, plugin: np.ndarray, unlabeled: ModelCovarian
     exceptions left unlabeled as an exact count
     (:func:`~labelwise.estimators.missed_count_variance`, ``offset``: how
     many of them the estimate already counts); without it, the mixture of the model's
-    likely cases (:func:`~labelwise.estimators.mixture_variance`).
+    likely cases (:func:`~labelwise.estimators.mixture_variance`), its missed case the count's own distribution
+    through the measure where ``missed`` is given (:func:`~labelwise.estimators.missed_errors`).
     """
     if full:
         cov = cov + unlabeled.full
     else:
         usual = cov + unlabeled.modal
         if spread is None:
-            target = mixture_variance(np.diag(usual), np.diag(cov + unlabeled.full), unlabeled, level)
+            target = mixture_variance(np.diag(usual), np.diag(cov + unlabeled.full), unlabeled, level, missed)
         else:
             target = missed_count_variance(np.diag(usual), unlabeled.jump, level, *spread, offset=offset)
         cov = larger_variance(usual, np.diag(target))

@@ -24,6 +24,7 @@ from ..designs.online_poisson import HINDSIGHT_VARIANCES, OnlinePoissonDesign
 from ..designs.tail_floor import with_floor
 from ..designs.unlabeled_covariance import LeafModel
 from ..oracle.calibration import (
+    PlattPosterior,
     fit_platt,
     items_per_label,
     logits_of,
@@ -32,7 +33,41 @@ from ..oracle.calibration import (
 )
 from .blocks import BlockSummary
 
-__all__ = ["BlockLeaves"]
+__all__ = ["BlockLeaves", "contradicted"]
+
+
+def contradicted(weighted: float, counted_once: np.ndarray) -> bool:
+    """Whether the labels, each counted once, show the design-weighted recalibration to understate the positives.
+
+    Both fits estimate the same Platt map when it holds: the weighted one
+    (:func:`~labelwise.oracle.calibration.fit_platt` with the items each label
+    stands for) steers the design; the unweighted posterior
+    (:func:`~labelwise.oracle.calibration.platt_posterior` without weights) is
+    the likelihood's, the design being ignorable (Sugden & Smith, Biometrika
+    1984).  Where the map does not hold, or where a few tail labels standing
+    for many items steepen the weighted slope, the weighted map counts fewer
+    positives left among the unlabeled items than every point of the unweighted posterior's
+    grid: fewer than any map within its reach (four Laplace standard
+    deviations of the likelihood's maximum) allows.  The mixture interval
+    assumes the model does not understate the positives left
+    (:data:`~labelwise.designs.group_model.MODEL_BASIS`): there the
+    assumption is contradicted, and the interval's model takes the
+    unweighted posterior instead.  Inside the grid the two are taken to
+    agree: the weighted fit's own noise (a label standing for thousands of
+    items) puts it in the posterior's lower tail on pools where the map holds,
+    and a test at a tail probability fired there, widening intervals that
+    covered (``benchmarks/robustness.py``, the weak 1:1000 pools).  A
+    weighted map that overstates them leaves the interval conservative, and
+    is kept.
+
+    Parameters
+    ----------
+    weighted : float
+        The positives left unlabeled under the weighted map.
+    counted_once : ndarray (k,)
+        The same under each point of the unweighted posterior's grid.
+    """
+    return bool(weighted < counted_once.min())
 
 
 class BlockLeaves:
@@ -118,16 +153,34 @@ class BlockLeaves:
             strength = marginal_strength(np.stack([1 - leaf_s1, leaf_s1], axis=1), O) if labels.size \
                 else START_STRENGTH
         rate_spread = None
-        if calibrated and interval and self.design.variance in HINDSIGHT_VARIANCES:
+        floored = interval and calibrated and self.design.tail_floor  # positives the scores do not rank (opt-in)
+        if calibrated and interval and self.design.variance in (*HINDSIGHT_VARIANCES, "mixture"):
             posterior = platt_posterior(logits[blocks], labels)
             # each leaf's prior mean at every grid point of the posterior, (points, L)
             at_points = (self.leaf_matrix @ expit(logits[:, None] * posterior.a + posterior.b)).T
-            leaf_s1 = posterior.weight @ at_points
-            shrink = strength / (strength + O.sum(axis=1))  # a leaf's posterior mean rate moves by this much
-            rate_spread = np.sqrt(posterior.weight)[:, None] * (at_points - leaf_s1) * shrink
-        if interval and calibrated and self.design.tail_floor:  # positives the scores do not rank (opt-in)
+            if floored:
+                at_points = with_floor(at_points, s1[blocks], labels)
+            if self.design.variance in HINDSIGHT_VARIANCES:
+                leaf_s1 = posterior.weight @ at_points
+                shrink = strength / (strength + O.sum(axis=1))  # a leaf's posterior mean rate moves by this much
+                rate_spread = np.sqrt(posterior.weight)[:, None] * (at_points - leaf_s1) * shrink
+            elif contradicted(*self._positives_left(logits, s1, blocks, posterior)):
+                leaf_s1 = posterior.weight @ at_points
+                rates = (strength * at_points + O[:, 1]) / (strength + O.sum(axis=1))
+                return LeafModel(strength * leaf_s1 + O[:, 1], strength * (1.0 - leaf_s1) + O[:, 0],
+                                 point_rates=rates, point_weights=posterior.weight)
+            elif floored:
+                leaf_s1 = with_floor(leaf_s1, s1[blocks], labels)
+        elif floored:
             leaf_s1 = with_floor(leaf_s1, s1[blocks], labels)
         return LeafModel(strength * leaf_s1 + O[:, 1], strength * (1.0 - leaf_s1) + O[:, 0], rate_spread)
+
+    def _positives_left(self, logits: np.ndarray, s1: np.ndarray, blocks: np.ndarray,
+                        posterior: PlattPosterior) -> tuple[float, np.ndarray]:
+        """The positives left among the unlabeled items under the weighted map (its blocks' rates ``s1``) and under
+        each point of the unweighted ``posterior``."""
+        left = self.summary.counts - np.bincount(blocks, minlength=self.summary.counts.size)
+        return float(left @ s1), left @ expit(logits[:, None] * posterior.a + posterior.b)
 
     @cached_property
     def leaf_matrix(self) -> sparse.csr_matrix:

@@ -74,12 +74,16 @@ from ..designs.online_poisson import (
 from ..designs.poisson_rounds import round_inclusion
 from ..designs.unlabeled_covariance import (
     DrawnExceptions,
+    LeafModel,
     missed_in_hindsight,
 )
 from ..estimators import (
     Estimate,
+    JumpBound,
+    MissedErrors,
     larger_variance,
     make_estimate,
+    missed_errors,
     rounds_moments,
     rounds_plugin_covariance,
 )
@@ -263,7 +267,8 @@ class BlockRounds:
         coef = w[:, None] ** 2 * (1.0 / b_rounds - 1.0)
         model = self.leaves.model(g[judged], log.labels[judged], interval=True)
         pi = model.posterior()[self.leaf]
-        unlabeled = unlabeled_covariance(u, pi, U, coef, b_rounds.sum(axis=0), N)
+        unlabeled = unlabeled_covariance(u, pi, U, coef, b_rounds.sum(axis=0), N,
+                                         bound=JumpBound(b_rounds.T, w, measure.upper - measure.lower))
         if self.design.variance in HINDSIGHT_VARIANCES:  # the exceptions left can only be missed
             drawn = None
             if self.design.variance == "conditional":  # the third case read on what the rounds drew
@@ -271,8 +276,25 @@ class BlockRounds:
                                         label_coefficients(w, rounds, b_rounds[rounds, g])[judged], coef.sum(axis=0),
                                         np.prod(1.0 - b_rounds, axis=0))
             unlabeled = missed_in_hindsight(unlabeled, u, pi, U, N, self.leaf, model, drawn)
-        cov = with_unlabeled(cov, plugin, unlabeled, self.design.variance == "model", level)
+        missed = None
+        if model.point_rates is not None:  # the count of exceptions left over the recalibration's posterior
+            missed = self._missed(measure, R, rep_loss, pi, U, model)
+        cov = with_unlabeled(cov, plugin, unlabeled, self.design.variance == "model", level, missed=missed)
         return make_estimate(measure, R, cov, n_labels, n, level, basis=MODEL_BASIS)
+
+    def _missed(self, measure: Measure, R: np.ndarray, rep_loss: np.ndarray, pi: np.ndarray, U: np.ndarray,
+                model: LeafModel) -> MissedErrors:
+        """The exceptions left unlabeled: their count under each point of the recalibration's posterior and the
+        measure's error for each count (:func:`~labelwise.estimators.missed_errors`)."""
+        G = pi.shape[0]
+        mode = np.argmax(pi, axis=1)
+        change = rep_loss[1 - mode, np.arange(G)] - rep_loss[mode, np.arange(G)]  # (G, d): one exception's
+        left = U * np.any(change != 0, axis=1)  # items whose exception moves the estimate
+        rates = model.point_rates[:, self.leaf]  # (k, G)
+        means = np.where(mode == 1, 1.0 - rates, rates) @ left
+        expected = left * pi[np.arange(G), 1 - mode]
+        delta = expected @ change / max(expected.sum(), 1e-300)
+        return missed_errors(measure.value, R, delta, self.summary.n_items, means, model.point_weights)
 
 
 def block_rounds(pool: EnginePool, design: OnlinePoissonDesign, measure: Measure) -> BlockRounds:

@@ -21,6 +21,8 @@ import numpy as np
 # scipy.special, not scipy.stats and scipy.optimize (1.3 s to import)
 from scipy.special import ndtr, ndtri
 
+from .missed_value import MissedErrors
+
 __all__ = ["ModelCovariance", "exception_jump", "exception_shifts", "exception_terms", "larger_variance",
            "missed_square", "mixture_variance", "model_interval_covariance", "model_second_moment",
            "proposal_model_covariance", "root_of_increasing", "unlabeled_proposal_sums"]
@@ -223,7 +225,8 @@ def proposal_model_covariance(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarr
     return ModelCovariance(full, modal, miss, float(exceptions.sum()), float(n_draws * exceptions @ mean_q))
 
 
-def mixture_variance(base: np.ndarray, full: np.ndarray, model: ModelCovariance, level: float) -> np.ndarray:
+def mixture_variance(base: np.ndarray, full: np.ndarray, model: ModelCovariance, level: float,
+                     missed: MissedErrors | None = None) -> np.ndarray:
     """Variance of the normal whose ``level`` interval matches that of the model's three-case error.
 
     An exception (see :class:`ModelCovariance`) changes the estimate in one
@@ -250,30 +253,47 @@ def mixture_variance(base: np.ndarray, full: np.ndarray, model: ModelCovariance,
     full variance's; capping it at the full variance's cost coverage where the
     scores understate the positives, and taking the jumps' own distribution
     under-covered (``benchmarks/miscalibrated.py``, ``benchmarks/tail_counterfactual.py``).
+
+    With ``missed`` (:func:`~labelwise.estimators.missed_errors`) the second
+    case is the count's own distribution instead, each count ``k`` a normal
+    of variance ``base`` around the measure's error ``e(k)`` (no delta method),
+    and ``P(K = 0)`` is the count's.
     """
     base = np.maximum(base, 0.0)
-    p_none = float(np.exp(-max(model.exceptions, 0.0)))
+    if missed is None:  # one normal: the missed sum's mean square over P(K > 0)
+        p_none = float(np.exp(-max(model.exceptions, 0.0)))
+        given = np.ones(1)  # K's distribution given K > 0, one case
+        shifts = np.zeros((1, base.size))
+        spreads = (base + model.miss / max(1.0 - p_none, 1e-300))[None]
+    else:  # the count's own distribution, each count at the measure's own error
+        p_none = float(missed.pmf[0])
+        given = missed.pmf[1:] / max(1.0 - p_none, 1e-300)
+        shifts = missed.errors[1:]
+        spreads = np.broadcast_to(base, shifts.shape)
     p_no_hit = max(float(np.exp(-max(model.hits, 0.0))), p_none)
-    probs = np.array([p_none, p_no_hit - p_none, 1.0 - p_no_hit])
-    missed = base + model.miss / max(1.0 - p_none, 1e-300)
+    p_missed = p_no_hit - p_none
+    second = given @ (spreads + shifts**2)  # the missed case's mean square
     # the rest of the full variance goes to the last case (all of it when surprises are common)
-    hit = np.maximum((full - probs[0] * base - probs[1] * missed) / max(probs[2], 1e-300), base)
+    hit = np.maximum((full - p_none * base - p_missed * second) / max(1.0 - p_no_hit, 1e-300), base)
+    probs = np.concatenate([[p_none], p_missed * given, [1.0 - p_no_hit]])
     live = probs > 0
     probs = probs[live]
     z = ndtri(0.5 + level / 2)
     out = np.empty_like(base)
-    for i, cases in enumerate(np.stack([base, missed, hit], axis=1)[:, live]):  # one root per component
-        sd = np.sqrt(cases)
+    for i in range(base.size):  # one root per component
+        sd = np.sqrt(np.concatenate([[base[i]], spreads[:, i], [hit[i]]]))[live]
+        mean = np.concatenate([[0.0], shifts[:, i], [0.0]])[live]
 
-        def coverage_gap(h: float, sd: np.ndarray = sd) -> float:
-            inside = np.where(sd > 0, 2 * ndtr(h / np.where(sd > 0, sd, 1.0)) - 1, 1.0)
+        def coverage_gap(h: float, sd: np.ndarray = sd, mean: np.ndarray = mean) -> float:
+            scale = np.where(sd > 0, sd, 1.0)
+            inside = np.where(sd > 0, ndtr((h - mean) / scale) - ndtr((-h - mean) / scale), np.abs(mean) <= h)
             return float(probs @ inside) - level
 
-        hi = z * sd.max()  # every case is covered with probability >= level there
+        hi = z * sd.max() + np.abs(mean).max()  # every case is covered with probability >= level there
         if coverage_gap(0.0) >= 0:  # the cases that carry the mass have no variance
             out[i] = 0.0
         elif not np.isfinite(hi) or coverage_gap(hi) <= 0:  # all cases alike (up to rounding)
-            out[i] = cases.max()
+            out[i] = np.max(sd**2 + mean**2)
         else:
             out[i] = (root_of_increasing(coverage_gap, hi) / z) ** 2
     return out

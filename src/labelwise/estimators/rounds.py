@@ -19,15 +19,105 @@ cov(T_r | past) / N^2`` with ``cov(T_r | past) = sum_{n unlabeled before r}
 (1/b_rn - 1) u_n u_n^T`` (eq. 25).  :func:`rounds_moments` estimates the
 part of the items labeled so far; the part of the items still unlabeled
 needs a model of their labels (see the ``online-poisson`` design).
+
+An item's term in round ``r`` is the variance of a jump: drawn with
+probability ``b_rn``, it moves ``G-hat`` by ``w_r u_n / b_rn`` to first order
+(``u_n = Dg l_n / N``).  Where ``b_rn`` is tiny (an item the model called
+certain, reached only by the defensive share) the first-order jump exceeds
+the measure's whole range, which the estimate of a bounded measure (F1 can
+only fall to 0) cannot: each jump is held to that range
+(:func:`held_second_moment`).  Without it, one positive found late in a pool of
+millions, after rounds that reached it at ``b ~ 1e-6``, made the interval
+``[0, 1]`` (``benchmarks/robustness.py``, 1:100,000 pools).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
 from ..measures import Measure
 
-__all__ = ["round_weights", "rounds_moments", "rounds_plugin_covariance"]
+__all__ = ["JumpBound", "bounded_jumps", "held_second_moment", "jump_limit", "round_weights", "rounds_moments",
+           "rounds_plugin_covariance"]
+
+
+class JumpBound(NamedTuple):
+    """What holds a draw's first-order jump ``w_r e / b_r`` to the measure's range (module docstring).
+
+    Attributes
+    ----------
+    inclusion : ndarray, shape (n, rounds)
+        ``b`` of each item (or group) in every round.
+    weights : ndarray, shape (rounds,)
+        ``w_r``.
+    span : ndarray, shape (m,)
+        Each component's range ``upper - lower`` (``inf`` for an unbounded one: no bound).
+    """
+
+    inclusion: np.ndarray
+    weights: np.ndarray
+    span: np.ndarray
+
+
+def jump_limit(inclusion: np.ndarray, weights: np.ndarray, span: np.ndarray) -> np.ndarray:
+    """The largest ``|Dg l / N|`` whose draw in round ``r`` moves ``G-hat`` by at most the measure's range.
+
+    A draw at inclusion probability ``b`` in a round of weight ``w`` moves
+    ``G-hat`` by ``w e / b`` to first order (module docstring), so ``e`` is held to
+    ``span b / w``.
+
+    Parameters
+    ----------
+    inclusion : ndarray, shape (..., rounds)
+        ``b`` of each item (or group) in every round.
+    weights : ndarray, shape (rounds,)
+        ``w_r``.
+    span : ndarray, shape (m,)
+        Each component's range ``upper - lower`` (``inf`` for an unbounded one: no bound).
+
+    Returns
+    -------
+    ndarray, shape (..., rounds, m)
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(weights[:, None] > 0, span * (inclusion / weights)[..., None], np.inf)
+
+
+def bounded_jumps(e: np.ndarray, inclusion: np.ndarray, weights: np.ndarray, span: np.ndarray) -> np.ndarray:
+    """``e`` ``(n, rounds, m)``, each item's ``Dg(R-hat) (l_n - m_rn) / N`` in every round, clipped to
+    :func:`jump_limit` of its inclusion probabilities ``(n, rounds)``."""
+    limit = jump_limit(inclusion, weights, span)
+    return np.clip(e, -limit, limit)
+
+
+def held_second_moment(e: np.ndarray, coef: np.ndarray, bound: JumpBound) -> np.ndarray:
+    """``sum_n sum_r coef_nr h_nr h_nr^T``, ``h_nr`` the same ``e_n`` in every round held to :func:`jump_limit`.
+
+    The plain ``sum_n (sum_r coef_nr) e_n e_n^T`` corrected on the (item,
+    round) pairs where the bound binds only: few, and ``O(n m^2)`` in all.
+
+    Parameters
+    ----------
+    e : ndarray, shape (n, m)
+    coef : ndarray, shape (n, rounds)
+    bound : JumpBound
+        Its ``inclusion`` of shape ``(n, rounds)``.
+
+    Returns
+    -------
+    ndarray, shape (m, m)
+    """
+    total = (e.T * coef.sum(axis=1)) @ e
+    with np.errstate(divide="ignore", invalid="ignore"):
+        reach = np.max(np.nan_to_num(np.abs(e) / bound.span), axis=1, initial=0.0)  # (n,): 0 for unbounded
+    n, r = np.nonzero((coef != 0) & (reach[:, None] * bound.weights > bound.inclusion))
+    if n.size:
+        limit = jump_limit(bound.inclusion[n, r], bound.weights[r], bound.span)  # (pairs, m)
+        held, c = np.clip(e[n], -limit, limit), coef[n, r]
+        total = total + (held.T * c) @ held - (e[n].T * c) @ e[n]
+    return total
 
 
 def round_weights(counts: np.ndarray, gamma: float, first_round: int = 0) -> np.ndarray:
@@ -100,7 +190,8 @@ def rounds_moments(measure: Measure, losses: np.ndarray, rounds: np.ndarray, inc
     R : ndarray, shape (d,)
     cov_G : ndarray, shape (m, m)
         ``sum_n sum_{r <= rho_n} w_r^2 (1/b_rn - 1) e_rn e_rn^T / N^2`` with
-        ``e_rn = Dg(R-hat) (l_n - m_rn)`` (``rho_n`` item n's round).
+        ``e_rn = Dg(R-hat) (l_n - m_rn)`` (``rho_n`` item n's round), held to the measure's range
+        (:func:`bounded_jumps`).
     weights : ndarray, shape (rounds,)
         The rounds' weights ``w_r``.
     J : ndarray, shape (m, d)
@@ -125,10 +216,10 @@ def rounds_moments(measure: Measure, losses: np.ndarray, rounds: np.ndarray, inc
     J = measure.finite_jacobian(R)
     # an item labeled in round rho was unlabeled (and uncertain) in rounds 0..rho
     coef = np.where(np.arange(n_rounds) <= rounds[:, None], w**2 * (1.0 / b - 1.0), 0.0)  # (n, rounds)
+    span = measure.upper - measure.lower
     if predicted is None:  # the same residual l_n in every round
-        u = losses @ J.T / n_items
-        return R, (u.T * coef.sum(axis=1)) @ u, w, J
-    e = (losses[:, None, :] - predicted) @ J.T / n_items  # (n, rounds, m)
+        return R, held_second_moment(losses @ J.T / n_items, coef, JumpBound(b, w, span)), w, J
+    e = bounded_jumps((losses[:, None, :] - predicted) @ J.T / n_items, b, w, span)  # (n, rounds, m)
     return R, np.einsum("nr,nri,nrj->ij", coef, e, e), w, J
 
 
