@@ -132,12 +132,17 @@ def plot(data: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def pool_arguments(description: str) -> argparse.Namespace:
+    """``--runs``, ``--items`` and ``--seed`` of a script over the hidden-positive pools."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--runs", type=int, default=40)
     ap.add_argument("--items", type=int, default=50_000)
     ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def main() -> None:
+    args = pool_arguments(__doc__.splitlines()[0])
     data = {"args": vars(args), "pools": []}
     for prevalence, share in POOLS:
         pool, hidden = hidden_pool(args.items, prevalence, share, args.seed)

@@ -19,12 +19,11 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import numpy as np
-from hidden_positives import POOLS, hidden_pool
+from hidden_positives import POOLS, hidden_pool, pool_arguments
 from robustness import BATCH_SIZE, COVERAGE_TARGET, OUT, SEPARATIONS, generate_pool
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit, logit
@@ -157,11 +156,7 @@ def plot(data: dict, path: Path) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=40)
-    ap.add_argument("--items", type=int, default=50_000)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
+    args = pool_arguments(__doc__.splitlines()[0])
     pools = [hidden_pool(args.items, prevalence, share, args.seed)[0] for prevalence, share in POOLS]
     pools += [clean_pool(args.items, prevalence, k, args.seed) for prevalence, k in CLEAN]
     data = {"args": vars(args), "pools": []}
