@@ -179,14 +179,12 @@ class OnlinePoissonDesign(TreeModelDesign):
                 pass
             else:
                 return HashedOnlineSampler(self, pool, measure, oracle, rng, rounds, block)
-        if self.tail_floor:
-            raise ValueError("online-poisson: tail_floor=True runs only on score blocks (a binary pool, a measure of "
-                             "the predictions, a deterministic oracle, depth 1, the score partition, the default "
-                             "estimator); drop it here")
-        if self.variance in HINDSIGHT_VARIANCES:
-            raise ValueError(f"online-poisson: variance={self.variance!r} runs only on score blocks (a binary pool, a "
-                             "measure of the predictions, a deterministic oracle, depth 1, the score partition, "
-                             "the default estimator); use variance='mixture' here")
+        block_only = [f"variance={self.variance!r}"] * (self.variance in HINDSIGHT_VARIANCES)
+        block_only += ["tail_floor=True"] * self.tail_floor
+        if block_only:
+            raise ValueError(f"online-poisson: {' with '.join(block_only)} runs only on score blocks (a binary pool, a "
+                             "measure of the predictions, a deterministic oracle, depth 1, the score partition, the "
+                             "default estimator); use variance='mixture' without tail_floor here")
         return OnlinePoissonSampler(self, self.group_model(pool, measure, oracle), rng)
 
 
