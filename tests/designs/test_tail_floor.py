@@ -73,6 +73,11 @@ def test_floor_refused_off_score_blocks():
         design.start(pool, lw.make_measure("f1", pool), rng=np.random.default_rng(0), oracle="stochastic")
 
 
+def test_floor_needs_the_platt_recalibration():
+    with pytest.raises(ValueError, match="calibration='platt'"):
+        lw.OnlinePoissonDesign(tail_floor=True, calibration="none")
+
+
 @pytest.mark.slow
 def test_floor_covers_when_positives_hide_in_the_tail():
     """The default covered 0.60 / 0.40 at 1000 / 2000 labels here (30 runs): its model calls the tail empty.  With

@@ -2,13 +2,57 @@
 
 import numpy as np
 
-from labelwise.engines.block_leaves import contradicted
+from labelwise.engines.block_leaves import weighted_understates
 
 COUNTED_ONCE = np.array([1.0, 10.0, 100.0, 1000.0])
 
 
 def test_only_a_weighted_count_below_every_point_of_the_posterior_is_a_misfit():
-    assert contradicted(0.99, COUNTED_ONCE)
-    assert not contradicted(1.0, COUNTED_ONCE)  # at the lowest point: within the posterior's reach
-    assert not contradicted(50.0, COUNTED_ONCE)
-    assert not contradicted(5000.0, COUNTED_ONCE)  # too high: the interval stays conservative
+    assert weighted_understates(0.99, COUNTED_ONCE)
+    assert not weighted_understates(1.0, COUNTED_ONCE)  # at the lowest point: within the posterior's reach
+    assert not weighted_understates(50.0, COUNTED_ONCE)
+    assert not weighted_understates(5000.0, COUNTED_ONCE)  # too high: the interval stays conservative
+
+
+def misfit_leaves(tail_floor: bool):
+    """Four score blocks, each its own leaf, from 100 items at 0.5 to a million at 0.001, labeled 20 / 10 / 3 / 1
+    times, 5 and 8 positives in the first two: the design-weighted map (the tail's one negative standing for a
+    million items) leaves fewer positives unlabeled than any point of the posterior of the labels counted once."""
+    from labelwise.engines.block_leaves import BlockLeaves
+    from labelwise.engines.blocks import BlockSummary
+
+    import labelwise as lw
+
+    prior = np.array([0.5, 0.1, 0.01, 0.001])
+    counts = np.array([100, 1_000, 10_000, 1_000_000])
+    summary = BlockSummary(np.arange(4, dtype=np.int64), counts, counts * prior, 1, False)
+    leaves = BlockLeaves(lw.OnlinePoissonDesign(tail_floor=tail_floor), summary, prior, np.arange(4))
+    blocks = np.repeat(np.arange(4), [20, 10, 3, 1])
+    labels = np.zeros(blocks.size, dtype=int)
+    labels[:5] = 1
+    labels[20:28] = 1
+    return leaves, blocks, labels
+
+
+def test_where_the_weighted_map_understates_the_interval_reads_every_point_of_the_posterior():
+    from labelwise.designs.tail_floor import floor_rate
+    from labelwise.oracle.calibration import logits_of, platt_posterior
+
+    leaves, blocks, labels = misfit_leaves(False)
+    model = leaves.model(blocks, labels, interval=True)
+    assert model.point_rates is not None  # the misfit branch: the count over the posterior's points
+    posterior = platt_posterior(logits_of(leaves.prior)[blocks], labels)
+    np.testing.assert_allclose(model.point_weights, posterior.weight)
+    # the leaves' Beta means are the points' rates averaged over the posterior
+    mean = model.positive / (model.positive + model.negative)
+    np.testing.assert_allclose(model.point_weights @ model.point_rates, mean)
+    assert leaves.model(blocks, labels).point_rates is None  # the rounds plan with the weighted map
+
+    floored, _, _ = misfit_leaves(True)
+    raised = floored.model(blocks, labels, interval=True)
+    r0 = floor_rate(posterior(logits_of(leaves.prior)[blocks]), labels)  # under the map behind the leaves
+    assert r0 > 0
+    n, k = np.bincount(blocks, minlength=4), np.bincount(blocks, weights=labels, minlength=4)
+    strength = (model.positive + model.negative - n)[0]  # the leaves' prior strength, the same in both
+    base = (model.point_rates * (strength + n) - k) / strength  # each point's prior mean rate
+    np.testing.assert_allclose(raised.point_rates, (strength * (r0 + (1 - r0) * base) + k) / (strength + n))

@@ -26,7 +26,7 @@ the exceptions that were drawn are labeled items, in the design-based part. On r
 (two to four times the error). Every round's term is held to the measure's range: a draw at ``b ~ 1e-6`` would
 move the estimate by more than F1 can move (:func:`~labelwise.estimators.jump_limit`). On score blocks, where the
 labels each counted once show the design-weighted recalibration to understate the pool's positives
-(:func:`~labelwise.engines.block_leaves.contradicted`), the mixture's missed case is the count of exceptions left
+(:func:`~labelwise.engines.block_leaves.weighted_understates`), the mixture's missed case is the count of exceptions left
 over the recalibration's posterior, each count at the measure's own error (:func:`~labelwise.estimators.missed_errors`).
 ``variance="hindsight"`` (opt-in) drops the last case on binary pools, whose rounds run on score
 blocks (:mod:`~labelwise.designs.hashed_online`), and takes each leaf's rate of exceptions as uncertain instead
@@ -161,6 +161,9 @@ class OnlinePoissonDesign(TreeModelDesign):
             raise ValueError(f"hedge: must be non-negative, got {self.hedge}")
         if self.gamma < 0:
             raise ValueError(f"gamma: must be non-negative, got {self.gamma}")
+        if self.tail_floor and self.calibration != "platt":
+            raise ValueError(f"tail_floor: the floor is fitted under the Platt recalibration; set calibration='platt' "
+                             f"(got {self.calibration!r})")
 
     def start(self, pool: Pool, measure: Measure, *, rng: np.random.Generator, budget: int | None = None,
               oracle: str = "deterministic") -> Sampler:
@@ -388,4 +391,4 @@ class OnlinePoissonSampler(Sampler):
         if M is not None:  # how far each round's prediction was from today's
             gap = center[None] - M @ J.T  # (rounds, G, m)
             drift = np.einsum("rg,g,rgi,rgj->ij", coef, U / N**2, gap, gap)
-        return unlabeled_covariance(u, pi, U, coef, b_seen, N, beta, drift, bound)
+        return unlabeled_covariance(u, pi, U, coef, b_seen, N, bound, beta, drift)

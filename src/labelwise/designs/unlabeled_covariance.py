@@ -246,8 +246,8 @@ def missed_in_hindsight(unlabeled: ModelCovariance, u: np.ndarray, pi: np.ndarra
 
 
 def unlabeled_covariance(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, coef: np.ndarray,
-                         b_seen: np.ndarray, n_items: int, predicted: float = 0.0,
-                         drift: np.ndarray | float = 0.0, bound: JumpBound | None = None) -> ModelCovariance:
+                         b_seen: np.ndarray, n_items: int, bound: JumpBound, predicted: float = 0.0,
+                         drift: np.ndarray | float = 0.0) -> ModelCovariance:
     """The unlabeled items' part of the covariance of the rounds' estimate under an oracle model.
 
     Parameters
@@ -263,14 +263,14 @@ def unlabeled_covariance(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, c
     b_seen : ndarray (G,)
         Each group's inclusion probabilities summed over the rounds.
     n_items : int
+    bound : JumpBound
+        Each group's inclusion probabilities ``(G, rounds)``, the rounds' weights and the measure's range: each
+        round's term is held so that a draw moves the estimate by at most that range, as the labeled items' are
+        (:func:`~labelwise.estimators.held_second_moment`).
     predicted : float
         The difference estimator's power (:func:`~labelwise.estimators.exception_terms`).
     drift : ndarray (m, m) or float
         The rounds' predictions' distance from today's (0 for Horvitz-Thompson).
-    bound : JumpBound, optional
-        Each group's inclusion probabilities ``(G, rounds)``, the rounds' weights and the measure's range: each
-        round's term is held so that a draw moves the estimate by at most that range, as the labeled items' are
-        (:func:`~labelwise.estimators.held_second_moment`).
 
     Returns
     -------
@@ -281,17 +281,12 @@ def unlabeled_covariance(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, c
     """
     u_mode, shift, expected = exception_shifts(u, pi, unlabeled, n_items)
     exceptions = expected.sum(axis=1)
-    if bound is None:
-        scale = coef.sum(axis=0) * unlabeled / n_items**2
-        full = np.einsum("g,gc,cgi,cgj->ij", scale, pi, u, u) + drift
-        modal = np.einsum("g,gi,gj->ij", scale, u_mode, u_mode) + drift
-    else:  # every round's jump held to the measure's range; (label, group) pairs flattened
-        per_round = coef.T * unlabeled[:, None]  # (G, rounds)
-        C = pi.shape[1]
-        every = bound._replace(inclusion=np.tile(bound.inclusion, (C, 1)))
-        full = held_second_moment((u / n_items).reshape(-1, u.shape[2]),
-                                  (pi.T[:, :, None] * per_round[None]).reshape(-1, per_round.shape[1]), every) + drift
-        modal = held_second_moment(u_mode / n_items, per_round, bound) + drift
+    # every round's jump held to the measure's range; (label, group) pairs flattened
+    per_round = coef.T * unlabeled[:, None]  # (G, rounds)
+    every = bound._replace(inclusion=np.tile(bound.inclusion, (pi.shape[1], 1)))
+    full = held_second_moment((u / n_items).reshape(-1, u.shape[2]),
+                              (pi.T[:, :, None] * per_round[None]).reshape(-1, per_round.shape[1]), every) + drift
+    modal = held_second_moment(u_mode / n_items, per_round, bound) + drift
     return ModelCovariance(full, modal, missed_square(shift, expected, predicted), float(exceptions.sum()),
                            float(exceptions @ np.minimum(b_seen, 1)), exception_jump(shift, expected))
 

@@ -21,10 +21,9 @@ from scipy.special import expit
 
 from ..designs.group_model import START_STRENGTH
 from ..designs.online_poisson import HINDSIGHT_VARIANCES, OnlinePoissonDesign
-from ..designs.tail_floor import with_floor
+from ..designs.tail_floor import floor_rate, with_floor
 from ..designs.unlabeled_covariance import LeafModel
 from ..oracle.calibration import (
-    PlattPosterior,
     fit_platt,
     items_per_label,
     logits_of,
@@ -33,10 +32,10 @@ from ..oracle.calibration import (
 )
 from .blocks import BlockSummary
 
-__all__ = ["BlockLeaves", "contradicted"]
+__all__ = ["BlockLeaves", "weighted_understates"]
 
 
-def contradicted(weighted: float, counted_once: np.ndarray) -> bool:
+def weighted_understates(weighted: float, counted_once: np.ndarray) -> bool:
     """Whether the labels, each counted once, show the design-weighted recalibration to understate the positives.
 
     Both fits estimate the same Platt map when it holds: the weighted one
@@ -125,20 +124,26 @@ class BlockLeaves:
 
         The rounds plan with the most likely map fitted to the labels weighted
         by the items they stand for (:meth:`platt_weights`).  With
-        ``interval`` (the hindsight-read intervals only) the prior mean is the
-        map averaged over its posterior given the labels, each counted once
-        (:func:`~labelwise.oracle.calibration.platt_posterior`, on a grid), and
-        the leaf rates' spread over that posterior comes with it
-        (:attr:`LeafModel.rate_spread`).  Each label once: the rounds choose
-        whom to label from the scores and the earlier labels only, so the
-        design is ignorable and the map's posterior is its likelihood times
-        the prior (Sugden & Smith, "Ignorable and informative designs in survey
-        sampling inference", Biometrika 1984); the
-        design weights would count a tail label standing for many items as
-        that many negatives, and fitted on a hundred labels such a map leaves
-        the tail emptier than a few negatives can show.  The average, not
-        the most likely map: far in the tail a leaf's rate ``sigmoid(a x +
-        b)`` changes by orders of magnitude across the slope's posterior.
+        ``interval``, the prior mean is, for the hindsight-read intervals and
+        where the mixture's weighted map understates the positives left
+        (:func:`weighted_understates`), the map averaged over its posterior
+        given the labels, each counted once
+        (:func:`~labelwise.oracle.calibration.platt_posterior`, on a grid);
+        the hindsight-read intervals get the leaf rates' spread over that
+        posterior (:attr:`LeafModel.rate_spread`), the mixture the leaf rates
+        at every point of it (:attr:`LeafModel.point_rates`).  Each label
+        once: the rounds choose whom to label from the scores and the earlier
+        labels only, so the design is ignorable and the map's posterior is
+        its likelihood times the prior (Sugden & Smith, "Ignorable and
+        informative designs in survey sampling inference", Biometrika 1984);
+        the design weights would count a tail label standing for many items
+        as that many negatives, and fitted on a hundred labels such a map
+        leaves the tail emptier than a few negatives can show.  The average,
+        not the most likely map: far in the tail a leaf's rate ``sigmoid(a x
+        + b)`` changes by orders of magnitude across the slope's posterior.
+        With the design's opt-in ``tail_floor``, the interval's rates are
+        raised to the labels' floor rate fitted under the map behind the
+        leaves (:mod:`~labelwise.designs.tail_floor`).
         """
         counts = self.summary.counts.astype(float)
         s1, logits = self.prior, logits_of(self.prior)
@@ -152,35 +157,31 @@ class BlockLeaves:
         if strength == "auto":
             strength = marginal_strength(np.stack([1 - leaf_s1, leaf_s1], axis=1), O) if labels.size \
                 else START_STRENGTH
-        rate_spread = None
         floored = interval and calibrated and self.design.tail_floor  # positives the scores do not rank (opt-in)
         if calibrated and interval and self.design.variance in (*HINDSIGHT_VARIANCES, "mixture"):
             posterior = platt_posterior(logits[blocks], labels)
-            # each leaf's prior mean at every grid point of the posterior, (points, L)
-            at_points = (self.leaf_matrix @ expit(logits[:, None] * posterior.a + posterior.b)).T
-            if floored:
-                at_points = with_floor(at_points, s1[blocks], labels)
-            if self.design.variance in HINDSIGHT_VARIANCES:
+            block_rates = expit(logits[:, None] * posterior.a + posterior.b)  # (G, points)
+            if self.design.variance in HINDSIGHT_VARIANCES or weighted_understates(
+                    *self._positives_left(s1, blocks, block_rates)):
+                r0 = floor_rate(posterior(logits[blocks]), labels) if floored else 0.0
+                # each leaf's prior mean at every grid point of the posterior, (points, L)
+                at_points = r0 + (1.0 - r0) * (self.leaf_matrix @ block_rates).T
                 leaf_s1 = posterior.weight @ at_points
-                shrink = strength / (strength + O.sum(axis=1))  # a leaf's posterior mean rate moves by this much
-                rate_spread = np.sqrt(posterior.weight)[:, None] * (at_points - leaf_s1) * shrink
-            elif contradicted(*self._positives_left(logits, s1, blocks, posterior)):
-                leaf_s1 = posterior.weight @ at_points
+                alpha, beta = strength * leaf_s1 + O[:, 1], strength * (1.0 - leaf_s1) + O[:, 0]
+                if self.design.variance in HINDSIGHT_VARIANCES:
+                    shrink = strength / (strength + O.sum(axis=1))  # a leaf's posterior mean rate moves by this
+                    return LeafModel(alpha, beta, np.sqrt(posterior.weight)[:, None] * (at_points - leaf_s1) * shrink)
                 rates = (strength * at_points + O[:, 1]) / (strength + O.sum(axis=1))
-                return LeafModel(strength * leaf_s1 + O[:, 1], strength * (1.0 - leaf_s1) + O[:, 0],
-                                 point_rates=rates, point_weights=posterior.weight)
-            elif floored:
-                leaf_s1 = with_floor(leaf_s1, s1[blocks], labels)
-        elif floored:
+                return LeafModel(alpha, beta, point_rates=rates, point_weights=posterior.weight)
+        if floored:
             leaf_s1 = with_floor(leaf_s1, s1[blocks], labels)
-        return LeafModel(strength * leaf_s1 + O[:, 1], strength * (1.0 - leaf_s1) + O[:, 0], rate_spread)
+        return LeafModel(strength * leaf_s1 + O[:, 1], strength * (1.0 - leaf_s1) + O[:, 0])
 
-    def _positives_left(self, logits: np.ndarray, s1: np.ndarray, blocks: np.ndarray,
-                        posterior: PlattPosterior) -> tuple[float, np.ndarray]:
+    def _positives_left(self, s1: np.ndarray, blocks: np.ndarray, block_rates: np.ndarray) -> tuple[float, np.ndarray]:
         """The positives left among the unlabeled items under the weighted map (its blocks' rates ``s1``) and under
-        each point of the unweighted ``posterior``."""
+        each point of the unweighted posterior (the blocks' rates ``block_rates``, ``(G, points)``)."""
         left = self.summary.counts - np.bincount(blocks, minlength=self.summary.counts.size)
-        return float(left @ s1), left @ expit(logits[:, None] * posterior.a + posterior.b)
+        return float(left @ s1), left @ block_rates
 
     @cached_property
     def leaf_matrix(self) -> sparse.csr_matrix:
