@@ -18,10 +18,9 @@ def misfit_leaves(tail_floor: bool):
     """Four score blocks, each its own leaf, from 100 items at 0.5 to a million at 0.001, labeled 20 / 10 / 3 / 1
     times, 5 and 8 positives in the first two: the design-weighted map (the tail's one negative standing for a
     million items) leaves fewer positives unlabeled than any point of the posterior of the labels counted once."""
+    import labelwise as lw
     from labelwise.engines.block_leaves import BlockLeaves
     from labelwise.engines.blocks import BlockSummary
-
-    import labelwise as lw
 
     prior = np.array([0.5, 0.1, 0.01, 0.001])
     counts = np.array([100, 1_000, 10_000, 1_000_000])
