@@ -74,8 +74,10 @@ import numpy as np
 from .costs import CostModel
 from .gain import (
     MIN_VARIANCE,
+    Recaptures,
     expected_new,
     gain_with_variance,
+    recapture_unseen_mass,
     sample_statistics,
     unseen_split,
 )
@@ -144,6 +146,10 @@ class QueryPolicy:
         self.clean_returns = np.zeros(self.chain.shape, dtype=np.int64)
         self.keys = np.zeros(0, dtype=np.int64)  # node * n_items + item, sorted: the nodes' samples
         self.counts = np.zeros(0, dtype=np.int64)
+        # crux's unseen mass: per node, new answers weighted by the share of found positives left eligible, and
+        # the answers found before
+        self.weighted_new = np.zeros(n_nodes)
+        self.recaptured = np.zeros(n_nodes, dtype=np.int64)
         self.round = 1
         self.spent = 0.0
         # crux's upper end: the gains with each node's unfound count raised to what its children imply
@@ -209,10 +215,12 @@ class QueryPolicy:
         self.round += 1
         self.returns[returned] += 1
         self._add_exposure(query, returned)
+        below = self.hierarchy.below(query.node, returned)
+        if self.name == "crux":
+            self._add_recaptures(query, below, self.found[returned])
         new = returned[~self.found[returned]]
         self.found[new] = True
         np.add.at(self.found_in, self.hierarchy.item_node[new].ravel(), 1)
-        below = self.hierarchy.below(query.node, returned)
         self._add_to_samples(np.sort((below * self.hierarchy.n_items + returned[:, None]).ravel()))
         if returned.size < query.k:  # the node had no other positive outside the exclude list
             self.exhausted[self.hierarchy.below(query.node, np.flatnonzero(self.hierarchy.members(query.node)))] = True
@@ -236,6 +244,15 @@ class QueryPolicy:
         self.clean_queries[covered[~dirty[covered]]] += 1
         self.clean_returns[returned] += ~dirty[self.chain[returned]]
 
+    def _add_recaptures(self, query: Query, below: np.ndarray, found_before: np.ndarray) -> None:
+        """Add the answers in each node ``below`` them: the recaptures, and the new ones weighted by the share of
+        the node's found positives the query did not exclude."""
+        n_nodes = self.recaptured.size
+        excluded = np.bincount(self.hierarchy.below(query.node, query.exclude).ravel(), minlength=n_nodes)
+        kept = 1.0 - np.divide(excluded, self.found_in, out=np.zeros(n_nodes), where=self.found_in > 0)
+        self.recaptured += np.bincount(below[found_before].ravel(), minlength=n_nodes)
+        self.weighted_new += kept * np.bincount(below[~found_before].ravel(), minlength=n_nodes)
+
     def _add_to_samples(self, keys: np.ndarray) -> None:
         pos = np.searchsorted(self.keys, keys)
         known = pos < self.keys.size
@@ -257,8 +274,9 @@ class QueryPolicy:
     def _update_gains(self, nodes: np.ndarray) -> None:
         entry, _, counts = self.sample(nodes)
         rng = np.random.default_rng([self.seed, self.round])
+        recaptures = Recaptures(self.weighted_new[nodes], self.recaptured[nodes]) if self.name == "crux" else None
         self.gain[nodes], self.variance[nodes] = gain_with_variance(
-            entry, counts, self.found_in[nodes], self.k, self.l, rng, self.replicates)
+            entry, counts, self.found_in[nodes], self.k, self.l, rng, self.replicates, recaptures)
         self.gain[self.exhausted] = 0.0
         if self.name == "crux":
             self._update_ceiling(nodes, entry, counts)
@@ -277,9 +295,11 @@ class QueryPolicy:
         raised = stale[(implied[stale] > self.own_unfound[stale]) & ~self.exhausted[stale]]
         if raised.size:
             entry, _, counts = self.sample(raised)
-            stats = (x[0] for x in sample_statistics(entry, counts, raised.size))
+            stats = [x[0] for x in sample_statistics(entry, counts, raised.size)]
+            recaptures = Recaptures(self.weighted_new[raised][:, None], self.recaptured[raised][:, None])
             self.ceiling[raised] = expected_new(*stats, self.found_in[raised][:, None], self.k, self.l,
-                                                implied[raised][:, None])
+                                                implied[raised][:, None],
+                                                recapture_unseen_mass(recaptures, stats[0], stats[2]))
 
     def eliminate(self) -> None:
         """Active: the expanded configurations whose upper bound per cost reaches the largest lower one."""
