@@ -49,6 +49,21 @@ efficient crowdsourced data extraction", CIKM 2019, Sec. 5:
   are found and a configuration removed while another node was richer
   becomes the best once that node is exhausted.
 
+A third departure, in the gain itself (Sec. 4.1 estimates it from the
+node's frequency counts, Good-Turing's ``f_1 / n`` for the unseen mass):
+for ``crux`` the unseen mass is at most what the recaptures say
+(:func:`~labelwise.discover.gain.recapture_unseen_mass`: the new answers,
+each weighed by the share of the node's found positives its query did not
+exclude, against the answers found before).  A query returns distinct
+positives and its exclude list takes found ones out of the draw, so with
+lists holding every positive found each answer is new and a singleton
+however popular: Good-Turing then promised nearly ``k`` new positives from
+the root without exclude list while, at Zipf 1.5, it brought 2 to 6.
+Measured with the benchmark's populations (20 runs, distinct positives
+found at 10% .. 50% of the budget, against Good-Turing alone): +3 .. +12
+at even node sizes and Zipf 1.5, +2 .. +15 at skewed ones, 0 .. +10 at
+Zipf 1; within a standard error at uniform popularity.
+
 An answer with fewer than ``k`` positives says the node has no other
 positive outside the exclude list: the node and every node below it are
 exhausted (gain 0).
@@ -247,11 +262,11 @@ class QueryPolicy:
     def _add_recaptures(self, query: Query, below: np.ndarray, found_before: np.ndarray) -> None:
         """Add the answers in each node ``below`` them: the recaptures, and the new ones weighted by the share of
         the node's found positives the query did not exclude."""
-        n_nodes = self.recaptured.size
-        excluded = np.bincount(self.hierarchy.below(query.node, query.exclude).ravel(), minlength=n_nodes)
-        kept = 1.0 - np.divide(excluded, self.found_in, out=np.zeros(n_nodes), where=self.found_in > 0)
-        self.recaptured += np.bincount(below[found_before].ravel(), minlength=n_nodes)
-        self.weighted_new += kept * np.bincount(below[~found_before].ravel(), minlength=n_nodes)
+        np.add.at(self.recaptured, below[found_before].ravel(), 1)
+        new_in = below[~found_before].ravel()
+        excluded_in = np.sort(self.hierarchy.below(query.node, query.exclude).ravel())
+        excluded = np.searchsorted(excluded_in, new_in, side="right") - np.searchsorted(excluded_in, new_in)
+        np.add.at(self.weighted_new, new_in, 1.0 - excluded / np.maximum(self.found_in[new_in], 1))
 
     def _add_to_samples(self, keys: np.ndarray) -> None:
         pos = np.searchsorted(self.keys, keys)
