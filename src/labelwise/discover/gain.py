@@ -7,7 +7,8 @@ with the exclude list of size ``l`` drawn uniformly from the positives
 found there and taken out of the counts.  The estimate here:
 
 * ``u = f_1 / n``: Good-Turing mass of the positives the node's sample never
-  returned (Good 1953); ``f_0 = f_1 (n - 1) / n``: the first-order jackknife
+  returned (Good 1953), which the policy ``crux`` caps by the recaptures
+  (:func:`recapture_unseen_mass`: exclude lists make singletons); ``f_0 = f_1 (n - 1) / n``: the first-order jackknife
   number of them (Burnham and Overton, "Estimation of the size of a closed
   population when capture probabilities vary among animals", Biometrika
   65(3), 1978), floored at ``d + 1`` when ``f_1 > 0`` (``d``: positives found
@@ -163,8 +164,8 @@ def recapture_unseen_mass(recaptures: Recaptures, n: np.ndarray, f1: np.ndarray)
     popularity from the positives its query did not exclude: with ``M`` the found positives' share of the
     popularity and an exclude list holding a share ``p`` of them drawn uniformly, it is a recapture with
     odds ``(1 - p) M : (1 - M)`` against being new.  Pooling the queries, ``M / (1 - M)`` is estimated by
-    the recaptures over the new answers weighted by ``1 - p`` (the capture-recapture estimate of Lincoln and
-    Petersen; a list holding every positive found weighs 0: it says nothing about ``M``).  ``M`` only grows as
+    the recaptures over the new answers weighted by ``1 - p`` (the capture-recapture estimate of Petersen 1896
+    and Lincoln, "Calculating waterfowl abundance on the basis of banding returns", USDA Circular 118, 1930; a list holding every positive found weighs 0: it says nothing about ``M``).  ``M`` only grows as
     positives are found, so the pooled odds understate it now and the unseen mass ``1 - M`` they give is an
     upper estimate; the unseen mass is the smaller of it and Good-Turing's (Good-Turing's where nothing was
     weighed).
