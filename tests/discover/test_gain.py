@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from labelwise.discover.gain import MIN_VARIANCE, expected_new, gain_with_variance
+from labelwise.discover.gain import (
+    MIN_VARIANCE,
+    Recaptures,
+    expected_new,
+    gain_with_variance,
+    recapture_unseen_mass,
+)
 
 
 def summary(counts, stats):
@@ -79,3 +85,28 @@ def test_point_estimate_is_the_unresampled_gain_and_variance_is_floored(stats):
         n, seen, f1, squares = summary(counts[node == j], stats)
         assert r[j] == pytest.approx(expected_new(n, seen, f1, squares, found[j], k, l))
     assert np.all(v >= MIN_VARIANCE) and v[0, 1] > MIN_VARIANCE
+
+
+def test_recapture_unseen_mass_by_hand():
+    """Node 0: 6 weighted new answers and 2 recaptures: at most 6 / 8 (Good-Turing's 1/2 is smaller, kept).
+    Node 1: 3 new, 9 recaptured: 1/4, below Good-Turing's 1/2.  Node 2: nothing weighed (every answer came with
+    an exclude list of every positive found): Good-Turing's 1/2."""
+    n, f1 = np.array([10.0, 10.0, 10.0]), np.array([5.0, 5.0, 5.0])
+    u = recapture_unseen_mass(Recaptures(np.array([6.0, 3.0, 0.0]), np.array([2, 9, 0])), n, f1)
+    assert u == pytest.approx([0.5, 0.25, 0.5])
+
+
+def test_the_unseen_mass_replaces_good_turing_in_the_gain(stats):
+    """One answer without exclude list is new with the chance the unseen mass gives, whatever estimates it."""
+    n, seen, f1, squares = summary([1, 1, 2], stats)
+    assert expected_new(n, seen, f1, squares, seen, 1, 0, unseen_mass=np.array(0.2)) == pytest.approx(0.2)
+
+
+def test_the_point_gain_uses_the_recaptures():
+    """A large sample (Good-Turing: 1/2) with recaptures saying 1/4: the unresampled gain is the one at 1/4."""
+    counts = np.array([1] * 600 + [3] * 200)
+    node, found = np.zeros(counts.size, dtype=np.int64), np.array([counts.size])
+    r, _ = gain_with_variance(node, counts, found, np.array([10]), np.array([0]), np.random.default_rng(0), 8,
+                              Recaptures(np.array([40.0]), np.array([120])))
+    stats = (counts.sum(), counts.size, 600, np.sum(counts ** 2))
+    assert r[0, 0] == pytest.approx(expected_new(*stats, counts.size, 10, 0, unseen_mass=np.array(0.25)))

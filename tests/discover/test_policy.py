@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from labelwise.discover.costs import CostModel
+from labelwise.discover.gain import expected_new
 from labelwise.discover.hierarchy import Hierarchy
 from labelwise.discover.policy import Query, QueryPolicy
 
@@ -233,3 +234,29 @@ def test_the_bonus_shrinks_with_the_queries_that_sampled_the_node(hierarchy):
     policy.variance[:] = 0.5
     flat = nodes * COSTS.configurations()[0].size
     assert policy.spread(flat) == pytest.approx(np.sqrt(0.5 * np.log(4) / np.array([1, 2, 1, 2, 1])))
+
+
+def test_crux_unseen_mass_comes_from_recaptures_not_from_exclusion_made_singletons():
+    """Root queries: 5 new (no exclude list), 10 new excluding those 5, 10 new excluding all 15, then 5 answers
+    with no exclude list, all found before (3 of the first, 2 of the second).  The root's sample: 30 answers,
+    20 singletons (Good-Turing's unseen mass 2/3: the excluded positives could not come back).  Recaptures: 5
+    new answers weighed 1 (nothing found was excluded), 20 weighed 0 (everything found was), 5 recaptured: an
+    unseen mass of 5 / 10.  crux's root gains are those at 1/2; greedy keeps Good-Turing's."""
+    frame = pd.DataFrame({"a": [str(i % 2) for i in range(40)], "b": [str(i % 3) for i in range(40)]})
+    hierarchy = Hierarchy.from_frame(frame, ["a", "b"])
+    costs = CostModel(k=(5, 10), l=(0, 50))
+    none = np.zeros(0, dtype=np.int64)
+    first, second, third = np.arange(5), np.arange(5, 15), np.arange(15, 25)
+    answers = [(5, none, first), (10, first, second), (10, np.arange(15), third), (5, none, np.array([0, 1, 2, 5, 6]))]
+    gains = {}
+    for name in ("crux", "greedy"):
+        policy = QueryPolicy(hierarchy, costs, name)
+        for k, exclude, returned in answers:
+            config = int(np.flatnonzero((policy.k == k) & (policy.l == (0 if exclude.size == 0 else 50)))[0])
+            policy.record(Query(0, config, k, exclude, float(policy.price[0, config])), returned)
+        gains[name] = policy.gain[0]
+    counts = np.array([2] * 5 + [1] * 20)
+    stats = (30, 25, 20, np.sum(counts ** 2))
+    assert gains["crux"] == pytest.approx(expected_new(*stats, 25, policy.k, policy.l, unseen_mass=np.array(0.5)))
+    assert gains["greedy"] == pytest.approx(expected_new(*stats, 25, policy.k, policy.l))
+    assert gains["crux"][0] < gains["greedy"][0]  # k = 5 without exclude list: fewer new ones expected

@@ -7,7 +7,8 @@ with the exclude list of size ``l`` drawn uniformly from the positives
 found there and taken out of the counts.  The estimate here:
 
 * ``u = f_1 / n``: Good-Turing mass of the positives the node's sample never
-  returned (Good 1953); ``f_0 = f_1 (n - 1) / n``: the first-order jackknife
+  returned (Good 1953), which the policy ``crux`` caps by the recaptures
+  (:func:`recapture_unseen_mass`: exclude lists make singletons); ``f_0 = f_1 (n - 1) / n``: the first-order jackknife
   number of them (Burnham and Overton, "Estimation of the size of a closed
   population when capture probabilities vary among animals", Biometrika
   65(3), 1978), floored at ``d + 1`` when ``f_1 > 0`` (``d``: positives found
@@ -39,11 +40,14 @@ answers), vectorized over the replicates, the nodes and the configurations.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from .richness import good_turing_unseen, jackknife_unseen
 
-__all__ = ["MIN_VARIANCE", "expected_new", "gain_with_variance", "sample_statistics", "unseen_split"]
+__all__ = ["MIN_VARIANCE", "Recaptures", "expected_new", "gain_with_variance", "recapture_unseen_mass",
+           "sample_statistics", "unseen_split"]
 
 MIN_VARIANCE = 0.01
 TINY = 1e-300  # keeps 0 / 0 at 0 in the successive-sampling loop
@@ -57,7 +61,8 @@ def unseen_split(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, found: np.ndar
 
 
 def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.ndarray, found: np.ndarray,
-                 k: np.ndarray, l: np.ndarray, unfound: np.ndarray | float = 0.0) -> np.ndarray:
+                 k: np.ndarray, l: np.ndarray, unfound: np.ndarray | float = 0.0,
+                 unseen_mass: np.ndarray | None = None) -> np.ndarray:
     """Expected new positives among ``k`` distinct answers with an exclude list of ``l`` (arrays broadcast).
 
     Parameters
@@ -73,8 +78,10 @@ def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.nd
     unfound : numpy.ndarray or float
         At least this many positives of the node are not found yet (the sample's own estimate ``f_0 - d``
         is raised to it; 0: the sample's estimate).
+    unseen_mass : numpy.ndarray or None
+        Popularity share of the positives the sample never returned (None: Good-Turing's ``f_1 / n``).
     """
-    u = good_turing_unseen(n, f1)
+    u = good_turing_unseen(n, f1) if unseen_mass is None else unseen_mass
     f0, other = unseen_split(n, seen, f1, found)
     f0 = np.maximum(f0, other + unfound)
     share = np.divide(u, f0, out=np.zeros(np.broadcast(u, f0).shape), where=f0 > 0)  # mass per unseen positive
@@ -104,8 +111,8 @@ def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.nd
 
 
 def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: np.ndarray, k: np.ndarray,
-                       l: np.ndarray, rng: np.random.Generator, replicates: int = 32
-                       ) -> tuple[np.ndarray, np.ndarray]:
+                       l: np.ndarray, rng: np.random.Generator, replicates: int = 32,
+                       recaptures: Recaptures | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Gain ``r`` and variance ``v`` of every configuration at a batch of nodes.
 
     Parameters
@@ -120,6 +127,9 @@ def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: n
     rng : numpy.random.Generator
     replicates : int
         Bootstrap replicates.
+    recaptures : Recaptures or None
+        The weighted new answers and the recaptures of each node: the unseen mass is then
+        :func:`recapture_unseen_mass` (both resampled as Poisson), else Good-Turing's.
 
     Returns
     -------
@@ -127,8 +137,43 @@ def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: n
         ``(n_nodes, n_configs)`` gains and variances ``max(0.01, bootstrap variance)``.
     """
     draws = np.vstack([entry_count, rng.poisson(entry_count, size=(replicates, entry_count.size))])
-    gains = expected_new(*sample_statistics(entry_node, draws, found.size), found[:, None], k, l)
+    stats = sample_statistics(entry_node, draws, found.size)
+    unseen = None
+    if recaptures is not None:
+        new, recaptured = (np.vstack([x, rng.poisson(x, size=(replicates, x.size))])[..., None] for x in recaptures)
+        unseen = recapture_unseen_mass(Recaptures(new, recaptured), stats[0], stats[2])
+    gains = expected_new(*stats, found[:, None], k, l, unseen_mass=unseen)
     return gains[0], np.maximum(MIN_VARIANCE, gains[1:].var(axis=0))
+
+
+class Recaptures(NamedTuple):
+    """Per node, over the answers falling in it of the queries at or above it: the new answers, each weighted by
+    the share of the node's found positives its query did not exclude, and the answers found before."""
+
+    new: np.ndarray
+    recaptured: np.ndarray
+
+
+def recapture_unseen_mass(recaptures: Recaptures, n: np.ndarray, f1: np.ndarray) -> np.ndarray:
+    """Share of a node's popularity held by positives not found: at most what the recaptures say.
+
+    Good-Turing's ``f_1 / n`` (Good 1953) reads the node's sample as independent draws.  Two things break
+    that: a query returns distinct positives (one query alone has only singletons, whatever the popularity),
+    and an exclude list takes found positives out of the draw (a list of every positive found makes every
+    answer new, and each such answer a singleton, however popular).  An answer is instead a draw by
+    popularity from the positives its query did not exclude: with ``M`` the found positives' share of the
+    popularity and an exclude list holding a share ``p`` of them drawn uniformly, it is a recapture with
+    odds ``(1 - p) M : (1 - M)`` against being new.  Pooling the queries, ``M / (1 - M)`` is estimated by
+    the recaptures over the new answers weighted by ``1 - p`` (the capture-recapture estimate of Petersen 1896
+    and Lincoln, "Calculating waterfowl abundance on the basis of banding returns", USDA Circular 118, 1930; a list holding every positive found weighs 0: it says nothing about ``M``).  ``M`` only grows as
+    positives are found, so the pooled odds understate it now and the unseen mass ``1 - M`` they give is an
+    upper estimate; the unseen mass is the smaller of it and Good-Turing's (Good-Turing's where nothing was
+    weighed).
+    """
+    whole = good_turing_unseen(n, f1)
+    weighed = np.asarray(recaptures.new + recaptures.recaptured, dtype=float)
+    return np.where(weighed > 0, np.minimum(whole, np.divide(recaptures.new, weighed, out=np.ones(
+        np.broadcast(recaptures.new, weighed).shape), where=weighed > 0)), whole)
 
 
 def sample_statistics(entry_node: np.ndarray, counts: np.ndarray, n_nodes: int) -> tuple[np.ndarray, ...]:
