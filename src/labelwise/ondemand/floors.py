@@ -127,10 +127,12 @@ def _plug_in(u: np.ndarray, d: np.ndarray, share: np.ndarray) -> np.ndarray:
 
 
 def _excess(u: np.ndarray, d: np.ndarray, share: np.ndarray, level: float) -> np.ndarray:
+    """:func:`own_region_excess` from the own region's statistics."""
     return np.maximum(u**2 * agresti_coull_floor(share, d, level) - _plug_in(u, d, share), 0.0)
 
 
 def _apart(var: np.ndarray, u: np.ndarray, d: np.ndarray, share: np.ndarray, level: float) -> np.ndarray:
+    """:func:`own_stratum_apart` from the own region's statistics."""
     plug_in = _plug_in(u, d, share)
     own = np.maximum(plug_in, u**2 * agresti_coull_floor(share, d, level))
     return (np.sqrt(np.maximum(var - plug_in, 0.0)) + np.sqrt(own)) ** 2

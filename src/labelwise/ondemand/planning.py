@@ -27,7 +27,10 @@ by :math:`f - \\beta` on the region other sampled systems also predict, with
 :math:`\\beta` the plug-in precision there, and
 :math:`E[(f - \\beta)^2] = \\hat f(1 - \\hat f) + (\\hat f - \\beta)^2`: with
 :math:`\\beta` at the precision instead of its regression value this over-states the
-variance a little, so plans err on the safe side.
+variance a little, so plans err on the safe side. The joint estimator's
+bisection runs on the interval it reports, predicted from this variance by
+:func:`predicted_interval_variance` through the functions the estimate's
+interval is computed with.
 """
 
 from __future__ import annotations
@@ -201,16 +204,16 @@ def predicted_interval_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.
     The reported interval of the joint precision is :func:`~labelwise.ondemand.intervals.score_interval` of
     the estimate at the variance :func:`~labelwise.ondemand.floors.reported_variance` (the own region's
     floor on the linearized variance; for the post-stratified estimate the own stratum's interval added to
-    the rest's, wider than :math:`z\\sqrt{V}`) and the :func:`exchangeable_variance`. Before drawing, each
-    of their inputs is replaced by its value under the plug-in :math:`\\hat f`: the estimate by
-    :math:`\\sum_x p_i \\hat f`, the linearized variance by :func:`predicted_joint_variance`, the own draws
-    in :math:`U_i` by their expectation :math:`n_i u_i` and the share of them correct by the plug-in
-    precision of :math:`U_i`, the design effective size (Kish size over the fpc) by :math:`1/\\alpha_i`
-    (:math:`n_i/c_i` for a system sampled alone); the reported variance is averaged over the own draws
-    :math:`d_i \\sim \\mathrm{Binomial}(n_i, u_i)` that land in :math:`U_i` and the :math:`k_i \\sim
-    \\mathrm{Binomial}(d_i, \\pi_U)` of them correct (a few draws: its floor and plug-in are far from their
-    values at :math:`d_i = n_i u_i`). The same functions then give the half-width :math:`h`, and
-    :func:`plan_verifications` bisects on the interval that is reported.
+    the rest's, wider than :math:`z\\sqrt{V}`) and the :func:`exchangeable_variance`. Before drawing, their
+    inputs are predicted under the plug-in :math:`\\hat f`: the estimate by :math:`\\sum_x p_i \\hat f`, the
+    linearized variance by :func:`predicted_joint_variance`, the design effective size (Kish size over the
+    fpc) by :math:`1/\\alpha_i` (:math:`n_i/c_i` for a system sampled alone), and the own stratum's statistics
+    by their distribution: the reported variance is averaged over the :math:`d_i \\sim \\mathrm{Binomial}(n_i,
+    u_i)` own draws landing in :math:`U_i` and the :math:`k_i \\sim \\mathrm{Binomial}(d_i, \\pi_U)` of them
+    correct, :math:`\\pi_U` the plug-in precision of :math:`U_i` (with a few draws there, its floor and plug-in
+    variance are far from their values at :math:`d_i = n_i u_i`; uniform draws without replacement make
+    :math:`d_i` hypergeometric, a little less spread). The same functions then give the half-width
+    :math:`h`, and :func:`plan_verifications` bisects on the interval that is reported.
 
     Parameters
     ----------
