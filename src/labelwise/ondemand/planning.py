@@ -237,7 +237,7 @@ def predicted_interval_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.
     if not math.isfinite(var):
         return math.inf
     region = P[i] * own_region(P, n)[i]
-    u = float(region.sum())
+    u = min(float(region.sum()), 1.0)  # a sum of probabilities may pass 1 by rounding
     d, correct, prob = _own_draw_outcomes(n[i], u, float(region @ f_hat) / u if u > 0 else 0.0)
     share = np.divide(correct, d, out=np.zeros(d.size), where=d > 0)
     var = np.atleast_1d(prob @ reported_variance(np.full(d.size, var), np.full(d.size, u), d, share,
