@@ -34,6 +34,7 @@ from .planning import (
     exchangeable_variance,
     plan_documents,
     plan_verifications,
+    predicted_interval_variance,
     predicted_joint_variance,
 )
 from .process import OnDemandConfig, Problem, Process
@@ -47,6 +48,6 @@ __all__ = [
     "combined_recall",
     "composite_precision", "exchangeable_variance", "f1_delta",
     "floored_normal_interval", "joint_precision", "mixture_weights", "normalized_joint_precision", "plan_documents", "plan_verifications",
-    "pooled_recall", "pooled_recall_floor", "predicted_joint_variance", "ratio_estimate", "recall_product", "run_repeats",
+    "pooled_recall", "pooled_recall_floor", "predicted_interval_variance", "predicted_joint_variance", "ratio_estimate", "recall_product", "run_repeats",
     "score_interval", "simple_precision", "simulate", "stack_systems", "system_distribution", "true_scores",
 ]

@@ -24,7 +24,7 @@ import numpy as np
 from .control_variate import own_region
 from .intervals import agresti_coull_floor
 
-__all__ = ["own_region_excess", "own_region_floor", "own_stratum_apart"]
+__all__ = ["own_region_excess", "own_region_floor", "own_share", "own_stratum_apart", "reported_variance"]
 
 
 def own_region_floor(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.ndarray, n: np.ndarray,
@@ -48,7 +48,7 @@ def own_region_floor(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.ndar
         :math:`u_i^2 \\tilde p_i(1 - \\tilde p_i)/(d_i + z^2)`; 0 where every instance of
         :math:`X_i` is predicted by another sampled system.
     """
-    u, d, share = _own_share(P, idx, grp, f, n)
+    u, d, share = own_share(P, idx, grp, f, n)
     return u**2 * agresti_coull_floor(share, d, level)
 
 
@@ -61,9 +61,7 @@ def own_region_excess(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.nda
     component of the estimate's variance, not to the whole: the variance from the rest of :math:`X_i` is
     added to it. Same parameters and shape as :func:`own_region_floor`.
     """
-    u, d, share = _own_share(P, idx, grp, f, n)
-    plug_in = np.divide(u**2 * share * (1 - share), d, out=np.zeros_like(d), where=d > 0)
-    return np.maximum(u**2 * agresti_coull_floor(share, d, level) - plug_in, 0.0)
+    return _excess(*own_share(P, idx, grp, f, n), level)
 
 
 def own_stratum_apart(var: np.ndarray, P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.ndarray,
@@ -90,16 +88,61 @@ def own_stratum_apart(var: np.ndarray, P: np.ndarray, idx: np.ndarray, grp: np.n
     -------
     ndarray, shape (m,)
     """
-    u, d, share = _own_share(P, idx, grp, f, n)
-    plug_in = np.divide(u**2 * share * (1 - share), d, out=np.zeros_like(d), where=d > 0)
+    return _apart(var, *own_share(P, idx, grp, f, n), level)
+
+
+def reported_variance(var: np.ndarray, u: np.ndarray, d: np.ndarray, share: np.ndarray, post_stratified: bool,
+                      level: float = 0.95) -> np.ndarray:
+    """The variance the precision interval is built on: ``var`` with the own region's floor.
+
+    :func:`own_stratum_apart` for the post-stratified estimate, else ``var`` plus :func:`own_region_excess`,
+    from the own region's statistics rather than the draws, so that the estimate (statistics of its draws,
+    :func:`own_share`) and the planner (their expectation before drawing) go through the same formula.
+
+    Parameters
+    ----------
+    var : ndarray, shape (m,)
+        Linearized variance of the precision estimate.
+    u, d, share : ndarray, shape (m,)
+        Mass :math:`u_i` of each system's own region, own draws :math:`d_i` there (a real number when
+        planned) and the share of them correct, as :func:`own_share` returns.
+    post_stratified : bool
+        Whether the estimate is post-stratified on the own region.
+    level : float
+        Interval level.
+
+    Returns
+    -------
+    ndarray, shape (m,)
+    """
+    if post_stratified:
+        return _apart(var, u, d, share, level)
+    return var + _excess(u, d, share, level)
+
+
+def _plug_in(u: np.ndarray, d: np.ndarray, share: np.ndarray) -> np.ndarray:
+    """Plug-in variance :math:`u_i^2 \\hat p(1 - \\hat p)/d_i` of the own region's share (0 without a draw)."""
+    d = np.asarray(d, dtype=float)
+    return np.divide(u**2 * share * (1 - share), d, out=np.zeros_like(d), where=d > 0)
+
+
+def _excess(u: np.ndarray, d: np.ndarray, share: np.ndarray, level: float) -> np.ndarray:
+    """:func:`own_region_excess` from the own region's statistics."""
+    return np.maximum(u**2 * agresti_coull_floor(share, d, level) - _plug_in(u, d, share), 0.0)
+
+
+def _apart(var: np.ndarray, u: np.ndarray, d: np.ndarray, share: np.ndarray, level: float) -> np.ndarray:
+    """:func:`own_stratum_apart` from the own region's statistics."""
+    plug_in = _plug_in(u, d, share)
     own = np.maximum(plug_in, u**2 * agresti_coull_floor(share, d, level))
     return (np.sqrt(np.maximum(var - plug_in, 0.0)) + np.sqrt(own)) ** 2
 
 
-def _own_share(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.ndarray,
+def own_share(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, f: np.ndarray,
                n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per system: the mass :math:`u_i` of its own region, the own draws :math:`d_i` that landed there and the
-    share of them verified correct (0 without a draw)."""
+    share of them verified correct (0 without a draw); arrays of shape ``(m,)``, parameters as
+    :func:`own_region_floor`."""
     alone = own_region(P, n)
     u = (P * alone).sum(axis=1)
     own = alone[grp, idx]  # draws that landed in their own system's region

@@ -27,7 +27,10 @@ by :math:`f - \\beta` on the region other sampled systems also predict, with
 :math:`\\beta` the plug-in precision there, and
 :math:`E[(f - \\beta)^2] = \\hat f(1 - \\hat f) + (\\hat f - \\beta)^2`: with
 :math:`\\beta` at the precision instead of its regression value this over-states the
-variance a little, so plans err on the safe side.
+variance a little, so plans err on the safe side. The joint estimator's
+bisection runs on the interval it reports, predicted from this variance by
+:func:`predicted_interval_variance` through the functions the estimate's
+interval is computed with.
 """
 
 from __future__ import annotations
@@ -36,14 +39,18 @@ import math
 from statistics import NormalDist
 
 import numpy as np
+from scipy.stats import binom
 
 from .composite import composite_variance, composite_weight
 from .control_variate import own_region
 from .estimators import design_factor, mixture_weights
+from .floors import reported_variance
+from .intervals import score_interval
 from .normalized import capped_weights
 
 __all__ = ["exchangeable_variance", "plan_documents", "plan_verifications", "predicted_composite_variance",
-           "predicted_joint_variance", "predicted_simple_variance", "stratum_variances"]
+           "predicted_interval_variance", "predicted_joint_variance", "predicted_simple_variance",
+           "stratum_variances"]
 
 
 def _z(level: float) -> float:
@@ -52,12 +59,14 @@ def _z(level: float) -> float:
 
 def _importance_terms(P: np.ndarray, n: np.ndarray, i: int, scheme: str, gram: np.ndarray | None,
                       control_variate: bool, f_hat: np.ndarray, factor: np.ndarray | None = None,
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+                      post_stratified: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Mixture weights ``W``, ratio :math:`r = p_i/q_i` and shift :math:`\\beta(x)` of :math:`f` for target ``i``.
 
     The shift is the plug-in precision over the region other sampled systems predict with the control
     variate, over all of :math:`X_i` for the self-normalized estimator (design factors ``factor`` given:
-    its weights are :func:`~labelwise.ondemand.normalized.capped_weights`), 0 for the plain one.
+    its weights are :func:`~labelwise.ondemand.normalized.capped_weights`), over each stratum when it is
+    post-stratified (the own stratum :math:`U_i` and the rest: each stratum's term divided by its
+    :math:`\\hat B` times its mass, which is 1 in expectation), 0 for the plain one.
     ``None`` when :math:`q_i` misses part of the support of :math:`p_i`.
     """
     W = mixture_weights(P, n, scheme, gram)
@@ -68,15 +77,21 @@ def _importance_terms(P: np.ndarray, n: np.ndarray, i: int, scheme: str, gram: n
         return None
     r = np.divide(P[i], q, out=np.zeros_like(q), where=q > 0)
     beta = np.zeros_like(q)
-    region = P[i] if factor is not None else P[i] * ~own_region(P, n)[i] if control_variate else np.zeros_like(q)
-    if region.any():
-        beta[region > 0] = float(region @ f_hat) / region.sum()
+    if factor is not None:
+        alone = own_region(P, n)[i]
+        regions = [P[i] * alone, P[i] * ~alone] if post_stratified else [P[i]]
+    else:
+        regions = [P[i] * ~own_region(P, n)[i]] if control_variate else []
+    for region in regions:
+        if region.any():
+            beta[region > 0] = float(region @ f_hat) / region.sum()
     return W, r, beta
 
 
 def predicted_joint_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.ndarray, support: np.ndarray,
                              wor: np.ndarray, scheme: str = "overlap", gram: np.ndarray | None = None,
-                             control_variate: bool = False, normalized: bool = False) -> float:
+                             control_variate: bool = False, normalized: bool = False,
+                             post_stratified: bool = False) -> float:
     """Predicted variance of :math:`\\hat\\pi_i^{(j)}` for draw counts ``n``.
 
     Parameters
@@ -96,25 +111,31 @@ def predicted_joint_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.nda
     normalized : bool
         Plan for the self-normalized estimator (:mod:`~labelwise.ondemand.normalized`): its linearized
         variance, :math:`f` shifted by the plug-in precision of :math:`X_i`.
+    post_stratified : bool
+        With ``normalized``: the estimate post-stratified on the own stratum, :math:`f` shifted by the
+        plug-in precision of its stratum.
 
     Returns
     -------
     float
         ``inf`` when :math:`q_i` misses part of the support of :math:`p_i`.
     """
-    return float(np.sum(stratum_variances(P, n, i, f_hat, support, wor, scheme, gram, control_variate, normalized)))
+    return float(np.sum(stratum_variances(P, n, i, f_hat, support, wor, scheme, gram, control_variate, normalized,
+                                          post_stratified)))
 
 
 def stratum_variances(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.ndarray, support: np.ndarray,
                       wor: np.ndarray, scheme: str = "overlap", gram: np.ndarray | None = None,
-                      control_variate: bool = False, normalized: bool = False) -> np.ndarray:
+                      control_variate: bool = False, normalized: bool = False,
+                      post_stratified: bool = False) -> np.ndarray:
     """The terms :math:`c_j\\,\\sigma_j^2/n_j` of :func:`predicted_joint_variance`, one per sampled system ``j``.
 
     Same parameters. Shape ``(m,)``; all ``inf`` when :math:`q_i` misses part of the support of :math:`p_i`.
     """
     n = np.asarray(n, dtype=float)
     factor = design_factor(support, n, wor)
-    terms = _importance_terms(P, n, i, scheme, gram, control_variate, f_hat, factor if normalized else None)
+    terms = _importance_terms(P, n, i, scheme, gram, control_variate, f_hat, factor if normalized else None,
+                              post_stratified)
     if terms is None:
         return np.full(n.size, math.inf)
     W, r, beta = terms
@@ -173,6 +194,71 @@ def exchangeable_variance(P: np.ndarray, n: np.ndarray, support: np.ndarray, wor
     factor = np.where(n > 0, design / np.maximum(n, 1.0), 0.0)
     alpha = (W**2 * second) @ factor
     return (alpha, alpha) if normalized else (alpha, (W**2 * first**2) @ factor)
+
+
+def predicted_interval_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.ndarray, support: np.ndarray,
+                                wor: np.ndarray, scheme: str = "overlap", gram: np.ndarray | None = None,
+                                normalized: bool = True, post_stratified: bool = True, level: float = 0.95) -> float:
+    """Variance :math:`(h/z)^2` of the normal interval as wide as the precision interval that will be reported.
+
+    The reported interval of the joint precision is :func:`~labelwise.ondemand.intervals.score_interval` of
+    the estimate at the variance :func:`~labelwise.ondemand.floors.reported_variance` (the own region's
+    floor on the linearized variance; for the post-stratified estimate the own stratum's interval added to
+    the rest's, wider than :math:`z\\sqrt{V}`) and the :func:`exchangeable_variance`. Before drawing, their
+    inputs are predicted under the plug-in :math:`\\hat f`: the estimate by :math:`\\sum_x p_i \\hat f`, the
+    linearized variance by :func:`predicted_joint_variance`, the design effective size (Kish size over the
+    fpc) by :math:`1/\\alpha_i` (:math:`n_i/c_i` for a system sampled alone), and the own stratum's statistics
+    by their distribution: the reported variance is averaged over the :math:`d_i \\sim \\mathrm{Binomial}(n_i,
+    u_i)` own draws landing in :math:`U_i` and the :math:`k_i \\sim \\mathrm{Binomial}(d_i, \\pi_U)` of them
+    correct, :math:`\\pi_U` the plug-in precision of :math:`U_i` (with a few draws there, its floor and plug-in
+    variance are far from their values at :math:`d_i = n_i u_i`; uniform draws without replacement make
+    :math:`d_i` hypergeometric, a little less spread). The same functions then give the half-width
+    :math:`h`, and :func:`plan_verifications` bisects on the interval that is reported.
+
+    Parameters
+    ----------
+    P, n, i, f_hat, support, wor, scheme, gram
+        As :func:`predicted_joint_variance`.
+    normalized : bool
+        The self-normalized estimator (:mod:`~labelwise.ondemand.normalized`) or the paper's plain Eq. 2.
+    post_stratified : bool
+        With ``normalized``: post-stratified on the own stratum.
+    level : float
+        Interval level.
+
+    Returns
+    -------
+    float
+        ``inf`` when :math:`q_i` misses part of the support of :math:`p_i`.
+    """
+    n = np.asarray(n, dtype=float)
+    post_stratified = normalized and post_stratified
+    var = predicted_joint_variance(P, n, i, f_hat, support, wor, scheme, gram, False, normalized, post_stratified)
+    if not math.isfinite(var):
+        return math.inf
+    region = P[i] * own_region(P, n)[i]
+    u = min(float(region.sum()), 1.0)  # a sum of probabilities may pass 1 by rounding
+    d, correct, prob = _own_draw_outcomes(n[i], u, float(region @ f_hat) / u if u > 0 else 0.0)
+    share = np.divide(correct, d, out=np.zeros(d.size), where=d > 0)
+    var = np.atleast_1d(prob @ reported_variance(np.full(d.size, var), np.full(d.size, u), d, share,
+                                                 post_stratified, level))
+    alpha, beta = (a[i:i + 1] for a in exchangeable_variance(P, n, support, wor, scheme, gram, normalized))
+    ess = np.divide(1.0, alpha, out=np.full(1, np.inf), where=alpha > 0)
+    lower, upper = score_interval(np.array([P[i] @ f_hat]), var, alpha, beta, level, ess)
+    return float(((upper[0] - lower[0]) / (2 * _z(level))) ** 2)
+
+
+def _own_draw_outcomes(n: float, u: float, precision: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Outcomes ``(d, k)`` of ``n`` draws of which :math:`d \\sim \\mathrm{Binomial}(n, u)` land in the own
+    stratum and :math:`k \\sim \\mathrm{Binomial}(d, \\pi_U)` of those are correct, with their probabilities
+    (outcomes beyond :math:`10^{-7}` in either tail left out, the rest renormalized)."""
+    tail = 1e-7
+    d = np.arange(binom.ppf(tail, n, u), binom.isf(tail, n, u) + 1)
+    k = np.arange(d[-1] + 1)
+    prob = binom.pmf(d, n, u)[:, None] * binom.pmf(k[None, :], d[:, None], precision)
+    d, k = np.broadcast_arrays(d[:, None], k[None, :])
+    keep = prob > tail * prob.max()
+    return d[keep], k[keep], prob[keep] / prob[keep].sum()
 
 
 def predicted_composite_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.ndarray, support: np.ndarray,

@@ -30,7 +30,7 @@ from .estimators import (
     recall_product,
     simple_precision,
 )
-from .floors import own_region_excess, own_stratum_apart
+from .floors import own_share, reported_variance
 from .intervals import (
     agresti_coull_floor,
     floored_normal_interval,
@@ -43,6 +43,7 @@ from .planning import (
     plan_documents,
     plan_verifications,
     predicted_composite_variance,
+    predicted_interval_variance,
     predicted_joint_variance,
     predicted_simple_variance,
 )
@@ -233,10 +234,8 @@ class Process:
             else:
                 prec = joint_precision(P, idx, grp, f, n, fpc, self.cfg.scheme, self.gram[:s, :s],
                                        self.cfg.control_variate)
-            if self.normalized and self.cfg.post_stratified:
-                var_prec = own_stratum_apart(prec.var, P, idx, grp, f, n, self.cfg.level)
-            else:
-                var_prec = prec.var + own_region_excess(P, idx, grp, f, n, self.cfg.level)
+            var_prec = reported_variance(prec.var, *own_share(P, idx, grp, f, n),
+                                         self.normalized and self.cfg.post_stratified, self.cfg.level)
             if self.cfg.composite:
                 prec = composite_precision(prec, var_prec, grp, f, n, fpc)
                 var_prec = prec.var
@@ -321,7 +320,8 @@ class Process:
 
     def plan_precision(self, s: int) -> int:
         """Draws of system ``s`` that give its precision the target half-width (bisection on the predicted
-        variance of the joint or simple estimator, given the labels known now)."""
+        width of the interval :meth:`estimates` reports for the joint estimator, on the predicted variance
+        of the composite, control-variate and simple ones, given the labels known now)."""
         lo, hi = int(self.n[s]), int(self.support[s]) if self.wor[s] else 10 * int(self.support[s])
         hw, level = self.cfg.half_width, self.cfg.level
         f_hat = self._f_hat(s)
@@ -334,8 +334,10 @@ class Process:
                 if self.cfg.composite:
                     return predicted_composite_variance(P, n, s, f_hat, sup, wor, self.cfg.scheme, gram,
                                                         self.cfg.control_variate)
-                return predicted_joint_variance(P, n, s, f_hat, sup, wor, self.cfg.scheme, gram,
-                                                self.cfg.control_variate, self.normalized)
+                if self.cfg.control_variate:
+                    return predicted_joint_variance(P, n, s, f_hat, sup, wor, self.cfg.scheme, gram, True)
+                return predicted_interval_variance(P, n, s, f_hat, sup, wor, self.cfg.scheme, gram, self.normalized,
+                                                   self.cfg.post_stratified, level)
         else:
 
             def variance(k: int) -> float:

@@ -3,7 +3,7 @@
 Chaganty, Paranjape, Liang and Manning, "Importance sampling for unbiased
 on-demand evaluation of knowledge base population", EMNLP 2017, Sec. 3.3:
 on the submission of a system the number of new verifications is planned
-by bisection on the predicted variance of the joint estimator given what is
+by bisection on the predicted interval width of the joint estimator given what is
 known so far, the sample is drawn and verified; documents drawn at random
 from the corpus are annotated exhaustively for recall, more of them when
 the recall interval needs it.  :class:`~labelwise.ondemand.process.Process`
@@ -215,7 +215,7 @@ class OnDemandSession:
                 reason = "the labels already known meet the half-width target"
             else:
                 reason = (f"{target} draws give precision within ±{state.config.half_width:g} at level "
-                          f"{state.config.level:g} (bisection on the predicted variance)")
+                          f"{state.config.level:g} (bisection on the predicted interval width)")
             conn.execute("INSERT INTO od_systems VALUES (?, ?, ?, ?, ?)", (s, name, target, fresh, reason))
             conn.executemany("INSERT INTO od_draws VALUES (?, ?, ?)",
                              [(s, k, int(c)) for k, c in enumerate(drawn)])
