@@ -67,6 +67,13 @@ from labelwise.ondemand.simulate import Runs, build_problem, run_repeats, true_s
 OUT = Path(__file__).resolve().parent / "out"
 
 
+def corpus_problem(seed: int) -> Problem:
+    """The benchmark's generated corpus (:func:`~labelwise.ondemand.corpus.make_kbp_corpus`) as a problem."""
+    corpus = make_kbp_corpus(seed=seed)
+    return build_problem(corpus["instance_id"], corpus["doc_id"], corpus["correct"], corpus["systems"],
+                         n_docs=corpus["n_docs"])
+
+
 def pooling(problem: Problem) -> dict[str, np.ndarray]:
     """Closed-world pooling: system ``s`` judged against the verified outputs of systems ``< s``.
 
@@ -140,9 +147,7 @@ def main() -> None:
     args = parser.parse_args()
     draw_seed = args.seed if args.draw_seed is None else args.draw_seed
 
-    corpus = make_kbp_corpus(seed=args.seed)
-    problem = build_problem(corpus["instance_id"], corpus["doc_id"], corpus["correct"], corpus["systems"],
-                            n_docs=corpus["n_docs"])
+    problem = corpus_problem(args.seed)
     config = OnDemandConfig(half_width=args.half_width, pilot=args.pilot, control_variate=args.control_variate,
                             composite=args.composite, scheme=args.scheme, normalized=not args.unnormalized,
                             combined_recall=not args.product_recall, post_stratified=not args.one_ratio)

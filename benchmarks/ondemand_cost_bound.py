@@ -37,11 +37,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from ondemand_benchmark import corpus_problem
 
-from labelwise.ondemand.corpus import make_kbp_corpus
 from labelwise.ondemand.planning import plan_documents
 from labelwise.ondemand.process import OnDemandConfig, Problem
-from labelwise.ondemand.simulate import build_problem, run_repeats
+from labelwise.ondemand.simulate import run_repeats
 
 OUT = Path(__file__).resolve().parent / "out"
 TARGET_RATIO = 0.5  # the claim: total cost at most half the simple estimator's
@@ -103,9 +103,7 @@ def main() -> None:
     parser.add_argument("--no-plot", action="store_true")
     args = parser.parse_args()
 
-    corpus = make_kbp_corpus(seed=args.seed)
-    problem = build_problem(corpus["instance_id"], corpus["doc_id"], corpus["correct"], corpus["systems"],
-                            n_docs=corpus["n_docs"])
+    problem = corpus_problem(args.seed)
     config = OnDemandConfig(half_width=args.half_width)
     member = (problem.P > 0).astype(float)
     t0 = time.perf_counter()

@@ -27,11 +27,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from ondemand_benchmark import corpus_problem
 from ondemand_recall_coverage import joint_runs
 
-from labelwise.ondemand.corpus import make_kbp_corpus
 from labelwise.ondemand.process import OnDemandConfig
-from labelwise.ondemand.simulate import build_problem, true_scores
+from labelwise.ondemand.simulate import true_scores
 
 OUT = Path(__file__).resolve().parent / "out"
 
@@ -47,9 +47,7 @@ def main() -> None:
     parser.add_argument("--out-name", default="ondemand_precision_coverage")
     args = parser.parse_args()
 
-    corpus = make_kbp_corpus(seed=args.seed)
-    problem = build_problem(corpus["instance_id"], corpus["doc_id"], corpus["correct"], corpus["systems"],
-                            n_docs=corpus["n_docs"])
+    problem = corpus_problem(args.seed)
     config = OnDemandConfig(half_width=args.half_width, post_stratified=not args.one_ratio)
     truth = true_scores(problem)["precision"]
     t0 = time.perf_counter()

@@ -25,10 +25,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+from ondemand_benchmark import corpus_problem
 
-from labelwise.ondemand.corpus import make_kbp_corpus
 from labelwise.ondemand.process import OnDemandConfig, Process
-from labelwise.ondemand.simulate import build_problem, true_scores
+from labelwise.ondemand.simulate import true_scores
 
 OUT = Path(__file__).resolve().parent / "out"
 
@@ -77,9 +77,7 @@ def main() -> None:
     parser.add_argument("--out-name", default="ondemand_recall_coverage")
     args = parser.parse_args()
 
-    corpus = make_kbp_corpus(seed=args.seed)
-    problem = build_problem(corpus["instance_id"], corpus["doc_id"], corpus["correct"], corpus["systems"],
-                            n_docs=corpus["n_docs"])
+    problem = corpus_problem(args.seed)
     config = OnDemandConfig(half_width=args.half_width, combined_recall=not args.product_recall)
     truth = true_scores(problem)["recall"]
     t0 = time.perf_counter()
