@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -132,6 +133,15 @@ def plot(data: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def save(data: dict, stem: str, section: Callable[[dict], str], draw: Callable[[dict, Path], None]) -> None:
+    """Print ``section(data)``, write ``out/<stem>.json`` and the plot ``draw`` makes to ``out/<stem>.png``."""
+    print(section(data))
+    OUT.mkdir(exist_ok=True)
+    (OUT / f"{stem}.json").write_text(json.dumps(data))
+    draw(data, OUT / f"{stem}.png")
+    print(f"wrote {OUT / stem}.json and {OUT / stem}.png")
+
+
 def pool_arguments(description: str) -> argparse.Namespace:
     """``--runs``, ``--items`` and ``--seed`` of a script over the hidden-positive pools."""
     ap = argparse.ArgumentParser(description=description)
@@ -152,11 +162,7 @@ def main() -> None:
                  "others": other_designs(pool, args.runs, args.seed)}
         data["pools"].append(entry)
         print(f"{pool.name}: {int(pool.labels.sum())} positives, {hidden.size} hidden", flush=True)
-    print(summary_section(data))
-    OUT.mkdir(exist_ok=True)
-    (OUT / "hidden_positives.json").write_text(json.dumps(data))
-    plot(data, OUT / "hidden_positives.png")
-    print(f"wrote {OUT / 'hidden_positives.json'} and {OUT / 'hidden_positives.png'}")
+    save(data, "hidden_positives", summary_section, plot)
 
 
 if __name__ == "__main__":

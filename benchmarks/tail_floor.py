@@ -19,12 +19,11 @@ Usage::
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
-from hidden_positives import POOLS, hidden_pool, pool_arguments
-from robustness import BATCH_SIZE, COVERAGE_TARGET, OUT, SEPARATIONS, generate_pool
+from hidden_positives import POOLS, hidden_pool, pool_arguments, save
+from robustness import BATCH_SIZE, COVERAGE_TARGET, SEPARATIONS, generate_pool
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit, logit
 from tail_twins import CHECKPOINTS
@@ -164,11 +163,7 @@ def main() -> None:
         data["pools"].append({"name": pool.name, "runs": variant_runs(pool, args.runs, args.seed),
                               "floor_found": floor_evidence(pool, args.runs, args.seed)})
         print(f"{pool.name}: done", flush=True)
-    print(summary_section(data))
-    OUT.mkdir(exist_ok=True)
-    (OUT / "tail_floor.json").write_text(json.dumps(data))
-    plot(data, OUT / "tail_floor.png")
-    print(f"wrote {OUT / 'tail_floor.json'} and {OUT / 'tail_floor.png'}")
+    save(data, "tail_floor", summary_section, plot)
 
 
 if __name__ == "__main__":

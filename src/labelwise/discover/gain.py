@@ -172,8 +172,9 @@ def recapture_unseen_mass(recaptures: Recaptures, n: np.ndarray, f1: np.ndarray)
     """
     whole = good_turing_unseen(n, f1)
     weighed = np.asarray(recaptures.new + recaptures.recaptured, dtype=float)
-    return np.where(weighed > 0, np.minimum(whole, np.divide(recaptures.new, weighed, out=np.ones(
-        np.broadcast(recaptures.new, weighed).shape), where=weighed > 0)), whole)
+    # where nothing was weighed the ratio stays 1 and Good-Turing's share (at most 1) is kept
+    return np.minimum(whole, np.divide(recaptures.new, weighed, out=np.ones(np.broadcast(recaptures.new, weighed).shape),
+                                       where=weighed > 0))
 
 
 def sample_statistics(entry_node: np.ndarray, counts: np.ndarray, n_nodes: int) -> tuple[np.ndarray, ...]:
