@@ -9,8 +9,10 @@ import pytest
 
 import labelwise as lw
 from labelwise.anytime import known_items, weight_bound
+from labelwise.anytime.betting import Capital, bet_on_batches, boldest_bet
 from labelwise.anytime.known_items import LabeledItems
 from labelwise.anytime.ratio import GRID, RatioSequence, ratio_sequence
+from labelwise.anytime.side_bets import SIDE_START, SideBets
 from labelwise.measures import make_measure
 
 #: A true positive, a false positive and a false negative: F1 = 2 / (2 + 1 + 1) = 1/2, a grid point.
@@ -109,3 +111,30 @@ def test_known_draws_narrow_the_sequence_of_importance_sessions():
         widths.append([upper[-1, 0] - lower[-1, 0] for lower, upper in bounds])
     difference = np.diff(widths, axis=1)[:, 0]  # plain minus known
     assert difference.mean() > 3 * difference.std(ddof=1) / np.sqrt(difference.size)
+
+
+def test_the_bets_are_capped_so_a_known_draw_costs_at_most_side_start_of_the_capital():
+    # Ten heavy items and one light one were labeled (K); the light one is drawn again. Its shared increment
+    # c_K = sum_K x_i / (N Q_K) is the heavy items' mean, 5.5 times the light item's own reach, and no side bet
+    # covers it (the light item's g is 0). After a first batch that leans every bet positive, an uncapped bet
+    # takes 1 + lam c_K below zero (the log capital turns NaN); capped, the factor stays above
+    # 1 - SIDE_START - E_q[g] >= (1 - SIDE_START) / 2 (module docstring of labelwise.anytime.side_bets).
+    n = 1000
+    q = np.ones(n)
+    q[:10] = 0.1
+    q /= q.sum()
+    w = 1.0 / (n * q)
+    low, high = np.array([-w.max()]), np.array([w.max()])
+    side = SideBets.build(np.zeros(n, dtype=int), np.array([[[-1.0], [1.0]]]), w,
+                          (boldest_bet(-low), boldest_bet(high)))
+    shared = -11.0 / (n * q[:11].sum())  # every item of K at increment -w_i
+    assert shared < -5 * w[10]
+    items, batches = np.array([11, 12, 10]), np.array([0, 0, 1])
+    values = np.array([[w[11]], [w[12]], [shared]])
+    counts = np.ones(3, dtype=int)
+    before = bet_on_batches(Capital.start(1), values[:2], counts[:2], batches[:2], low, high, 0.05, 1.0,
+                            side=side, items=items[:2])[1]
+    after = bet_on_batches(before, values[2:], counts[2:], batches[2:], low, high, 0.05, 1.0, side=side,
+                           items=items[2:], shared=np.array([[shared]]))[1]
+    assert np.all(np.isfinite(after.log_capital))
+    assert np.all(after.log_capital - before.log_capital >= np.log((1 - SIDE_START) / 2) - 1e-12)
