@@ -274,8 +274,7 @@ class RatioSequence:
             raise ValueError("items: needed with each item's own weight bound (the item side bets)")
         capitals, drawn_sums, labeled, draws = list(self.capitals), list(self.drawn_sums), self.labeled, None
         if labeled is not None:  # draws of items labeled in earlier batches: their known increments' mean
-            proposal = 1.0 / (self.n_items * self.components[0].side.item_weight)
-            draws, labeled = labeled.by_batch(losses, items, batches, proposal)
+            draws, labeled = labeled.by_batch(losses, items, batches, self.components[0].side.proposal)
         for k, c in enumerate(self.components):
             f = c.form
             num, den = losses @ f.a + f.a0, losses @ f.b + f.b0

@@ -112,6 +112,11 @@ class SideBets:
         return cls(worst, tuple(ws), tuple(masses), tuple(tails), group, weights, plain, sizes)
 
     @cached_property
+    def proposal(self) -> np.ndarray:
+        """``q_i`` of every item (shape (N,)), from its weight ``1 / (N q_i)``; computed once per sequence."""
+        return 1.0 / (self.item_weight.size * self.item_weight)
+
+    @cached_property
     def cost(self) -> np.ndarray:
         """``E_q[g^2]`` at each of ``sizes`` (shape (2, L, G)), ``inf`` where ``E_q[g]`` is too large; made
         nondecreasing along the grid, so the affordable sizes are a prefix of it."""
