@@ -56,15 +56,18 @@ def _is_number(value) -> bool:
 
 
 def as_int_labels(labels, n_classes: int) -> np.ndarray:
-    """Labels as integers in ``0..n_classes-1``; anything else raises :class:`LabelError` naming the values."""
+    """Labels as integers in ``0..n_classes-1``; anything else raises :class:`LabelError` naming the values
+    (and, as its ``index``, the place of the first of them)."""
     arr = np.asarray(labels)
     if arr.dtype.kind in "OUS":
         # element by element: NumPy turns [True, "1"] into strings ["True", "1"]
         values = list(labels) if isinstance(labels, (list, tuple)) else arr.ravel().tolist()
-        bad = [v for v in values if not _is_number(v)]
-        if bad:
+        number = [_is_number(v) for v in values]
+        if not all(number):
+            bad = [v for v, ok in zip(values, number) if not ok]
             raise LabelError(
-                f"label: values {bad[:5]} are not numbers; labels must be integers 0..{n_classes - 1}"
+                f"label: values {bad[:5]} are not numbers; labels must be integers 0..{n_classes - 1}",
+                index=number.index(False),
             )
         arr = np.array([float(v) for v in values])
     if arr.dtype.kind == "b":
@@ -74,7 +77,7 @@ def as_int_labels(labels, n_classes: int) -> np.ndarray:
     if bad.any():
         raise LabelError(
             f"label: values {np.unique(arr[bad])[:5].tolist()} are outside the label set 0..{n_classes - 1}; "
-            "fix them in the labels you give"
+            "fix them in the labels you give", index=int(np.argmax(bad.ravel())),
         )
     return as_float.astype(np.int64)
 
@@ -215,15 +218,16 @@ class ItemLedger(Ledger):
         sp, sy = pos[order], y[order]
         differ = (sp[1:] == sp[:-1]) & (sy[1:] != sy[:-1])
         if differ.any():
-            bad = self.pool.item_ids[sp[1:][differ][0]]
-            raise LabelError(f"item {show_id(bad)} is given two different labels in one call; keep one")
+            first = int(order[1:][differ][0])
+            raise LabelError(f"item {show_id(ids[first])} is given two different labels in one call; keep one",
+                             index=first)
         stored = self.labels[pos]
         clash = (stored >= 0) & (stored != y)
         if clash.any():
             i = int(np.argmax(clash))
             raise LabelError(
                 f"item {show_id(ids[i])} already has label {int(stored[i])}; the new label {int(y[i])} contradicts "
-                "it (the oracle is deterministic). Nothing was stored"
+                "it (the oracle is deterministic). Nothing was stored", index=i,
             )
         drawn = np.isin(pos, draws.items)
         if not drawn.all():

@@ -35,6 +35,7 @@ import numpy as np
 
 from .ledger import LabelError, NotProposedError, as_int_labels, show_id
 from .pool import PoolError
+from .pool.ids import match_pool_ids
 from .store.answers import add_answers, retract_answer
 from .store.withdrawals import close_withdrawals, withdraw
 
@@ -180,8 +181,9 @@ class HandOut:
     def _positions(self, ids: Sequence) -> np.ndarray:
         try:
             return self.pool.positions(np.asarray(ids).ravel())
-        except PoolError as exc:
-            raise LabelError(str(exc)) from None
+        except PoolError as exc:  # name the first unknown id's place among those given
+            known = self.pool.index.get_indexer(match_pool_ids(np.asarray(ids).ravel(), self.pool.item_ids)) >= 0
+            raise LabelError(str(exc), index=int(np.argmin(known))) from None
 
     def _checked(self, ids: Sequence, labels: Sequence) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Ids, their pool positions and integer labels, checked (:class:`LabelError`)."""

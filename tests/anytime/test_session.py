@@ -35,6 +35,13 @@ def test_weight_bounds_of_the_designs(pool):
         weight_bound(start(lw.make_design("online-poisson")))
 
 
+def test_the_refusal_names_the_sessions_design_not_its_sampler_class(pool):
+    """A stratified sampler keeps no design: the session's design gives the name the user chose."""
+    session = lw.Session(pool, make_measure("f1", pool), "stratified", seed=0)
+    with pytest.raises(ValueError, match="design is 'stratified'"):
+        session.estimate(anytime=True)
+
+
 def test_anytime_estimate_keeps_the_point_estimate_and_is_the_latest_batch_of_the_path(labeled):
     fixed, anytime = labeled.estimate(), labeled.estimate(anytime=True)
     np.testing.assert_array_equal(fixed.value, anytime.value)

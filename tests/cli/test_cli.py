@@ -188,6 +188,8 @@ def test_label_rejections_store_nothing(pool_csv, truth, tmp_path, problem):
     df.to_csv(bad, index=False)
     message = fails("label", session, bad)
     assert expected in message
+    row = {"contradiction": 4, "label 7": 13}.get(problem, 16)  # the file and the row to fix are named
+    assert f"labels file {str(bad)!r}" in message and f"data row {row}:" in message
     assert n_labels(session) == 10
 
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..designs import Sampler
+from ..designs import Design, Sampler
 from ..designs.importance import PassiveSampler, ProposalSampler
 from ..designs.mixture import MixtureProposalSampler
 from ..estimators import Estimate
@@ -78,17 +78,20 @@ _resumable: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 KEPT_SETTINGS = 8
 
 
-def weight_bound(sampler: Sampler) -> float | np.ndarray:
+def weight_bound(sampler: Sampler, design: Design | None = None) -> float | np.ndarray:
     """The largest weight ``p / q`` the sampler can give: each item's ``1 / (N q)`` under a fixed proposal, its
     largest over the proposals drawn from when systems were added (shape (N,) both), else ``1 / defensive``
     for every item.
+
+    ``design`` is the sampler's design (a session's ``design``), which the refusal below names; by default the
+    sampler's own, where it keeps one.
 
     Raises
     ------
     ValueError
         For designs without replacement or without a defensive mixture (no bound).
     """
-    design = getattr(sampler, "design", None)
+    design = design or getattr(sampler, "design", None)
     if isinstance(sampler, MixtureProposalSampler):  # each draw carries the weight of its own proposal
         return 1.0 / (sampler.pool.n_items * sampler.proposals.min(axis=0))
     if isinstance(sampler, ProposalSampler):  # a fixed proposal: each item's own weight
@@ -135,7 +138,7 @@ def anytime_path(session: Session, measure: Measure | None = None, level: float 
     target = measure or session.measure
     if sample.excluded is not None:
         target = over_judgeable(target)
-    bound = weight_bound(session.sampler)
+    bound = weight_bound(session.sampler, session.design)
     level = session.level if level is None else level
     d = sample.draws
     if len(d) == 0:

@@ -220,7 +220,7 @@ def label(
     if is_engine_session(session):
         with user_errors():
             return engine_label(session, labels_file, id_col, label_col)
-    from ..ledger import NotProposedError
+    from ..ledger import LabelError, NotProposedError
     from ..pool import read_labels_file
     from ..session import Session
 
@@ -232,6 +232,12 @@ def label(
             new = s.add_labels(df["item_id"].to_numpy(), df["label"].to_numpy(), source=source, draws=draws)
         except NotProposedError as exc:
             raise UserError(_not_proposed(df, exc.index, labels_file, id_col)) from None
+        except LabelError as exc:  # one row named: say which line of which file
+            if exc.index is None:
+                raise
+            told = "" if "Nothing was stored" in str(exc) else ". Nothing was stored"
+            raise UserError(f"labels file {str(labels_file)!r}, data row {int(df.index[exc.index]) + 1}: "
+                            f"{exc}{told}") from None
         save_estimate(s)
         empty = df.attrs["empty_labels"]
         blank = f"; {empty} rows without a label left pending" if empty else ""

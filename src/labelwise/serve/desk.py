@@ -83,7 +83,7 @@ class Desk:
         if until_half_width is not None:  # a design the stop rule cannot serve is refused now, not at `next`
             from ..anytime import weight_bound
 
-            weight_bound(session.sampler)
+            weight_bound(session.sampler, session.design)
         with self.writing() as conn:
             ensure_tables(conn)
             # retractions recorded by an older labelwise, which kept them in the server's tables only
