@@ -95,7 +95,9 @@ def rows(data: dict) -> list[dict]:
             rmse = float(np.sqrt(np.mean((v - t) ** 2)))
             row[name] = {"cover": float(np.mean((lo <= t) & (t <= hi))), "width": float(np.mean(hi - lo)),
                          "rmse": rmse}
-        row["ratio_floor_twin"] = row["width_floor"] / (3.92 * row["twin"]["rmse"]) if row["twin"]["rmse"] else np.inf
+        for name in ("twin", "pool"):  # the floor against either pool's error
+            rmse = row[name]["rmse"]
+            row[f"ratio_floor_{name}"] = row["width_floor"] / (3.92 * rmse) if rmse else np.inf
         out.append(row)
     return out
 

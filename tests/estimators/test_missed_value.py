@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.stats import norm, poisson
+from scipy.stats import nbinom, norm, poisson
 
 from labelwise.estimators import (
     MissedErrors,
     ModelCovariance,
+    count_pmf,
     missed_errors,
     mixture_variance,
 )
@@ -24,12 +25,39 @@ def test_the_count_is_the_posterior_mixture_of_poissons_and_each_error_the_measu
     out = missed_errors(measure.value, R, delta, N, means, weights)
     k = np.arange(out.pmf.size)
     expected = 0.75 * poisson.pmf(k, 0.5) + 0.25 * poisson.pmf(k, 3.0)
-    expected[-1] += 1.0 - expected.sum()
-    np.testing.assert_allclose(out.pmf, expected, rtol=1e-12, atol=1e-15)
-    assert out.pmf.size > 3.0 + 10 * np.sqrt(3.0)  # far enough that the last count takes a negligible mass
+    np.testing.assert_allclose(out.pmf, expected, rtol=1e-12, atol=1e-9)  # rows end where < 1e-9 is left
+    assert 1.0 - out.pmf.sum() < 1e-9  # the mass left out, beyond the last count, is negligible
     values = measure.value(R[None] + k[:, None] * delta / N)[:, 0]
     np.testing.assert_allclose(out.errors[:, 0], values[0] - values, rtol=1e-12)
     assert np.all(np.diff(out.errors[:, 0]) > 0)  # each missed positive lowers F1: the estimate is too high
+
+
+def test_the_count_is_the_exact_count_intervals_with_the_leaves_beta_spread():
+    """Two leaves, one overdispersed (its rate Beta-distributed), two posterior points: the pmf is the exact-count
+    interval's (count_pmf), the weighted convolution of a Poisson and a negative binomial (scipy's)."""
+    measure = FBeta()
+    N = 1000
+    R, delta = np.array([7.0, 20.0]) / N, np.array([0.0, 0.5])
+    means, weights, d = np.array([[0.5, 1.0], [2.0, 0.3]]), np.array([0.6, 0.4]), np.array([0.0, 4.0])
+    out = missed_errors(measure.value, R, delta, N, means, weights, d)
+    np.testing.assert_array_equal(out.pmf, count_pmf(means, weights, d))
+    n = 400
+    expected = sum(w * np.convolve(poisson.pmf(np.arange(n), m[0]), nbinom.pmf(np.arange(n), m[1] / 4.0, 0.2))[:n]
+                   for m, w in zip(means, weights, strict=True))
+    np.testing.assert_allclose(out.pmf, expected[:out.pmf.size], rtol=1e-10, atol=1e-9)
+    assert 1.0 - out.pmf.sum() < 1e-9
+
+
+def test_a_count_of_thousands_keeps_its_distribution():
+    """5000 exceptions expected: the count is close to Normal(5000, 5000), not taken at a cap below it."""
+    measure = FBeta()
+    N = 10**6
+    out = missed_errors(measure.value, np.array([100.0, 6000.0]) / N, np.array([0.0, 0.5]), N, np.array([5000.0]),
+                        np.ones(1))
+    k = np.arange(out.pmf.size)
+    assert out.pmf.sum() == pytest.approx(1.0, abs=1e-9)
+    assert out.pmf @ k == pytest.approx(5000.0, rel=1e-6)
+    assert out.pmf @ (k - 5000.0) ** 2 == pytest.approx(5000.0, rel=1e-3)
 
 
 def test_mixture_interval_covers_the_count_cases_at_the_level():

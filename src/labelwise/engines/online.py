@@ -60,6 +60,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 
 from ..designs import OnlinePoissonDesign
 from ..designs.count_interval import label_coefficients
@@ -291,10 +292,16 @@ class BlockRounds:
         change = rep_loss[1 - mode, np.arange(G)] - rep_loss[mode, np.arange(G)]  # (G, d): one exception's
         left = U * np.any(change != 0, axis=1)  # items whose exception moves the estimate
         rates = model.point_rates[:, self.leaf]  # (k, G)
-        means = np.where(mode == 1, 1.0 - rates, rates) @ left
+        # each leaf's count, its rate shared by its blocks: Beta-binomial over the leaf's items left, variance
+        # E (1 + d) with d = (U - 1) / (lam + L + 1) for rare exceptions (GroupModel.count_spread)
+        by_leaf = sparse.csr_matrix((left, (np.arange(G), self.leaf)), shape=(G, self.n_leaves))
+        means = np.asarray(np.where(mode == 1, 1.0 - rates, rates) @ by_leaf)  # (k, L)
+        left_leaf = np.asarray(by_leaf.sum(axis=0)).ravel()
+        overdispersion = np.maximum(left_leaf - 1.0, 0.0) / (model.positive + model.negative + 1.0)
         expected = left * pi[np.arange(G), 1 - mode]
         delta = expected @ change / max(expected.sum(), 1e-300)
-        return missed_errors(measure.value, R, delta, self.summary.n_items, means, model.point_weights)
+        return missed_errors(measure.value, R, delta, self.summary.n_items, means, model.point_weights,
+                             overdispersion)
 
 
 def block_rounds(pool: EnginePool, design: OnlinePoissonDesign, measure: Measure) -> BlockRounds:

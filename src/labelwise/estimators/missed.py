@@ -48,7 +48,7 @@ from scipy.special import ndtr, ndtri
 
 from .model_covariance import root_of_increasing
 
-__all__ = ["counted_exceptions", "missed_count_variance", "negative_binomial_sum_pmf"]
+__all__ = ["count_pmf", "counted_exceptions", "missed_count_variance", "negative_binomial_sum_pmf"]
 
 #: The count's distribution is cut where every component's is within this of 1 (the mass beyond counts as missed).
 TAIL_MASS = 1e-9
@@ -138,6 +138,48 @@ def _count_distribution(means: np.ndarray, weights: np.ndarray,
     if small.any():
         pmf = weights[small] @ negative_binomial_sum_pmf(means[small], overdispersion)
     return pmf, weights[~small], totals[~small], variances[~small]
+
+
+def count_pmf(means: np.ndarray, weights: np.ndarray | None = None,
+              overdispersion: np.ndarray | None = None) -> np.ndarray:
+    """``P(K = k)`` of the count of exceptions left, a mixture over the models of its means (module docstring).
+
+    The components :func:`missed_count_variance` takes exactly are exact
+    (:func:`negative_binomial_sum_pmf`); the others, taken normal there, are
+    a normal of their mean and variance rounded to the nearest count (mass
+    below 0 at 0).  Mass the exact components leave beyond their last count
+    (less than :data:`TAIL_MASS`, or beyond :data:`MAX_COUNT`) and that of the
+    models of negligible weight is left out: a reader of the pmf counts it
+    as not covered.
+
+    Parameters
+    ----------
+    means : ndarray (k, B) or (B,)
+        The expected exceptions left in each of ``B`` parts of the pool under each of ``k`` models.
+    weights : ndarray (k,), optional
+        The models' probabilities (default equal).
+    overdispersion : ndarray (B,), optional
+        ``d_b`` of each part (default 0, Poisson counts).
+
+    Returns
+    -------
+    ndarray (n,)
+        The pmf on ``0 .. n - 1``, summing to at most 1.
+    """
+    means = np.atleast_2d(np.maximum(np.asarray(means, dtype=float), 0.0))
+    weights = np.ones(means.shape[0]) if weights is None else np.asarray(weights, dtype=float)
+    overdispersion = np.zeros(means.shape[1]) if overdispersion is None else np.asarray(overdispersion, dtype=float)
+    pmf, big_weights, big_means, big_variances = _count_distribution(means, weights / weights.sum(), overdispersion)
+    if big_weights.size == 0:
+        return pmf
+    sd = np.sqrt(big_variances)
+    top = int(np.ceil(np.max(big_means + 10.0 * sd)))
+    edges = np.arange(top + 2) - 0.5  # count k takes the normal's mass in [k - 1/2, k + 1/2)
+    cdf = ndtr((edges[None, :] - big_means[:, None]) / sd[:, None])
+    cdf[:, 0] = 0.0  # the mass below 0 at 0
+    out = big_weights @ np.diff(cdf, axis=1)
+    out[: pmf.size] += pmf
+    return out
 
 
 def missed_count_variance(base: np.ndarray, jump: np.ndarray, level: float, means: np.ndarray,

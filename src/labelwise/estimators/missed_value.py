@@ -13,13 +13,19 @@ measure's own change,
     e(K) = g(R-hat) - g(R-hat + K delta / N),
 
 ``delta`` the exceptions' mean loss change (each would move the pool's
-total loss by it), and ``K`` the model's count: Poisson given the rates of
-exceptions (Le Cam), whose mean ``lambda_i`` is uncertain with the
-recalibration of the scores: a mixture over the points ``i`` of its
-posterior (:func:`~labelwise.oracle.calibration.platt_posterior`) with their
-probabilities.  Its upper tail is the count's, not a normal's with its
-variance: where most of the posterior expects a few exceptions and a little
-of it thousands, the count is small with the posterior's probability.
+total loss by it), and ``K`` the model's count of them
+(:func:`~labelwise.estimators.missed.count_pmf`, the count the exact-count
+interval reads too, :func:`~labelwise.estimators.missed_count_variance`):
+given the rates of exceptions, a sum over the oracle model's leaves of
+Beta-binomial counts in their negative binomial form (Le Cam: a count of
+rare independent labels is close to Poisson; the leaf's Beta posterior of
+its rate spreads it), and a mixture over the points of the recalibration's
+posterior (:func:`~labelwise.oracle.calibration.platt_posterior`) with
+their probabilities.  Its upper tail is the count's, not a normal's with
+its variance: where most of the posterior expects a few exceptions and a
+little of it thousands, the count is small with the posterior's
+probability.  The count's mass the pmf leaves out (far tails) is not
+covered.
 """
 
 from __future__ import annotations
@@ -27,12 +33,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import gammaln
 
-__all__ = ["MAX_MISSED", "MissedErrors", "missed_errors"]
+from .missed import count_pmf
 
-#: Counts of exceptions left beyond this are taken at it (the mass beyond joins it).
-MAX_MISSED = 4096
+__all__ = ["MissedErrors", "missed_errors"]
 
 
 class MissedErrors(NamedTuple):
@@ -41,7 +45,8 @@ class MissedErrors(NamedTuple):
     Attributes
     ----------
     pmf : ndarray (K + 1,)
-        ``P(K = k)`` for ``k = 0 .. K`` (the last takes the mass beyond).
+        ``P(K = k)`` for ``k = 0 .. K`` (:func:`~labelwise.estimators.missed.count_pmf`: the mass beyond is
+        left out, so it sums to at most 1).
     errors : ndarray (K + 1, m)
         ``e(k) = g(R-hat) - g(R-hat + k delta / N)`` (0 where the measure is undefined).
     """
@@ -50,9 +55,9 @@ class MissedErrors(NamedTuple):
     errors: np.ndarray
 
 
-def missed_errors(g, R: np.ndarray, delta: np.ndarray, n_items: int, means: np.ndarray,
-                  weights: np.ndarray) -> MissedErrors:
-    """The count of exceptions left, a Poisson mixture, and the measure's error for each count.
+def missed_errors(g, R: np.ndarray, delta: np.ndarray, n_items: int, means: np.ndarray, weights: np.ndarray,
+                  overdispersion: np.ndarray | None = None) -> MissedErrors:
+    """The count of exceptions left (module docstring) and the measure's error for each count.
 
     Parameters
     ----------
@@ -63,23 +68,21 @@ def missed_errors(g, R: np.ndarray, delta: np.ndarray, n_items: int, means: np.n
     delta : ndarray (d,)
         The exceptions' mean loss change: ``R`` moves by ``delta / N`` for each.
     n_items : int
-    means : ndarray (k,)
-        The count's mean under each point of the recalibration's posterior.
+    means : ndarray (k, B) or (k,)
+        The count's mean in each of ``B`` parts of the pool (one part: ``(k,)``) under each point of the
+        recalibration's posterior.
     weights : ndarray (k,)
         The points' probabilities.
+    overdispersion : ndarray (B,), optional
+        ``d_b``: part ``b``'s count has variance ``E K_b (1 + d_b)`` given the point (default 0, Poisson).
 
     Returns
     -------
     MissedErrors
     """
-    means = np.maximum(np.asarray(means, dtype=float), 0.0)
-    top = int(min(MAX_MISSED, np.ceil(np.max(means + 10.0 * np.sqrt(means))) + 10))
-    k = np.arange(top + 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_pmf = k * np.log(means)[:, None] - means[:, None] - gammaln(k + 1.0)
-    log_pmf[means == 0] = np.where(k == 0, 0.0, -np.inf)
-    pmf = weights @ np.exp(log_pmf)
-    pmf[-1] += max(1.0 - pmf.sum(), 0.0)  # the counts beyond the last: taken at it
+    means = np.asarray(means, dtype=float)
+    pmf = count_pmf(means.reshape(means.shape[0], -1), weights, overdispersion)
+    k = np.arange(pmf.size)
     values = g(R + k[:, None] * delta / n_items)
     errors = np.nan_to_num(values[:1] - values, nan=0.0, posinf=0.0, neginf=0.0)
     return MissedErrors(pmf, errors)

@@ -14,14 +14,15 @@ Evaluation" (2021, eq. 25).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 # scipy.special, not scipy.stats and scipy.optimize (1.3 s to import)
 from scipy.special import ndtr, ndtri
 
-from .missed_value import MissedErrors
+if TYPE_CHECKING:  # missed_value builds on missed, which builds on this module
+    from .missed_value import MissedErrors
 
 __all__ = ["ModelCovariance", "exception_jump", "exception_shifts", "exception_terms", "larger_variance",
            "missed_square", "mixture_variance", "model_interval_covariance", "model_second_moment",
