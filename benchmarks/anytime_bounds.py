@@ -43,8 +43,8 @@ from pathlib import Path
 
 import numpy as np
 from anytime_stopping import BATCH, POOL_SPECS
+from grid import generate_pool
 from pools import DATASETS, pool_paths
-from robustness import generate_pool
 
 import labelwise as lw
 from labelwise.oracle import TruthOracle

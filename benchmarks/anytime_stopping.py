@@ -13,7 +13,7 @@ runs:
 * **width ratio**: anytime width / fixed-sample width at 500 / 1000 / 2000
   labels (target at 2000: <= 1.6).
 
-Pools come from the robustness grid's generator (``robustness.generate_pool``):
+Pools come from the robustness grid's generator (``grid.generate_pool``):
 balanced, 1:100, 1:1000 and an over-confident 1:100 pool (``k = 3``), plus
 the real pools of :mod:`pools` when present.  The
 anytime sequence covers the with-replacement designs: ``passive`` (its
@@ -36,8 +36,8 @@ import json
 from pathlib import Path
 
 import numpy as np
+from grid import generate_pool
 from pools import DATASETS, pool_paths
-from robustness import generate_pool
 
 import labelwise as lw
 from labelwise.anytime import anytime_path

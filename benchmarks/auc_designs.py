@@ -1,6 +1,6 @@
 """ROC AUC from few labels: passive against importance against the default design, on four generated pools.
 
-Each pool is built by :func:`robustness.generate_pool` (``prob = sigmoid(k x
+Each pool is built by :func:`grid.generate_pool` (``prob = sigmoid(k x
 calibrated logit)``, separation ``d = 2``, ROC AUC about 0.92):
 
 * ``balanced``: prevalence 0.5, calibrated;
@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from robustness import generate_pool, table
+from grid import generate_pool, table
 
 import labelwise as lw
 from labelwise.measures.auc_variance import PSEUDO_COUNT

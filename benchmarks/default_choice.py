@@ -30,7 +30,7 @@ import sys
 import time
 import zlib
 
-from robustness import (
+from grid import (
     CALIBRATIONS,
     CHECKPOINTS,
     OUT,
@@ -41,11 +41,10 @@ from robustness import (
     fmt_cov,
     fmt_rel,
     out_path,
-    plot,
-    pool_table,
     run_grid,
     table,
 )
+from robustness import plot, pool_table
 from scipy.special import ndtr
 
 import labelwise as lw

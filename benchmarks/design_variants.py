@@ -24,9 +24,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
-from pools import DATASETS
-from results import fmt_mse, fmt_ratio
-from robustness import (
+from grid import (
     BATCH_SIZE,
     BUDGET,
     CALIBRATIONS,
@@ -42,6 +40,8 @@ from robustness import (
     parse_designs,
     real_specs,
 )
+from pools import DATASETS
+from results import fmt_mse, fmt_ratio
 
 import labelwise as lw
 
@@ -81,8 +81,8 @@ def summary(entry: dict) -> dict:
 
 def misses(s: dict) -> list[str]:
     """The checkpoints where a variant misses issue 11's interval targets: coverage below
-    :data:`~robustness.COVERAGE_TARGET`, width ratio above :data:`~robustness.WIDTH_TARGET` from
-    :data:`~robustness.WIDTH_FROM` labels on (an exact estimate, width ratio inf, is not a width miss)."""
+    :data:`~grid.COVERAGE_TARGET`, width ratio above :data:`~grid.WIDTH_TARGET` from
+    :data:`~grid.WIDTH_FROM` labels on (an exact estimate, width ratio inf, is not a width miss)."""
     out = []
     for i, n in enumerate(CHECKPOINTS):
         if s["cover"][i] < COVERAGE_TARGET:

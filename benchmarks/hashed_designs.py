@@ -29,7 +29,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
-from robustness import CALIBRATIONS, SEPARATIONS, generate_pool
+from grid import CALIBRATIONS, SEPARATIONS, generate_pool
 
 import labelwise as lw
 

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from robustness import BATCH_SIZE, COVERAGE_TARGET, OUT
+from grid import BATCH_SIZE, COVERAGE_TARGET, OUT
 from scipy.special import expit, logit
 from tail_twins import CHECKPOINTS, rows, runs_on
 

@@ -38,9 +38,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
-from pools import DATASETS, POOLS
-from results import fmt_mse, git_revision
-from robustness import (
+from grid import (
     CALIBRATIONS,
     COVERAGE_TARGET,
     DEFAULT_N,
@@ -55,6 +53,8 @@ from robustness import (
     grid_specs,
     real_specs,
 )
+from pools import DATASETS, POOLS
+from results import fmt_mse, git_revision
 
 OUT = Path(__file__).resolve().parent / "out"
 #: label -> (design, settings)
@@ -68,7 +68,7 @@ SHOWN = (500, 1000, 2000)
 
 
 def run_pool(spec: PoolSpec, runs: int, seed: int, labels: tuple[str, ...]) -> dict:
-    """The variants ``labels`` (and passive) on one pool, in the layout of :func:`robustness.run_pool`."""
+    """The variants ``labels`` (and passive) on one pool, in the layout of :func:`grid.run_pool`."""
     pool = spec.load()
     designs = [(label, *VARIANTS[label], None) for label in (*labels, "passive")]
     entries = design_entries(pool, "f1", designs, runs, seed)
@@ -146,7 +146,7 @@ def plot(data: dict, path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
-def _split(text: str | None, default, cast=str) -> tuple:
+def split_list(text: str | None, default, cast=str) -> tuple:
     return tuple(default) if text is None else tuple(cast(t) for t in text.split(",") if t)
 
 
@@ -167,9 +167,9 @@ def main() -> None:
     if args.from_json:
         data = json.loads(args.from_json.read_text())
     else:
-        real = () if args.real == "none" else _split(args.real, POOLS)
-        specs = grid_specs(_split(args.prevalences, PREVALENCES, float), _split(args.calibrations, CALIBRATIONS),
-                           _split(args.separations, SEPARATIONS), n=DEFAULT_N, min_positives=MIN_POSITIVES,
+        real = () if args.real == "none" else split_list(args.real, POOLS)
+        specs = grid_specs(split_list(args.prevalences, PREVALENCES, float), split_list(args.calibrations, CALIBRATIONS),
+                           split_list(args.separations, SEPARATIONS), n=DEFAULT_N, min_positives=MIN_POSITIVES,
                            threshold="break-even", pool_seed=1) + real_specs(args.datasets, real)
         t0 = time.perf_counter()
         with ProcessPoolExecutor(args.jobs) as ex:

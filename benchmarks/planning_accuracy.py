@@ -17,7 +17,7 @@ reach, the constant chosen with hindsight from the cell's realized counts
 own spread, which no plan made from the cell alone can remove; the gap
 between the oracle and the plan's share is the plan's bias.
 
-Pools come from the robustness grid's generator (``robustness.generate_pool``):
+Pools come from the robustness grid's generator (``grid.generate_pool``):
 balanced, 1:100, 1:1000 and an over-confident 1:100 pool (``k = 3``), plus
 the real pools of :mod:`pools` when present.
 
@@ -39,8 +39,8 @@ from pathlib import Path
 
 import numpy as np
 from anytime_stopping import POOL_SPECS
+from grid import generate_pool
 from pools import DATASETS, pool_paths
-from robustness import generate_pool
 
 import labelwise as lw
 from labelwise.oracle import TruthOracle

@@ -24,8 +24,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from grid import CALIBRATIONS, SEPARATIONS, generate_pool
 from plan_losses import BUDGET, CHECKPOINTS, N_ITEMS, POOLS
-from robustness import CALIBRATIONS, SEPARATIONS, generate_pool
 
 import labelwise as lw
 from labelwise.designs import PoissonDesign

@@ -121,10 +121,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pools import DATASETS, POOLS
-from ppi_report import CLASSICAL, CROSS_CHECK_RUNS, PPI, PPI_POOL_FRAME, plot, render
-from results import fmt_mse, git_revision
-from robustness import (
+from grid import (
     BATCH_SIZE,
     BUDGET,
     CALIBRATIONS,
@@ -134,7 +131,6 @@ from robustness import (
     MIN_POSITIVES,
     SEPARATIONS,
     PoolSpec,
-    _split,
     design_entries,
     grid_specs,
     out_path,
@@ -142,8 +138,12 @@ from robustness import (
     real_specs,
     run_plan,
     saved_run,
+    split_list,
     write_report,
 )
+from pools import DATASETS, POOLS
+from ppi_report import CLASSICAL, CROSS_CHECK_RUNS, PPI, PPI_POOL_FRAME, plot, render
+from results import fmt_mse, git_revision
 from scipy.special import ndtri
 
 import labelwise as lw
@@ -435,12 +435,12 @@ def main() -> None:
         data, stem = saved_run(args.from_json)
     else:
         runs, grid = run_plan(args, ap, quick_runs=QUICK_RUNS, default_runs=DEFAULT_RUNS, quick_grid=QUICK_GRID)
-        measures = _split(args.measures, MEASURES, choices=MEASURES)
+        measures = split_list(args.measures, MEASURES, choices=MEASURES)
         designs = parse_designs(args.designs)
-        specs = real_specs(args.datasets, _split(args.real, grid["real"], choices=POOLS)) + grid_specs(
-            _split(args.prevalences, grid["prevalences"], float),
-            _split(args.calibrations, grid["calibrations"], choices=tuple(CALIBRATIONS)),
-            _split(args.separations, grid["separations"], choices=tuple(SEPARATIONS)),
+        specs = real_specs(args.datasets, split_list(args.real, grid["real"], choices=POOLS)) + grid_specs(
+            split_list(args.prevalences, grid["prevalences"], float),
+            split_list(args.calibrations, grid["calibrations"], choices=tuple(CALIBRATIONS)),
+            split_list(args.separations, grid["separations"], choices=tuple(SEPARATIONS)),
             n=args.n, min_positives=MIN_POSITIVES, threshold="break-even", pool_seed=args.pool_seed)
         if not specs or not measures:
             ap.error("no pools or no measures selected")

@@ -9,8 +9,7 @@ import math
 from pathlib import Path
 
 import numpy as np
-from results import fmt_mse, fmt_ratio
-from robustness import (
+from grid import (
     BATCH_SIZE,
     BUDGET,
     CHECKPOINTS,
@@ -21,6 +20,7 @@ from robustness import (
     fmt_rel,
     table,
 )
+from results import fmt_mse, fmt_ratio
 
 #: The PPI methods, in table order.
 PPI = "ppi++"

@@ -40,10 +40,10 @@ import shlex
 import sys
 from pathlib import Path
 
+from grid import generate_pool
 from pools import DATASETS, pool_paths
 from pools import POOLS as REAL_POOLS
 from results import BATCH_SIZE, BUDGET, CHECKPOINTS, GENERATED, MEASURE, width_ratio
-from robustness import generate_pool
 
 import labelwise as lw
 

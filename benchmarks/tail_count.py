@@ -35,8 +35,8 @@ from pathlib import Path
 
 import numpy as np
 from design_variants import spec_of
+from grid import BATCH_SIZE, OUT
 from pools import DATASETS
-from robustness import BATCH_SIZE, OUT
 
 import labelwise as lw
 

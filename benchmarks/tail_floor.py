@@ -22,8 +22,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from grid import BATCH_SIZE, COVERAGE_TARGET, SEPARATIONS, generate_pool
 from hidden_positives import POOLS, hidden_pool, pool_arguments, save
-from robustness import BATCH_SIZE, COVERAGE_TARGET, SEPARATIONS, generate_pool
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit, logit
 from tail_twins import CHECKPOINTS

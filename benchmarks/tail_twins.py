@@ -34,8 +34,8 @@ from pathlib import Path
 
 import numpy as np
 from design_variants import spec_of
+from grid import BATCH_SIZE, COVERAGE_TARGET, OUT
 from pools import DATASETS
-from robustness import BATCH_SIZE, COVERAGE_TARGET, OUT
 from scipy.stats import beta
 
 import labelwise as lw
