@@ -216,8 +216,8 @@ def over_confident_rare_pool(n: int, seed: int) -> lw.Pool:
     x = rng.standard_normal(n) + 2.0 * labels
     logits = 3.0 * (logit(0.01) + 2.0 * x - 2.0)
     preds = np.zeros(n, dtype=int)
-    preds[np.argsort(-x)[:n // 100]] = 1
-    return lw.Pool.from_arrays(None, preds=preds, probs=expit(logits), labels=labels)
+    preds[np.argsort(-x)[:n // 100]] = 1  # the top 1% by score
+    return lw.Pool.from_arrays(None, preds=preds, scores=logits, probs=expit(logits), labels=labels)
 
 
 @pytest.mark.slow
