@@ -5,8 +5,8 @@ The delta-method variance of a design's estimator at ``n`` labels is ``V(n) / n`
 al., "Sample Efficient Model Evaluation", 2021, eq. 25).  A pilot run is a session of the design against a
 pseudo ground truth drawn from the pool's probabilities (what the design itself believes), or from those
 probabilities recalibrated to the session's labels (:func:`recalibration`) where the labels contradict them;
-its per-label variance ``V`` at :data:`PILOT_MARKS` labels is its curve.  :mod:`labelwise.planning` projects the plan from
-these curves and the session's own variance.
+its per-label variance ``V`` at :data:`PILOT_MARKS` labels is its curve.  :mod:`labelwise.planning` projects
+the plan from these curves and the session's own variance.
 """
 
 from __future__ import annotations
