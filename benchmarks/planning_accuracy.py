@@ -139,13 +139,14 @@ def summary_section(data: dict) -> str:
         k: v for k, v in a.items() if k != "pilot_seed"}  # the same command but for the pilot seed
     other_seeds = [d for d in (json.loads(f.read_text()) for f in sorted(OUT.glob("planning_accuracy_pilot*.json")))
                    if same_run(d) and d["args"].get("pilot_seed") != a.get("pilot_seed")]
+    seeds = ",".join(str(s) for s in sorted({a.get("pilot_seed", 0)} | {d["args"]["pilot_seed"] for d in other_seeds}))
     others = "".join(f" With pilot seed {d['args']['pilot_seed']} (same command, `--pilot-seed "
                      f"{d['args']['pilot_seed']}`): {d['overall_within']:.3f} of {d['overall_scored']}, oracle "
                      f"{d.get('overall_oracle', float('nan')):.2f}." for d in other_seeds)
     lines += ["", (f"Overall within +-30%: {data['overall_within']:.3f} of {data['overall_scored']} scored runs"
                    f"{in_range}{oracle}.{others}"), "",
-              ("Reproduce: `PYTHONPATH=src nice -n 10 python benchmarks/planning_accuracy.py "
-               f"--runs {a['runs']} --cap {a['cap']} --n {a['n']} --eps {a['eps']} --pilot-seed {a.get('pilot_seed', 0)}"
+              ("Reproduce (one JSON per pilot seed): `PYTHONPATH=src nice -n 10 python benchmarks/planning_accuracy.py "
+               f"--runs {a['runs']} --cap {a['cap']} --n {a['n']} --eps {a['eps']} --pilot-seed {seeds}"
                + (f" --pools {a['pools']}" if a.get("pools") else "") + "`"),
               "", ("*in range*: the batch of the realized labels meets the plan's range (low, high), where about two "
                    "runs in three should land. *oracle*: the largest share any one constant plan per cell reaches "

@@ -17,10 +17,21 @@ labeled).  The plan projects ``V(n)`` from pilot runs of the design (:mod:`label
 * the runs double (:func:`pilot_projection`) while the central curve's standard error is above
   :data:`CENTRAL_SE`: on a pool with few positives the runs' curves lie far apart and the central curve of 8
   depends on which were drawn;
-* otherwise, or when the session's labels contradict the pool's probabilities (their standardized surprise
+* when the session's labels contradict the pool's probabilities (their standardized surprise
   :func:`~labelwise.planning_pilots.calibration_surprise` above :data:`MISCALIBRATED` by more than an excess of
   :data:`MISCALIBRATION_EFFECT` per label can explain: pilot runs drawn from over-confident probabilities see too
-  few surprises and understate the variance), the probabilities are off:
+  few surprises and understate the variance), the pilot runs draw their labels from the probabilities
+  recalibrated to the session's labels (:func:`~labelwise.planning_pilots.recalibration`: Platt, with its
+  parameters' uncertainty) and the plan follows them as above.  Their curve, not the session's variance alone,
+  carries the plan: under a miscalibrated pool a design's variance is no power law from its first labels --
+  the interval holds each draw's jump to the measure's range (:func:`~labelwise.estimators.held_second_moment`),
+  which keeps the variance of the few surprises seen early low, and it rises while the design finds those the
+  probabilities hide, then falls (on the over-confident 1:100 pool of ``benchmarks/planning_accuracy.py`` the
+  default design's median per-label variance goes from 1.8 at 200 labels to 2.9 at 350 and 1.2 at 1700), a
+  shape that pilot runs against recalibrated labels reproduce; and the session's variance at 200 labels ranges
+  over a factor of 4 (1.1 to 5.3 in 20 sessions whose realized counts lie between 1550 and 2150), which a plan
+  scaling it alone carries in full, one weighting it by its share of the labels in part;
+* otherwise (too few pilot runs like the session, or more than two classes, where no Platt map applies):
   ``V(n) = V1 (n / n0)^b`` from the session's own variance ``V1``, the geometric mean over its last batches
   (:func:`~labelwise.planning_pilots.recent_variance`), the pilots' slope ``b`` trusted only down to
   :data:`MODEST_DECAY`;
@@ -62,6 +73,7 @@ from .planning_pilots import (
     log_variance,
     per_label_variance,
     pilot_curves,
+    recalibration,
     recent_variance,
     run_variances,
 )
@@ -342,15 +354,17 @@ def plan_session(session: Session, half_width: float, measure: Measure | None = 
     target = measure or session.measure
     n, pool, design = session.n_labels, session.pool, session.design
     v0 = per_label_variance(session.estimate(measure, level), pool.n_items, design.with_replacement)
-    curves_of = lambda runs: session_pilot_curves(session, target, pilot_seed, runs)  # kept in the session file
     if n < PILOT_LABELS or not np.isfinite(v0):
-        total, low, high = _pilot_plan(pool, design, curves_of(PILOT_RUNS), half_width, level)
+        curves = session_pilot_curves(session, target, pilot_seed, PILOT_RUNS)  # kept in the session file
+        total, low, high = _pilot_plan(pool, design, curves, half_width, level)
     else:
         calibrated = calibration_surprise(session, MISCALIBRATION_EFFECT) <= MISCALIBRATED
-        projection = pilot_projection(v0, n, curves_of) if calibrated else None
+        recalibrated = None if calibrated else recalibration(session)  # the pilots' labels follow the session's
+        curves_of = lambda runs: session_pilot_curves(session, target, pilot_seed, runs, recalibrated)
+        projection = pilot_projection(v0, n, curves_of) if calibrated or recalibrated is not None else None
         if projection is not None:
             projection = nested_projection(projection, v0, n)
-        else:  # the pool's probabilities are off
+        else:  # no pilot runs like the session
             everyone = central_projection(curves_of(PILOT_RUNS), n)
             projection = power_law(recent_variance(session, measure, level), n, max(everyone.slope, MODEST_DECAY),
                                    everyone.spread)

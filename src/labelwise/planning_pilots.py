@@ -3,13 +3,15 @@
 The delta-method variance of a design's estimator at ``n`` labels is ``V(n) / n`` (Marchant & Rubinstein,
 "Needle in a Haystack", KDD 2021, sec. 3.3.2), times ``1 - n / N`` for designs without replacement (Yilmaz et
 al., "Sample Efficient Model Evaluation", 2021, eq. 25).  A pilot run is a session of the design against a
-pseudo ground truth drawn from the pool's probabilities (what the design itself believes); its per-label
-variance ``V`` at :data:`PILOT_MARKS` labels is its curve.  :mod:`labelwise.planning` projects the plan from
-these curves and the session's own variance.
+pseudo ground truth drawn from the pool's probabilities (what the design itself believes), or from those
+probabilities recalibrated to the session's labels (:func:`recalibration`) where the labels contradict them;
+its per-label variance ``V`` at :data:`PILOT_MARKS` labels is its curve.  :mod:`labelwise.planning` projects
+the plan from these curves and the session's own variance.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import weakref
@@ -21,7 +23,12 @@ import numpy as np
 from .designs import Design
 from .estimators import Estimate
 from .measures import Measure
-from .oracle.calibration import label_surprise
+from .oracle.calibration import (
+    PlattPosterior,
+    label_surprise,
+    logits_of,
+    platt_posterior,
+)
 from .oracle.prior import score_prior
 from .pool import Pool
 
@@ -36,9 +43,13 @@ __all__ = [
     "calibration_surprise",
     "decay_slope",
     "finite_population_factor",
+    "labeled_once",
     "per_label_variance",
     "pilot_curves",
     "pilot_marks",
+    "pilot_prior",
+    "recalibration",
+    "recalibration_key",
     "recent_variance",
     "remember_pilot_curves",
     "rotated_labels",
@@ -109,36 +120,80 @@ def pilot_marks(n_items: int) -> list[int]:
     return [m for m in PILOT_MARKS if m <= n_items] or [n_items]
 
 
-def _cache_key(measure: Measure, design: Design, budget: int | None, seed: int) -> tuple:
-    return measure, json.dumps(design.spec(), sort_keys=True), budget, seed
+def _cache_key(measure: Measure, design: Design, budget: int | None, seed: int,
+               recalibrated: PlattPosterior | None) -> tuple:
+    return measure, json.dumps(design.spec(), sort_keys=True), budget, seed, recalibration_key(recalibrated)
 
 
 def remember_pilot_curves(pool: Pool, measure: Measure, design: Design, budget: int | None, seed: int,
-                          curves: np.ndarray) -> None:
+                          curves: np.ndarray, recalibrated: PlattPosterior | None = None) -> None:
     """Hand :func:`pilot_curves` runs made before (e.g. read from a session file), unless it holds as many."""
     cache = _pilots.setdefault(pool, {})
-    key = _cache_key(measure, design, budget, seed)
+    key = _cache_key(measure, design, budget, seed, recalibrated)
     if len(cache.get(key, ())) < len(curves):
         cache[key] = curves
 
 
+def labeled_once(session: Session) -> tuple[np.ndarray, np.ndarray]:
+    """Pool positions and labels of the session's labeled items, each once (excluded draws left out)."""
+    sample = session.sample()
+    keep = np.ones(len(sample.labels), dtype=bool) if sample.excluded is None else ~sample.excluded
+    items, first = np.unique(sample.draws.items[keep], return_index=True)
+    return items, sample.labels[keep][first]
+
+
+def recalibration(session: Session) -> PlattPosterior | None:
+    """The pool's probabilities recalibrated to the session's labels: the Platt map ``sigmoid(a logit(p) + b)``
+    averaged over the posterior of ``(a, b)`` (:func:`~labelwise.oracle.calibration.platt_posterior`: where a
+    few hundred labels say little about the scores' tail, the posterior's spread in the slope puts the positives
+    there that the most likely map leaves out); ``None`` for a pool of more than two classes.
+
+    The fit is unweighted: a design chooses items by their scores and the labels before, never by their own
+    label, so the labels' likelihood given the scores is that of every item (selection on the covariates leaves
+    a conditional model's likelihood unbiased), while design weights would only add their variance.
+    """
+    if session.pool.n_classes != 2:
+        return None
+    items, labels = labeled_once(session)
+    return platt_posterior(logits_of(score_prior(session.pool, items=items)[:, 1]), labels)
+
+
+def recalibration_key(recalibrated: PlattPosterior | None) -> str | None:
+    """A digest of a recalibration's grid and weights (the same labels give the same one); ``None`` for none."""
+    if recalibrated is None:
+        return None
+    grid = np.stack([recalibrated.a, recalibrated.b, recalibrated.weight]).astype(float)
+    return hashlib.sha256(np.ascontiguousarray(grid).tobytes()).hexdigest()
+
+
+def pilot_prior(pool: Pool, recalibrated: PlattPosterior | None = None) -> np.ndarray:
+    """The label distribution ``(N, C)`` the pilot runs draw their labels from: the pool's probabilities
+    (:func:`~labelwise.oracle.prior.score_prior`), or ``recalibrated`` (:func:`recalibration`, two classes)."""
+    prior = score_prior(pool)
+    if recalibrated is None:
+        return prior
+    positive = recalibrated(logits_of(prior[:, 1]))
+    return np.stack([1.0 - positive, positive], axis=1)
+
+
 def pilot_curves(pool: Pool, measure: Measure, design: Design, budget: int | None = None, seed: int = 0,
-                 runs: int = PILOT_RUNS) -> np.ndarray:
-    """Per-label variances ``(runs, marks)`` of pilot runs against labels drawn from the pool's probabilities.
+                 runs: int = PILOT_RUNS, recalibrated: PlattPosterior | None = None) -> np.ndarray:
+    """Per-label variances ``(runs, marks)`` of pilot runs against labels drawn from the pool's probabilities,
+    or from their recalibration ``recalibrated`` (:func:`pilot_prior`).
 
     Run ``r`` draws its labels with :func:`rotated_labels` and its design's draws from the generator seeded
-    ``(seed, r)``: asking for more runs adds runs and keeps those made.  Cached per pool, measure, design and
-    seed.
+    ``(seed, r)``: asking for more runs adds runs and keeps those made.  Cached per pool, measure, design,
+    seed and recalibration.
     """
     from .session import Session  # the session imports this module's users
 
-    key = _cache_key(measure, design, budget, seed)
+    key = _cache_key(measure, design, budget, seed, recalibrated)
     cache = _pilots.setdefault(pool, {})
     made = len(cache[key]) if key in cache else 0
     if made >= runs:
         return cache[key][:runs]
     marks = pilot_marks(pool.n_items)
-    cdf = np.cumsum(score_prior(pool), axis=1)
+    cdf = np.cumsum(pilot_prior(pool, recalibrated), axis=1)
     offset = np.random.default_rng(seed).random(pool.n_items)
     variance = lambda est: per_label_variance(est, pool.n_items, design.with_replacement)
     curves = np.full((runs, len(marks)), np.nan)
@@ -199,14 +254,10 @@ def recent_variance(session: Session, measure: Measure | None, level: float) -> 
     return float(np.exp(np.mean(np.log(v)))) if v.size else math.nan
 
 
-
-
 def calibration_surprise(session: Session, effect: float = 0.0) -> float:
     """How far the session's labels contradict the pool's probabilities, which the pilot runs draw from:
     :func:`~labelwise.oracle.calibration.label_surprise` of each labeled item once (with ``effect = d`` a test for
     an excess surprise of more than ``d`` standard deviations per label: above a cut-off only where the
     miscalibration is large, not merely detectable, which any miscalibration becomes as the labels grow)."""
-    sample = session.sample()
-    keep = np.ones(len(sample.labels), dtype=bool) if sample.excluded is None else ~sample.excluded
-    items, first = np.unique(sample.draws.items[keep], return_index=True)  # each labeled item once
-    return label_surprise(score_prior(session.pool, items=items), sample.labels[keep][first], effect)
+    items, labels = labeled_once(session)
+    return label_surprise(score_prior(session.pool, items=items), labels, effect)

@@ -13,7 +13,8 @@ from labelwise import planning_cache, planning_pilots
 from labelwise.cli import app
 from labelwise.datasets import make_pool
 from labelwise.measures import make_measure
-from labelwise.planning_cache import pilot_cache_key
+from labelwise.oracle.calibration import PlattPosterior
+from labelwise.planning_cache import pilot_cache_key, pilot_family
 from labelwise.session import Session
 from labelwise.store.codec import decode_array, encode_array
 
@@ -67,12 +68,30 @@ def test_a_stale_entry_is_never_read(session_file, pool, monkeypatch):
         assert s.labels_needed(0.05) == fresh
 
 
+def test_storing_a_newer_variant_drops_the_familys_older_entries(session_file, monkeypatch):
+    pilot_keys = lambda s: {k for (k,) in s.store.conn.execute("SELECT key FROM cache WHERE key LIKE 'pilots %'")}
+    with Session.open(session_file) as s:
+        s.labels_needed(0.05)
+        old = pilot_cache_key(s, s.measure, 0)
+        assert pilot_keys(s) == {old}
+    monkeypatch.setattr(planning_cache, "_setup_tag", lambda: b"setup other code\n")  # a variant: other code
+    with Session.open(session_file) as s:
+        s.labels_needed(0.05)
+        new = pilot_cache_key(s, s.measure, 0)
+        assert new != old and new.startswith(pilot_family(s, s.measure, 0)) and pilot_keys(s) == {new}
+        precision = make_measure("precision", s.pool)
+        s.labels_needed(0.05, precision)  # another family: kept alongside
+        assert pilot_keys(s) == {new, pilot_cache_key(s, precision, 0)}
+
+
 def test_the_key_changes_with_everything_the_pilots_depend_on(session_file, pool):
     with Session.open(session_file) as s:
         key = pilot_cache_key(s, s.measure, 0)
         assert pilot_cache_key(s, s.measure, 0) == key  # the same inputs: the same key
         assert pilot_cache_key(s, s.measure, 1) != key  # another pilot seed
         assert pilot_cache_key(s, make_measure("precision", s.pool), 0) != key  # another measure
+        platt = PlattPosterior(np.array([0.5]), np.array([0.0]), np.array([1.0]))
+        assert pilot_cache_key(s, s.measure, 0, platt) != key  # pilot labels from a recalibration
         s.add_system("second", (pool.probs[:, 0] > 0.3).astype(int), probs=np.clip(pool.probs[:, 0] + 0.1, 0, 1))
         assert pilot_cache_key(s, s.measure, 0) != key  # another pool
 
@@ -110,7 +129,7 @@ def test_a_file_that_refuses_the_pilots_keeps_the_plan_and_the_labels(session_fi
         key = pilot_cache_key(s, s.measure, 0)
         s.store.put_cache(key, b"\x00garbage")  # the next plan must store its pilots again
 
-    def refuse(self, key, data):
+    def refuse(self, key, data, replacing=None):
         raise StoreError("read-only")
 
     with Session.open(session_file) as s:

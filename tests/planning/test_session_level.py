@@ -13,16 +13,17 @@ from scipy.special import expit, logit
 import labelwise as lw
 from labelwise.measures import make_measure
 from labelwise.oracle import TruthOracle
+from labelwise.oracle.calibration import PlattPosterior
 from labelwise.planning import (
     MISCALIBRATED,
     MISCALIBRATION_EFFECT,
-    MODEST_DECAY,
     Projection,
     central_projection,
     labels_for,
     nested_projection,
     pilot_projection,
     power_law,
+    present_projection,
 )
 from labelwise.planning_pilots import (
     PILOT_MARKS,
@@ -30,7 +31,9 @@ from labelwise.planning_pilots import (
     calibration_surprise,
     per_label_variance,
     pilot_curves,
-    recent_variance,
+    pilot_prior,
+    recalibration,
+    recalibration_key,
 )
 
 Z = NormalDist().inv_cdf(0.975)
@@ -127,27 +130,68 @@ def _at_200(pool: lw.Pool, seed: int) -> lw.Session:
     return session
 
 
-def test_over_confident_probabilities_turn_the_plan_to_the_sessions_own_variance():
+def test_over_confident_probabilities_send_the_pilots_to_labels_recalibrated_to_the_session():
     """Seeded: where labels are drawn from the probabilities the standardized surprise is about standard
     normal, though skewed on a rare pool at 200 labels (above 4 in 4e-4 to 8e-4 of runs, measured, not the
     normal's 3e-5; the effect term lowers it by 0.1 sqrt(200) = 1.4); tripled logits make it far larger, and the
-    plan then follows the session's own recent variance (the pilots, drawn from the over-confident
-    probabilities, would plan fewer labels)."""
+    plan then follows pilot runs whose labels are drawn from the probabilities recalibrated to the session's
+    (their slope in the logit tempered to near the truth's 1/3), which plan more labels than pilots drawn from the
+    over-confident probabilities."""
     calibrated, over = twin_pools(5000, seed=3)
     measure = make_measure("f1", over)
-    curves_of = lambda runs: pilot_curves(over, measure, lw.make_design("importance", over), 3000, 0, runs)
-    slope = max(central_projection(curves_of(PILOT_RUNS), 200).slope, MODEST_DECAY)
+    design = lw.make_design("importance", over)
     for seed in range(3):
         assert calibration_surprise(_at_200(calibrated, seed), MISCALIBRATION_EFFECT) <= MISCALIBRATED
         session = _at_200(over, seed)
         assert calibration_surprise(session, MISCALIBRATION_EFFECT) > MISCALIBRATED
+        recalibrated = recalibration(session)
+        assert 0.2 < float(recalibrated.a @ recalibrated.weight) < 0.6  # tripled logits: a = 1/3
+        v0 = per_label_variance(session.estimate(), over.n_items, True)
+        curves_of = lambda runs, r=recalibrated: pilot_curves(over, measure, design, 3000, 0, runs, r)
+        central = pilot_projection(v0, 200, curves_of)
+        assert central is not None  # the recalibrated pilots are like the session
+        projection = present_projection(nested_projection(central, v0, 200), v0, 200, 0.03, 0.95, over.n_items, True)
         plan = session.labels_needed(0.03)
-        # its recent variance along the pilots' slope (at most MODEST_DECAY)
-        own = power_law(recent_variance(session, None, 0.95), 200, slope)
-        assert plan.labels_needed == math.ceil(labels_for(own, 0.03, 0.95, over.n_items, True)) - 200
-        piloted = pilot_projection(per_label_variance(session.estimate(), over.n_items, True), 200, curves_of)
-        if piloted is not None:  # the pilots alone plan fewer labels
-            assert labels_for(piloted, 0.03, 0.95, over.n_items, True) - 200 < plan.labels_needed
+        assert plan.labels_needed == math.ceil(labels_for(projection, 0.03, 0.95, over.n_items, True)) - 200
+        raw = lambda runs: pilot_curves(over, measure, design, 3000, 0, runs)  # the over-confident probabilities
+        assert labels_for(central_projection(raw(PILOT_RUNS), 200), 0.03, 0.95, over.n_items, True) - 200 < (
+            plan.labels_needed)
+
+
+def test_the_pilots_prior_is_the_platt_map_averaged_over_its_posterior():
+    pool, _ = twin_pools(2000, seed=1)  # logits well inside the clipping of logits_of
+    p = pool.probs[:, 0].astype(float)
+    assert np.array_equal(pilot_prior(pool), np.stack([1 - p, p], axis=1))
+    posterior = PlattPosterior(np.array([0.5, 0.25]), np.array([0.1, -1.0]), np.array([0.75, 0.25]))
+    mean = 0.75 * expit(0.5 * logit(p) + 0.1) + 0.25 * expit(0.25 * logit(p) - 1.0)
+    assert pilot_prior(pool, posterior) == pytest.approx(np.stack([1 - mean, mean], axis=1), rel=1e-12)
+    assert recalibration_key(posterior) == recalibration_key(PlattPosterior(*(x.copy() for x in (
+        posterior.a, posterior.b, posterior.weight))))  # by value
+    assert recalibration_key(posterior) != recalibration_key(PlattPosterior(posterior.a, posterior.b,
+                                                                            np.array([0.5, 0.5])))
+    assert recalibration_key(None) is None
+
+
+def test_a_multi_class_pool_has_no_recalibration():
+    rng = np.random.default_rng(0)
+    probs = rng.dirichlet(np.ones(3), 600)
+    pool = lw.Pool.from_arrays(None, preds=probs.argmax(axis=1), probs=probs[:, None, :],
+                               labels=rng.integers(0, 3, 600))
+    session = lw.Session(pool, make_measure("accuracy", pool), "passive", seed=0, budget=600)
+    session.run(TruthOracle(pool), 200, 50)
+    assert recalibration(session) is None
+
+
+def _planned_and_realized(session: lw.Session, eps: float) -> tuple[int, int]:
+    """The labels planned at the session's 200 labels to reach half-width ``eps``, and those realized labeling on
+    in batches of 50 (up to 3000): the first batch whose half-width is at most ``eps``."""
+    planned = 200 + session.labels_needed(eps).labels_needed
+    half = []
+    session.run(TruthOracle(session.pool), 3000, 50, checkpoints=range(250, 3001, 50),
+                on_checkpoint=lambda n, est: half.append(float(np.max(np.diff(est.interval(), axis=0)))))
+    narrow = np.array(half) / 2 <= eps
+    assert narrow.any()
+    return planned, 250 + 50 * int(np.argmax(narrow))
 
 
 @pytest.mark.slow
@@ -162,14 +206,37 @@ def test_on_over_confident_probabilities_the_plan_predicts_the_realized_labels()
     piloted = labels_for(central_projection(curves, 200), 0.03, 0.95, over.n_items, True)
     hits, pilot_hits = [], []
     for seed in range(8):
-        session = _at_200(over, seed)
-        planned = 200 + session.labels_needed(0.03).labels_needed
-        half = []
-        session.run(TruthOracle(over), 3000, 50, checkpoints=range(250, 3001, 50),
-                    on_checkpoint=lambda n, est, half=half: half.append(float(np.max(np.diff(est.interval(), axis=0)))))
-        narrow = np.array(half) / 2 <= 0.03
-        assert narrow.any()
-        realized = 250 + 50 * int(np.argmax(narrow))
+        planned, realized = _planned_and_realized(_at_200(over, seed), 0.03)
         hits.append(abs(realized - planned) <= 0.3 * planned)
         pilot_hits.append(abs(realized - piloted) <= 0.3 * piloted)
     assert sum(hits) >= 6 and sum(pilot_hits) <= 2
+
+
+def over_confident_rare_pool(n: int, seed: int) -> lw.Pool:
+    """1% positives, a score separating them by ``d = 2`` standard deviations, its logit tripled (the
+    over-confident 1:100 pool of ``benchmarks/planning_accuracy.py``)."""
+    rng = np.random.default_rng(seed)
+    labels = np.zeros(n, dtype=int)
+    labels[rng.choice(n, n // 100, replace=False)] = 1
+    x = rng.standard_normal(n) + 2.0 * labels
+    logits = 3.0 * (logit(0.01) + 2.0 * x - 2.0)
+    preds = np.zeros(n, dtype=int)
+    preds[np.argsort(-x)[:n // 100]] = 1  # the top 1% by score
+    return lw.Pool.from_arrays(None, preds=preds, scores=logits, probs=expit(logits), labels=labels)
+
+
+@pytest.mark.slow
+def test_the_default_designs_plan_on_an_over_confident_rare_pool_is_not_biased_low():
+    """Seeded, 8 runs of the default design: the median over the runs of the labels realized (the first batch of
+    50 whose half-width is at most 0.05) over those planned at 200 labels lies within the benchmark's +-30%.  The
+    realized counts lie within +-30% of one constant (they are not what misses), so a median beyond is the plan's
+    bias: scaling the session's own early variance, which the interval's jump bound keeps low while the
+    surprises are being found, realized 1.56 times the plan (the recalibrated pilots: 1.20)."""
+    pool = over_confident_rare_pool(20_000, seed=0)
+    ratios = []
+    for seed in range(8):
+        session = lw.Session(pool, make_measure("f1", pool), "default", seed=seed, budget=3000)
+        session.run(TruthOracle(pool), 200, 50)
+        planned, realized = _planned_and_realized(session, 0.05)
+        ratios.append(realized / planned)
+    assert 0.7 <= np.median(ratios) <= 1.3

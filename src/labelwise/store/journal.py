@@ -299,9 +299,14 @@ class Store:
         ).fetchall()
 
     # --------------------------------------------------------------- writes
-    def put_cache(self, key: str, data: bytes) -> None:
-        """Store ``data`` under ``key`` (not a change of the session: the revision stays)."""
+    def put_cache(self, key: str, data: bytes, replacing: str | None = None) -> None:
+        """Store ``data`` under ``key`` (not a change of the session: the revision stays); with ``replacing`` (a
+        prefix of ``key``) the other entries whose key starts with it go in the same transaction: a family of
+        entries of which only the newest is read."""
         with self.writing():
+            if replacing is not None:
+                self.conn.execute("DELETE FROM cache WHERE substr(key, 1, ?) = ? AND key != ?",
+                                  (len(replacing), replacing, key))
             self.conn.execute("INSERT OR REPLACE INTO cache VALUES (?, ?)", (key, data))
 
     def append_draws(self, stage: int, draws: Draws, rng_state: dict, design_state: dict | None = None) -> None:
