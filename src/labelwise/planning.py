@@ -44,7 +44,7 @@ bisection of :func:`labels_for`; the sample size of Chaganty et al., "Importance
 evaluation of knowledge base population", EMNLP 2017, sec. 3.3).  The range is the plan with the variance
 times ``exp(-+ s)``, ``s`` the standard deviation of one run's ``log V`` across the runs at their last mark (at
 least ``sqrt(2 / n0)``, that of a variance estimated from ``n0`` normal draws): where about two runs in three
-land.  Before any label it is the spread of the pilot runs' own plans.  The larger projection over the
+land.  Before any label it is the spread of the pilot runs' own plans, between their 1/6 and 5/6 quantiles.  The larger projection over the
 measure's components is the plan.
 """
 
@@ -109,6 +109,8 @@ __all__ = [
 NEAR = 8.0
 #: Fewest pilot runs like the session whose median curve the plan follows.
 MIN_NEAR = 2
+#: Quantiles of the pilot runs' own plans that bound the range before any label (two runs in three between them).
+RANGE_QUANTILES = (1 / 6, 5 / 6)
 #: Largest ratio between the session's variance and the median curve of the runs like it for the plan to follow it.
 AGREEMENT = 4.0
 #: Most pilot runs a session's plan asks for (doubling from ``PILOT_RUNS``).
@@ -310,13 +312,16 @@ def _count(n: float, n_items: int) -> int:
 
 def _pilot_plan(pool: Pool, design: Design, curves: np.ndarray, half_width: float,
                 level: float) -> tuple[float, float, float]:
-    """(median, low, high) of the labels the pilot runs (``curves``) project, each along its own curve."""
+    """(median, low, high) of the labels the pilot runs (``curves``) project, each along its own curve; low and
+    high are the runs' :data:`RANGE_QUANTILES` (sample values), where about two runs in three land: not the
+    extremes, which one run that met no positive (a variance near 0, a plan of a few labels) would set."""
     marks = np.array(PILOT_MARKS[:curves.shape[1]], dtype=float)
     slope = decay_slope(curves, anchor(curves))
     needs = [labels_for(Projection(tuple(marks[known]), tuple(log_variance(run[known])), slope), half_width, level,
                         pool.n_items, design.with_replacement)
              for run in curves if (known := np.isfinite(run)).any()] or [math.inf]  # no run saw a variance
-    return float(np.median(needs)), min(needs), max(needs)
+    low, high = np.quantile(needs, RANGE_QUANTILES, method="inverted_cdf")
+    return float(np.median(needs)), float(low), float(high)
 
 
 def plan_designs(pool: Pool, measure: Measure, half_width: float, level: float = 0.95,

@@ -296,6 +296,21 @@ def test_plans_before_any_label_are_reproducible_and_ordered(pool):
     assert set(plans[0].to_dict()) == {"design", "labels_needed", "low", "high", "labels_so_far"}
 
 
+def test_the_range_before_any_label_leaves_out_a_lone_pilot_that_met_no_positive(pool):
+    """Eight pilot curves, one of them near 0 (a run that met no positive plans a handful of labels) and one far
+    above: the range is the runs' second smallest and second largest plans, not the extremes."""
+    from labelwise.planning import _pilot_plan
+    from labelwise.planning_pilots import PILOT_MARKS
+
+    design = lw.make_design("passive")
+    levels = np.array([1e-4, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 50.0])
+    curves = levels[:, None] * np.ones(len(PILOT_MARKS))[None, :]
+    median, low, high = _pilot_plan(pool, design, curves, 0.05, 0.95)
+    plans = sorted(_pilot_plan(pool, design, curves[[i]], 0.05, 0.95)[0] for i in range(levels.size))
+    assert (low, high) == (plans[1], plans[-2]) and median == pytest.approx(np.median(plans))
+    assert plans[0] < 0.1 * low and plans[-1] > 2 * high  # the extremes are far out (the pool caps the last)
+
+
 def test_a_pool_below_the_first_pilot_mark_is_planned_from_a_census():
     tiny = lw.make_pool(60, prevalence=0.3, separation=2.5, seed=1)
     measure = make_measure("f1", tiny)
