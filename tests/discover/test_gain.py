@@ -92,7 +92,7 @@ def test_recapture_unseen_mass_by_hand():
     Node 1: 3 new, 9 recaptured: 1/4, below Good-Turing's 1/2.  Node 2: nothing weighed (every answer came with
     an exclude list of every positive found): Good-Turing's 1/2."""
     n, f1 = np.array([10.0, 10.0, 10.0]), np.array([5.0, 5.0, 5.0])
-    u = recapture_unseen_mass(Recaptures(np.array([6.0, 3.0, 0.0]), np.array([2, 9, 0])), n, f1)
+    u = recapture_unseen_mass(Recaptures(np.array([6.0, 3.0, 0.0]), np.array([2, 9, 0]), np.zeros(3)), n, f1)
     assert u == pytest.approx([0.5, 0.25, 0.5])
 
 
@@ -103,10 +103,13 @@ def test_the_unseen_mass_replaces_good_turing_in_the_gain(stats):
 
 
 def test_the_point_gain_uses_the_recaptures():
-    """A large sample (Good-Turing: 1/2) with recaptures saying 1/4: the unresampled gain is the one at 1/4."""
+    """A large sample (Good-Turing: 1/2, jackknife 599.5 unseen) with recaptures saying 1/4 and 1100 positives
+    (300 unfound): the unresampled gain is the one at 1/4 with 300 unfound."""
     counts = np.array([1] * 600 + [3] * 200)
     node, found = np.zeros(counts.size, dtype=np.int64), np.array([counts.size])
     r, _ = gain_with_variance(node, counts, found, np.array([10]), np.array([0]), np.random.default_rng(0), 8,
-                              Recaptures(np.array([40.0]), np.array([120])))
+                              Recaptures(np.array([40.0]), np.array([120]), np.array([120.0 * 1100])))
     stats = (counts.sum(), counts.size, 600, np.sum(counts ** 2))
-    assert r[0, 0] == pytest.approx(expected_new(*stats, counts.size, 10, 0, unseen_mass=np.array(0.25)))
+    assert r[0, 0] == pytest.approx(expected_new(*stats, counts.size, 10, 0, unseen_mass=np.array(0.25),
+                                                 unfound_cap=np.array(300.0)))
+    assert r[0, 0] != pytest.approx(expected_new(*stats, counts.size, 10, 0, unseen_mass=np.array(0.25)))

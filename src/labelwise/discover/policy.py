@@ -97,6 +97,7 @@ from .gain import (
     Recaptures,
     expected_new,
     gain_with_variance,
+    recapture_unfound,
     recapture_unseen_mass,
     sample_statistics,
     unseen_split,
@@ -170,6 +171,7 @@ class QueryPolicy:
         # the answers found before
         self.weighted_new = np.zeros(n_nodes)
         self.recaptured = np.zeros(n_nodes, dtype=np.int64)
+        self.marked = np.zeros(n_nodes)  # Schnabel's sum of C_t (M_t - E_t) + R_t E_t (recapture_unfound)
         self.round = 1
         self.spent = 0.0
         # crux's upper end: the gains with each node's unfound count raised to what its children imply
@@ -265,13 +267,17 @@ class QueryPolicy:
         self.clean_returns[returned] += ~dirty[self.chain[returned]]
 
     def _add_recaptures(self, query: Query, below: np.ndarray, found_before: np.ndarray) -> None:
-        """Add the answers in each node ``below`` them: the recaptures, and the new ones weighted by the share of
-        the node's found positives the query did not exclude."""
-        np.add.at(self.recaptured, below[found_before].ravel(), 1)
-        new_in = below[~found_before].ravel()
+        """Add the answers in each node ``below`` them: the recaptures, the new ones weighted by the share of the
+        node's found positives the query did not exclude, and Schnabel's marked catch."""
+        nodes, recaptured = below.ravel(), np.repeat(found_before, below.shape[1])
         excluded_in = np.sort(self.hierarchy.below(query.node, query.exclude).ravel())
-        excluded = np.searchsorted(excluded_in, new_in, side="right") - np.searchsorted(excluded_in, new_in)
-        np.add.at(self.weighted_new, new_in, 1.0 - excluded / np.maximum(self.found_in[new_in], 1))
+        excluded = np.searchsorted(excluded_in, nodes, side="right") - np.searchsorted(excluded_in, nodes)
+        marked = self.found_in[nodes]
+        np.add.at(self.recaptured, nodes[recaptured], 1)
+        new = ~recaptured
+        np.add.at(self.weighted_new, nodes[new], 1.0 - excluded[new] / np.maximum(marked[new], 1))
+        # each answer adds M - E to C (M - E), and a recapture E to R E
+        np.add.at(self.marked, nodes, marked - excluded + recaptured * excluded)
 
     def _add_to_samples(self, keys: np.ndarray) -> None:
         pos = np.searchsorted(self.keys, keys)
@@ -294,7 +300,8 @@ class QueryPolicy:
     def _update_gains(self, nodes: np.ndarray) -> None:
         entry, _, counts = self.sample(nodes)
         rng = np.random.default_rng([self.seed, self.round])
-        recaptures = Recaptures(self.weighted_new[nodes], self.recaptured[nodes]) if self.name == "crux" else None
+        recaptures = (Recaptures(self.weighted_new[nodes], self.recaptured[nodes], self.marked[nodes])
+                      if self.name == "crux" else None)
         self.gain[nodes], self.variance[nodes] = gain_with_variance(
             entry, counts, self.found_in[nodes], self.k, self.l, rng, self.replicates, recaptures)
         self.gain[self.exhausted] = 0.0
@@ -304,7 +311,10 @@ class QueryPolicy:
     def _update_ceiling(self, nodes: np.ndarray, entry: np.ndarray, counts: np.ndarray) -> None:
         """The gains with each node's unfound count raised to its children's (crux's upper end), where it changed."""
         n, seen, f1, _ = (x[0, :, 0] for x in sample_statistics(entry, counts, nodes.size))
-        f0, other = unseen_split(n, seen, f1, self.found_in[nodes])
+        found = self.found_in[nodes]
+        cap = recapture_unfound(Recaptures(self.weighted_new[nodes], self.recaptured[nodes], self.marked[nodes]),
+                                found)
+        f0, other = unseen_split(n, seen, f1, found, cap)
         self.own_unfound[nodes] = f0 - other
         self.own_unfound[self.exhausted] = 0.0
         implied = self.hierarchy.raised_to_children(self.own_unfound)
@@ -316,10 +326,11 @@ class QueryPolicy:
         if raised.size:
             entry, _, counts = self.sample(raised)
             stats = [x[0] for x in sample_statistics(entry, counts, raised.size)]
-            recaptures = Recaptures(self.weighted_new[raised][:, None], self.recaptured[raised][:, None])
-            self.ceiling[raised] = expected_new(*stats, self.found_in[raised][:, None], self.k, self.l,
-                                                implied[raised][:, None],
-                                                recapture_unseen_mass(recaptures, stats[0], stats[2]))
+            recaptures = Recaptures(*(x[raised][:, None] for x in (self.weighted_new, self.recaptured, self.marked)))
+            found = self.found_in[raised][:, None]
+            self.ceiling[raised] = expected_new(*stats, found, self.k, self.l, implied[raised][:, None],
+                                                recapture_unseen_mass(recaptures, stats[0], stats[2]),
+                                                recapture_unfound(recaptures, found))
 
     def eliminate(self) -> None:
         """Active: the expanded configurations whose upper bound per cost reaches the largest lower one."""
