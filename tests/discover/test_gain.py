@@ -87,12 +87,47 @@ def test_point_estimate_is_the_unresampled_gain_and_variance_is_floored(stats):
     assert np.all(v >= MIN_VARIANCE) and v[0, 1] > MIN_VARIANCE
 
 
+class FixedDraws:
+    """Stands in for the bootstrap's generator: every replicate's counts given."""
+
+    def __init__(self, draws):
+        self.draws = np.asarray(draws)
+
+    def poisson(self, lam, size):
+        assert self.draws.shape == size
+        return self.draws
+
+
+def test_a_replicate_that_drops_a_found_positive_has_not_found_it():
+    """Sample: positive a returned twice, b once, both found; k = 1 without exclude list.  The sample's gain:
+    one of 3 answers a singleton (unseen mass 1/3), jackknife 2/3 floored at 1 unseen: 1/3.  Replicate (a: 0,
+    b: 1): one answer, a singleton, a never returned, so not found in that replicate: unseen mass 1, one
+    positive unseen and new (b's singleton floors it at 1), gain 1.  Replicate (2, 1): the sample, 1/3.  The
+    variance of {1, 1/3} is 1/9.  Counting a as found elsewhere instead made the first replicate's unseen
+    positive half new (0.5) and the variance 1/144, below the floor."""
+    node, counts, found = np.zeros(2, dtype=np.int64), np.array([2, 1]), np.array([2])
+    r, v = gain_with_variance(node, counts, found, np.array([1]), np.array([0]), FixedDraws([[0, 1], [2, 1]]), 2)
+    assert r[0, 0] == pytest.approx(1 / 3)
+    assert v[0, 0] == pytest.approx(1 / 9)
+
+
+def test_positives_found_elsewhere_stay_found_in_every_replicate():
+    """Sample: b returned once; a found by another query (never in the sample), k = 1.  The sample: one
+    singleton, unseen mass 1 shared by 2 unseen positives (b's singleton floors the new ones at 1, plus a):
+    gain 1/2.  A replicate that keeps b is the sample; one that drops it has no answer: gain 0 (a stays found).
+    Variance of {1/2, 0}: 1/16."""
+    node, counts, found = np.zeros(1, dtype=np.int64), np.array([1]), np.array([2])
+    r, v = gain_with_variance(node, counts, found, np.array([1]), np.array([0]), FixedDraws([[1], [0]]), 2)
+    assert r[0, 0] == pytest.approx(0.5)
+    assert v[0, 0] == pytest.approx(1 / 16)
+
+
 def test_recapture_unseen_mass_by_hand():
     """Node 0: 6 weighted new answers and 2 recaptures: at most 6 / 8 (Good-Turing's 1/2 is smaller, kept).
     Node 1: 3 new, 9 recaptured: 1/4, below Good-Turing's 1/2.  Node 2: nothing weighed (every answer came with
     an exclude list of every positive found): Good-Turing's 1/2."""
     n, f1 = np.array([10.0, 10.0, 10.0]), np.array([5.0, 5.0, 5.0])
-    u = recapture_unseen_mass(Recaptures(np.array([6.0, 3.0, 0.0]), np.array([2, 9, 0]), np.zeros(3)), n, f1)
+    u = recapture_unseen_mass(Recaptures(np.array([6.0, 3.0, 0.0]), np.array([2, 9, 0])), n, f1)
     assert u == pytest.approx([0.5, 0.25, 0.5])
 
 
@@ -103,13 +138,10 @@ def test_the_unseen_mass_replaces_good_turing_in_the_gain(stats):
 
 
 def test_the_point_gain_uses_the_recaptures():
-    """A large sample (Good-Turing: 1/2, jackknife 599.5 unseen) with recaptures saying 1/4 and 1100 positives
-    (300 unfound): the unresampled gain is the one at 1/4 with 300 unfound."""
+    """A large sample (Good-Turing: 1/2) with recaptures saying 1/4: the unresampled gain is the one at 1/4."""
     counts = np.array([1] * 600 + [3] * 200)
     node, found = np.zeros(counts.size, dtype=np.int64), np.array([counts.size])
     r, _ = gain_with_variance(node, counts, found, np.array([10]), np.array([0]), np.random.default_rng(0), 8,
-                              Recaptures(np.array([40.0]), np.array([120]), np.array([120.0 * 1100])))
+                              Recaptures(np.array([40.0]), np.array([120])))
     stats = (counts.sum(), counts.size, 600, np.sum(counts ** 2))
-    assert r[0, 0] == pytest.approx(expected_new(*stats, counts.size, 10, 0, unseen_mass=np.array(0.25),
-                                                 unfound_cap=np.array(300.0)))
-    assert r[0, 0] != pytest.approx(expected_new(*stats, counts.size, 10, 0, unseen_mass=np.array(0.25)))
+    assert r[0, 0] == pytest.approx(expected_new(*stats, counts.size, 10, 0, unseen_mass=np.array(0.25)))

@@ -11,10 +11,8 @@ found there and taken out of the counts.  The estimate here:
   (:func:`recapture_unseen_mass`: exclude lists make singletons); ``f_0 = f_1 (n - 1) / n``: the first-order jackknife
   number of them (Burnham and Overton, "Estimation of the size of a closed
   population when capture probabilities vary among animals", Biometrika
-  65(3), 1978), less ``d`` (positives found in the node by other queries,
-  hence not new, yet absent from its sample) the new ones, for the policy
-  ``crux`` at most the count the recaptures give (:func:`recapture_unfound`:
-  exclude lists make singletons here too), and at least 1 when ``f_1 > 0``,
+  65(3), 1978), floored at ``d + 1`` when ``f_1 > 0`` (``d``: positives found
+  in the node by other queries, hence not new, yet absent from its sample),
   so a node whose sample still has singletons is never scored exhausted.
   The jackknife, not Chao1, because the small samples of deep nodes often
   have no doubletons, where Chao1's ``f_1 (f_1 - 1) / 2`` promises nearly
@@ -37,10 +35,12 @@ found there and taken out of the counts.  The estimate here:
 
 The variance ``v = max(0.01, bootstrap variance)`` (Sec. 4.2) resamples
 each count as Poisson with its own mean (the Poisson bootstrap of the
-answers), vectorized over the replicates, the nodes and the configurations;
-a positive a replicate drops counts as never returned there, not as found
-elsewhere (which made every dropped singleton a found positive and took it
-from both the unseen and the new).
+answers), vectorized over the replicates, the nodes and the configurations.
+A found positive that a replicate drops is one that replicate never
+returned: not found, so unseen and possibly new, as it would be had the
+answers been those of the replicate.  Counting it found elsewhere (``d``)
+took it from the new ones and its singleton from the unseen mass at once,
+so that replicates lost gain together and the variance shrank.
 """
 
 from __future__ import annotations
@@ -51,30 +51,23 @@ import numpy as np
 
 from .richness import good_turing_unseen, jackknife_unseen
 
-__all__ = ["MIN_VARIANCE", "Recaptures", "expected_new", "gain_with_variance", "recapture_unfound",
-           "recapture_unseen_mass", "sample_statistics", "unseen_split"]
+__all__ = ["MIN_VARIANCE", "Recaptures", "expected_new", "gain_with_variance", "recapture_unseen_mass",
+           "sample_statistics", "unseen_split"]
 
 MIN_VARIANCE = 0.01
 TINY = 1e-300  # keeps 0 / 0 at 0 in the successive-sampling loop
 
 
-def unseen_split(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, found: np.ndarray,
-                 unfound_cap: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Positives the node's sample never returned ``f_0``, and how many of them are found (``d``): new = ``f_0 - d``.
-
-    The new ones are the jackknife's ``f_0`` less ``d``, at most ``unfound_cap`` (None: no cap; see
-    :func:`recapture_unfound`), and at least 1 while the sample has singletons.
-    """
+def unseen_split(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, found: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Positives the node's sample never returned ``f_0``, and how many of them are found (``d``): new = ``f_0 - d``."""
     other = np.maximum(found - seen, 0).astype(float)  # found elsewhere, absent from this sample
-    new = jackknife_unseen(n, f1) - other
-    if unfound_cap is not None:
-        new = np.minimum(new, unfound_cap)
-    return other + np.where(f1 > 0, np.maximum(new, 1.0), 0.0), other
+    return np.where(f1 > 0, np.maximum(jackknife_unseen(n, f1), other + 1), other), other
 
 
 def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.ndarray, found: np.ndarray,
                  k: np.ndarray, l: np.ndarray, unfound: np.ndarray | float = 0.0,
-                 unseen_mass: np.ndarray | None = None, unfound_cap: np.ndarray | None = None) -> np.ndarray:
+                 unseen_mass: np.ndarray | None = None) -> np.ndarray:
     """Expected new positives among ``k`` distinct answers with an exclude list of ``l`` (arrays broadcast).
 
     Parameters
@@ -92,11 +85,9 @@ def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.nd
         is raised to it; 0: the sample's estimate).
     unseen_mass : numpy.ndarray or None
         Popularity share of the positives the sample never returned (None: Good-Turing's ``f_1 / n``).
-    unfound_cap : numpy.ndarray or None
-        At most this many positives of the node are not found yet, by the sample's own estimate (None: no cap).
     """
     u = good_turing_unseen(n, f1) if unseen_mass is None else unseen_mass
-    f0, other = unseen_split(n, seen, f1, found, unfound_cap)
+    f0, other = unseen_split(n, seen, f1, found)
     f0 = np.maximum(f0, other + unfound)
     share = np.divide(u, f0, out=np.zeros(np.broadcast(u, f0).shape), where=f0 > 0)  # mass per unseen positive
     p = np.minimum(1.0, np.divide(l, found, out=np.zeros(np.broadcast(l, found).shape), where=found > 0))
@@ -142,9 +133,8 @@ def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: n
     replicates : int
         Bootstrap replicates.
     recaptures : Recaptures or None
-        The weighted new answers, the recaptures and the marked catch of each node: the unseen mass is then
-        :func:`recapture_unseen_mass` and the count of unfound positives at most :func:`recapture_unfound` (the
-        first two resampled as Poisson), else Good-Turing's mass and the jackknife's count.
+        The weighted new answers and the recaptures of each node: the unseen mass is then
+        :func:`recapture_unseen_mass` (both resampled as Poisson), else Good-Turing's.
 
     Returns
     -------
@@ -153,44 +143,22 @@ def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: n
     """
     draws = np.vstack([entry_count, rng.poisson(entry_count, size=(replicates, entry_count.size))])
     stats = sample_statistics(entry_node, draws, found.size)
-    # a found positive a replicate drops is one it never returned (unseen, maybe new), not one found elsewhere:
-    # those found elsewhere stay the sample's own
+    # the positives found elsewhere (found - seen) are kept; those a replicate drops are not found in it
     found = found[:, None] - stats[1][0] + stats[1]
-    unseen = cap = None
+    unseen = None
     if recaptures is not None:
-        new, recaptured = (np.vstack([x, rng.poisson(x, size=(replicates, x.size))])[..., None]
-                           for x in recaptures[:2])
-        resampled = Recaptures(new, recaptured, recaptures.marked[:, None])
-        unseen, cap = recapture_unseen_mass(resampled, stats[0], stats[2]), recapture_unfound(resampled, found)
-    gains = expected_new(*stats, found, k, l, unseen_mass=unseen, unfound_cap=cap)
+        new, recaptured = (np.vstack([x, rng.poisson(x, size=(replicates, x.size))])[..., None] for x in recaptures)
+        unseen = recapture_unseen_mass(Recaptures(new, recaptured), stats[0], stats[2])
+    gains = expected_new(*stats, found, k, l, unseen_mass=unseen)
     return gains[0], np.maximum(MIN_VARIANCE, gains[1:].var(axis=0))
 
 
 class Recaptures(NamedTuple):
     """Per node, over the answers falling in it of the queries at or above it: the new answers, each weighted by
-    the share of the node's found positives its query did not exclude; the answers found before; and Schnabel's
-    marked catch ``sum_t C_t (M_t - E_t) + R_t E_t`` (:func:`recapture_unfound`)."""
+    the share of the node's found positives its query did not exclude, and the answers found before."""
 
     new: np.ndarray
     recaptured: np.ndarray
-    marked: np.ndarray
-
-
-def recapture_unfound(recaptures: Recaptures, found: np.ndarray) -> np.ndarray:
-    """Positives of each node not found yet, as the recaptures count them (``inf`` where nothing was recaptured).
-
-    A query's ``C_t`` answers in the node, with ``M_t`` of its positives found before and ``E_t`` of those
-    excluded, hold ``R_t`` recaptures; drawn uniformly from the ``N - E_t`` eligible positives, ``E[R_t] =
-    C_t (M_t - E_t) / (N - E_t)``.  Pooling the queries as Schnabel's estimate does ("The estimation of the
-    total fish population of a lake", American Mathematical Monthly 45(6), 1938: ``sum_t R_t (N - E_t) =
-    sum_t C_t (M_t - E_t)``), ``N = sum_t (C_t (M_t - E_t) + R_t E_t) / sum_t R_t``, and the unfound are
-    ``N - found``.  An exclude list of every positive found weighs nothing (``M_t = E_t``, no recapture
-    possible), so the answers it makes new, singletons however popular, do not inflate the count as they
-    inflate the jackknife's.  Unequal popularity makes the popular positives the recaptured ones, and ``N``
-    then an underestimate: the count caps the jackknife's rather than replacing it.
-    """
-    return np.divide(recaptures.marked, recaptures.recaptured, out=np.full(np.broadcast(
-        recaptures.marked, recaptures.recaptured).shape, np.inf), where=recaptures.recaptured > 0) - found
 
 
 def recapture_unseen_mass(recaptures: Recaptures, n: np.ndarray, f1: np.ndarray) -> np.ndarray:

@@ -57,17 +57,15 @@ each weighed by the share of the node's found positives its query did not
 exclude, against the answers found before).  A query returns distinct
 positives and its exclude list takes found ones out of the draw, so with
 lists holding every positive found each answer is new and a singleton
-however popular: Good-Turing then promised nearly ``k`` new positives from
-the root without exclude list while, at Zipf 1.5, it brought 2 to 6.
-Measured with the benchmark's populations (20 runs, distinct positives
-found at 10% .. 50% of the budget, against Good-Turing alone): +3 .. +12
-at even node sizes and Zipf 1.5, +2 .. +15 at skewed ones, -1 .. +10 at
-Zipf 1, +4 .. +25 on the large hierarchy at Zipf 1.5; within about a
-standard error at uniform popularity.  A rule-of-succession prior on the
-recapture share (``(new + 1) / (weighed + 2)``) also moves the second
-root query to an exclude list and added 7 .. 30 more at Zipf 1.5, but
-lost 2 .. 4 at 10% .. 30% with uniform popularity, where no policy beats
-the root: not taken.
+however popular, and Good-Turing then promises nearly ``k`` new positives
+from the root without exclude list at any popularity.  The count of the
+positives not found (the first-order jackknife, :mod:`.gain`) is not capped
+so: a capture-recapture count from the same answers (Schnabel, "The
+estimation of the total fish population of a lake", American Mathematical
+Monthly 45(6), 1938) underestimates
+under unequal popularity (the popular positives are the ones recaptured)
+and, measured in simulation, starved ``crux`` of the queries that find
+the rare ones: fewer positives found from Zipf 0.5 on.
 
 An answer with fewer than ``k`` positives says the node has no other
 positive outside the exclude list: the node and every node below it are
@@ -97,7 +95,6 @@ from .gain import (
     Recaptures,
     expected_new,
     gain_with_variance,
-    recapture_unfound,
     recapture_unseen_mass,
     sample_statistics,
     unseen_split,
@@ -171,7 +168,6 @@ class QueryPolicy:
         # the answers found before
         self.weighted_new = np.zeros(n_nodes)
         self.recaptured = np.zeros(n_nodes, dtype=np.int64)
-        self.marked = np.zeros(n_nodes)  # Schnabel's sum of C_t (M_t - E_t) + R_t E_t (recapture_unfound)
         self.round = 1
         self.spent = 0.0
         # crux's upper end: the gains with each node's unfound count raised to what its children imply
@@ -267,17 +263,13 @@ class QueryPolicy:
         self.clean_returns[returned] += ~dirty[self.chain[returned]]
 
     def _add_recaptures(self, query: Query, below: np.ndarray, found_before: np.ndarray) -> None:
-        """Add the answers in each node ``below`` them: the recaptures, the new ones weighted by the share of the
-        node's found positives the query did not exclude, and Schnabel's marked catch."""
-        nodes, recaptured = below.ravel(), np.repeat(found_before, below.shape[1])
+        """Add the answers in each node ``below`` them: the recaptures, and the new ones weighted by the share of
+        the node's found positives the query did not exclude."""
+        np.add.at(self.recaptured, below[found_before].ravel(), 1)
+        new_in = below[~found_before].ravel()
         excluded_in = np.sort(self.hierarchy.below(query.node, query.exclude).ravel())
-        excluded = np.searchsorted(excluded_in, nodes, side="right") - np.searchsorted(excluded_in, nodes)
-        marked = self.found_in[nodes]
-        np.add.at(self.recaptured, nodes[recaptured], 1)
-        new = ~recaptured
-        np.add.at(self.weighted_new, nodes[new], 1.0 - excluded[new] / np.maximum(marked[new], 1))
-        # each answer adds M - E to C (M - E), and a recapture E to R E
-        np.add.at(self.marked, nodes, marked - excluded + recaptured * excluded)
+        excluded = np.searchsorted(excluded_in, new_in, side="right") - np.searchsorted(excluded_in, new_in)
+        np.add.at(self.weighted_new, new_in, 1.0 - excluded / np.maximum(self.found_in[new_in], 1))
 
     def _add_to_samples(self, keys: np.ndarray) -> None:
         pos = np.searchsorted(self.keys, keys)
@@ -300,8 +292,7 @@ class QueryPolicy:
     def _update_gains(self, nodes: np.ndarray) -> None:
         entry, _, counts = self.sample(nodes)
         rng = np.random.default_rng([self.seed, self.round])
-        recaptures = (Recaptures(self.weighted_new[nodes], self.recaptured[nodes], self.marked[nodes])
-                      if self.name == "crux" else None)
+        recaptures = Recaptures(self.weighted_new[nodes], self.recaptured[nodes]) if self.name == "crux" else None
         self.gain[nodes], self.variance[nodes] = gain_with_variance(
             entry, counts, self.found_in[nodes], self.k, self.l, rng, self.replicates, recaptures)
         self.gain[self.exhausted] = 0.0
@@ -311,10 +302,7 @@ class QueryPolicy:
     def _update_ceiling(self, nodes: np.ndarray, entry: np.ndarray, counts: np.ndarray) -> None:
         """The gains with each node's unfound count raised to its children's (crux's upper end), where it changed."""
         n, seen, f1, _ = (x[0, :, 0] for x in sample_statistics(entry, counts, nodes.size))
-        found = self.found_in[nodes]
-        cap = recapture_unfound(Recaptures(self.weighted_new[nodes], self.recaptured[nodes], self.marked[nodes]),
-                                found)
-        f0, other = unseen_split(n, seen, f1, found, cap)
+        f0, other = unseen_split(n, seen, f1, self.found_in[nodes])
         self.own_unfound[nodes] = f0 - other
         self.own_unfound[self.exhausted] = 0.0
         implied = self.hierarchy.raised_to_children(self.own_unfound)
@@ -326,11 +314,10 @@ class QueryPolicy:
         if raised.size:
             entry, _, counts = self.sample(raised)
             stats = [x[0] for x in sample_statistics(entry, counts, raised.size)]
-            recaptures = Recaptures(*(x[raised][:, None] for x in (self.weighted_new, self.recaptured, self.marked)))
-            found = self.found_in[raised][:, None]
-            self.ceiling[raised] = expected_new(*stats, found, self.k, self.l, implied[raised][:, None],
-                                                recapture_unseen_mass(recaptures, stats[0], stats[2]),
-                                                recapture_unfound(recaptures, found))
+            recaptures = Recaptures(self.weighted_new[raised][:, None], self.recaptured[raised][:, None])
+            self.ceiling[raised] = expected_new(*stats, self.found_in[raised][:, None], self.k, self.l,
+                                                implied[raised][:, None],
+                                                recapture_unseen_mass(recaptures, stats[0], stats[2]))
 
     def eliminate(self) -> None:
         """Active: the expanded configurations whose upper bound per cost reaches the largest lower one."""
