@@ -98,17 +98,17 @@ class FixedDraws:
         return self.draws
 
 
-def test_a_replicate_that_drops_a_found_positive_has_not_found_it():
-    """Sample: positive a returned twice, b once, both found; k = 1 without exclude list.  The sample's gain:
-    one of 3 answers a singleton (unseen mass 1/3), jackknife 2/3 floored at 1 unseen: 1/3.  Replicate (a: 0,
-    b: 1): one answer, a singleton, a never returned, so not found in that replicate: unseen mass 1, one
-    positive unseen and new (b's singleton floors it at 1), gain 1.  Replicate (2, 1): the sample, 1/3.  The
-    variance of {1, 1/3} is 1/9.  Counting a as found elsewhere instead made the first replicate's unseen
-    positive half new (0.5) and the variance 1/144, below the floor."""
-    node, counts, found = np.zeros(2, dtype=np.int64), np.array([2, 1]), np.array([2])
-    r, v = gain_with_variance(node, counts, found, np.array([1]), np.array([0]), FixedDraws([[0, 1], [2, 1]]), 2)
-    assert r[0, 0] == pytest.approx(1 / 3)
-    assert v[0, 0] == pytest.approx(1 / 9)
+def test_a_replicate_that_drops_a_found_positive_counts_it_found_elsewhere():
+    """Sample: positives a and b returned once each, both found; k = 1 without exclude list.  The sample's gain:
+    unseen mass 1 (both singletons), jackknife 1 unseen, new: 1.  Replicate (a: 1, b: 0): one answer, a
+    singleton (unseen mass 1); b stays found, absent from the sample like a positive found by a query below:
+    2 unseen (a's singleton floors the new ones at 1, plus b), the new one half the unseen mass against b's
+    half: gain 1/2.  Replicate (1, 1): the sample, 1.  The variance of {1/2, 1}: 1/16.  (Counting b not found
+    in that replicate would give it gain 1 and the variance its floor.)"""
+    node, counts, found = np.zeros(2, dtype=np.int64), np.array([1, 1]), np.array([2])
+    r, v = gain_with_variance(node, counts, found, np.array([1]), np.array([0]), FixedDraws([[1, 0], [1, 1]]), 2)
+    assert r[0, 0] == pytest.approx(1.0)
+    assert v[0, 0] == pytest.approx(1 / 16)
 
 
 def test_positives_found_elsewhere_stay_found_in_every_replicate():
