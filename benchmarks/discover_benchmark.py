@@ -11,7 +11,8 @@ positives' popularity is Zipf with exponent 0 (uniform), 0.5, 1 or 1.5 over a
 random order (all combinations on ``small``, skewed node sizes with Zipf 0
 and 1.5 on ``large``).  For each population and policy, ``--repeats`` runs with the
 default cost model (``CostModel()``) record the distinct positives found at
-10 budget points (and crux's lead over the best other policy there, with the
+10 budget points, as the state after the last query that fits and interpolated in the spend between the
+queries on either side (and crux's lead over the best other policy there, with the
 standard error of that difference) and, at each, the coverage of the 95% interval for those not
 found, how often it is flagged a lower bound only, and how often the claim
 (the interval, or its lower end when flagged) held.
