@@ -87,6 +87,41 @@ def test_point_estimate_is_the_unresampled_gain_and_variance_is_floored(stats):
     assert np.all(v >= MIN_VARIANCE) and v[0, 1] > MIN_VARIANCE
 
 
+class FixedDraws:
+    """Stands in for the bootstrap's generator: every replicate's counts given."""
+
+    def __init__(self, draws):
+        self.draws = np.asarray(draws)
+
+    def poisson(self, lam, size):
+        assert self.draws.shape == size
+        return self.draws
+
+
+def test_a_replicate_that_drops_a_found_positive_counts_it_found_elsewhere():
+    """Sample: positives a and b returned once each, both found; k = 1 without exclude list.  The sample's gain:
+    unseen mass 1 (both singletons), jackknife 1 unseen, new: 1.  Replicate (a: 1, b: 0): one answer, a
+    singleton (unseen mass 1); b stays found, absent from the sample like a positive found by a query below:
+    2 unseen (a's singleton floors the new ones at 1, plus b), the new one half the unseen mass against b's
+    half: gain 1/2.  Replicate (1, 1): the sample, 1.  The variance of {1/2, 1}: 1/16.  (Counting b not found
+    in that replicate would give it gain 1 and the variance its floor.)"""
+    node, counts, found = np.zeros(2, dtype=np.int64), np.array([1, 1]), np.array([2])
+    r, v = gain_with_variance(node, counts, found, np.array([1]), np.array([0]), FixedDraws([[1, 0], [1, 1]]), 2)
+    assert r[0, 0] == pytest.approx(1.0)
+    assert v[0, 0] == pytest.approx(1 / 16)
+
+
+def test_positives_found_elsewhere_stay_found_in_every_replicate():
+    """Sample: b returned once; a found by another query (never in the sample), k = 1.  The sample: one
+    singleton, unseen mass 1 shared by 2 unseen positives (b's singleton floors the new ones at 1, plus a):
+    gain 1/2.  A replicate that keeps b is the sample; one that drops it has no answer: gain 0 (a stays found).
+    Variance of {1/2, 0}: 1/16."""
+    node, counts, found = np.zeros(1, dtype=np.int64), np.array([1]), np.array([2])
+    r, v = gain_with_variance(node, counts, found, np.array([1]), np.array([0]), FixedDraws([[1], [0]]), 2)
+    assert r[0, 0] == pytest.approx(0.5)
+    assert v[0, 0] == pytest.approx(1 / 16)
+
+
 def test_recapture_unseen_mass_by_hand():
     """Node 0: 6 weighted new answers and 2 recaptures: at most 6 / 8 (Good-Turing's 1/2 is smaller, kept).
     Node 1: 3 new, 9 recaptured: 1/4, below Good-Turing's 1/2.  Node 2: nothing weighed (every answer came with

@@ -89,3 +89,15 @@ def test_crux_finds_more_than_greedy_early_with_popular_positives():
     for ours, theirs in list(zip(crux["curve"], greedy["curve"], strict=True))[2:5]:
         se = np.hypot(ours["distinct_found_se"], theirs["distinct_found_se"])
         assert ours["distinct_found"] - theirs["distinct_found"] > 3 * se
+
+
+def test_found_is_also_interpolated_at_the_budget_points():
+    """10 positives, root queries of k = 10 at price 2, budget 10 (points 1, 2, ..., 10): the first query finds all
+    10.  At point 1 the state after the last query that fits has nothing; interpolated in the spend it has 5."""
+    frame = pd.DataFrame({"a": [str(i % 2) for i in range(40)]})
+    hierarchy = Hierarchy.from_frame(frame, ["a"])
+    positive = np.arange(40) < 10
+    out = simulate_discovery(hierarchy, positive, np.ones(40), 10.0, "root", repeats=2, seed=0)
+    assert [c["distinct_found"] for c in out["curve"][:3]] == [0, 10, 10]
+    assert [c["distinct_found_interpolated"] for c in out["curve"][:3]] == [5, 10, 10]
+    assert out["curve"][0]["distinct_found_interpolated_se"] == 0

@@ -57,17 +57,18 @@ each weighed by the share of the node's found positives its query did not
 exclude, against the answers found before).  A query returns distinct
 positives and its exclude list takes found ones out of the draw, so with
 lists holding every positive found each answer is new and a singleton
-however popular: Good-Turing then promised nearly ``k`` new positives from
-the root without exclude list while, at Zipf 1.5, it brought 2 to 6.
-Measured with the benchmark's populations (20 runs, distinct positives
-found at 10% .. 50% of the budget, against Good-Turing alone): +3 .. +12
-at even node sizes and Zipf 1.5, +2 .. +15 at skewed ones, -1 .. +10 at
-Zipf 1, +4 .. +25 on the large hierarchy at Zipf 1.5; within about a
-standard error at uniform popularity.  A rule-of-succession prior on the
-recapture share (``(new + 1) / (weighed + 2)``) also moves the second
-root query to an exclude list and added 7 .. 30 more at Zipf 1.5, but
-lost 2 .. 4 at 10% .. 30% with uniform popularity, where no policy beats
-the root: not taken.
+however popular, and Good-Turing then promises nearly ``k`` new positives
+from the root without exclude list at any popularity.  The count of the
+positives not found (the first-order jackknife, :mod:`.gain`) is not capped
+so: a capture-recapture count from the same answers (Schnabel, "The
+estimation of the total fish population of a lake", American Mathematical
+Monthly 45(6), 1938) underestimates under unequal popularity (the popular
+positives are the ones recaptured) and, measured in simulation, starved
+``crux`` of the queries that find the rare ones: fewer positives found from
+Zipf 0.5 on.  A rule-of-succession prior on the recapture share (``(new +
+1) / (weighed + 2)``) moved the second root query to an exclude list: more
+found at Zipf 1.5, fewer early with uniform popularity, where no policy
+beats the root; not taken.
 
 An answer with fewer than ``k`` positives says the node has no other
 positive outside the exclude list: the node and every node below it are

@@ -30,13 +30,17 @@ def run_discovery(hierarchy: Hierarchy, crowd: SimulatedCrowd, costs: CostModel,
     dict
         At each of the ``CURVE_POINTS`` budget points ``budget j / 10`` (the state after the last
         query that fits in it): ``found`` (distinct positives), ``remaining`` (the estimate) and
-        ``true_remaining``.
+        ``true_remaining``; and ``found_interpolated``, the distinct positives found interpolated
+        linearly in the spend between the queries on either side of the point (``found`` drops the
+        query that straddles the point, a whole query lost to a policy whose prices do not add up
+        to it exactly, which a run with that budget would not have asked).
     """
     rng = np.random.default_rng([seed, 1])
     # the oracle's state: the bookkeeping of a policy that estimates no gains
     state = QueryPolicy(hierarchy, costs, "root" if policy == ORACLE else policy, seed=seed)
     points = budget * np.arange(1, CURVE_POINTS + 1) / CURVE_POINTS
     found, remaining, truth = [], [], []
+    history = [(0.0, 0)]  # spent and distinct positives found after each query
 
     def reach(spent: float) -> None:
         """Record the state at every budget point below ``spent`` not recorded yet."""
@@ -53,8 +57,11 @@ def run_discovery(hierarchy: Hierarchy, crowd: SimulatedCrowd, costs: CostModel,
     while (query := choose()) is not None:
         reach(state.spent + query.cost)
         state.record(query, crowd.answer(query, rng))
+        history.append((state.spent, int(state.found.sum())))
     reach(np.inf)
-    return {"found": np.array(found), "remaining": remaining, "true_remaining": np.array(truth)}
+    spent, so_far = np.array(history).T
+    return {"found": np.array(found), "remaining": remaining, "true_remaining": np.array(truth),
+            "found_interpolated": np.interp(points, spent, so_far)}
 
 
 def simulate_discovery(hierarchy: Hierarchy, positive: np.ndarray, popularity: np.ndarray, budget: float,
@@ -67,7 +74,9 @@ def simulate_discovery(hierarchy: Hierarchy, positive: np.ndarray, popularity: n
     -------
     dict
         ``policy``, ``budget``, ``repeats``, ``level``; ``curve``: at 10 budget points ``spent``,
-        ``distinct_found`` (mean over the runs) with its standard error ``distinct_found_se``,
+        ``distinct_found`` (mean over the runs) with its standard error ``distinct_found_se``, the same
+        interpolated at the point (``distinct_found_interpolated`` and ``distinct_found_interpolated_se``;
+        see :func:`run_discovery`),
         ``true_total``, ``coverage`` (share of runs whose interval holds the true number not found),
         ``lower_bound_only`` (share of runs whose estimate is flagged a lower bound only) and
         ``claim_coverage`` (share of runs whose claim holds: the interval, or its lower end when
@@ -82,15 +91,18 @@ def simulate_discovery(hierarchy: Hierarchy, positive: np.ndarray, popularity: n
             runs.append(run_discovery(hierarchy, crowd, costs, budget, policy, seed + r, level))
             update(r + 1)
     found = np.array([run["found"] for run in runs], dtype=float)
+    interpolated = np.array([run["found_interpolated"] for run in runs])
     truth = np.array([run["true_remaining"] for run in runs])
     low, high = np.array([[est["interval"] for est in run["remaining"]] for run in runs]).transpose(2, 0, 1)
     flagged = np.array([[est["lower_bound_only"] for est in run["remaining"]] for run in runs])
     covered, above_low = (low <= truth) & (truth <= high), low <= truth
     claim = np.where(flagged, above_low, covered)
     points = budget * np.arange(1, CURVE_POINTS + 1) / CURVE_POINTS
-    se = found.std(axis=0, ddof=1) / np.sqrt(repeats) if repeats > 1 else np.zeros(CURVE_POINTS)
+    se, se_interpolated = (x.std(axis=0, ddof=1) / np.sqrt(repeats) if repeats > 1 else np.zeros(CURVE_POINTS)
+                           for x in (found, interpolated))
     curve = [{"spent": float(points[j]), "distinct_found": float(found[:, j].mean()),
-              "distinct_found_se": float(se[j]), "true_total": int(crowd.positives.size),
+              "distinct_found_se": float(se[j]), "distinct_found_interpolated": float(interpolated[:, j].mean()),
+              "distinct_found_interpolated_se": float(se_interpolated[j]), "true_total": int(crowd.positives.size),
               "coverage": float(covered[:, j].mean()), "lower_bound_only": float(flagged[:, j].mean()),
               "claim_coverage": float(claim[:, j].mean())} for j in range(CURVE_POINTS)]
     return {
