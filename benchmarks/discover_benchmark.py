@@ -277,7 +277,9 @@ def summary_section(data: dict) -> str:
          "(standard error of that difference over the runs), and the runner-up. †: at uniform popularity, "
          "the root's share found there is below the share up to which the root without exclude list yields "
          "more per cost than any query can in any state (exact yields from the true population; "
-         f"{shares_line(data)}): no policy finds more than `root` in expectation, a tie is the best possible."),
+         f"{shares_line(data)}): no policy finds more than `root` in expectation, a tie is the best possible. "
+         f"‡: the oracle of the next table is not ahead of the runner-up there by more than {MARGIN_SE:g} "
+         "standard errors (no room measured)."),
         "",
         margin_table(data),
         "",
