@@ -13,6 +13,7 @@ import math
 import time
 import traceback
 import zlib
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -283,6 +284,21 @@ def table(head: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def design_table(pool: dict, head: list[str], columns: Callable[[Cell], list[str]]) -> str:
+    """One row per design entry of ``pool`` (``{"results": entries}``): its name (with what it resolved to),
+    ``columns`` of its cell at each checkpoint and its seconds per run; an entry that failed shows its error."""
+    rows = []
+    for e in pool["results"]:
+        if "error" in e:
+            rows.append([f"`{e['design']}`", f"error: {e['error']}"] + [""] * (len(head) - 2))
+            continue
+        s = e["summary"]
+        name = f"`{s['design']}`" + (f" (`{s['design_resolved']}`)" if s["design_resolved"] != s["design"] else "")
+        rows.append([name, *(x for cell in cells(pool, s["design"]) for x in columns(cell)),
+                     f"{s['seconds_per_run']:.3f}"])
+    return table(head, rows)
 
 
 

@@ -16,6 +16,7 @@ from grid import (
     LEVEL,
     REFERENCE,
     cells,
+    design_table,
     fmt_cov,
     fmt_rel,
     table,
@@ -135,21 +136,9 @@ def paired_table(pools: list[dict], measures: list[str]) -> str:
 
 def detail_table(pool: dict, measure: str) -> str:
     """Rows = methods; per checkpoint MSE, MSE / passive, coverage and width ratio."""
-    view = _view(pool, measure)
     head = ["method"] + [f"{k} {n}" for n in CHECKPOINTS for k in ("MSE", "MSE/p", "cov", "width")] + ["s/run"]
-    rows = []
-    for e in view["results"]:
-        if "error" in e:
-            rows.append([f"`{e['design']}`", f"error: {e['error']}"] + [""] * (len(head) - 2))
-            continue
-        s = e["summary"]
-        name = f"`{s['design']}`" + (f" (`{s['design_resolved']}`)" if s["design_resolved"] != s["design"] else "")
-        row = [name]
-        for cell in cells(view, s["design"]):
-            row += [fmt_mse(cell.mse), fmt_rel(cell.ratio, cell.ratio_se), fmt_cov(cell.coverage),
-                    fmt_ratio(cell.width)]
-        rows.append(row + [f"{s['seconds_per_run']:.3f}"])
-    return table(head, rows)
+    return design_table(_view(pool, measure), head, lambda cell: [
+        fmt_mse(cell.mse), fmt_rel(cell.ratio, cell.ratio_se), fmt_cov(cell.coverage), fmt_ratio(cell.width)])
 
 
 def ppi_notes(pool: dict, measure: str) -> list[str]:

@@ -164,6 +164,7 @@ from grid import (
     Cell,
     by_design,
     cells,
+    design_table,
     fmt_cov,
     fmt_rel,
     grid_specs,
@@ -199,23 +200,9 @@ WORST = 6
 
 def pool_table(pool: dict) -> str:
     """Rows = designs; per checkpoint MSE/passive, coverage and width ratio; then seconds per run."""
-    head = ["design"]
-    for n in CHECKPOINTS:
-        head += [f"MSE/{REFERENCE} {n}", f"cov {n}", f"width {n}"]
-    head.append("s/run")
-    rows = []
-    for e in pool["results"]:
-        if "error" in e:
-            rows.append([f"`{e['design']}`", f"error: {e['error']}"] + [""] * (len(head) - 2))
-            continue
-        s = e["summary"]
-        name = f"`{s['design']}`" + (f" (`{s['design_resolved']}`)" if s["design_resolved"] != s["design"] else "")
-        row = [name]
-        for cell in cells(pool, s["design"]):
-            row += [fmt_rel(cell.ratio, cell.ratio_se), fmt_cov(cell.coverage), fmt_ratio(cell.width)]
-        row.append(f"{s['seconds_per_run']:.3f}")
-        rows.append(row)
-    return table(head, rows)
+    head = ["design", *(f"{k} {n}" for n in CHECKPOINTS for k in (f"MSE/{REFERENCE}", "cov", "width")), "s/run"]
+    return design_table(pool, head, lambda cell: [fmt_rel(cell.ratio, cell.ratio_se), fmt_cov(cell.coverage),
+                                                  fmt_ratio(cell.width)])
 
 
 def default_table(pools: list[dict], measure: str) -> str:
