@@ -77,7 +77,7 @@ def test_all_correct_system_alone_gets_exactly_the_reported_half_width():
     args = (P, np.array([float(n)]), 0, np.ones(K), np.array([K]), np.array([True]))
     assert Z * np.sqrt(predicted_interval_variance(*args)) == pytest.approx(proc.hw_at[0], rel=1e-12)
     assert proc.hw_at[0] > 0.02
-    assert predicted_joint_variance(*args, normalized=True, post_stratified=True) == 0.0
+    assert predicted_joint_variance(*args, normalized=True, post_stratified=True) == pytest.approx(0.0, abs=1e-15)
 
 
 def test_bisection_plans_the_fewest_draws_whose_reported_interval_meets_the_target(small_corpus):

@@ -234,7 +234,7 @@ class Process:
             else:
                 prec = joint_precision(P, idx, grp, f, n, fpc, self.cfg.scheme, self.gram[:s, :s],
                                        self.cfg.control_variate)
-            var_prec = reported_variance(prec.var, *own_share(P, idx, grp, f, n),
+            var_prec = reported_variance(prec.var, *own_share(P, idx, grp, f, n, self.wor[:s]),
                                          self.normalized and self.cfg.post_stratified, self.cfg.level)
             if self.cfg.composite:
                 prec = composite_precision(prec, var_prec, grp, f, n, fpc)
