@@ -47,6 +47,7 @@ from .planning import (
     predicted_joint_variance,
     predicted_simple_variance,
 )
+from .plug_in import stratified_plug_in
 from .recall import combined_recall, pooled_recall_floor
 from .universe import Universe, is_uniform
 
@@ -288,14 +289,8 @@ class Process:
 
     # ---- planning -----------------------------------------------------------------------------
     def _f_hat(self, i: int) -> np.ndarray:
-        """Plug-in correctness: known labels, else the prior shrunk toward what is known in the same stratum.
-
-        ``X_i`` is stratified by which earlier sampled systems also predict an instance. Labels reused from
-        earlier systems fall where those systems reach, so they say little about instances of another kind
-        (a near-copy's swapped outputs, which other systems predict rarely or not at all); each stratum's
-        unverified instances get :math:`(\\text{correct} + k\\,\\text{prior})/(\\text{verified} + k)` from its own
-        labels only.
-        """
+        """Plug-in correctness for planning system ``i``: known labels, else
+        :func:`~labelwise.ondemand.plug_in.stratified_plug_in` on ``X_i`` (the prior off it)."""
         members = self.pb.members(i)
         lab = self.known[members]
         if not self.joint:  # the simple estimator knows only its own draws of X_i
@@ -303,17 +298,9 @@ class Process:
             for ix, g in zip(self.idx, self.grp, strict=True):
                 own[ix[g == i]] = True
             lab = np.where(own[members], lab, -1)
-        seen = lab >= 0
-        predicted_by = self.pb.P[:i][self.n[:i] > 0][:, members].T > 0  # (|X_i|, earlier sampled systems)
-        stratum = np.unique(predicted_by, axis=0, return_inverse=True)[1].ravel() if predicted_by.size else \
-            np.zeros(members.size, dtype=np.int64)
-        k = self.cfg.prior_strength
-        correct = np.bincount(stratum[seen], weights=lab[seen], minlength=stratum.max() + 1)
-        verified = np.bincount(stratum[seen], minlength=stratum.max() + 1)
-        guess = (correct + k * self.cfg.prior) / (verified + k)
+        covered_by = self.pb.P[:i][self.n[:i] > 0][:, members].T > 0  # (|X_i|, earlier sampled systems)
         f_hat = np.full(self.known.size, self.cfg.prior)
-        f_hat[members] = guess[stratum]
-        f_hat[members[seen]] = lab[seen]
+        f_hat[members] = stratified_plug_in(lab, covered_by, self.cfg.prior, self.cfg.prior_strength)
         if self.joint:
             f_hat[self.known >= 0] = self.known[self.known >= 0]
         return f_hat
