@@ -59,9 +59,9 @@ from statistics import NormalDist
 import numpy as np
 from ondemand_exact import exact_checks, exact_table, exact_variances
 
+from labelwise.ondemand.config import OnDemandConfig, Problem
 from labelwise.ondemand.corpus import make_kbp_corpus
 from labelwise.ondemand.estimators import WEIGHT_SCHEMES
-from labelwise.ondemand.process import OnDemandConfig, Problem
 from labelwise.ondemand.simulate import Runs, build_problem, run_repeats, true_scores
 
 OUT = Path(__file__).resolve().parent / "out"

@@ -14,13 +14,14 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
+from labelwise.ondemand.config import OnDemandConfig, Problem
 from labelwise.ondemand.corpus import make_kbp_corpus
 from labelwise.ondemand.planning import (
     plan_verifications,
     predicted_interval_variance,
     predicted_joint_variance,
 )
-from labelwise.ondemand.process import OnDemandConfig, Problem, Process
+from labelwise.ondemand.process import Process
 from labelwise.ondemand.simulate import build_problem
 from labelwise.ondemand.universe import Universe, stack_systems, system_distribution
 

@@ -99,7 +99,8 @@ def test_plug_in_keeps_reused_labels_out_of_a_near_copys_own_outputs():
     """After system 0 is fully verified, a near-copy's outputs nobody else predicts get the prior, not the
     reused labels' precision; its shared unverified outputs get the reused labels shrunk toward the
     system's rate, itself shrunk toward the prior."""
-    from labelwise.ondemand.process import OnDemandConfig, Problem, Process
+    from labelwise.ondemand.config import OnDemandConfig, Problem
+    from labelwise.ondemand.process import Process
     from labelwise.ondemand.universe import Universe
 
     K = 12
@@ -121,7 +122,8 @@ def test_plug_in_strata_follow_which_earlier_systems_predict_an_instance():
     """A near-copy of system a whose swapped outputs system b predicts: their unverified labels get b's
     stratum shrunk toward the copy's rate over its strata (the size-weighted mean of their label rates),
     not the copied outputs' precision (4 of 4 correct) alone."""
-    from labelwise.ondemand.process import OnDemandConfig, Problem, Process
+    from labelwise.ondemand.config import OnDemandConfig, Problem
+    from labelwise.ondemand.process import Process
     from labelwise.ondemand.universe import Universe
 
     K = 12
