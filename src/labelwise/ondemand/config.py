@@ -54,7 +54,8 @@ class OnDemandConfig:
         Plug-in probability of being correct for unverified instances when
         planning, before any label of the new system is known (1/2 is the worst case).
     prior_strength : float
-        Pseudo-count of the prior against the labels already known on the new system.
+        Pseudo-count of each level of shrinkage of the labels already known on the new system (a stratum's
+        rate toward the system's, the system's toward the prior; :mod:`~labelwise.ondemand.plug_in`).
     pilot : int
         Verifications drawn from a new system before planning when fewer of its
         instances are labeled (0: plan from the prior, as in the paper).

@@ -10,8 +10,8 @@ anything is drawn from :math:`X_m`.
 
 The variance is predicted from the population formula
 :math:`\\sum_j c_j\\, \\sigma_j^2/n_j` with :math:`f` replaced by a plug-in
-:math:`\\hat f(x)`: the verified label where known, otherwise a prior
-probability of being correct. Treating an unknown :math:`f(x)` as
+:math:`\\hat f(x)`: the verified label where known, otherwise a probability
+of being correct (:mod:`~labelwise.ondemand.plug_in`). Treating an unknown :math:`f(x)` as
 Bernoulli(:math:`\\hat f(x)`) gives :math:`E[f^2] = \\hat f`, so
 
 .. math::
