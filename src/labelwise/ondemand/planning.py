@@ -228,8 +228,10 @@ def predicted_interval_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.
     :math:`U_i` (hypergeometric for uniform draws without replacement, else
     :math:`\\mathrm{Binomial}(n_i, u_i)`) and the :math:`k_i \\sim \\mathrm{Binomial}(d_i, \\pi_U)` of them
     correct, :math:`\\pi_U` the plug-in precision of :math:`U_i` (with a few draws there, its floor and plug-in
-    variance are far from their values at :math:`d_i = n_i u_i`). The same functions then give the
-    half-width :math:`h`, and :func:`plan_verifications` bisects on the interval that is reported.
+    variance are far from their values at :math:`d_i = n_i u_i`); post-stratified, the own stratum's term of
+    the linearized variance is then its plug-in at that outcome (:func:`~labelwise.ondemand.floors.own_share_variance`)
+    beside the rest's predicted term. The same functions then give the half-width :math:`h`, and
+    :func:`plan_verifications` bisects on the interval that is reported.
 
     Parameters
     ----------
@@ -263,10 +265,11 @@ def predicted_interval_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.
     share = np.divide(correct, d, out=np.zeros(d.size), where=d > 0)
     var = np.full(d.size, var)
     if post_stratified and n[i] > 0:
-        # the own stratum's term of ``var`` (its draws are system i's only, w_ii r = 1 there) is replaced by
-        # its plug-in at each outcome: the rest's variance is what the estimate's var leaves beside it
-        shift = f_hat[alone] - precision
-        own = design_factor(support, n, wor)[i] / n[i] * (P[i, alone] @ (f_hat[alone] * (1 - f_hat[alone]) + shift**2))
+        # the own stratum's term of ``var`` (only system i's draws reach it, w_ii r = 1 there) is replaced by
+        # its plug-in at each outcome, the form the estimate's variance holds it in at its draws
+        f_own = f_hat[alone]
+        spread = P[i, alone] @ (f_own * (1 - f_own) + (f_own - precision) ** 2)  # E_p[(f - pi_U)^2] on U
+        own = design_factor(support, n, wor)[i] / n[i] * spread
         var = np.maximum(var - own, 0.0) + own_share_variance(u, d, share, size)
     var = np.atleast_1d(prob @ reported_variance(var, np.full(d.size, u), d, share, np.full(d.size, size),
                                                  post_stratified, level))
