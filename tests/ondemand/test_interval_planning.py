@@ -170,3 +170,11 @@ def test_own_draw_outcomes_cut_to_their_tails_keep_the_moments(n, u, precision, 
     # Var k = E[d] p (1 - p) + p^2 Var d
     assert prob @ (k - mean_d * precision) ** 2 == pytest.approx(
         mean_d * precision * (1 - precision) + precision**2 * var_d, rel=1e-6, abs=1e-9)
+
+
+def test_arrive_with_draws_replaces_the_plan(small_corpus):
+    proc = Process(small_corpus, OnDemandConfig(), np.random.default_rng(2))
+    proc.arrive(7)
+    proc.arrive(0)
+    assert proc.n[:2].tolist() == [7, 0]
+    assert proc.labels_at[:2].tolist() == [7, 0]

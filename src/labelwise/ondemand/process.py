@@ -272,14 +272,18 @@ class Process:
                               self.cfg.level)
 
     # ---- one arrival --------------------------------------------------------------------------
-    def arrive(self) -> None:
-        """Submit the next system: plan and buy its verifications, then documents for recall."""
+    def arrive(self, draws: int | None = None) -> None:
+        """Submit the next system: plan and buy its verifications, then documents for recall.
+
+        ``draws`` replaces the plan of this system's draws (or ``fixed_labels``) by that many.
+        """
         s = self.arrived
         labels0, docs0 = self.ledger.labels, self.ledger.documents
         if s == 0:
             self._annotate(self.cfg.initial_documents)
-        if self.fixed_labels is not None:
-            self._draw(s, int(min(self.fixed_labels[s], self.support[s] if self.wor[s] else np.inf)))
+        if draws is not None or self.fixed_labels is not None:
+            draws = self.fixed_labels[s] if draws is None else draws
+            self._draw(s, int(min(draws, self.support[s] if self.wor[s] else np.inf)))
         elif self.label_budget is not None:
             self._draw(s, self._draws_buying(s, int(self.label_budget[s])))
         else:
