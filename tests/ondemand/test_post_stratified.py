@@ -81,6 +81,10 @@ def test_post_stratified_reported_variance_adds_the_stratum_interval_to_the_rest
     # wider than the quadrature sum
     assert np.all(out > reported(var, P, idx, grp, f, n, False))
     assert reported(var, P, idx, grp, f, n, False)[1] == pytest.approx(var[1] + own, rel=1e-12)
+    # two own draws of four there, one correct: the plug-in u^2 (1/4)(1 - 2/4)/(2 - 1) is above the floor at
+    # 2 x 3/2 = 3 effective draws, u^2 (1/4)/(3 + z^2): the own stratum is in ``var``, which is kept
+    idx, grp = np.array([0, 2, 3, 4, 5]), np.array([0, 0, 0, 1, 1])
+    assert reported(var, P, idx, grp, TRUTH[idx], n, True)[1] == pytest.approx(var[1], rel=1e-12)
     # two identical systems have no own stratum: the variance is kept
     twins = stack_systems([system_distribution(MEMBERS[0], K)] * 2)
     np.testing.assert_allclose(reported(var, twins, idx[:3], np.array([0, 0, 1]), f[:3], np.array([2, 1]), True),

@@ -41,14 +41,17 @@ def reported_variance(var: np.ndarray, u: np.ndarray, d: np.ndarray, share: np.n
     plug-in variance is :func:`own_share_variance` :math:`v_U` and its floor the Agresti-Coull
     :math:`F_U = u_i^2 \\tilde p(1 - \\tilde p)/(d^* + z^2)`, :math:`d^*` the :func:`effective_draws`.
 
-    * One ratio over :math:`X_i`: ``var`` plus what the floor adds to the plug-in,
-      :math:`V + \\max(F_U - v_U, 0)`.
-    * Post-stratified (:func:`~labelwise.ondemand.normalized.normalized_joint_precision`): the estimate is
+    The floor adds :math:`E_U = \\max(F_U - v_U, 0)`:
+
+    * one ratio over :math:`X_i`: in quadrature, :math:`V + E_U`;
+    * post-stratified (:func:`~labelwise.ondemand.normalized.normalized_joint_precision`): the estimate is
       :math:`u_i\\hat\\pi_U + (1 - u_i)\\hat\\pi_{rest}`, the own part from often none to three draws, a
-      binomial with so few trials far from normal: its Agresti-Coull half-width holds on its own but not as a
-      normal term under the root of a sum. The two intervals are added (their Minkowski sum, wider than the
-      quadrature sum whenever both parts are positive):
-      :math:`\\big(\\sqrt{V - v_U} + \\sqrt{\\max(v_U, F_U)}\\big)^2`.
+      binomial with so few trials far from normal: where the floor binds, the Agresti-Coull half-width holds
+      on its own but not as a normal term under the root of a sum, and the excess's interval is added to the
+      normal one (their Minkowski sum), :math:`\\big(\\sqrt{V} + \\sqrt{E_U}\\big)^2`. Where the plug-in is
+      above the floor (many own draws, or labels of both kinds) the normal interval is kept: adding the own
+      stratum's whole interval to the rest's there made it 1.65 times the variance for a disjoint system
+      that a later one half covers (200 own draws).
 
     A system without an own region (:math:`u_i = 0`) keeps ``var``. The statistics are the own region's,
     not the draws, so that the estimate (:func:`own_share` of its draws) and the planner (their
@@ -73,9 +76,10 @@ def reported_variance(var: np.ndarray, u: np.ndarray, d: np.ndarray, share: np.n
     """
     plug_in = own_share_variance(u, d, share, size)
     floor = u**2 * agresti_coull_floor(share, effective_draws(d, size), level)
+    excess = np.maximum(floor - plug_in, 0.0)
     if post_stratified:
-        return (np.sqrt(np.maximum(var - plug_in, 0.0)) + np.sqrt(np.maximum(plug_in, floor))) ** 2
-    return var + np.maximum(floor - plug_in, 0.0)
+        return (np.sqrt(var) + np.sqrt(excess)) ** 2
+    return var + excess
 
 
 def own_share_variance(u: np.ndarray, d: np.ndarray, share: np.ndarray, size: np.ndarray) -> np.ndarray:
