@@ -37,6 +37,12 @@ and disjoint ones) is evaluated system by system, ``--repeats`` times:
   recall measured against that pool and its unverified instances counted
   wrong (the biased closed-world evaluation).
 
+A system whose median realized half-width is more than 25% off the target is then
+run ``--sweep-repeats`` times with each of 0 to 160 draws (the systems before it
+planned as usual): when the median is off at every count, no plan could have
+brought it into the band (the reused labels decide its interval), and the
+bisection target is also counted among the other systems.
+
 ``--seed`` generates the corpus; ``--draw-seed`` (default: ``--seed``) seeds
 the draws, so the corpus stays fixed while the draws vary. Coverage over R
 runs has standard error about sqrt(0.95 x 0.05 / R) (0.011 at R = 400).
