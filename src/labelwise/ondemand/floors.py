@@ -86,9 +86,9 @@ def own_share_variance(u: np.ndarray, d: np.ndarray, share: np.ndarray, size: np
     """Plug-in variance :math:`u_i^2 s^2 (1 - d_i/N_U)/d_i` of the own region's share, :math:`s^2 = \\hat p(1 -
     \\hat p) d_i/(d_i - 1)` the sample variance of its labels (0 with fewer than two draws).
 
-    The form of :func:`~labelwise.ondemand.estimators.grouped_cov`, so that for a system that is all own
-    region it is exactly the linearized variance and nothing is left for the rest. Parameters as
-    :func:`reported_variance`; ``d`` may be real-valued.
+    The form of :func:`~labelwise.ondemand.estimators.grouped_cov`, so that the floor is compared with the
+    own region's term as the linearized variance holds it (exactly that variance for a system that is all
+    own region). Parameters as :func:`reported_variance`; ``d`` may be real-valued.
     """
     d = np.asarray(d, dtype=float)
     fpc = np.maximum(1.0 - d / np.maximum(np.asarray(size, dtype=float), 1.0), 0.0)  # 1 for an infinite size
