@@ -39,8 +39,8 @@ from pathlib import Path
 import numpy as np
 from ondemand_benchmark import corpus_problem
 
+from labelwise.ondemand.config import OnDemandConfig, Problem
 from labelwise.ondemand.planning import plan_documents
-from labelwise.ondemand.process import OnDemandConfig, Problem
 from labelwise.ondemand.simulate import run_repeats
 
 OUT = Path(__file__).resolve().parent / "out"

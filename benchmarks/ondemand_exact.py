@@ -15,12 +15,12 @@ from statistics import NormalDist
 
 import numpy as np
 
+from labelwise.ondemand.config import Problem
 from labelwise.ondemand.planning import (
     plan_verifications,
     predicted_simple_variance,
     stratum_variances,
 )
-from labelwise.ondemand.process import Problem
 from labelwise.ondemand.universe import is_uniform
 
 

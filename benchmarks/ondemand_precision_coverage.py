@@ -30,7 +30,7 @@ import numpy as np
 from ondemand_benchmark import corpus_problem
 from ondemand_recall_coverage import joint_runs
 
-from labelwise.ondemand.process import OnDemandConfig
+from labelwise.ondemand.config import OnDemandConfig
 from labelwise.ondemand.simulate import true_scores
 
 OUT = Path(__file__).resolve().parent / "out"

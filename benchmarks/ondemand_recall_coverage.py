@@ -27,7 +27,8 @@ from pathlib import Path
 import numpy as np
 from ondemand_benchmark import corpus_problem
 
-from labelwise.ondemand.process import OnDemandConfig, Process
+from labelwise.ondemand.config import OnDemandConfig
+from labelwise.ondemand.process import Process
 from labelwise.ondemand.simulate import true_scores
 
 OUT = Path(__file__).resolve().parent / "out"

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from labelwise.ondemand.floors import own_region_excess
+from labelwise.ondemand.floors import own_share, reported_variance
 from labelwise.ondemand.intervals import score_interval
 from labelwise.ondemand.universe import is_uniform, stack_systems, system_distribution
 
@@ -57,7 +57,7 @@ class NearCopy:
             idx = np.concatenate([rng.choice(mb, k, replace=False) for mb, k in zip(self.members, self.n,
                                                                                       strict=True)])
             e = estimate(idx, grp, self.truth[idx])
-            var = e.var + own_region_excess(self.P, idx, grp, self.truth[idx], self.n)
+            var = reported_variance(e.var, *own_share(self.P, idx, grp, self.truth[idx], self.n, self.wor), False)
             lo, hi = score_interval(e.value, var, alpha, beta, 0.95, e.ess)
             est[r], inside, width = e.value, inside + ((lo <= truth_p) & (truth_p <= hi)), width + hi - lo
         return est, inside / runs, width / runs

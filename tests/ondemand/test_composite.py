@@ -12,6 +12,7 @@ from labelwise.ondemand.composite import (
     composite_variance,
     composite_weight,
 )
+from labelwise.ondemand.config import OnDemandConfig, Problem
 from labelwise.ondemand.estimators import (
     finite_population_correction,
     joint_precision,
@@ -19,7 +20,7 @@ from labelwise.ondemand.estimators import (
 )
 from labelwise.ondemand.intervals import floored_normal_interval
 from labelwise.ondemand.planning import predicted_composite_variance
-from labelwise.ondemand.process import OnDemandConfig, Problem, Process
+from labelwise.ondemand.process import Process
 from labelwise.ondemand.universe import (
     Universe,
     is_uniform,

@@ -19,7 +19,7 @@ from labelwise.ondemand.estimators import (
     grouped_cov,
     joint_precision,
 )
-from labelwise.ondemand.floors import own_region_excess, own_region_floor
+from labelwise.ondemand.floors import own_share, reported_variance
 from labelwise.ondemand.intervals import wilson_interval
 from labelwise.ondemand.universe import is_uniform, stack_systems, system_distribution
 
@@ -66,11 +66,20 @@ def test_jackknife_is_the_linearized_variance_of_a_linear_estimator():
     assert beta[0] == 0.0
 
 
+def own_region_excess(P, idx, grp, f, n, wor=None):
+    """What the reported variance adds to the linearized one (without replacement unless ``wor`` says)."""
+    wor = np.ones(P.shape[0], dtype=bool) if wor is None else wor
+    return reported_variance(np.zeros(P.shape[0]), *own_share(P, idx, grp, f, n, wor), False)
+
+
 def test_own_region_floor_is_agresti_coull_on_the_draws_there():
+    # with replacement (no finite-population correction): one draw in each own region, its plug-in
+    # variance 0, so the reported variance adds the whole Agresti-Coull floor
     truth = np.array([1, 0, 1, 1, 0, 1, 0], dtype=float)
     P = stack_systems([system_distribution(mb, 7) for mb in ([0, 1, 2, 3], [2, 3, 4], [4, 5, 6])])
     idx, grp = np.array([0, 2, 3, 4, 6, 4]), np.array([0, 0, 1, 1, 2, 2])
-    floor = own_region_floor(P, idx, grp, truth[idx], np.array([2, 2, 2]))
+    replaced = np.zeros(3, dtype=bool)
+    floor = own_region_excess(P, idx, grp, truth[idx], np.array([2, 2, 2]), replaced)
     z2 = NormalDist().inv_cdf(0.975) ** 2
     # system 0: own region {0, 1} (u = 1/2), one draw there, correct
     p0 = (1 + z2 / 2) / (1 + z2)
@@ -79,22 +88,37 @@ def test_own_region_floor_is_agresti_coull_on_the_draws_there():
     expected = [0.25 * p0 * (1 - p0) / (1 + z2), 0.0, (2 / 3) ** 2 * p2 * (1 - p2) / (1 + z2)]
     np.testing.assert_allclose(floor, expected, rtol=1e-12)
     # no draw in the own region: u^2 / (4 z^2)
-    floor = own_region_floor(P, np.array([2, 3, 3, 4, 4, 4]), np.array([0, 0, 1, 1, 2, 2]),
-                             truth[[2, 3, 3, 4, 4, 4]], np.array([2, 2, 2]))
+    floor = own_region_excess(P, np.array([2, 3, 3, 4, 4, 4]), np.array([0, 0, 1, 1, 2, 2]),
+                              truth[[2, 3, 3, 4, 4, 4]], np.array([2, 2, 2]), replaced)
     np.testing.assert_allclose(floor[[0, 2]], [0.25 / (4 * z2), (4 / 9) / (4 * z2)], rtol=1e-12)
 
 
 def test_own_region_excess_is_the_floor_above_the_plug_in_share_variance():
     truth = np.array([1, 0, 1, 1, 0, 1, 0], dtype=float)
     P = stack_systems([system_distribution(mb, 7) for mb in ([0, 1, 2, 3], [2, 3, 4], [4, 5, 6])])
-    # one draw in each own region: the plug-in variance of the share is 0, the excess is the whole floor
-    idx, grp = np.array([0, 2, 3, 4, 6, 4]), np.array([0, 0, 1, 1, 2, 2])
-    n = np.array([2, 2, 2])
-    np.testing.assert_allclose(own_region_excess(P, idx, grp, truth[idx], n),
-                               own_region_floor(P, idx, grp, truth[idx], n), rtol=1e-12)
+    n, replaced = np.array([2, 2, 2]), np.zeros(3, dtype=bool)
     # system 0 with both draws in its own region {0, 1}, one correct: plug-in u^2 (1/4)/2 is above the
     # Agresti-Coull u^2 (1/4)/(2 + z^2), so nothing is added
     idx, grp = np.array([0, 1, 3, 4, 6, 4]), np.array([0, 0, 1, 1, 2, 2])
+    assert own_region_excess(P, idx, grp, truth[idx], n, replaced)[0] == 0.0
+    # drawn without replacement, the two draws are all of {0, 1}: the share is known, nothing is added
+    assert own_region_excess(P, idx, grp, truth[idx], n)[0] == 0.0
+
+
+def test_own_region_floor_has_the_finite_population_correction():
+    # a system alone on {4, 5, 6}, two draws without replacement: worth d (N - 1)/(N - d) = 2 x 2/1 = 4
+    # independent draws (the old floor took them as 2)
+    truth = np.array([1, 0, 1, 1, 0, 1, 0], dtype=float)
+    P = stack_systems([system_distribution(np.array([4, 5, 6]), 7)])
+    grp, n, z2 = np.array([0, 0]), np.array([2]), NormalDist().inv_cdf(0.975) ** 2
+    idx = np.array([4, 6])  # both wrong: plug-in variance 0, the whole Agresti-Coull floor is added
+    at4, at2 = (z2 / 2) / (4 + z2), (z2 / 2) / (2 + z2)
+    np.testing.assert_allclose(own_region_excess(P, idx, grp, truth[idx], n), [at4 * (1 - at4) / (4 + z2)],
+                               rtol=1e-12)
+    np.testing.assert_allclose(own_region_excess(P, idx, grp, truth[idx], n, np.zeros(1, dtype=bool)),
+                               [at2 * (1 - at2) / (2 + z2)], rtol=1e-12)
+    # drawn in full, the share is known: no floor
+    idx, grp, n = np.array([4, 5, 6]), np.zeros(3, dtype=int), np.array([3])
     assert own_region_excess(P, idx, grp, truth[idx], n)[0] == 0.0
 
 
@@ -128,7 +152,7 @@ def test_near_copy_with_few_own_draws_covered_and_better_than_plain(n):
         idx = np.concatenate([rng.choice(np.flatnonzero(P[j]), n[j], replace=False) for j in range(3)])
         f = truth[idx]
         e = joint_precision(P, idx, grp, f, n, fpc, control_variate=True)
-        var = e.var + own_region_excess(P, idx, grp, f, n)
+        var = e.var + own_region_excess(P, idx, grp, f, n, is_uniform(P))
         est[r], (lo[r], hi[r]) = e.value, wilson_interval(e.value, var, 0.95, e.ess)
         plain[r] = joint_precision(P, idx, grp, f, n, fpc, control_variate=False).value
     cover = ((lo <= true) & (true <= hi)).mean(axis=0)

@@ -97,8 +97,10 @@ def test_costs():
 
 def test_plug_in_keeps_reused_labels_out_of_a_near_copys_own_outputs():
     """After system 0 is fully verified, a near-copy's outputs nobody else predicts get the prior, not the
-    reused labels' precision; its shared unverified outputs get the reused labels shrunk toward the prior."""
-    from labelwise.ondemand.process import OnDemandConfig, Problem, Process
+    reused labels' precision; its shared unverified outputs get the reused labels shrunk toward the
+    system's rate, itself shrunk toward the prior."""
+    from labelwise.ondemand.config import OnDemandConfig, Problem
+    from labelwise.ondemand.process import Process
     from labelwise.ondemand.universe import Universe
 
     K = 12
@@ -111,14 +113,17 @@ def test_plug_in_keeps_reused_labels_out_of_a_near_copys_own_outputs():
     f_hat = proc._f_hat(1)
     np.testing.assert_allclose(f_hat[2:6], 1.0)  # verified
     np.testing.assert_allclose(f_hat[6:12], 0.5)  # only the copy predicts them: the prior
-    proc.known[4:6] = -1  # two shared instances unverified: 2 of 2 shared labels correct, shrunk
-    np.testing.assert_allclose(proc._f_hat(1)[4:6], (2 + 2 * 0.5) / (2 + 2))
+    proc.known[4:6] = -1  # two shared instances unverified: 2 of 2 shared labels correct, shrunk twice
+    system = (2 * 1.0 + 2 * 0.5) / (2 + 2)
+    np.testing.assert_allclose(proc._f_hat(1)[4:6], (2 + 2 * system) / (2 + 2))
 
 
 def test_plug_in_strata_follow_which_earlier_systems_predict_an_instance():
     """A near-copy of system a whose swapped outputs system b predicts: their unverified labels get b's
-    stratum (here nothing verified: the prior), not the copied outputs' precision (4 of 4 correct)."""
-    from labelwise.ondemand.process import OnDemandConfig, Problem, Process
+    stratum shrunk toward the copy's rate over its strata (the size-weighted mean of their label rates),
+    not the copied outputs' precision (4 of 4 correct) alone."""
+    from labelwise.ondemand.config import OnDemandConfig, Problem
+    from labelwise.ondemand.process import Process
     from labelwise.ondemand.universe import Universe
 
     K = 12
@@ -133,6 +138,8 @@ def test_plug_in_strata_follow_which_earlier_systems_predict_an_instance():
     proc.known[6:8] = -1
     f_hat = proc._f_hat(2)
     np.testing.assert_allclose(f_hat[2:6], 1.0)
-    np.testing.assert_allclose(f_hat[6:8], 0.5)
-    proc.known[7] = 0  # one of b's stratum verified (wrong): the other is shrunk toward it
-    np.testing.assert_allclose(proc._f_hat(2)[6], (0 + 2 * 0.5) / (1 + 2))
+    # nothing verified in b's stratum: the copy's rate, 4 of 4 correct shrunk toward the prior
+    np.testing.assert_allclose(f_hat[6:8], (4 * 1.0 + 2 * 0.5) / (4 + 2))
+    proc.known[7] = 0  # one of b's stratum verified (wrong): rates 1 over 4 instances, 0 over 2
+    system = (5 * (4 * 1.0 + 2 * 0.0) / 6 + 2 * 0.5) / (5 + 2)
+    np.testing.assert_allclose(proc._f_hat(2)[6], (0 + 2 * system) / (1 + 2))

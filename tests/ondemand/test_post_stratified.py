@@ -16,11 +16,7 @@ import pytest
 
 from labelwise.ondemand.control_variate import own_region
 from labelwise.ondemand.estimators import design_factor, finite_population_correction
-from labelwise.ondemand.floors import (
-    own_region_excess,
-    own_region_floor,
-    own_stratum_apart,
-)
+from labelwise.ondemand.floors import own_share, reported_variance
 from labelwise.ondemand.intervals import agresti_coull_floor, score_interval
 from labelwise.ondemand.normalized import normalized_joint_precision
 from labelwise.ondemand.planning import exchangeable_variance
@@ -68,22 +64,31 @@ def test_one_ratio_over_the_whole_output_is_not(every_sample):
     assert max(abs(m - pi) for d, m in means.items() if 0 < d < 3) > 0.05
 
 
-def test_own_stratum_apart_adds_the_stratum_interval_to_the_rest():
+def reported(var, P, idx, grp, f, n, post_stratified):
+    return reported_variance(var, *own_share(P, idx, grp, f, n, is_uniform(P)), post_stratified)
+
+
+def test_post_stratified_reported_variance_adds_the_stratum_interval_to_the_rest():
     idx, grp = np.array([0, 2, 3, 4, 2]), np.array([0, 0, 0, 1, 1])
     n, f = np.array([3, 2]), TRUTH[idx]
     var = np.array([0.01, 0.02])
     u = (P * own_region(P, n)).sum(axis=1)
-    own = u[1] ** 2 * agresti_coull_floor(np.array([1.0]), 1.0)[0]  # one own draw there, correct: plug-in 0
+    # one own draw of four there, correct: plug-in 0, the floor at 1 x 3/3 = 1 effective draw
+    own = u[1] ** 2 * agresti_coull_floor(np.array([1.0]), 1.0)[0]
     expected = (np.sqrt(var[1]) + np.sqrt(own)) ** 2
-    out = own_stratum_apart(var, P, idx, grp, f, n)
+    out = reported(var, P, idx, grp, f, n, True)
     assert out[1] == pytest.approx(expected, rel=1e-12)
-    assert own_region_floor(P, idx, grp, f, n)[1] == pytest.approx(own, rel=1e-12)
     # wider than the quadrature sum
-    assert np.all(out > var + own_region_excess(P, idx, grp, f, n))
+    assert np.all(out > reported(var, P, idx, grp, f, n, False))
+    assert reported(var, P, idx, grp, f, n, False)[1] == pytest.approx(var[1] + own, rel=1e-12)
+    # two own draws of four there, one correct: the plug-in u^2 (1/4)(1 - 2/4)/(2 - 1) is above the floor at
+    # 2 x 3/2 = 3 effective draws, u^2 (1/4)/(3 + z^2): the own stratum is in ``var``, which is kept
+    idx, grp = np.array([0, 2, 3, 4, 5]), np.array([0, 0, 0, 1, 1])
+    assert reported(var, P, idx, grp, TRUTH[idx], n, True)[1] == pytest.approx(var[1], rel=1e-12)
     # two identical systems have no own stratum: the variance is kept
     twins = stack_systems([system_distribution(MEMBERS[0], K)] * 2)
-    np.testing.assert_allclose(own_stratum_apart(var, twins, idx[:3], np.array([0, 0, 1]), f[:3],
-                                               np.array([2, 1])), var, rtol=1e-12)
+    np.testing.assert_allclose(reported(var, twins, idx[:3], np.array([0, 0, 1]), f[:3], np.array([2, 1]), True),
+                               var, rtol=1e-12)
 
 
 def near_copy_runs(c, post_stratified, runs=1000, seed=5):
@@ -98,8 +103,7 @@ def near_copy_runs(c, post_stratified, runs=1000, seed=5):
         idx = np.concatenate([rng.choice(mb, k, replace=False) for mb, k in zip(c.members, c.n, strict=True)])
         f = c.truth[idx]
         e = normalized_joint_precision(c.P, idx, grp, f, c.n, fpc, factor, post_stratified=post_stratified)
-        var = (own_stratum_apart(e.var, c.P, idx, grp, f, c.n) if post_stratified
-               else e.var + own_region_excess(c.P, idx, grp, f, c.n))
+        var = reported_variance(e.var, *own_share(c.P, idx, grp, f, c.n, c.wor), post_stratified)
         lo, hi = score_interval(e.value, var, alpha, beta, 0.95, e.ess)
         out[r] = e.value[1], lo[1], hi[1], np.sum(alone[idx[grp == 1]])
     return out

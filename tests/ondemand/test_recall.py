@@ -11,6 +11,7 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
+from labelwise.ondemand.config import OnDemandConfig
 from labelwise.ondemand.corpus import SystemSpec, make_kbp_corpus
 from labelwise.ondemand.estimators import (
     finite_population_correction,
@@ -18,7 +19,7 @@ from labelwise.ondemand.estimators import (
     ratio_estimate,
 )
 from labelwise.ondemand.planning import plan_documents
-from labelwise.ondemand.process import OnDemandConfig, Process
+from labelwise.ondemand.process import Process
 from labelwise.ondemand.recall import combined_recall, pooled_recall_floor
 from labelwise.ondemand.simulate import build_problem, true_scores
 from labelwise.ondemand.universe import is_uniform, stack_systems, system_distribution

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from labelwise.ondemand.config import OnDemandConfig
 from labelwise.ondemand.corpus import SystemSpec, make_kbp_corpus
 from labelwise.ondemand.costs import Prices
-from labelwise.ondemand.process import OnDemandConfig
 from labelwise.ondemand.simulate import (
     build_problem,
     run_repeats,

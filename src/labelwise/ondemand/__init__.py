@@ -18,6 +18,7 @@ estimate combined with the simple one), :mod:`.intervals`, :mod:`.recall`
 """
 
 from .composite import composite_precision
+from .config import OnDemandConfig, Problem
 from .costs import CostLedger, Prices
 from .estimators import (
     f1_delta,
@@ -37,7 +38,7 @@ from .planning import (
     predicted_interval_variance,
     predicted_joint_variance,
 )
-from .process import OnDemandConfig, Problem, Process
+from .process import Process
 from .recall import combined_recall, pooled_recall_floor
 from .session import OnDemandSession as OnDemandSession
 from .simulate import build_problem, run_repeats, simulate, true_scores

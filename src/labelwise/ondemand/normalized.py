@@ -55,7 +55,7 @@ estimate is post-stratified (Cochran, *Sampling Techniques*, 1977, Sec. 5A.9):
 :math:`u_i \\hat\\pi_U + (1 - u_i)\\hat\\pi_{rest}`, each a self-normalized
 ratio over its stratum, with :math:`\\hat\\pi_U = 1/2` (the centre of the
 proportions it may hold; the interval's floor of
-:func:`~labelwise.ondemand.floors.own_stratum_apart` spans them) when no draw
+:func:`~labelwise.ondemand.floors.reported_variance` spans them) when no draw
 landed in :math:`U_i`. Given the number of own draws in :math:`U_i`,
 :math:`\\hat\\pi_U` is the mean of a simple random sample of it, unbiased.
 """
@@ -149,7 +149,7 @@ def normalized_joint_precision(P: np.ndarray, idx: np.ndarray, grp: np.ndarray, 
         part = np.where(member, coef, 0.0)
         A, B = _group_sums(part * f[None, :], grp, n), _group_sums(part, grp, n)
         # the own stratum no draw reached: 1/2, the centre of the proportions it may hold (its interval is
-        # :func:`~labelwise.ondemand.floors.own_stratum_apart`'s)
+        # :func:`~labelwise.ondemand.floors.reported_variance`)
         share = np.divide(A, B, out=np.full(B.size, 0.5), where=B > 0)
         value += mass * share
         T += mass[:, None] * part * (f[None, :] - share[:, None]) / np.where(B > 0, B, 1.0)[:, None]

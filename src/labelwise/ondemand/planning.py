@@ -10,8 +10,8 @@ anything is drawn from :math:`X_m`.
 
 The variance is predicted from the population formula
 :math:`\\sum_j c_j\\, \\sigma_j^2/n_j` with :math:`f` replaced by a plug-in
-:math:`\\hat f(x)`: the verified label where known, otherwise a prior
-probability of being correct. Treating an unknown :math:`f(x)` as
+:math:`\\hat f(x)`: the verified label where known, otherwise a probability
+of being correct (:mod:`~labelwise.ondemand.plug_in`). Treating an unknown :math:`f(x)` as
 Bernoulli(:math:`\\hat f(x)`) gives :math:`E[f^2] = \\hat f`, so
 
 .. math::
@@ -39,12 +39,11 @@ import math
 from statistics import NormalDist
 
 import numpy as np
-from scipy.stats import binom
+from scipy.special import gammaln, xlog1py, xlogy
 
 from .composite import composite_variance, composite_weight
-from .control_variate import own_region
 from .estimators import design_factor, mixture_weights
-from .floors import reported_variance
+from .floors import own_share_variance, reported_variance
 from .intervals import score_interval
 from .normalized import capped_weights
 
@@ -59,15 +58,17 @@ def _z(level: float) -> float:
 
 def _importance_terms(P: np.ndarray, n: np.ndarray, i: int, scheme: str, gram: np.ndarray | None,
                       control_variate: bool, f_hat: np.ndarray, factor: np.ndarray | None = None,
-                      post_stratified: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+                      post_stratified: bool = False,
+                      alone: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Mixture weights ``W``, ratio :math:`r = p_i/q_i` and shift :math:`\\beta(x)` of :math:`f` for target ``i``.
 
     The shift is the plug-in precision over the region other sampled systems predict with the control
     variate, over all of :math:`X_i` for the self-normalized estimator (design factors ``factor`` given:
     its weights are :func:`~labelwise.ondemand.normalized.capped_weights`), over each stratum when it is
     post-stratified (the own stratum :math:`U_i` and the rest: each stratum's term divided by its
-    :math:`\\hat B` times its mass, which is 1 in expectation), 0 for the plain one.
-    ``None`` when :math:`q_i` misses part of the support of :math:`p_i`.
+    :math:`\\hat B` times its mass, which is 1 in expectation), 0 for the plain one. ``alone`` is
+    :math:`U_i` (:func:`_own_row`) when known. ``None`` when :math:`q_i` misses part of the support of
+    :math:`p_i`.
     """
     W = mixture_weights(P, n, scheme, gram)
     if factor is not None:
@@ -77,21 +78,30 @@ def _importance_terms(P: np.ndarray, n: np.ndarray, i: int, scheme: str, gram: n
         return None
     r = np.divide(P[i], q, out=np.zeros_like(q), where=q > 0)
     beta = np.zeros_like(q)
+    if factor is not None or control_variate:
+        alone = _own_row(P, n, i) if alone is None else alone
     if factor is not None:
-        alone = own_region(P, n)[i]
         regions = [P[i] * alone, P[i] * ~alone] if post_stratified else [P[i]]
     else:
-        regions = [P[i] * ~own_region(P, n)[i]] if control_variate else []
+        regions = [P[i] * ~alone] if control_variate else []
     for region in regions:
         if region.any():
             beta[region > 0] = float(region @ f_hat) / region.sum()
     return W, r, beta
 
 
+def _own_row(P: np.ndarray, n: np.ndarray, i: int) -> np.ndarray:
+    """Row ``i`` of :func:`~labelwise.ondemand.control_variate.own_region`: :math:`U_i`, the instances of
+    :math:`X_i` no other system with draws predicts."""
+    others = np.asarray(n) > 0
+    others[i] = False
+    return (P[i] > 0) & ~(P[others] > 0).any(axis=0)
+
+
 def predicted_joint_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.ndarray, support: np.ndarray,
                              wor: np.ndarray, scheme: str = "overlap", gram: np.ndarray | None = None,
                              control_variate: bool = False, normalized: bool = False,
-                             post_stratified: bool = False) -> float:
+                             post_stratified: bool = False, alone: np.ndarray | None = None) -> float:
     """Predicted variance of :math:`\\hat\\pi_i^{(j)}` for draw counts ``n``.
 
     Parameters
@@ -114,6 +124,8 @@ def predicted_joint_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.nda
     post_stratified : bool
         With ``normalized``: the estimate post-stratified on the own stratum, :math:`f` shifted by the
         plug-in precision of its stratum.
+    alone : ndarray of bool, shape (K,), optional
+        The own stratum :math:`U_i` if already known (else computed).
 
     Returns
     -------
@@ -121,13 +133,13 @@ def predicted_joint_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.nda
         ``inf`` when :math:`q_i` misses part of the support of :math:`p_i`.
     """
     return float(np.sum(stratum_variances(P, n, i, f_hat, support, wor, scheme, gram, control_variate, normalized,
-                                          post_stratified)))
+                                          post_stratified, alone)))
 
 
 def stratum_variances(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.ndarray, support: np.ndarray,
                       wor: np.ndarray, scheme: str = "overlap", gram: np.ndarray | None = None,
                       control_variate: bool = False, normalized: bool = False,
-                      post_stratified: bool = False) -> np.ndarray:
+                      post_stratified: bool = False, alone: np.ndarray | None = None) -> np.ndarray:
     """The terms :math:`c_j\\,\\sigma_j^2/n_j` of :func:`predicted_joint_variance`, one per sampled system ``j``.
 
     Same parameters. Shape ``(m,)``; all ``inf`` when :math:`q_i` misses part of the support of :math:`p_i`.
@@ -135,7 +147,7 @@ def stratum_variances(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.ndarray, s
     n = np.asarray(n, dtype=float)
     factor = design_factor(support, n, wor)
     terms = _importance_terms(P, n, i, scheme, gram, control_variate, f_hat, factor if normalized else None,
-                              post_stratified)
+                              post_stratified, alone)
     if terms is None:
         return np.full(n.size, math.inf)
     W, r, beta = terms
@@ -147,7 +159,8 @@ def stratum_variances(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.ndarray, s
 
 def exchangeable_variance(P: np.ndarray, n: np.ndarray, support: np.ndarray, wor: np.ndarray,
                           scheme: str = "overlap", gram: np.ndarray | None = None,
-                          normalized: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                          normalized: bool = False, targets: np.ndarray | slice = slice(None)
+                          ) -> tuple[np.ndarray, np.ndarray]:
     """Variance of every system's plain joint precision estimate as a function of its precision.
 
     :func:`predicted_joint_variance` with the same plug-in :math:`\\hat f \\equiv \\pi` on all of
@@ -177,10 +190,12 @@ def exchangeable_variance(P: np.ndarray, n: np.ndarray, support: np.ndarray, wor
         For the self-normalized estimator (:mod:`~labelwise.ondemand.normalized`, capped weights): its
         linearized variance :math:`\\sum_j c_j\\frac{w_{ij}^2}{n_j}\\mathrm{Var}_{p_j}(r_i(f - \\pi))` at
         exchangeable labels is :math:`\\alpha_i\\pi(1 - \\pi)`, so ``beta`` is returned equal to ``alpha``.
+    targets : index array or slice
+        The targets ``i`` to compute (default: all).
 
     Returns
     -------
-    alpha, beta : ndarray, shape (m,)
+    alpha, beta : ndarray, shape (m,) (or that of ``targets``)
         :math:`\\alpha_i \\ge \\beta_i \\ge 0` (Cauchy-Schwarz).
     """
     n = np.asarray(n, dtype=float)
@@ -188,8 +203,9 @@ def exchangeable_variance(P: np.ndarray, n: np.ndarray, support: np.ndarray, wor
     W = mixture_weights(P, n, scheme, gram)
     if normalized:
         W = capped_weights(W, n, design)
+    W = W[targets]
     Q = W @ P
-    R = np.divide(P, Q, out=np.zeros_like(P), where=Q > 0)  # r_i(x), one row per target
+    R = np.divide(P[targets], Q, out=np.zeros_like(Q), where=Q > 0)  # r_i(x), one row per target
     second, first = (R**2) @ P.T, R @ P.T  # [i, j]: sum_x p_j r_i^2 and sum_x p_j r_i
     factor = np.where(n > 0, design / np.maximum(n, 1.0), 0.0)
     alpha = (W**2 * second) @ factor
@@ -208,12 +224,14 @@ def predicted_interval_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.
     inputs are predicted under the plug-in :math:`\\hat f`: the estimate by :math:`\\sum_x p_i \\hat f`, the
     linearized variance by :func:`predicted_joint_variance`, the design effective size (Kish size over the
     fpc) by :math:`1/\\alpha_i` (:math:`n_i/c_i` for a system sampled alone), and the own stratum's statistics
-    by their distribution: the reported variance is averaged over the :math:`d_i \\sim \\mathrm{Binomial}(n_i,
-    u_i)` own draws landing in :math:`U_i` and the :math:`k_i \\sim \\mathrm{Binomial}(d_i, \\pi_U)` of them
+    by their distribution: the reported variance is averaged over the :math:`d_i` own draws landing in
+    :math:`U_i` (hypergeometric for uniform draws without replacement, else
+    :math:`\\mathrm{Binomial}(n_i, u_i)`) and the :math:`k_i \\sim \\mathrm{Binomial}(d_i, \\pi_U)` of them
     correct, :math:`\\pi_U` the plug-in precision of :math:`U_i` (with a few draws there, its floor and plug-in
-    variance are far from their values at :math:`d_i = n_i u_i`; uniform draws without replacement make
-    :math:`d_i` hypergeometric, a little less spread). The same functions then give the half-width
-    :math:`h`, and :func:`plan_verifications` bisects on the interval that is reported.
+    variance are far from their values at :math:`d_i = n_i u_i`); post-stratified, the own stratum's term of
+    the linearized variance is then its plug-in at that outcome (:func:`~labelwise.ondemand.floors.own_share_variance`)
+    beside the rest's predicted term. The same functions then give the half-width :math:`h`, and
+    :func:`plan_verifications` bisects on the interval that is reported.
 
     Parameters
     ----------
@@ -233,32 +251,71 @@ def predicted_interval_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.
     """
     n = np.asarray(n, dtype=float)
     post_stratified = normalized and post_stratified
-    var = predicted_joint_variance(P, n, i, f_hat, support, wor, scheme, gram, False, normalized, post_stratified)
+    alone = _own_row(P, n, i)
+    var = predicted_joint_variance(P, n, i, f_hat, support, wor, scheme, gram, False, normalized, post_stratified,
+                                   alone)
     if not math.isfinite(var):
         return math.inf
-    region = P[i] * own_region(P, n)[i]
+    region = P[i] * alone
     u = min(float(region.sum()), 1.0)  # a sum of probabilities may pass 1 by rounding
-    d, correct, prob = _own_draw_outcomes(n[i], u, float(region @ f_hat) / u if u > 0 else 0.0)
+    size = float(alone.sum()) if wor[i] else math.inf
+    precision = min(float(region @ f_hat) / u, 1.0) if u > 0 else 0.0
+    d, correct, prob = _own_draw_outcomes(int(n[i]), u, precision, int(support[i]) if wor[i] else None,
+                                          int(size) if wor[i] else None)
     share = np.divide(correct, d, out=np.zeros(d.size), where=d > 0)
-    var = np.atleast_1d(prob @ reported_variance(np.full(d.size, var), np.full(d.size, u), d, share,
+    var = np.full(d.size, var)
+    if post_stratified and n[i] > 0:
+        # the own stratum's term of ``var`` (only system i's draws reach it, w_ii r = 1 there) is replaced by
+        # its plug-in at each outcome, the form the estimate's variance holds it in at its draws
+        f_own = f_hat[alone]
+        spread = P[i, alone] @ (f_own * (1 - f_own) + (f_own - precision) ** 2)  # E_p[(f - pi_U)^2] on U
+        own = design_factor(support, n, wor)[i] / n[i] * spread
+        var = np.maximum(var - own, 0.0) + own_share_variance(u, d, share, size)
+    var = np.atleast_1d(prob @ reported_variance(var, np.full(d.size, u), d, share, np.full(d.size, size),
                                                  post_stratified, level))
-    alpha, beta = (a[i:i + 1] for a in exchangeable_variance(P, n, support, wor, scheme, gram, normalized))
+    alpha, beta = exchangeable_variance(P, n, support, wor, scheme, gram, normalized, targets=np.array([i]))
     ess = np.divide(1.0, alpha, out=np.full(1, np.inf), where=alpha > 0)
     lower, upper = score_interval(np.array([P[i] @ f_hat]), var, alpha, beta, level, ess)
     return float(((upper[0] - lower[0]) / (2 * _z(level))) ** 2)
 
 
-def _own_draw_outcomes(n: float, u: float, precision: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Outcomes ``(d, k)`` of ``n`` draws of which :math:`d \\sim \\mathrm{Binomial}(n, u)` land in the own
-    stratum and :math:`k \\sim \\mathrm{Binomial}(d, \\pi_U)` of those are correct, with their probabilities
-    (outcomes beyond :math:`10^{-7}` in either tail left out, the rest renormalized)."""
-    tail = 1e-7
-    d = np.arange(binom.ppf(tail, n, u), binom.isf(tail, n, u) + 1)
-    k = np.arange(d[-1] + 1)
-    prob = binom.pmf(d, n, u)[:, None] * binom.pmf(k[None, :], d[:, None], precision)
+def _own_draw_outcomes(n: int, u: float, precision: float, support: int | None = None,
+                       size: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Outcomes ``(d, k)`` of ``n`` draws of which ``d`` land in the own stratum and
+    :math:`k \\sim \\mathrm{Binomial}(d, \\pi_U)` of those are correct, with their probabilities.
+
+    ``d`` is :math:`\\mathrm{Binomial}(n, u)`, or hypergeometric (``size`` of the ``support`` instances in the
+    stratum) for uniform draws without replacement. Outcomes below :math:`10^{-9}` of the most likely one
+    are left out (the rest renormalized): ``d`` is enumerated where its own pmf passes that, and ``k`` over
+    the union of the same cut of its binomials at the extreme ``d``, a few dozen values where ``n`` is in
+    the hundreds rather than all of :math:`0..d`.
+    """
+    tail = 1e-9
+    d = np.arange(n + 1.0)
+    log_d = _log_choose(n, d) + xlogy(d, u) + xlog1py(n - d, -u) if size is None else \
+        _log_choose(size, d) + _log_choose(support - size, n - d) - _log_choose(support, n)
+    likely = log_d >= log_d.max() + math.log(tail)
+    d, log_d = d[likely], log_d[likely]
+    ends = [_log_binomial(np.arange(e + 1.0), e, precision) for e in d[[0, -1]]]
+    low, high = (np.flatnonzero(e >= e.max() + math.log(tail)) for e in ends)
+    k = np.arange(float(low[0]), float(high[-1]) + 1.0)
+    prob = np.exp(_log_binomial(k[None, :], d[:, None], precision) + log_d[:, None])
     d, k = np.broadcast_arrays(d[:, None], k[None, :])
     keep = prob > tail * prob.max()
     return d[keep], k[keep], prob[keep] / prob[keep].sum()
+
+
+def _log_choose(a: float | np.ndarray, b: np.ndarray) -> np.ndarray:
+    """:math:`\\log\\binom{a}{b}`, :math:`-\\infty` outside :math:`0 \\le b \\le a`."""
+    a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    inside = (b >= 0) & (b <= a)
+    a, c = np.where(inside, a, 0.0), np.where(inside, b, 0.0)
+    return np.where(inside, gammaln(a + 1) - gammaln(c + 1) - gammaln(a - c + 1), -np.inf)
+
+
+def _log_binomial(k: np.ndarray, d: np.ndarray | float, p: float) -> np.ndarray:
+    """Log pmf of :math:`\\mathrm{Binomial}(d, p)` at ``k`` (:math:`-\\infty` where :math:`k > d`)."""
+    return _log_choose(d, k) + xlogy(k, p) + xlog1py(d - k, -p)
 
 
 def predicted_composite_variance(P: np.ndarray, n: np.ndarray, i: int, f_hat: np.ndarray, support: np.ndarray,

@@ -7,18 +7,17 @@ launched (and more when recall needs them); on arrival of system ``m`` the
 number of new draws :math:`n_m` is found by bisection on the predicted
 variance given the data so far, :math:`\\hat X_m` is drawn and verified, and
 all estimates are updated. :class:`Process` holds this per-run state;
-the configuration (:class:`OnDemandConfig`) and the fixed inputs
-(:class:`Problem`) are kept apart from it.
+the configuration and the fixed inputs are kept apart from it
+(:mod:`~labelwise.ondemand.config`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from .composite import composite_precision
-from .costs import CostLedger, Prices
+from .config import OnDemandConfig, Problem
+from .costs import CostLedger
 from .estimators import (
     Estimate,
     design_factor,
@@ -47,93 +46,11 @@ from .planning import (
     predicted_joint_variance,
     predicted_simple_variance,
 )
+from .plug_in import stratified_plug_in
 from .recall import combined_recall, pooled_recall_floor
-from .universe import Universe, is_uniform
+from .universe import is_uniform
 
-__all__ = ["OnDemandConfig", "Problem", "Process"]
-
-
-@dataclass(frozen=True)
-class OnDemandConfig:
-    """Configuration of on-demand evaluation (no per-run state).
-
-    Parameters
-    ----------
-    half_width : float
-        Target half-width of the intervals for precision and recall.
-    level : float
-        Interval level.
-    scheme : {'overlap', 'size', 'uniform'}
-        Mixture weights of the joint estimator.
-    control_variate : bool
-        The unnormalized joint precision with the control variate of known
-        expectation (jackknife variance, Wilson interval); not the default:
-        its intervals under-covered one system of the benchmark.
-    normalized : bool
-        Self-normalized joint precision with capped mixture weights
-        (:mod:`~labelwise.ondemand.normalized`; the default): its variance is never above that of
-        the system's own draws alone. False: the paper's unnormalized Eq. 2. Ignored with
-        ``control_variate`` or ``composite``, which adjust the unnormalized estimator.
-    composite : bool
-        Combine the joint precision with the simple estimate from the system's
-        own draws at their minimum-variance weight
-        (:mod:`~labelwise.ondemand.composite`): a lower MSE than the simple
-        estimator at equal cost on every benchmark system, but not the default:
-        its intervals under-covered the two high-precision systems (the plug-in
-        weight leans on the simple estimate when its few draws are all correct).
-    prices : Prices
-        Price of a verification and of an annotated document.
-    prior : float
-        Plug-in probability of being correct for unverified instances when
-        planning, before any label of the new system is known (1/2 is the worst case).
-    prior_strength : float
-        Pseudo-count of the prior against the labels already known on the new system.
-    pilot : int
-        Verifications drawn from a new system before planning when fewer of its
-        instances are labeled (0: plan from the prior, as in the paper).
-    initial_documents : int
-        Documents annotated at launch.
-    post_stratified : bool
-        The self-normalized joint precision post-stratified on the system's own stratum (the instances no
-        other sampled system predicts, of known mass; :mod:`~labelwise.ondemand.normalized`; the default):
-        the share of the own draws landing there no longer moves the estimate. False: one ratio over all
-        of the system's output.
-    combined_recall : bool
-        Recall as pool recall x pooled recall combined with the annotated documents' direct ratio at the
-        minimum-variance weight (:mod:`~labelwise.ondemand.recall`; the default). False: the paper's
-        product alone.
-    """
-
-    half_width: float = 0.05
-    level: float = 0.95
-    scheme: str = "overlap"
-    control_variate: bool = False
-    normalized: bool = True
-    composite: bool = False
-    prices: Prices = field(default_factory=Prices)
-    prior: float = 0.5
-    prior_strength: float = 2.0
-    pilot: int = 0
-    initial_documents: int = 10
-    post_stratified: bool = True
-    combined_recall: bool = True
-
-
-@dataclass(frozen=True)
-class Problem:
-    """Fixed inputs: universe, systems (in submission order) and, for simulation, the truth."""
-
-    universe: Universe
-    P: np.ndarray
-    truth: np.ndarray
-    names: tuple[str, ...]
-
-    @property
-    def m(self) -> int:
-        return self.P.shape[0]
-
-    def members(self, i: int) -> np.ndarray:
-        return np.flatnonzero(self.P[i] > 0)
+__all__ = ["Process"]
 
 
 class Process:
@@ -234,7 +151,7 @@ class Process:
             else:
                 prec = joint_precision(P, idx, grp, f, n, fpc, self.cfg.scheme, self.gram[:s, :s],
                                        self.cfg.control_variate)
-            var_prec = reported_variance(prec.var, *own_share(P, idx, grp, f, n),
+            var_prec = reported_variance(prec.var, *own_share(P, idx, grp, f, n, self.wor[:s]),
                                          self.normalized and self.cfg.post_stratified, self.cfg.level)
             if self.cfg.composite:
                 prec = composite_precision(prec, var_prec, grp, f, n, fpc)
@@ -288,14 +205,8 @@ class Process:
 
     # ---- planning -----------------------------------------------------------------------------
     def _f_hat(self, i: int) -> np.ndarray:
-        """Plug-in correctness: known labels, else the prior shrunk toward what is known in the same stratum.
-
-        ``X_i`` is stratified by which earlier sampled systems also predict an instance. Labels reused from
-        earlier systems fall where those systems reach, so they say little about instances of another kind
-        (a near-copy's swapped outputs, which other systems predict rarely or not at all); each stratum's
-        unverified instances get :math:`(\\text{correct} + k\\,\\text{prior})/(\\text{verified} + k)` from its own
-        labels only.
-        """
+        """Plug-in correctness for planning system ``i``: known labels, else
+        :func:`~labelwise.ondemand.plug_in.stratified_plug_in` on ``X_i`` (the prior off it)."""
         members = self.pb.members(i)
         lab = self.known[members]
         if not self.joint:  # the simple estimator knows only its own draws of X_i
@@ -303,17 +214,9 @@ class Process:
             for ix, g in zip(self.idx, self.grp, strict=True):
                 own[ix[g == i]] = True
             lab = np.where(own[members], lab, -1)
-        seen = lab >= 0
-        predicted_by = self.pb.P[:i][self.n[:i] > 0][:, members].T > 0  # (|X_i|, earlier sampled systems)
-        stratum = np.unique(predicted_by, axis=0, return_inverse=True)[1].ravel() if predicted_by.size else \
-            np.zeros(members.size, dtype=np.int64)
-        k = self.cfg.prior_strength
-        correct = np.bincount(stratum[seen], weights=lab[seen], minlength=stratum.max() + 1)
-        verified = np.bincount(stratum[seen], minlength=stratum.max() + 1)
-        guess = (correct + k * self.cfg.prior) / (verified + k)
+        covered_by = self.pb.P[:i][self.n[:i] > 0][:, members].T > 0  # (|X_i|, earlier sampled systems)
         f_hat = np.full(self.known.size, self.cfg.prior)
-        f_hat[members] = guess[stratum]
-        f_hat[members[seen]] = lab[seen]
+        f_hat[members] = stratified_plug_in(lab, covered_by, self.cfg.prior, self.cfg.prior_strength)
         if self.joint:
             f_hat[self.known >= 0] = self.known[self.known >= 0]
         return f_hat
@@ -369,14 +272,18 @@ class Process:
                               self.cfg.level)
 
     # ---- one arrival --------------------------------------------------------------------------
-    def arrive(self) -> None:
-        """Submit the next system: plan and buy its verifications, then documents for recall."""
+    def arrive(self, draws: int | None = None) -> None:
+        """Submit the next system: plan and buy its verifications, then documents for recall.
+
+        ``draws`` replaces the plan of this system's draws (or ``fixed_labels``) by that many.
+        """
         s = self.arrived
         labels0, docs0 = self.ledger.labels, self.ledger.documents
         if s == 0:
             self._annotate(self.cfg.initial_documents)
-        if self.fixed_labels is not None:
-            self._draw(s, int(min(self.fixed_labels[s], self.support[s] if self.wor[s] else np.inf)))
+        if draws is not None or self.fixed_labels is not None:
+            draws = self.fixed_labels[s] if draws is None else draws
+            self._draw(s, int(min(draws, self.support[s] if self.wor[s] else np.inf)))
         elif self.label_budget is not None:
             self._draw(s, self._draws_buying(s, int(self.label_budget[s])))
         else:

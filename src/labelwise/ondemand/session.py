@@ -30,7 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from ..store.sqlite import StoreError, file_transaction, open_file, operational_error
-from .process import OnDemandConfig, Problem, Process
+from .config import OnDemandConfig, Problem
+from .process import Process
 from .simulate import final_estimates
 from .store import (
     SessionState,

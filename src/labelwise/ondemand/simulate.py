@@ -18,9 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .config import OnDemandConfig, Problem
 from .estimators import f1_delta
 from .intervals import floored_normal_interval
-from .process import OnDemandConfig, Problem, Process
+from .process import Process
 from .universe import Universe, stack_systems, system_distribution
 
 __all__ = ["Runs", "build_problem", "final_estimates", "run_repeats", "simulate", "summarize", "true_scores"]

@@ -18,8 +18,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..store.sqlite import statements
+from .config import OnDemandConfig
 from .costs import Prices
-from .process import OnDemandConfig
 
 __all__ = ["SCHEMA", "SessionState", "config_from_json", "config_to_json", "create_schema", "load_state",
            "request_documents", "set_rounds"]
