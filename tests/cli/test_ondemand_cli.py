@@ -128,6 +128,9 @@ def test_workflow_errors_name_the_file(tmp_path):
     bad.write_text("instance_id,label\nnot-drawn,1\n")
     out = run.invoke(app, ["ondemand", "label", str(ev), str(bad)])
     assert out.exit_code == 1 and out.output.count("\n") == 1 and str(bad) in out.output and "not-drawn" in out.output
+    assert "`labelwise ondemand next` lists" in out.output  # the command to run, not the Python method
+    missing = run.invoke(app, ["ondemand", "submit", str(ev), "other", str(tmp_path / "nope.csv")])
+    assert missing.exit_code == 1 and f"predictions file '{tmp_path / 'nope.csv'}' does not exist" in missing.output
     bad.write_text("instance_id,label\nx,2\n")
     out = run.invoke(app, ["ondemand", "label", str(ev), str(bad)])
     assert out.exit_code == 1 and "column label: '2' is not 0 or 1" in out.output

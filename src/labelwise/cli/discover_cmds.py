@@ -56,11 +56,11 @@ def _about(path: Path):
         raise UserError(f"{path}: {exc}") from None
 
 
-def _table(path: Path, columns: list[str]):
-    """A CSV/TSV/Parquet file with ``columns`` (names stripped), ids as text."""
+def _table(path: Path, kind: str, columns: list[str]):
+    """A CSV/TSV/Parquet file with ``columns`` (names stripped), ids as text; the errors call it ``kind``."""
     from ..pool.table import read_table
 
-    frame = read_table(path, id_col="item_id")
+    frame = read_table(path, id_col="item_id", kind=kind)
     frame.columns = [str(c).strip() for c in frame.columns]
     missing = [c for c in columns if c not in frame.columns]
     if missing:
@@ -103,7 +103,7 @@ def init_cmd(
         _check_budget(budget)
         names = _attributes(attributes)
         model = _costs(costs)
-        frame = _table(hierarchy, ["item_id", *names])
+        frame = _table(hierarchy, "hierarchy file", ["item_id", *names])
         with _about(hierarchy):
             DiscoverySession.create(session, frame, names, budget, model, seed)
         typer.echo(f"created {session}: {len(frame)} items over {', '.join(names)}, budget {budget:g}; next "
@@ -156,7 +156,7 @@ def answer_cmd(
     with user_errors():
         from ..discover import DiscoverySession
 
-        ids = _table(answers, ["item_id"])["item_id"]
+        ids = _table(answers, "answers file", ["item_id"])["item_id"]
         if ids.isna().any():
             raise UserError(f"{answers}, line {int(ids.index[ids.isna().to_numpy()][0])}: item_id is empty; fill "
                             "it or drop the line")
@@ -252,7 +252,7 @@ def simulate_cmd(
         _check_budget(budget)
         names = _attributes(attributes)
         model = _costs(costs)
-        frame = _table(population, ["item_id", *names, "positive"])
+        frame = _table(population, "population file", ["item_id", *names, "positive"])
         with _about(population):
             positive = _flags(frame["positive"])
             popularity = (frame["popularity"].to_numpy(dtype=float) if "popularity" in frame.columns

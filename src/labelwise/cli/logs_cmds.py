@@ -53,9 +53,9 @@ def _read_log(path: Path) -> pd.DataFrame:
     from ..pool.table import read_table
 
     try:
-        frame = read_table(path)
+        frame = read_table(path, kind="logs file")
     except PoolError as exc:
-        raise UserError(str(exc).replace("pool file", "logs file", 1)) from None
+        raise UserError(str(exc)) from None
     frame.columns = [str(c).strip().lower() for c in frame.columns]
     return frame
 

@@ -29,16 +29,17 @@ ondemand = typer.Typer(name="ondemand", no_args_is_help=True,
                             "F1 with label reuse across systems).")
 
 
-def _columns(path: Path, wanted: tuple[str, ...], optional: tuple[str, ...] = (),
+def _columns(path: Path, kind: str, wanted: tuple[str, ...], optional: tuple[str, ...] = (),
              task: str | None = None, may_be_empty: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
-    """The ``wanted`` (and present ``optional``) columns of a CSV/TSV/Parquet file, ids as text.
+    """The ``wanted`` (and present ``optional``) columns of a CSV/TSV/Parquet file (the errors call it ``kind``),
+    ids as text.
 
     With ``task``, a file with a ``task`` column (as ``next`` writes) keeps only that task's rows.
     An empty cell is an error outside the columns ``may_be_empty``.
     """
     from ..pool.table import read_table
 
-    frame = read_table(path, id_col="instance_id")
+    frame = read_table(path, id_col="instance_id", kind=kind)
     frame.columns = [str(c).strip().lower() for c in frame.columns]
     if task is not None and "task" in frame.columns:
         frame = frame[frame["task"].astype(str).str.strip() == task]
@@ -123,7 +124,7 @@ def init_cmd(
         from ..ondemand import OnDemandSession
 
         config = _config(half_width, level, verification_price, document_price)
-        docs = _columns(documents, ("doc_id",))["doc_id"]
+        docs = _columns(documents, "documents file", ("doc_id",))["doc_id"]
         with _in_file(documents):
             OnDemandSession.create(evaluation, docs, config, seed=seed)
         typer.echo(f"created {evaluation}: {len(docs)} documents; next `labelwise ondemand submit {evaluation} "
@@ -140,7 +141,7 @@ def submit_cmd(
 ) -> None:
     """Add a system: plan how many new verifications it needs (bisection on the variance) and draw them."""
     with user_errors():
-        cols = _columns(predictions, ("instance_id", "doc_id"), ("score",))
+        cols = _columns(predictions, "predictions file", ("instance_id", "doc_id"), ("score",))
         session = _open(evaluation)
         with _in_file(predictions):
             done = session.submit(name, cols["instance_id"], cols["doc_id"], cols.get("score"), half_width)
@@ -187,7 +188,7 @@ def label_cmd(
 ) -> None:
     """Store verification answers."""
     with user_errors():
-        cols = _columns(labels, ("instance_id", "label"), task="verify")
+        cols = _columns(labels, "labels file", ("instance_id", "label"), task="verify")
         with _in_file(labels):
             done = _open(evaluation).add_labels(cols["instance_id"], _binary(cols["label"], "label"))
         typer.echo(f"stored {done['stored']} answers; {done['pending_verifications']} instances and "
@@ -204,7 +205,7 @@ def annotate_cmd(
     with user_errors():
         import pandas as pd
 
-        cols = _columns(found, ("doc_id",), ("instance_id",), may_be_empty=("instance_id",))
+        cols = _columns(found, "found file", ("doc_id",), ("instance_id",), may_be_empty=("instance_id",))
         ids = cols.get("instance_id", np.full(cols["doc_id"].size, np.nan, dtype=object))
         session = _open(evaluation)
         frame = pd.DataFrame({"doc_id": cols["doc_id"], "instance_id": ids})
@@ -314,7 +315,7 @@ def simulate_cmd(
                          normalized, combined_recall)
         if repeats < 1:
             raise UserError(f"--repeats: give at least 1, got {repeats}")
-        table = _columns(truth, ("instance_id", "doc_id", "correct"))
+        table = _columns(truth, "truth file", ("instance_id", "doc_id", "correct"))
         with _in_file(truth):
             correct = _binary(table["correct"], "correct")
         known = table["instance_id"].astype(str)
@@ -323,7 +324,7 @@ def simulate_cmd(
             name, file = _system(spec)
             if any(name == s for s, _ in systems):
                 raise UserError(f"--system: name {name!r} is given twice; give each system its own name")
-            cols = _columns(file, ("instance_id", "doc_id"), ("score",))
+            cols = _columns(file, "predictions file", ("instance_id", "doc_id"), ("score",))
             ids = cols["instance_id"].astype(str)
             unknown = ~np.isin(ids, known)
             if unknown.any():

@@ -236,7 +236,7 @@ class OnDemandSession:
         if (doc < 0).any():
             j = int(np.argmax(doc < 0))
             raise ValueError(f"document {docs[j]!r} of instance {ids[j]!r} is not in the corpus; "
-                             "use one of the documents given to OnDemandSession.create")
+                             "use one of the corpus's documents (the documents file of `labelwise ondemand init`)")
         codes = _codes(state.instance_ids, ids)
         old = codes >= 0
         wrong = np.zeros(old.size, dtype=bool)
@@ -290,7 +290,7 @@ class OnDemandSession:
             waiting = np.isin(codes, state.pending_instances()) & (codes >= 0)
             if not waiting.all():
                 raise ValueError(f"instance {ids[int(np.argmax(~waiting))]!r} is not waiting for verification; answer "
-                                 "only the instances listed by pending()")
+                                 "only the instances `labelwise ondemand next` lists (pending() in Python)")
             conn.executemany("UPDATE od_instances SET label = ? WHERE code = ?", zip(y.tolist(), codes.tolist()))
             state.label[codes] = y
             self._plan_more_documents(conn, state)
@@ -308,7 +308,7 @@ class OnDemandSession:
             waiting = {state.doc_ids[c]: int(c) for c in state.doc_wait}
             if d not in waiting:
                 raise ValueError(f"document {d!r} is not waiting for annotation; annotate only the documents "
-                                 "listed by pending()")
+                                 "`labelwise ondemand next` lists (pending() in Python)")
             codes = self._add_instances(conn, state, ids, [d] * len(ids))
             conn.executemany("UPDATE od_instances SET found = 1 WHERE code = ?", [(int(c),) for c in codes])
             state.found[codes] = 1

@@ -36,8 +36,8 @@ def file_suffixes(path: Path) -> str:
     return "".join(path.suffixes).lower()
 
 
-def read_table(path: Path, id_col: str | None = None) -> pd.DataFrame:
-    """The table of a pool file: Parquet, or delimited UTF-8 text (optionally gzipped).
+def read_table(path: Path, id_col: str | None = None, kind: str = "pool file") -> pd.DataFrame:
+    """The table of a pool file (or another input table): Parquet, or delimited UTF-8 text (optionally gzipped).
 
     Parameters
     ----------
@@ -45,6 +45,8 @@ def read_table(path: Path, id_col: str | None = None) -> pd.DataFrame:
     id_col : str, optional
         The id column, read from text as text (``00123`` stays ``00123``);
         matched regardless of case and surrounding spaces, as every column.
+    kind : str
+        What the file is, as the errors name it (``"labels file"``, ``"predictions file"``, ...).
 
     Returns
     -------
@@ -62,7 +64,7 @@ def read_table(path: Path, id_col: str | None = None) -> pd.DataFrame:
     """
     name = repr(str(path))
     if not path.is_file():
-        raise PoolError(f"pool file {name} does not exist; check the path")
+        raise PoolError(f"{kind} {name} does not exist; check the path")
     with path.open("rb") as fh:
         magic = fh.read(4)
     suffixes = file_suffixes(path)
@@ -72,27 +74,27 @@ def read_table(path: Path, id_col: str | None = None) -> pd.DataFrame:
         df.attrs["source"] = (str(path), "row")
         return df
     if ".parquet" in suffixes or ".pq" in suffixes:
-        raise PoolError(f"pool file {name} is named Parquet but is not a Parquet file (it does not start with "
+        raise PoolError(f"{kind} {name} is named Parquet but is not a Parquet file (it does not start with "
                         "PAR1); write it with pandas' to_parquet, or name a text file .csv")
     if magic.startswith(_ZIP):
-        raise PoolError(f"pool file {name} is a ZIP archive (an Excel workbook?); export the sheet as CSV "
+        raise PoolError(f"{kind} {name} is a ZIP archive (an Excel workbook?); export the sheet as CSV "
                         "(UTF-8) or Parquet")
     if not any(s in suffixes for s in (".csv", ".tsv", ".txt")) and not magic.startswith(_GZIP):
-        raise PoolError(f"pool file {name}: unknown format; use .csv, .csv.gz, .tsv or .parquet")
+        raise PoolError(f"{kind} {name}: unknown format; use .csv, .csv.gz, .tsv or .parquet")
     compression = "gzip" if magic.startswith(_GZIP) else None
     opener = gzip.open if compression else open
     with opener(path, "rb") as fh:
         header = fh.readline()
     if not header.strip():
-        raise PoolError(f"pool file {name}: the first line is empty; line 1 must hold the column names")
+        raise PoolError(f"{kind} {name}: the first line is empty; line 1 must hold the column names")
     sep = _delimiter(header, "\t" if ".tsv" in suffixes else ",")
     try:
         df = pd.read_csv(path, sep=sep, compression=compression, encoding="utf-8-sig", skip_blank_lines=False,
                          dtype=_text_columns(header, sep, id_col))
     except UnicodeDecodeError:
-        raise _not_utf8(path, opener, sep) from None
+        raise _not_utf8(path, opener, sep, kind) from None
     except pd.errors.ParserError as exc:
-        raise PoolError(f"pool file {name}: {str(exc).strip()}; every line needs as many {_sep_name(sep)}-separated fields "
+        raise PoolError(f"{kind} {name}: {str(exc).strip()}; every line needs as many {_sep_name(sep)}-separated fields "
                         "as the header (quote values that contain the delimiter)") from None
     df.index = pd.RangeIndex(2, len(df) + 2)
     blank = df.isna().all(axis=1).to_numpy()
@@ -122,7 +124,7 @@ def _sep_name(sep: str) -> str:
     return {"\t": "tab", ",": "comma", ";": "semicolon", "|": "pipe"}[sep]
 
 
-def _not_utf8(path: Path, opener, sep: str) -> PoolError:
+def _not_utf8(path: Path, opener, sep: str, kind: str) -> PoolError:
     """The error naming the line and column of the first byte of ``path`` that is not UTF-8."""
     with opener(path, "rb") as fh:
         data = fh.read()
@@ -137,6 +139,6 @@ def _not_utf8(path: Path, opener, sep: str) -> PoolError:
     column = repr(columns[field].strip()) if field < len(columns) else f"#{field + 1}"
     line = data.count(b"\n", 0, start) + 1
     return PoolError(
-        f"pool file {str(path)!r}, line {line}, column {column}: byte "
+        f"{kind} {str(path)!r}, line {line}, column {column}: byte "
         f"0x{data[start]:02x} is not UTF-8 text; save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)"
     )
