@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -81,11 +82,14 @@ def start_evaluation(tmp_path, *options: str):
     return corpus, systems, ev
 
 
-def test_the_workflow_end_to_end_gives_the_librarys_report(tmp_path):
-    """init, submit two systems, next / label / annotate until nothing waits, report: as the library says."""
+@pytest.mark.parametrize("half_width", ["0.1", "0.05"])
+def test_the_workflow_end_to_end_gives_the_librarys_report(tmp_path, half_width):
+    """init, submit two systems, next / label / annotate until nothing waits, report: as the library says.  At
+    the narrower half-width recall asks for more documents once the first ones are in, and says so."""
     from labelwise.ondemand import OnDemandSession
 
-    corpus, systems, ev = start_evaluation(tmp_path, "--half-width", "0.1")
+    corpus, systems, ev = start_evaluation(tmp_path, "--half-width", half_width)
+    requested = []
     run = CliRunner()
     correct = dict(zip(corpus["instance_id"], corpus["correct"].astype(int)))
     found_in = pd.DataFrame({"doc_id": corpus["doc_id"], "instance_id": corpus["instance_id"]})[corpus["correct"]]
@@ -106,10 +110,16 @@ def test_the_workflow_end_to_end_gives_the_librarys_report(tmp_path):
             wanted = tasks.loc[tasks["task"] == "annotate", "doc_id"].astype(int)
             if len(wanted):
                 rows = found_in[found_in["doc_id"].isin(wanted)]
-                empty = pd.DataFrame({"doc_id": sorted(set(wanted) - set(rows["doc_id"])), "instance_id": ""})
+                empty = pd.DataFrame({"doc_id": pd.Series(sorted(set(wanted) - set(rows["doc_id"])), dtype=int),
+                                      "instance_id": ""})
                 pd.concat([rows, empty]).to_csv(tmp_path / "found.csv", index=False)
                 out = run.invoke(app, ["ondemand", "annotate", str(ev), str(tmp_path / "found.csv")])
                 assert out.exit_code == 0, out.output
+                # every waiting document was annotated: those waiting now were requested by this answer, and say why
+                waiting = int(re.search(r"(\d+) documents wait", out.output).group(1))
+                assert (f"({waiting} more requested: recall's interval" in out.output) == (waiting > 0), out.output
+                requested.append(waiting)
+    assert any(requested) == (half_width == "0.05")
     printed = json.loads(run.invoke(app, ["ondemand", "report", str(ev), "--json"]).stdout)
     assert printed == json.loads(json.dumps(OnDemandSession.open(ev).report()))
     assert [s["status"] for s in printed["systems"]] == ["estimated", "estimated"]

@@ -211,11 +211,16 @@ def annotate_cmd(
         frame = pd.DataFrame({"doc_id": cols["doc_id"], "instance_id": ids})
         if frame.empty:
             raise UserError(f"{found}: no rows; give doc_id,instance_id for each annotated document")
+        waiting = len(session.pending()["documents"])
         with _in_file(found):
             for doc, rows in frame.groupby("doc_id", sort=False):  # one call per document
                 done = session.add_found(doc, rows["instance_id"].dropna().astype(str).to_numpy())
-        typer.echo(f"stored {frame['doc_id'].nunique()} documents; {done['pending_verifications']} instances and "
-                   f"{done['pending_documents']} documents wait")
+        stored = frame["doc_id"].nunique()
+        more = done["pending_documents"] - (waiting - stored)  # requested once the last of these was in
+        why = (f" ({more} more requested: recall's interval, planned from the documents annotated so far, needs "
+               "them to reach the half-width)") if more > 0 else ""
+        typer.echo(f"stored {stored} documents; {done['pending_verifications']} instances and "
+                   f"{done['pending_documents']} documents wait{why}")
 
 
 @ondemand.command("report")
