@@ -123,8 +123,8 @@ def share_bin_of(rows: np.ndarray) -> np.ndarray:
 
 
 def calibration_table(data: dict) -> str:
-    rows = ["| population | policy | budget spent | query | queries | predicted new | realized new (s.e.) | "
-            "true expected new |", "|" + "---|" * 8]
+    rows = [("| population | policy | budget spent | query | queries | predicted new | realized new (s.e.) | "
+             "true expected new |"), "|" + "---|" * 8]
     for p in data["populations"]:
         for c in p["cells"]:
             rows.append(f"| {label(p)} | {c['policy']} | {c['share']} | {c['kind']} | {c['queries']} | "
