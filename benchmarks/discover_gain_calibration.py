@@ -3,7 +3,10 @@
 Each query's predicted gain ``r(q)`` (the policy's estimate when it chose the query) is set against the
 new positives its answers brought, averaged over the queries of ``--repeats`` runs, by the share of the
 budget spent when it was asked (below 30%, 30-70%, from 70%) and by the kind of query: at the root
-without exclude list, at the root with one, at an inner node, at a leaf (every attribute fixed).
+without exclude list, at the root with one, at an inner node or at a leaf (every attribute fixed), each of the
+last two split by the exclude list (none; part of the positives found at the node; all of them, where every
+answer is new and the gain is the node's unfound count up to ``k``).  Beside the realized mean, the true expected
+new positives of the queries asked (the popularities known, as for the one-step ratio below).
 Populations as in ``discover_benchmark.py`` (same generator and seed).
 
 How good is each choice for one step?  With the popularities known, the true expected new positives of
@@ -40,7 +43,8 @@ from labelwise.discover.crowd import SimulatedCrowd, best_query
 OUT = Path(__file__).resolve().parent / "out"
 SHARES = (0.3, 0.7)  # budget-share bin edges
 SHARE_NAMES = ("<30%", "30-70%", ">=70%")
-KINDS = ("root, no exclude", "root, exclude", "inner", "leaf")
+EXCLUDES = ("no exclude", "part excluded", "all excluded")
+KINDS = ("root, no exclude", "root, exclude", *(f"{where}, {e}" for where in ("inner", "leaf") for e in EXCLUDES))
 POLICIES = ("crux", "greedy", "greedy, true counts", "oracle")
 DEFAULT_POPULATIONS = "small/skewed/zipf0,small/skewed/zipf1.5"
 COMMAND = ("PYTHONPATH=src nice -n 10 python benchmarks/discover_gain_calibration.py --repeats {repeats} "
@@ -49,7 +53,8 @@ COMMAND = ("PYTHONPATH=src nice -n 10 python benchmarks/discover_gain_calibratio
 
 def calibration_run(policy: QueryPolicy, crowd: SimulatedCrowd, budget: float, seed: int, mode: str = ""
                     ) -> tuple[np.ndarray, int]:
-    """One run until the budget is spent: per query ``(budget share, kind, predicted, realized, one-step ratio)``,
+    """One run until the budget is spent: per query ``(budget share, kind, predicted, realized, one-step ratio, true
+    expected new)``,
     and the distinct positives found at the end.  ``mode``: ``oracle`` chooses the best true configuration every
     time; ``counts`` gives the policy the true gain of the configurations whose exclude list holds every
     positive found at their node."""
@@ -69,10 +74,13 @@ def calibration_run(policy: QueryPolicy, crowd: SimulatedCrowd, budget: float, s
             break
         share = policy.spent / budget
         predicted = float(policy.gain[query.node, query.config])
-        kind = (0 if query.exclude.size == 0 else 1) if query.node == 0 else (3 if depth[query.node] == leaf else 2)
+        excluded = 0 if query.exclude.size == 0 else 1 + int(query.exclude.size >= policy.found_in[query.node])
+        kind = ((0 if query.exclude.size == 0 else 1) if query.node == 0
+                else 2 + 3 * int(depth[query.node] == leaf) + excluded)
         ratio = rate[query.node, query.config] / rate.max() if rate.max() > 0 else 1.0
-        rows.append((share, kind, predicted, policy.record(query, crowd.answer(query, rng)), ratio))
-    return np.array(rows, dtype=float).reshape(-1, 5), int(policy.found.sum())
+        expected = rate[query.node, query.config] * query.cost
+        rows.append((share, kind, predicted, policy.record(query, crowd.answer(query, rng)), ratio, expected))
+    return np.array(rows, dtype=float).reshape(-1, 6), int(policy.found.sum())
 
 
 def calibration(name: str, sizes: str, zipf: float, repeats: int, seed: int) -> dict:
@@ -103,6 +111,7 @@ def calibration(name: str, sizes: str, zipf: float, repeats: int, seed: int) -> 
                 if pick.any():
                     cells.append({"policy": policy, "share": share_name, "kind": kind, "queries": int(pick.sum()),
                                   "predicted": float(rows[pick, 2].mean()), "realized": float(rows[pick, 3].mean()),
+                                  "expected": float(rows[pick, 5].mean()),
                                   "realized_se": float(rows[pick, 3].std() / np.sqrt(pick.sum()))})
     return {"hierarchy": name, "node_sizes": sizes, "zipf": zipf, "budget": budget, "cells": cells,
             "one_step": ratios, "found": found}
@@ -114,12 +123,12 @@ def share_bin_of(rows: np.ndarray) -> np.ndarray:
 
 
 def calibration_table(data: dict) -> str:
-    rows = ["| population | policy | budget spent | query | queries | predicted new | realized new (s.e.) |",
-            "|" + "---|" * 7]
+    rows = [("| population | policy | budget spent | query | queries | predicted new | realized new (s.e.) | "
+             "true expected new |"), "|" + "---|" * 8]
     for p in data["populations"]:
         for c in p["cells"]:
             rows.append(f"| {label(p)} | {c['policy']} | {c['share']} | {c['kind']} | {c['queries']} | "
-                        f"{c['predicted']:.2f} | {c['realized']:.2f} ({c['realized_se']:.2f}) |")
+                        f"{c['predicted']:.2f} | {c['realized']:.2f} ({c['realized_se']:.2f}) | {c['expected']:.2f} |")
     return "\n".join(rows)
 
 
