@@ -174,5 +174,5 @@ def test_unknown_design_setting_lists_the_valid_keys(tmp_path, args, message):
 
 
 def test_make_design_names_a_setting_of_the_wrong_type():
-    with pytest.raises(ValueError, match=r"^design 'importance': invalid settings lam='high' \("):
+    with pytest.raises(ValueError, match=r"^design 'importance': lam: must be a number, got 'high'$"):
         make_design("importance", lam="high")
