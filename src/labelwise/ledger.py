@@ -58,7 +58,7 @@ def _is_number(value) -> bool:
 def as_int_labels(labels, n_classes: int) -> np.ndarray:
     """Labels as integers in ``0..n_classes-1``; anything else raises :class:`LabelError` naming the values
     (and, as its ``index``, the place of the first of them)."""
-    arr = np.asarray(labels)
+    arr = given = np.asarray(labels)  # given: as the caller wrote them, for the message
     if arr.dtype.kind in "OUS":
         # element by element: NumPy turns [True, "1"] into strings ["True", "1"]
         values = list(labels) if isinstance(labels, (list, tuple)) else arr.ravel().tolist()
@@ -69,14 +69,15 @@ def as_int_labels(labels, n_classes: int) -> np.ndarray:
                 f"label: values {bad[:5]} are not numbers; labels must be integers 0..{n_classes - 1}",
                 index=number.index(False),
             )
-        arr = np.array([float(v) for v in values])
+        arr, given = np.array([float(v) for v in values]), np.array(values, dtype=object)
     if arr.dtype.kind == "b":
         arr = arr.astype(np.int64)
     as_float = arr.astype(float)
     bad = ~np.isfinite(as_float) | (as_float != np.round(as_float)) | (as_float < 0) | (as_float >= n_classes)
     if bad.any():
         raise LabelError(
-            f"label: values {np.unique(arr[bad])[:5].tolist()} are outside the label set 0..{n_classes - 1}; "
+            f"label: values {list(dict.fromkeys(given.ravel()[bad.ravel()].tolist()))[:5]} are outside the label "
+            f"set 0..{n_classes - 1}; "
             "fix them in the labels you give", index=int(np.argmax(bad.ravel())),
         )
     return as_float.astype(np.int64)

@@ -113,7 +113,7 @@ def export_frame(store: Store) -> pd.DataFrame:
     ids = store.load_item_ids()
     return pd.DataFrame({
         "item_id": ids[rows["item"].to_numpy(dtype=np.int64)],
-        "label": rows["label"].astype("Int64").to_numpy(),
+        "label": rows["label"].astype("Int64").array,  # NumPy would make the labels floats once one is missing
         "draw": rows["draw"].to_numpy(dtype=np.int64),
         "weight": rows["weight"].to_numpy(dtype=float),
         "time": pd.to_datetime(rows["created"].to_numpy(dtype=float), unit="s", utc=True).strftime(

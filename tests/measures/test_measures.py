@@ -714,14 +714,16 @@ def test_register_measure_builds_by_name_and_from_spec(monkeypatch):
 
 def test_measure_needing_probs_on_pool_without_probs():
     pool = _binary_pool(with_probs=False)
-    m = make_measure("brier", pool)
+    with pytest.raises(PoolError, match="probs"):  # found when the measure is made, not at the first estimate
+        make_measure("brier", pool)
+    m = make_measure("brier", _binary_pool())
     with pytest.raises(PoolError, match="probs"):
         m.loss(pool.outputs(), pool.labels)
     with pytest.raises(PoolError, match="probs"):
         m.influence_norm_sq(pool.outputs(), pool.labels, np.array([0.3]))
     no_preds = Pool.from_arrays(scores=BIN.scores[:, 0], labels=BIN.labels)
     with pytest.raises(PoolError, match="preds"):
-        make_measure("macro_f1", no_preds).loss(no_preds.outputs(), no_preds.labels)
+        make_measure("macro_f1", no_preds)
 
 
 # ------------------------------------------------------------- undefined values

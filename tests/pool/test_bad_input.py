@@ -73,7 +73,7 @@ BAD_POOLS: list[tuple[str, str, Callable[[Path], bytes], tuple[str, ...], str]] 
      "Name yours with the pred/score/prob column options (--pred-col, --score-col, --prob-col)")),
     ("missing named column", "pool.csv", lambda _: csv(), ("--score-col", "logit"),
      (": column(s) ['logit'] not found; available columns: ['item_id', 'pred', 'prob', 'score']. "
-     "Pass the right name with the matching *_col option")),
+     "Pass the right name (--score-col on the command line, score_cols= in Python)")),
     ("text named .parquet", "pool.parquet", lambda _: csv(), (),
      (" is named Parquet but is not a Parquet file (it does not start with PAR1); write it with pandas' "
      "to_parquet, or name a text file .csv")),
@@ -174,5 +174,5 @@ def test_unknown_design_setting_lists_the_valid_keys(tmp_path, args, message):
 
 
 def test_make_design_names_a_setting_of_the_wrong_type():
-    with pytest.raises(ValueError, match=r"^design 'importance': invalid settings lam='high' \("):
+    with pytest.raises(ValueError, match=r"^design 'importance': lam: must be a number, got 'high'$"):
         make_design("importance", lam="high")

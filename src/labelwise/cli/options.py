@@ -94,6 +94,8 @@ def user_errors() -> Iterator[None]:
     """Turn the library's user-facing exceptions into ``error: ...`` and exit code 1."""
     try:
         yield
+    except BrokenPipeError:  # the reader went away (`| head`): click exits quietly, as Unix tools do
+        raise
     except (ValueError, StoreError, OSError) as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__
         typer.echo(f"error: {message}", err=True)

@@ -106,8 +106,9 @@ def init(
                                columns=pool_columns(id_col, pred_col, score_col, prob_col))
     from ..designs import DEFAULT
     from ..measures import make_measure
-    from ..pool import Pool, read_pool_file
+    from ..pool import Pool, PoolError, read_pool_file
     from ..pool.core import naming_file
+    from ..pool.readers import find_column
     from ..session import Session
 
     with user_errors():
@@ -124,16 +125,44 @@ def init(
         with naming_file(pool_file):
             pool = Pool.from_dataframe(df, label_col=None, name=pool_file.name.split(".")[0], **columns)
         chosen_systems = parse_systems(systems)
-        target = make_measure(measure, pool, chosen_systems)
-        _warn_about(pool, id_col in df.columns, chosen_systems)
-        chosen, oracle = design_options(design or DEFAULT, param, pool, target)
-        with Session(pool, target, chosen, oracle=oracle or "deterministic", budget=budget, seed=seed,
-                     path=session, level=level) as s:
+        unread = {} if multilabel else _unread_outputs(df, pool, columns)
+        try:
+            target = make_measure(measure, pool, chosen_systems)
+            chosen, oracle = design_options(design or DEFAULT, param, pool, target)
+            created = Session(pool, target, chosen, oracle=oracle or "deterministic", budget=budget, seed=seed,
+                              path=session, level=level)
+        except PoolError as exc:  # an output the measure needs is missing: perhaps in a column of another name
+            raise UserError("; ".join([f"pool file {str(pool_file)!r}: {exc}", *unread.values()])) from None
+        for absent, hint in unread.items():
+            typer.echo(f"warning: pool file {str(pool_file)!r} has no column {absent!r}; {hint}", err=True)
+        _warn_about(pool, find_column(df, id_col) is not None, chosen_systems)
+        with created as s:
             typer.echo(f"created session {str(session)!r}")
             typer.echo(f"  items:   {pool.n_items} (pool {pool.name!r}, {pool.n_classes} classes)")
             typer.echo(f"  systems: {', '.join(pool.system_names)}")
             typer.echo(f"  measure: {', '.join(target.names)}")
             typer.echo(f"  design:  {describe_design(s.design)}, seed {seed}, level {level:g}")
+
+
+def _unread_outputs(df: pd.DataFrame, pool: Pool, columns: dict) -> dict[str, str]:
+    """For each system output the pool lacks (its default column absent), the columns of ``df`` not read whose
+    name begins like that column's (``probability`` for ``prob``): the absent column -> a hint naming the flag
+    that reads them."""
+    from ..pool.readers import find_column
+
+    named = [columns["id_col"], *(c for k in ("pred_cols", "score_cols", "prob_cols") for c in
+                                  ([columns[k]] if isinstance(columns[k], str) else columns[k]))]
+    read = {find_column(df, name) for name in named}
+    hints = {}
+    for role, what, held in (("pred", "predicted labels", pool.preds), ("score", "scores", pool.scores),
+                             ("prob", "probabilities", pool.probs)):
+        if held is not None:
+            continue
+        near = [str(c) for c in df.columns if c not in read and str(c).strip().casefold().startswith(role)]
+        if near:
+            hints[columns[role + "_cols"]] = (f"column(s) {near} were not read: pass --{role}-col {near[0]} if it "
+                                              f"holds the systems' {what}")
+    return hints
 
 
 def _warn_about(pool: Pool, has_ids: bool, systems: str | int | list[int]) -> None:

@@ -104,10 +104,8 @@ def make_design(name: str, pool: Pool | None = None, measure: Measure | None = N
         raise ValueError(f"design {name!r}: unknown setting {listed}; {known}")
     try:
         return cls(**settings)
-    except TypeError as exc:  # e.g. a string where a number belongs: name the settings and their values
-        given = ", ".join(f"{k}={v!r}" for k, v in settings.items())
-        raise ValueError(f"design {name!r}: invalid settings {given} ({exc}); give numbers where the "
-                         f"defaults are numbers: {cls()}") from None
+    except ValueError as exc:  # a setting of the wrong type or out of range (Design.__post_init__): name the design
+        raise ValueError(f"design {name!r}: {exc}") from None
 
 
 #: settings renamed since session files were first written: old name -> (new name, conversion)

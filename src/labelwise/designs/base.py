@@ -14,9 +14,13 @@ keeps per batch.
 from __future__ import annotations
 
 import copy
+import math
+import types
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, fields
-from typing import ClassVar
+from functools import cache
+from numbers import Integral, Real
+from typing import ClassVar, get_type_hints
 
 import numpy as np
 
@@ -25,7 +29,7 @@ from ..estimators import Estimate
 from ..measures import Measure
 from ..pool import Pool
 
-__all__ = ["ORACLES", "Design", "Sampler", "check_oracle"]
+__all__ = ["ORACLES", "Design", "Sampler", "check_oracle", "check_share"]
 
 #: How labels behave: one true label per item, or a fresh label from p(y|x) at every draw.
 ORACLES = ("deterministic", "stochastic")
@@ -38,6 +42,12 @@ def check_oracle(oracle: str) -> str:
     return oracle
 
 
+def check_share(name: str, value: float) -> None:
+    """``ValueError`` naming the setting unless ``0 <= value <= 1`` (``lam``, the trust in the systems' scores)."""
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name}: must lie in [0, 1], got {value}")
+
+
 @dataclass(frozen=True, kw_only=True)
 class Design(ABC):
     """Settings of a sampling design; subclasses register a unique ``name``."""
@@ -46,6 +56,16 @@ class Design(ABC):
     name: ClassVar[str] = "design"
     #: whether the design may draw an item again (a free re-draw under a deterministic oracle)
     with_replacement: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        """Check every setting against its field's type (subclasses call this before their own checks).
+
+        A whole number where a float belongs becomes a float, and NumPy scalars become Python ones, so the
+        settings stay JSON-able; anything else of the wrong type (a string where a number belongs, ``1.5`` for
+        an int, a string for a bool) raises ``ValueError`` naming the setting.
+        """
+        for name, kinds in _field_kinds(type(self)).items():
+            object.__setattr__(self, name, _as_kind(name, getattr(self, name), kinds))
 
     def spec(self) -> dict:
         """JSON-able description: ``{"design": name, **settings}``."""
@@ -71,6 +91,39 @@ class Design(ABC):
             ``"stochastic"`` (noisy or several annotators): every draw is
             labeled afresh from ``p(y|x)`` and the measure is its expectation.
         """
+
+
+#: What each type a setting may have accepts, and how it is described in an error
+_KIND_TEXT = {bool: "true or false", int: "an integer", float: "a number", str: "text", type(None): "none"}
+
+
+@cache
+def _field_kinds(cls: type[Design]) -> dict[str, tuple[type, ...]]:
+    """The types each field of a design class may hold (``float | None`` -> ``(float, NoneType)``)."""
+    hints = get_type_hints(cls)
+    kinds = {}
+    for f in fields(cls):
+        hint = hints[f.name]
+        kinds[f.name] = tuple(hint.__args__) if isinstance(hint, types.UnionType) else (hint,)
+    return kinds
+
+
+def _as_kind(name: str, value, kinds: tuple[type, ...]):
+    """``value`` as the first of ``kinds`` it fits (bool, int, float, str or None), or ``ValueError``."""
+    for kind in kinds:
+        if kind is bool and isinstance(value, bool | np.bool_):
+            return bool(value)
+        if kind is int and isinstance(value, Integral) and not isinstance(value, bool | np.bool_):
+            return int(value)
+        if kind is float and isinstance(value, Real) and not isinstance(value, bool | np.bool_) \
+                and not math.isnan(value):
+            return float(value)
+        if kind is str and isinstance(value, str):
+            return value
+        if kind is type(None) and value is None:
+            return None
+    wanted = " or ".join(_KIND_TEXT[k] for k in kinds)
+    raise ValueError(f"{name}: must be {wanted}, got {value!r}")
 
 
 class SharedCache(dict):

@@ -31,7 +31,8 @@ from ..oracle.calibration import (
 )
 from ..partition import Hierarchy, feature_hierarchy, score_hierarchy
 from ..pool import Pool
-from .base import Design
+from ..validation import check_int
+from .base import Design, check_share
 from .grouped import GroupedPool
 
 __all__ = ["MODEL_BASIS", "GroupModel", "TreeModelDesign"]
@@ -101,6 +102,14 @@ class TreeModelDesign(Design):
     system: int = 0
 
     def __post_init__(self) -> None:
+        super().__post_init__()
+        check_int("depth", self.depth, 1)
+        check_int("branching", self.branching, 2)
+        check_int("n_strata", self.n_strata, 1)
+        check_int("system", self.system, 0)
+        check_share("lam", self.lam)
+        if not isinstance(self.prior_strength, str) and self.prior_strength < 0:
+            raise ValueError(f"prior_strength: must be non-negative, got {self.prior_strength}")
         if self.partition not in ("score", "features"):
             raise ValueError(f"partition: choose 'score' or 'features', got {self.partition!r}")
         if self.calibration not in CALIBRATIONS:

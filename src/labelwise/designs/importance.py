@@ -157,8 +157,6 @@ class ImportanceDesign(TreeModelDesign):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not 0.0 <= self.lam <= 1.0:
-            raise ValueError(f"lam: must lie in [0, 1], got {self.lam}")
         if not 0.0 < self.defensive <= 1.0:
             raise ValueError(f"defensive: must lie in (0, 1], got {self.defensive}")
         if self.variance not in ("mixture", "model", "plugin"):

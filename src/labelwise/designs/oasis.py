@@ -32,7 +32,8 @@ from ..oracle import score_prior
 from ..oracle.calibration import block_quantiles, fit_platt, logits_of, platt_posterior
 from ..partition import make_strata
 from ..pool import Pool
-from .base import Design, Sampler
+from ..validation import check_int
+from .base import Design, Sampler, check_share
 from .grouped import GroupedPool
 from .unseen_strata import UNSEEN_BASIS, UnseenExceptions, unseen_exceptions
 
@@ -69,6 +70,12 @@ class OASISDesign(Design):
     system: int = 0
 
     def __post_init__(self) -> None:
+        super().__post_init__()
+        check_int("n_strata", self.n_strata, 1)
+        check_int("system", self.system, 0)
+        check_share("lam", self.lam)
+        if self.prior_strength <= 0:
+            raise ValueError(f"prior_strength: must be positive, got {self.prior_strength}")
         if not 0.0 < self.defensive <= 1.0:
             raise ValueError(f"defensive: must lie in (0, 1], got {self.defensive}")
 

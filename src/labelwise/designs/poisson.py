@@ -45,7 +45,7 @@ from ..estimators import (
 from ..measures import Measure
 from ..oracle import score_prior
 from ..pool import Pool
-from .base import Design, Sampler
+from .base import Design, Sampler, check_share
 from .hashed import first_by_ratio, hash_keys
 from .importance import prior_deviation
 from .poisson_blocks import block_model, block_model_estimate
@@ -250,6 +250,8 @@ class PoissonDesign(Design):
     defensive: float = 0.1
 
     def __post_init__(self) -> None:
+        super().__post_init__()
+        check_share("lam", self.lam)
         if self.budget is not None and self.budget < 1:
             raise ValueError(f"budget: must be at least 1, got {self.budget}")
         if not 0.0 < self.defensive < 1.0:

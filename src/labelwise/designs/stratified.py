@@ -23,7 +23,8 @@ from ..measures import Measure
 from ..oracle import score_prior
 from ..partition import Strata, make_strata
 from ..pool import Pool
-from .base import Design, Sampler, SharedCache
+from ..validation import check_int
+from .base import Design, Sampler, SharedCache, check_share
 from .hashed import HashDrawn, HashOrder, hash_keys
 from .importance import prior_deviation
 
@@ -114,10 +115,15 @@ class StratifiedDesign(Design):
     min_per_stratum: int = 2
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.allocation not in ("proportional", "neyman"):
             raise ValueError(f"allocation: choose 'proportional' or 'neyman', got {self.allocation!r}")
-        if self.n_strata < 1:
-            raise ValueError(f"n_strata: must be at least 1, got {self.n_strata}")
+        if self.method not in ("csf", "quantile"):
+            raise ValueError(f"method: choose 'csf' or 'quantile', got {self.method!r}")
+        check_int("n_strata", self.n_strata, 1)
+        check_int("system", self.system, 0)
+        check_int("min_per_stratum", self.min_per_stratum, 0)
+        check_share("lam", self.lam)
 
     def start(self, pool: Pool, measure: Measure, *, rng: np.random.Generator, budget: int | None = None,
               oracle: str = "deterministic") -> StratifiedSampler:

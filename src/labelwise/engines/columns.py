@@ -80,16 +80,16 @@ def resolve_columns(available: Mapping[str, str], where: str, *, id_col: str = D
     """
     have = set(available)
 
-    def pick(arg, default) -> tuple[str, ...]:
+    def pick(arg, role: str) -> tuple[str, ...]:
         if arg is None:
             return ()
         names = (arg,) if isinstance(arg, str) else tuple(arg)
         missing = [n for n in names if n not in have]
-        if missing and names == (default,):
+        if missing and names == (DEFAULT_COLUMNS[role],):
             return ()
         if missing:
             raise PoolError(f"{where}: column(s) {missing} not found; available columns: {sorted(have)}. "
-                            "Pass the right name with the matching *_col option")
+                            f"Pass the right name with --{role}-col")
         return names
 
     if id_col not in have:
@@ -99,8 +99,7 @@ def resolve_columns(available: Mapping[str, str], where: str, *, id_col: str = D
         raise PoolError(f"{where}: id column {id_col!r} holds {available[id_col]} values; engine pools draw the "
                         "sample by integer item ids. Store the ids as integers (e.g. a row number, keeping the text "
                         "id in another column), or read a pool that fits in memory without --engine")
-    preds, probs = pick(pred_cols, DEFAULT_COLUMNS["pred"]), pick(prob_cols, DEFAULT_COLUMNS["prob"])
-    scores = pick(score_cols, DEFAULT_COLUMNS["score"])
+    preds, probs, scores = pick(pred_cols, "pred"), pick(prob_cols, "prob"), pick(score_cols, "score")
     n_systems = max(len(preds), len(probs), len(scores))
     if n_systems == 0:
         raise PoolError(f"{where}: no column of system outputs; expected pred, prob or score, found {sorted(have)}. "

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from numbers import Integral
 from typing import TYPE_CHECKING, TypeVar
 
+import numpy as np
+
 from .base import Measure, combine
 
 if TYPE_CHECKING:
@@ -124,6 +126,9 @@ def make_measure(names: str | Sequence[str], pool: Pool, systems: str | int | Se
     ------
     ValueError
         On an unknown name (listing the registered ones), no name, or a system out of range.
+    PoolError
+        When the pool lacks a system output the measure needs (predicted labels for F1, probabilities for the
+        Brier score), found now rather than at the first estimate.
     """
     if isinstance(names, str):
         names = [n for n in names.split(",") if n.strip()]
@@ -138,7 +143,10 @@ def make_measure(names: str | Sequence[str], pool: Pool, systems: str | int | Se
     for s in sys_list:
         if not 0 <= s < pool.n_systems:
             raise ValueError(f"systems: index {s} out of range; the pool has {pool.n_systems} system(s)")
-    return combine(*[_one(n, pool, s) for n in names for s in sys_list])
+    measure = combine(*[_one(n, pool, s) for n in names for s in sys_list])
+    if pool.n_items:  # the loss of one item reads every output the measure needs (Outputs.require)
+        measure.loss(pool.outputs(slice(0, 1)), np.zeros(1, dtype=np.int64))
+    return measure
 
 
 def measure_from_spec(spec: dict) -> Measure:

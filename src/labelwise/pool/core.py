@@ -57,9 +57,11 @@ class Outputs:
         """Return the output array ``kind`` or raise a clear error for ``measure``."""
         arr = getattr(self, kind)
         if arr is None:
+            column = kind.removesuffix("s")  # the default column of the output: pred, prob
             raise PoolError(
-                f"measure {measure!r} needs system output {kind!r}, but the pool has none: "
-                f"give a {kind} column (or array) when building the pool"
+                f"measure {measure!r} needs system output {kind!r}, but the pool has none: give a column "
+                f"{column!r} (or name yours with --{column}-col on the command line, {column}_cols= in Python), "
+                f"or a {kind} array when building the pool"
             )
         return arr
 
@@ -367,12 +369,11 @@ class Pool:
         """Positions of ``ids`` in the pool; raises :class:`PoolError` for unknown ids."""
         ids = match_pool_ids(np.asarray(ids), self.item_ids)
         pos = self.index.get_indexer(ids)
-        if (pos < 0).any():
-            unknown = ids[pos < 0][:5].tolist()
-            raise PoolError(
-                f"{field_name}: {int((pos < 0).sum())} id(s) not in the pool, e.g. {unknown}; "
-                "use ids exactly as in the pool's id column"
-            )
+        if (pos < 0).any():  # name the first unknown id (callers name its place) and how many more there are
+            n_unknown, shown = int((pos < 0).sum()), ids[pos < 0][:6].tolist()
+            more = f", nor are {n_unknown - 1} more, e.g. {shown[1:]}" if n_unknown > 1 else ""
+            raise PoolError(f"{field_name} {shown[0]!r} is not in the pool{more}; use ids exactly as in the "
+                            "pool's id column")
         return pos
 
     def primary_scores(self, system: int = 0) -> np.ndarray:

@@ -66,13 +66,19 @@ def as_item_ids(values: np.ndarray) -> np.ndarray:
 
 def match_pool_ids(ids: np.ndarray, pool_ids: np.ndarray) -> np.ndarray:
     """``ids`` in the type of the pool's ids, for a look-up: text ``"17"`` finds integer id 17 (but
-    ``"017"`` finds nothing), integer 17 finds text id ``"17"``."""
+    ``"017"`` finds nothing), integer 17 finds text id ``"17"``.
+
+    Text ids are matched to integer pool ids one by one: the plain integers among them become integers
+    and the rest stay text (which finds nothing), so one typo does not make every other id unknown.
+    """
     if pool_ids.dtype.kind in "iu" and ids.dtype.kind in "OUS":
         text = pd.Series(ids, dtype=object).astype(str)
         plain = text.str.fullmatch(_PLAIN_INT).to_numpy()
         if plain.all():
             return text.astype(np.int64).to_numpy()
-        return text.to_numpy(dtype=object)
+        matched = text.to_numpy(dtype=object)
+        matched[plain] = text[plain].astype(np.int64).tolist()
+        return matched
     if pool_ids.dtype.kind == "O" and ids.dtype.kind != "O":
         return ids.astype(str).astype(object)
     return ids

@@ -32,6 +32,7 @@ __all__ = [
     "DEFAULT_COLUMNS",
     "LabelFileError",
     "batch_frame",
+    "find_column",
     "frame_fields",
     "read_labels_file",
     "read_pool_file",
@@ -71,6 +72,25 @@ def read_pool_file(path: Path, id_col: str | None = None) -> pd.DataFrame:
         Naming the file, the line and the fix.
     """
     return read_table(Path(path), id_col)
+
+
+#: How each role's column(s) are named: the keyword of :meth:`~labelwise.pool.Pool.from_dataframe`, and the
+#: command-line flag where there is one
+_NAMED_BY = {"id": "--id-col on the command line, id_col= in Python",
+             "label": "--label-col on the command line, label_col= in Python",
+             "pred": "--pred-col on the command line, pred_cols= in Python",
+             "score": "--score-col on the command line, score_cols= in Python",
+             "prob": "--prob-col on the command line, prob_cols= in Python",
+             "feature": "feature_cols= in Python"}
+
+
+def find_column(df: pd.DataFrame, name: str):
+    """The column of ``df`` called ``name``, else the one column that matches it but for case and surrounding
+    spaces, else ``None``."""
+    if name in df.columns:
+        return name
+    near = [c for c in df.columns if str(c).strip().casefold() == name.strip().casefold()]
+    return near[0] if len(near) == 1 else None
 
 
 def frame_fields(
@@ -119,32 +139,21 @@ def frame_fields(
     names = None if multilabel is None else [multilabel] if isinstance(multilabel, str) else list(multilabel)
     per_label = names is not None
     found = sorted(map(str, df.columns))
-    folded: dict[str, list] = {}
-    for c in df.columns:
-        folded.setdefault(str(c).strip().casefold(), []).append(c)
 
-    def resolve(name: str):
-        """The column called ``name``, else the one column that matches it but for case and spaces."""
-        if name in df.columns:
-            return name
-        near = folded.get(name.strip().casefold(), [])
-        return near[0] if len(near) == 1 else None
-
-    def pick(arg, default, per_label=False):
+    def pick(role: str, arg, per_label=False):
         if arg is None:
             return None
         heads = [arg] if isinstance(arg, str) else list(arg)
         wanted = [f"{h}_{lab}" for h in heads for lab in names] if per_label else heads
-        columns = [resolve(c) for c in wanted]
+        columns = [find_column(df, c) for c in wanted]
         missing = [w for w, c in zip(wanted, columns) if c is None]
         if missing:
-            if isinstance(arg, str) and arg == default and len(missing) == len(wanted):
+            if isinstance(arg, str) and arg == DEFAULT_COLUMNS.get(role) and len(missing) == len(wanted):
                 return None
             raise PoolError(
                 f"{source(df)}: column(s) {missing} not found; available columns: {found}. "
-                + ("Multi-label pools read one column <prefix>_<label> per label; pass the right prefix "
-                   "with the matching *_col option" if per_label
-                   else "Pass the right name with the matching *_col option")
+                + ("Multi-label pools read one column <prefix>_<label> per label; pass the right prefix"
+                   if per_label else "Pass the right name") + f" ({_NAMED_BY[role]})"
             )
         return columns
 
@@ -155,12 +164,12 @@ def frame_fields(
         return out.reshape(len(df), -1, len(names)) if per_label else out
 
     use = {
-        "id": pick(id_col, DEFAULT_COLUMNS["id"]),
-        "label": pick(label_col, DEFAULT_COLUMNS["label"], per_label),
-        "pred": pick(pred_cols, DEFAULT_COLUMNS["pred"], per_label),
-        "score": pick(score_cols, DEFAULT_COLUMNS["score"]),
-        "prob": pick(prob_cols, DEFAULT_COLUMNS["prob"], per_label),
-        "feature": pick(list(feature_cols), None) if feature_cols else None,
+        "id": pick("id", id_col),
+        "label": pick("label", label_col, per_label),
+        "pred": pick("pred", pred_cols, per_label),
+        "score": pick("score", score_cols),
+        "prob": pick("prob", prob_cols, per_label),
+        "feature": pick("feature", list(feature_cols)) if feature_cols else None,
     }
     if use["pred"] is None and use["score"] is None and use["prob"] is None:
         expected = [DEFAULT_COLUMNS[k] for k in ("pred", "score", "prob")]
