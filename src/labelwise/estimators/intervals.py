@@ -46,8 +46,8 @@ def beta_interval(value, var, level: float = 0.95, lower=0.0, upper=1.0, n=None)
     "Interval estimation for a binomial proportion", Statistical Science
     16(2), 2001, section 4.1.2) on an effective count: the Jeffreys posterior
     ``Beta(mu k + 1/2, (1 - mu) k + 1/2)`` with ``k`` set so that its variance
-    is ``s2`` (:func:`jeffreys_count`, defined for every ``mu`` in [0, 1]),
-    capped at ``n``; a zero variance gives ``k = n`` (for passive sampling
+    is ``s2`` (:func:`jeffreys_count`, defined for every ``mu`` in [0, 1]);
+    a zero variance gives ``k = n`` (for passive sampling
     with no error in n draws this is the Jeffreys interval).  The interval
     always holds the estimate and keeps a boundary estimate's boundary.  Without ``n``: where no Beta
     has that mean and variance (``s2 >= mu (1 - mu)``) the whole range is
@@ -102,8 +102,11 @@ def jeffreys_count(mu, var, n=np.inf):
     ``mu (1 - mu) / var``; this is that count for the Jeffreys posterior, whose
     pseudo-counts keep it defined where ``mu`` is 0 or 1).  With ``a + b = k + 1``
     the variance is ``(c k^2 + k/2 + 1/4) / ((k + 1)^2 (k + 2))``, ``c = mu (1 - mu)``:
-    it falls strictly from 1/8 at ``k = 0`` to 0, so the root is unique.  It is
-    capped at ``n`` (the draws behind the estimate): a zero variance gives ``n``.
+    it falls strictly from 1/8 at ``k = 0`` to 0, so the root is unique.  A
+    zero variance, which says nothing of the count, gives ``n`` (the draws
+    behind the estimate).  A positive one is not capped by ``n``: a design
+    that labels some items with certainty, or stratifies, can know more than
+    ``n`` binary draws would.
 
     Parameters
     ----------
@@ -112,7 +115,7 @@ def jeffreys_count(mu, var, n=np.inf):
     var : array_like
         Their variances (``>= 1/8`` gives 0).
     n : array_like
-        Upper bound on the count.
+        The count where ``var`` is 0.
 
     Returns
     -------
@@ -132,7 +135,7 @@ def jeffreys_count(mu, var, n=np.inf):
             above = excess(t / (1 - t)) > 0
             lo_t, hi_t = np.where(above, t, lo_t), np.where(above, hi_t, t)
         k = lo_t / (1 - lo_t)
-    return np.minimum(np.where(var > 0, k, np.inf), n)
+    return np.where(var > 0, k, n)
 
 
 def ellipsoid_radius_sq(n: int, k: int, level: float = 0.95) -> float:
