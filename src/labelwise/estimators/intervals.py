@@ -47,9 +47,15 @@ def beta_interval(value, var, level: float = 0.95, lower=0.0, upper=1.0, n=None)
     16(2), 2001, section 4.1.2) on an effective count: the Jeffreys posterior
     ``Beta(mu k + 1/2, (1 - mu) k + 1/2)`` with ``k`` set so that its variance
     is ``s2`` (:func:`jeffreys_count`, defined for every ``mu`` in [0, 1]);
-    a zero variance gives ``k = n`` (for passive sampling
-    with no error in n draws this is the Jeffreys interval).  The interval
-    always holds the estimate and keeps a boundary estimate's boundary.  Without ``n``: where no Beta
+    a zero variance gives ``k = n`` (for passive sampling with no error in n
+    draws this is the Jeffreys interval).  Where the moment count
+    ``mu (1 - mu) / s2 - 1`` puts at least half an event on each side (the
+    effective count of Korn and Graubard, "Confidence intervals for
+    proportions with small expected number of positive counts estimated
+    from survey data", Survey Methodology 24(2), 1998) and is the smaller,
+    it is used instead: the posterior's pseudo-counts pull its mean towards
+    1/2, and near a boundary that would move the far end of the interval in.
+    The interval always holds the estimate and keeps a boundary estimate's boundary.  Without ``n``: where no Beta
     has that mean and variance (``s2 >= mu (1 - mu)``) the whole range is
     returned, and where the mean sits on the boundary the normal interval is.
     """
@@ -63,6 +69,10 @@ def beta_interval(value, var, level: float = 0.95, lower=0.0, upper=1.0, n=None)
     if n is not None:
         m = np.clip(mu, 0.0, 1.0)
         k = jeffreys_count(m, s2, n)
+        # the moment count where it sees at least half an event on each side: the smaller count, the wider interval
+        with np.errstate(divide="ignore", invalid="ignore"):
+            k_moment = m * (1 - m) / s2 - 1
+        k = np.where(np.minimum(m, 1 - m) * k_moment >= 0.5, np.fmin(k, k_moment), k)
         a, b = m * k + 0.5, (1 - m) * k + 0.5
         # as for the Jeffreys interval, an estimate on the boundary keeps that boundary in its interval
         lo = np.where(m <= 0, 0.0, betaincinv(a, b, alpha / 2))
