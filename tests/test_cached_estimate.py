@@ -1,5 +1,6 @@
 """The estimate stored in the session file reads back as the one computed: same interval, same basis."""
 
+import json
 from contextlib import closing
 
 import numpy as np
@@ -38,3 +39,19 @@ def test_stored_interval_is_the_computed_one_and_only_at_its_level(tmp_path):
     np.testing.assert_array_equal(cached.interval(), computed.interval())
     np.testing.assert_array_equal(cached.interval(0.8), computed.interval(0.8))  # another level: computed
     np.testing.assert_array_equal(cached.interval(method="normal"), computed.interval(method="normal"))
+
+
+def test_an_interval_stored_under_other_rules_is_computed_again(tmp_path):
+    """A file written before the Beta interval's effective count printed [0.0015, 1] for a precision of 1."""
+    pool = lw.make_pool(2000, prevalence=0.02, seed=5)
+    path = tmp_path / "s.lws"
+    with lw.Session(pool, lw.make_measure("precision", pool), lw.make_design("online-poisson"), seed=2,
+                    path=path) as s:
+        s.run(lw.TruthOracle(pool), budget=100)
+        save_estimate(s)
+    with closing(Store.open(path)) as store:
+        assert cached_estimate(store) is not None
+        record = json.loads(store.cached("estimate"))
+        del record["interval_rules"]
+        store.put_cache("estimate", json.dumps(record).encode())
+        assert cached_estimate(store) is None
