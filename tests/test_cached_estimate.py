@@ -26,13 +26,18 @@ def test_cached_estimate_keeps_the_interval_and_its_basis(design, tmp_path):
     assert cached.to_dict() == computed.to_dict()
 
 
-def test_stored_interval_is_the_computed_one_and_only_at_its_level(tmp_path):
+def _saved(path, measure: str):
+    """An online-poisson session of 100 labels at ``path`` with its estimate of ``measure`` stored."""
     pool = lw.make_pool(2000, prevalence=0.02, seed=5)
-    path = tmp_path / "s.lws"
-    with lw.Session(pool, lw.make_measure("f1,precision", pool), lw.make_design("online-poisson"), seed=2,
+    with lw.Session(pool, lw.make_measure(measure, pool), lw.make_design("online-poisson"), seed=2,
                     path=path) as s:
         s.run(lw.TruthOracle(pool), budget=100)
-        computed = save_estimate(s)
+        return save_estimate(s)
+
+
+def test_stored_interval_is_the_computed_one_and_only_at_its_level(tmp_path):
+    path = tmp_path / "s.lws"
+    computed = _saved(path, "f1,precision")
     with closing(Store.open(path)) as store:
         cached, _ = cached_estimate(store)
     assert cached.stored_interval is not None and computed.stored_interval is None
@@ -43,12 +48,8 @@ def test_stored_interval_is_the_computed_one_and_only_at_its_level(tmp_path):
 
 def test_an_interval_stored_under_other_rules_is_computed_again(tmp_path):
     """A file written before the Beta interval's effective count printed [0.0015, 1] for a precision of 1."""
-    pool = lw.make_pool(2000, prevalence=0.02, seed=5)
     path = tmp_path / "s.lws"
-    with lw.Session(pool, lw.make_measure("precision", pool), lw.make_design("online-poisson"), seed=2,
-                    path=path) as s:
-        s.run(lw.TruthOracle(pool), budget=100)
-        save_estimate(s)
+    _saved(path, "precision")
     with closing(Store.open(path)) as store:
         assert cached_estimate(store) is not None
         record = json.loads(store.cached("estimate"))
