@@ -25,6 +25,9 @@ if TYPE_CHECKING:  # pandas and the session (designs, scipy) are not needed to r
 __all__ = ["cached_estimate", "estimate_record", "export_frame", "save_estimate", "session_status"]
 
 _ARRAYS = ("value", "cov", "defined", "lower_bound", "upper_bound", "R")
+#: The rules behind a stored interval: an estimate stored under other rules is computed again.  2: the Beta
+#: interval on an effective count (:func:`~labelwise.estimators.intervals.beta_interval`).
+INTERVAL_RULES = 2
 
 
 def save_estimate(session: Session) -> Estimate:
@@ -36,7 +39,7 @@ def save_estimate(session: Session) -> Estimate:
                   # passive's interval is its posterior's quantiles: keep the draws, or the interval changes
                   "posterior": None if est.posterior is None else est.posterior.tolist(),
                   # the printed interval, so that reading the estimate back needs no scipy
-                  "interval": [bound.tolist() for bound in est.interval()],
+                  "interval": [bound.tolist() for bound in est.interval()], "interval_rules": INTERVAL_RULES,
                   **{k: getattr(est, k).tolist() for k in _ARRAYS}}
         session.store.put_cache("estimate", json.dumps(record).encode())
     return est
@@ -49,12 +52,13 @@ def estimate_record(est: Estimate, measure_name: str, n_excluded: int) -> dict:
 
 def cached_estimate(store: Store, level: float | None = None) -> tuple[Estimate, str] | None:
     """The stored estimate and its measure's name if the file has not changed since (and ``level`` is its
-    level), else ``None``."""
+    level, and its interval follows :data:`INTERVAL_RULES`), else ``None``."""
     raw = store.cached("estimate")
     if raw is None:
         return None
     record = json.loads(raw)
-    if record["revision"] != store.revision() or (level is not None and level != record["level"]):
+    if (record["revision"] != store.revision() or (level is not None and level != record["level"])
+            or record.get("interval_rules") != INTERVAL_RULES):
         return None
     arrays = {k: np.asarray(record[k], dtype=bool if k == "defined" else float) for k in _ARRAYS}
     posterior = record.get("posterior")

@@ -19,6 +19,7 @@ from labelwise.estimators import (
     ellipsoid_radius_sq,
     importance_moments,
     importance_risk,
+    jeffreys_count,
     make_estimate,
     mixture_variance,
     normal_interval,
@@ -266,9 +267,10 @@ def test_beta_interval_with_sample_size_is_jeffreys_when_nothing_varies():
     lo, hi = beta_interval(1.0, 0.0, 0.95, n=200)
     assert hi == 1.0
     assert lo == pytest.approx(stats.beta.ppf(0.025, 200.5, 0.5))
-    # with a variance, k comes from the moments and half a pseudo-count goes to each side
+    # with a variance, k is the count whose Jeffreys posterior has that variance
     mu, var = 0.7, 0.01
-    k = mu * (1 - mu) / var - 1
+    k = jeffreys_count(mu, var)
+    assert stats.beta.var(mu * k + 0.5, (1 - mu) * k + 0.5) == pytest.approx(var)
     lo, hi = beta_interval(mu, var, 0.9, n=1000)
     assert lo == pytest.approx(stats.beta.ppf(0.05, mu * k + 0.5, (1 - mu) * k + 0.5))
     assert hi == pytest.approx(stats.beta.ppf(0.95, mu * k + 0.5, (1 - mu) * k + 0.5))

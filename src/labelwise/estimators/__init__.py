@@ -10,7 +10,7 @@ import importlib
 _PUBLIC = {
     **dict.fromkeys(("horvitz_thompson_moments", "horvitz_thompson_totals_covariance"), ".horvitz_thompson"),
     **dict.fromkeys(("importance_moments", "importance_risk", "importance_totals_covariance"), ".importance"),
-    **dict.fromkeys(("beta_interval", "ellipsoid_radius_sq", "normal_interval"), ".intervals"),
+    **dict.fromkeys(("beta_interval", "ellipsoid_radius_sq", "jeffreys_count", "normal_interval"), ".intervals"),
     **dict.fromkeys(("ModelCovariance", "exception_jump", "exception_shifts", "exception_terms", "larger_variance",
                      "missed_square", "mixture_variance",
                      "model_interval_covariance", "model_second_moment", "proposal_model_covariance"), ".model_covariance"),
@@ -62,6 +62,7 @@ __all__ = [
     "importance_moments",
     "importance_risk",
     "importance_totals_covariance",
+    "jeffreys_count",
     "jeffreys_leaf_variance",
     "jump_limit",
     "larger_variance",
