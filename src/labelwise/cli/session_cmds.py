@@ -147,6 +147,11 @@ def _warn_about(pool: Pool, has_ids: bool, systems: str | int | list[int]) -> No
     if flat:
         typer.echo(f"warning: every item has the same score for {', '.join(flat)}; adaptive designs cannot "
                    "focus the labels (check the score/prob columns)", err=True)
+    silent = [pool.system_names[s] for s in evaluated if pool.n_classes == 2 and pool.preds is not None
+              and pool.preds.ndim == 2 and not pool.preds[:, s].any()]
+    if silent:
+        typer.echo(f"warning: {', '.join(silent)} predicts no positive item; its precision (and F1 until a "
+                   "positive is labeled) is undefined (check the pred column)", err=True)
     if len(evaluated) < pool.n_systems:
         typer.echo(f"warning: the pool has {pool.n_systems} systems ({', '.join(pool.system_names)}) but only "
                    f"{', '.join(pool.system_names[s] for s in evaluated)} is evaluated; pass --systems all for "
