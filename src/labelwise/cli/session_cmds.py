@@ -323,6 +323,9 @@ def _print_estimate(est: Estimate, measure_name: str, pool_name: str, n_excluded
     if as_json:
         print_json(estimate_record(est, measure_name, n_excluded))
         return
-    rich_console().print(estimate_table(est, f"{measure_name} on {pool_name}"))
+    # a measure extended to added systems repeats its parts' names ("f1+recall+f1+recall"): each once in the title,
+    # the systems are in the rows
+    title = "+".join(dict.fromkeys(measure_name.split("+")))
+    rich_console().print(estimate_table(est, f"{title} on {pool_name}"))
     if n_excluded:
         typer.echo(excluded_note(n_excluded))
