@@ -37,7 +37,9 @@ labeled).  The plan projects ``V(n)`` from pilot runs of the design (:mod:`label
   :data:`MODEST_DECAY`;
 * a projection that has the half-width reached already while the session's interval is still wider gives way
   to the session's own variance (:func:`present_projection`): the present is known;
-* before :data:`~labelwise.planning_pilots.PILOT_LABELS` labels, each pilot run's own curve.
+* before :data:`~labelwise.planning_pilots.PILOT_LABELS` labels, or while the session's estimate is undefined,
+  each pilot run's own curve, a run reaching the half-width no sooner than its first mark with a variance; an
+  undefined session follows the runs still without one at its labels, and has its half-width not reached.
 
 The plan is the first ``n`` whose half-width ``z sqrt(V(n) / n)`` reaches ``eps`` (the grid search and
 bisection of :func:`labels_for`; the sample size of Chaganty et al., "Importance sampling for unbiased on-demand
