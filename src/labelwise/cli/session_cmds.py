@@ -150,8 +150,8 @@ def _warn_about(pool: Pool, has_ids: bool, systems: str | int | list[int]) -> No
     silent = [pool.system_names[s] for s in evaluated if pool.n_classes == 2 and pool.preds is not None
               and pool.preds.ndim == 2 and not pool.preds[:, s].any()]
     if silent:
-        typer.echo(f"warning: {', '.join(silent)} predicts no positive item; its precision (and F1 until a "
-                   "positive is labeled) is undefined (check the pred column)", err=True)
+        typer.echo(f"warning: {', '.join(silent)} predicts no positive item: its precision is undefined, its "
+                   "recall and F1 are 0 (undefined until a positive is labeled); check the pred column", err=True)
     if len(evaluated) < pool.n_systems:
         typer.echo(f"warning: the pool has {pool.n_systems} systems ({', '.join(pool.system_names)}) but only "
                    f"{', '.join(pool.system_names[s] for s in evaluated)} is evaluated; pass --systems all for "
