@@ -41,7 +41,10 @@ Once a round drawn after the addition has labels, ``online-poisson``'s
 estimate weights only the rounds drawn since (each round's total takes
 every earlier label as a known loss, so it stays unbiased): the earlier
 rounds reached the new system's items with small probabilities and would
-add their variance.
+add their variance.  Until then, the systems the session had before its
+first addition keep the estimate of the rounds drawn on score blocks
+(:mod:`labelwise.session_blocks`): adding a system leaves their intervals
+as they were.
 ``poisson`` fixes its whole sample at the first draw: a system is added to
 it only before that.
 """
