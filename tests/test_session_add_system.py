@@ -235,6 +235,40 @@ def test_later_draws_go_where_the_new_system_is_under_covered(pools, design):
     assert shares[1] > 1.3 * shares[0]
 
 
+def test_adding_a_system_leaves_the_first_systems_estimate_as_it_was(pools, tmp_path):
+    """online-poisson drawn on score blocks: after one or two added systems, the first system's estimate and
+    interval -- alone or as part of the extended measure, in memory, in a file, reopened and with its set-up
+    redone -- are the blocks' rounds' from before, until a round drawn since has labels."""
+    from contextlib import closing
+
+    from labelwise.store import Store
+
+    full, pool_a = pools
+    oracle = lambda ids: full.labels[ids]
+    path = tmp_path / "s.lw"
+    memory = Session(pool_a, make_measure("f1,recall", pool_a), "online-poisson", seed=4)
+    stored = Session(pool_a, make_measure("f1,recall", pool_a), "online-poisson", seed=4, path=path)
+    for s in (memory, stored):
+        s.run(oracle, 200, 50)
+    before = memory.estimate()
+    first = lambda est: (est.value[:2], est.std[:2], *(bound[:2] for bound in est.interval()))
+    for s in (memory, stored):
+        _add_b(s, full)
+        s.add_system("C", 1 - full.preds[:, 1], scores=-full.scores[:, 1], probs=1 - full.probs[:, 1])
+        assert s.estimate().names[:2] == ("f1", "recall") and len(s.estimate().names) == 6
+        for est in (s.estimate(), s.estimate(make_measure("f1,recall", s.pool))):
+            np.testing.assert_allclose(first(est), first(before), rtol=1e-12)
+    joint = memory.estimate()
+    assert np.all(np.linalg.eigvalsh(joint.cov) >= -1e-12)  # still a covariance
+    stored.close()
+    with closing(Store.open(path)) as store:
+        store.put_cache("sampler", b"setup from-older-code\n" + b"\x00" * 10)
+    with Session.open(path) as again:
+        np.testing.assert_allclose(first(again.estimate()), first(before), rtol=1e-12)
+    memory.run(oracle, 250, 50)  # a round drawn since: the per-item sampler's estimate
+    assert not np.allclose(memory.estimate().std[:2], before.std[:2])
+
+
 def test_online_poisson_weights_only_the_rounds_drawn_since_the_addition(pools):
     """Once a round drawn after the addition has labels the earlier rounds weigh nothing (their labels enter
     as known losses); before, every round counts."""

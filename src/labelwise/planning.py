@@ -37,7 +37,9 @@ labeled).  The plan projects ``V(n)`` from pilot runs of the design (:mod:`label
   :data:`MODEST_DECAY`;
 * a projection that has the half-width reached already while the session's interval is still wider gives way
   to the session's own variance (:func:`present_projection`): the present is known;
-* before :data:`~labelwise.planning_pilots.PILOT_LABELS` labels, each pilot run's own curve.
+* before :data:`~labelwise.planning_pilots.PILOT_LABELS` labels, or while the session's estimate is undefined,
+  each pilot run's own curve, a run reaching the half-width no sooner than its first mark with a variance; an
+  undefined session follows the runs still without one at its labels, and has its half-width not reached.
 
 The plan is the first ``n`` whose half-width ``z sqrt(V(n) / n)`` reaches ``eps`` (the grid search and
 bisection of :func:`labels_for`; the sample size of Chaganty et al., "Importance sampling for unbiased on-demand
@@ -310,16 +312,27 @@ def _count(n: float, n_items: int) -> int:
     return n_items if not np.isfinite(n) else math.ceil(n)
 
 
-def _pilot_plan(pool: Pool, design: Design, curves: np.ndarray, half_width: float,
-                level: float) -> tuple[float, float, float]:
+def _pilot_plan(pool: Pool, design: Design, curves: np.ndarray, half_width: float, level: float,
+                undefined_at: int = 0) -> tuple[float, float, float]:
     """(median, low, high) of the labels the pilot runs (``curves``) project, each along its own curve; low and
     high are the runs' :data:`RANGE_QUANTILES` (sample values), where about two runs in three land: not the
-    extremes, which one run that met no positive (a variance near 0, a plan of a few labels) would set."""
+    extremes, which one run that met no positive (a variance near 0, a plan of a few labels) would set.  A run
+    with no variance at any mark plans the whole pool.
+
+    A run without a variance at its first marks (its estimate undefined there, e.g. no positive seen) reaches the
+    half-width no sooner than its first mark with one.  With ``undefined_at = n > 0``, a session whose estimate is
+    still undefined at ``n`` labels, the runs like it are those without a variance up to ``n`` labels (every run
+    when none is), and none reaches the half-width before label ``n + 1``: the present is known.
+    """
     marks = np.array(PILOT_MARKS[:curves.shape[1]], dtype=float)
+    if undefined_at:
+        like = ~np.isfinite(curves[:, marks <= undefined_at]).any(axis=1)
+        curves = curves[like] if like.any() else curves
     slope = decay_slope(curves, anchor(curves))
-    needs = [labels_for(Projection(tuple(marks[known]), tuple(log_variance(run[known])), slope), half_width, level,
-                        pool.n_items, design.with_replacement)
-             for run in curves if (known := np.isfinite(run)).any()] or [math.inf]  # no run saw a variance
+    needs = [max(labels_for(Projection(tuple(marks[known]), tuple(log_variance(run[known])), slope), half_width,
+                            level, pool.n_items, design.with_replacement),
+                 marks[known][0] if not known[0] else 0.0, undefined_at + 1.0)
+             if (known := np.isfinite(run)).any() else math.inf for run in curves]  # inf: no variance in any mark
     low, high = np.quantile(needs, RANGE_QUANTILES, method="inverted_cdf")
     return float(np.median(needs)), float(low), float(high)
 
@@ -358,10 +371,12 @@ def plan_session(session: Session, half_width: float, measure: Measure | None = 
     runs are drawn with ``pilot_seed``."""
     target = measure or session.measure
     n, pool, design = session.n_labels, session.pool, session.design
-    v0 = per_label_variance(session.estimate(measure, level), pool.n_items, design.with_replacement)
+    est = session.estimate(measure, level)
+    v0 = per_label_variance(est, pool.n_items, design.with_replacement)
     if n < PILOT_LABELS or not np.isfinite(v0):
         curves = session_pilot_curves(session, target, pilot_seed, PILOT_RUNS)  # kept in the session file
-        total, low, high = _pilot_plan(pool, design, curves, half_width, level)
+        undefined = n if n and not est.defined.any() else 0
+        total, low, high = _pilot_plan(pool, design, curves, half_width, level, undefined)
     else:
         calibrated = calibration_surprise(session, MISCALIBRATION_EFFECT) <= MISCALIBRATED
         recalibrated = None if calibrated else recalibration(session)  # the pilots' labels follow the session's

@@ -47,6 +47,7 @@ from .measures import Measure
 from .measures.domain import over_judgeable
 from .pool import Pool
 from .pool.system_outputs import SystemOutputs
+from .session_blocks import blocks_estimate
 from .session_file import SessionFile
 from .session_run import OracleRun
 from .session_systems import AddedSystem, add_system
@@ -283,7 +284,10 @@ class Session(HandOut, OracleRun, SessionFile):
         target = measure or self.measure
         if sample.excluded is not None:
             target = over_judgeable(target)
-        est = self.sampler.estimate(target, sample, self.level if level is None else level)
+        level = self.level if level is None else level
+        est = blocks_estimate(self, target, sample, level)
+        if est is None:
+            est = self.sampler.estimate(target, sample, level)
         return target.refine_estimate(est, self.pool, self.sampler, sample)
 
     def labels_needed(self, half_width: float, measure: Measure | None = None, level: float = 0.95) -> Plan:

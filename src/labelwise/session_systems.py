@@ -41,7 +41,10 @@ Once a round drawn after the addition has labels, ``online-poisson``'s
 estimate weights only the rounds drawn since (each round's total takes
 every earlier label as a known loss, so it stays unbiased): the earlier
 rounds reached the new system's items with small probabilities and would
-add their variance.
+add their variance.  Until then, the systems the session had before its
+first addition keep the estimate of the rounds drawn on score blocks
+(:mod:`labelwise.session_blocks`): adding a system leaves their intervals
+as they were.
 ``poisson`` fixes its whole sample at the first draw: a system is added to
 it only before that.
 """
@@ -78,13 +81,14 @@ from .ledger import DrawLedger
 from .measures import Measure, combine, measure_from_spec
 from .pool import Pool, PoolError
 from .pool.system_outputs import SystemOutputs, read_system_outputs, with_system
+from .session_blocks import BEFORE, before_first_addition
 from .store.codec import dump_sampler
 from .store.systems import store_system, stored_design_states
 
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["AddedSystem", "add_system", "add_system_file", "resumed_sampler", "system_measure"]
+__all__ = ["AddedSystem", "add_system", "add_system_file", "first_systems", "resumed_sampler", "system_measure"]
 
 #: Design states indexed by group, and the axis of the group in each (carried to the new groups).
 _GROUP_STATES = {"online-poisson": {"b_groups": 1, "pi_groups": 1}, "ais": {"q_group": 0}}
@@ -237,7 +241,9 @@ def _within_drawn_blocks(session: Session, sampler: Sampler, pool: Pool, measure
     if blocks is None:
         return OnlinePoissonSampler(session.design, session.design.group_model(pool, measure, session.oracle),
                                     session.rng)
-    return sampler_within_blocks(session.design, pool, measure, session.oracle, session.rng, blocks)
+    within = sampler_within_blocks(session.design, pool, measure, session.oracle, session.rng, blocks)
+    setattr(within, BEFORE, before_first_addition(session))  # the first systems' estimates stay the blocks'
+    return within
 
 
 def _per_item(sampler: Sampler) -> Sampler:
@@ -252,22 +258,25 @@ def resumed_sampler(session: Session, config: dict) -> Sampler:
     added = config.get("added_systems", [])
     if added and added[0].get("within_blocks"):
         first = added[0]
-        before = _first_systems(session.pool, first["system"])
+        before = first_systems(session.pool, first["system"])
         blocks = session.design.start(before, measure_from_spec(first["measure_before"]), rng=session.rng,
                                       oracle=session.oracle).block
-        return sampler_within_blocks(session.design, session.pool, session.measure, session.oracle, session.rng,
-                                     blocks)
+        within = sampler_within_blocks(session.design, session.pool, session.measure, session.oracle, session.rng,
+                                       blocks)
+        setattr(within, BEFORE, {"systems": first["system"], "rounds": first["stage"],
+                                 "measure": first["measure_before"]})
+        return within
     if not added or not isinstance(session.design, ImportanceDesign):
         return session.sampler
     pool, firsts = session.pool, [0, *(record["stage"] for record in added)]
-    before = [session.design.proposal(_first_systems(pool, record["system"]), measure_from_spec(record["measure_before"]))
+    before = [session.design.proposal(first_systems(pool, record["system"]), measure_from_spec(record["measure_before"]))
               for record in added]
     sampler = session.sampler
     return MixtureProposalSampler(sampler.pool, sampler.measure, sampler.oracle, sampler.rng,
                                   list(zip(firsts, [*before, sampler.q])))
 
 
-def _first_systems(pool: Pool, k: int) -> Pool:
+def first_systems(pool: Pool, k: int) -> Pool:
     """``pool`` with its first ``k`` systems."""
     def take(a):
         return None if a is None else a[:, :k]

@@ -67,6 +67,8 @@ def test_add_system_prints_the_estimate_from_the_labels_in_and_stores_the_system
     assert [c["name"] for c in estimate["components"]] == ["f1", "f1[rival]"]
     text = ok("add-system", session, rival, "--name", "again").stdout
     assert "100 labels reused" in text and "f1[again]" in text
+    table = ok("estimate", session).stdout
+    assert "f1 on pool" in table and "f1+f1" not in table  # each measure once in the title, systems in the rows
 
 
 def test_later_batches_show_the_new_system_and_extend_the_draws(labeled_session):

@@ -116,6 +116,14 @@ def test_init_warns_about_missing_ids_equal_scores_and_unevaluated_systems(tmp_p
     err = ok(*args, "--design", "passive").stderr
     assert "no id column" in err and "same score for pa" in err and "--systems all" in err
     assert "already exists; `labelwise status" in fails(*args)
+    assert "predicts no positive" not in err  # pa and pb predict some
+
+
+def test_init_warns_about_a_system_that_predicts_no_positive(tmp_path):
+    path = tmp_path / "p.csv"
+    pd.DataFrame({"item_id": range(100), "pred": 0, "score": np.linspace(0, 1, 100)}).to_csv(path, index=False)
+    err = ok("init", path, "--session", tmp_path / "s.lw", "--measure", "f1,precision").stderr
+    assert "warning: system predicts no positive item" in err
 
 
 def test_an_id_longer_than_the_limit_is_one_line(tmp_path):

@@ -83,3 +83,38 @@ def test_simulate_json_is_the_librarys_result(population, policy):
     assert {"policy", "budget", "curve", "remaining_estimate", "coverage"} <= set(printed)
     assert len(printed["curve"]) == 10
     assert set(printed["curve"][0]) >= {"spent", "distinct_found", "true_total"}
+
+
+def test_the_report_gives_one_estimate_in_text_table_and_json(tmp_path):
+    """26 crux queries on 3000 items, the later ones below the root with exclude lists: the root's row is the
+    report's estimate, not the rougher guide from every answer, and the text prints the same value and interval."""
+    rng = np.random.default_rng(1)
+    n = 3000
+    frame = pd.DataFrame({"item_id": [f"it{i:04d}" for i in range(n)], "genre": rng.choice(list("abcd"), n),
+                          "decade": rng.choice(["70s", "80s", "90s"], n), "positive": (rng.random(n) < 0.1).astype(int),
+                          "popularity": rng.pareto(1.0, n) + 0.1})
+    path = tmp_path / "population.csv"
+    frame.to_csv(path, index=False)
+    disco = tmp_path / "d.lw"
+    assert run("init", disco, "--hierarchy", path, "--attributes", "genre,decade", "--budget", 200).exit_code == 0
+    positives = frame[frame["positive"] == 1]
+    for _ in range(26):
+        query = json.loads(run("next", disco).stdout)
+        match = positives[~positives["item_id"].isin(query["exclude"])]
+        for attribute, value in query["node"].items():
+            match = match[match[attribute].astype(str) == str(value)]
+        k = min(query["k"], len(match))
+        weights = match["popularity"] / match["popularity"].sum()
+        picked = match.iloc[rng.choice(len(match), k, replace=False, p=weights)] if k else match.iloc[:0]
+        picked[["item_id"]].to_csv(tmp_path / "answers.csv", index=False)
+        assert run("answer", disco, tmp_path / "answers.csv").exit_code == 0
+    report = json.loads(run("report", disco, "--json").stdout)
+    est = report["remaining_estimate"]
+    root = next(row for row in report["nodes"] if row["depth"] == 0)
+    assert (root["remaining"], root["interval"], root["estimated_total"], root["lower_bound_only"]) == (
+        est["value"], est["interval"], est["estimated_total"], est["lower_bound_only"])
+    printed = " ".join(run("report", disco).stdout.split())
+    low, high = est["interval"]
+    assert f"not found yet: {est['value']:.1f} [{low:.1f}, {high:.1f}]" in printed
+    assert (f"at least {low:.1f}" in printed) == est["lower_bound_only"]
+    assert any(row["depth"] > 0 for row in report["nodes"])  # crux went below the root, with exclude lists

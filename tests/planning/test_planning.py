@@ -338,3 +338,34 @@ def test_plan_at_200_labels_predicts_the_realized_labels(pool):
         hits.append(abs(realized - planned) <= 0.3 * planned)
         in_range.append(200 + plan.low <= realized < 200 + plan.high + 50)  # realized to a batch of 50
     assert np.mean(hits) >= 0.75 and np.mean(in_range) >= 0.5
+
+
+def test_a_run_plans_no_sooner_than_its_first_mark_with_a_variance(pool):
+    """Pilot runs whose estimate is undefined (no variance) before a mark reach the half-width no sooner than that
+    mark even with a variance near 0 after it; a run with no variance at any mark plans the whole pool; a session
+    still undefined at 250 labels follows the runs undefined up to 250 labels, each at least one label on."""
+    from labelwise.planning import _pilot_plan
+
+    design = lw.make_design("passive")
+    first = [0, 1, 2, 2, 3, 3, 4, len(PILOT_MARKS)]  # index of each run's first mark with a variance
+    curves = np.where(np.arange(len(PILOT_MARKS))[None, :] >= np.array(first)[:, None], 1e-9, np.nan)
+    needs = sorted([1.0] + [float(PILOT_MARKS[i]) for i in first[1:-1]] + [math.inf])
+    median, low, high = _pilot_plan(pool, design, curves, 0.05, 0.95)
+    assert (median, low, high) == (np.median(needs), needs[1], needs[-2])
+    like = [need for need in needs if need > 250]  # the runs without a variance up to 250 labels
+    assert _pilot_plan(pool, design, curves, 0.05, 0.95, 250) == (np.median(like), like[0], like[-2])
+
+
+def test_a_session_whose_estimate_is_undefined_has_not_reached_the_half_width():
+    """A system that predicts no positive: F1 and precision stay undefined until a positive is labeled, and the
+    plan does not say the half-width is reached (the pilot runs that met a positive early have F1 0, nearly
+    certain)."""
+    base = lw.make_pool(5000, prevalence=0.01, separation=2.5, seed=4)
+    silent = lw.Pool.from_arrays(base.item_ids, preds=np.zeros(base.n_items, dtype=int), scores=base.scores[:, 0],
+                                 probs=base.probs[:, 0])
+    session = lw.Session(silent, make_measure("f1,precision,recall", silent), "online-poisson", seed=0)
+    ids = session.next_batch(100)
+    session.add_labels(ids, np.zeros(len(ids), dtype=int))
+    assert not session.estimate().defined.any()
+    plan = session.labels_needed(0.05)
+    assert 1 <= plan.low <= plan.labels_needed <= plan.high and plan.labels_so_far == 100

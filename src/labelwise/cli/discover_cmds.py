@@ -184,12 +184,13 @@ def _print_report(report: dict) -> None:
 
     from .render import rich_console
 
-    table = Table(title="Discovery: queried nodes")
+    table = Table(title="Discovery: queried nodes", caption="(root): the estimate below; other nodes: a rough "
+                  "guide from every answer at or above them, exclude lists too, not bounds")
     for head in ("node", "queries", "spent", "found", "est. remaining", f"{100 * report['level']:g}% interval"):
         table.add_column(head)
     for row in report["nodes"]:
         lo, hi = row["interval"]
-        interval = f">= {lo:.1f}" if row["lower_bound_only"] else f"[{lo:.1f}, {hi:.1f}]"
+        interval = f">= {lo:.1f}" if row["lower_bound_only"] and row["depth"] == 0 else f"[{lo:.1f}, {hi:.1f}]"
         table.add_row(" AND ".join(f"{a}={v}" for a, v in row["node"].items()) or "(root)", str(row["queries"]),
                       f"{row['spent']:g}", str(row["found"]), f"{row['remaining']:.1f}", interval)
     console = rich_console()
@@ -197,11 +198,13 @@ def _print_report(report: dict) -> None:
     est = report["remaining_estimate"]
     console.print(f"{report['found']} positives found in {report['queries']} queries; spent {report['spent']:g} of "
                   f"{report['budget']:g}")
+    low, high = est["interval"]
     if est["lower_bound_only"]:
-        console.print(f"not found yet: at least {est['interval'][0]:.1f} (lower bound only; about "
-                      f"{est['unseen_share']:.0%} of answers would still be new). Why: " + "; ".join(est["doubts"]))
+        console.print(f"not found yet: {est['value']:.1f} [{low:.1f}, {high:.1f}], lower bound only: at least "
+                      f"{low:.1f}; the estimate and the upper end are no bounds (about {est['unseen_share']:.0%} "
+                      "of answers would still be new). Why: " + "; ".join(est["doubts"]))
     else:
-        console.print(f"not found yet: {est['value']:.1f} [{est['interval'][0]:.1f}, {est['interval'][1]:.1f}]")
+        console.print(f"not found yet: {est['value']:.1f} [{low:.1f}, {high:.1f}]")
 
 
 @discover.command("export")

@@ -176,6 +176,11 @@ def _warn_about(pool: Pool, has_ids: bool, systems: str | int | list[int]) -> No
     if flat:
         typer.echo(f"warning: every item has the same score for {', '.join(flat)}; adaptive designs cannot "
                    "focus the labels (check the score/prob columns)", err=True)
+    silent = [pool.system_names[s] for s in evaluated if pool.n_classes == 2 and pool.preds is not None
+              and pool.preds.ndim == 2 and not pool.preds[:, s].any()]
+    if silent:
+        typer.echo(f"warning: {', '.join(silent)} predicts no positive item: its precision is undefined, its "
+                   "recall and F1 are 0 (undefined until a positive is labeled); check the pred column", err=True)
     if len(evaluated) < pool.n_systems:
         typer.echo(f"warning: the pool has {pool.n_systems} systems ({', '.join(pool.system_names)}) but only "
                    f"{', '.join(pool.system_names[s] for s in evaluated)} is evaluated; pass --systems all for "
@@ -347,6 +352,9 @@ def _print_estimate(est: Estimate, measure_name: str, pool_name: str, n_excluded
     if as_json:
         print_json(estimate_record(est, measure_name, n_excluded))
         return
-    rich_console().print(estimate_table(est, f"{measure_name} on {pool_name}"))
+    # a measure extended to added systems repeats its parts' names ("f1+recall+f1+recall"): each once in the title,
+    # the systems are in the rows
+    title = "+".join(dict.fromkeys(measure_name.split("+")))
+    rich_console().print(estimate_table(est, f"{title} on {pool_name}"))
     if n_excluded:
         typer.echo(excluded_note(n_excluded))

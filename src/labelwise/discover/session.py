@@ -167,24 +167,26 @@ class DiscoverySession:
         """Positives found, per queried node, the spend and the estimated number not found yet.
 
         ``remaining_estimate`` holds ``value``, ``interval``, ``estimated_total``, ``lower_bound_only``
-        (the interval's assumptions look doubtful: read ``value`` and the interval's lower end as lower
-        bounds), ``doubts`` (why) and ``unseen_share`` (share of answers that would still be new).
+        (the interval's assumptions look doubtful: only the interval's lower end is then a bound, a lower
+        one), ``doubts`` (why) and ``unseen_share`` (share of answers that would still be new).  The root's
+        row in ``nodes`` is that estimate; a deeper node's is a guide from every answer at or above it
+        (:meth:`~labelwise.discover.policy.QueryPolicy.node_remaining`).
         """
         record = self._read()
         hierarchy, policy = self._replay(record)
         answered = [q for q in record.queries if q.answered]
         nodes = sorted({q.node for q in answered})
         depth = hierarchy.depth()
+        overall = policy.remaining(level)
         per_node = []
         for node in nodes:  # one row per queried node (a few hundred at most)
-            estimate = policy.node_remaining(node, level)
+            estimate = overall if depth[node] == 0 else policy.node_remaining(node, level)
             asked = [q for q in answered if q.node == node]
             per_node.append({"node": hierarchy.describe(node), "depth": int(depth[node]),
                              "queries": len(asked), "spent": float(sum(q.cost for q in asked)),
                              "found": int(policy.found_in[node]), "estimated_total": estimate["total"],
                              "remaining": estimate["remaining"], "interval": estimate["interval"],
                              "lower_bound_only": estimate["lower_bound_only"]})
-        overall = policy.remaining(level)
         return {"budget": record.budget, "spent": policy.spent, "queries": len(answered),
                 "found": int(policy.found.sum()), "level": level,
                 "remaining_estimate": {"value": overall["remaining"], "interval": overall["interval"],
