@@ -267,10 +267,12 @@ def test_beta_interval_with_sample_size_is_jeffreys_when_nothing_varies():
     lo, hi = beta_interval(1.0, 0.0, 0.95, n=200)
     assert hi == 1.0
     assert lo == pytest.approx(stats.beta.ppf(0.025, 200.5, 0.5))
-    # with a variance, k is the count whose Jeffreys posterior has that variance
+    # jeffreys_count: the count whose Jeffreys posterior has that variance
     mu, var = 0.7, 0.01
     k = jeffreys_count(mu, var)
     assert stats.beta.var(mu * k + 0.5, (1 - mu) * k + 0.5) == pytest.approx(var)
+    # away from the boundary the interval keeps the moment count, with half a pseudo-count to each side
+    k = mu * (1 - mu) / var - 1
     lo, hi = beta_interval(mu, var, 0.9, n=1000)
     assert lo == pytest.approx(stats.beta.ppf(0.05, mu * k + 0.5, (1 - mu) * k + 0.5))
     assert hi == pytest.approx(stats.beta.ppf(0.95, mu * k + 0.5, (1 - mu) * k + 0.5))

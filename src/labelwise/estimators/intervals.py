@@ -52,9 +52,10 @@ def beta_interval(value, var, level: float = 0.95, lower=0.0, upper=1.0, n=None)
     ``mu (1 - mu) / s2 - 1`` puts at least half an event on each side (the
     effective count of Korn and Graubard, "Confidence intervals for
     proportions with small expected number of positive counts estimated
-    from survey data", Survey Methodology 24(2), 1998) and is the smaller,
-    it is used instead: the posterior's pseudo-counts pull its mean towards
-    1/2, and near a boundary that would move the far end of the interval in.
+    from survey data", Survey Methodology 24(2), 1998), it is used instead,
+    as before the Jeffreys count existed: the robustness grid's coverage was
+    measured with it, and the Jeffreys count, smaller there, only widened
+    intervals that already covered.
     The interval always holds the estimate and keeps a boundary estimate's boundary.  Without ``n``: where no Beta
     has that mean and variance (``s2 >= mu (1 - mu)``) the whole range is
     returned, and where the mean sits on the boundary the normal interval is.
@@ -69,10 +70,11 @@ def beta_interval(value, var, level: float = 0.95, lower=0.0, upper=1.0, n=None)
     if n is not None:
         m = np.clip(mu, 0.0, 1.0)
         k = jeffreys_count(m, s2, n)
-        # the moment count where it sees at least half an event on each side: the smaller count, the wider interval
+        # the moment count where it sees at least half an event on each side (the fit of the designs' intervals as
+        # benchmarked); the Jeffreys count only where that breaks down, at and near a boundary
         with np.errstate(divide="ignore", invalid="ignore"):
             k_moment = m * (1 - m) / s2 - 1
-        k = np.where(np.minimum(m, 1 - m) * k_moment >= 0.5, np.fmin(k, k_moment), k)
+        k = np.where(np.minimum(m, 1 - m) * k_moment >= 0.5, k_moment, k)
         a, b = m * k + 0.5, (1 - m) * k + 0.5
         # as for the Jeffreys interval, an estimate on the boundary keeps that boundary in its interval
         lo = np.where(m <= 0, 0.0, betaincinv(a, b, alpha / 2))
