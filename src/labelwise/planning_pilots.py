@@ -81,13 +81,16 @@ def per_label_variance(est: Estimate, n_items: int, with_replacement: bool) -> f
     interval (the interval the plan is for) and ``f`` its :func:`finite_population_factor` (which
     :func:`~labelwise.planning.labels_for` applies at the planned ``n``); NaN when no component is defined with
     an interval of positive width (no information yet, e.g. no positive seen, or a normal interval around a
-    standard error of 0).  A component with a zero standard error may still have an interval (a beta interval
-    from its pseudo-counts, e.g. an F1 of 1 from the labels so far): its width, not the standard error, is the
-    variance."""
+    standard error of 0, or an estimate on a bound of the measure, e.g. an F1 of 1 from the labels so far, whose
+    one-sided interval comes from its effective count)."""
     lo, hi = est.interval()
     z = NormalDist().inv_cdf(0.5 + est.level / 2)
     fpc = finite_population_factor(est.n_labels, n_items, with_replacement)
-    v = np.where(est.defined & (hi > lo), est.n_labels * ((hi - lo) / (2 * z)) ** 2, np.nan)
+    value = np.asarray(est.value, dtype=float)
+    # an estimate on a bound of its measure (an F1 of 1: no error labeled yet) has a one-sided interval from its
+    # effective count, which says nothing of the variance once an error is labeled: no information yet
+    inside = (value > est.lower_bound) & (value < est.upper_bound)
+    v = np.where(est.defined & inside & (hi > lo), est.n_labels * ((hi - lo) / (2 * z)) ** 2, np.nan)
     return float(np.nanmax(v)) / fpc if np.isfinite(v).any() and fpc > 0 else math.nan  # a census: no V
 
 

@@ -273,11 +273,14 @@ def test_pilot_curves_grow_by_runs_keeping_the_runs_made(pool):
 
 
 def test_a_zero_standard_error_keeps_its_intervals_variance():
-    # an F1 of 1 from the labels so far: no standard error, but a beta interval of width 0.03
+    # an F1 of 0.99 with no standard error, but a beta interval of width 0.03
     one = {"names": ("f1",), "cov": np.zeros((1, 1)), "lower_bound": np.zeros(1), "upper_bound": np.ones(1),
            "n_labels": 200, "n_draws": 200, "R": np.zeros(3)}
-    est = Estimate(value=np.array([1.0]), defined=np.array([True]), **one).with_stored_interval([0.97], [1.0])
+    est = Estimate(value=np.array([0.99]), defined=np.array([True]), **one).with_stored_interval([0.97], [1.0])
     assert per_label_variance(est, 10**6, True) == pytest.approx(200 * (0.015 / Z) ** 2)
+    # an F1 of 1 from the labels so far: its one-sided interval says nothing of the variance once an error is seen
+    at_one = Estimate(value=np.array([1.0]), defined=np.array([True]), **one).with_stored_interval([0.97], [1.0])
+    assert math.isnan(per_label_variance(at_one, 10**6, True))
     undefined = Estimate(value=np.array([np.nan]), defined=np.array([False]), **one)
     assert math.isnan(per_label_variance(undefined, 10**6, True))
     # a normal interval around a zero standard error says nothing: not a variance of 0
