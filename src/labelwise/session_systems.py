@@ -160,10 +160,11 @@ def system_measure(measure: Measure, system: int, name: str) -> Measure:
     return combine(*[measure_from_spec({**t, "system": system, "system_name": name}) for t in templates.values()])
 
 
-def add_system_file(session: Session, path: str | Path, name: str | None = None) -> AddedSystem:
-    """:func:`add_system` with the outputs read from ``path`` (``item_id,pred[,score|prob]``; name: the file's
-    stem by default)."""
-    outputs = read_system_outputs(path, session.pool)
+def add_system_file(session: Session, path: str | Path, name: str | None = None,
+                    columns: dict[str, str] | None = None) -> AddedSystem:
+    """:func:`add_system` with the outputs read from ``path`` (``item_id,pred[,score|prob]``, or the ``columns``
+    of :func:`~labelwise.pool.system_outputs.read_system_outputs`; name: the file's stem by default)."""
+    outputs = read_system_outputs(path, session.pool, columns)
     try:
         return add_system(session, Path(path).stem if name is None else name, outputs)
     except PoolError as exc:  # outputs the pool's checks reject: say which file holds them

@@ -88,12 +88,12 @@ def test_calibrate_writes_the_calibrated_column_and_the_plot(log, tmp_path):
 
 
 @pytest.mark.parametrize(("column", "value", "message"), [
-    ("keep_rate", 0.0, "log.csv, line 4: keep_rate is 0; keep rates must lie in (0, 1]"),
-    ("keep_rate", 1.5, "log.csv, line 4: keep_rate is 1.5; keep rates must lie in (0, 1]"),
-    ("propensity", 0.0, "log.csv, line 4: propensity is 0; propensities must lie in (0, 1]"),
-    ("reward", None, "log.csv, line 4: column reward is empty or not a number"),
+    ("keep_rate", 0.0, "log.csv, data row 3: keep_rate is 0; keep rates must lie in (0, 1]"),
+    ("keep_rate", 1.5, "log.csv, data row 3: keep_rate is 1.5; keep rates must lie in (0, 1]"),
+    ("propensity", 0.0, "log.csv, data row 3: propensity is 0; propensities must lie in (0, 1]"),
+    ("reward", None, "log.csv, data row 3: column reward is empty or not a number"),
 ])
-def test_bad_cells_are_one_line_errors_naming_file_and_line(log, tmp_path, column, value, message):
+def test_bad_cells_are_one_line_errors_naming_file_and_row(log, tmp_path, column, value, message):
     frame = log.copy()
     frame[column] = frame[column].astype(float)
     frame.loc[frame.index[2], column] = value

@@ -136,7 +136,7 @@ def test_read_missing_file(tmp_path):
 
 
 def test_read_unknown_format(tmp_path):
-    path = tmp_path / "l.txt"
+    path = tmp_path / "l.xlsx"
     path.write_text("item_id,label\n1,0\n")
     with pytest.raises(LabelFileError, match="unknown format"):
         read_labels_file(path)
@@ -171,11 +171,13 @@ def test_read_empty_id(tmp_path):
         read_labels_file(path)
 
 
-@pytest.mark.parametrize("content", ["", '{"item_id": 1, "label": 0}\n{not json\n'])
-def test_read_unparsable(tmp_path, content):
+@pytest.mark.parametrize(("content", "message"), [("", "l.csv' is empty; it needs a header line"),
+                                                  ('{"item_id": 1, "label": 0}\n{not json\n',
+                                                   "l.jsonl' is not one JSON object per line")])
+def test_read_unparsable(tmp_path, content, message):
     path = tmp_path / ("l.csv" if not content else "l.jsonl")
     path.write_text(content)
-    with pytest.raises(LabelFileError, match="could not be parsed"):
+    with pytest.raises(LabelFileError, match=message):
         read_labels_file(path)
 
 

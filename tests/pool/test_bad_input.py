@@ -40,33 +40,33 @@ def parquet_bytes(tmp_path: Path) -> bytes:
 # (case, file name, content, extra init options, the error line after "error: pool file '<path>'")
 BAD_POOLS: list[tuple[str, str, Callable[[Path], bytes], tuple[str, ...], str]] = [
     ("pred 2 in a binary pool", "pool.csv", lambda _: replace_row(3, "x3,2,0.1,0.4"), (),
-     (", line 5, column 'pred': value 2 is not 0 or 1; the pool has one probability column per system, "
-     "so predictions must be 0 or 1")),
+     (", data row 4, column 'pred': value 2 is not 0 or 1; the pool is binary (its systems give one "
+     "probability each, in 'prob'), so predictions must be 0 or 1")),
     ("NaN score", "pool.csv", lambda _: replace_row(2, "x2,0,NaN,0.3"), (),
-     ", line 4, column 'score': is empty (or NaN); fill in every item's score or drop the row"),
+     ", data row 3, column 'score': is empty (or NaN); fill in every item's score or drop the row"),
     ("empty score", "pool.csv", lambda _: replace_row(2, "x2,0,,0.3"), (),
-     ", line 4, column 'score': is empty (or NaN); fill in every item's score or drop the row"),
+     ", data row 3, column 'score': is empty (or NaN); fill in every item's score or drop the row"),
     ("inf score", "pool.csv", lambda _: replace_row(1, "x1,1,inf,0.2"), (),
-     ", line 3, column 'score': value inf is infinite; scores must be finite"),
+     ", data row 2, column 'score': value inf is infinite; scores must be finite"),
     ("text score", "pool.csv", lambda _: replace_row(1, "x1,1,high,0.2"), (),
-     ", line 3, column 'score': 'high' is not a number; scores must be numbers"),
+     ", data row 2, column 'score': 'high' is not a number; scores must be numbers"),
     ("decimal comma", "pool.csv", lambda _: csv([r.replace(",", ";") for r in ROWS[:5]] + ["x5;1;0,3;0.6"],
                                                  HEADER.replace(",", ";")), (),
-     ", line 7, column 'score': '0,3' is not a number; write decimals with a point (0.5, not 0,5)"),
+     ", data row 6, column 'score': '0,3' is not a number; write decimals with a point (0.5, not 0,5)"),
     ("probability 1.5", "pool.csv", lambda _: replace_row(4, "x4,0,0.2,1.5"), (),
-     ", line 6, column 'prob': value 1.5 is outside [0, 1]; probabilities must lie in [0, 1]"),
+     ", data row 5, column 'prob': value 1.5 is outside [0, 1]; probabilities must lie in [0, 1]"),
     ("fractional prediction", "pool.csv", lambda _: replace_row(0, "x0,0.5,-0.2,0.1"), (),
-     (", line 2, column 'pred': value 0.5 is not a class; predictions must be whole numbers 0..C-1 "
+     (", data row 1, column 'pred': value 0.5 is not a class; predictions must be whole numbers 0..C-1 "
      "(0 or 1 for a binary pool)")),
     ("duplicate id", "pool.csv", lambda _: replace_row(4, "x1,0,0.2,0.5"), (),
      ": item_ids: duplicate ids ['x1']; every item needs a unique id"),
     ("empty id", "pool.csv", lambda _: replace_row(4, ",0,0.2,0.5"), (),
-     ", line 6, column 'item_id': is empty; give every item an id or drop the row"),
+     ", data row 5, column 'item_id': is empty; give every item an id or drop the row"),
     ("not UTF-8", "pool.csv", lambda _: replace_row(3, "caf\xe9,1,0.1,0.4").decode().encode("latin-1"), (),
-     (", line 5, column 'item_id': byte 0xe9 is not UTF-8 text; save the file as UTF-8 "
+     (", data row 4, column 'item_id': byte 0xe9 is not UTF-8 text; save the file as UTF-8 "
      "(e.g. iconv -f latin1 -t utf-8)")),
     ("ragged line", "pool.csv", lambda _: replace_row(2, "x2,0,0.0,0.3,9"), (),
-     (": Error tokenizing data. C error: Expected 4 fields in line 4, saw 5; every line needs as many "
+     (": data row 3 has 5 fields, the header 4; every row needs as many "
      "comma-separated fields as the header (quote values that contain the delimiter)")),
     ("no output columns", "pool.csv", lambda _: csv(["1,a", "2,b"], "item_id,text"), (),
      (": no column of system outputs; expected ['pred', 'score', 'prob'] (any case), found ['item_id', 'text']. "
@@ -80,9 +80,9 @@ BAD_POOLS: list[tuple[str, str, Callable[[Path], bytes], tuple[str, ...], str]] 
     ("Excel workbook named .csv", "pool.csv", lambda _: b"PK\x03\x04rest of a zip", (),
      " is a ZIP archive (an Excel workbook?); export the sheet as CSV (UTF-8) or Parquet"),
     ("empty first line", "pool.csv", lambda _: b"\n" + csv(), (),
-     ": the first line is empty; line 1 must hold the column names"),
+     ": the header (the first line) is empty; it must hold the column names"),
     ("unknown extension", "pool.xlsx", lambda _: csv(), (),
-     ": unknown format; use .csv, .csv.gz, .tsv or .parquet"),
+     ": unknown format; use .csv, .csv.gz, .tsv, .jsonl or .parquet"),
 ]
 
 
@@ -124,10 +124,10 @@ def test_pool_files_that_used_to_fail_are_read(tmp_path, case, name, content):
     assert pool.probs[:, 0].tolist() == pytest.approx([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
 
 
-def test_line_numbers_skip_blank_lines_without_shifting(tmp_path):
+def test_data_rows_skip_blank_lines_without_shifting(tmp_path):
     path = tmp_path / "pool.csv"
     path.write_bytes(csv(ROWS[:2] + ["", ""] + ["x2,3,0.0,0.3"] + ROWS[3:]))
-    with pytest.raises(PoolError, match=r"line 6, column 'pred': value 3 is not 0 or 1"):
+    with pytest.raises(PoolError, match=r"data row 5, column 'pred': value 3 is not 0 or 1"):
         Pool.from_file(path)
 
 
@@ -140,7 +140,7 @@ def test_dataframe_errors_name_the_index():
 def test_parquet_errors_name_the_row(tmp_path):
     path = tmp_path / "pool.parquet"
     pd.DataFrame({"pred": [0, 1, 0], "score": [0.1, float("inf"), 0.3]}).to_parquet(path)
-    with pytest.raises(PoolError, match=r"pool.parquet', row 2, column 'score': value inf is infinite"):
+    with pytest.raises(PoolError, match=r"pool.parquet', data row 2, column 'score': value inf is infinite"):
         Pool.from_file(path)
 
 
@@ -148,7 +148,7 @@ def test_multiclass_pool_is_bounded_by_n_classes_only_when_given(tmp_path):
     path = tmp_path / "pool.csv"
     path.write_bytes(csv(["a,0,0.1", "b,2,0.2", "c,1,0.3"], "item_id,pred,score"))
     assert Pool.from_file(path).n_classes == 3
-    with pytest.raises(PoolError, match=r"line 3, column 'pred': value 2 is not 0 or 1; n_classes is 2, so"):
+    with pytest.raises(PoolError, match=r"data row 2, column 'pred': value 2 is not 0 or 1; n_classes is 2, so"):
         Pool.from_file(path, n_classes=2)
 
 

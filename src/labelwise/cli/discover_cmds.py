@@ -26,6 +26,7 @@ from .options import (
     UserError,
     check_level,
     check_positive,
+    session_path,
     user_errors,
 )
 from .render import print_json
@@ -88,18 +89,22 @@ def _costs(path: Path | None):
 
 @discover.command("init")
 def init_cmd(
-    session: DiscoArg,
-    hierarchy: Annotated[Path, typer.Option("--hierarchy", help="CSV/Parquet of the items: item_id and the "
-                                            "attribute columns.")],
-    attributes: AttributesOpt,
-    budget: BudgetOpt,
+    session: Annotated[Path | None, typer.Argument(help="Discovery session file to create (or --session).",
+                                                   show_default=False)] = None,
+    hierarchy: Annotated[Path, typer.Option("--hierarchy", "--population", help="CSV/TSV/JSON lines/Parquet of the "
+                                            "items: item_id and the attribute columns.")] = ...,
+    attributes: AttributesOpt = ...,
+    budget: BudgetOpt = ...,
     costs: CostsOpt = None,
     seed: SeedOpt = 0,
+    session_opt: Annotated[Path | None, typer.Option("--session", "-s", help="The file to create, as `labelwise "
+                                                     "init` names it.", show_default=False)] = None,
 ) -> None:
     """Start a discovery over the items of a file, organised by attribute columns."""
     with user_errors():
         from ..discover import DiscoverySession
 
+        session = session_path(session, session_opt, "discover init")
         _check_budget(budget)
         names = _attributes(attributes)
         model = _costs(costs)
@@ -113,8 +118,9 @@ def init_cmd(
 @discover.command("next")
 def next_cmd(
     session: DiscoArg,
-    out: Annotated[Path | None, typer.Option("--out", help="Write the query here: .csv (one row per excluded "
-                                             "item) or .json; default: JSON on standard output.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Write the query here: .csv, .tsv or .parquet (one row "
+                                             "per excluded item) or .json/.jsonl (one object); default: JSON on "
+                                             "standard output.")] = None,
 ) -> None:
     """The next query for the annotators: a node, how many items to ask for, and the items to leave out.
 
@@ -122,27 +128,29 @@ def next_cmd(
     """
     with user_errors():
         from ..discover import DiscoverySession
+        from ..pool.table import file_suffixes
+        from ..pool.writers import check_folder, is_stdout, write_table
 
         query = DiscoverySession.open(session).next_query()
-        if out is None:
+        if is_stdout(out):
             print_json(query)
-        elif out.suffix.lower() == ".csv":
-            _write_query_csv(query, out)
+        elif file_suffixes(out).endswith((".csv", ".tsv", ".parquet")):
+            write_table(_query_frame(query), out)
         else:
+            check_folder(out)
             out.write_text(json.dumps(query) + "\n")
         where = " AND ".join(f"{a}={v}" for a, v in query["node"].items()) or "(everything)"
         typer.echo(f"query {query['query']}: up to {query['k']} items with {where}, excluding "
                    f"{len(query['exclude'])}; cost {query['cost']:g}", err=True)
 
 
-def _write_query_csv(query: dict, out: Path) -> None:
-    import csv
+def _query_frame(query: dict):
+    """The query as a table: one row per excluded item (one row with an empty ``exclude_item_id`` if none)."""
+    import pandas as pd
 
     node = ";".join(f"{a}={v}" for a, v in query["node"].items())
-    with out.open("w", newline="") as fh:
-        writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(["query", "node", "k", "exclude_item_id"])
-        writer.writerows([query["query"], node, query["k"], x] for x in query["exclude"] or [""])
+    return pd.DataFrame({"query": query["query"], "node": node, "k": query["k"],
+                         "exclude_item_id": list(query["exclude"]) or [""]})
 
 
 @discover.command("answer")
@@ -210,7 +218,9 @@ def _print_report(report: dict) -> None:
 @discover.command("export")
 def export_cmd(
     session: DiscoArg,
-    out: Annotated[Path, typer.Option("--out", help="Labels file to write (item_id,label; label 1).")],
+    out: Annotated[Path | None, typer.Option("--out", help="Labels file to write (item_id,label; label 1): .csv, "
+                                             ".tsv, .jsonl, .json or .parquet; - (the default) for CSV on standard "
+                                             "output.")] = None,
 ) -> None:
     """Write the positives found as a labels file (item_id,label).
 
@@ -219,21 +229,20 @@ def export_cmd(
     weight, and the file is refused naming the row.
     """
     with user_errors():
-        import csv
+        import pandas as pd
 
         from ..discover import DiscoverySession
+        from ..pool.writers import is_stdout, where, write_table
 
         ids = DiscoverySession.open(session).found_ids()
-        with out.open("w", newline="") as fh:
-            writer = csv.writer(fh, lineterminator="\n")
-            writer.writerow(["item_id", "label"])
-            writer.writerows([i, 1] for i in ids)
-        typer.echo(f"wrote {len(ids)} positives to {out}")
+        write_table(pd.DataFrame({"item_id": list(ids), "label": 1}), out)
+        typer.echo(f"wrote {len(ids)} positives to {where(out)}", err=is_stdout(out))
 
 
 @discover.command("simulate")
 def simulate_cmd(
-    population: Annotated[Path, typer.Option("--population", help="CSV/Parquet: item_id, the attribute columns, "
+    population: Annotated[Path, typer.Option("--population", "--hierarchy", help="CSV/TSV/JSON lines/Parquet: "
+                                             "item_id, the attribute columns, "
                                              "positive (0/1) and optionally popularity (a positive weight).")],
     attributes: AttributesOpt,
     budget: BudgetOpt,

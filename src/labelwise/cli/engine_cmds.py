@@ -85,12 +85,13 @@ def engine_next(session: Path, batch_size: int, out: Path | None, new_only: bool
     read from the engine."""
     from ..engines import EngineSession
     from ..pool import write_batch
+    from ..pool.writers import is_stdout
 
     with EngineSession.open(session) as s:
         frame, fresh = s.hand_out(batch_size, new_only)
         write_batch(frame, out)
-        where = f" written to {str(out)!r}" if out is not None else ""
-        typer.echo(f"{len(frame)} items to label{where}: {len(frame) - fresh} pending from earlier, {fresh} new",
+        written = "" if is_stdout(out) else f" written to {str(out)!r}"
+        typer.echo(f"{len(frame)} items to label{written}: {len(frame) - fresh} pending from earlier, {fresh} new",
                    err=True)
         if len(frame) < batch_size and not s.per_batch:
             typer.echo(f"note: {batch_size} asked for, {len(frame)} handed out: the planned sample of "
@@ -154,15 +155,17 @@ def engine_status(session: Path, as_json: bool) -> None:
     rich_console().print(estimate_table(est, f"{measure} on {info['pool']}"))
 
 
-def engine_export(session: Path, out: Path) -> None:
-    """Write every label of an engine session (:meth:`~labelwise.engines.EngineSession.export_frame`)."""
+def engine_export(session: Path, out: Path | None) -> None:
+    """Write every label of an engine session (:meth:`~labelwise.engines.EngineSession.export_frame`); ``None``:
+    standard output."""
     from ..engines import EngineSession
     from ..pool import write_batch
+    from ..pool.writers import where
 
     with EngineSession.open(session) as s:
         frame = s.export_frame()
     write_batch(frame, out)
-    typer.echo(f"wrote {len(frame)} rows to {str(out)!r}", err=True)
+    typer.echo(f"wrote {len(frame)} rows to {where(out)}", err=True)
 
 
 def engine_simulate(pool_file: Path, engine: str, measure: str, design: str | None, param: list[str] | None,

@@ -36,7 +36,7 @@ logs = typer.Typer(name="logs", no_args_is_help=True,
                    help="Evaluate from logs whose zero-reward rows were subsampled at a known keep rate: policy "
                         "value, AUC and calibration.")
 
-LogsArg = Annotated[Path, typer.Argument(help="Log rows: CSV (.csv, .csv.gz, .tsv) or Parquet.")]
+LogsArg = Annotated[Path, typer.Argument(help="Log rows: CSV (.csv, .csv.gz), TSV, JSON lines (.jsonl) or Parquet.")]
 RewardCol = Annotated[str, typer.Option("--reward-col", help="Column of the observed reward (0 for no reward).")]
 KeepRateCol = Annotated[str, typer.Option("--keep-rate-col", help="Column of each row's keep rate l in (0, 1]: "
                                           "the probability a zero-reward row was kept.")]
@@ -78,8 +78,8 @@ def _column(frame: pd.DataFrame, path: Path, name: str, option: str, numeric: bo
 
 
 def _where(frame: pd.DataFrame, path: Path, row: int) -> str:
-    """``file, line N`` (text) or ``file, row N`` (Parquet) of the frame's ``row``-th row."""
-    _, unit = frame.attrs.get("source", (str(path), "row"))
+    """``file, data row N`` of the frame's ``row``-th row."""
+    _, unit = frame.attrs.get("source", (str(path), "data row"))
     return f"{path}, {unit} {frame.index[row]}"
 
 
@@ -223,7 +223,7 @@ def auc_cmd(
 def calibrate_logs_cmd(
     log_file: LogsArg,
     out: Annotated[Path, typer.Option("--out", "-o", help="Write the log with a 'calibrated' column here "
-                                      "(.csv, .jsonl or .parquet).", show_default=False)],
+                                      "(.csv, .tsv, .jsonl, .json or .parquet).", show_default=False)],
     score_col: Annotated[str, typer.Option("--score-col", help="Column of the raw estimate to calibrate.")] = "score",
     reward_col: RewardCol = "reward",
     keep_rate_col: KeepRateCol = "keep_rate",
@@ -273,7 +273,8 @@ def calibrate_logs_cmd(
 def calibrate(
     session: Annotated[Path, typer.Argument(help="Session file (from `labelwise init`).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Write the pool with calibrated probabilities here "
-                                      "(.csv or .parquet, readable by `labelwise init`).", show_default=False)],
+                                      "(.csv, .tsv, .jsonl or .parquet, readable by `labelwise init`).",
+                                      show_default=False)],
     method: MethodOpt = "spline",
     bins: BinsOpt = 10,
     unweighted: Annotated[bool, typer.Option("--unweighted", help="Ignore the design weights (biased unless the "

@@ -19,7 +19,7 @@ from typing import Annotated
 import numpy as np
 import typer
 
-from .options import UserError, check_level, user_errors
+from .options import UserError, check_level, session_path, user_errors
 from .render import print_json
 
 __all__ = ["ondemand"]
@@ -111,8 +111,12 @@ def _in_file(path: Path):
 
 @ondemand.command("init")
 def init_cmd(
-    evaluation: EvalArg,
-    documents: Annotated[Path, typer.Option("--documents", help="CSV/Parquet with a doc_id column: the corpus.")],
+    evaluation: Annotated[Path | None, typer.Argument(help="On-demand evaluation file to create (or --session).",
+                                                      show_default=False)] = None,
+    session: Annotated[Path | None, typer.Option("--session", "-s", help="The file to create, as `labelwise "
+                                                 "init` names it.", show_default=False)] = None,
+    documents: Annotated[Path, typer.Option("--documents", help="CSV/TSV/JSON lines/Parquet with a doc_id column: "
+                                            "the corpus.")] = ...,
     half_width: HalfWidthOpt = 0.05,
     level: LevelOpt = 0.95,
     verification_price: VerificationPriceOpt = 0.18,
@@ -123,6 +127,7 @@ def init_cmd(
     with user_errors():
         from ..ondemand import OnDemandSession
 
+        evaluation = session_path(evaluation, session, "ondemand init")
         config = _config(half_width, level, verification_price, document_price)
         docs = _columns(documents, "documents file", ("doc_id",))["doc_id"]
         with _in_file(documents):
@@ -152,30 +157,28 @@ def submit_cmd(
 @ondemand.command("next")
 def next_cmd(
     evaluation: EvalArg,
-    out: Annotated[Path | None, typer.Option("--out", help="Write the tasks here (CSV) instead of standard "
-                                             "output.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Write the tasks here: .csv, .tsv, .jsonl, .json or "
+                                             ".parquet; - (the default) for CSV on standard output.")] = None,
 ) -> None:
     """The tasks waiting for people: instances to verify and documents to annotate exhaustively.
 
-    One CSV row per task: ``task`` (verify or annotate), ``instance_id``,
+    One row per task: ``task`` (verify or annotate), ``instance_id``,
     ``doc_id`` and an empty ``label`` to fill in for verifications.
     """
     with user_errors():
-        import csv
-        import io
+        import pandas as pd
+
+        from ..pool.writers import write_table
 
         session = _open(evaluation)
         tasks = session.pending()
-        doc_of = session.documents_of(tasks["verifications"])
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(["task", "instance_id", "doc_id", "label"])
-        writer.writerows(["verify", x, d, ""] for x, d in zip(tasks["verifications"], doc_of, strict=True))
-        writer.writerows(["annotate", "", d, ""] for d in tasks["documents"])
-        if out is None:
-            typer.echo(buffer.getvalue(), nl=False)
-        else:
-            out.write_text(buffer.getvalue())
+        verify, documents = np.asarray(tasks["verifications"], dtype=object), np.asarray(tasks["documents"], dtype=object)
+        write_table(pd.DataFrame({
+            "task": np.repeat(["verify", "annotate"], [len(verify), len(documents)]),
+            "instance_id": np.concatenate([verify, np.full(len(documents), "", dtype=object)]),
+            "doc_id": np.concatenate([np.asarray(session.documents_of(verify), dtype=object), documents]),
+            "label": "",
+        }), out)
         typer.echo(f"{len(tasks['verifications'])} instances to verify, {len(tasks['documents'])} documents to "
                    "annotate", err=True)
 

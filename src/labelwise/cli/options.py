@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -44,6 +45,7 @@ __all__ = [
     "parse_systems",
     "parse_value",
     "pool_columns",
+    "session_path",
     "user_errors",
 ]
 
@@ -71,7 +73,7 @@ MultiLabelOpt = Annotated[
                  "columns <pred-col>_NAME, <prob-col>_NAME and <label-col>_NAME (e.g. pred_toxic)."),
 ]
 MeasureOpt = Annotated[str, typer.Option("--measure", "-m", help=MEASURES_HELP)]
-DesignOpt = Annotated[str, typer.Option("--design", "-d", help=DESIGNS_HELP)]
+DesignOpt = Annotated[str, typer.Option("--design", "-d", "--designs", help=DESIGNS_HELP)]
 ParamOpt = Annotated[
     list[str] | None,
     typer.Option("--param", "-p", help="Design parameter as key=value (repeatable), e.g. --param lam=0.9."),
@@ -134,6 +136,23 @@ def pool_columns(id_col: str, pred_col: str, score_col: str, prob_col: str,
             raise UserError(f"--multilabel: expected label names like toxic,threat; got {multilabel!r}")
         columns["multilabel"] = names
     return columns
+
+
+def session_path(positional: Path | None, option: Path | None, command: str) -> Path:
+    """The session file a command creates, named as an argument or with ``--session``, whichever was given.
+
+    Raises
+    ------
+    UserError
+        Naming ``command`` when neither or two different files were given.
+    """
+    if positional is not None and option is not None and positional != option:
+        raise UserError(f"{command}: the session file is given twice ({str(positional)!r} and --session "
+                        f"{str(option)!r}); give it once")
+    chosen = positional if positional is not None else option
+    if chosen is None:
+        raise UserError(f"{command}: give the session file to create, as an argument or with --session")
+    return chosen
 
 
 def parse_value(text: str) -> bool | int | float | str:

@@ -37,7 +37,7 @@ def plan(
                                                    show_default=False)] = None,
     measure: Annotated[str | None, typer.Option("--measure", "-m", help="Measure (default: the session's; f1 "
                                                 "with --pool).", show_default=False)] = None,
-    designs: Annotated[str | None, typer.Option("--designs", help="With --pool: designs to plan, e.g. "
+    designs: Annotated[str | None, typer.Option("--designs", "--design", "-d", help="With --pool: designs to plan, e.g. "
                                                 "importance,passive (default: all).", show_default=False)] = None,
     level: Annotated[float, typer.Option("--level", help="Confidence level of the interval.")] = 0.95,
     systems: SystemsOpt = "0",

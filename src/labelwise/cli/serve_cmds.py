@@ -23,9 +23,10 @@ annotators = typer.Typer(name="annotators", help="Who may label through `labelwi
 
 def serve(
     session: SessionArg,
-    content: Annotated[Path | None, typer.Option("--content", help="CSV/Parquet keyed by item id whose columns "
-                                                 "annotators see (text, a record pair, an image).")] = None,
-    content_id: Annotated[str, typer.Option("--content-id", help="Id column of --content.")] = "item_id",
+    content: Annotated[Path | None, typer.Option("--content", help="CSV (.csv, .csv.gz), TSV, JSON lines (.jsonl) "
+                                                 "or Parquet keyed by item id whose columns annotators see (text, a "
+                                                 "record pair, an image).")] = None,
+    content_id: Annotated[str, typer.Option("--content-id", "--id-col", help="Id column of --content.")] = "item_id",
     host: Annotated[str, typer.Option("--host", help="Address to listen on (loopback unless told otherwise).")]
     = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8000,

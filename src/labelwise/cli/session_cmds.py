@@ -40,6 +40,7 @@ from .options import (
     design_options,
     parse_systems,
     pool_columns,
+    session_path,
     user_errors,
 )
 from .render import (
@@ -65,13 +66,15 @@ __all__ = ["estimate", "init", "label", "next_batch"]
 # --------------------------------------------------------------------------- init
 def init(
     pool_files: Annotated[list[Path], typer.Argument(
-        help="Pool of unlabeled items: CSV (.csv, .csv.gz, .tsv) or Parquet; with --engine, Parquet files or globs.")],
-    session: Annotated[Path, typer.Option("--session", "-s", help="Session file to create.")],
+        help="Pool of unlabeled items: CSV (.csv, .csv.gz), TSV, JSON lines (.jsonl) or Parquet; with --engine, "
+        "Parquet files or globs. Without --session the last argument is the session file (init POOL SESSION).")],
+    session: Annotated[Path | None, typer.Option("--session", "-s", help="Session file to create (or the last "
+                                                 "argument).", show_default=False)] = None,
     measure: MeasureOpt = "f1",
     design: Annotated[str | None, typer.Option(
-        "--design", "-d", help=DESIGNS_HELP + " Default: stratified when the systems call at least 10% of the items "
-        "positive, else online-poisson; importance for multi-label pools.",
-        show_default=False)] = None,
+        "--design", "-d", "--designs", help=DESIGNS_HELP + " Default: stratified when the systems call at least "
+        "10% of the items positive, and always for auc and roc_curve (binary pools); else online-poisson; "
+        "importance for multi-label pools.", show_default=False)] = None,
     param: ParamOpt = None,
     seed: SeedOpt = 0,
     systems: SystemsOpt = "0",
@@ -99,6 +102,8 @@ def init(
     at least 10% of the items positive it is stratified, which never loses
     much to uniform sampling (benchmarks/default_choice.py).
     """
+    with user_errors():
+        pool_files, session = _pool_and_session(pool_files, session)
     if engine != "memory":
         with user_errors():
             return engine_init(pool_files, session, engine=engine, measure=measure, design=design, param=param,
@@ -142,6 +147,19 @@ def init(
             typer.echo(f"  systems: {', '.join(pool.system_names)}")
             typer.echo(f"  measure: {', '.join(target.names)}")
             typer.echo(f"  design:  {describe_design(s.design)}, seed {seed}, level {level:g}")
+
+
+def _pool_and_session(arguments: list[Path], session: Path | None) -> tuple[list[Path], Path]:
+    """The pool files and the session file of ``init``: ``--session``, else the last of two or more arguments
+    (``init POOL SESSION``, as ``ondemand init`` and ``discover init`` take a session argument)."""
+    from ..pool.table import file_suffixes
+
+    if session is not None or len(arguments) < 2:
+        return arguments, session_path(None, session, "init")
+    if file_suffixes(arguments[-1]) in (".csv", ".csv.gz", ".tsv", ".jsonl", ".parquet", ".pq"):
+        raise UserError(f"init: {str(arguments[-1])!r} looks like a pool file, not the session to create; give "
+                        "the session with --session (e.g. --session eval.lw) or as the last argument")
+    return arguments[:-1], arguments[-1]
 
 
 def _unread_outputs(df: pd.DataFrame, pool: Pool, columns: dict) -> dict[str, str]:
@@ -194,8 +212,8 @@ def next_batch(
                                             "ones first, then new draws.")] = 50,
     out: Annotated[
         Path | None,
-        typer.Option("--out", "-o", help="Write the batch to this .csv, .jsonl or .parquet file (default: CSV on "
-                     "stdout)."),
+        typer.Option("--out", "-o", help="Write the batch to this .csv, .tsv, .jsonl, .json or .parquet file; - "
+                     "(the default) for CSV on standard output."),
     ] = None,
     new: Annotated[bool, typer.Option("--new", help="Hand out new draws only (e.g. for a second annotator "
                                       "while the pending items are with the first).")] = False,
@@ -210,6 +228,7 @@ def next_batch(
         with user_errors():
             return engine_next(session, batch_size, out, new)
     from ..pool import batch_frame, write_batch
+    from ..pool.writers import is_stdout
     from ..session import Session
 
     with user_errors(), Session.open(session) as s:
@@ -220,9 +239,9 @@ def next_batch(
             frame.insert(1, "draw", rows)
         write_batch(frame, out)
         save_estimate(s)
-        where = f" written to {str(out)!r}" if out is not None else ""
+        written = "" if is_stdout(out) else f" written to {str(out)!r}"
         fresh = int(np.sum(rows >= before))
-        typer.echo(f"{rows.size} items to label{where}: {rows.size - fresh} pending from earlier, {fresh} new",
+        typer.echo(f"{rows.size} items to label{written}: {rows.size - fresh} pending from earlier, {fresh} new",
                    err=True)
         if rows.size < batch_size:
             why = (f"{s.design.name} draws its next round once the {s.pending_draws.size} pending items are "
@@ -270,7 +289,7 @@ def label(
             if exc.index is None:
                 raise
             told = "" if "Nothing was stored" in str(exc) else ". Nothing was stored"
-            raise UserError(f"labels file {str(labels_file)!r}, data row {int(df.index[exc.index]) + 1}: "
+            raise UserError(f"labels file {str(labels_file)!r}, data row {int(df.index[exc.index])}: "
                             f"{exc}{told}") from None
         save_estimate(s)
         empty = df.attrs["empty_labels"]
@@ -293,7 +312,7 @@ def _not_proposed(labels: pd.DataFrame, i: int, path: Path, id_col: str) -> str:
     """
     from ..ledger import show_id
 
-    return (f"labels file {str(path)!r}, column {id_col!r}, data row {int(labels.index[i]) + 1}: item "
+    return (f"labels file {str(path)!r}, column {id_col!r}, data row {int(labels.index[i])}: item "
             f"{show_id(labels['item_id'].iloc[i])} was not proposed by the session's design, so its label has no "
             "design weight (a `labelwise discover export` lists positives found outside its draws); keep only the "
             "rows of items `labelwise next` handed out. Nothing was stored")

@@ -24,6 +24,7 @@ from .options import (
     ScoreCol,
     SeedOpt,
     SystemsOpt,
+    UserError,
     check_level,
     check_positive,
     describe_design,
@@ -157,6 +158,10 @@ def simulate_cmd(
             return print_json(result.to_dict()) if as_json else rich_console().print(simulation_table(result))
         pool = Pool.from_file(pool_file, label_col=label_col,
                               **pool_columns(id_col, pred_col, score_col, prob_col, multilabel))
+        if pool.labels is None:
+            raise UserError(f"pool file {str(pool_file)!r} has no ground-truth column {label_col!r}; name the column "
+                            "of true labels with --label-col (simulate needs them; `labelwise init` labels a pool "
+                            "without)")
         target = make_measure(measure, pool, parse_systems(systems))
         settings, oracle = design_settings(param)
         result = simulate(pool, target, design, design_params=settings, budget=budget, batch_size=batch_size, repeats=repeats, seed=seed,

@@ -16,11 +16,20 @@ __all__ = ["add_system"]
 
 def add_system(
     session: Annotated[Path, typer.Argument(help="Session file (from `labelwise init`).")],
-    predictions: Annotated[Path, typer.Argument(help="CSV with columns item_id,pred and, when the pool's systems "
-                                                "have them, score or prob: one row per pool item.")],
+    predictions: Annotated[Path, typer.Argument(help="Predictions as CSV (.csv, .csv.gz), TSV, JSON lines (.jsonl) "
+                                                "or Parquet, read as `init` reads a pool: columns item_id,pred and, "
+                                                "when the pool's systems have them, score or prob; one row per pool "
+                                                "item.")],
     name: Annotated[str | None, typer.Option("--name", help="The new system's name (default: the file's "
                                              "name without its extension).")] = None,
     as_json: JsonOpt = False,
+    id_col: Annotated[str, typer.Option("--id-col", help="Predictions-file column holding the item ids.")] = "item_id",
+    pred_col: Annotated[str, typer.Option("--pred-col", help="Predictions-file column holding the predicted "
+                                          "labels.")] = "pred",
+    score_col: Annotated[str, typer.Option("--score-col", help="Predictions-file column holding the scores "
+                                           "(read when present).")] = "score",
+    prob_col: Annotated[str, typer.Option("--prob-col", help="Predictions-file column holding the probabilities "
+                                          "(read when present).")] = "prob",
 ) -> None:
     """Add a system to a session: its measures are estimated from the labels already drawn, and later draws
     go where it is under-covered.
@@ -33,7 +42,8 @@ def add_system(
     from ..session_systems import add_system_file
 
     with user_errors(), Session.open(session) as s:
-        added = add_system_file(s, predictions, name)
+        columns = {"id": id_col, "pred": pred_col, "score": score_col, "prob": prob_col}
+        added = add_system_file(s, predictions, name, columns)
         save_estimate(s)
     if as_json:
         print_json(added.to_dict())

@@ -17,7 +17,7 @@ from ..session_report import (
 )
 from ..store import Store
 from .engine_cmds import engine_export, engine_status
-from .options import JsonOpt, user_errors
+from .options import JsonOpt, UserError, user_errors
 from .render import estimate_table, excluded_note, print_json, rich_console
 
 __all__ = ["exclude", "export", "relabel", "skip", "status"]
@@ -74,6 +74,9 @@ def relabel(
     from ..session import Session
 
     with user_errors(), Session.open(session) as s:
+        if s.stochastic and draw is None:
+            raise UserError(f"session {str(session)!r} has a stochastic oracle: its labels are per draw; give the draw "
+                            f"whose label to correct with --draw N (the draw column of `labelwise export {session}`)")
         changed = s.relabel([item], [new_label], source="cli", draws=None if draw is None else [draw])
         est = save_estimate(s)
         if changed:
@@ -116,11 +119,13 @@ def status(session: SessionArg, as_json: JsonOpt = False) -> None:
 
 def export(
     session: SessionArg,
-    out: Annotated[Path, typer.Option("--out", "-o", help="File to write: .csv, .jsonl or .parquet.",
-                                      show_default=False)],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="File to write: .csv, .tsv, .jsonl, .json or "
+                                             ".parquet; - (the default) for CSV on standard output, as `next`.",
+                                             show_default=False)] = None,
 ) -> None:
     """Write every label, correction and exclusion: item id as given, label, draw, weight, time, source, event."""
     from ..pool import write_batch
+    from ..pool.writers import where
 
     if is_engine_session(session):
         with user_errors():
@@ -128,4 +133,4 @@ def export(
     with user_errors(), closing(Store.open(session)) as store:
         frame = export_frame(store)
         write_batch(frame, out)
-        typer.echo(f"wrote {len(frame)} rows to {str(out)!r}", err=True)
+        typer.echo(f"wrote {len(frame)} rows to {where(out)}", err=True)

@@ -58,6 +58,12 @@ class CostModel:
         unknown = sorted(set(raw) - names) if isinstance(raw, dict) else ["(not an object)"]
         if unknown:
             raise ValueError(f"{path}: unknown key {unknown[0]}; the keys are {', '.join(sorted(names))}")
+        for key, value in raw.items():
+            listed = key in ("k", "l")
+            if not (isinstance(value, list) and all(_number(v, whole=True) for v in value) if listed
+                    else _number(value)):
+                want = "a list of whole numbers like [5, 10]" if listed else "a number like 0.5"
+                raise ValueError(f"{path}: {key} is {json.dumps(value)}; give {want}")
         try:
             return cls(**raw)
         except (TypeError, ValueError) as exc:
@@ -75,3 +81,10 @@ class CostModel:
         """``c(q)`` (arrays broadcast together)."""
         return (self.per_query + self.per_item * np.asarray(k) + self.per_excluded * np.asarray(l)) * (
             1.0 + self.per_level * np.asarray(depth))
+
+
+def _number(value, whole: bool = False) -> bool:
+    """Whether a JSON value is a number (a whole one with ``whole``); ``true``/``false`` are not."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return not whole or float(value).is_integer()

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..store.kinds import wrong_kind
 from ..store.sqlite import StoreError, file_transaction, open_file, operational_error
 from .costs import CostModel
 from .hierarchy import Hierarchy
@@ -83,6 +84,9 @@ class DiscoverySession:
             finally:
                 own.close()
         except (sqlite3.Error, KeyError) as exc:
+            wrong = wrong_kind(self.path, "discover")
+            if wrong is not None:
+                raise wrong from None
             if isinstance(exc, KeyError):
                 raise StoreError(f"session file {str(self.path)!r} is not a discovery session (made by "
                                  "`labelwise discover init`)") from None

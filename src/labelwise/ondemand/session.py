@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..store.kinds import wrong_kind
 from ..store.sqlite import StoreError, file_transaction, open_file, operational_error
 from .config import OnDemandConfig, Problem
 from .process import Process
@@ -112,7 +113,7 @@ class OnDemandSession:
             finally:
                 conn.close()
         except sqlite3.Error as exc:
-            raise operational_error(self.path, exc) from exc
+            raise wrong_kind(self.path, "ondemand") or operational_error(self.path, exc) from None
 
     # ---- rebuilding the process -----------------------------------------------------------------
     @staticmethod

@@ -1,9 +1,9 @@
-"""The values of a pool table, checked column by column, each problem named by file, line and column.
+"""The values of a pool table, checked column by column, each problem named by file, data row and column.
 
 :func:`check_cells` runs before a table's columns become a pool's arrays, so
-that a bad value is reported where the user can find it: the line of a text
-file (header = line 1), the row of a Parquet file or the index label of a
-DataFrame (see :mod:`~labelwise.pool.table`).  Every check is a vectorised
+that a bad value is reported where the user can find it: the data row of a
+file (1 = the first row after the header) or the index label of a DataFrame
+(see :mod:`~labelwise.pool.table`).  Every check is a vectorised
 mask over a column; the first offending row is named, with the number of
 others.
 """
@@ -37,13 +37,13 @@ def source(df: pd.DataFrame) -> str:
 
 
 def _unit(df: pd.DataFrame) -> str:
-    """What the index of ``df`` counts: ``line`` (text file), ``row`` (Parquet) or ``index`` (a DataFrame)."""
+    """What the index of ``df`` counts: ``data row`` (a file) or ``index`` (a DataFrame)."""
     where = df.attrs.get("source")
     return where[1] if where else "index"
 
 
 def _at(df: pd.DataFrame, row, column: str) -> str:
-    """``pool file 'x.csv', line 7, column 'pred'``."""
+    """``pool file 'x.csv', data row 6, column 'pred'``."""
     return f"{source(df)}, {_unit(df)} {row}, column {column!r}"
 
 
@@ -84,8 +84,9 @@ def _check_classes(df: pd.DataFrame, column: str, values: np.ndarray, role: str,
            "value {value} is not a class", f"{ROLES[role][1]} must be whole numbers 0..C-1 (0 or 1 for a binary pool)")
     if n_classes is not None:
         allowed = "0 or 1" if n_classes == 2 else f"0..{n_classes - 1}"
+        fix = ": correct the label in the file" if role == "label" else ""
         _first(df, column, values >= n_classes, f"value {{value}} is not {allowed}",
-               f"{why}, so {ROLES[role][1]} must be {allowed}")
+               f"{why}, so {ROLES[role][1]} must be {allowed}{fix}")
 
 
 def check_cells(df: pd.DataFrame, columns: Mapping[str, Sequence[str]], n_classes: int | None = None,

@@ -2,7 +2,9 @@
 
 String ids are kept as an object array of Python strings (memory in
 proportion to their bytes, never a fixed-width NumPy unicode array), and
-are at most :data:`MAX_ID_LENGTH` characters long.  A text column (a CSV
+are at most :data:`MAX_ID_LENGTH` characters long.  Ids read from a file
+(pool, labels or predictions) lose surrounding spaces (:func:`strip_ids`),
+so `` 17`` in a labels file is the pool's ``17``.  A text column (a CSV
 file) becomes integers only when every id is a plain integer without
 leading zeros or sign (``0``, ``17``, ``-3``), so writing the ids back gives
 the same text.
@@ -15,7 +17,7 @@ import pandas as pd
 
 from .errors import PoolError
 
-__all__ = ["MAX_ID_LENGTH", "as_item_ids", "ids_from_text", "match_pool_ids"]
+__all__ = ["MAX_ID_LENGTH", "as_item_ids", "ids_from_text", "match_pool_ids", "strip_ids"]
 
 #: Longest id accepted, in characters.
 MAX_ID_LENGTH = 1000
@@ -23,9 +25,19 @@ MAX_ID_LENGTH = 1000
 _PLAIN_INT = r"0|-?[1-9][0-9]{0,17}"  # integers whose text int64 gives back exactly
 
 
-def ids_from_text(column: pd.Series) -> np.ndarray:
-    """Ids read as text: int64 when every one is a plain integer, else the strings as given."""
+def strip_ids(column: pd.Series) -> pd.Series:
+    """A file's id column without the spaces around its text ids (numbers and empty cells as they are)."""
     text = column.astype(object)
+    strings = text.map(type).eq(str).to_numpy()
+    if strings.any():
+        text = text.copy()
+        text[strings] = text[strings].str.strip()
+    return text
+
+
+def ids_from_text(column: pd.Series) -> np.ndarray:
+    """Ids read as text, surrounding spaces stripped: int64 when every one is a plain integer, else the strings."""
+    text = strip_ids(column)
     if text.map(type).eq(str).all() and text.str.fullmatch(_PLAIN_INT).all():
         return text.astype(np.int64).to_numpy()
     return text.to_numpy(dtype=object)

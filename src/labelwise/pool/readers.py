@@ -5,8 +5,13 @@
   arrays of a :class:`~labelwise.pool.Pool`.
 * Label files: CSV, TSV, JSONL (one object per line), Parquet or standard
   input with an id and a label per row (:func:`read_labels_file`).
+* Every file is read by :func:`~labelwise.pool.table.read_table`, so every
+  command takes the same formats, matches column names the same way
+  (:func:`find_column`) and numbers rows the same way (data row 1 = the
+  first row after the header).
 * Batch files: the items proposed for labeling with the systems' outputs for
-  context (:func:`batch_frame`), written as CSV or JSONL (:func:`write_batch`).
+  context (:func:`batch_frame`), written as CSV, TSV, JSON lines or Parquet
+  (:func:`write_batch`, i.e. :func:`~labelwise.pool.writers.write_table`).
 """
 
 from __future__ import annotations
@@ -22,8 +27,9 @@ import pandas as pd
 
 from .cells import check_cells, source
 from .errors import PoolError
-from .ids import ids_from_text
-from .table import file_suffixes, read_table
+from .ids import ids_from_text, strip_ids
+from .table import read_table
+from .writers import write_table
 
 if TYPE_CHECKING:
     from .core import Pool
@@ -45,10 +51,6 @@ DEFAULT_COLUMNS = {"id": "item_id", "pred": "pred", "score": "score", "prob": "p
 
 class LabelFileError(ValueError):
     """A labels file that cannot be used; the message names the field and the fix."""
-
-
-def _is_jsonl(suffixes: str) -> bool:
-    return ".jsonl" in suffixes or ".ndjson" in suffixes
 
 
 # ---------------------------------------------------------------- pool files
@@ -180,7 +182,8 @@ def frame_fields(
     if per_label:
         n_classes, why = 2, "a multi-label pool's columns are per label"
     elif use["prob"] is not None:
-        n_classes, why = 2, "the pool has one probability column per system"
+        n_classes = 2
+        why = f"the pool is binary (its systems give one probability each, in {', '.join(map(repr, use['prob']))})"
     else:
         why = f"n_classes is {n_classes}"
     check_cells(df, {role: columns for role, columns in use.items() if columns is not None}, n_classes, why)
@@ -212,76 +215,82 @@ def _ids(column: pd.Series) -> np.ndarray:
 # ---------------------------------------------------------------- label files
 def read_labels_file(path: str | Path, id_col: str = "item_id", label_col: str = "label",
                      draw_col: str | None = "draw", skip_empty: bool = False) -> pd.DataFrame:
-    """Read ``id_col`` and ``label_col`` from a CSV, TSV, JSONL (one object per line) or Parquet file,
-    or from standard input (``-``: CSV, TSV or JSONL).
+    """Read ``id_col`` and ``label_col`` from a file :func:`~labelwise.pool.table.read_table` reads (CSV, TSV,
+    JSON lines, Parquet), or from standard input (``-``: CSV, TSV or JSON lines).
 
-    The result has columns ``item_id`` and ``label``, and ``draw`` when the
-    file has a ``draw_col`` column (the draw numbers ``labelwise next``
-    lists in a stochastic session; optional).  With ``skip_empty`` rows
-    without a label (a batch file partly filled in) are left out and counted
-    in ``attrs["empty_labels"]``.
+    Column names match as a pool file's do, regardless of case and surrounding
+    spaces (:func:`find_column`), and ids lose surrounding spaces as a pool's
+    do.  The result has columns ``item_id`` and ``label``, and ``draw`` when
+    the file has a ``draw_col`` column (the draw numbers ``labelwise next``
+    lists in a stochastic session; optional), indexed by data row (1 = the
+    first row after the header).  With ``skip_empty`` rows without a label (a
+    batch file partly filled in) are left out and counted in
+    ``attrs["empty_labels"]``.
 
     Raises
     ------
     LabelFileError
-        For a missing file, an unknown format, missing columns, empty ids or empty labels.
+        For a missing or empty file, an unknown format, missing columns, empty ids or empty labels.
     """
     path = Path(path)
-    stdin = str(path) == "-"
-    if not stdin and not path.exists():
-        raise LabelFileError(f"labels file {str(path)!r} does not exist; check the path")
-    suffixes = file_suffixes(path)
-    text = {id_col: str}  # ids as written: 00123 stays 00123
-    try:
-        if stdin:  # JSONL when the first line is an object, else CSV or TSV (by the first line)
-            data = sys.stdin.read()
-            first = data.lstrip().split("\n", 1)[0]
-            df = (pd.read_json(io.StringIO(data), lines=True, dtype=False) if first.startswith("{") else
-                  pd.read_csv(io.StringIO(data), sep="\t" if "\t" in first else ",", dtype=text))
-        elif _is_jsonl(suffixes):
-            df = pd.read_json(path, lines=True, dtype=False)
-        elif ".parquet" in suffixes or ".pq" in suffixes:
-            df = pd.read_parquet(path)
-        elif ".csv" in suffixes or ".tsv" in suffixes:
-            df = pd.read_csv(path, sep="\t" if ".tsv" in suffixes else ",", dtype=text)
-        else:
-            raise LabelFileError(f"labels file {str(path)!r}: unknown format; use .csv, .tsv, .jsonl or .parquet, "
-                                 "or - for standard input")
-    except (ValueError, pd.errors.ParserError) as exc:
-        if isinstance(exc, LabelFileError):
-            raise
-        raise LabelFileError(f"labels file {str(path)!r} could not be parsed: {exc}") from None
-    missing = [c for c in (id_col, label_col) if c not in df.columns]
+    df = _labels_table(path, id_col)
+    found = {role: find_column(df, name) for role, name in (("item_id", id_col), ("label", label_col))}
+    missing = [name for name, column in zip((id_col, label_col), found.values()) if column is None]
     if missing:
         raise LabelFileError(
             f"labels file {str(path)!r}: missing column(s) {missing}; found {list(map(str, df.columns))}. "
             "Name the columns with --id-col/--label-col"
         )
-    if df[id_col].isna().any():
-        row = int(np.flatnonzero(df[id_col].isna().to_numpy())[0]) + 1
+    draw = None if draw_col is None else find_column(df, draw_col)
+    if draw is not None:
+        found["draw"] = draw
+    df = df[list(found.values())].set_axis(list(found), axis=1)
+    df["item_id"] = strip_ids(df["item_id"])
+    empty_id = df["item_id"].isna() | (df["item_id"].astype(str) == "")
+    if empty_id.any():
         raise LabelFileError(
-            f"labels file {str(path)!r}: column {id_col!r} is empty on data row {row}; "
+            f"labels file {str(path)!r}: column {id_col!r} is empty on data row {df.index[empty_id.to_numpy()][0]}; "
             "give every label the id of its item or drop the row"
         )
-    empty = df[label_col].isna() | (df[label_col].astype(str).str.strip() == "")
+    empty = df["label"].isna() | (df["label"].astype(str).str.strip() == "")
     if skip_empty:
         df = df[~empty.to_numpy()]
-    _check_filled(df, path, label_col, id_col, "fill in every label or drop the row")
-    columns = {id_col: "item_id", label_col: "label"}
-    if draw_col is not None and draw_col in df.columns:
-        _check_filled(df, path, draw_col, id_col, "keep the draw numbers `next` listed, or drop the column")
-        columns[draw_col] = "draw"
-    out = df[list(columns)].rename(columns=columns)
-    out.attrs["empty_labels"] = int(empty.sum())
-    return out
+    _check_filled(df, path, "label", label_col, "fill in every label or drop the row")
+    if draw is not None:
+        _check_filled(df, path, "draw", draw_col, "keep the draw numbers `next` listed, or drop the column")
+    df.attrs["empty_labels"] = int(empty.sum())
+    return df
 
 
-def _check_filled(df: pd.DataFrame, path: Path, column: str, id_col: str, fix: str) -> None:
-    """``LabelFileError`` naming the first item whose ``column`` is empty, and ``fix``."""
+def _labels_table(path: Path, id_col: str) -> pd.DataFrame:
+    """The table of a labels file (:func:`~labelwise.pool.table.read_table`) or of standard input (``-``: JSON
+    lines when the first line is an object, else CSV or TSV by the first line), indexed by data row."""
+    if str(path) != "-":
+        try:
+            return read_table(path, id_col=id_col, kind="labels file")
+        except PoolError as exc:
+            raise LabelFileError(str(exc)) from None
+    data = sys.stdin.read()
+    first = data.lstrip().split("\n", 1)[0]
+    if not first.strip():
+        raise LabelFileError("labels from standard input: nothing was read; pipe a CSV, TSV or JSON-lines file "
+                             "with a header line")
+    try:
+        df = (pd.read_json(io.StringIO(data), lines=True, dtype=False) if first.startswith("{") else
+              pd.read_csv(io.StringIO(data), sep="\t" if "\t" in first else ",", dtype={id_col: str}))
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise LabelFileError(f"labels from standard input could not be parsed: {' '.join(str(exc).split())}") \
+            from None
+    df.index = pd.RangeIndex(1, len(df) + 1)
+    return df
+
+
+def _check_filled(df: pd.DataFrame, path: Path, column: str, name: str, fix: str) -> None:
+    """``LabelFileError`` naming the first item whose ``column`` (called ``name`` in the file) is empty, and ``fix``."""
     if df[column].isna().any():
-        first = df.loc[df[column].isna(), id_col].iloc[0]
+        first = df.loc[df[column].isna(), "item_id"].iloc[0]
         first = first.item() if isinstance(first, np.generic) else first
-        raise LabelFileError(f"labels file {str(path)!r}: column {column!r} is empty for item {first!r}; {fix}")
+        raise LabelFileError(f"labels file {str(path)!r}: column {name!r} is empty for item {first!r}; {fix}")
 
 
 # ---------------------------------------------------------------- batch files
@@ -313,29 +322,5 @@ def batch_frame(pool: Pool, ids: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
-def write_batch(df: pd.DataFrame, out: Path | None) -> None:
-    """Write ``df`` as CSV, JSONL or Parquet (by extension), or as CSV to standard output.
-
-    Parameters
-    ----------
-    df : pandas.DataFrame
-    out : Path or None
-        The file to write (``.csv``, ``.jsonl`` or ``.parquet``); ``None`` for standard output.
-
-    Raises
-    ------
-    ValueError
-        For an unknown extension, naming the ``--out`` option of ``labelwise next``.
-    """
-    if out is None:
-        sys.stdout.write(df.to_csv(index=False))
-        return
-    suffixes = file_suffixes(out)
-    if _is_jsonl(suffixes):
-        df.to_json(out, orient="records", lines=True)
-    elif ".csv" in suffixes:
-        df.to_csv(out, index=False)
-    elif ".parquet" in suffixes:
-        df.to_parquet(out, index=False)
-    else:
-        raise ValueError(f"--out {str(out)!r}: unknown format; use a .csv, .jsonl or .parquet file name")
+#: Writing a batch (or any table) is :func:`~labelwise.pool.writers.write_table`.
+write_batch = write_table

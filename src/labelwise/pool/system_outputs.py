@@ -11,6 +11,7 @@ import pandas as pd
 from .core import Pool
 from .errors import PoolError
 from .ids import ids_from_text, match_pool_ids
+from .table import ROW, read_table
 
 __all__ = ["SystemOutputs", "read_system_outputs", "with_system"]
 
@@ -27,8 +28,18 @@ class SystemOutputs:
     probs: np.ndarray | None = None
 
 
-def read_system_outputs(path: str | Path, pool: Pool) -> SystemOutputs:
-    """Read ``item_id,pred[,score|prob]`` from a CSV file, aligned to ``pool``'s items.
+def read_system_outputs(path: str | Path, pool: Pool, columns: dict[str, str] | None = None) -> SystemOutputs:
+    """Read a new system's ids and outputs from a file :func:`~labelwise.pool.table.read_table` reads (CSV, TSV,
+    JSON lines, Parquet), aligned to ``pool``'s items.
+
+    Parameters
+    ----------
+    path : str or Path
+    pool : Pool
+    columns : dict, optional
+        The file's column of each role (``id``, ``pred``, ``score``, ``prob``), matched as a pool file's
+        (:func:`~labelwise.pool.readers.find_column`); default: ``item_id``, ``pred``, ``score``, ``prob``.
+        ``id`` and ``pred`` are required, ``score`` and ``prob`` read when present.
 
     Raises
     ------
@@ -38,44 +49,45 @@ def read_system_outputs(path: str | Path, pool: Pool) -> SystemOutputs:
         file, how many are missing and one of them).
     """
     from ..ledger import show_id as show  # the ledger imports the pool package
+    from .readers import DEFAULT_COLUMNS, find_column
 
     path = Path(path)
-    if not path.is_file():
-        raise PoolError(f"predictions file {str(path)!r} does not exist; check the path")
-    try:
-        df = pd.read_csv(path, dtype={"item_id": str})
-    except (ValueError, pd.errors.ParserError) as exc:
-        raise PoolError(f"predictions file {str(path)!r} could not be parsed: {exc}") from None
-    needed = [c for c in ("item_id", "pred") if c not in df.columns]
-    if needed:
-        raise PoolError(f"predictions file {str(path)!r}: no column {needed[0]!r}; give columns item_id,pred and "
-                        f"optionally score or prob (found {', '.join(map(str, df.columns))})")
-    if df["item_id"].isna().any():
-        row = int(np.argmax(df["item_id"].isna().to_numpy())) + 2  # the header is line 1
-        raise PoolError(f"predictions file {str(path)!r}, line {row}: empty item_id; give every row an id")
-    ids = match_pool_ids(ids_from_text(df["item_id"]), pool.item_ids)
+    name = repr(str(path))
+    wanted = {role: DEFAULT_COLUMNS[role] for role in ("id", "pred", "score", "prob")} | (columns or {})
+    df = read_table(path, id_col=wanted["id"], kind="predictions file")
+    found = {role: find_column(df, column) for role, column in wanted.items()}
+    for role in ("id", "pred"):
+        if found[role] is None:
+            raise PoolError(f"predictions file {name}: no column {wanted[role]!r} (--{role}-col); give columns "
+                            f"{wanted['id']},{wanted['pred']} and optionally {wanted['score']} or {wanted['prob']} "
+                            f"(found {', '.join(map(str, df.columns))})")
+    empty = df[found["id"]].isna().to_numpy()
+    if empty.any():
+        raise PoolError(f"predictions file {name}, {ROW} {df.index[empty][0]}: empty {wanted['id']}; give every row "
+                        "an id")
+    ids = match_pool_ids(ids_from_text(df[found["id"]]), pool.item_ids)
     pos = pool.index.get_indexer(ids)
     if (pos < 0).any():
-        raise PoolError(f"predictions file {str(path)!r}: {int((pos < 0).sum())} id(s) not in the session's pool, "
+        raise PoolError(f"predictions file {name}: {int((pos < 0).sum())} id(s) not in the session's pool, "
                         f"e.g. {show(ids[pos < 0][0])}; use the pool's item ids")
     seen = np.bincount(pos, minlength=pool.n_items)
     if (seen > 1).any():
-        raise PoolError(f"predictions file {str(path)!r}: item {show(pool.item_ids[np.argmax(seen > 1)])} is given "
+        raise PoolError(f"predictions file {name}: item {show(pool.item_ids[np.argmax(seen > 1)])} is given "
                         "more than once; keep one row per item")
     if (seen == 0).any():
-        raise PoolError(f"predictions file {str(path)!r}: {int((seen == 0).sum())} pool item(s) missing, e.g. "
+        raise PoolError(f"predictions file {name}: {int((seen == 0).sum())} pool item(s) missing, e.g. "
                         f"{show(pool.item_ids[np.argmax(seen == 0)])}; give a row for every item of the pool")
-    columns = {}
-    for field, column in _KINDS:
-        if column in df.columns:
-            values = df[column].to_numpy()
+    outputs = {}
+    for field, role in _KINDS:
+        if found[role] is not None:
+            values = df[found[role]].to_numpy()
             if pd.isna(values).any():
-                row = int(np.argmax(pd.isna(values))) + 2
-                raise PoolError(f"predictions file {str(path)!r}, line {row}: empty {column}; give every item one")
+                raise PoolError(f"predictions file {name}, {ROW} {df.index[pd.isna(values)][0]}: empty "
+                                f"{wanted[role]}; give every item one")
             aligned = np.empty_like(values)
             aligned[pos] = values
-            columns[field] = aligned
-    return SystemOutputs(**columns)
+            outputs[field] = aligned
+    return SystemOutputs(**outputs)
 
 
 def with_system(pool: Pool, name: str, outputs: SystemOutputs) -> Pool:

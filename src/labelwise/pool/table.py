@@ -1,34 +1,42 @@
-"""Reading a pool file into a table, whatever its name claims.
+"""Reading an input table into a DataFrame, whatever its name claims.
+
+Every table labelwise reads -- pools, labels, predictions, logs, the files of
+``ondemand`` and ``discover`` -- goes through :func:`read_table`, so every
+command takes the same formats:
 
 * The format comes from the file's first bytes where they are telling
   (``PAR1``: Parquet, ``1f 8b``: gzip, ``PK``: a ZIP archive such as an Excel
-  workbook), else from the extension.
+  workbook), else from the extension: ``.jsonl``/``.ndjson`` (JSON lines),
+  ``.json`` (an array of records), ``.csv``, ``.tsv``, ``.txt``.
 * The delimiter of a text file is the one of ``,``, tab, ``;`` and ``|`` its
   header line holds most often (the extension's on a tie).
 * Text must be UTF-8 (a byte-order mark is allowed); the first byte that is
-  not is reported by line and column.
+  not is reported by data row and column.
 
-The table's index is where each row sits in the file -- its line (the header
-is line 1) for text files, its row (from 1) for Parquet -- and
-``df.attrs["source"]`` names the file and that unit, so that
-:mod:`~labelwise.pool.cells` can name the line of a bad value.  Blank lines
-are dropped without shifting the line numbers of the others.
+The table's index is each row's *data row* in the file: 1 for the first row
+after the header (the first line of JSON lines, the first row of Parquet),
+and ``df.attrs["source"]`` names the file and that unit, so that
+:mod:`~labelwise.pool.cells` can name the row of a bad value.  Blank lines
+are dropped without shifting the numbers of the others.
 """
 
 from __future__ import annotations
 
 import gzip
+import re
 from pathlib import Path
 
 import pandas as pd
 
 from .errors import PoolError
 
-__all__ = ["DELIMITERS", "file_suffixes", "read_table"]
+__all__ = ["DELIMITERS", "ROW", "file_suffixes", "read_table"]
 
 #: Delimiters recognised in a text file's header line, the first preferred on a tie.
 DELIMITERS = (",", "\t", ";", "|")
 _PARQUET, _GZIP, _ZIP = b"PAR1", b"\x1f\x8b", b"PK\x03\x04"
+#: How every error names a row of an input table: "data row N", 1 being the first row after the header.
+ROW = "data row"
 
 
 def file_suffixes(path: Path) -> str:
@@ -37,7 +45,8 @@ def file_suffixes(path: Path) -> str:
 
 
 def read_table(path: Path, id_col: str | None = None, kind: str = "pool file") -> pd.DataFrame:
-    """The table of a pool file (or another input table): Parquet, or delimited UTF-8 text (optionally gzipped).
+    """The table of a pool file (or another input table): Parquet, JSON lines, or delimited UTF-8 text
+    (optionally gzipped).
 
     Parameters
     ----------
@@ -51,15 +60,15 @@ def read_table(path: Path, id_col: str | None = None, kind: str = "pool file") -
     Returns
     -------
     pandas.DataFrame
-        Indexed by line (text) or row (Parquet) in the file; ``attrs["source"]``
-        is ``(file name, "line" or "row")``.
+        Indexed by data row (1 = the first row after the header); ``attrs["source"]``
+        is ``(file name, "data row")``.
 
     Raises
     ------
     PoolError
-        One line naming the file, the line and column where known, and the fix:
-        a missing or empty file, an unknown format, a file whose content
-        contradicts its extension, bytes that are not UTF-8, or a line with
+        One line naming the file, the data row and column where known, and the
+        fix: a missing or empty file, an unknown format, a file whose content
+        contradicts its extension, bytes that are not UTF-8, or a row with
         more fields than the header.
     """
     name = repr(str(path))
@@ -67,26 +76,30 @@ def read_table(path: Path, id_col: str | None = None, kind: str = "pool file") -
         raise PoolError(f"{kind} {name} does not exist; check the path")
     with path.open("rb") as fh:
         magic = fh.read(4)
+    if not magic.strip():
+        with path.open("rb") as fh:
+            if not fh.read().strip():
+                raise PoolError(f"{kind} {name} is empty; it needs a header line with the column names and a row "
+                                "per item")
     suffixes = file_suffixes(path)
     if magic == _PARQUET:
-        df = pd.read_parquet(path)
-        df.index = pd.RangeIndex(1, len(df) + 1)
-        df.attrs["source"] = (str(path), "row")
-        return df
+        return _numbered(pd.read_parquet(path), path)
     if ".parquet" in suffixes or ".pq" in suffixes:
         raise PoolError(f"{kind} {name} is named Parquet but is not a Parquet file (it does not start with "
                         "PAR1); write it with pandas' to_parquet, or name a text file .csv")
     if magic.startswith(_ZIP):
         raise PoolError(f"{kind} {name} is a ZIP archive (an Excel workbook?); export the sheet as CSV "
                         "(UTF-8) or Parquet")
-    if not any(s in suffixes for s in (".csv", ".tsv", ".txt")) and not magic.startswith(_GZIP):
-        raise PoolError(f"{kind} {name}: unknown format; use .csv, .csv.gz, .tsv or .parquet")
     compression = "gzip" if magic.startswith(_GZIP) else None
+    if ".json" in suffixes or ".ndjson" in suffixes:
+        return _numbered(_read_json(path, compression, kind, ".jsonl" in suffixes or ".ndjson" in suffixes), path)
+    if not any(s in suffixes for s in (".csv", ".tsv", ".txt")) and not compression:
+        raise PoolError(f"{kind} {name}: unknown format; use .csv, .csv.gz, .tsv, .jsonl or .parquet")
     opener = gzip.open if compression else open
     with opener(path, "rb") as fh:
         header = fh.readline()
     if not header.strip():
-        raise PoolError(f"{kind} {name}: the first line is empty; line 1 must hold the column names")
+        raise PoolError(f"{kind} {name}: the header (the first line) is empty; it must hold the column names")
     sep = _delimiter(header, "\t" if ".tsv" in suffixes else ",")
     try:
         df = pd.read_csv(path, sep=sep, compression=compression, encoding="utf-8-sig", skip_blank_lines=False,
@@ -94,14 +107,37 @@ def read_table(path: Path, id_col: str | None = None, kind: str = "pool file") -
     except UnicodeDecodeError:
         raise _not_utf8(path, opener, sep, kind) from None
     except pd.errors.ParserError as exc:
-        raise PoolError(f"{kind} {name}: {str(exc).strip()}; every line needs as many {_sep_name(sep)}-separated fields "
-                        "as the header (quote values that contain the delimiter)") from None
-    df.index = pd.RangeIndex(2, len(df) + 2)
+        raise PoolError(f"{kind} {name}: {_parser_problem(exc)}; every row needs as many {_sep_name(sep)}-separated "
+                        "fields as the header (quote values that contain the delimiter)") from None
+    df = _numbered(df, path)
     blank = df.isna().all(axis=1).to_numpy()
-    if blank.any():
-        df = df[~blank]
-    df.attrs["source"] = (str(path), "line")
+    return df[~blank] if blank.any() else df
+
+
+def _numbered(df: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """``df`` indexed by data row (from 1), its ``attrs["source"]`` naming ``path``."""
+    df.index = pd.RangeIndex(1, len(df) + 1)
+    df.attrs["source"] = (str(path), ROW)
     return df
+
+
+def _read_json(path: Path, compression: str | None, kind: str, lines: bool) -> pd.DataFrame:
+    """JSON lines (one object per line) or a JSON array of objects; values as written (``dtype=False``)."""
+    try:
+        return pd.read_json(path, lines=lines, dtype=False, compression=compression)
+    except ValueError as exc:
+        shape = "one JSON object per line" if lines else "a JSON array of objects"
+        raise PoolError(f"{kind} {str(path)!r} is not {shape} ({' '.join(str(exc).split())}); write it with "
+                        "pandas' to_json(orient='records'" + (", lines=True)" if lines else ")")) from None
+
+
+def _parser_problem(exc: Exception) -> str:
+    """pandas' "Expected 4 fields in line 4, saw 5" as ``data row 3 has 5 fields, the header 4``."""
+    found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
+    if found is None:
+        return " ".join(str(exc).split())
+    want, line, saw = map(int, found.groups())
+    return f"{ROW} {line - 1} has {saw} fields, the header {want}"
 
 
 def _text_columns(header: bytes, sep: str, id_col: str | None) -> dict[str, type] | None:
@@ -137,8 +173,9 @@ def _not_utf8(path: Path, opener, sep: str, kind: str) -> PoolError:
     field = data[line_start:start].count(sep.encode())
     columns = data.split(b"\n", 1)[0].decode("utf-8", "replace").strip().split(sep)
     column = repr(columns[field].strip()) if field < len(columns) else f"#{field + 1}"
-    line = data.count(b"\n", 0, start) + 1
+    row = data.count(b"\n", 0, start)  # the header is data row 0
+    where = f"{ROW} {row}" if row else "the header"
     return PoolError(
-        f"{kind} {str(path)!r}, line {line}, column {column}: byte "
+        f"{kind} {str(path)!r}, {where}, column {column}: byte "
         f"0x{data[start]:02x} is not UTF-8 text; save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)"
     )

@@ -135,10 +135,14 @@ class Store:
             if "malformed" in str(exc) or "locked" in str(exc):
                 raise operational_error(path, exc) from None
             from ..engines.marker import is_engine_session
+            from .kinds import wrong_kind
 
             if is_engine_session(path):
                 raise StoreError(f"{str(path)!r} is a session on an engine pool (`init --engine`): this command "
                                  "does not support it yet; use next, label, estimate, status and export") from None
+            wrong = wrong_kind(path, "pool")
+            if wrong is not None:
+                raise wrong from None
             raise StoreError(f"{str(path)!r} is not a labelwise session file ({exc})") from None
         if version is None or not str(version[0]).isdigit() or int(version[0]) not in READABLE_VERSIONS:
             conn.close()
