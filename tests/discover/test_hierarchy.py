@@ -62,5 +62,5 @@ def test_raised_to_children_by_hand(domain):
 
 def test_empty_attribute_value_is_an_error():
     frame = pd.DataFrame({"a": ["x", None]})
-    with pytest.raises(ValueError, match="line 3: attribute a is empty"):
+    with pytest.raises(ValueError, match="data row 2: attribute a is empty"):
         Hierarchy.from_frame(frame, ["a"])

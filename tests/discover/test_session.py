@@ -86,7 +86,7 @@ def test_the_budget_ends_the_queries(tmp_path):
 def test_create_refuses_repeated_ids_and_existing_files(tmp_path):
     frame = items()
     frame.loc[3, "item_id"] = "it0"
-    with pytest.raises(ValueError, match="line 5: item 'it0' is listed twice"):
+    with pytest.raises(ValueError, match="data row 4: item 'it0' is listed twice"):
         DiscoverySession.create(tmp_path / "d.lw", frame, ["a"], budget=5.0)
     assert not (tmp_path / "d.lw").exists()
     DiscoverySession.create(tmp_path / "d.lw", items(), ["a"], budget=5.0)

@@ -166,8 +166,8 @@ def answer_cmd(
 
         ids = _table(answers, "answers file", ["item_id"])["item_id"]
         if ids.isna().any():
-            raise UserError(f"{answers}, line {int(ids.index[ids.isna().to_numpy()][0])}: item_id is empty; fill "
-                            "it or drop the line")
+            raise UserError(f"{answers}, data row {int(ids.index[ids.isna().to_numpy()][0])}: item_id is empty; "
+                            "fill it or drop the row")
         with _about(answers):
             done = DiscoverySession.open(session).answer(ids.astype(str).str.strip().to_numpy())
         typer.echo(f"query {done['query']}: {done['returned']} items, {done['new']} new; {done['found']} found "
@@ -270,8 +270,8 @@ def simulate_cmd(
             popularity = (frame["popularity"].to_numpy(dtype=float) if "popularity" in frame.columns
                           else np.ones(len(frame)))
             if not np.all(np.isfinite(popularity) & (popularity > 0)):
-                line = int(frame.index[np.argmax(~(np.isfinite(popularity) & (popularity > 0)))])
-                raise ValueError(f"line {line}: popularity must be a positive number")
+                row = int(frame.index[np.argmax(~(np.isfinite(popularity) & (popularity > 0)))])
+                raise ValueError(f"data row {row}: popularity must be a positive number")
             hierarchy = Hierarchy.from_frame(frame, names)
         result = simulate_discovery(hierarchy, positive, popularity, budget, policy, model, repeats, seed,
                                     check_level(level), progress=not as_json)
@@ -282,11 +282,11 @@ def simulate_cmd(
 
 
 def _flags(column) -> np.ndarray:
-    """0/1 (or true/false) cells as booleans; ValueError naming the first line that is neither."""
+    """0/1 (or true/false) cells as booleans; ValueError naming the first data row that is neither."""
     text = column.astype(str).str.strip().str.lower()
     valid = text.isin(["0", "1", "true", "false", "0.0", "1.0"]).to_numpy()
     if not valid.all():
-        raise ValueError(f"line {int(column.index[np.argmax(~valid)])}: positive is {column.iloc[np.argmax(~valid)]!r},"
+        raise ValueError(f"data row {int(column.index[np.argmax(~valid)])}: positive is {column.iloc[np.argmax(~valid)]!r},"
                          " not 0 or 1")
     return text.isin(["1", "true", "1.0"]).to_numpy()
 

@@ -49,8 +49,8 @@ def _columns(path: Path, kind: str, wanted: tuple[str, ...], optional: tuple[str
                         + (f" (and optionally {', '.join(optional)})" if optional else ""))
     for column in wanted + optional:
         if column in frame.columns and column not in may_be_empty and frame[column].isna().any():
-            line = int(np.flatnonzero(frame[column].isna().to_numpy())[0]) + 2
-            raise UserError(f"{path}, line {line}: column {column} is empty; fill it or drop the line")
+            row = int(frame.index[frame[column].isna().to_numpy()][0])
+            raise UserError(f"{path}, data row {row}: column {column} is empty; fill it or drop the row")
     return {c: frame[c].to_numpy() for c in wanted + optional if c in frame.columns}
 
 

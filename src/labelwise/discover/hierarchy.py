@@ -69,7 +69,7 @@ class Hierarchy:
         empty = frame[attributes].isna().to_numpy()
         if empty.any():
             row, col = np.argwhere(empty)[0]
-            raise ValueError(f"line {row + 2}: attribute {attributes[col]} is empty; give every item a value")
+            raise ValueError(f"data row {row + 1}: attribute {attributes[col]} is empty; give every item a value")
         codes = np.column_stack([pd.factorize(values[:, a])[0] for a in range(len(attributes))]).astype(np.int64)
         n_masks = 1 << len(attributes)
         item_node = np.empty((len(frame), n_masks), dtype=np.int64)

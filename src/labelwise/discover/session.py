@@ -56,7 +56,7 @@ class DiscoverySession:
         ids = items[id_col].astype(str).str.strip()
         repeated = ids.duplicated()
         if repeated.any():
-            raise ValueError(f"line {int(np.argmax(repeated.to_numpy())) + 2}: item {ids[repeated].iloc[0]!r} "
+            raise ValueError(f"data row {int(np.argmax(repeated.to_numpy())) + 1}: item {ids[repeated].iloc[0]!r} "
                              "is listed twice; give each item once")
         hierarchy = Hierarchy.from_frame(items, attributes)
         session = cls(path)
@@ -160,7 +160,7 @@ class DiscoverySession:
             for bad, why in problems:
                 if np.any(bad):
                     line = int(np.argmax(bad))
-                    raise ValueError(f"line {line + 2}: item {ids[line]!r} {why}; drop the line")
+                    raise ValueError(f"data row {line + 1}: item {ids[line]!r} {why}; drop the row")
             if codes.size > q.k:
                 raise ValueError(f"{codes.size} items for a query of up to {q.k}; keep the first {q.k}")
             add_answers(conn, q.pos, codes)
