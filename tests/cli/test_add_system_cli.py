@@ -8,32 +8,14 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
 
-from labelwise.cli import app
 from labelwise.datasets import make_pool
 from labelwise.measures import make_measure
 from labelwise.session import Session
 
-runner = CliRunner()
-
-
-def ok(*args):
-    result = runner.invoke(app, [str(a) for a in args])
-    assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
-    return result
-
-
-def fails(*args) -> str:
-    result = runner.invoke(app, [str(a) for a in args])
-    assert result.exit_code == 1 and (result.exception is None or isinstance(result.exception, SystemExit))
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    return lines[0]
-
 
 @pytest.fixture
-def labeled_session(tmp_path, write_pool_csv):
+def labeled_session(tmp_path, write_pool_csv, ok):
     """A session on system A of a two-system pool with 100 labels, the second system's predictions file
     (``rival.csv``: item_id, pred, prob) and the pool."""
     full = make_pool(1500, prevalence=0.1, n_systems=2, separation=2.0, seed=7)
@@ -51,7 +33,7 @@ def labeled_session(tmp_path, write_pool_csv):
     return session, rival, full
 
 
-def test_add_system_prints_the_estimate_from_the_labels_in_and_stores_the_system(labeled_session):
+def test_add_system_prints_the_estimate_from_the_labels_in_and_stores_the_system(labeled_session, ok):
     session, rival, full = labeled_session
     record = json.loads(ok("add-system", session, rival, "--json").stdout)
     assert (record["system"], record["index"], record["labels_reused"], record["covered"]) == ("rival", 1, 100, True)
@@ -71,7 +53,7 @@ def test_add_system_prints_the_estimate_from_the_labels_in_and_stores_the_system
     assert "f1 on pool" in table and "f1+f1" not in table  # each measure once in the title, systems in the rows
 
 
-def test_later_batches_show_the_new_system_and_extend_the_draws(labeled_session):
+def test_later_batches_show_the_new_system_and_extend_the_draws(labeled_session, ok):
     session, rival, full = labeled_session
     ok("add-system", session, rival)
     batch = pd.read_csv(io.StringIO(ok("next", session, "-n", 40).stdout))
@@ -81,7 +63,7 @@ def test_later_batches_show_the_new_system_and_extend_the_draws(labeled_session)
         assert len(np.unique(s.draws.items)) == 140 and s.measure.names == ("f1", "f1[rival]")
 
 
-def test_a_predictions_file_missing_items_is_one_error_and_changes_nothing(labeled_session, tmp_path):
+def test_a_predictions_file_missing_items_is_one_error_and_changes_nothing(labeled_session, tmp_path, fails):
     session, rival, _ = labeled_session
     before = session.read_bytes()
     short = tmp_path / "short.csv"

@@ -15,30 +15,13 @@ import numpy as np
 import pandas as pd
 import pytest
 import typer
-from typer.testing import CliRunner
 
 from labelwise.cli import app
 from labelwise.datasets import make_pool
 
-runner = CliRunner()
-
-
-def ok(*args):
-    result = runner.invoke(app, [str(a) for a in args])
-    assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
-    return result
-
-
-def fails(*args) -> str:
-    result = runner.invoke(app, [str(a) for a in args])
-    assert result.exit_code == 1 and (result.exception is None or isinstance(result.exception, SystemExit))
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    return lines[0]
-
 
 @pytest.fixture
-def labeled(tmp_path, write_pool_csv):
+def labeled(tmp_path, write_pool_csv, ok):
     """A session (stratified, seed 0) with its first batch of 40 labeled, and the pool with its truth."""
     pool = make_pool(600, prevalence=0.2, separation=2.0, seed=3)
     pool_file = write_pool_csv(pool, tmp_path / "pool.csv", labels=False)
@@ -53,7 +36,7 @@ def labeled(tmp_path, write_pool_csv):
 
 # ------------------------------------------------------------------ 1, 2, 12: one writer
 @pytest.mark.parametrize("out", [None, "-", "/dev/stdout"])
-def test_export_writes_csv_to_standard_output_as_next_does(tmp_path, labeled, out):
+def test_export_writes_csv_to_standard_output_as_next_does(tmp_path, labeled, out, ok):
     session, _, _ = labeled
     ok("export", session, "--out", tmp_path / "all.csv")
     printed = ok("export", session, *(() if out is None else ("--out", out))).stdout
@@ -61,7 +44,7 @@ def test_export_writes_csv_to_standard_output_as_next_does(tmp_path, labeled, ou
     assert len(pd.read_csv(io.StringIO(printed))) == 40
 
 
-def test_tsv_is_written_wherever_csv_is(tmp_path, labeled):
+def test_tsv_is_written_wherever_csv_is(tmp_path, labeled, ok):
     session, _, _ = labeled
     for command, extra in (("next", ("-n", 5)), ("export", ()), ("calibrate", ())):
         ok(command, session, *extra, "--out", tmp_path / f"{command}.csv")
@@ -70,7 +53,7 @@ def test_tsv_is_written_wherever_csv_is(tmp_path, labeled):
                                       pd.read_csv(tmp_path / f"{command}.csv"))
 
 
-def test_out_in_a_missing_folder_names_the_folder(tmp_path, labeled):
+def test_out_in_a_missing_folder_names_the_folder(tmp_path, labeled, fails):
     session, _, _ = labeled
     for command in ("next", "export"):
         line = fails(command, session, "--out", tmp_path / "nodir" / "x.csv")
@@ -78,7 +61,7 @@ def test_out_in_a_missing_folder_names_the_folder(tmp_path, labeled):
 
 
 # ------------------------------------------------------------------ 3: one reader
-def test_init_reads_the_jsonl_pool_calibrate_writes(tmp_path, labeled):
+def test_init_reads_the_jsonl_pool_calibrate_writes(tmp_path, labeled, ok):
     session, pool, _ = labeled
     ok("calibrate", session, "--out", tmp_path / "calibrated.jsonl")
     created = ok("init", tmp_path / "calibrated.jsonl", "--session", tmp_path / "c.lw").stdout
@@ -86,7 +69,7 @@ def test_init_reads_the_jsonl_pool_calibrate_writes(tmp_path, labeled):
 
 
 @pytest.mark.parametrize("suffix", [".tsv", ".jsonl", ".parquet"])
-def test_add_system_reads_what_init_reads_with_the_same_column_options(labeled, tmp_path, suffix):
+def test_add_system_reads_what_init_reads_with_the_same_column_options(labeled, tmp_path, suffix, ok, fails):
     session, pool, _ = labeled
     frame = pd.DataFrame({"ID": pool.item_ids, "guess": 1 - pool.preds[:, 0], "p": 1 - pool.probs[:, 0]})
     path = tmp_path / f"rival{suffix}"
@@ -100,7 +83,7 @@ def test_add_system_reads_what_init_reads_with_the_same_column_options(labeled, 
 
 
 # ------------------------------------------------------------------ 4, 5, 14: labels files as pool files
-def test_labels_file_columns_match_regardless_of_case_and_ids_are_stripped(tmp_path, labeled):
+def test_labels_file_columns_match_regardless_of_case_and_ids_are_stripped(tmp_path, labeled, ok):
     session, pool, _ = labeled
     batch = pd.read_csv(io.StringIO(ok("next", session, "-n", 10).stdout))
     truth = pool.labels[batch["item_id"].to_numpy()]
@@ -111,7 +94,7 @@ def test_labels_file_columns_match_regardless_of_case_and_ids_are_stripped(tmp_p
     assert set(batch["item_id"]) <= set(exported["item_id"])
 
 
-def test_pool_and_labels_files_number_rows_alike(tmp_path, labeled):
+def test_pool_and_labels_files_number_rows_alike(tmp_path, labeled, fails):
     session, _, pool_file = labeled
     bad_pool = tmp_path / "bad.csv"
     frame = pd.read_csv(pool_file)
@@ -145,7 +128,7 @@ def test_each_spelling_is_accepted_by_the_sibling_commands(path, spellings):
     assert spellings <= _options(*path)
 
 
-def test_init_takes_the_session_as_its_last_argument(tmp_path, write_pool_csv):
+def test_init_takes_the_session_as_its_last_argument(tmp_path, write_pool_csv, ok, fails):
     pool_file = write_pool_csv(make_pool(300, seed=1), tmp_path / "pool.csv", labels=False)
     ok("init", pool_file, tmp_path / "a.lw")
     assert (tmp_path / "a.lw").exists()
@@ -153,7 +136,7 @@ def test_init_takes_the_session_as_its_last_argument(tmp_path, write_pool_csv):
     assert "give the session file to create" in fails("init", pool_file)
 
 
-def test_ondemand_and_discover_init_take_session_as_an_option(tmp_path):
+def test_ondemand_and_discover_init_take_session_as_an_option(tmp_path, ok, fails):
     docs = tmp_path / "docs.csv"
     pd.DataFrame({"doc_id": np.arange(5)}).to_csv(docs, index=False)
     ok("ondemand", "init", "--session", tmp_path / "e.od", "--documents", docs)
@@ -165,13 +148,13 @@ def test_ondemand_and_discover_init_take_session_as_an_option(tmp_path):
                                   items, "--attributes", "g", "--budget", 5)
 
 
-def test_plan_takes_design_as_well_as_designs(tmp_path, write_pool_csv):
+def test_plan_takes_design_as_well_as_designs(tmp_path, write_pool_csv, ok):
     pool_file = write_pool_csv(make_pool(400, seed=2), tmp_path / "pool.csv", labels=False)
     plans = json.loads(ok("plan", "--pool", pool_file, "--design", "passive", "--json").stdout)
     assert json.dumps(plans) == ok("plan", "--pool", pool_file, "--designs", "passive", "--json").stdout.strip()
 
 
-def test_ondemand_and_discover_write_tsv_as_they_write_csv(tmp_path):
+def test_ondemand_and_discover_write_tsv_as_they_write_csv(tmp_path, ok):
     docs = tmp_path / "docs.csv"
     pd.DataFrame({"doc_id": np.arange(3)}).to_csv(docs, index=False)
     ok("ondemand", "init", tmp_path / "e.od", "--documents", docs)

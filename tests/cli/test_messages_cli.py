@@ -15,31 +15,12 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
 
-from labelwise.cli import app
 from labelwise.datasets import make_pool
 
-runner = CliRunner()
 
-
-def ok(*args):
-    result = runner.invoke(app, [str(a) for a in args])
-    assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
-    return result
-
-
-def fails(*args) -> str:
-    result = runner.invoke(app, [str(a) for a in args])
-    assert result.exit_code == 1 and (result.exception is None or isinstance(result.exception, SystemExit))
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    return lines[0]
-
-
-def helps(*args) -> str:
-    """The help text of a command, its lines joined (rich wraps them inside boxes)."""
-    text = ok(*args, "--help").stdout
+def flat(text: str) -> str:
+    """A help text's lines joined (rich wraps them inside boxes)."""
     return " ".join(line.strip(" │╭╮╰╯─") for line in text.splitlines())
 
 
@@ -50,7 +31,7 @@ def pool(tmp_path, write_pool_csv):
 
 
 @pytest.fixture
-def kinds(tmp_path, pool):
+def kinds(tmp_path, pool, ok):
     """A labeling session, an on-demand evaluation and a discovery session."""
     _, pool_file = pool
     ok("init", pool_file, "--session", tmp_path / "s.lw")
@@ -64,13 +45,13 @@ def kinds(tmp_path, pool):
 
 
 # ------------------------------------------------------------------ 8, 9, 10, 11
-def test_simulate_on_a_pool_without_truth_names_label_col(pool):
+def test_simulate_on_a_pool_without_truth_names_label_col(pool, fails):
     _, pool_file = pool
     line = fails("simulate", "--pool", pool_file, "--budget", 20, "--repeats", 1)
     assert f"pool file {str(pool_file)!r} has no ground-truth column 'label'" in line and "--label-col" in line
 
 
-def test_relabel_in_a_stochastic_session_names_draw(tmp_path, pool):
+def test_relabel_in_a_stochastic_session_names_draw(tmp_path, pool, ok, fails):
     model, pool_file = pool
     session = tmp_path / "noisy.lw"
     ok("init", pool_file, "--session", session, "--design", "importance", "--param", "oracle=stochastic")
@@ -83,7 +64,7 @@ def test_relabel_in_a_stochastic_session_names_draw(tmp_path, pool):
 
 
 @pytest.mark.parametrize("content", ["", "\n\n"])
-def test_an_empty_labels_file_is_named_empty(tmp_path, pool, content):
+def test_an_empty_labels_file_is_named_empty(tmp_path, pool, content, ok, fails):
     _, pool_file = pool
     ok("init", pool_file, "--session", tmp_path / "s.lw")
     (tmp_path / "empty.csv").write_text(content)
@@ -98,7 +79,7 @@ def test_an_empty_labels_file_is_named_empty(tmp_path, pool, content):
     ({"k": [5, "a"]}, 'k is [5, "a"]; give a list of whole numbers like [5, 10]'),
     ({"l": 3}, "l is 3; give a list of whole numbers"),
 ])
-def test_a_cost_model_with_text_for_a_number_names_the_key(tmp_path, costs, message):
+def test_a_cost_model_with_text_for_a_number_names_the_key(tmp_path, costs, message, fails):
     items = tmp_path / "items.csv"
     pd.DataFrame({"item_id": ["a", "b"], "g": ["x", "y"]}).to_csv(items, index=False)
     path = tmp_path / "costs.json"
@@ -118,20 +99,23 @@ def test_a_cost_model_with_text_for_a_number_names_the_key(tmp_path, costs, mess
     ("pool", ("discover", "report"), "is a labeling session file; use `labelwise estimate {}`"),
     ("ondemand", ("discover", "report"), "is an on-demand evaluation file; use `labelwise ondemand report {}`"),
 ])
-def test_a_session_file_of_another_kind_names_its_command(kinds, kind, command, says):
+def test_a_session_file_of_another_kind_names_its_command(kinds, kind, command, says, fails):
     path = kinds[kind]
     assert fails(*command, path) == f"error: {str(path)!r} " + says.format(path)
 
 
 # ------------------------------------------------------------------ 15: help texts
-def test_help_texts_say_what_the_command_does():
+def test_help_texts_say_what_the_command_does(ok):
+    def helps(*command: str) -> str:
+        return flat(ok(*command, "--help").stdout)
+
     assert "(from `labelwise discover init`)" not in helps("discover", "init").split("--session")[0]
     assert "(from `labelwise ondemand init`)" not in helps("ondemand", "init").split("--session")[0]
     assert all(kind in helps("serve") for kind in ("TSV", "JSON lines", "Parquet"))
     assert "always for auc and roc_curve" in helps("init")
 
 
-def test_a_label_outside_a_binary_truth_pool_says_to_correct_it(tmp_path, write_pool_csv):
+def test_a_label_outside_a_binary_truth_pool_says_to_correct_it(tmp_path, write_pool_csv, fails):
     model = make_pool(300, seed=6)
     path = write_pool_csv(model, tmp_path / "truth.csv")
     frame = pd.read_csv(path)
