@@ -159,12 +159,13 @@ def test_ondemand_and_discover_write_tsv_as_they_write_csv(tmp_path, ok):
     pd.DataFrame({"doc_id": np.arange(3)}).to_csv(docs, index=False)
     ok("ondemand", "init", tmp_path / "e.od", "--documents", docs)
     predictions = tmp_path / "a.tsv"
-    pd.DataFrame({"instance_id": ["i0", "i1", "i2"], "doc_id": [0, 1, 2]}).to_csv(predictions, sep="\t", index=False)
+    pd.DataFrame({"instance_id": [" i0", "i1 ", "i2"], "doc_id": [0, 1, 2]}).to_csv(predictions, sep="\t", index=False)
     ok("ondemand", "submit", tmp_path / "e.od", "a", predictions)
     ok("ondemand", "next", tmp_path / "e.od", "--out", tmp_path / "tasks.tsv")
     tasks = pd.read_csv(tmp_path / "tasks.tsv", sep="\t")
     pd.testing.assert_frame_equal(tasks, pd.read_csv(io.StringIO(ok("ondemand", "next", tmp_path / "e.od").stdout)))
     assert list(tasks.columns) == ["task", "instance_id", "doc_id", "label"] and len(tasks) > 0
+    assert set(tasks["instance_id"].dropna()) <= {"i0", "i1", "i2"}  # ids stripped, as a pool's
     items = tmp_path / "items.csv"
     pd.DataFrame({"item_id": ["a", "b", "c"], "g": ["x", "y", "x"]}).to_csv(items, index=False)
     disco = tmp_path / "d.lw"

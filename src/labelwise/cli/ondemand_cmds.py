@@ -31,12 +31,13 @@ ondemand = typer.Typer(name="ondemand", no_args_is_help=True,
 
 def _columns(path: Path, kind: str, wanted: tuple[str, ...], optional: tuple[str, ...] = (),
              task: str | None = None, may_be_empty: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
-    """The ``wanted`` (and present ``optional``) columns of a CSV/TSV/Parquet file (the errors call it ``kind``),
-    ids as text.
+    """The ``wanted`` (and present ``optional``) columns of a CSV/TSV/JSON-lines/Parquet file (the errors call it
+    ``kind``), ids as text without surrounding spaces (as a pool's).
 
     With ``task``, a file with a ``task`` column (as ``next`` writes) keeps only that task's rows.
     An empty cell is an error outside the columns ``may_be_empty``.
     """
+    from ..pool.ids import strip_ids
     from ..pool.table import read_table
 
     frame = read_table(path, id_col="instance_id", kind=kind)
@@ -51,6 +52,7 @@ def _columns(path: Path, kind: str, wanted: tuple[str, ...], optional: tuple[str
         if column in frame.columns and column not in may_be_empty and frame[column].isna().any():
             row = int(frame.index[frame[column].isna().to_numpy()][0])
             raise UserError(f"{path}, data row {row}: column {column} is empty; fill it or drop the row")
+    frame = frame.assign(**{c: strip_ids(frame[c]) for c in ("instance_id", "doc_id") if c in frame.columns})
     return {c: frame[c].to_numpy() for c in wanted + optional if c in frame.columns}
 
 
