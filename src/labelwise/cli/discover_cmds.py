@@ -156,7 +156,7 @@ def _query_frame(query: dict):
 @discover.command("answer")
 def answer_cmd(
     session: DiscoArg,
-    answers: Annotated[Path, typer.Argument(help="CSV/Parquet with an item_id column: the items returned to the "
+    answers: Annotated[Path, typer.Argument(help="CSV/TSV/JSONL/Parquet with an item_id column: the items returned to the "
                                             "waiting query; fewer than k (or no rows) tells the policy that the "
                                             "node has no other positive outside the exclude list.")],
 ) -> None:

@@ -130,7 +130,7 @@ def _show(est: LogEstimate, title: str, as_json: bool, extra: dict | None = None
 def _policy(frame: pd.DataFrame, path: Path, policy: str, as_prob: bool) -> np.ndarray:
     """The policy's action (or with ``as_prob`` its probability of the logged action) on every log row.
 
-    ``policy`` names a column of the log, or a CSV/Parquet file with one row per log row and a column
+    ``policy`` names a column of the log, or a CSV/TSV/JSONL/Parquet file with one row per log row and a column
     ``action`` (``prob``), or a single column.
     """
     if policy.strip().lower() in frame.columns:
@@ -138,7 +138,7 @@ def _policy(frame: pd.DataFrame, path: Path, policy: str, as_prob: bool) -> np.n
     policy_path = Path(policy)
     if not policy_path.is_file():
         raise UserError(f"--policy {policy!r}: neither a column of {path} nor a file; give a column name or "
-                        "a CSV/Parquet file with one row per log row")
+                        "a CSV/TSV/JSONL/Parquet file with one row per log row")
     table = _read_log(policy_path)
     want = "prob" if as_prob else "action"
     if len(table) != len(frame):
@@ -152,7 +152,7 @@ def _policy(frame: pd.DataFrame, path: Path, policy: str, as_prob: bool) -> np.n
 def value_cmd(
     log_file: LogsArg,
     policy: Annotated[str, typer.Option("--policy", help="The new policy: a column of LOGS holding its action on "
-                                        "each row, or a CSV/Parquet file with an 'action' column (one row per "
+                                        "each row, or a CSV/TSV/JSONL/Parquet file with an 'action' column (one row per "
                                         "log row).")],
     policy_prob: Annotated[bool, typer.Option("--policy-prob", help="The policy values are the new (stochastic) "
                                               "policy's probabilities of the logged action ('prob' column).")] = False,

@@ -142,7 +142,7 @@ def init_cmd(
 def submit_cmd(
     evaluation: EvalArg,
     name: Annotated[str, typer.Argument(help="The system's name (new to the evaluation).")],
-    predictions: Annotated[Path, typer.Argument(help="CSV/Parquet instance_id,doc_id[,score]: its output.")],
+    predictions: Annotated[Path, typer.Argument(help="CSV/TSV/JSONL/Parquet instance_id,doc_id[,score]: its output.")],
     half_width: Annotated[float | None, typer.Option("--half-width", help="This system's precision target "
                                                      "(default: the evaluation's).")] = None,
 ) -> None:
@@ -188,7 +188,7 @@ def next_cmd(
 @ondemand.command("label")
 def label_cmd(
     evaluation: EvalArg,
-    labels: Annotated[Path, typer.Argument(help="CSV/Parquet instance_id,label (1 correct, 0 incorrect); the "
+    labels: Annotated[Path, typer.Argument(help="CSV/TSV/JSONL/Parquet instance_id,label (1 correct, 0 incorrect); the "
                                            "file from `next` with its label column filled works too.")],
 ) -> None:
     """Store verification answers."""
@@ -203,7 +203,7 @@ def label_cmd(
 @ondemand.command("annotate")
 def annotate_cmd(
     evaluation: EvalArg,
-    found: Annotated[Path, typer.Argument(help="CSV/Parquet doc_id,instance_id: the correct instances found in "
+    found: Annotated[Path, typer.Argument(help="CSV/TSV/JSONL/Parquet doc_id,instance_id: the correct instances found in "
                                           "annotated documents (an empty instance_id: none found).")],
 ) -> None:
     """Store exhaustive annotations: every correct instance of each annotated document."""
@@ -286,7 +286,7 @@ def _system(spec: str) -> tuple[str, Path]:
 
 @ondemand.command("simulate")
 def simulate_cmd(
-    truth: Annotated[Path, typer.Option("--truth", help="CSV/Parquet instance_id,doc_id,correct: every instance "
+    truth: Annotated[Path, typer.Option("--truth", help="CSV/TSV/JSONL/Parquet instance_id,doc_id,correct: every instance "
                                         "of every system and every correct instance of the corpus.")],
     system: Annotated[list[str], typer.Option("--system", help="NAME=FILE with columns instance_id,doc_id"
                                               "[,score]; repeat, in submission order.")],

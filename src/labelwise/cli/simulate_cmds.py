@@ -101,7 +101,7 @@ def _positives(session: Session) -> int:
 # --------------------------------------------------------------------------- simulate
 def simulate_cmd(
     pool_file: Annotated[
-        Path, typer.Option("--pool", help="Pool with ground truth: CSV (.csv, .csv.gz, .tsv) or Parquet.")
+        Path, typer.Option("--pool", help="Pool with ground truth: CSV (.csv, .csv.gz), TSV, JSON lines (.jsonl) or Parquet.")
     ],
     measure: MeasureOpt = "f1",
     design: DesignOpt = "default",

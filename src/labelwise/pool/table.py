@@ -76,11 +76,8 @@ def read_table(path: Path, id_col: str | None = None, kind: str = "pool file") -
         raise PoolError(f"{kind} {name} does not exist; check the path")
     with path.open("rb") as fh:
         magic = fh.read(4)
-    if not magic.strip():
-        with path.open("rb") as fh:
-            if not fh.read().strip():
-                raise PoolError(f"{kind} {name} is empty; it needs a header line with the column names and a row "
-                                "per item")
+    if not magic.strip() and _blank(path):
+        raise PoolError(f"{kind} {name} is empty; it needs a header line with the column names and a row per item")
     suffixes = file_suffixes(path)
     if magic == _PARQUET:
         return _numbered(pd.read_parquet(path), path)
@@ -112,6 +109,15 @@ def read_table(path: Path, id_col: str | None = None, kind: str = "pool file") -
     df = _numbered(df, path)
     blank = df.isna().all(axis=1).to_numpy()
     return df[~blank] if blank.any() else df
+
+
+def _blank(path: Path) -> bool:
+    """Whether the file holds nothing but white space (read a megabyte at a time)."""
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            if chunk.strip():
+                return False
+    return True
 
 
 def _numbered(df: pd.DataFrame, path: Path) -> pd.DataFrame:
