@@ -15,13 +15,15 @@ Simulation against ground truth: ``labelwise simulate --pool pool.csv ...``
 (its ``--json`` output is a stable contract) and ``labelwise demo``; systems
 submitted one after another: ``labelwise ondemand simulate --truth ...``; finding
 the positives on a budget: ``labelwise discover init/next/answer/report``.
-
-submitted one after another: ``labelwise ondemand simulate --truth ...``.
 Logs whose zero-reward rows were subsampled: ``labelwise logs value|auc|calibrate``;
 a session's pool recalibrated from its labels: ``labelwise calibrate eval.lw --out pool.csv``.
 
 Every user error is reported as one line starting with ``error:`` on
-standard error, with exit code 1.
+standard error, with exit code 1.  Every command reads its tables with
+:func:`~labelwise.pool.table.read_table` and writes them with
+:func:`~labelwise.pool.writers.write_table`, so the formats, column
+matching, row numbers ("data row N") and ``--out -`` are the same
+everywhere.
 """
 
 from __future__ import annotations
