@@ -125,3 +125,9 @@ def test_a_label_outside_a_binary_truth_pool_says_to_correct_it(tmp_path, write_
     assert line == (f"error: pool file {str(path)!r}, data row 5, column 'label': value 2 is not 0 or 1; the pool is "
                     "binary (its systems give one probability each, in 'prob'), so labels must be 0 or 1: correct "
                     "the label in the file")
+
+
+def test_calibrate_refuses_standard_output_that_its_report_takes(tmp_path, pool, ok, fails):
+    _, pool_file = pool
+    ok("init", pool_file, "--session", tmp_path / "s.lw")
+    assert "calibrate prints its report on standard output" in fails("calibrate", tmp_path / "s.lw", "--out", "-")

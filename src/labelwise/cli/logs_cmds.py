@@ -104,6 +104,15 @@ def _keep_rates(frame: pd.DataFrame, path: Path, column: str, constant: float | 
     return rates
 
 
+def _check_file(out: Path) -> None:
+    """``--out`` of the calibrate commands is a file: their report takes standard output."""
+    from ..pool.writers import is_stdout
+
+    if is_stdout(out):
+        raise UserError(f"--out {str(out)!r}: calibrate prints its report on standard output; write the calibrated "
+                        "table to a file (e.g. --out calibrated.csv)")
+
+
 def _check_choice(option: str, value: str | None, choices: tuple[str, ...]) -> None:
     if value is not None and value not in choices:
         raise UserError(f"{option}: {value!r} is not one of {', '.join(choices)}")
@@ -250,6 +259,7 @@ def calibrate_logs_cmd(
     from ..pool.readers import write_batch
 
     with user_errors():
+        _check_file(out)
         check_level(level)
         check_positive(bins=bins)
         _check_choice("--method", method, CALIBRATION_METHODS)
@@ -287,6 +297,7 @@ def calibrate(
     from ..session import Session
 
     with user_errors():
+        _check_file(out)
         check_positive(bins=bins)
         _check_choice("--method", method, CALIBRATION_METHODS)
         with Session.open(session) as s:
