@@ -58,7 +58,7 @@ from .block_draws import BlockDraws, block_proposal
 from .group_model import MODEL_BASIS
 from .hashed import HashDrawn, HashOrder, hash_keys
 from .importance import ImportanceDesign, ProposalSampler, importance_moments_estimate
-from .online_poisson import OnlinePoissonDesign
+from .online_poisson import OnlinePoissonDesign, group_losses
 
 __all__ = [
     "HashedImportanceSampler",
@@ -97,7 +97,8 @@ def block_model(design: ImportanceDesign, summary: BlockSummary, measure: Measur
 def hashed_importance_estimate(measure: Measure, design: ImportanceDesign, model: BlockRounds,
                                q: np.ndarray, draw_losses: np.ndarray, draw_weights: np.ndarray,
                                draw_counts: np.ndarray, labeled_blocks: np.ndarray, labels: np.ndarray,
-                               labeled_losses: np.ndarray, n_labels: int, level: float) -> Estimate:
+                               labeled_losses: np.ndarray, n_labels: int, level: float,
+                               reused_loss: np.ndarray | None = None) -> Estimate:
     """The importance-sampling estimate of block-proposal draws and its interval (module docstring).
 
     Parameters
@@ -116,20 +117,26 @@ def hashed_importance_estimate(measure: Measure, design: ImportanceDesign, model
     n_labels : int
         Labels counted (those of items excluded from the population are not).
     level : float
+    reused_loss : ndarray, shape (2, G, d), optional
+        For another measure than the design's (sample reuse): its loss of each block's items for each label
+        (:func:`~labelwise.designs.online_poisson.group_losses`), which gives it the model's part too.
 
-    Only the design's measure gets the model's part (other measures, sample
-    reuse, and ``variance="plugin"`` keep the plug-in covariance).
+    The design's measure and a reused measure with ``reused_loss`` get the
+    model's part; other reused measures and ``variance="plugin"`` keep the
+    plug-in covariance.
     """
     est = importance_moments_estimate(measure, draw_losses, draw_weights, draw_counts, n_labels, level)
     totals_cov = lambda: importance_totals_covariance(draw_losses, draw_weights, draw_counts)
-    if (design.variance == "plugin" or measure != model.measure or not est.all_defined
-            or not depends_on_predictions_only(measure, model.rep_out)):  # a block's loss must be one value
+    own = measure == model.measure
+    rep_loss = model.rep_loss if own else reused_loss
+    if (design.variance == "plugin" or rep_loss is None or not est.all_defined
+            or own and not depends_on_predictions_only(measure, model.rep_out)):  # a block's loss must be one value
         return with_fieller(est, measure, totals_cov)
     counts, N = model.summary.counts, model.summary.n_items
     n = est.n_draws
     J = measure.finite_jacobian(est.R)
     unlabeled = (counts - np.bincount(labeled_blocks, minlength=counts.size)).astype(float)
-    u = np.einsum("cgd,md->cgm", model.rep_loss, J)
+    u = np.einsum("cgd,md->cgm", rep_loss, J)
     leaves = model.leaves.model(labeled_blocks, labels)  # the leaves' posterior, fitted once for both intervals
     covariance = proposal_model_covariance(u, leaves.posterior()[model.leaf], unlabeled, unlabeled / q,
                                            unlabeled * q, labeled_losses @ J.T, q[labeled_blocks], J @ est.R, n, N)
@@ -140,7 +147,7 @@ def hashed_importance_estimate(measure: Measure, design: ImportanceDesign, model
         return est
     draws = ratio_score_draws(est.R, float(est.std[0]), float(measure.lower[0]), float(measure.upper[0]),
                               labeled_losses=labeled_losses, labeled_factor=1.0 / (n * N**2 * q[labeled_blocks]),
-                              unlabeled=unlabeled, unlabeled_factor=1.0 / (n * N**2 * q), group_losses=model.rep_loss,
+                              unlabeled=unlabeled, unlabeled_factor=1.0 / (n * N**2 * q), group_losses=rep_loss,
                               leaf=model.leaf, rate=leaves.posterior()[:, 1],
                               rate_var=jeffreys_leaf_variance(leaves.positive, leaves.negative))
     return with_score_interval(est, draws)
@@ -177,6 +184,7 @@ class HashedImportanceSampler(HashDrawn, ProposalSampler):
         self.hash_seed, self._order, self._draws = generator_seed(rng), None, None
         self._items = np.empty(0, dtype=np.int64)  # the run's distinct items found so far, in order of first draw
         self.distinct, self.hashed = 0, True
+        self._reused: dict[Measure, np.ndarray | None] = {}
 
     def new_order(self) -> HashOrder:
         """The hash order of every score block's items (the ranks of :class:`BlockDraws` land on it)."""
@@ -230,7 +238,16 @@ class HashedImportanceSampler(HashDrawn, ProposalSampler):
         outputs = self.pool.outputs(items)
         return hashed_importance_estimate(measure, self.design, self.model, self.q_blocks,
                                           self.losses(measure, sample), d.weight, d.count, self.block[items], labels,
-                                          measure.loss(outputs, labels), sample.n_labels, level)
+                                          measure.loss(outputs, labels), sample.n_labels, level,
+                                          None if measure == self.measure else self.reused_loss(measure))
+
+    def reused_loss(self, measure: Measure) -> np.ndarray | None:
+        """Another measure's loss of each block's items for each label (computed once per measure), or ``None``
+        (:func:`~labelwise.designs.online_poisson.group_losses`)."""
+        if measure not in self._reused:
+            first = np.unique(self.block, return_index=True)[1]  # one item of every block
+            self._reused[measure] = group_losses(measure, self.pool, self.block, first)
+        return self._reused[measure]
 
 
 def blocks_apply(design: ImportanceDesign, pool: Pool, measure: Measure) -> bool:

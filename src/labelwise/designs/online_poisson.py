@@ -51,6 +51,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 
 from ..draws import Draws, Sample
 from ..estimators import (
@@ -192,16 +193,30 @@ class OnlinePoissonDesign(TreeModelDesign):
 
 
 def group_losses(measure: Measure, pool: Pool, of_item: np.ndarray, rep: np.ndarray) -> np.ndarray | None:
-    """``measure``'s loss of every group's items for each label, ``(C, G, d)``, from one item per group (``rep``);
-    ``None`` when it varies within a group (``of_item``: the group of every item)."""
+    """``measure``'s loss of every group's items for each label, ``(C, G, d)`` (``of_item``: the group of every
+    item; ``rep``: one item per group); ``None`` for a measure without a loss key (every item may differ).
+
+    Where the loss varies within a group (a measure of the scores reused from a session of the predictions'
+    measure: a PR curve's points on score blocks), the group's mean loss for each label over its items.  The
+    model gives a group's items one label distribution, so the mean is their expected loss; only the groups
+    that straddle a threshold hold items of unequal loss, and the unlabeled items' variance takes each of
+    them at the mean (a straddling group's spread within it is left out).  Without it the interval of such a
+    reused measure was the labeled items' alone, blind to the positives left among the unlabeled items.
+    """
     key = measure.loss_key(pool.outputs())
     if key is None:
         return None
     key = np.unique(key, return_inverse=True)[1]
-    if np.unique(of_item.astype(np.int64) * (int(key.max()) + 1) + key).size != rep.size:
-        return None
-    out = pool.outputs(rep)
-    return np.stack([measure.loss(out, np.full(rep.size, c)) for c in range(pool.n_classes)])
+    pairs, first, counts = np.unique(of_item.astype(np.int64) * (int(key.max()) + 1) + key, return_index=True,
+                                     return_counts=True)
+    classes = range(pool.n_classes)
+    if pairs.size == rep.size:  # one loss per group
+        out = pool.outputs(rep)
+        return np.stack([measure.loss(out, np.full(rep.size, c)) for c in classes])
+    out, group = pool.outputs(first), of_item[first]  # one item per (group, key) pair
+    share = counts / np.bincount(group, weights=counts, minlength=rep.size)[group]
+    to_group = sparse.csr_matrix((share, (group, np.arange(first.size))), shape=(rep.size, first.size))
+    return np.stack([to_group @ measure.loss(out, np.full(first.size, c)) for c in classes])
 
 
 class OnlinePoissonSampler(Sampler):

@@ -239,6 +239,9 @@ def make_estimate(measure: Measure, R: np.ndarray, cov_G: np.ndarray, n_labels: 
     fallback_value = np.where(bounded, (lo + hi) / 2, 0.0)
     fallback_var = np.where(bounded, (hi - lo) ** 2 / 12, np.inf)
     value = np.where(defined, value, fallback_value)
+    # a ratio whose totals are equal but summed in another order (a recall of 1) sits on its bound, not 1e-16 below
+    span = np.where(bounded, hi - lo, 0.0)
+    value = np.where(np.abs(value - hi) <= 1e-12 * span, hi, np.where(np.abs(value - lo) <= 1e-12 * span, lo, value))
     cov = np.where(defined[:, None] & defined[None, :], cov, 0.0)
     cov[np.diag_indices_from(cov)] = np.where(defined, var, fallback_var)
     return Estimate(
