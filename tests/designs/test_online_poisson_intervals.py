@@ -50,8 +50,9 @@ def test_sample_reuse_intervals_cover():
 
 
 def test_every_estimate_says_what_its_interval_assumes():
-    """The model's part is stated for the session's measure; a measure the groups do not determine
-    (Brier's loss depends on the probability itself) gets the design-based interval and says so."""
+    """The model's part is stated for the session's measure and for a measure the groups do not determine
+    (Brier's loss depends on the probability itself: each group at its items' mean loss); a measure without a
+    loss key (any item's loss may differ) gets the design-based interval and says so."""
     from labelwise.designs.online_poisson import MODEL_BASIS, PLUGIN_BASIS
 
     pool = lw.make_pool(3000, prevalence=0.05, seed=3)
@@ -61,4 +62,11 @@ def test_every_estimate_says_what_its_interval_assumes():
     assert session.estimate().basis == MODEL_BASIS
     assert session.estimate().to_dict()["interval_basis"] == MODEL_BASIS
     assert session.estimate(lw.make_measure("accuracy", pool)).basis == MODEL_BASIS  # (pred, y) fixes its loss
-    assert session.estimate(lw.make_measure("brier", pool)).basis == PLUGIN_BASIS
+    brier = lw.make_measure("brier", pool)
+    assert session.estimate(brier).basis == MODEL_BASIS
+
+    class Unkeyed(type(brier)):
+        def loss_key(self, outputs):
+            return None
+
+    assert session.estimate(Unkeyed()).basis == PLUGIN_BASIS
