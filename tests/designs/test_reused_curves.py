@@ -1,7 +1,7 @@
 """A PR curve estimated from the labels of an F1 session (sample reuse) sees the positives left unlabeled.
 
 A curve's points depend on the scores, so a score block's items do not share one loss; the model's part of
-the interval takes each block at its items' mean loss (:func:`labelwise.designs.online_poisson.group_losses`).
+the interval takes each block at its items' mean loss (:func:`labelwise.designs.group_losses.group_losses`).
 Before, such a reused measure kept the labeled items' interval alone, which an adaptive design that labels
 the tail sparsely leaves at about zero: a recall of 0.955 was estimated at 1 with [0.985, 1].
 """
@@ -11,8 +11,8 @@ import pytest
 
 import labelwise as lw
 from labelwise.datasets import make_pool
+from labelwise.designs.group_losses import group_losses
 from labelwise.designs.group_model import MODEL_BASIS
-from labelwise.designs.online_poisson import group_losses
 
 
 def test_a_groups_loss_is_its_items_mean_where_a_threshold_splits_it():

@@ -55,10 +55,11 @@ from ..measures.base import RatioOfTotals
 from ..oracle.calibration import label_surprise
 from ..pool import Pool
 from .block_draws import BlockDraws, block_proposal
+from .group_losses import group_losses
 from .group_model import MODEL_BASIS
 from .hashed import HashDrawn, HashOrder, hash_keys
 from .importance import ImportanceDesign, ProposalSampler, importance_moments_estimate
-from .online_poisson import OnlinePoissonDesign, group_losses
+from .online_poisson import OnlinePoissonDesign
 
 __all__ = [
     "HashedImportanceSampler",
@@ -119,7 +120,7 @@ def hashed_importance_estimate(measure: Measure, design: ImportanceDesign, model
     level : float
     reused_loss : ndarray, shape (2, G, d), optional
         For another measure than the design's (sample reuse): its loss of each block's items for each label
-        (:func:`~labelwise.designs.online_poisson.group_losses`), which gives it the model's part too.
+        (:func:`~labelwise.designs.group_losses.group_losses`), which gives it the model's part too.
 
     The design's measure and a reused measure with ``reused_loss`` get the
     model's part; other reused measures and ``variance="plugin"`` keep the
@@ -243,7 +244,7 @@ class HashedImportanceSampler(HashDrawn, ProposalSampler):
 
     def reused_loss(self, measure: Measure) -> np.ndarray | None:
         """Another measure's loss of each block's items for each label (computed once per measure), or ``None``
-        (:func:`~labelwise.designs.online_poisson.group_losses`)."""
+        (:func:`~labelwise.designs.group_losses.group_losses`)."""
         if measure not in self._reused:
             first = np.unique(self.block, return_index=True)[1]  # one item of every block
             self._reused[measure] = group_losses(measure, self.pool, self.block, first)

@@ -56,8 +56,9 @@ from ..estimators import Estimate
 from ..measures import Measure
 from ..pool import Pool
 from .base import Sampler
+from .group_losses import group_losses
 from .hashed import HashOrder, hash_keys
-from .online_poisson import OnlinePoissonDesign, OnlinePoissonSampler, group_losses
+from .online_poisson import OnlinePoissonDesign, OnlinePoissonSampler
 
 __all__ = ["HashedOnlineSampler", "memory_rounds", "per_item_state", "runs_on_blocks", "sampler_within_blocks"]
 

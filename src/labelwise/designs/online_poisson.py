@@ -51,7 +51,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
 
 from ..draws import Draws, Sample
 from ..estimators import (
@@ -68,11 +67,12 @@ from ..pool import Pool
 from .base import Sampler
 from .count_interval import COUNT_BASIS, count_terms, label_coefficients
 from .difference_rounds import prediction_power, prediction_weights, unlabeled_by_round
+from .group_losses import group_losses
 from .group_model import MODEL_BASIS, GroupModel, TreeModelDesign
 from .poisson_rounds import round_inclusion, systematic_counts
 from .unlabeled_covariance import unlabeled_covariance, with_unlabeled
 
-__all__ = ["OnlinePoissonDesign", "OnlinePoissonSampler", "group_losses", "unlabeled_covariance", "with_unlabeled"]
+__all__ = ["OnlinePoissonDesign", "OnlinePoissonSampler", "unlabeled_covariance", "with_unlabeled"]
 
 #: The intervals that read the unlabeled tail in hindsight (module docstring): they run only on score blocks.
 HINDSIGHT_VARIANCES = ("hindsight", "conditional")
@@ -192,33 +192,6 @@ class OnlinePoissonDesign(TreeModelDesign):
         return OnlinePoissonSampler(self, self.group_model(pool, measure, oracle), rng)
 
 
-def group_losses(measure: Measure, pool: Pool, of_item: np.ndarray, rep: np.ndarray) -> np.ndarray | None:
-    """``measure``'s loss of every group's items for each label, ``(C, G, d)`` (``of_item``: the group of every
-    item; ``rep``: one item per group); ``None`` for a measure without a loss key (every item may differ).
-
-    Where the loss varies within a group (a measure of the scores reused from a session of the predictions'
-    measure: a PR curve's points on score blocks), the group's mean loss for each label over its items.  The
-    model gives a group's items one label distribution, so the mean is their expected loss; only the groups
-    that straddle a threshold hold items of unequal loss, and the unlabeled items' variance takes each of
-    them at the mean (a straddling group's spread within it is left out).  Without it the interval of such a
-    reused measure was the labeled items' alone, blind to the positives left among the unlabeled items.
-    """
-    key = measure.loss_key(pool.outputs())
-    if key is None:
-        return None
-    key = np.unique(key, return_inverse=True)[1]
-    pairs, first, counts = np.unique(of_item.astype(np.int64) * (int(key.max()) + 1) + key, return_index=True,
-                                     return_counts=True)
-    classes = range(pool.n_classes)
-    if pairs.size == rep.size:  # one loss per group
-        out = pool.outputs(rep)
-        return np.stack([measure.loss(out, np.full(rep.size, c)) for c in classes])
-    out, group = pool.outputs(first), of_item[first]  # one item per (group, key) pair
-    share = counts / np.bincount(group, weights=counts, minlength=rep.size)[group]
-    to_group = sparse.csr_matrix((share, (group, np.arange(first.size))), shape=(rep.size, first.size))
-    return np.stack([to_group @ measure.loss(out, np.full(first.size, c)) for c in classes])
-
-
 class OnlinePoissonSampler(Sampler):
     """One run of :class:`OnlinePoissonDesign`."""
 
@@ -324,7 +297,7 @@ class OnlinePoissonSampler(Sampler):
             cov = cov + self._label_noise(measure, d.items, J, c / N)
         # never below the design-based estimate, which needs no model: the model's variance for the
         # unlabeled items is too small where it is wrong and the design trusted it (over-confident
-        # scores), and a measure whose loss the groups do not determine has no model of them at all
+        # scores), and a measure without a loss key has no model of them at all
         residuals = losses if M is None else losses - predicted[np.arange(len(d)), d.round]
         plugin = rounds_plugin_covariance(residuals @ J.T / N, d.round, b_rounds[d.round, group], w)
         rep_loss = self._group_losses(measure)
@@ -365,11 +338,12 @@ class OnlinePoissonSampler(Sampler):
         return second - np.einsum("n,ni,nj->ij", coef**2, mean, mean)
 
     def _group_losses(self, measure: Measure) -> np.ndarray | None:
-        """A group's loss for each label under ``measure``, ``(C, G, d)``; ``None`` where it varies within a group.
+        """A group's loss for each label under ``measure``, ``(C, G, d)``; ``None`` without a loss key.
 
         The design's own measure has it by construction; another measure
-        (sample reuse: recall or accuracy from an F1 session) has it when its
-        loss depends on x only through what the groups fix (the prediction).
+        (sample reuse) from :func:`~labelwise.designs.group_losses.group_losses`: exact when its loss depends
+        on x only through what the groups fix (recall or accuracy from an F1 session), else each group's
+        mean.
         """
         if measure == self.measure:
             return self.gm.rep_loss

@@ -1,0 +1,45 @@
+"""A measure's loss of the oracle model's groups for each label, for measures other than the design's (sample reuse).
+
+The adaptive designs model the oracle per group of items (score blocks, or
+(stratum, loss key) groups): the model's part of an interval needs each
+group's loss for each label.  The design's own measure has one per group by
+construction; a reused measure may not.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+
+from ..measures import Measure
+from ..pool import Pool
+
+__all__ = ["group_losses"]
+
+
+def group_losses(measure: Measure, pool: Pool, of_item: np.ndarray, rep: np.ndarray) -> np.ndarray | None:
+    """``measure``'s loss of every group's items for each label, ``(C, G, d)`` (``of_item``: the group of every
+    item; ``rep``: one item per group); ``None`` for a measure without a loss key (every item may differ).
+
+    Where the loss varies within a group (a measure of the scores reused from a session of the predictions'
+    measure: a PR curve's points on score blocks), the group's mean loss for each label over its items.  The
+    model gives a group's items one label distribution, so the mean is their expected loss.  The unlabeled
+    items' variance then takes each item at its group's mean: the spread within a group is left out (for a
+    PR curve, only the groups that straddle a threshold have any; Brier's loss moves with the probability in
+    every group).  Without it a reused measure's interval would rest on the labeled items alone, blind to the
+    positives left among the unlabeled items.
+    """
+    key = measure.loss_key(pool.outputs())
+    if key is None:
+        return None
+    key = np.unique(key, return_inverse=True)[1]
+    pairs, first, counts = np.unique(of_item.astype(np.int64) * (int(key.max()) + 1) + key, return_index=True,
+                                     return_counts=True)
+    classes = range(pool.n_classes)
+    if pairs.size == rep.size:  # one loss per group
+        out = pool.outputs(rep)
+        return np.stack([measure.loss(out, np.full(rep.size, c)) for c in classes])
+    out, group = pool.outputs(first), of_item[first]  # one item per (group, key) pair
+    share = counts / np.bincount(group, weights=counts, minlength=rep.size)[group]
+    to_group = sparse.csr_matrix((share, (group, np.arange(first.size))), shape=(rep.size, first.size))
+    return np.stack([to_group @ measure.loss(out, np.full(first.size, c)) for c in classes])
