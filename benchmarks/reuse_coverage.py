@@ -75,7 +75,7 @@ def worst(cell: dict) -> tuple[dict, dict | None]:
 
 def summary_section(data: dict) -> str:
     """Markdown: per pool and design, the lowest coverage and the widest width ratio over the reused components."""
-    a = data["args"]
+    a = {"prevalences": ",".join(map(str, PREVALENCES)), "designs": ",".join(DESIGNS), **data["args"]}
     rows = []
     for cell in data["cells"]:
         low, wide = worst(cell)
@@ -85,7 +85,8 @@ def summary_section(data: dict) -> str:
     return "\n".join([
         "## Sample reuse: measures estimated from an F1 session's labels", "",
         (f"`OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=src python benchmarks/reuse_coverage.py --runs "
-         f"{a['runs']} --labels {a['labels']} --seed {a['seed']}`: `make_pool({N_ITEMS}, prevalence)`, F1 sessions "
+         f"{a['runs']} --labels {a['labels']} --seed {a['seed']} --prevalences {a['prevalences']} --designs "
+         f"{a['designs']}`: `make_pool({N_ITEMS}, prevalence)`, F1 sessions "
          f"of {a['labels']} labels in batches of {BATCH_SIZE}, each estimating {', '.join(f'`{m}`' for m in REUSED)} "
          f"from its labels. Per pool and design: the lowest coverage of the 95% interval over every component of "
          f"those measures (! below {COVERAGE_TARGET}) and the widest mean width over 3.92 RMSE, each with its "
@@ -100,8 +101,10 @@ def main() -> None:
     ap.add_argument("--labels", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=3, help="pool seed; run r uses seed + r")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--prevalences", default=",".join(map(str, PREVALENCES)))
+    ap.add_argument("--designs", default=",".join(DESIGNS))
     args = ap.parse_args()
-    cells = [(p, d) for p in PREVALENCES for d in DESIGNS]
+    cells = [(float(p), d) for p in args.prevalences.split(",") for d in args.designs.split(",")]
     with ProcessPoolExecutor(args.jobs) as ex:
         futures = [ex.submit(run_cell, p, d, args.runs, args.labels, args.seed) for p, d in cells]
         results = [f.result() for f in futures]
