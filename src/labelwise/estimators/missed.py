@@ -87,12 +87,12 @@ def negative_binomial_sum_pmf(means: np.ndarray, overdispersion: np.ndarray,
     (``exp(m_b (z - 1))``, a Poisson count, at ``d_b = 0``).  Its values at
     the ``M``-th roots of unity are the discrete Fourier transform of the pmf
     folded modulo ``M`` (``P(K = k) + P(K = k + M) + ...``), so one inverse
-    FFT of ``exp(log G)``, ``log G`` a ``(k, B) @ (B, M)`` product, returns
-    the pmf of all rows once ``M`` is past the counts that carry mass: the
-    transform method of Embrechts & Frei, "Panjer recursion versus FFT for
-    compound distributions", Mathematical Methods of Operations Research 69
-    (2009), in place of Panjer's recursion, one step per count.  Against the
-    mass beyond ``M`` that folds back (aliasing) they take the transform at
+    FFT of ``exp(log G)``, ``log G`` a ``(k, B) @ (B, M / 2 + 1)`` product
+    (the pmf is real: half the roots suffice), returns the pmf of all rows
+    once ``M`` is past the counts that carry mass: the transform method of
+    Embrechts & Frei, "Panjer recursion versus FFT for compound
+    distributions", Mathematical Methods of Operations Research 69 (2009), in
+    place of Panjer's recursion, one step per count.  Against the mass beyond ``M`` that folds back (aliasing) they take the transform at
     ``theta`` times the roots (exponential tilting, after Grübel &
     Hermesmeier, "Computation of compound distributions I: aliasing errors
     and exponential tilting", ASTIN Bulletin 29, 1999): the pmf times
