@@ -158,9 +158,9 @@ def _transform_size(means: np.ndarray, d: np.ndarray, tail_mass: float) -> tuple
     s = np.geomspace(1e-6, 1e6, 97)  # t - 1
     if np.isfinite(top):  # and up to the pole of the largest d_b
         s = np.concatenate([s[s < top], top * np.exp(-np.geomspace(1e-12, 1.0, 25))])
-    ds = d[:, None] * s
     # log G(t) = sum_b m_b (-log(1 - d_b s) / d_b), m_b s at d_b = 0
-    log_g = means @ np.where(ds > 0, -np.log1p(-ds) / np.where(ds > 0, d[:, None], 1.0), s)
+    over = d > 0
+    log_g = means[:, ~over].sum(axis=1)[:, None] * s - means[:, over] @ (np.log1p(-d[over, None] * s) / d[over, None])
     log_t = np.log1p(s)
     counts = int(min(np.ceil(np.max(np.min((log_g - np.log(tail_mass)) / log_t, axis=1), initial=1.0)),
                      MAX_COUNT + 1))
