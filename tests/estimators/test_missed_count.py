@@ -6,6 +6,7 @@ from scipy.special import ndtri, pdtr
 from scipy.stats import nbinom, poisson
 
 from labelwise.estimators import missed_count_variance, negative_binomial_sum_pmf
+from labelwise.estimators.missed import MAX_COUNT, TAIL_MASS
 
 Z = ndtri(0.975)
 
@@ -121,3 +122,45 @@ def test_large_means_are_normal_and_cheap():
     h = 1e5 + 1.2816 sqrt(1e5)."""
     var = missed_count_variance(np.zeros(1), np.ones(1), 0.95, np.array([[0.0], [1e5]]), np.array([0.5, 0.5]))
     assert np.sqrt(var[0]) * Z == pytest.approx(1e5 + ndtri(0.9) * np.sqrt(1e5), rel=1e-3)
+
+
+def test_a_long_tail_is_exact_up_to_the_largest_count():
+    """A part of overdispersion 5000 (a leaf of many items and few labels) leaves more than 1e-9 beyond
+    MAX_COUNT: the pmf runs to MAX_COUNT and every probability is the convolution's (scipy's) within 1e-13,
+    though most of the tail's mass lies beyond (the transform is tilted against it folding back)."""
+    means, d = np.array([[0.05, 2.0], [0.2, 0.5]]), np.array([5000.0, 1.5])
+    pmf = negative_binomial_sum_pmf(means, d)
+    assert pmf.shape == (2, MAX_COUNT + 1)
+    n = 20 * MAX_COUNT
+    for row, m in zip(pmf, means):
+        exact = np.convolve(*(_negative_binomial(mean, di, n) for mean, di in zip(m, d)))[: MAX_COUNT + 1]
+        assert 1.0 - exact.sum() > 1e-6  # the mass beyond the last count is far more than TAIL_MASS
+        assert np.abs(row - exact).max() < 1e-13
+        assert np.all(row > 0)
+
+
+def test_a_sum_of_many_parts_has_their_mean_and_variance():
+    """256 parts, means summing to 500, overdispersion up to 2: the pmf (ending before MAX_COUNT, where less than
+    TAIL_MASS is left) has the sum's mean, sum_b m_b, and variance, sum_b m_b (1 + d_b)."""
+    rng = np.random.default_rng(3)
+    means = 500.0 * rng.dirichlet(np.ones(256))[None, :]
+    d = rng.uniform(0.0, 2.0, 256)
+    pmf = negative_binomial_sum_pmf(means, d)[0]
+    k = np.arange(pmf.size)
+    assert pmf.size < MAX_COUNT
+    assert 1.0 - pmf.sum() < 1e-9
+    mean = pmf @ k / pmf.sum()
+    assert mean == pytest.approx(500.0, rel=1e-9)
+    assert pmf @ (k - mean) ** 2 / pmf.sum() == pytest.approx(means[0] @ (1.0 + d), rel=1e-6)
+
+
+def test_each_row_ends_where_its_own_remaining_mass_is_below_the_tail_mass():
+    """A Poisson row of mean 20 ends before an overdispersed row of mean 0.3 (variance 1.2, a longer tail): it is
+    0 from the first count where less than TAIL_MASS of it is left, and the pmf runs to where the other's is."""
+    pmf = negative_binomial_sum_pmf(np.array([[20.0, 0.0], [0.0, 0.3]]), np.array([0.0, 3.0]))
+    for row in pmf:
+        end = np.argmax(np.cumsum(row) >= 1.0 - TAIL_MASS) + 1
+        assert np.all(row[end:] == 0.0)
+    ends = [np.argmax(np.cumsum(row) >= 1.0 - TAIL_MASS) + 1 for row in pmf]
+    assert ends[0] < ends[1] == pmf.shape[1]
+    np.testing.assert_allclose(pmf[0, : ends[0]], poisson.pmf(np.arange(ends[0]), 20.0), rtol=1e-9, atol=1e-15)

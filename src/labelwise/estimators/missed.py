@@ -64,17 +64,44 @@ NORMAL_MEAN = 600.0
 #: beyond it is taken normal); the mass beyond it counts as not covered.
 MAX_COUNT = 1024
 
+#: The transform's size is where at most this much of a count's mass folds back onto the counts returned, a
+#: tenth of the round-off's (:func:`negative_binomial_sum_pmf`).
+FOLDED_MASS = 1e-15
+
+#: A tilt may multiply the transform's round-off by at most this at the last count returned.
+ROUND_OFF_GAIN = 1e3
+
+#: Even transform sizes of no prime factor above 5, where numpy's FFT is fast.
+_SIZES = np.unique(np.multiply.outer(np.multiply.outer(2 ** np.arange(1, 15), 3 ** np.arange(9)), 5 ** np.arange(6)))
+_SIZES = _SIZES[_SIZES <= 8 * (MAX_COUNT + 1)]
+
 
 def negative_binomial_sum_pmf(means: np.ndarray, overdispersion: np.ndarray,
                               tail_mass: float = TAIL_MASS) -> np.ndarray:
     """``P(K = k)`` of ``K = sum_b K_b``, independent negative binomial ``K_b`` with ``Var K_b = E K_b (1 + d_b)``.
 
-    The probability generating function of ``K`` is ``exp(sum_j lambda_j (z^j - 1))``
-    with ``j lambda_j = sum_b m_b q_b^(j-1) / (1 + d_b)``, ``q_b = d_b / (1 + d_b)``
-    (a negative binomial is a compound Poisson count of logarithmic
-    clusters), so ``P(K = 0) = exp(-sum_b m_b log(1 + d_b) / d_b)`` and
-    ``n P(K = n) = sum_{j <= n} j lambda_j P(K = n - j)`` (Panjer's
-    recursion).  ``d_b = 0`` is a Poisson count.
+    The probability generating function of ``K`` is
+
+        G(z) = prod_b (1 + d_b (1 - z))^(-m_b / d_b)
+
+    (``exp(m_b (z - 1))``, a Poisson count, at ``d_b = 0``).  Its values at
+    the ``M``-th roots of unity are the discrete Fourier transform of the pmf
+    folded modulo ``M`` (``P(K = k) + P(K = k + M) + ...``), so one inverse
+    FFT of ``exp(log G)``, ``log G`` a ``(k, B) @ (B, M / 2 + 1)`` product
+    (the pmf is real: half the roots suffice), returns the pmf of all rows
+    once ``M`` is past the counts that carry mass: the transform method of
+    Embrechts & Frei, "Panjer recursion versus FFT for compound
+    distributions", Mathematical Methods of Operations Research 69 (2009), in
+    place of Panjer's recursion, one step per count.  Against the mass beyond ``M`` that folds back (aliasing) they take the transform at
+    ``theta`` times the roots (exponential tilting, after Grübel &
+    Hermesmeier, "Computation of compound distributions I: aliasing errors
+    and exponential tilting", ASTIN Bulletin 29, 1999): the pmf times
+    ``theta^k``, whose folded mass is ``theta^M`` times smaller, divided by
+    ``theta^k`` after the transform, which multiplies round-off by
+    ``theta^-k``.  :func:`_transform_size` takes ``M`` and ``theta`` from a
+    Chernoff bound on the tail.  The round-off is absolute, up to about
+    ``1e-14`` on each probability: a far smaller one is not resolved (it is
+    0, or noise of that size), which moves no interval.
 
     Parameters
     ----------
@@ -83,7 +110,8 @@ def negative_binomial_sum_pmf(means: np.ndarray, overdispersion: np.ndarray,
     overdispersion : ndarray (B,)
         ``d_b >= 0``.
     tail_mass : float
-        The pmf stops at the first count where every row's remaining mass is below it, or at :data:`MAX_COUNT`.
+        The pmf stops at the first count where every row's remaining mass is below it, or at :data:`MAX_COUNT`;
+        a row is 0 beyond the count where its own remaining mass is.
 
     Returns
     -------
@@ -92,35 +120,57 @@ def negative_binomial_sum_pmf(means: np.ndarray, overdispersion: np.ndarray,
     """
     means = np.atleast_2d(np.asarray(means, dtype=float))
     d = np.maximum(np.asarray(overdispersion, dtype=float), 0.0)
-    q = d / (1.0 + d)
-    # log(1 + d) / d, 1 at d = 0
-    per_mean = np.divide(np.log1p(d), d, out=np.ones_like(d), where=d > 0)
-    # rows in the order their counts end (mean plus ten standard deviations): the unfinished ones are a suffix
-    order = np.argsort(means.sum(axis=1) + 10.0 * np.sqrt(means @ (1.0 + d)))
-    means = means[order]
-    rows = means.shape[0]
-    pmf = np.zeros((rows, MAX_COUNT + 1))
-    pmf[:, 0] = np.exp(-means @ per_mean)
-    cdf = pmf[:, 0].copy()
-    weights = means / (1.0 + d)  # (k, B)
-    jl = np.empty((rows, 0))  # j lambda_j for j = 1, 2, ...
-    first, n = 0, 1  # rows before ``first`` are done
-    while n <= MAX_COUNT:
-        first += int(np.argmax(np.append(cdf[first:] < 1.0 - tail_mass, True)))
-        if first == rows:
-            break
-        if jl.shape[1] < n:  # the next chunk of j lambda_j: q_b^(j-1) for 64 more j
-            j = np.arange(jl.shape[1], min(jl.shape[1] + 64, MAX_COUNT))
-            powers = q[:, None] ** j[None, :]
-            powers[:, j == 0] = 1.0  # 0^0
-            jl = np.concatenate([jl, weights @ powers], axis=1)
-        live = slice(first, rows)
-        pmf[live, n] = np.einsum("kj,kj->k", jl[live, :n], pmf[live, n - 1::-1]) / n
-        cdf[live] += pmf[live, n]
-        n += 1
-    out = np.empty_like(pmf[:, :n])
-    out[order] = pmf[:, :n]
-    return out
+    live = means.max(axis=0, initial=0.0) > 0  # parts without a count in any row change nothing
+    means, d = means[:, live], d[live]
+    counts, size, log_theta = _transform_size(means, d, tail_mass)
+    angle = 2.0 * np.pi * np.arange(size // 2 + 1) / size
+    theta = np.exp(log_theta)
+    # w = 1 - z at z = theta e^(-i angle) (numpy's forward transform): Re w = 1 - theta + 2 theta sin^2(angle / 2)
+    re_w = -np.expm1(log_theta) + 2.0 * theta * np.sin(angle / 2) ** 2
+    im_w = theta * np.sin(angle)
+    # -log G(z) = sum_b m_b log(1 + d_b w) / d_b, m_b w at d_b = 0; log|1 + d w| = log1p(2 d Re w + d^2 |w|^2) / 2
+    re_log, im_log = np.tile(re_w, (d.size, 1)), np.tile(im_w, (d.size, 1))
+    over = d > 0
+    dd = d[over, None]
+    re_log[over] = np.log1p(dd * (2.0 * re_w + dd * (re_w ** 2 + im_w ** 2))) / (2.0 * dd)
+    im_log[over] = np.arctan2(dd * im_w, 1.0 + dd * re_w) / dd
+    transform = np.empty((means.shape[0], angle.size), dtype=complex)
+    transform.real, transform.imag = -(means @ re_log), -(means @ im_log)
+    pmf = np.fft.irfft(np.exp(transform, out=transform), size)[:, :counts] * np.exp(-log_theta * np.arange(counts))
+    pmf = np.maximum(pmf, 0.0)  # round-off below 0
+    done = np.cumsum(pmf, axis=1) >= 1.0 - tail_mass
+    ends = np.where(done.any(axis=1), np.argmax(done, axis=1) + 1, counts)  # each row's count of counts
+    pmf[np.arange(counts) >= ends[:, None]] = 0.0
+    return pmf[:, : int(ends.max(initial=1))]
+
+
+def _transform_size(means: np.ndarray, d: np.ndarray, tail_mass: float) -> tuple[int, int, float]:
+    """The counts :func:`negative_binomial_sum_pmf` returns at most, its transform's size and ``log theta``.
+
+    Chernoff's bound ``P(K >= n) <= G(t) t^-n`` (``1 < t < 1 + 1 / max d_b``,
+    the best ``t`` of a grid) gives the count beyond which every row has less
+    than ``tail_mass`` left, and for each size the mass beyond it; the size is
+    the smallest of :data:`_SIZES` where the tilt ``theta^size = FOLDED_MASS /
+    P(K >= size)`` (1 where less is beyond) multiplies round-off by at most
+    :data:`ROUND_OFF_GAIN` at the last count.
+    """
+    top = 1.0 / d.max() if np.any(d > 0) else np.inf
+    s = np.geomspace(1e-6, 1e6, 97)  # t - 1
+    if np.isfinite(top):  # and up to the pole of the largest d_b
+        s = np.concatenate([s[s < top], top * np.exp(-np.geomspace(1e-12, 1.0, 25))])
+    # log G(t) = sum_b m_b (-log(1 - d_b s) / d_b), m_b s at d_b = 0
+    over = d > 0
+    log_g = means[:, ~over].sum(axis=1)[:, None] * s - means[:, over] @ (np.log1p(-d[over, None] * s) / d[over, None])
+    log_t = np.log1p(s)
+    counts = int(min(np.ceil(np.max(np.min((log_g - np.log(tail_mass)) / log_t, axis=1), initial=1.0)),
+                     MAX_COUNT + 1))
+    sizes = _SIZES[_SIZES >= counts]
+    # log P(K >= size) of every row at once: at each t the largest row's G(t)
+    beyond = np.min(np.max(log_g, axis=0, initial=0.0) - sizes[:, None] * log_t, axis=1)
+    log_thetas = np.minimum(0.0, (np.log(FOLDED_MASS) - beyond) / sizes)
+    fine = -log_thetas * (counts - 1) <= np.log(ROUND_OFF_GAIN)
+    pick = np.append(np.flatnonzero(fine), sizes.size - 1)[0]
+    return counts, int(sizes[pick]), float(log_thetas[pick])
 
 
 def _count_distribution(means: np.ndarray, weights: np.ndarray,
