@@ -28,11 +28,13 @@ from a node's frequency counts the answers of queries whose exclude list held ev
 far behind from Zipf 0.5 on (those singletons are what keeps crux asking below the root); and the equal-
 catchability count of a node's positives from its recaptures with the exclude lists taken into account (each
 answer a recapture with chance ``(F_j - X_j) / (N - X_j)``, ``F_j`` found and ``X_j`` excluded there before
-query ``j``; Schnabel, American Mathematical Monthly 45(6), 1938, by moments) -- in place of the jackknife
-it put crux level with root at 30% of the budget with uniform popularity but lost a quarter of its lead from
-Zipf 1 on (the popular positives are the ones recaptured, so it undercounts), as a floor it lost at Zipf 1,
-as a cap at Zipf 1.5.  The ``true count`` row is the target such a count must approach, and the gap between
-it and ``true count and mass`` what the unseen mass must add.
+query ``j``; Schnabel, American Mathematical Monthly 45(6), 1938, by moments), with the unseen mass of the
+same equal-popularity model -- in place of the jackknife it put crux level with root at 30% of the budget
+with uniform popularity, still behind at 40%, and lost a quarter of its lead from Zipf 1 on (the popular
+positives are the ones recaptured, so it undercounts); as a floor of the jackknife it lost at Zipf 1, as a
+cap at Zipf 1.5; choosing between it and the jackknife by their discounted squared errors on the queries
+asked kept the jackknife nearly always.  The ``true count`` row is the target such a count must approach,
+and the gap between it and ``true count and mass`` what the unseen mass must add.
 
 Prints a markdown table and writes ``benchmarks/out/discover_gain_headroom.json``.
 
