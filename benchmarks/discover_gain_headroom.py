@@ -30,10 +30,10 @@ catchability count of a node's positives from its recaptures with the exclude li
 answer a recapture with chance ``(F_j - X_j) / (N - X_j)``, ``F_j`` found and ``X_j`` excluded there before
 query ``j``; Schnabel, American Mathematical Monthly 45(6), 1938, by moments), with the unseen mass of the
 same equal-popularity model -- in place of the jackknife it put crux level with root at 30% of the budget
-with uniform popularity, still behind at 40%, and lost a quarter of its lead from Zipf 1 on (the popular
-positives are the ones recaptured, so it undercounts); as a floor of the jackknife it lost at Zipf 1, as a
-cap at Zipf 1.5; choosing between it and the jackknife by their discounted squared errors on the queries
-asked kept the jackknife nearly always.  The ``true count`` row is the target such a count must approach,
+with uniform popularity, still behind at 40%, and lost a quarter to a half of its lead from Zipf 1 on (the
+popular positives are the ones recaptured, so it undercounts); as a floor of the jackknife it lost at Zipf 1,
+as a cap at Zipf 1.5; choosing between it and the jackknife by their discounted squared errors on the queries
+asked left crux as far behind root at 30-40% of the budget with uniform popularity.  The ``true count`` row is the target such a count must approach,
 and the gap between it and ``true count and mass`` what the unseen mass must add.
 
 Prints a markdown table and writes ``benchmarks/out/discover_gain_headroom.json``.
@@ -43,13 +43,14 @@ Prints a markdown table and writes ``benchmarks/out/discover_gain_headroom.json`
 
 from __future__ import annotations
 
-import argparse
-import json
-import time
-from pathlib import Path
-
 import numpy as np
-from discover_benchmark import HIERARCHIES, INTERPOLATED, label, population, select_grid
+from discover_benchmark import (
+    HIERARCHIES,
+    INTERPOLATED,
+    label,
+    measure_populations,
+    population,
+)
 
 from labelwise.discover import CostModel, Hierarchy, QueryPolicy, simulate_discovery
 from labelwise.discover.crowd import SimulatedCrowd
@@ -61,7 +62,6 @@ from labelwise.discover.gain import (
 )
 from labelwise.discover.simulate import CURVE_POINTS, ORACLE
 
-OUT = Path(__file__).resolve().parent / "out"
 RIVALS = ("root", "random", "greedy")
 VARIANTS = {"crux": None, "crux, true count": "count", "crux, true count and mass": "both"}
 DEFAULT_POPULATIONS = "small/skewed/zipf0,small/skewed/zipf1"
@@ -170,23 +170,7 @@ def summary_section(data: dict) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=30)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--populations", default=DEFAULT_POPULATIONS,
-                        help="comma-separated <hierarchy>/<node sizes>/zipf<exponent> of the discovery benchmark")
-    args = parser.parse_args()
-    try:
-        grid = select_grid(args.populations)
-    except ValueError as exc:
-        parser.error(str(exc))
-    start = time.time()
-    data = {"repeats": args.repeats, "seed": args.seed, "population_names": args.populations,
-            "populations": [headroom(*population, args.repeats, args.seed) for population in grid]}
-    data["elapsed_s"] = time.time() - start
-    OUT.mkdir(exist_ok=True)
-    (OUT / "discover_gain_headroom.json").write_text(json.dumps(data, indent=1))
-    print(summary_section(data))
+    measure_populations(__doc__.splitlines()[0], 30, DEFAULT_POPULATIONS, headroom, "discover_gain_headroom", summary_section)
 
 
 if __name__ == "__main__":
