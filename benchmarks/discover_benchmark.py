@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -154,6 +155,35 @@ def select_grid(names: str | None) -> list[tuple[str, str, float]]:
     if unknown:
         raise ValueError(f"unknown population {unknown[0]}; choose from {', '.join(grid)}")
     return [grid[w] for w in names.split(",")]
+
+
+def parse_with_grid(parser: argparse.ArgumentParser) -> tuple[argparse.Namespace, list[tuple[str, str, float]]]:
+    """The command line and the populations its ``--populations`` names (the parser exits on an unknown one)."""
+    args = parser.parse_args()
+    try:
+        return args, select_grid(args.populations)
+    except ValueError as exc:
+        parser.error(str(exc))
+
+
+def measure_populations(description: str, repeats: int, populations: str, measure: Callable[..., dict], name: str,
+                        summary: Callable[[dict], str]) -> None:
+    """Command line of a script measuring populations of this benchmark one by one (``--repeats``, ``--seed``,
+    ``--populations``): ``measure(hierarchy, node_sizes, zipf, repeats, seed)`` per population, the results
+    written to ``benchmarks/out/<name>.json`` and ``summary`` of them printed."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--repeats", type=int, default=repeats)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--populations", default=populations,
+                        help="comma-separated <hierarchy>/<node sizes>/zipf<exponent> of the discovery benchmark")
+    args, grid = parse_with_grid(parser)
+    start = time.time()
+    data = {"repeats": args.repeats, "seed": args.seed, "population_names": args.populations,
+            "populations": [measure(*population, args.repeats, args.seed) for population in grid]}
+    data["elapsed_s"] = time.time() - start
+    OUT.mkdir(exist_ok=True)
+    (OUT / f"{name}.json").write_text(json.dumps(data, indent=1))
+    print(summary(data))
 
 
 def run(repeats: int, seed: int, grid: list[tuple[str, str, float]]) -> dict:
@@ -352,11 +382,7 @@ def main() -> None:
     parser.add_argument("--no-plot", action="store_true")
     parser.add_argument("--populations", help="comma-separated <hierarchy>/<node sizes>/zipf<exponent> to run "
                         "(default: all); the output is then discover_benchmark_subset.json")
-    args = parser.parse_args()
-    try:
-        grid = select_grid(args.populations)
-    except ValueError as exc:
-        parser.error(str(exc))
+    args, grid = parse_with_grid(parser)
     start = time.time()
     data = {**run(args.repeats, args.seed, grid), "population_names": args.populations}
     data["elapsed_s"] = time.time() - start

@@ -29,18 +29,12 @@ Prints a markdown table and writes ``benchmarks/out/discover_gain_calibration.js
 
 from __future__ import annotations
 
-import argparse
-import json
-import time
-from pathlib import Path
-
 import numpy as np
-from discover_benchmark import HIERARCHIES, label, population, select_grid
+from discover_benchmark import HIERARCHIES, label, measure_populations, population
 
 from labelwise.discover import CostModel, QueryPolicy
 from labelwise.discover.crowd import SimulatedCrowd, best_query
 
-OUT = Path(__file__).resolve().parent / "out"
 SHARES = (0.3, 0.7)  # budget-share bin edges
 SHARE_NAMES = ("<30%", "30-70%", ">=70%")
 EXCLUDES = ("no exclude", "part excluded", "all excluded")
@@ -171,23 +165,7 @@ def summary_section(data: dict) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--populations", default=DEFAULT_POPULATIONS,
-                        help="comma-separated <hierarchy>/<node sizes>/zipf<exponent> of the discovery benchmark")
-    args = parser.parse_args()
-    try:
-        grid = select_grid(args.populations)
-    except ValueError as exc:
-        parser.error(str(exc))
-    start = time.time()
-    data = {"repeats": args.repeats, "seed": args.seed, "population_names": args.populations,
-            "populations": [calibration(*population, args.repeats, args.seed) for population in grid]}
-    data["elapsed_s"] = time.time() - start
-    OUT.mkdir(exist_ok=True)
-    (OUT / "discover_gain_calibration.json").write_text(json.dumps(data, indent=1))
-    print(summary_section(data))
+    measure_populations(__doc__.splitlines()[0], 20, DEFAULT_POPULATIONS, calibration, "discover_gain_calibration", summary_section)
 
 
 if __name__ == "__main__":

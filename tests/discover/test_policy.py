@@ -118,14 +118,17 @@ def test_an_exhausted_node_gets_no_raised_bonus(hierarchy):
     assert crux.exhausted[below].all() and not crux.ceiling[below].any() and not crux.implied[below].any()
 
 
-def test_a_query_activates_the_children_of_its_node(hierarchy):
+def test_a_query_activates_the_children_of_its_node_and_the_nodes_its_answers_reached(hierarchy):
+    """A root query answered with item 1 = (x, q): the root's children a = x, a = y, b = p, b = q join, and so
+    does the leaf (x, q) below them that the answer fell in; the other leaves do not."""
     policy = QueryPolicy(hierarchy, COSTS, "greedy")  # no elimination: the expansion alone
     assert policy.active.sum() == COSTS.configurations()[0].size
     query = policy.choose(100.0, np.random.default_rng(0))
     policy.record(query, np.array([1]))
     expected = np.zeros(hierarchy.n_nodes, dtype=bool)
-    expected[[0, *hierarchy.children(0)]] = True
+    expected[[0, *hierarchy.children(0), hierarchy.item_node[1, 0b11]]] = True
     assert np.array_equal(policy.active.all(axis=1), expected)
+    assert expected.sum() == 6 and hierarchy.n_nodes == 9  # the three other leaves stay out
 
 
 def test_exclude_list_is_drawn_from_the_positives_found_in_the_node(hierarchy):

@@ -47,7 +47,18 @@ efficient crowdsourced data extraction", CIKM 2019, Sec. 5:
   cheap root); and the elimination is taken anew each round over the
   expanded set rather than for good, since the gains shrink as positives
   are found and a configuration removed while another node was richer
-  becomes the best once that node is exhausted.
+  becomes the best once that node is exhausted.  A third, in the
+  expansion (``crux`` and ``greedy`` alike): a query also expands every
+  node below it that its answers fell in, not only its children, since
+  such a node has a sample of its own and hence a gain.  With children
+  only, a node two levels down stays out of reach until its parent is
+  asked, however many of its positives are left; measured in simulation
+  with uniform popularity, the configuration of largest true yield per
+  cost from a third of the budget on was mostly such an unexpanded node
+  (an exclude list of every positive found at a node that fixes two
+  attributes), and expanding by the answers found more positives from
+  half the budget on at uniform and Zipf 0.5 popularity for both
+  policies, the same at Zipf 1.5.
 
 A third departure, in the gain itself (Sec. 4.1 estimates it from the
 node's frequency counts, Good-Turing's ``f_1 / n`` for the unseen mass):
@@ -248,6 +259,7 @@ class QueryPolicy:
         if self.name in ("crux", "greedy"):  # the baselines use no gains
             self._update_gains(np.union1d(below.ravel(), self.hierarchy.item_node[new].ravel()))
             self.expanded[self.hierarchy.children(query.node)] = True
+            self.expanded[below.ravel()] = True  # the nodes below it that its answers reached
         if self.name == "crux":
             self.eliminate()
         return int(new.size)
