@@ -269,6 +269,60 @@ def test_adding_a_system_leaves_the_first_systems_estimate_as_it_was(pools, tmp_
     assert not np.allclose(memory.estimate().std[:2], before.std[:2])
 
 
+def _add_c(s: Session, full: Pool):
+    return s.add_system("C", 1 - full.preds[:, 1], scores=-full.scores[:, 1], probs=1 - full.probs[:, 1])
+
+
+@pytest.mark.parametrize("between", [0, 100])
+def test_a_later_addition_leaves_an_added_systems_estimate_as_it_was(pools, tmp_path, between):
+    """B added, ``between`` more labels, then C: every earlier system's estimate and interval -- B's too, whose
+    sampler the addition of C replaced -- stay as they were, in memory, in a file and reopened with its set-up
+    redone (from the file's record of the additions), until a round drawn since has labels."""
+    from contextlib import closing
+
+    from labelwise.store import Store
+
+    full, pool_a = pools
+    oracle = lambda ids: full.labels[ids]
+    path = tmp_path / "s.lw"
+    memory = Session(pool_a, make_measure("f1", pool_a), "online-poisson", seed=4)
+    stored = Session(pool_a, make_measure("f1", pool_a), "online-poisson", seed=4, path=path)
+    for s in (memory, stored):
+        s.run(oracle, 200, 50)
+        _add_b(s, full)
+        s.run(oracle, 200 + between, 50)
+    before = memory.estimate()
+    both = lambda est: (est.value[:2], est.std[:2], *(bound[:2] for bound in est.interval()))
+    for s in (memory, stored):
+        _add_c(s, full)
+        for est in (s.estimate(), s.estimate(make_measure("f1", s.pool, systems=[0, 1]))):
+            np.testing.assert_allclose(both(est), both(before), rtol=1e-9)
+    b_alone = memory.estimate(make_measure("f1", memory.pool, systems=1))
+    np.testing.assert_allclose(b_alone.std, before.std[1:], rtol=1e-9)
+    stored.close()
+    with closing(Store.open(path)) as store:
+        store.put_cache("sampler", b"setup from-older-code\n" + b"\x00" * 10)
+    with Session.open(path) as again:
+        np.testing.assert_allclose(both(again.estimate()), both(before), rtol=1e-9)
+
+
+def test_after_a_later_addition_each_system_weights_the_rounds_from_its_own_addition(pools):
+    """Once a round drawn since C's addition has labels, B's estimate weights the rounds from B's addition on and
+    A's every round: narrower than the rounds since C's addition alone, the current sampler's own weighting."""
+    full, pool_a = pools
+    oracle = lambda ids: full.labels[ids]
+    s = Session(pool_a, make_measure("f1", pool_a), "online-poisson", seed=4)
+    s.run(oracle, 200, 50)
+    _add_b(s, full)
+    s.run(oracle, 400, 50)
+    _add_c(s, full)
+    s.run(oracle, 450, 50)
+    assert s.sampler.first_round == 8
+    for system in (0, 1):
+        own = make_measure("f1", s.pool, systems=system)
+        assert s.estimate(own).std[0] < 0.9 * s.sampler.estimate(own, s.sample()).std[0]
+
+
 def test_online_poisson_weights_only_the_rounds_drawn_since_the_addition(pools):
     """Once a round drawn after the addition has labels the earlier rounds weigh nothing (their labels enter
     as known losses); before, every round counts."""
@@ -327,5 +381,35 @@ def test_the_new_systems_interval_covers(pools, design):
     truth = _truth(full, "f1")
     coverage = np.mean((lower <= truth) & (truth <= upper), axis=0)
     assert np.all(coverage >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / runs))
+    rmse = np.sqrt(np.mean((values - truth) ** 2, axis=0))
+    assert np.all(np.mean(upper - lower, axis=0) <= 2 * 3.92 * rmse)
+
+
+@pytest.mark.slow
+def test_an_added_systems_interval_covers_after_a_later_addition(pools):
+    """B added at 300 labels, 100 more, then C: B's F1 interval covers at 95% right after C's addition and after
+    one more batch (within 3 binomial standard errors over the runs), no wider than twice 3.92 RMSE."""
+    full, pool_a = pools
+    oracle = lambda ids: full.labels[ids]
+    m = make_measure("f1", pool_a)
+    d = make_design("online-poisson", pool_a)
+    base = d.start(pool_a, m, rng=np.random.default_rng(0))
+    runs = 120
+    out = np.empty((runs, 2, 3))
+    for r in range(runs):
+        rng = np.random.default_rng(r)
+        s = Session(pool_a, m, d, seed=rng, sampler=base.copy(rng))
+        s.run(oracle, 300, 50)
+        _add_b(s, full)
+        s.run(oracle, 400, 50)
+        _add_c(s, full)
+        for k in range(2):
+            est = s.estimate()
+            lo, hi = est.interval()
+            out[r, k] = est.value[1], lo[1], hi[1]
+            s.run(oracle, 450, 50)
+    values, lower, upper = np.moveaxis(out, 2, 0)
+    truth = _truth(full, "f1")
+    assert np.all(np.mean((lower <= truth) & (truth <= upper), axis=0) >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / runs))
     rmse = np.sqrt(np.mean((values - truth) ** 2, axis=0))
     assert np.all(np.mean(upper - lower, axis=0) <= 2 * 3.92 * rmse)

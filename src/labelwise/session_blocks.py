@@ -20,6 +20,7 @@ systems' (the blocks' rounds) and those added before it (the rounds drawn since 
 
 from __future__ import annotations
 
+import copy
 import weakref
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -63,8 +64,9 @@ def _systems(measure: Measure) -> set[int] | None:
 
 def blocks_estimate(session: Session, measure: Measure, sample: Sample, level: float) -> Estimate | None:
     """``measure``'s estimate with each part of systems from before an addition by the epoch of its newest label
-    or the epoch its systems joined, whichever is later (module docstring); ``None`` when every part is the
-    current sampler's.
+    or the epoch its systems joined, whichever is later, and once that is the current epoch by the current
+    sampler weighting the rounds from its newest system's addition on (module docstring); ``None`` when every
+    part is the current sampler's as it stands.
 
     Where parts come from several samplers, the covariance is the current sampler's with the rows and columns
     of the others' parts scaled to their standard errors (the correlations kept, so the matrix stays positive
@@ -74,29 +76,45 @@ def blocks_estimate(session: Session, measure: Measure, sample: Sample, level: f
     additions = getattr(sampler, BEFORE, None)
     if not additions or not len(sample.draws):
         return None
+    K = len(additions)
     rounds = np.array([a["rounds"] for a in additions])
     systems = np.array([a["systems"] for a in additions])
     newest = int(np.searchsorted(rounds, sample.draws.round.max(), side="right"))  # the epoch of the newest label
     parts = measure.parts if isinstance(measure, CombinedMeasure) else (measure,)
-    epochs = [len(additions) if (s := _systems(p)) is None else
-              max(newest, int(np.searchsorted(systems, max(s), side="right"))) for p in parts]
-    if min(epochs) == len(additions):
+    current = (K, sampler.first_round)
+    by = []  # (epoch, first round weighted) of every part
+    for part in parts:
+        joined = None if (s := _systems(part)) is None else int(np.searchsorted(systems, max(s), side="right"))
+        by.append(current if joined is None else (max(newest, joined), 0 if joined == 0 else int(rounds[joined - 1])))
+    if set(by) == {current}:
         return None
-    if len(set(epochs)) == 1:
-        return _epoch_sampler(session, additions, epochs[0]).estimate(measure, sample, level)
+    if len(set(by)) == 1:
+        return _source(session, additions, *by[0]).estimate(measure, sample, level)
     est = sampler.estimate(measure, sample, level)
     value, defined, std = est.value.copy(), est.defined.copy(), est.std.copy()
     starts = np.cumsum([0, *(p.size for p in parts)])
-    for epoch in sorted(set(epochs) - {len(additions)}):
-        early = [k for k, e in enumerate(epochs) if e == epoch]
-        at = np.concatenate([np.arange(starts[k], starts[k + 1]) for k in early])
-        old = _epoch_sampler(session, additions, epoch).estimate(combine(*(parts[k] for k in early)), sample, level)
+    for key in set(by) - {current}:
+        these = [k for k, b in enumerate(by) if b == key]
+        at = np.concatenate([np.arange(starts[k], starts[k + 1]) for k in these])
+        old = _source(session, additions, *key).estimate(combine(*(parts[k] for k in these)), sample, level)
         value[at], defined[at], std[at] = old.value, old.defined, old.std
     scale = np.divide(std, est.std, out=np.zeros(std.size), where=est.std > 0)
     cov = est.cov * np.outer(scale, scale)
     diagonal = np.arange(std.size)
     cov[diagonal, diagonal] = std ** 2  # where the current standard error was 0, the epoch's alone
     return replace(est, value=value, defined=defined, cov=cov)
+
+
+def _source(session: Session, additions: list[dict], epoch: int, first_round: int) -> Sampler:
+    """The sampler of ``epoch`` weighting the rounds from ``first_round`` on (each round's total is unbiased for
+    every system and the weights are fixed by the rounds' sizes, so any first round keeps the estimate unbiased;
+    the blocks' rounds of epoch 0 weight them all)."""
+    sampler = session.sampler if epoch == len(additions) else _epoch_sampler(session, additions, epoch)
+    if epoch == 0 or sampler.first_round == first_round:
+        return sampler
+    sampler = copy.copy(sampler)  # shares the model and the rounds, read only
+    sampler.first_round = first_round
+    return sampler
 
 
 def _epoch_sampler(session: Session, additions: list[dict], epoch: int) -> Sampler:
