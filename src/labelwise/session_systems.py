@@ -38,11 +38,14 @@ Groups are (score block, loss key) and the extended measure's key refines
 the old one (:func:`~labelwise.measures.base.combine_keys`), so every new
 group lies inside one old group and inherits its probabilities exactly.
 Once a round drawn after the addition has labels, ``online-poisson``'s
-estimate weights only the rounds drawn since (each round's total takes
-every earlier label as a known loss, so it stays unbiased): the earlier
-rounds reached the new system's items with small probabilities and would
-add their variance.  Until then, the systems the session had before its
-first addition keep the estimate of the rounds drawn on score blocks
+estimate of the new system weights only the rounds drawn since (each
+round's total takes every earlier label as a known loss, so it stays
+unbiased): the earlier rounds reached the new system's items with small
+probabilities and would add their variance.  A system added earlier keeps
+the rounds from its own addition on, the first systems every round.
+Until then, every system the session already had keeps the estimate it
+had -- the first systems' by the rounds drawn on score blocks, an added
+system's by the sampler started at its addition
 (:mod:`labelwise.session_blocks`): adding a system leaves their intervals
 as they were.
 ``poisson`` fixes its whole sample at the first draw: a system is added to
