@@ -6,7 +6,8 @@ for the unlabeled items).  Adding a system moves it to the per-item sampler on g
 (:func:`~labelwise.designs.hashed_online.sampler_within_blocks`), whose interval for the items not labeled yet
 comes from a model on the finer groups (:class:`~labelwise.designs.online_poisson.OnlinePoissonSampler`), and
 every later addition starts that sampler again on groups finer still, with a model of the extended pool (its
-prior is the systems' mean) that weights only the rounds drawn since (:mod:`labelwise.session_systems`).
+prior is the systems' mean) that weights only the rounds drawn since for the new system
+(:mod:`labelwise.session_systems`).
 
 Between two additions -- an *epoch* -- the session's sampler is fixed; epoch 0 is the blocks' rounds, epoch
 ``j`` the per-item sampler started at the ``j``-th addition.  The labels and their inclusion probabilities are
@@ -15,7 +16,9 @@ probability in every round drawn before -- so each epoch's sampler is rebuilt ex
 states and the labels.  A measure of some systems is estimated by the epoch of its newest label or, if later,
 the epoch in which its systems were all in the session: while no label comes from a round drawn since an
 addition, that addition leaves the estimates and intervals of the systems it found as they were -- the first
-systems' (the blocks' rounds) and those added before it (the rounds drawn since their own addition).
+systems' (the blocks' rounds) and those added before it.  Each sampler weights, for a measure of some systems,
+the rounds from its newest system's addition on -- every round for the first systems -- not only those since
+its own start: the rounds drawn for a system reached its items with the probabilities its measure asked for.
 """
 
 from __future__ import annotations
