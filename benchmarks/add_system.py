@@ -14,9 +14,16 @@ end, for reuse and fresh; mean interval width over 3.92 x RMSE; and the
 new labels each needs to reach the half-width the fresh session reaches
 with all its labels (median over runs; ``>n`` when not reached).
 
+A second addition (``--second-runs``, ``online-poisson`` on the 1:100
+pool): after B, ``--between`` more labels (each value a row group), then a
+third system C (the pool's second system) is added; B's F1 right after its
+own addition, just before C's, right after C's and after one more batch.
+C's addition should leave B's estimate and interval as they were until a
+round drawn since has labels.
+
 Prints markdown tables and writes ``benchmarks/out/add_system.{json,png}``::
 
-    PYTHONPATH=src nice -n 10 python benchmarks/add_system.py --runs 20
+    PYTHONPATH=src nice -n 10 python benchmarks/add_system.py --runs 20 --second-runs 100
 """
 
 from __future__ import annotations
@@ -93,6 +100,28 @@ def run_case(full: Pool, b_outputs: dict, design: str, runs: int, first: int, ne
             "a_with": a_with, "a_without": a_without}
 
 
+def second_addition(full: Pool, b_outputs: dict, c_outputs: dict, runs: int, first: int, between: int,
+                    batch: int) -> list:
+    """B's and A's F1 (estimate, lower, upper) per run ``(runs, 2, 4, 3)``: right after B is added at ``first``
+    labels, after ``between`` more, right after C is added and after one more batch."""
+    pool_a = one_system(full, 0, "A")
+    oracle = lambda ids: full.labels[pool_a.positions(ids)]
+    out = []
+    for r in range(runs):
+        s = Session(pool_a, make_measure("f1", pool_a), make_design("online-poisson", pool_a), seed=r)
+        s.run(oracle, first, batch)
+        s.add_system("B", **b_outputs)
+        stages = [s.estimate()]
+        s.run(oracle, first + between, batch)
+        stages.append(s.estimate())
+        s.add_system("C", **c_outputs)
+        stages.append(s.estimate())
+        s.run(oracle, first + between + batch, batch)
+        stages.append(s.estimate())
+        out.append([[interval_of(est, system) for est in stages] for system in (1, 0)])
+    return out
+
+
 def interval_of(est, component: int) -> tuple[float, float, float]:
     """(estimate, lower, upper) of one component."""
     lo, hi = est.interval()
@@ -149,9 +178,7 @@ def summary_section(data: dict) -> str:
                     f"{s['reuse']['width']:.2f} | {s['fresh']['width']:.2f} | {s['target_half_width']:.3f} | "
                     f"{_n(s['labels_reuse'], new)} | {_n(s['labels_fresh'], new)} | {1e4 * s['a_with']['mse']:.1f} | "
                     f"{1e4 * s['a_without']['mse']:.1f} | {s['a_with']['coverage']:.2f} |")
-    return "\n".join([
-        "## Adding a system to a session (label reuse)",
-        "",
+    first = [
         (f"Generated pools of {cfg['items']} items; a session labels {cfg['first']} items for system A's F1, "
          f"adds system B (`Session.add_system`) and continues to {cfg['first'] + new} labels; the fresh session "
          f"labels {new} items for B alone. {cfg['runs']} runs per row, batches of {cfg['batch']}. "
@@ -164,8 +191,37 @@ def summary_section(data: dict) -> str:
         "",
         *rows,
         "",
+    ] if data["results"] else []
+    return "\n".join([
+        "## Adding a system to a session (label reuse)",
+        "",
+        *first,
+        *second_section(data),
+        "",
         f"Reproduce: `{data['command']}` ({data['elapsed'] / 60:.1f} min).",
     ])
+
+
+def second_section(data: dict) -> list[str]:
+    """The second addition's table (module docstring), empty when it was not run."""
+    cfg, second = data["config"], data.get("second")
+    if not second:
+        return []
+    rows = [("| labels between | stage | MSE x1e4 B | cov B | width B | half-width B | MSE x1e4 A | cov A | width A | "
+             "half-width A |"), "|" + "---|" * 10]
+    for between, case in second["cases"].items():
+        triples = np.array(case)  # (runs, B/A, stage, 3)
+        for k, name in enumerate(("B added", "before C", "C added", f"C + {cfg['batch']}")):
+            cells = [stats(triples[:, i, k], second[truth]) for i, truth in enumerate(("truth", "truth_a"))]
+            rows.append(f"| {between} | {name} | " + " | ".join(
+                f"{1e4 * s['mse']:.1f} | {s['coverage']:.2f} | {s['width']:.2f} | {s['half_width']:.3f}"
+                for s in cells) + " |")
+    runs = cfg["second_runs"]
+    return [(f"A second addition (online-poisson, 1:100 pool; B the near-copy, F1 {second['truth']:.3f}; A's F1 "
+             f"{second['truth_a']:.3f}): B added at {cfg['first']} labels, then the labels between, then C (the "
+             f"pool's second system), then one more batch. {runs} runs (coverage s.e. about "
+             f"{np.sqrt(LEVEL * (1 - LEVEL) / runs):.2f}); width = mean width / (3.92 x RMSE)."),
+            "", *rows, ""]
 
 
 def plot(data: dict, path: Path) -> None:
@@ -202,10 +258,12 @@ def main() -> None:
     ap.add_argument("--designs", default="online-poisson,importance")
     ap.add_argument("--pools", default=",".join(POOLS))
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--second-runs", type=int, default=0, help="runs of the second addition (0: none)")
+    ap.add_argument("--between", default="0,500", help="labels between B's and C's additions, comma-separated")
     args = ap.parse_args()
     t0 = time.perf_counter()
     results = {}
-    for pool_name in args.pools.split(","):
+    for pool_name in args.pools.split(",") if args.runs else ():
         k = list(POOLS).index(pool_name)  # a pool's seed does not depend on which pools run
         full = make_pool(args.items, prevalence=POOLS[pool_name], n_systems=2, separation=2.5, seed=args.seed + k)
         kinds = {"near-copy": near_copy(full, np.random.default_rng(args.seed + 100 + k)),
@@ -215,12 +273,24 @@ def main() -> None:
                 case = run_case(full, outputs, design, args.runs, args.first, args.new, args.batch)
                 results[f"{pool_name}|{kind}|{design}"] = summarize(case, args.batch)
                 print(f"done {pool_name} {kind} {design} ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
-    data = {"config": vars(args), "results": results, "elapsed": time.perf_counter() - t0,
+    second = None
+    if args.second_runs:
+        k = list(POOLS).index("1:100")
+        full = make_pool(args.items, prevalence=POOLS["1:100"], n_systems=2, separation=2.5, seed=args.seed + k)
+        b = near_copy(full, np.random.default_rng(args.seed + 100 + k))
+        c = {"preds": full.preds[:, 1], "scores": full.scores[:, 1], "probs": full.probs[:, 1]}
+        second = {"truth": f1_truth(Pool.from_arrays(full.item_ids, **{key: v[:, None] for key, v in b.items()},
+                                                     labels=full.labels), 0), "truth_a": f1_truth(full, 0),
+                  "cases": {between: second_addition(full, b, c, args.second_runs, args.first, int(between), args.batch)
+                            for between in args.between.split(",")}}
+        print(f"done second addition ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+    data = {"config": vars(args), "results": results, "second": second, "elapsed": time.perf_counter() - t0,
             "command": "PYTHONPATH=src nice -n 10 python benchmarks/add_system.py " + " ".join(sys.argv[1:])}
     print(summary_section(data))
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "add_system.json").write_text(json.dumps(data, indent=1))
-    plot(data, OUT / "add_system.png")
+    if results:
+        plot(data, OUT / "add_system.png")
 
 
 if __name__ == "__main__":

@@ -165,10 +165,6 @@ def test_a_reopened_session_continues_as_the_one_in_memory(pools, tmp_path, desi
 def test_online_poisson_goes_on_within_the_first_blocks_also_when_its_set_up_is_redone(pools, tmp_path):
     """Rounds drawn on score blocks, then a system added: the per-item sampler's groups lie within those blocks,
     and a reopened file whose stored set-up is gone rebuilds them from the record of the addition."""
-    from contextlib import closing
-
-    from labelwise.store import Store
-
     full, pool_a = pools
     oracle = lambda ids: full.labels[ids]
     path = tmp_path / "s.lw"
@@ -181,8 +177,7 @@ def test_online_poisson_goes_on_within_the_first_blocks_also_when_its_set_up_is_
     assert np.unique(groups.of_item.astype(np.int64) * (blocks.max() + 1) + blocks).size == groups.n_groups
     expected = s.estimate()
     s.close()
-    with closing(Store.open(path)) as store:
-        store.put_cache("sampler", b"setup from-older-code\n" + b"\x00" * 10)
+    _forget_setup(path)
     with Session.open(path) as again:
         assert np.array_equal(again.sampler.drawn_on, blocks)
         np.testing.assert_allclose(again.estimate().value, expected.value, rtol=1e-12)
@@ -235,38 +230,97 @@ def test_later_draws_go_where_the_new_system_is_under_covered(pools, design):
     assert shares[1] > 1.3 * shares[0]
 
 
-def test_adding_a_system_leaves_the_first_systems_estimate_as_it_was(pools, tmp_path):
-    """online-poisson drawn on score blocks: after one or two added systems, the first system's estimate and
-    interval -- alone or as part of the extended measure, in memory, in a file, reopened and with its set-up
-    redone -- are the blocks' rounds' from before, until a round drawn since has labels."""
+def _add_c(s: Session, full: Pool):
+    return s.add_system("C", 1 - full.preds[:, 1], scores=-full.scores[:, 1], probs=1 - full.probs[:, 1])
+
+
+def _twins(full: Pool, pool_a: Pool, measure: str, path) -> list[Session]:
+    """The same online-poisson session in memory and in the file ``path``, 200 labels in."""
+    twins = [Session(pool_a, make_measure(measure, pool_a), "online-poisson", seed=4, path=where)
+             for where in (None, path)]
+    for s in twins:
+        s.run(lambda ids: full.labels[ids], 200, 50)
+    return twins
+
+
+def _forget_setup(path) -> None:
+    """Mark the file's stored set-up as written by other labelwise code: opening the file redoes it."""
     from contextlib import closing
 
     from labelwise.store import Store
 
+    with closing(Store.open(path)) as store:
+        store.put_cache("sampler", b"setup from-older-code\n" + b"\x00" * 10)
+
+
+def _leading(est, k: int = 2) -> tuple:
+    """The first ``k`` components' values, standard errors and interval bounds."""
+    return est.value[:k], est.std[:k], *(bound[:k] for bound in est.interval())
+
+
+def test_adding_a_system_leaves_the_first_systems_estimate_as_it_was(pools, tmp_path):
+    """online-poisson drawn on score blocks: after one or two added systems, the first system's estimate and
+    interval -- alone or as part of the extended measure, in memory, in a file, reopened and with its set-up
+    redone -- are the blocks' rounds' from before, until a round drawn since has labels."""
     full, pool_a = pools
-    oracle = lambda ids: full.labels[ids]
     path = tmp_path / "s.lw"
-    memory = Session(pool_a, make_measure("f1,recall", pool_a), "online-poisson", seed=4)
-    stored = Session(pool_a, make_measure("f1,recall", pool_a), "online-poisson", seed=4, path=path)
-    for s in (memory, stored):
-        s.run(oracle, 200, 50)
-    before = memory.estimate()
-    first = lambda est: (est.value[:2], est.std[:2], *(bound[:2] for bound in est.interval()))
+    memory, stored = _twins(full, pool_a, "f1,recall", path)
+    before = _leading(memory.estimate())
     for s in (memory, stored):
         _add_b(s, full)
-        s.add_system("C", 1 - full.preds[:, 1], scores=-full.scores[:, 1], probs=1 - full.probs[:, 1])
+        _add_c(s, full)
         assert s.estimate().names[:2] == ("f1", "recall") and len(s.estimate().names) == 6
         for est in (s.estimate(), s.estimate(make_measure("f1,recall", s.pool))):
-            np.testing.assert_allclose(first(est), first(before), rtol=1e-12)
+            np.testing.assert_allclose(_leading(est), before, rtol=1e-12)
     joint = memory.estimate()
     assert np.all(np.linalg.eigvalsh(joint.cov) >= -1e-12)  # still a covariance
     stored.close()
-    with closing(Store.open(path)) as store:
-        store.put_cache("sampler", b"setup from-older-code\n" + b"\x00" * 10)
+    _forget_setup(path)
     with Session.open(path) as again:
-        np.testing.assert_allclose(first(again.estimate()), first(before), rtol=1e-12)
-    memory.run(oracle, 250, 50)  # a round drawn since: the per-item sampler's estimate
-    assert not np.allclose(memory.estimate().std[:2], before.std[:2])
+        np.testing.assert_allclose(_leading(again.estimate()), before, rtol=1e-12)
+    memory.run(lambda ids: full.labels[ids], 250, 50)  # a round drawn since: the per-item sampler's estimate
+    assert not np.allclose(memory.estimate().std[:2], before[1])
+
+
+@pytest.mark.parametrize("between", [0, 100])
+def test_a_later_addition_leaves_an_added_systems_estimate_as_it_was(pools, tmp_path, between):
+    """B added, ``between`` more labels, then C: every earlier system's estimate and interval -- B's too, whose
+    sampler the addition of C replaced -- stay as they were, in memory, in a file and reopened with its set-up
+    redone (from the file's record of the additions), until a round drawn since has labels."""
+    full, pool_a = pools
+    path = tmp_path / "s.lw"
+    memory, stored = _twins(full, pool_a, "f1", path)
+    for s in (memory, stored):
+        _add_b(s, full)
+        s.run(lambda ids: full.labels[ids], 200 + between, 50)
+    before = _leading(memory.estimate())
+    for s in (memory, stored):
+        _add_c(s, full)
+        for est in (s.estimate(), s.estimate(make_measure("f1", s.pool, systems=[0, 1]))):
+            np.testing.assert_allclose(_leading(est), before, rtol=1e-9)
+    b_alone = memory.estimate(make_measure("f1", memory.pool, systems=1))
+    np.testing.assert_allclose(b_alone.std, before[1][1:], rtol=1e-9)
+    stored.close()
+    _forget_setup(path)
+    with Session.open(path) as again:
+        np.testing.assert_allclose(_leading(again.estimate()), before, rtol=1e-9)
+
+
+def test_after_a_later_addition_each_system_weights_the_rounds_from_its_own_addition(pools):
+    """Once a round drawn since C's addition has labels, B's estimate weights the rounds from B's addition on and
+    A's every round: narrower than the rounds since C's addition alone, the current sampler's own weighting."""
+    full, pool_a = pools
+    oracle = lambda ids: full.labels[ids]
+    s = Session(pool_a, make_measure("f1", pool_a), "online-poisson", seed=4)
+    s.run(oracle, 200, 50)
+    _add_b(s, full)
+    s.run(oracle, 400, 50)
+    _add_c(s, full)
+    s.run(oracle, 450, 50)
+    assert s.sampler.first_round == 8
+    for system in (0, 1):
+        own = make_measure("f1", s.pool, systems=system)
+        assert s.estimate(own).std[0] < 0.9 * s.sampler.estimate(own, s.sample()).std[0]
 
 
 def test_online_poisson_weights_only_the_rounds_drawn_since_the_addition(pools):
@@ -327,5 +381,39 @@ def test_the_new_systems_interval_covers(pools, design):
     truth = _truth(full, "f1")
     coverage = np.mean((lower <= truth) & (truth <= upper), axis=0)
     assert np.all(coverage >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / runs))
+    rmse = np.sqrt(np.mean((values - truth) ** 2, axis=0))
+    assert np.all(np.mean(upper - lower, axis=0) <= 2 * 3.92 * rmse)
+
+
+@pytest.mark.slow
+def test_an_added_systems_interval_covers_after_a_later_addition(pools):
+    """B added at 300 labels, 100 more, then C (A's logits with noise): B's F1 interval covers at 95% right after
+    C's addition and after one more batch (within 3 binomial standard errors over the runs), no wider than twice
+    3.92 RMSE."""
+    full, pool_a = pools
+    oracle = lambda ids: full.labels[ids]
+    p = np.clip(full.probs[:, 0], 1e-9, 1 - 1e-9)
+    logit = np.log(p / (1 - p)) + np.random.default_rng(0).normal(0.0, 0.5, N_SIM)
+    c = {"preds": (logit > 0).astype(np.int64), "scores": logit, "probs": 1.0 / (1.0 + np.exp(-logit))}
+    m = make_measure("f1", pool_a)
+    d = make_design("online-poisson", pool_a)
+    base = d.start(pool_a, m, rng=np.random.default_rng(0))
+    runs = 120
+    out = np.empty((runs, 2, 3))
+    for r in range(runs):
+        rng = np.random.default_rng(r)
+        s = Session(pool_a, m, d, seed=rng, sampler=base.copy(rng))
+        s.run(oracle, 300, 50)
+        _add_b(s, full)
+        s.run(oracle, 400, 50)
+        s.add_system("C", **c)
+        for k in range(2):
+            est = s.estimate()
+            lo, hi = est.interval()
+            out[r, k] = est.value[1], lo[1], hi[1]
+            s.run(oracle, 450, 50)
+    values, lower, upper = np.moveaxis(out, 2, 0)
+    truth = _truth(full, "f1")
+    assert np.all(np.mean((lower <= truth) & (truth <= upper), axis=0) >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / runs))
     rmse = np.sqrt(np.mean((values - truth) ** 2, axis=0))
     assert np.all(np.mean(upper - lower, axis=0) <= 2 * 3.92 * rmse)

@@ -38,11 +38,14 @@ Groups are (score block, loss key) and the extended measure's key refines
 the old one (:func:`~labelwise.measures.base.combine_keys`), so every new
 group lies inside one old group and inherits its probabilities exactly.
 Once a round drawn after the addition has labels, ``online-poisson``'s
-estimate weights only the rounds drawn since (each round's total takes
-every earlier label as a known loss, so it stays unbiased): the earlier
-rounds reached the new system's items with small probabilities and would
-add their variance.  Until then, the systems the session had before its
-first addition keep the estimate of the rounds drawn on score blocks
+estimate of the new system weights only the rounds drawn since (each
+round's total takes every earlier label as a known loss, so it stays
+unbiased): the earlier rounds reached the new system's items with small
+probabilities and would add their variance.  A system added earlier keeps
+the rounds from its own addition on, the first systems every round.
+Until then, every system the session already had keeps the estimate it
+had -- the first systems' by the rounds drawn on score blocks, an added
+system's by the sampler started at its addition
 (:mod:`labelwise.session_blocks`): adding a system leaves their intervals
 as they were.
 ``poisson`` fixes its whole sample at the first draw: a system is added to
@@ -81,14 +84,15 @@ from .ledger import DrawLedger
 from .measures import Measure, combine, measure_from_spec
 from .pool import Pool, PoolError
 from .pool.system_outputs import SystemOutputs, read_system_outputs, with_system
-from .session_blocks import BEFORE, before_first_addition
+from .session_blocks import BEFORE, addition_record
 from .store.codec import dump_sampler
 from .store.systems import store_system, stored_design_states
 
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["AddedSystem", "add_system", "add_system_file", "first_systems", "resumed_sampler", "system_measure"]
+__all__ = ["AddedSystem", "add_system", "add_system_file", "first_systems", "replay", "resumed_sampler",
+           "system_measure"]
 
 #: Design states indexed by group, and the axis of the group in each (carried to the new groups).
 _GROUP_STATES = {"online-poisson": {"b_groups": 1, "pi_groups": 1}, "ais": {"q_group": 0}}
@@ -191,7 +195,7 @@ def add_system(session: Session, name: str, outputs: SystemOutputs) -> AddedSyst
         regroup = _regrouping(session, sampler)
         if session.store is None:
             states = _from_now_on(session, [regroup(s) for s in _memory_states(session.sampler)])
-            _replay(session, sampler)
+            replay(session, sampler)
             sampler.set_state(states)
             session.ledger.pool = pool
             session.pool, session.measure, session.sampler = pool, measure, sampler
@@ -243,7 +247,7 @@ def _within_drawn_blocks(session: Session, sampler: Sampler, pool: Pool, measure
         return OnlinePoissonSampler(session.design, session.design.group_model(pool, measure, session.oracle),
                                     session.rng)
     within = sampler_within_blocks(session.design, pool, measure, session.oracle, session.rng, blocks)
-    setattr(within, BEFORE, before_first_addition(session))  # the first systems' estimates stay the blocks'
+    setattr(within, BEFORE, addition_record(session))  # the earlier systems' estimates stay as they were
     return within
 
 
@@ -264,8 +268,8 @@ def resumed_sampler(session: Session, config: dict) -> Sampler:
                                       oracle=session.oracle).block
         within = sampler_within_blocks(session.design, session.pool, session.measure, session.oracle, session.rng,
                                        blocks)
-        setattr(within, BEFORE, {"systems": first["system"], "rounds": first["stage"],
-                                 "measure": first["measure_before"]})
+        setattr(within, BEFORE, [{"systems": record["system"], "rounds": record["stage"],
+                                  "measure": record["measure_before"]} for record in added])
         return within
     if not added or not isinstance(session.design, ImportanceDesign):
         return session.sampler
@@ -331,7 +335,7 @@ def _memory_states(sampler: Sampler) -> list[dict]:
     return []
 
 
-def _replay(session: Session, sampler: Sampler) -> None:
+def replay(session: Session, sampler: Sampler) -> None:
     """Feed the session's labels to ``sampler``, a round of draws at a time, in draw order."""
     ledger, draws = session.ledger, session.draws
     if isinstance(ledger, DrawLedger):
