@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,7 +42,7 @@ from .designs import Design, Sampler, make_design
 from .designs.base import check_oracle
 from .draws import Draws, Sample
 from .engines.hashing import generator_seed
-from .estimators import Estimate
+from .estimators import Estimate, component_counts
 from .ledger import DrawLedger, LabelError, Ledger, make_ledger, show_id
 from .measures import Measure
 from .measures.domain import over_judgeable
@@ -288,6 +289,10 @@ class Session(HandOut, OracleRun, SessionFile):
         est = blocks_estimate(self, target, sample, level)
         if est is None:
             est = self.sampler.estimate(target, sample, level)
+        # a bound with no variance from draws with replacement (no draw is a census): the interval rests on the
+        # component's own draws; without replacement it is mostly a census of the component's items (exact)
+        if self.design.with_replacement and len(sample.draws) and est.certain_at_boundary.any():
+            est = replace(est, counts=component_counts(target, est.R, self.sampler.losses(target, sample)))
         return target.refine_estimate(est, self.pool, self.sampler, sample)
 
     def labels_needed(self, half_width: float, measure: Measure | None = None, level: float = 0.95) -> Plan:

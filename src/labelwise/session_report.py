@@ -26,8 +26,9 @@ __all__ = ["cached_estimate", "estimate_record", "export_frame", "save_estimate"
 
 _ARRAYS = ("value", "cov", "defined", "lower_bound", "upper_bound", "R")
 #: The rules behind a stored interval: an estimate stored under other rules is computed again.  2: the Beta
-#: interval on an effective count (:func:`~labelwise.estimators.intervals.beta_interval`).
-INTERVAL_RULES = 2
+#: interval on an effective count (:func:`~labelwise.estimators.intervals.beta_interval`); 3: a boundary
+#: estimate with a zero variance counts the draws that inform it (:func:`~labelwise.estimators.component_counts`).
+INTERVAL_RULES = 3
 
 
 def save_estimate(session: Session) -> Estimate:

@@ -56,6 +56,15 @@ class Estimate:
         (:func:`~labelwise.estimators.fieller.with_fieller`).  Where given,
         the ``auto`` interval also holds Fieller's interval
         (:func:`~labelwise.estimators.fieller.fieller_interval`).
+    counts : ndarray, shape (m,), optional
+        The draws that inform each component (:func:`component_counts`): a
+        ratio's are those whose loss enters its numerator or denominator.  A
+        Beta interval whose estimate sits on its range's boundary with a zero
+        variance is the Jeffreys interval on this many draws (default: all
+        ``n_draws``).  :meth:`labelwise.Session.estimate` sets it for designs
+        that draw with replacement, where no draw is a census; without
+        replacement such an estimate is mostly a census of the component's
+        items (every predicted positive labeled), exact.
     stored_interval : (lower, upper) or None
         The interval at ``level`` (method ``auto``) as computed when the
         estimate was stored in a session file (:meth:`with_stored_interval`):
@@ -76,6 +85,7 @@ class Estimate:
     posterior: np.ndarray | None = field(default=None, repr=False, compare=False)
     basis: str = field(default="", compare=False)
     totals_cov: np.ndarray | None = field(default=None, repr=False, compare=False)
+    counts: np.ndarray | None = field(default=None, repr=False, compare=False)
     stored_interval: tuple[np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False,
                                                                   compare=False)
 
@@ -95,6 +105,13 @@ class Estimate:
     def std(self) -> np.ndarray:
         """Standard error of each component."""
         return np.sqrt(np.maximum(np.diag(self.cov), 0.0))
+
+    @property
+    def certain_at_boundary(self) -> np.ndarray:
+        """Components estimated on a bound of their range with a zero variance: their interval is the Jeffreys
+        interval on :attr:`counts` draws (:func:`~labelwise.estimators.intervals.beta_interval`)."""
+        on_bound = (self.value == self.lower_bound) | (self.value == self.upper_bound)
+        return self.defined & on_bound & (np.diag(self.cov) == 0)
 
     @property
     def all_defined(self) -> bool:
@@ -155,7 +172,8 @@ class Estimate:
             lo_n, hi_n = normal_interval(self.value, var, level, self.lower_bound, self.upper_bound)
             lo_b, hi_b = beta_interval(
                 self.value, var, level, np.where(bounded, self.lower_bound, 0.0),
-                np.where(bounded, self.upper_bound, 1.0), n=max(self.n_draws, 1),
+                np.where(bounded, self.upper_bound, 1.0),
+                n=np.maximum(self.n_draws if self.counts is None else self.counts, 1),
             )
             lo, hi = np.where(bounded, lo_b, lo_n), np.where(bounded, hi_b, hi_n)
             if method == "auto" and self.totals_cov is not None:
@@ -234,3 +252,41 @@ def make_estimate(measure: Measure, R: np.ndarray, cov_G: np.ndarray, n_labels: 
         upper_bound=hi.copy(), n_labels=int(n_labels), n_draws=int(n_draws), R=np.asarray(R, float),
         level=level, posterior=posterior, basis=basis,
     )
+
+
+def component_counts(measure: Measure, R: np.ndarray, losses: np.ndarray) -> np.ndarray:
+    """How many draws inform each component of ``measure`` at the estimate ``R``.
+
+    A ratio of totals (a component that scaling the means leaves unchanged:
+    precision, recall, F1, a PR curve's points) moves only with the draws
+    whose loss enters a mean it depends on: recall with the labeled
+    positives, precision with the labeled predicted positives.  A draw whose
+    loss is zero there changes neither its numerator nor its denominator,
+    whatever its weight.  With no error seen among them the estimate sits on
+    the boundary with a zero variance, and the interval must rest on those
+    draws, not on every draw of the session (two thousand draws with five
+    labeled positives say little of a recall of 1).  Any other component (a
+    mean such as accuracy) counts every draw.
+
+    Parameters
+    ----------
+    measure : Measure
+    R : ndarray, shape (d,)
+        The estimated means.
+    losses : ndarray, shape (n, d)
+        Each draw's loss.
+
+    Returns
+    -------
+    ndarray of int, shape (m,)
+    """
+    R = np.asarray(R, dtype=float)
+    losses = np.asarray(losses, dtype=float).reshape(len(losses), -1)
+    probe = np.linspace(0.2, 0.4, R.size)  # means where every ratio is defined (R itself may have a zero one)
+    # the means each component depends on, read where none is zero (at R a zero numerator hides the denominator)
+    uses = (measure.finite_jacobian(probe) != 0).astype(float)  # (m, d)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        value, halved = np.asarray(measure.value(probe), float), np.asarray(measure.value(probe / 2), float)
+    ratio = np.isfinite(value) & np.isclose(halved, value, rtol=1e-9, atol=1e-12)
+    informing = ((losses != 0).astype(float) @ uses.T > 0).sum(axis=0)
+    return np.where(ratio, informing, losses.shape[0]).astype(np.int64)
