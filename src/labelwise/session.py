@@ -292,7 +292,7 @@ class Session(HandOut, OracleRun, SessionFile):
         # a bound with no variance from draws with replacement (no draw is a census): the interval rests on the
         # component's own draws; without replacement it is mostly a census of the component's items (exact)
         if self.design.with_replacement and len(sample.draws) and est.certain_at_boundary.any():
-            est = replace(est, counts=component_counts(target, est.R, self.sampler.losses(target, sample)))
+            est = replace(est, counts=component_counts(target, self.sampler.losses(target, sample)))
         return target.refine_estimate(est, self.pool, self.sampler, sample)
 
     def labels_needed(self, half_width: float, measure: Measure | None = None, level: float = 0.95) -> Plan:

@@ -14,7 +14,7 @@ from scipy import sparse
 from ..measures import Measure
 from ..pool import Pool
 
-__all__ = ["group_losses"]
+__all__ = ["BlockLosses", "group_losses"]
 
 
 def group_losses(measure: Measure, pool: Pool, of_item: np.ndarray, rep: np.ndarray) -> np.ndarray | None:
@@ -43,3 +43,27 @@ def group_losses(measure: Measure, pool: Pool, of_item: np.ndarray, rep: np.ndar
     share = counts / np.bincount(group, weights=counts, minlength=rep.size)[group]
     to_group = sparse.csr_matrix((share, (group, np.arange(first.size))), shape=(rep.size, first.size))
     return np.stack([to_group @ measure.loss(out, np.full(first.size, c)) for c in classes])
+
+
+class BlockLosses:
+    """:func:`group_losses` of the measures reused on a sampler's score blocks, computed once per measure and pool
+    (adding a system gives the sampler a new pool).
+
+    Parameters
+    ----------
+    block : ndarray of int (N,)
+        The block of every item, numbered ``0 .. G - 1``.
+    """
+
+    def __init__(self, block: np.ndarray):
+        self.block = block
+        self._pool: Pool | None = None
+        self._known: dict[Measure, np.ndarray | None] = {}
+
+    def __call__(self, measure: Measure, pool: Pool) -> np.ndarray | None:
+        if pool is not self._pool:
+            self._pool, self._known = pool, {}
+        if measure not in self._known:
+            first = np.unique(self.block, return_index=True)[1]  # one item of every block
+            self._known[measure] = group_losses(measure, pool, self.block, first)
+        return self._known[measure]

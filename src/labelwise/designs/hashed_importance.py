@@ -55,7 +55,7 @@ from ..measures.base import RatioOfTotals
 from ..oracle.calibration import label_surprise
 from ..pool import Pool
 from .block_draws import BlockDraws, block_proposal
-from .group_losses import group_losses
+from .group_losses import BlockLosses
 from .group_model import MODEL_BASIS
 from .hashed import HashDrawn, HashOrder, hash_keys
 from .importance import ImportanceDesign, ProposalSampler, importance_moments_estimate
@@ -185,7 +185,7 @@ class HashedImportanceSampler(HashDrawn, ProposalSampler):
         self.hash_seed, self._order, self._draws = generator_seed(rng), None, None
         self._items = np.empty(0, dtype=np.int64)  # the run's distinct items found so far, in order of first draw
         self.distinct, self.hashed = 0, True
-        self._reused: dict[Measure, np.ndarray | None] = {}
+        self.reused_loss = BlockLosses(self.block)  # other measures' block losses (sample reuse)
 
     def new_order(self) -> HashOrder:
         """The hash order of every score block's items (the ranks of :class:`BlockDraws` land on it)."""
@@ -240,15 +240,8 @@ class HashedImportanceSampler(HashDrawn, ProposalSampler):
         return hashed_importance_estimate(measure, self.design, self.model, self.q_blocks,
                                           self.losses(measure, sample), d.weight, d.count, self.block[items], labels,
                                           measure.loss(outputs, labels), sample.n_labels, level,
-                                          None if measure == self.measure else self.reused_loss(measure))
+                                          None if measure == self.measure else self.reused_loss(measure, self.pool))
 
-    def reused_loss(self, measure: Measure) -> np.ndarray | None:
-        """Another measure's loss of each block's items for each label (computed once per measure), or ``None``
-        (:func:`~labelwise.designs.group_losses.group_losses`)."""
-        if measure not in self._reused:
-            first = np.unique(self.block, return_index=True)[1]  # one item of every block
-            self._reused[measure] = group_losses(measure, self.pool, self.block, first)
-        return self._reused[measure]
 
 
 def blocks_apply(design: ImportanceDesign, pool: Pool, measure: Measure) -> bool:

@@ -56,7 +56,7 @@ from ..estimators import Estimate
 from ..measures import Measure
 from ..pool import Pool
 from .base import Sampler
-from .group_losses import group_losses
+from .group_losses import BlockLosses
 from .hashed import HashOrder, hash_keys
 from .online_poisson import OnlinePoissonDesign, OnlinePoissonSampler
 
@@ -108,6 +108,7 @@ class HashedOnlineSampler(Sampler):
         self._drawn: list[int] = []  # items every round drew (its first n_new were handed out)
         self._labeled, self._labels = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
         self.legacy: OnlinePoissonSampler | None = None
+        self.reused_loss = BlockLosses(block)  # other measures' block losses (sample reuse)
 
     def copy(self, rng: np.random.Generator) -> HashedOnlineSampler:
         """An independent run with the hash seed of ``rng``, sharing the pool's blocks (they never change)."""
@@ -177,8 +178,7 @@ class HashedOnlineSampler(Sampler):
         if len(d) == 0:
             return Estimate.undefined(measure, level)
         log, by = self._log(d.items, sample.labels, d.round)
-        rep_loss = self.rounds.block_losses(measure) if measure == self.measure else \
-            group_losses(measure, self.pool, self.block, self.members[self.starts[:-1]].astype(np.int64))
+        rep_loss = self.rounds.block_losses(measure) if measure == self.measure else self.reused_loss(measure, self.pool)
         judged = None if sample.excluded is None else ~sample.excluded[by]
         return self.rounds.estimate(measure, self.losses(measure, sample)[by], log, level, rep_loss, judged)
 

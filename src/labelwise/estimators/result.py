@@ -254,8 +254,8 @@ def make_estimate(measure: Measure, R: np.ndarray, cov_G: np.ndarray, n_labels: 
     )
 
 
-def component_counts(measure: Measure, R: np.ndarray, losses: np.ndarray) -> np.ndarray:
-    """How many draws inform each component of ``measure`` at the estimate ``R``.
+def component_counts(measure: Measure, losses: np.ndarray) -> np.ndarray:
+    """How many of the draws inform each component of ``measure``.
 
     A ratio of totals (a component that scaling the means leaves unchanged:
     precision, recall, F1, a PR curve's points) moves only with the draws
@@ -271,8 +271,6 @@ def component_counts(measure: Measure, R: np.ndarray, losses: np.ndarray) -> np.
     Parameters
     ----------
     measure : Measure
-    R : ndarray, shape (d,)
-        The estimated means.
     losses : ndarray, shape (n, d)
         Each draw's loss.
 
@@ -280,10 +278,10 @@ def component_counts(measure: Measure, R: np.ndarray, losses: np.ndarray) -> np.
     -------
     ndarray of int, shape (m,)
     """
-    R = np.asarray(R, dtype=float)
     losses = np.asarray(losses, dtype=float).reshape(len(losses), -1)
-    probe = np.linspace(0.2, 0.4, R.size)  # means where every ratio is defined (R itself may have a zero one)
-    # the means each component depends on, read where none is zero (at R a zero numerator hides the denominator)
+    probe = np.linspace(0.2, 0.4, losses.shape[1])  # means where every ratio is defined
+    # the means each component depends on, read where none is zero (at the estimate a zero numerator would hide
+    # the denominator: a recall of 0 still rests on the labeled positives)
     uses = (measure.finite_jacobian(probe) != 0).astype(float)  # (m, d)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         value, halved = np.asarray(measure.value(probe), float), np.asarray(measure.value(probe / 2), float)
