@@ -111,7 +111,7 @@ class LabeledItems:
         after = LabeledItems(labeled, self.count + first.size, self.loss_sum + new_loss.sum(axis=0),
                              self.mass + float(new_mass.sum()))
         draws = KnownDraws(known, batch, before(self.count, new_count), before(self.loss_sum, new_loss),
-                           before(self.mass, new_mass))
+                           before(self.mass, new_mass), first)
         return draws, after
 
 
@@ -131,6 +131,9 @@ class KnownDraws:
         Their losses summed.
     mass : ndarray, shape (B,)
         Their proposal probabilities summed, ``Q_K``.
+    newly : ndarray of int
+        The rows that label an item for the first time (its first row in these batches, the item not labeled
+        before them).
     """
 
     known: np.ndarray
@@ -138,6 +141,7 @@ class KnownDraws:
     count: np.ndarray
     loss_sum: np.ndarray
     mass: np.ndarray
+    newly: np.ndarray
 
     def shared_increment(self, a: np.ndarray, a0: float, b: np.ndarray, b0: float, grid: np.ndarray,
                          n_items: int) -> np.ndarray:

@@ -45,6 +45,7 @@ from ..measures.domain import DomainMeasure
 from ..pool import Pool
 from .betting import Capital, bet_on_batches, boldest_bet
 from .known_items import LabeledItems
+from .possible import PossibleValues, UnlabeledCounts
 from .side_bets import SideBets
 
 __all__ = ["RatioForm", "RatioSequence", "ratio_forms", "ratio_sequence"]
@@ -196,6 +197,7 @@ class _Component:
     lo: float
     hi: float
     side: SideBets | None
+    possible: PossibleValues | None = None
 
 
 @dataclass(frozen=True)
@@ -218,6 +220,7 @@ class RatioSequence:
     without_replacement: bool
     per_row: bool
     labeled: LabeledItems | None = None  # with one fixed proposal and fixed labels: the items labeled so far
+    group: np.ndarray | None = None  # with ``labeled``: each item's group (:func:`_item_groups`)
 
     @classmethod
     def start(cls, measure: Measure, pool: Pool, weight_bound: float | np.ndarray, level: float, horizon: float, *,
@@ -249,8 +252,12 @@ class RatioSequence:
             components.append(_Component(f, grid, low, high, lo, hi, side))
         known = (LabeledItems.start(pool.n_items, measure.dim)
                  if known_labels and components[0].side is not None and not per_row else None)
+        if known is not None:  # labels that stay fixed: the values the unlabeled items still allow
+            components = [replace(c, possible=PossibleValues.build(c.form.a, c.form.a0, c.form.b, c.form.b0, c.grid,
+                                                                   cells)) for c in components]
         return cls(tuple(components), (Capital.start(GRID),) * len(forms), (np.zeros(GRID),) * len(forms), 0,
-                   pool.n_items, 1 - level, horizon, without_replacement, per_row or without_replacement, known)
+                   pool.n_items, 1 - level, horizon, without_replacement, per_row or without_replacement, known,
+                   group if known is not None else None)
 
     def advance(self, losses: np.ndarray, weights: np.ndarray, counts: np.ndarray, batches: np.ndarray,
                 items: np.ndarray | None = None) -> tuple[RatioSequence, np.ndarray, np.ndarray, np.ndarray]:
@@ -275,6 +282,7 @@ class RatioSequence:
         capitals, drawn_sums, labeled, draws = list(self.capitals), list(self.drawn_sums), self.labeled, None
         if labeled is not None:  # draws of items labeled in earlier batches: their known increments' mean
             draws, labeled = labeled.by_batch(losses, items, batches, self.components[0].side.proposal)
+            unlabeled = UnlabeledCounts.after_batches(self.labeled, draws, losses, items, self.group)
         for k, c in enumerate(self.components):
             f = c.form
             num, den = losses @ f.a + f.a0, losses @ f.b + f.b0
@@ -290,7 +298,8 @@ class RatioSequence:
             rejected, capitals[k] = bet_on_batches(capitals[k], values, counts, batches, low, high, self.alpha,
                                                    self.horizon, per_row=self.per_row, side=c.side, items=items,
                                                    shared=shared)
-            lower[:, k], upper[:, k], emptied[:, k] = _kept_interval(c.grid, ~rejected, c.lo, c.hi)
+            kept = ~rejected if c.possible is None else ~rejected & c.possible.kept(unlabeled)  # module docstring
+            lower[:, k], upper[:, k], emptied[:, k] = _kept_interval(c.grid, kept, c.lo, c.hi)
         return (replace(self, capitals=tuple(capitals), drawn_sums=tuple(drawn_sums),
                         n_rows=self.n_rows + len(losses), labeled=labeled), lower, upper, emptied)
 
