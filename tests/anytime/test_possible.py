@@ -101,3 +101,27 @@ def test_a_session_that_labeled_every_item_is_certain_of_its_value(pool):
     _, lower, upper, _ = anytime_path(session)
     assert upper[-1, 0] - lower[-1, 0] == pytest.approx(4 * STEP, abs=1e-8)
     assert lower[-1, 0] <= 0.5 <= upper[-1, 0]
+
+
+@pytest.mark.slow
+def test_importance_sessions_cover_at_every_batch_and_end_below_the_largest_possible_f1():
+    # 100 importance sessions of 400 labels on a 1:20 pool of 1000 items. The sequence misses at some batch with
+    # probability at most 0.05: the misses are at most 5 plus three binomial standard deviations (about 6.5), so
+    # at most 11. Surely, the upper end is within two grid steps of the largest F1 a labeling of the unlabeled
+    # items allows: 2 (TP + P) / (2 (TP + P) + FP + FN) of the labeled items, P the unlabeled predicted positives
+    pool = lw.make_pool(1000, prevalence=0.05, separation=2.0, seed=4)
+    measure = make_measure("f1", pool)
+    truth = float(lw.true_value(pool, measure)[0])
+    predicted, positive = pool.preds[:, 0] == 1, pool.labels == 1
+    misses = 0
+    for seed in range(100):
+        session = lw.Session(pool, measure, "importance", seed=seed, budget=400)
+        session.run(lw.oracle.TruthOracle(pool), 400, 50)
+        _, lower, upper, emptied = anytime_path(session)
+        misses += not np.all((lower[:, 0] <= truth) & (truth <= upper[:, 0]) & ~emptied[:, 0])
+        labeled = np.zeros(pool.n_items, dtype=bool)
+        labeled[session.sample().draws.items] = True
+        tp = np.sum(labeled & predicted & positive) + np.sum(~labeled & predicted)
+        wrong = np.sum(labeled & (predicted != positive))
+        assert upper[-1, 0] <= 2 * tp / (2 * tp + wrong) + 2 * STEP + 1e-9
+    assert misses <= 11
