@@ -87,18 +87,17 @@ class PossibleValues:
     a, b : ndarray, shape (d,)
     a0, b0 : float
         The component's form ``(a.R + a0) / (b.R + b0)``.
-    below, above : ndarray, shape (G,)
-        The candidates one grid step below and above.
+    grid : ndarray, shape (G,)
+        The candidates, evenly spaced.
     most, least : ndarray, shape (K, G)
-        Per group, the largest ``num - t den`` at ``below`` and the smallest at ``above``.
+        Per group, the largest and the smallest ``num - t den`` at every candidate.
     """
 
     a: np.ndarray
     a0: float
     b: np.ndarray
     b0: float
-    below: np.ndarray
-    above: np.ndarray
+    grid: np.ndarray
     most: np.ndarray
     least: np.ndarray
 
@@ -111,17 +110,45 @@ class PossibleValues:
         num, den = cells @ a + a0, cells @ b + b0
         if np.any(den < 0):
             return None
-        step = grid[1] - grid[0]
-        below, above = grid - step, grid + step
-        most = np.max(num[..., None] - below * den[..., None], axis=1)
-        least = np.min(num[..., None] - above * den[..., None], axis=1)
-        return cls(a, a0, b, b0, below, above, most, least)
+        values = num[..., None] - grid * den[..., None]
+        return cls(a, a0, b, b0, grid, values.max(axis=1), values.min(axis=1))
 
-    def kept(self, counts: UnlabeledCounts) -> np.ndarray:
-        """Whether each candidate is still possible after each batch (shape (B, G))."""
+    def _totals(self, counts: UnlabeledCounts) -> tuple[np.ndarray, np.ndarray]:
+        """The largest and the smallest pool total ``sum_i (num_i - t den_i)`` at every candidate after each
+        batch (shape (B, G) each), with a slack for float rounding added to the one and taken from the other."""
         num = counts.loss_sum @ self.a + self.a0 * counts.count
         den = counts.loss_sum @ self.b + self.b0 * counts.count
+        known = num[:, None] - self.grid * den[:, None]
         slack = SLACK * (counts.count + counts.unlabeled.sum(axis=1))[:, None]
-        highest = num[:, None] - self.below * den[:, None] + counts.unlabeled @ self.most
-        lowest = num[:, None] - self.above * den[:, None] + counts.unlabeled @ self.least
-        return (highest >= -slack) & (lowest <= slack)
+        return known + counts.unlabeled @ self.most + slack, known + counts.unlabeled @ self.least - slack
+
+    def kept(self, counts: UnlabeledCounts) -> np.ndarray:
+        """Whether each candidate is within one grid step of the possible values after each batch (shape (B, G)):
+        the largest total one step below it is at least 0 and the smallest one step above at most 0 (beyond the
+        grid, where the value cannot lie, nothing is ruled out)."""
+        highest, lowest = self._totals(counts)
+        inf = np.full((highest.shape[0], 1), np.inf)
+        return (np.hstack([inf, highest[:, :-1]]) >= 0) & (np.hstack([lowest[:, 1:], -inf]) <= 0)
+
+    def ends(self, counts: UnlabeledCounts) -> tuple[np.ndarray, np.ndarray]:
+        """The least and the largest possible value after each batch (shape (B,) each), or a little beyond.
+
+        The largest total is convex in ``t`` (a sum of maxima of affine functions), so between the last
+        candidate where it is at least 0 and the next one its chord lies above it and the chord's root is at or
+        beyond the largest possible value; the smallest total is concave, and the chord's root at or below the
+        least possible value.  Where no candidate brackets the root, the grid's end.
+        """
+        highest, lowest = self._totals(counts)
+        rows, last = np.arange(highest.shape[0]), self.grid.size - 1
+        step = self.grid[1] - self.grid[0]
+        top = last - np.argmax(highest[:, ::-1] >= 0, axis=1)  # the last candidate with highest >= 0
+        after = np.minimum(top + 1, last)
+        drop = highest[rows, top] - highest[rows, after]
+        upper = np.where((top < last) & (highest[rows, top] >= 0) & (drop > 0),
+                         self.grid[top] + step * highest[rows, top] / np.where(drop > 0, drop, 1.0), self.grid[-1])
+        bottom = np.argmax(lowest <= 0, axis=1)  # the first candidate with lowest <= 0
+        before = np.maximum(bottom - 1, 0)
+        fall = lowest[rows, before] - lowest[rows, bottom]
+        lower = np.where((bottom > 0) & (lowest[rows, bottom] <= 0) & (fall > 0),
+                         self.grid[before] + step * lowest[rows, before] / np.where(fall > 0, fall, 1.0), self.grid[0])
+        return lower, upper

@@ -298,8 +298,15 @@ class RatioSequence:
             rejected, capitals[k] = bet_on_batches(capitals[k], values, counts, batches, low, high, self.alpha,
                                                    self.horizon, per_row=self.per_row, side=c.side, items=items,
                                                    shared=shared)
-            kept = ~rejected if c.possible is None else ~rejected & c.possible.kept(unlabeled)  # module docstring
-            lower[:, k], upper[:, k], emptied[:, k] = _kept_interval(c.grid, kept, c.lo, c.hi)
+            if c.possible is None:
+                lower[:, k], upper[:, k], emptied[:, k] = _kept_interval(c.grid, ~rejected, c.lo, c.hi)
+            else:  # and within the values the unlabeled items allow (labelwise.anytime.possible)
+                lower[:, k], upper[:, k], emptied[:, k] = _kept_interval(c.grid, ~rejected & c.possible.kept(unlabeled),
+                                                                         c.lo, c.hi)
+                least, most = c.possible.ends(unlabeled)
+                reach = GRID_MARGIN * (c.hi - c.lo)
+                lower[:, k] = np.where(emptied[:, k], lower[:, k], np.maximum(lower[:, k], least - reach))
+                upper[:, k] = np.where(emptied[:, k], upper[:, k], np.minimum(upper[:, k], most + reach))
         return (replace(self, capitals=tuple(capitals), drawn_sums=tuple(drawn_sums),
                         n_rows=self.n_rows + len(losses), labeled=labeled), lower, upper, emptied)
 
