@@ -24,12 +24,15 @@ approaches only as fast as its capital grows.
 
 Each denominator ``b.l + b0`` of a possible loss vector is nonnegative for the
 measures of :func:`~labelwise.anytime.ratio.ratio_forms` (a count of items);
-then both bounds are nonincreasing in ``t`` and the set is an interval.  A
+then both totals are nonincreasing in ``t`` and the set is an interval.  A
 candidate grid point ``g`` is kept when the interval reaches within one grid
-step of it (``most`` read at ``g - step``, ``least`` at ``g + step``), so both
-grid points around ``t*`` are kept and the reported interval, which reaches
-one step beyond the kept points, still holds ``t*``.  With a negative
-denominator somewhere no candidate is dropped.
+step of it (the largest total read at ``g - step``, the smallest at
+``g + step``), so both grid points around ``t*`` are kept and the betting
+sequence's interval, which reaches one step beyond the kept points, still
+holds ``t*``; that interval is then clipped to the set's ends, found between
+grid points on the chords of the two totals, whose roots lie at or beyond
+them (:meth:`PossibleValues.ends`).  With a negative denominator somewhere no
+candidate is dropped.
 """
 
 from __future__ import annotations

@@ -20,7 +20,9 @@ terms, and so the bets against too high a value, are far from the worst case
 side bets (:mod:`labelwise.anytime.side_bets`), so that the few items of
 largest weight no longer cap the bets against too low a value, and under a
 deterministic oracle the draws of items labeled in earlier batches take
-their known mean (:mod:`labelwise.anytime.known_items`).
+their known mean (:mod:`labelwise.anytime.known_items`) and the interval
+keeps to the values some labeling of the items not yet labeled allows
+(:mod:`labelwise.anytime.possible`).
 
 For distinct items drawn uniformly without replacement from the ``N`` items
 (the first draws of ``passive`` under a deterministic oracle) the finite-pool
@@ -348,6 +350,11 @@ def ratio_sequence(measure: Measure, pool: Pool, losses: np.ndarray, weights: np
         Every draw came from the fixed proposal whose weights are ``weight_bound`` (shape (N,)): the bets may
         carry item side bets, centred by their mean under it.  Otherwise (draws from several proposals, each
         item's bound its largest weight under any of them) they must not.
+    known_labels : bool
+        The oracle is deterministic (an item's label never changes) and, with item side bets and whole batches,
+        the draws of items labeled in earlier batches take their known mean
+        (:mod:`~labelwise.anytime.known_items`) and the interval keeps to the values the unlabeled items allow
+        (:mod:`~labelwise.anytime.possible`).
 
     Returns
     -------
