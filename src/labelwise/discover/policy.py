@@ -107,9 +107,10 @@ from .costs import CostModel
 from .gain import (
     MIN_VARIANCE,
     Recaptures,
+    capped_unseen_mass,
+    doubletons,
     expected_new,
     gain_with_variance,
-    recapture_unseen_mass,
     sample_statistics,
     unseen_split,
 )
@@ -330,9 +331,9 @@ class QueryPolicy:
             entry, _, counts = self.sample(raised)
             stats = [x[0] for x in sample_statistics(entry, counts, raised.size)]
             recaptures = Recaptures(self.weighted_new[raised][:, None], self.recaptured[raised][:, None])
-            self.ceiling[raised] = expected_new(*stats, self.found_in[raised][:, None], self.k, self.l,
-                                                implied[raised][:, None],
-                                                recapture_unseen_mass(recaptures, stats[0], stats[2]))
+            found, unfound = self.found_in[raised][:, None], implied[raised][:, None]
+            unseen = capped_unseen_mass(recaptures, *stats[:3], doubletons(entry, counts, raised.size)[0], found, unfound)
+            self.ceiling[raised] = expected_new(*stats, found, self.k, self.l, unfound, unseen)
 
     def eliminate(self) -> None:
         """Active: the expanded configurations whose upper bound per cost reaches the largest lower one."""
