@@ -8,7 +8,8 @@ found there and taken out of the counts.  The estimate here:
 
 * ``u = f_1 / n``: Good-Turing mass of the positives the node's sample never
   returned (Good 1953), which the policy ``crux`` caps by the recaptures
-  (:func:`recapture_unseen_mass`: exclude lists make singletons); ``f_0 = f_1 (n - 1) / n``: the first-order jackknife
+  and by the share the unseen would hold with equal popularity
+  (:func:`capped_unseen_mass`: exclude lists make singletons); ``f_0 = f_1 (n - 1) / n``: the first-order jackknife
   number of them (Burnham and Overton, "Estimation of the size of a closed
   population when capture probabilities vary among animals", Biometrika
   65(3), 1978), floored at ``d + 1`` when ``f_1 > 0`` (``d``: positives found

@@ -79,7 +79,24 @@ positives are the ones recaptured) and, measured in simulation, starved
 Zipf 0.5 on.  A rule-of-succession prior on the recapture share (``(new +
 1) / (weighed + 2)``) moved the second root query to an exclude list: more
 found at Zipf 1.5, fewer early with uniform popularity, where no policy
-beats the root; not taken.
+beats the root; not taken.  Nor does anything weigh the answers of
+queries whose lists held every positive found, so ``crux``'s unseen mass
+is also at most the share the unseen positives would hold if every
+positive were equally popular
+(:func:`~labelwise.discover.gain.equal_popularity_share`: with unequal
+popularity the unseen are the rarer ones and hold less).
+
+Fourth, ``v`` in ``sigma`` is the bootstrap's upper semivariance
+(:func:`~labelwise.discover.gain.gain_with_variance`): the Poisson
+bootstrap of a sparse sample drops singletons, and its replicates then
+score a node with many positives left as nearly exhausted, a two-sided
+variance many times the square of the gain's real uncertainty.  Measured
+in simulation with uniform popularity, that variance alone sent ``crux``
+from the root to nodes with an exclude list of every positive found at a
+fifth of the budget, sooner than ``greedy`` and the oracle, where the root
+still yields more per cost; with the upper semivariance and the
+equal-popularity cap ``crux`` found more from Zipf 0.5 on at most budget
+points as well (the benchmark's tables).
 
 An answer with fewer than ``k`` positives says the node has no other
 positive outside the exclude list: the node and every node below it are
