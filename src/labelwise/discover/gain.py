@@ -1,4 +1,4 @@
-"""Expected number of new positives of a query configuration ``(k, l, v)``, and its bootstrap variance.
+"""Expected number of new positives of a query configuration ``(k, l, v)``, and its bootstrap (upper semi)variance.
 
 Rekatsinas, Deshpande and Parameswaran, "CRUX: Adaptive querying for
 efficient crowdsourced data extraction", CIKM 2019, Sec. 4.1: the gain of a
