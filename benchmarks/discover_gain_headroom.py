@@ -33,8 +33,18 @@ same equal-popularity model -- in place of the jackknife it put crux level with 
 with uniform popularity, still behind at 40%, and lost a quarter to a half of its lead from Zipf 1 on (the
 popular positives are the ones recaptured, so it undercounts); as a floor of the jackknife it lost at Zipf 1,
 as a cap at Zipf 1.5; choosing between it and the jackknife by their discounted squared errors on the queries
-asked left crux as far behind root at 30-40% of the budget with uniform popularity.  The ``true count`` row is the target such a count must approach,
-and the gap between it and ``true count and mass`` what the unseen mass must add.
+asked left crux as far behind root at 30-40% of the budget with uniform popularity.  Nor, in ``sigma``, the
+bootstrap's upper semivariance about the estimate (the mean of ``max(r_b - r, 0)^2``) in place of its variance,
+with the unseen mass also capped by the share the unseen would hold with equal popularity (``f_0 / (S + f_0)``,
+the larger of the jackknife and Chao1): the Poisson bootstrap of a sparse sample drops singletons, and with an
+exclude list of every positive found its replicates score a node with dozens left as nearly exhausted (10 new
+in the sample, 1 in most replicates), which sent crux from the root a fifth into the budget with uniform
+popularity.  Both together put crux further ahead with skewed node sizes from Zipf 0.5 on (from 30% of the
+budget at Zipf 0.5, everywhere from Zipf 1) and level with root at 30% with uniform popularity, still behind at
+40%; but with even node sizes behind greedy at 80-90% of the budget at Zipf 0 and only level with it at 90-100%
+at Zipf 0.5 (ahead before): there crux's gains of such lists saturate at ``k`` at most nodes, the true yields a
+third of it, and the two-sided variance was what ranked them.  The ``true count`` row is the target such a
+count must approach, and the gap between it and ``true count and mass`` what the unseen mass must add.
 
 Prints a markdown table and writes ``benchmarks/out/discover_gain_headroom.json``.
 
