@@ -230,6 +230,9 @@ class Cell:
     undefined: float
     mse: float
     mean_width: float
+    #: Shares of the runs whose true value lies below / above their interval (the estimate too high / too low).
+    truth_below: float = float("nan")
+    truth_above: float = float("nan")
 
     @property
     def ratio_se(self) -> float:
@@ -259,8 +262,22 @@ def cells(pool: dict, design: str) -> list[Cell] | None:
     for c, cp in enumerate(entry["summary"]["checkpoints"]):
         r, se = mse_ratio(entry, ref, c)
         out.append(Cell(cp["labels"], r, se, cp["coverage"], width_ratio(cp), cp["undefined_fraction"], cp["mse"],
-                        cp["mean_width"]))
+                        cp["mean_width"], *one_sided_misses(entry, c)))
     return out
+
+
+def one_sided_misses(entry: dict, c: int) -> tuple[float, float]:
+    """Shares of the runs at checkpoint index ``c`` whose true value lies below / above their interval.
+
+    Equal shares are what a symmetric interval of a symmetric error gives; a lopsided split shows a skewed
+    error (or a biased estimate) that a wider symmetric interval would cover only at a larger width.
+    """
+    truth = entry["summary"]["true_value"]
+    runs = entry.get("runs")
+    if not runs or "lower" not in runs:
+        return float("nan"), float("nan")
+    lower, upper = (np.asarray(runs[k][c], float) for k in ("lower", "upper"))
+    return float(np.mean(truth < lower)), float(np.mean(truth > upper))
 
 
 # --------------------------------------------------------------------------- formatting

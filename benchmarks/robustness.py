@@ -246,9 +246,17 @@ def check_rows(pools: list[dict], runs: int, measure: str) -> list[list[str]]:
             miss = cell.misses() + pool_misses(p, cell, measure)
             if miss:
                 rows.append([p["name"], str(cell.labels), fmt_mse(cell.mse), fmt_rel(cell.ratio, cell.ratio_se),
-                             f"{cell.coverage:.2f} ({round(cell.coverage * runs)}/{runs})", f"{cell.mean_width:.2g}",
+                             fmt_coverage_split(cell, runs), f"{cell.mean_width:.2g}",
                              fmt_ratio(cell.width), ", ".join(miss)])
     return rows
+
+
+def fmt_coverage_split(cell: Cell, runs: int) -> str:
+    """``0.92 (92/100; 7 below, 1 above)``: coverage and the misses on each side (truth below / above the interval)."""
+    text = f"{cell.coverage:.2f} ({round(cell.coverage * runs)}/{runs}"
+    if math.isnan(cell.truth_below):
+        return text + ")"
+    return text + f"; {round(cell.truth_below * runs)} below, {round(cell.truth_above * runs)} above)"
 
 
 def check_text(pools: list[dict], runs: int, measure: str) -> str:
@@ -264,7 +272,9 @@ def check_text(pools: list[dict], runs: int, measure: str) -> str:
                + ", ".join(f"{v:g} ({k})" for k, v in REAL_MSE_TARGETS.items())
                + f" and <= {SECONDS_TARGET:g} s per run (wall time, so only indicative under load)"
                if measure == "f1" else "")
-            + f". {runs} runs per design (coverage s.e. about {cov_se:.3f} at {LEVEL}).")]
+            + f". {runs} runs per design (coverage s.e. about {cov_se:.3f} at {LEVEL}). *Below* / *above*: runs "
+            "whose true value lies below / above their interval (the estimate too high / too low); a lopsided "
+            "split is a skewed error that a symmetric interval covers only by widening both sides.")]
     rows = check_rows(with_default, runs, measure)
     n_cells = sum(1 for p in with_default for c in cells(p, "default") if c.labels >= TARGET_FROM)
     out += ["", f"{len(rows)} of {n_cells} pool/checkpoints miss a target ({len(with_default)} pool{'s' if len(with_default) > 1 else ''}).", ""]
@@ -291,7 +301,7 @@ def check_text(pools: list[dict], runs: int, measure: str) -> str:
     out += [f"- {name}: {fmt_rel(c.ratio, c.ratio_se)} at {c.labels}, coverage {c.coverage:.2f}, width "
             f"{fmt_ratio(c.width)}" for _, name, c in worst(lambda c: c.ratio, True)]
     out += ["", f"Worst pools for `default` by coverage (lowest at {TARGET_FROM}+ labels):", ""]
-    out += [f"- {name}: {c.coverage:.2f} at {c.labels}, MSE/{REFERENCE} {fmt_rel(c.ratio, c.ratio_se)}, width "
+    out += [f"- {name}: {fmt_coverage_split(c, runs)} at {c.labels}, MSE/{REFERENCE} {fmt_rel(c.ratio, c.ratio_se)}, width "
             f"{fmt_ratio(c.width)}" for _, name, c in worst(lambda c: c.coverage, False)]
     return "\n".join(out)
 
