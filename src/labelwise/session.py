@@ -42,7 +42,7 @@ from .designs import Design, Sampler, make_design
 from .designs.base import check_oracle
 from .draws import Draws, Sample
 from .engines.hashing import generator_seed
-from .estimators import Estimate, component_counts
+from .estimators import Estimate, component_counts, with_zero_hits
 from .ledger import DrawLedger, LabelError, Ledger, make_ledger, show_id
 from .measures import Measure
 from .measures.domain import over_judgeable
@@ -293,6 +293,8 @@ class Session(HandOut, OracleRun, SessionFile):
         # component's own draws; without replacement it is mostly a census of the component's items (exact)
         if self.design.with_replacement and len(sample.draws) and est.certain_at_boundary.any():
             est = replace(est, counts=component_counts(target, self.sampler.losses(target, sample)))
+        # a ratio at 0 with no hit labeled reaches the hits its unlabeled support may hold (none in a census)
+        est = with_zero_hits(est, target, self.pool, sample, self.ledger.excluded)
         return target.refine_estimate(est, self.pool, self.sampler, sample)
 
     def labels_needed(self, half_width: float, measure: Measure | None = None, level: float = 0.95) -> Plan:

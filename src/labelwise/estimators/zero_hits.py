@@ -1,0 +1,174 @@
+"""The upper end of a ratio estimated 0 because no labeled item is a hit (no true positive labeled).
+
+A ratio of totals ``sum f / sum g`` (precision, recall, F-beta: E. Yilmaz,
+P. Hayes, R. Habib, J. Burgess and D. Barber, "Sample Efficient Model
+Evaluation", arXiv:2109.12043, 2021, eq. 1) whose labeled items hold no
+*hit* -- no item whose numerator loss is nonzero -- is estimated 0, and every
+design's variance of it is then zero or nearly so: no labeled loss moves the
+numerator.  The interval must still reach the hits the items not labeled yet
+may hold, and only those: the numerator's *support* (the items whose
+numerator loss is nonzero for some label: a system's predicted positives)
+splits into ``n`` labeled items, none a hit, and ``U`` unlabeled ones.  A 0
+from 3 labeled of 500 predicted positives says little; a 0 from all 500
+(a census) is exact.
+
+The share of hits in the support gets Jeffreys' prior ``Beta(1/2, 1/2)``
+(Brown, Cai and DasGupta, "Interval estimation for a binomial proportion",
+Statistical Science 16(2), 2001, sec. 4.1.2), the labeled support items
+counting as ``n`` misses, so the hits among the ``U`` unlabeled items are
+beta-binomial ``BB(U, 1/2, n + 1/2)``, and ``c``, its ``(1 + level) / 2``
+quantile, bounds them as the Jeffreys interval's upper end bounds a
+proportion.  With ``c`` hits the ratio is at most ``c h / (D + c e)``: ``h``
+the largest numerator loss of a hit, ``D`` the smallest denominator total the
+labels allow (the labeled items' losses, every unlabeled item at its smallest
+denominator loss) and ``e`` the smallest rise of an item's denominator loss
+when it becomes a hit (F1: ``2 c / (PP + P_labeled + c)`` with ``PP`` the
+predicted positives and ``P_labeled`` the labeled positives; precision
+``c / PP``; recall ``c / (P_labeled + c)``).  The end takes the unlabeled
+support items as exchangeable with the labeled ones: it is a model's, stated
+in the estimate's basis.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ..draws import Sample
+    from ..measures import Measure
+    from ..pool import Pool
+    from .result import Estimate
+
+__all__ = ["ZERO_HITS_BASIS", "hits_upper", "with_zero_hits", "zero_hits_end"]
+
+#: What the upper end of a ratio estimated 0 with no hit labeled assumes (:attr:`Estimate.basis`).
+ZERO_HITS_BASIS = ("a ratio estimated 0 with no hit among its labeled items (no true positive labeled) reaches the "
+                   "hits its unlabeled items may hold, taken as exchangeable with the labeled ones (Jeffreys prior)")
+
+#: Beyond this many unlabeled items the beta-binomial quantile is the Beta's, times the items.
+_EXACT_ITEMS = 1_000_000
+
+
+def hits_upper(unlabeled: int, labeled: int, level: float = 0.95) -> int:
+    """The ``(1 + level) / 2`` quantile of the hits among ``unlabeled`` items when none of ``labeled`` is one.
+
+    The hits are beta-binomial ``BB(unlabeled, 1/2, labeled + 1/2)``: the
+    predictive of Jeffreys' posterior on the share of hits (module docstring).
+    Above a million items, the Beta quantile times ``unlabeled`` (rounded up).
+    """
+    from scipy.special import betaincinv, betaln, gammaln
+
+    u, a, b, q = int(unlabeled), 0.5, labeled + 0.5, (1 + level) / 2
+    if u <= 0:
+        return 0
+    if u > _EXACT_ITEMS:
+        return min(u, int(np.ceil(u * betaincinv(a, b, q))))
+    k = np.arange(u + 1)
+    log_pmf = gammaln(u + 1) - gammaln(k + 1) - gammaln(u - k + 1) + betaln(k + a, u - k + b) - betaln(a, b)
+    # the first count whose CDF reaches q (rounding can leave the last CDF a hair below 1)
+    return min(u, int(np.searchsorted(np.cumsum(np.exp(log_pmf)), q * (1 - 1e-12))))
+
+
+def zero_hits_end(rows: np.ndarray, level: float) -> np.ndarray:
+    """The upper end per component from :attr:`Estimate.zero_hits` rows ``(U, n, h, D, e)`` (NaN: none)."""
+    rows = np.asarray(rows, dtype=float)
+    ends = np.full(rows.shape[0], np.nan)
+    for i in np.flatnonzero(np.isfinite(rows[:, 0])):  # one per ratio on its bound: a handful
+        unlabeled, labeled, hit, floor, rise = rows[i]
+        c = hits_upper(int(unlabeled), int(labeled), level)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ends[i] = c * hit / (floor + c * rise) if c else 0.0
+    return ends
+
+
+def with_zero_hits(est: Estimate, measure: Measure, pool: Pool, sample: Sample,
+                   excluded: np.ndarray | None = None) -> Estimate:
+    """``est`` with :attr:`Estimate.zero_hits` set for each ratio of totals it estimates 0 with no hit labeled.
+
+    An estimate with a posterior (passive sampling's Dirichlet posterior over
+    the loss cells, :mod:`~labelwise.estimators.posterior`) already reaches the
+    hits not seen, and is returned as it is.
+
+    Parameters
+    ----------
+    est : Estimate
+        Of ``measure`` from ``sample``.
+    measure : Measure
+        A ratio of totals (:class:`~labelwise.measures.base.RatioOfTotals`) or a
+        combination holding some; other parts are left as they are.
+    pool : Pool
+    sample : Sample
+        The labeled draws behind ``est``.
+    excluded : ndarray of bool, shape (N,), optional
+        Items outside the population (not judgeable).
+
+    Returns
+    -------
+    Estimate
+        ``est`` itself where no ratio sits at 0 with unlabeled items in its numerator's support.
+    """
+    from dataclasses import replace
+
+    from ..measures.base import CombinedMeasure, RatioOfTotals
+
+    parts = measure.parts if isinstance(measure, CombinedMeasure) else [measure]
+    starts = np.cumsum([0, *(p.size for p in parts)])
+    zero = est.defined & (est.value == est.lower_bound) & (est.lower_bound == 0)
+    todo = [(k, p) for k, p in enumerate(parts) if isinstance(p, RatioOfTotals) and p.size == 1 and zero[starts[k]]]
+    if not todo or not len(sample.draws) or est.posterior is not None:
+        return est
+    keep = np.ones(len(sample.draws), bool) if sample.excluded is None else ~sample.excluded
+    items, labels = sample.draws.items[keep], sample.labels[keep]
+    labeled = np.unique(items)
+    outside = np.zeros(0, np.int64) if excluded is None else np.flatnonzero(excluded)
+    rows = np.full((measure.size, 5), np.nan)
+    for k, part in todo:
+        drawn = part.loss(pool.outputs(items), labels)
+        if np.any(drawn[:, 0] != 0):  # a hit is labeled: the ratio is 0 for another reason
+            continue
+        support, hit, rise, lowest = _support(part, pool)
+        known = np.union1d(labeled, outside)
+        unlabeled = ~np.isin(support, known)
+        if not unlabeled.any():  # a census of the support: the 0 is exact
+            continue
+        # each labeled item's denominator loss: the mean over its draws (several answers under a stochastic oracle)
+        mean_den = (np.bincount(items, drawn[:, 1], pool.n_items)[labeled]
+                    / np.bincount(items, None, pool.n_items)[labeled])
+        # the smallest denominator total: every item at its lowest loss, the labeled ones at theirs, none outside
+        floor = (lowest - _by_class(part, pool, known)[..., 1].min(axis=0).sum()
+                 + mean_den[~np.isin(labeled, outside)].sum())
+        in_labeled = np.isin(support, labeled)
+        rows[starts[k]] = unlabeled.sum(), in_labeled.sum(), hit[unlabeled].max(), floor, rise[unlabeled].min()
+    if np.isnan(rows[:, 0]).all():
+        return est
+    return replace(est, zero_hits=rows, basis="; ".join(filter(None, (est.basis, ZERO_HITS_BASIS))))
+
+
+def _by_class(part: Measure, pool: Pool, items: np.ndarray | None = None) -> np.ndarray:
+    """``part``'s loss of ``items`` (default: all) under every label, shape ``(C, n, d)``."""
+    outputs = pool.outputs(items)
+    n = pool.n_items if items is None else len(items)
+    return np.stack([part.loss(outputs, np.full(n, c)) for c in range(pool.n_classes)])
+
+
+# per pool, per measure: its numerator's support (a pass over the pool, the same at every estimate of a session)
+_supports: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _support(part: Measure, pool: Pool) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """The items whose numerator loss can be nonzero, their numerator loss as hits, the rise of their
+    denominator loss from its lowest to a hit's, and the pool's denominator total at every item's lowest loss."""
+    cache = _supports.setdefault(pool, {})
+    if part not in cache:
+        by_class = _by_class(part, pool)
+        best = by_class[..., 0].argmax(axis=0)
+        hit = np.take_along_axis(by_class[..., 0], best[None], axis=0)[0]
+        den = by_class[..., 1]
+        lowest = den.min(axis=0)
+        support = np.flatnonzero(hit != 0)
+        rise = np.take_along_axis(den, best[None], axis=0)[0] - lowest
+        cache[part] = support, hit[support], rise[support], float(lowest.sum())
+    return cache[part]
