@@ -50,6 +50,8 @@ ZERO_HITS_BASIS = ("a ratio estimated 0 with no hit among its labeled items (no 
 
 #: Beyond this many unlabeled items the beta-binomial quantile is the Beta's, times the items.
 _EXACT_ITEMS = 1_000_000
+#: Most labels (classes, or a multi-label pool's label codes) whose losses are taken over the pool, a pass each.
+_MAX_CLASSES = 16
 
 
 def hits_upper(unlabeled: int, labeled: int, level: float = 0.95) -> int:
@@ -88,9 +90,8 @@ def with_zero_hits(est: Estimate, measure: Measure, pool: Pool, sample: Sample,
                    excluded: np.ndarray | None = None) -> Estimate:
     """``est`` with :attr:`Estimate.zero_hits` set for each ratio of totals it estimates 0 with no hit labeled.
 
-    An estimate with a posterior (passive sampling's Dirichlet posterior over
-    the loss cells, :mod:`~labelwise.estimators.posterior`) already reaches the
-    hits not seen, and is returned as it is.
+    An estimate of a pool with more than 16 labels (label codes) is returned
+    as it is: its numerator's support would take a pass over the pool per label.
 
     Parameters
     ----------
@@ -118,7 +119,7 @@ def with_zero_hits(est: Estimate, measure: Measure, pool: Pool, sample: Sample,
     starts = np.cumsum([0, *(p.size for p in parts)])
     zero = est.defined & (est.value == est.lower_bound) & (est.lower_bound == 0)
     todo = [(k, p) for k, p in enumerate(parts) if isinstance(p, RatioOfTotals) and p.size == 1 and zero[starts[k]]]
-    if not todo or not len(sample.draws) or est.posterior is not None:
+    if not todo or not len(sample.draws) or pool.n_classes > _MAX_CLASSES:
         return est
     keep = np.ones(len(sample.draws), bool) if sample.excluded is None else ~sample.excluded
     items, labels = sample.draws.items[keep], sample.labels[keep]
