@@ -123,7 +123,7 @@ def with_zero_hits(est: Estimate, measure: Measure, pool: Pool, sample: Sample,
         return est
     keep = np.ones(len(sample.draws), bool) if sample.excluded is None else ~sample.excluded
     items, labels = sample.draws.items[keep], sample.labels[keep]
-    labeled = np.unique(items)
+    labeled, of_draw = np.unique(items, return_inverse=True)
     outside = np.zeros(0, np.int64) if excluded is None else np.flatnonzero(excluded)
     rows = np.full((measure.size, 5), np.nan)
     for k, part in todo:
@@ -136,8 +136,7 @@ def with_zero_hits(est: Estimate, measure: Measure, pool: Pool, sample: Sample,
         if not unlabeled.any():  # a census of the support: the 0 is exact
             continue
         # each labeled item's denominator loss: the mean over its draws (several answers under a stochastic oracle)
-        mean_den = (np.bincount(items, drawn[:, 1], pool.n_items)[labeled]
-                    / np.bincount(items, None, pool.n_items)[labeled])
+        mean_den = np.bincount(of_draw, drawn[:, 1]) / np.bincount(of_draw)
         # the smallest denominator total: every item at its lowest loss, the labeled ones at theirs, none outside
         floor = (lowest - _by_class(part, pool, known)[..., 1].min(axis=0).sum()
                  + mean_den[~np.isin(labeled, outside)].sum())
