@@ -7,8 +7,12 @@ from scipy.stats import betabinom
 
 import labelwise as lw
 from labelwise.datasets import make_pool
-from labelwise.draws import Draws, Sample
-from labelwise.estimators import hits_upper, make_estimate, with_zero_hits
+from labelwise.estimators import (
+    hits_upper,
+    make_estimate,
+    support_terms,
+    with_zero_hits,
+)
 from labelwise.measures import combine
 
 
@@ -21,9 +25,12 @@ def _pool(preds=(0, 1, 2, 3)):
     return lw.Pool.from_arrays(None, preds=pred, scores=pred.astype(float), labels=labels), labels
 
 
-def _sample(labels, items):
+def _with(est, measure, pool, labels, items, excluded=()):
+    """``with_zero_hits`` of ``est`` from the labels of ``items``, ``excluded`` outside the population."""
     items = np.asarray(items)
-    return Sample(Draws(items, np.ones(items.size), np.full(items.size, 0.1)), labels[items], items.size)
+    outside = pool.outputs(np.asarray(excluded, dtype=np.int64)) if len(excluded) else None
+    return with_zero_hits(est, measure, lambda part: support_terms(part, pool.outputs()), pool.outputs(items),
+                          labels[items], items, outside)
 
 
 def _at_zero(measure, n=4):
@@ -66,7 +73,7 @@ def test_a_ratio_at_zero_reaches_the_hits_its_unlabeled_predicted_positives_may_
     # and unlabeled: c = the 0.975 quantile of BB(3, 1/2, 3/2) = 3 (P(3) = 0.078)
     est = _at_zero(measure)
     assert est.interval()[1][0] < 0.6
-    out = with_zero_hits(est, measure, pool, _sample(labels, [0, 5, 6, 7]))
+    out = _with(est, measure, pool, labels, [0, 5, 6, 7])
     assert out.zero_hits[0].tolist() == pytest.approx([3, 1, 1, floor, rise], rel=1e-12)
     lo, hi = out.interval()
     assert lo[0] == 0.0 and hi[0] == pytest.approx(end(3), rel=1e-12)
@@ -84,7 +91,7 @@ def test_a_census_of_the_predicted_positives_stays_exact():
     pool, labels = _pool(preds=(0, 1, 2))
     measure = lw.make_measure("f1", pool)
     est = _at_zero(measure)
-    out = with_zero_hits(est, measure, pool, _sample(labels, [0, 1, 2, 5]))
+    out = _with(est, measure, pool, labels, [0, 1, 2, 5])
     assert out is est and out.zero_hits is None
 
 
@@ -92,9 +99,7 @@ def test_excluded_items_leave_the_support():
     # item 3 (the unlabeled TP) is not judgeable: two unlabeled predicted positives, PP = 3 in the population
     pool, labels = _pool()
     measure = lw.make_measure("f1", pool)
-    excluded = np.zeros(10, bool)
-    excluded[3] = True
-    out = with_zero_hits(_at_zero(measure), measure, pool, _sample(labels, [0, 5, 6, 7]), excluded)
+    out = _with(_at_zero(measure), measure, pool, labels, [0, 5, 6, 7], excluded=[3])
     c = int(betabinom.ppf(0.975, 2, 0.5, 1.5))
     assert out.interval()[1][0] == pytest.approx(2 * c / (3 + 2 + c), rel=1e-12)
 
@@ -104,15 +109,15 @@ def test_only_ratios_at_zero_with_no_hit_labeled_change():
     both = combine(lw.make_measure("precision", pool), lw.make_measure("accuracy", pool),
                    lw.make_measure("recall", pool))
     est = make_estimate(both, np.array([0.0, 0.4, 0.1, 0.0, 0.2]), np.diag([0.0, 0.01, 0.0]), 4, 4)
-    out = with_zero_hits(est, both, pool, _sample(labels, [0, 5, 6, 7]))
+    out = _with(est, both, pool, labels, [0, 5, 6, 7])
     assert np.isnan(out.zero_hits[1]).all()
     lo, hi = out.interval()
     assert hi[[0, 2]] == pytest.approx([3 / 4, 3 / 5], rel=1e-12)
     assert (lo[1], hi[1]) == tuple(x[1] for x in est.interval())
     # a labeled hit (item 3), or an estimate off its bound: nothing changes
-    assert with_zero_hits(est, both, pool, _sample(labels, [0, 3, 5])) is est
+    assert _with(est, both, pool, labels, [0, 3, 5]) is est
     off = make_estimate(both, np.array([0.1, 0.4, 0.1, 0.1, 0.2]), np.diag([0.01, 0.01, 0.01]), 4, 4)
-    assert with_zero_hits(off, both, pool, _sample(labels, [0, 5, 6, 7])) is off
+    assert _with(off, both, pool, labels, [0, 5, 6, 7]) is off
 
 
 def test_a_session_estimate_at_zero_reaches_the_end_at_any_design():

@@ -26,7 +26,7 @@ _PUBLIC = {
                     ".ratio_score"),
     "stratified_moments": ".stratified",
     "uncertain_missed_square": ".uncertain_tail",
-    **dict.fromkeys(("hits_upper", "with_zero_hits", "zero_hits_end"), ".zero_hits"),
+    **dict.fromkeys(("hits_upper", "support_terms", "with_zero_hits", "zero_hits_end"), ".zero_hits"),
 }
 
 
@@ -85,6 +85,7 @@ __all__ = [
     "rounds_moments",
     "rounds_plugin_covariance",
     "stratified_moments",
+    "support_terms",
     "tilted_variance",
     "uncertain_missed_square",
     "with_fieller",

@@ -32,17 +32,18 @@ in the estimate's basis.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 if TYPE_CHECKING:
-    from ..draws import Sample
     from ..measures import Measure
-    from ..pool import Pool
+    from ..pool import Outputs, Pool
     from .result import Estimate
 
-__all__ = ["ZERO_HITS_BASIS", "hits_upper", "with_zero_hits", "zero_hits_end"]
+__all__ = ["ZERO_HITS_BASIS", "hits_upper", "pool_support_terms", "support_terms", "with_zero_hits", "zero_hits_end"]
 
 #: What the upper end of a ratio estimated 0 with no hit labeled assumes (:attr:`Estimate.basis`).
 ZERO_HITS_BASIS = ("a ratio estimated 0 with no hit among its labeled items (no true positive labeled) reaches the "
@@ -50,7 +51,8 @@ ZERO_HITS_BASIS = ("a ratio estimated 0 with no hit among its labeled items (no 
 
 #: Beyond this many unlabeled items the beta-binomial quantile is the Beta's, times the items.
 _EXACT_ITEMS = 1_000_000
-#: Most labels (classes, or a multi-label pool's label codes) whose losses are taken over the pool, a pass each.
+#: Most labels (classes, or a multi-label pool's label codes) whose losses are taken over the pool, a pass each:
+#: beyond it a ratio at 0 keeps its interval.
 _MAX_CLASSES = 16
 
 
@@ -86,89 +88,112 @@ def zero_hits_end(rows: np.ndarray, level: float) -> np.ndarray:
     return ends
 
 
-def with_zero_hits(est: Estimate, measure: Measure, pool: Pool, sample: Sample,
-                   excluded: np.ndarray | None = None) -> Estimate:
-    """``est`` with :attr:`Estimate.zero_hits` set for each ratio of totals it estimates 0 with no hit labeled.
+def support_terms(part: Measure, outputs: Outputs, counts: np.ndarray | None = None) -> np.ndarray:
+    """The numerator's support of a ratio ``part`` over a population: ``(items, h, e, lowest)``.
 
-    An estimate of a pool with more than 16 labels (label codes) is returned
-    as it is: its numerator's support would take a pass over the pool per label.
+    ``items`` counts the items whose numerator loss is nonzero for some label,
+    ``h`` is the largest numerator loss of a hit among them and ``e`` the
+    smallest rise of a denominator loss from its lowest to a hit's, and
+    ``lowest`` the denominator total with every item at its lowest loss.
+
+    Parameters
+    ----------
+    part : Measure
+        A ratio of totals (loss ``[numerator, denominator]``).
+    outputs : Outputs
+        One row per item, or per group of items whose losses are alike (an engine's score blocks).
+    counts : ndarray, shape (n,), optional
+        Items per row (default 1).
+    """
+    counts = np.ones(len(outputs)) if counts is None else np.asarray(counts, dtype=float)
+    hit, lowest, rise = _by_label(part, outputs)
+    support = hit != 0
+    if not support.any():
+        return np.array([0.0, 0.0, 0.0, float(counts @ lowest)])
+    return np.array([counts[support].sum(), hit[support].max(), rise[support].min(), float(counts @ lowest)])
+
+
+def with_zero_hits(est: Estimate, measure: Measure, terms: Callable[[Measure], np.ndarray | None], labeled: Outputs,
+                   labels: np.ndarray, items: np.ndarray, outside: Outputs | None = None) -> Estimate:
+    """``est`` with :attr:`Estimate.zero_hits` set for each ratio of totals it estimates 0 with no hit labeled.
 
     Parameters
     ----------
     est : Estimate
-        Of ``measure`` from ``sample``.
+        Of ``measure`` from the labeled draws.
     measure : Measure
         A ratio of totals (:class:`~labelwise.measures.base.RatioOfTotals`) or a
         combination holding some; other parts are left as they are.
-    pool : Pool
-    sample : Sample
-        The labeled draws behind ``est``.
-    excluded : ndarray of bool, shape (N,), optional
-        Items outside the population (not judgeable).
+    terms : callable
+        :func:`support_terms` of a part over the whole pool (called only for a
+        ratio at 0 with no hit labeled; ``None``: not known, the interval stays).
+    labeled : Outputs
+        The outputs of the labeled draws (an item drawn twice: twice).
+    labels : ndarray, shape (n,)
+        Their labels.
+    items : ndarray of int, shape (n,)
+        Their items (any ids): a labeled item counts once, at its draws' mean denominator loss.
+    outside : Outputs, optional
+        The items outside the population (not judgeable), none of them labeled.
 
     Returns
     -------
     Estimate
         ``est`` itself where no ratio sits at 0 with unlabeled items in its numerator's support.
     """
-    from dataclasses import replace
-
-    from ..measures.base import CombinedMeasure, RatioOfTotals
+    from ..measures.base import CombinedMeasure, RatioOfTotals, _take
 
     parts = measure.parts if isinstance(measure, CombinedMeasure) else [measure]
     starts = np.cumsum([0, *(p.size for p in parts)])
     zero = est.defined & (est.value == est.lower_bound) & (est.lower_bound == 0)
     todo = [(k, p) for k, p in enumerate(parts) if isinstance(p, RatioOfTotals) and p.size == 1 and zero[starts[k]]]
-    if not todo or not len(sample.draws) or pool.n_classes > _MAX_CLASSES:
+    if not todo or not len(labels) or labeled.n_classes > _MAX_CLASSES:
         return est
-    keep = np.ones(len(sample.draws), bool) if sample.excluded is None else ~sample.excluded
-    items, labels = sample.draws.items[keep], sample.labels[keep]
-    labeled, of_draw = np.unique(items, return_inverse=True)
-    outside = np.zeros(0, np.int64) if excluded is None else np.flatnonzero(excluded)
+    _, first, of_draw = np.unique(items, return_index=True, return_inverse=True)
     rows = np.full((measure.size, 5), np.nan)
     for k, part in todo:
-        drawn = part.loss(pool.outputs(items), labels)
+        drawn = part.loss(labeled, labels)
         if np.any(drawn[:, 0] != 0):  # a hit is labeled: the ratio is 0 for another reason
             continue
-        support, hit, rise, lowest = _support(part, pool)
-        known = np.union1d(labeled, outside)
-        unlabeled = ~np.isin(support, known)
-        if not unlabeled.any():  # a census of the support: the 0 is exact
+        population = terms(part)
+        if population is None:
             continue
-        # each labeled item's denominator loss: the mean over its draws (several answers under a stochastic oracle)
+        support, hit, rise, lowest = population
+        hit_l, lowest_l, _ = _by_label(part, _take(labeled, first))
+        hit_o, lowest_o, _ = _by_label(part, outside) if outside is not None and len(outside) else (0.0, 0.0, 0.0)
+        n = int(np.count_nonzero(hit_l))
+        unlabeled = int(support) - n - int(np.count_nonzero(hit_o))
+        if unlabeled <= 0:  # a census of the support: the 0 is exact
+            continue
+        # each labeled item at its draws' mean denominator loss (several answers under a stochastic oracle), every
+        # other item of the population at its lowest
         mean_den = np.bincount(of_draw, drawn[:, 1]) / np.bincount(of_draw)
-        # the smallest denominator total: every item at its lowest loss, the labeled ones at theirs, none outside
-        floor = (lowest - _by_class(part, pool, known)[..., 1].min(axis=0).sum()
-                 + mean_den[~np.isin(labeled, outside)].sum())
-        in_labeled = np.isin(support, labeled)
-        rows[starts[k]] = unlabeled.sum(), in_labeled.sum(), hit[unlabeled].max(), floor, rise[unlabeled].min()
+        floor = lowest - np.sum(lowest_l) - np.sum(lowest_o) + mean_den.sum()
+        rows[starts[k]] = unlabeled, n, hit, floor, rise
     if np.isnan(rows[:, 0]).all():
         return est
     return replace(est, zero_hits=rows, basis="; ".join(filter(None, (est.basis, ZERO_HITS_BASIS))))
 
 
-def _by_class(part: Measure, pool: Pool, items: np.ndarray | None = None) -> np.ndarray:
-    """``part``'s loss of ``items`` (default: all) under every label, shape ``(C, n, d)``."""
-    outputs = pool.outputs(items)
-    n = pool.n_items if items is None else len(items)
-    return np.stack([part.loss(outputs, np.full(n, c)) for c in range(pool.n_classes)])
-
-
-# per pool, per measure: its numerator's support (a pass over the pool, the same at every estimate of a session)
-_supports: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _support(part: Measure, pool: Pool) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """The items whose numerator loss can be nonzero, their numerator loss as hits, the rise of their
-    denominator loss from its lowest to a hit's, and the pool's denominator total at every item's lowest loss."""
-    cache = _supports.setdefault(pool, {})
+def pool_support_terms(part: Measure, pool: Pool) -> np.ndarray:
+    """:func:`support_terms` of ``part`` over every item of ``pool``, computed once per pool and measure (a
+    pass over the pool, the same at every estimate of a session)."""
+    cache = _terms.setdefault(pool, {})
     if part not in cache:
-        by_class = _by_class(part, pool)
-        best = by_class[..., 0].argmax(axis=0)
-        hit = np.take_along_axis(by_class[..., 0], best[None], axis=0)[0]
-        den = by_class[..., 1]
-        lowest = den.min(axis=0)
-        support = np.flatnonzero(hit != 0)
-        rise = np.take_along_axis(den, best[None], axis=0)[0] - lowest
-        cache[part] = support, hit[support], rise[support], float(lowest.sum())
+        cache[part] = support_terms(part, pool.outputs())
     return cache[part]
+
+
+_terms: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _by_label(part: Measure, outputs: Outputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: the numerator loss as a hit (its largest over the labels), the lowest denominator loss and its rise
+    to a hit's."""
+    n = len(outputs)
+    by_label = np.stack([part.loss(outputs, np.full(n, c)) for c in range(outputs.n_classes)])
+    best = by_label[..., 0].argmax(axis=0)[None]
+    den = by_label[..., 1]
+    lowest = den.min(axis=0)
+    return (np.take_along_axis(by_label[..., 0], best, axis=0)[0], lowest,
+            np.take_along_axis(den, best, axis=0)[0] - lowest)
