@@ -43,6 +43,7 @@ from .designs.base import check_oracle
 from .draws import Draws, Sample
 from .engines.hashing import generator_seed
 from .estimators import Estimate, component_counts
+from .estimators.zero_hits import pool_support_terms, with_zero_hits
 from .ledger import DrawLedger, LabelError, Ledger, make_ledger, show_id
 from .measures import Measure
 from .measures.domain import over_judgeable
@@ -293,7 +294,18 @@ class Session(HandOut, OracleRun, SessionFile):
         # component's own draws; without replacement it is mostly a census of the component's items (exact)
         if self.design.with_replacement and len(sample.draws) and est.certain_at_boundary.any():
             est = replace(est, counts=component_counts(target, self.sampler.losses(target, sample)))
+        # a ratio at 0 with no hit labeled reaches the hits its unlabeled support may hold (none in a census)
+        est = self._with_zero_hits(est, target, sample)
         return target.refine_estimate(est, self.pool, self.sampler, sample)
+
+    def _with_zero_hits(self, est: Estimate, measure: Measure, sample: Sample) -> Estimate:
+        """``est`` whose ratios at 0 with no hit labeled reach the hits the unlabeled items may hold
+        (:func:`~labelwise.estimators.zero_hits.with_zero_hits`)."""
+        keep = slice(None) if sample.excluded is None else ~sample.excluded
+        items = sample.draws.items[keep]
+        outside = np.flatnonzero(self.ledger.excluded)
+        return with_zero_hits(est, measure, lambda part: pool_support_terms(part, self.pool), self.pool.outputs(items),
+                              sample.labels[keep], items, self.pool.outputs(outside) if outside.size else None)
 
     def labels_needed(self, half_width: float, measure: Measure | None = None, level: float = 0.95) -> Plan:
         """Projected further labels (with a range) for the design to reach ``half_width`` (:mod:`labelwise.planning`)."""

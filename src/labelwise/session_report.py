@@ -27,8 +27,10 @@ __all__ = ["cached_estimate", "estimate_record", "export_frame", "save_estimate"
 _ARRAYS = ("value", "cov", "defined", "lower_bound", "upper_bound", "R")
 #: The rules behind a stored interval: an estimate stored under other rules is computed again.  2: the Beta
 #: interval on an effective count (:func:`~labelwise.estimators.intervals.beta_interval`); 3: a boundary
-#: estimate with a zero variance counts the draws that inform it (:func:`~labelwise.estimators.component_counts`).
-INTERVAL_RULES = 3
+#: estimate with a zero variance counts the draws that inform it (:func:`~labelwise.estimators.component_counts`);
+#: 4: a ratio estimated 0 with no hit labeled reaches the hits its unlabeled items may hold
+#: (:func:`~labelwise.estimators.with_zero_hits`).
+INTERVAL_RULES = 4
 
 
 def save_estimate(session: Session) -> Estimate:

@@ -3,7 +3,8 @@
 Horvitz-Thompson over the planned sample (:meth:`~labelwise.engines.plan.PlannedSample.estimate`; ``poisson``
 widened by the oracle model of the blocks, as in memory), the rounds of ``online-poisson``, the strata of
 ``stratified``, and for ``importance`` the items handed out before the first unlabeled one, as an in-memory
-session estimates from that prefix.
+session estimates from that prefix.  A ratio at 0 with no hit labeled reaches the hits the items not labeled
+may hold, its numerator's support counted on the score blocks (:mod:`~labelwise.estimators.zero_hits`).
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ import pandas as pd
 
 from ..designs.poisson_blocks import block_model_widening
 from ..estimators import Estimate
+from ..estimators.zero_hits import support_terms, with_zero_hits
 from ..measures import Measure
 from ..pool import Outputs, Pool
+from .blocks import depends_on_predictions_only
 from .importance import importance_estimate, labeled_prefix
 from .strata import stratified_estimate, summary_slope_moments
 
@@ -48,6 +51,20 @@ def session_estimate(session: EngineSession, measure: Measure, level: float) -> 
     if not ids.size:
         return Estimate.undefined(measure, level)
     outputs = _labeled_outputs(session, ids)
+    est = _design_estimate(session, measure, level, ids, labels, outputs)
+    return with_zero_hits(est, measure, lambda part: _block_support(session, part), outputs, labels, ids)
+
+
+def _block_support(session: EngineSession, part: Measure) -> np.ndarray | None:
+    """:func:`~labelwise.estimators.zero_hits.support_terms` of ``part`` from one item per score block, exact
+    for a measure whose losses the predictions determine (``None`` for any other)."""
+    rep = session.summary.representatives(session.columns.system_names).outputs()
+    return support_terms(part, rep, session.summary.counts) if depends_on_predictions_only(part, rep) else None
+
+
+def _design_estimate(session: EngineSession, measure: Measure, level: float, ids: np.ndarray, labels: np.ndarray,
+                     outputs: Outputs) -> Estimate:
+    """The design's estimate from the labeled items ``ids`` (module docstring)."""
     if session.online:
         rounds = session.rounds()
         return rounds.estimate(measure, measure.loss(outputs, labels), session.round_log(ids, labels), level,

@@ -26,6 +26,7 @@ _PUBLIC = {
                     ".ratio_score"),
     "stratified_moments": ".stratified",
     "uncertain_missed_square": ".uncertain_tail",
+    **dict.fromkeys(("hits_upper", "support_terms", "with_zero_hits", "zero_hits_end"), ".zero_hits"),
 }
 
 
@@ -58,6 +59,7 @@ __all__ = [
     "exception_terms",
     "fieller_interval",
     "held_second_moment",
+    "hits_upper",
     "horvitz_thompson_moments",
     "horvitz_thompson_totals_covariance",
     "importance_moments",
@@ -83,8 +85,11 @@ __all__ = [
     "rounds_moments",
     "rounds_plugin_covariance",
     "stratified_moments",
+    "support_terms",
     "tilted_variance",
     "uncertain_missed_square",
     "with_fieller",
     "with_score_interval",
+    "with_zero_hits",
+    "zero_hits_end",
 ]

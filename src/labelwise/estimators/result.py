@@ -65,6 +65,15 @@ class Estimate:
         that draw with replacement, where no draw is a census; without
         replacement such an estimate is mostly a census of the component's
         items (every predicted positive labeled), exact.
+    zero_hits : ndarray, shape (m, 5), optional
+        For a ratio of totals estimated 0 with no hit labeled (no true
+        positive): the unlabeled and labeled items of its numerator's support,
+        a hit's numerator loss, the smallest denominator total and a hit's rise
+        of it (:func:`~labelwise.estimators.zero_hits.with_zero_hits`; NaN rows
+        for the other components).  The ``auto`` interval reaches the ratio
+        with the hits the unlabeled items may hold at its level
+        (:func:`~labelwise.estimators.zero_hits.zero_hits_end`); a census of
+        the support (no unlabeled item) has none: its 0 is exact.
     stored_interval : (lower, upper) or None
         The interval at ``level`` (method ``auto``) as computed when the
         estimate was stored in a session file (:meth:`with_stored_interval`):
@@ -86,6 +95,7 @@ class Estimate:
     basis: str = field(default="", compare=False)
     totals_cov: np.ndarray | None = field(default=None, repr=False, compare=False)
     counts: np.ndarray | None = field(default=None, repr=False, compare=False)
+    zero_hits: np.ndarray | None = field(default=None, repr=False, compare=False)
     stored_interval: tuple[np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False,
                                                                   compare=False)
 
@@ -138,7 +148,8 @@ class Estimate:
             :func:`beta_interval`) applies to components with a finite range.
             ``auto``: the posterior where there is one, else ``beta`` on
             bounded components and ``normal`` elsewhere, widened to hold
-            Fieller's interval where :attr:`totals_cov` is given.
+            Fieller's interval where :attr:`totals_cov` is given and to reach
+            the end of :attr:`zero_hits` where given.
 
         Returns
         -------
@@ -153,7 +164,8 @@ class Estimate:
         level = self.level if level is None else level
         var = np.diag(self.cov)
         bounded = np.isfinite(self.lower_bound) & np.isfinite(self.upper_bound)
-        if method == "auto" and self.posterior is not None:
+        auto = method == "auto"
+        if auto and self.posterior is not None:
             method = "posterior"
         if method == "posterior":
             if self.posterior is None:
@@ -183,6 +195,11 @@ class Estimate:
                 lo, hi = np.fmin(lo, lo_f), np.fmax(hi, hi_f)
         else:
             raise ValueError(f"method: choose 'auto', 'posterior', 'normal' or 'beta', got {method!r}")
+        if auto and self.zero_hits is not None:
+            from .zero_hits import zero_hits_end
+
+            end = zero_hits_end(self.zero_hits, level)
+            hi = np.where(np.isnan(end), hi, np.fmax(hi, np.minimum(end, self.upper_bound)))
         lo = np.where(self.defined, lo, self.lower_bound)
         hi = np.where(self.defined, hi, self.upper_bound)
         return lo, hi
