@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from labelwise import Session
+from labelwise import Session, make_pool, true_value
+from labelwise.designs import make_design
 from labelwise.designs.group_losses import group_losses
 from labelwise.designs.group_model import MODEL_BASIS
 from labelwise.engines import EnginePool, EngineSession
@@ -76,8 +77,10 @@ def test_reused_curve_interval_of_a_duckdb_session_equals_the_in_memory_one(requ
         invoke("init", path, "-s", sessions[engine], "--engine", engine, "--design", design, "--seed", 5,
                "--budget", 300, "--measure", "f1")
         label_rounds(sessions[engine], truth, [100, 100], tmp_path)
-    # thresholds at scores of the pool: items at a threshold count as above it in both
-    measure = combine(PRCurve.grid(pool, 4, quantiles=True), ROCCurve.grid(pool, 3, quantiles=True))
+    # thresholds at scores of the pool (items at a threshold count as above it in both); on the scores, thresholds
+    # outside [0, 1] too, which cut none of the blocks' mean probabilities
+    curves = [PRCurve.grid(pool, 4, quantiles=True), ROCCurve.grid(pool, 3, quantiles=True)]
+    measure = combine(*curves, *([PRCurve([-2.0, 1.5, 4.0])] if pool.scores is not None else []))
     memory = Session.open(sessions["memory"]).estimate(measure)
     with EngineSession.open(sessions["duckdb"]) as s:
         duck = s.estimate(measure)
@@ -86,3 +89,31 @@ def test_reused_curve_interval_of_a_duckdb_session_equals_the_in_memory_one(requ
     assert duck.names == memory.names
     np.testing.assert_allclose(duck.value, memory.value, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(np.array(duck.interval()), np.array(memory.interval()), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("design", ["online-poisson", "importance"])
+def test_a_reused_curves_recall_covers_on_duckdb(tmp_path, design):
+    """30 engine sessions at 1000 labels: the recall at the middle threshold (truth 0.955, the positives below it
+    score low) covers at least 0.95 - 3 s.e. (0.83); it covered 0.00 (online-poisson) and 0.20 (importance)
+    before."""
+    made = make_pool(20000, prevalence=0.01, seed=3)
+    pool = Pool.from_arrays(made.item_ids, preds=made.preds, probs=made.probs, scores=made.scores,
+                            labels=made.labels)
+    path = tmp_path / "pool.parquet"
+    pd.DataFrame({"item_id": pool.item_ids, "pred": pool.preds[:, 0], "prob": pool.probs[:, 0],
+                  "score": pool.scores[:, 0]}).to_parquet(path, index=False)
+    curve = make_measure("pr_curve:3", pool)
+    truth = true_value(pool, curve)
+    engine, runs, covered = EnginePool.open(path, "duckdb"), 30, np.zeros(truth.size)
+    for seed in range(runs):
+        with EngineSession.create(tmp_path / f"{seed}.lw", engine, measure="f1", systems=0,
+                                  design=make_design(design), budget=1000, seed=seed) as session:
+            while session.n_labels < 1000:
+                ids = session.hand_out(50)[0]["item_id"].to_numpy(np.int64)
+                session.add_labels(ids, pool.labels[ids], "truth")
+            lo, hi = session.estimate(curve).interval()
+        covered += (lo <= truth) & (truth <= hi)
+    middle = [i for i, n in enumerate(curve.names) if n.startswith("recall@")][1]
+    assert 0.9 < truth[middle] < 0.99
+    assert covered[middle] / runs >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / runs), dict(zip(curve.names, covered / runs))

@@ -23,8 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..designs.group_losses import mean_group_losses
-from ..measures import Measure
-from ..measures.base import CombinedMeasure
+from ..measures import CombinedMeasure, Measure
 from ..measures.thresholds import ThresholdMeasure
 from ..pool import Outputs, Pool
 from .blocks import BlockSummary, depends_on_predictions_only
@@ -67,12 +66,14 @@ def engine_block_losses(measure: Measure, summary: BlockSummary, columns: Engine
     rep = summary.representatives(columns.system_names).outputs()
     parts = []
     for part in measure.parts if isinstance(measure, CombinedMeasure) else [measure]:
-        if depends_on_predictions_only(part, rep):
-            parts.append(mean_group_losses(part, rep, np.arange(G), np.ones(G), G))
-            continue
+        # a curve first: the representatives have no scores, and thresholds outside [0, 1] would cut none of
+        # their probabilities (a curve of the scores would pass for one of the predictions)
         column = threshold_column(columns, part) if isinstance(part, ThresholdMeasure) else None
         if column is None:
-            return None
+            if isinstance(part, ThresholdMeasure) or not depends_on_predictions_only(part, rep):
+                return None
+            parts.append(mean_group_losses(part, rep, np.arange(G), np.ones(G), G))
+            continue
         found = groups(column, part.thresholds)
         block = np.searchsorted(summary.keys, found["block"].to_numpy(np.int64))
         outputs = _valued_outputs(summary, block, found["value"].to_numpy(float), columns)
