@@ -3,8 +3,8 @@
 The pool of ``reuse_coverage.py`` at one prevalence, written as Parquet; per
 design, ``--runs`` engine sessions (:class:`labelwise.engines.EngineSession`,
 seeds 0, 1, ...) label ``--labels`` items in batches of 50 from the truth and
-estimate ``pr_curve:3`` (its thresholds on the pool's scores, as in memory)
-from those labels.  The table gives the coverage of the 95% interval of the
+estimate ``pr_curve:3`` (its thresholds on the pool's scores, as in memory;
+on its probabilities with ``--without-scores``) from those labels.  The table gives the coverage of the 95% interval of the
 recall at the middle threshold (the positives below it score low: an
 adaptive design labels few of them), the lowest coverage over the curve's
 components and the widest mean width over 3.92 RMSE.
@@ -13,7 +13,8 @@ Prints one table, writes ``out/reuse_engine.json``.
 
 Usage::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=src nice -n 10 python benchmarks/reuse_engine.py --runs 30
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=src nice -n 10 python benchmarks/reuse_engine.py --runs 30 \
+        [--without-scores --out benchmarks/out/reuse_engine_probs.json]
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ def run_design(pool: lw.Pool, path: Path, design: str, runs: int, labels: int, e
 def summary_section(data: dict) -> str:
     """Markdown: per design, the middle recall's coverage, the lowest coverage and the widest width ratio."""
     a = data["args"]
+    without, on = (" --without-scores", "probabilities") if a.get("without_scores") else ("", "scores")
     rows = []
     for cell in data["cells"]:
         middle = [c for c in cell["components"] if c["component"].startswith("recall@")][1]
@@ -75,9 +77,9 @@ def summary_section(data: dict) -> str:
         "## Sample reuse on engine pools: a PR curve from an F1 session's labels", "",
         (f"`OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=src python benchmarks/reuse_engine.py --runs "
          f"{a['runs']} --labels {a['labels']} --prevalence {a['prevalence']} --seed {a['seed']} --engine "
-         f"{a['engine']} --designs {a['designs']}`: `make_pool({N_ITEMS}, prevalence, seed)` as Parquet, engine "
-         f"sessions of F1 labeling {a['labels']} items in batches of {BATCH_SIZE}, each estimating `{CURVE}` from "
-         "its labels (thresholds on the pool's scores). Per design: the recall at the middle threshold (its truth, "
+         f"{a['engine']} --designs {a['designs']}{without}`: `make_pool({N_ITEMS}, prevalence, seed)` as Parquet, "
+         f"engine sessions of F1 labeling {a['labels']} items in batches of {BATCH_SIZE}, each estimating `{CURVE}` "
+         f"from its labels (thresholds on the pool's {on}). Per design: the recall at the middle threshold (its truth, "
          "the coverage of the 95% interval and its mean width), the lowest coverage over the curve's components "
          "and the widest mean width over 3.92 RMSE."), "",
         table(["design", "middle recall", "coverage", "mean width", "lowest coverage", "widest width ratio"], rows),
@@ -93,15 +95,20 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=3, help="pool seed")
     ap.add_argument("--engine", default="duckdb")
     ap.add_argument("--designs", default=",".join(DESIGNS))
+    ap.add_argument("--without-scores", action="store_true", help="the pool's probabilities only: the curve's "
+                    "thresholds on them")
     ap.add_argument("--out", default=str(OUT / "reuse_engine.json"))
     args = ap.parse_args()
     made = make_pool(N_ITEMS, prevalence=args.prevalence, seed=args.seed)
-    pool = lw.Pool.from_arrays(made.item_ids, preds=made.preds, probs=made.probs, scores=made.scores,
-                               labels=made.labels, name=made.name)
+    scores = None if args.without_scores else made.scores
+    pool = lw.Pool.from_arrays(made.item_ids, preds=made.preds, probs=made.probs, scores=scores, labels=made.labels,
+                               name=made.name)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "pool.parquet"
-        pd.DataFrame({"item_id": pool.item_ids, "pred": pool.preds[:, 0], "prob": pool.probs[:, 0],
-                      "score": pool.scores[:, 0], "label": pool.labels}).to_parquet(path, index=False)
+        columns = {"item_id": pool.item_ids, "pred": pool.preds[:, 0], "prob": pool.probs[:, 0]}
+        if scores is not None:
+            columns["score"] = scores[:, 0]
+        pd.DataFrame({**columns, "label": pool.labels}).to_parquet(path, index=False)
         cells = [run_design(pool, path, d, args.runs, args.labels, args.engine) for d in args.designs.split(",")]
     data = {"args": vars(args), "cells": cells}
     Path(args.out).parent.mkdir(exist_ok=True)

@@ -18,8 +18,8 @@ within them (one more pass at ``init``: the label floor's slope moments of
 every estimate) and the stratum of every item handed out.  Reopening checks
 the fingerprint and refuses a changed pool; ``next`` reads the rows of the
 batch (content columns included) out of the engine; ``estimate`` needs no
-pass over the pool, but for a curve reused from the labels (one pass for its
-blocks' losses, :mod:`labelwise.engines.reused_losses`).
+pass over the pool, but for a measure of the scores reused from the labels
+(one pass for its blocks' losses, :mod:`labelwise.engines.reused_losses`).
 """
 
 from __future__ import annotations
@@ -291,13 +291,11 @@ class EngineSession:
 
     def block_losses(self, measure: Measure) -> np.ndarray | None:
         """``measure``'s mean loss of every block's items for each label (the interval's model of the unlabeled
-        items; :func:`~labelwise.engines.reused_losses.engine_block_losses`): a curve's takes one pass over the
-        pool, once per measure."""
+        items; :func:`~labelwise.engines.reused_losses.engine_block_losses`): a measure of the scores takes one
+        pass over the pool, once per measure."""
         if measure not in self._block_losses:
-            def groups(column: str, thresholds: np.ndarray) -> pd.DataFrame:
-                return self.pool.source.threshold_groups(column, thresholds, self.strata)
-
-            self._block_losses[measure] = engine_block_losses(measure, self.summary, self.columns, groups)
+            self._block_losses[measure] = engine_block_losses(measure, self.summary, self.columns,
+                                                              lambda: self.pool.source, self.strata)
         return self._block_losses[measure]
 
     def round_log(self, item_ids: np.ndarray, labels: np.ndarray) -> RoundLog:

@@ -31,6 +31,7 @@ from .sql import (
     summary_query,
     threshold_groups_query,
     truth_query,
+    value_moments_query,
 )
 
 __all__ = ["MemorySource", "PoolSource", "ScoreArray", "SqlSource"]
@@ -90,6 +91,12 @@ class PoolSource(ABC):
         """One pass: columns ``block``, ``k``, ``n``, ``value``; the items of every block (within ``strata`` if
         given) with ``k`` of the increasing ``thresholds`` at or below their value of ``column``, their number and
         the least such value (:func:`~labelwise.engines.sql.threshold_groups_query`)."""
+
+    @abstractmethod
+    def value_moments(self, column: str, strata=None) -> pd.DataFrame:
+        """One pass: columns ``block``, ``n``, ``total``, ``total_sq``; the items of every block (within ``strata``
+        if given) and the sums of their values of ``column`` and of the squares
+        (:func:`~labelwise.engines.sql.value_moments_query`)."""
 
     def outputs(self, item_ids: np.ndarray) -> Outputs:
         """The systems' outputs of ``item_ids`` (read back through :meth:`labelwise.Pool.from_dataframe`)."""
@@ -195,6 +202,12 @@ class MemorySource(PoolSource):
                               "value": value})
         return frame.groupby(["block", "k"]).agg(n=("value", "size"), value=("value", "min")).reset_index()
 
+    def value_moments(self, column: str, strata=None) -> pd.DataFrame:
+        value = self._scores(column)
+        frame = pd.DataFrame({"block": self._keys(strata), "total": value, "total_sq": value * value})
+        return frame.groupby("block").agg(n=("total", "size"), total=("total", "sum"),
+                                          total_sq=("total_sq", "sum")).reset_index()
+
     def _truth_counts(self) -> pd.DataFrame:
         frame = pd.DataFrame({"block": self._keys(), "label": self.pool.labels.astype(np.int64)})
         return frame.groupby(["block", "label"]).size().rename("n").reset_index()
@@ -251,6 +264,10 @@ class SqlSource(PoolSource):
     def threshold_groups(self, column: str, thresholds: np.ndarray, strata=None) -> pd.DataFrame:
         self._register_strata(strata)
         return self.query(threshold_groups_query(self.table, self.columns, column, thresholds, self.dialect, strata))
+
+    def value_moments(self, column: str, strata=None) -> pd.DataFrame:
+        self._register_strata(strata)
+        return self.query(value_moments_query(self.table, self.columns, column, self.dialect, strata))
 
     def _truth_counts(self) -> pd.DataFrame:
         return self.query(truth_query(self.table, self.columns, self.dialect))
