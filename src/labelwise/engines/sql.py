@@ -26,8 +26,7 @@ from .columns import EngineColumns
 from .hashing import SqlDialect, uniform_sql
 
 __all__ = ["FINE_STRATA", "draw_query", "fine_counts_query", "fine_strata", "rows_query", "score_range_query",
-           "stratum_draw_query", "summary_query", "threshold_groups_query",
-           "value_moments_query"]
+           "stratum_draw_query", "summary_query", "threshold_groups_query", "value_moments_query"]
 
 
 def _prior_sql(cols: EngineColumns, d: SqlDialect) -> str:
