@@ -120,3 +120,28 @@ def test_online_rounds_within_score_strata_equal_duckdb_and_memory(spark, scored
     memory.run(lw.TruthOracle(scored), budget=120, batch_size=60)
     assert np.array_equal(memory.sampler.rounds.summary.keys, b.summary.keys)
     assert_same_estimate(memory.estimate(), est_b)
+
+
+def test_reused_losses_passes_within_score_strata_equal_duckdb_and_numpy(spark, scored, scored_file):
+    # the (block, thresholds at or below the score) groups a reused curve's block losses come from, at scores of
+    # the pool (items at a threshold count as above it)
+    from labelwise.engines.online import block_rounds
+    from labelwise.measures import PRCurve
+
+    tau = PRCurve.grid(scored, 5, quantiles=True).thresholds
+    duck = EnginePool.open(scored_file, "duckdb")
+    strata = block_rounds(duck, make_design("online-poisson"), duck.measure("f1")).strata
+    assert strata is not None
+    found = [pool.source.threshold_groups("score", tau, strata).sort_values(["block", "k"]).reset_index(drop=True)
+             for pool in (duck, EnginePool.open(scored_file, "spark", spark=spark), EnginePool.from_pool(scored))]
+    for other in found[1:]:
+        assert np.array_equal(found[0][["block", "k", "n"]].to_numpy(np.int64), other[["block", "k", "n"]].to_numpy(np.int64))
+        assert np.array_equal(found[0]["value"].to_numpy(float), other["value"].to_numpy(float))
+    assert found[0]["n"].sum() == len(scored) and found[0]["k"].nunique() == tau.size + 1
+    # the sums of a value and its square per block (the Brier score's block losses), to summation order
+    sums = [pool.source.value_moments("score", strata).sort_values("block").reset_index(drop=True)
+            for pool in (duck, EnginePool.open(scored_file, "spark", spark=spark), EnginePool.from_pool(scored))]
+    for other in sums[1:]:
+        assert np.array_equal(sums[0][["block", "n"]].to_numpy(np.int64), other[["block", "n"]].to_numpy(np.int64))
+        np.testing.assert_allclose(sums[0][["total", "total_sq"]].to_numpy(float),
+                                   other[["total", "total_sq"]].to_numpy(float), rtol=1e-12)

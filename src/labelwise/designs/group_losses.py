@@ -12,9 +12,9 @@ import numpy as np
 from scipy import sparse
 
 from ..measures import Measure
-from ..pool import Pool
+from ..pool import Outputs, Pool
 
-__all__ = ["BlockLosses", "group_losses"]
+__all__ = ["BlockLosses", "group_losses", "mean_group_losses"]
 
 
 def group_losses(measure: Measure, pool: Pool, of_item: np.ndarray, rep: np.ndarray) -> np.ndarray | None:
@@ -39,10 +39,16 @@ def group_losses(measure: Measure, pool: Pool, of_item: np.ndarray, rep: np.ndar
     if pairs.size == rep.size:  # one loss per group
         out = pool.outputs(rep)
         return np.stack([measure.loss(out, np.full(rep.size, c)) for c in classes])
-    out, group = pool.outputs(first), of_item[first]  # one item per (group, key) pair
-    share = counts / np.bincount(group, weights=counts, minlength=rep.size)[group]
-    to_group = sparse.csr_matrix((share, (group, np.arange(first.size))), shape=(rep.size, first.size))
-    return np.stack([to_group @ measure.loss(out, np.full(first.size, c)) for c in classes])
+    return mean_group_losses(measure, pool.outputs(first), of_item[first], counts, rep.size)  # one item per pair
+
+
+def mean_group_losses(measure: Measure, outputs: Outputs, group: np.ndarray, counts: np.ndarray,
+                      n_groups: int) -> np.ndarray:
+    """Every group's mean loss for each label, ``(C, n_groups, d)``, from one item per (group, loss key) pair:
+    ``outputs`` of those items, ``group`` the group of each and ``counts`` the items of the pool it stands for."""
+    share = counts / np.bincount(group, weights=counts, minlength=n_groups)[group]
+    to_group = sparse.csr_matrix((share, (group, np.arange(group.size))), shape=(n_groups, group.size))
+    return np.stack([to_group @ measure.loss(outputs, np.full(group.size, c)) for c in range(outputs.n_classes)])
 
 
 class BlockLosses:

@@ -70,7 +70,8 @@ def labeled_prefix(sample_ids: np.ndarray, handed: int, ids: np.ndarray,
 
 def importance_estimate(design: ImportanceDesign, summary: BlockSummary, target: Measure, measure: Measure,
                         system_names: tuple[str, ...], seed: int, blocks: np.ndarray, outputs: Outputs,
-                        labels: np.ndarray, handed: int, level: float = 0.95) -> Estimate:
+                        labels: np.ndarray, handed: int, level: float = 0.95,
+                        reused_loss: np.ndarray | None = None) -> Estimate:
     """The estimate of the in-memory design from the labeled prefix of an engine session's items.
 
     Parameters
@@ -91,6 +92,9 @@ def importance_estimate(design: ImportanceDesign, summary: BlockSummary, target:
     handed : int
         Items handed out: when it is ``k`` every draw so far counts, else the draws before the first of item ``k``.
     level : float
+    reused_loss : ndarray, shape (2, G, d), optional
+        Another measure's mean loss of every block's items for each label: the model's part of its interval
+        (:func:`~labelwise.designs.hashed_importance.hashed_importance_estimate`).
 
     Returns
     -------
@@ -107,7 +111,7 @@ def importance_estimate(design: ImportanceDesign, summary: BlockSummary, target:
     losses = measure.loss(outputs, labels)
     return hashed_importance_estimate(measure, design, block_model(design, summary, target, system_names), q,
                                       losses[item], 1.0 / (summary.n_items * q[blocks[item]]),
-                                      np.ones(n_draws, dtype=np.int64), blocks, labels, losses, k, level)
+                                      np.ones(n_draws, dtype=np.int64), blocks, labels, losses, k, level, reused_loss)
 
 
 def simulate_importance(pool: EnginePool, design: ImportanceDesign, measure: Measure, seed: int, marks: list[int],

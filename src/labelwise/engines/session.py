@@ -18,7 +18,8 @@ within them (one more pass at ``init``: the label floor's slope moments of
 every estimate) and the stratum of every item handed out.  Reopening checks
 the fingerprint and refuses a changed pool; ``next`` reads the rows of the
 batch (content columns included) out of the engine; ``estimate`` needs no
-pass over the pool.
+pass over the pool, but for a measure of the scores reused from the labels
+(one pass for its blocks' losses, :mod:`labelwise.engines.reused_losses`).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from .plan import (
     check_engine_design,
 )
 from .pool import EnginePool
+from .reused_losses import engine_block_losses
 from .session_estimate import session_estimate
 from .strata import EngineStrata, engine_strata, next_batch
 
@@ -78,6 +80,7 @@ class EngineSession:
 
     def __init__(self, path: Path, conn: sqlite3.Connection, meta: dict, pool: EnginePool | None):
         self.path, self.conn, self.meta, self._pool = path, conn, meta, pool
+        self._block_losses: dict[Measure, np.ndarray | None] = {}
 
     # ------------------------------------------------------------------ files
     @classmethod
@@ -285,6 +288,15 @@ class EngineSession:
     def rounds(self) -> BlockRounds:
         """The rounds' planner and estimator over the session's blocks (``online-poisson``)."""
         return BlockRounds(self.design, self.summary, self.make_measure(), self.columns.system_names, self.strata)
+
+    def block_losses(self, measure: Measure) -> np.ndarray | None:
+        """``measure``'s mean loss of every block's items for each label (the interval's model of the unlabeled
+        items; :func:`~labelwise.engines.reused_losses.engine_block_losses`): a measure of the scores takes one
+        pass over the pool, once per measure."""
+        if measure not in self._block_losses:
+            self._block_losses[measure] = engine_block_losses(measure, self.summary, self.columns,
+                                                              lambda: self.pool.source, self.strata)
+        return self._block_losses[measure]
 
     def round_log(self, item_ids: np.ndarray, labels: np.ndarray) -> RoundLog:
         """The rounds so far, with the blocks and rounds of the labeled ``item_ids``."""

@@ -3,8 +3,10 @@
 Horvitz-Thompson over the planned sample (:meth:`~labelwise.engines.plan.PlannedSample.estimate`; ``poisson``
 widened by the oracle model of the blocks, as in memory), the rounds of ``online-poisson``, the strata of
 ``stratified``, and for ``importance`` the items handed out before the first unlabeled one, as an in-memory
-session estimates from that prefix.  A ratio at 0 with no hit labeled reaches the hits the items not labeled
-may hold, its numerator's support counted on the score blocks (:mod:`~labelwise.estimators.zero_hits`).
+session estimates from that prefix.  ``online-poisson`` and ``importance`` model the unlabeled items of a
+measure reused from the labels by its blocks' mean losses (:meth:`~labelwise.engines.EngineSession.block_losses`),
+as in memory.  A ratio at 0 with no hit labeled reaches the hits the items not labeled may hold, its numerator's
+support counted on the score blocks (:mod:`~labelwise.estimators.zero_hits`).
 """
 
 from __future__ import annotations
@@ -68,12 +70,14 @@ def _design_estimate(session: EngineSession, measure: Measure, level: float, ids
     if session.online:
         rounds = session.rounds()
         return rounds.estimate(measure, measure.loss(outputs, labels), session.round_log(ids, labels), level,
-                               rep_loss=rounds.block_losses(measure))
+                               rep_loss=session.block_losses(measure))
     if session.with_replacement:
         blocks = np.searchsorted(session.summary.keys, session.handed_blocks(ids))
-        return importance_estimate(session.design, session.summary, session.make_measure(), measure,
+        target = session.make_measure()
+        return importance_estimate(session.design, session.summary, target, measure,
                                    session.columns.system_names, session.meta["seed"], blocks, outputs, labels,
-                                   session.meta["handed"], level)
+                                   session.meta["handed"], level,
+                                   None if measure == target else session.block_losses(measure))
     if session.strata is not None:
         slopes = summary_slope_moments(measure, session.stratum_summary, session.columns.system_names,
                                        session.strata.sizes.size)

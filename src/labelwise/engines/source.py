@@ -29,7 +29,9 @@ from .sql import (
     score_range_query,
     stratum_draw_query,
     summary_query,
+    threshold_groups_query,
     truth_query,
+    value_moments_query,
 )
 
 __all__ = ["MemorySource", "PoolSource", "ScoreArray", "SqlSource"]
@@ -83,6 +85,18 @@ class PoolSource(ABC):
     def stratum_uniforms(self, strata, bound: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One pass: ids, ``u`` and stratum of the items with ``u < bound`` of their stratum
         (:class:`~labelwise.engines.strata.EngineStrata`)."""
+
+    @abstractmethod
+    def threshold_groups(self, column: str, thresholds: np.ndarray, strata=None) -> pd.DataFrame:
+        """One pass: columns ``block``, ``k``, ``n``, ``value``; the items of every block (within ``strata`` if
+        given) with ``k`` of the increasing ``thresholds`` at or below their value of ``column``, their number and
+        the least such value (:func:`~labelwise.engines.sql.threshold_groups_query`)."""
+
+    @abstractmethod
+    def value_moments(self, column: str, strata=None) -> pd.DataFrame:
+        """One pass: columns ``block``, ``n``, ``total``, ``total_sq``; the items of every block (within ``strata``
+        if given) and the sums of their values of ``column`` and of the squares
+        (:func:`~labelwise.engines.sql.value_moments_query`)."""
 
     def outputs(self, item_ids: np.ndarray) -> Outputs:
         """The systems' outputs of ``item_ids`` (read back through :meth:`labelwise.Pool.from_dataframe`)."""
@@ -182,6 +196,18 @@ class MemorySource(PoolSource):
         at, u = uniforms_below(self.pool.item_ids, seed, bound[stratum])
         return self.pool.item_ids[at].astype(np.int64), u, stratum[at]
 
+    def threshold_groups(self, column: str, thresholds: np.ndarray, strata=None) -> pd.DataFrame:
+        value = self._scores(column)
+        frame = pd.DataFrame({"block": self._keys(strata), "k": np.searchsorted(thresholds, value, side="right"),
+                              "value": value})
+        return frame.groupby(["block", "k"]).agg(n=("value", "size"), value=("value", "min")).reset_index()
+
+    def value_moments(self, column: str, strata=None) -> pd.DataFrame:
+        value = self._scores(column)
+        frame = pd.DataFrame({"block": self._keys(strata), "total": value, "total_sq": value * value})
+        return frame.groupby("block").agg(n=("total", "size"), total=("total", "sum"),
+                                          total_sq=("total_sq", "sum")).reset_index()
+
     def _truth_counts(self) -> pd.DataFrame:
         frame = pd.DataFrame({"block": self._keys(), "label": self.pool.labels.astype(np.int64)})
         return frame.groupby(["block", "label"]).size().rename("n").reset_index()
@@ -234,6 +260,14 @@ class SqlSource(PoolSource):
         return BlockSummary(frame["block"].to_numpy(np.int64), frame["n"].to_numpy(np.int64),
                             frame["prior_sum"].to_numpy(float), len(self.columns.system_names),
                             bool(self.columns.preds))
+
+    def threshold_groups(self, column: str, thresholds: np.ndarray, strata=None) -> pd.DataFrame:
+        self._register_strata(strata)
+        return self.query(threshold_groups_query(self.table, self.columns, column, thresholds, self.dialect, strata))
+
+    def value_moments(self, column: str, strata=None) -> pd.DataFrame:
+        self._register_strata(strata)
+        return self.query(value_moments_query(self.table, self.columns, column, self.dialect, strata))
 
     def _truth_counts(self) -> pd.DataFrame:
         return self.query(truth_query(self.table, self.columns, self.dialect))

@@ -7,6 +7,11 @@
   block's inclusion probability ``b`` (a small table joined by block key)
   and ``u`` the shared hash (:mod:`labelwise.engines.hashing`).
 * :func:`rows_query`: the rows of given ids, every column (content included).
+* :func:`threshold_groups_query` and :func:`value_moments_query`: one scan
+  grouping the rows by block and by the thresholds at or below a score
+  column, or summing a column and its square per block (the losses of a
+  measure of the scores reused from a session's labels,
+  :mod:`labelwise.engines.reused_losses`).
 * :func:`score_range_query`, :func:`fine_counts_query` and
   :func:`stratum_draw_query`: the passes of ``stratified``
   (:mod:`labelwise.engines.strata`).
@@ -21,7 +26,7 @@ from .columns import EngineColumns
 from .hashing import SqlDialect, uniform_sql
 
 __all__ = ["FINE_STRATA", "draw_query", "fine_counts_query", "fine_strata", "rows_query", "score_range_query",
-           "stratum_draw_query", "summary_query"]
+           "stratum_draw_query", "summary_query", "threshold_groups_query", "value_moments_query"]
 
 
 def _prior_sql(cols: EngineColumns, d: SqlDialect) -> str:
@@ -135,6 +140,25 @@ def summary_query(source: str, cols: EngineColumns, d: SqlDialect, strata=None) 
 def checked_columns(cols: EngineColumns) -> list[str]:
     """Names of the columns ``bad_0, bad_1, ...`` of :func:`summary_query` count invalid cells of."""
     return [c for c, _ in _checked(cols)]
+
+
+def threshold_groups_query(source: str, cols: EngineColumns, column: str, thresholds: np.ndarray, d: SqlDialect,
+                           strata=None) -> str:
+    """Rows ``(block, k, n, value)``: the items of a block (within its stratum with ``strata``) with ``k`` of the
+    increasing ``thresholds`` at or below their value of ``column``, their number and the least such value (as
+    ``np.searchsorted(thresholds, value, side="right")`` counts them: exact comparisons of doubles)."""
+    v = f"CAST({d.quote(column)} AS DOUBLE)"
+    k = " + ".join(f"CASE WHEN {v} >= {_double(t)} THEN 1 ELSE 0 END" for t in thresholds)
+    return (f"SELECT {_key_sql(cols, d, strata)} AS block, {k} AS k, COUNT(*) AS n, MIN({v}) AS value "
+            f"FROM {_with_bin(source, cols, d, strata)} GROUP BY 1, 2")
+
+
+def value_moments_query(source: str, cols: EngineColumns, column: str, d: SqlDialect, strata=None) -> str:
+    """Rows ``(block, n, total, total_sq)``: the items of a block (within its stratum with ``strata``), and the sum
+    of their values of ``column`` and of their squares."""
+    v = f"CAST({d.quote(column)} AS DOUBLE)"
+    return (f"SELECT {_key_sql(cols, d, strata)} AS block, COUNT(*) AS n, SUM({v}) AS total, SUM({v} * {v}) AS "
+            f"total_sq FROM {_with_bin(source, cols, d, strata)} GROUP BY 1")
 
 
 def draw_query(source: str, cols: EngineColumns, plan_table: str, seed: int, d: SqlDialect,
