@@ -46,11 +46,8 @@ STRENGTHS = np.array([0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0]
 #: Standard deviation of the Gaussian prior on ``(a - 1, b)``.
 PRIOR_SD = 1.0
 
-#: Logits are clipped to this magnitude: only probabilities of exactly 0 or 1 reach it (a double in (0, 1) has a
-#: logit above -745 and below 37).  A clip inside that range ties the far tail of an over-confident system into
-#: one logit: at 30, 99% of the items of a 1:100,000 pool whose probabilities are sigmoid(3 x true logit) (logits
-#: of -60 and beyond), which a recalibrated slope of 1/3 then reads as a rate of 5e-5 each instead of 1e-9.
-MAX_LOGIT = 700.0
+#: Logits are clipped to this magnitude (probabilities of exactly 0 or 1).
+MAX_LOGIT = 30.0
 
 #: The slope's floor: the recalibration stays monotone.
 MIN_SLOPE = 0.01
