@@ -55,3 +55,29 @@ def test_where_the_weighted_map_understates_the_interval_reads_every_point_of_th
     strength = (model.positive + model.negative - n)[0]  # the leaves' prior strength, the same in both
     base = (model.point_rates * (strength + n) - k) / strength  # each point's prior mean rate
     np.testing.assert_allclose(raised.point_rates, (strength * (r0 + (1 - r0) * base) + k) / (strength + n))
+
+
+def test_the_interval_reads_the_far_tail_of_over_confident_scores_the_rounds_plan_on_it_as_one_group():
+    """Blocks at logits -3, -15, -45 and -90 (an over-confident system's: three times the true logit): the rounds'
+    model ties the two beyond the clip at -30, a floor its allocation keeps; the interval's model gives each block
+    the recalibrated rate of its own logit, so the far tail holds the few positives a slope of 1/3 puts there, not a
+    million items at the rate of -30."""
+    import labelwise as lw
+    from labelwise.engines.block_leaves import BlockLeaves
+    from labelwise.engines.blocks import BlockSummary
+    from scipy.special import expit
+
+    prior = expit(np.array([-3.0, -15.0, -45.0, -90.0]))
+    counts = np.array([100, 1_000, 10_000, 1_000_000])
+    summary = BlockSummary(np.arange(4, dtype=np.int64), counts, counts * prior, 1, False)
+    leaves = BlockLeaves(lw.OnlinePoissonDesign(), summary, prior, np.arange(4))
+    blocks = np.repeat(np.arange(2), [20, 10])  # no label in the far tail: its leaves' means are their prior means
+    labels = np.zeros(blocks.size, dtype=int)
+    labels[:5] = 1
+    planned = leaves.model(blocks, labels)
+    mean = planned.positive / (planned.positive + planned.negative)
+    assert mean[2] == mean[3]  # tied by the clip
+    read = leaves.model(blocks, labels, interval=True)
+    mean = read.positive / (read.positive + read.negative) if read.point_rates is None \
+        else read.point_weights @ read.point_rates
+    assert mean[3] < mean[2] * 1e-6  # 45 logits further down: far fewer positives at any slope above 0.3

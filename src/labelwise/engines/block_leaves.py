@@ -24,6 +24,8 @@ from ..designs.online_poisson import HINDSIGHT_VARIANCES, OnlinePoissonDesign
 from ..designs.tail_floor import floor_rate, with_floor
 from ..designs.unlabeled_covariance import LeafModel
 from ..oracle.calibration import (
+    MAX_LOGIT,
+    TAIL_LOGIT,
     fit_platt,
     items_per_label,
     logits_of,
@@ -146,7 +148,10 @@ class BlockLeaves:
         leaves (:mod:`~labelwise.designs.tail_floor`).
         """
         counts = self.summary.counts.astype(float)
-        s1, logits = self.prior, logits_of(self.prior)
+        # the rounds plan on the clipped logits (the far tail of over-confident scores as one group, a floor the
+        # allocation keeps); the interval's model reads the tail's own logits, which a recalibrated slope maps to
+        # the tail's rates (clipped, a slope of 1/3 reads logits of -60 to -120 all as -10)
+        s1, logits = self.prior, logits_of(self.prior, TAIL_LOGIT if interval else MAX_LOGIT)
         calibrated = self.design.calibration == "platt" and labels.size > 0
         if calibrated:
             s1 = fit_platt(logits[blocks], labels, self.platt_weights(blocks))(logits)

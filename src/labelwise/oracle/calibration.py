@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit, gammaln, log_expit, logit
 
-__all__ = ["STRENGTHS", "Platt", "PlattPosterior", "block_quantiles", "fit_platt", "items_per_label",
+__all__ = ["STRENGTHS", "TAIL_LOGIT", "Platt", "PlattPosterior", "block_quantiles", "fit_platt", "items_per_label",
            "label_surprise", "marginal_strength", "platt_posterior"]
 
 #: Candidate prior strengths of :func:`marginal_strength`.
@@ -46,8 +46,15 @@ STRENGTHS = np.array([0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0]
 #: Standard deviation of the Gaussian prior on ``(a - 1, b)``.
 PRIOR_SD = 1.0
 
-#: Logits are clipped to this magnitude (probabilities of exactly 0 or 1).
+#: Logits are clipped to this magnitude by default (probabilities of exactly 0 or 1, and the far tail of
+#: over-confident scores, which the rounds then plan for as one group).
 MAX_LOGIT = 30.0
+
+#: The clip where the tail's own logits matter (the interval's model of the items left): only probabilities of
+#: exactly 0 or 1 reach it (a double in (0, 1) has a logit above -745 and below 37).  At :data:`MAX_LOGIT`, 99% of
+#: the items of a 1:100,000 pool whose probabilities are sigmoid(3 x true logit) (logits of -60 and beyond) are
+#: tied at -30, which a recalibrated slope of 1/3 reads as a rate of 5e-5 each instead of 1e-9.
+TAIL_LOGIT = 700.0
 
 #: The slope's floor: the recalibration stays monotone.
 MIN_SLOPE = 0.01
@@ -81,10 +88,10 @@ class Platt:
         return expit(self.a * np.asarray(logits) + self.b)
 
 
-def logits_of(p: np.ndarray) -> np.ndarray:
-    """``logit(p)`` clipped to ``±MAX_LOGIT``."""
+def logits_of(p: np.ndarray, limit: float = MAX_LOGIT) -> np.ndarray:
+    """``logit(p)`` clipped to ``±limit`` (:data:`MAX_LOGIT`, or :data:`TAIL_LOGIT` to keep the far tail apart)."""
     with np.errstate(divide="ignore"):
-        return np.clip(logit(np.asarray(p, dtype=float)), -MAX_LOGIT, MAX_LOGIT)
+        return np.clip(logit(np.asarray(p, dtype=float)), -limit, limit)
 
 
 def items_per_label(group_sizes: np.ndarray, group_labels: np.ndarray, groups: np.ndarray) -> np.ndarray:
