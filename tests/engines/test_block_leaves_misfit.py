@@ -62,10 +62,11 @@ def test_the_interval_reads_the_far_tail_of_over_confident_scores_the_rounds_pla
     model ties the two beyond the clip at -30, a floor its allocation keeps; the interval's model gives each block
     the recalibrated rate of its own logit, so the far tail holds the few positives a slope of 1/3 puts there, not a
     million items at the rate of -30."""
+    from scipy.special import expit
+
     import labelwise as lw
     from labelwise.engines.block_leaves import BlockLeaves
     from labelwise.engines.blocks import BlockSummary
-    from scipy.special import expit
 
     prior = expit(np.array([-3.0, -15.0, -45.0, -90.0]))
     counts = np.array([100, 1_000, 10_000, 1_000_000])
