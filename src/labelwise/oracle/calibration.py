@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit, gammaln, log_expit, logit
 
-__all__ = ["STRENGTHS", "TAIL_LOGIT", "Platt", "PlattPosterior", "block_quantiles", "fit_platt", "items_per_label",
+__all__ = ["MAX_LOGIT", "STRENGTHS", "TAIL_LOGIT", "Platt", "PlattPosterior", "block_quantiles", "fit_platt", "items_per_label",
            "label_surprise", "marginal_strength", "platt_posterior"]
 
 #: Candidate prior strengths of :func:`marginal_strength`.
