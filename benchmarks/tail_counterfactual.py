@@ -39,7 +39,8 @@ from variance_modes import ais_design
 
 import labelwise as lw
 from labelwise.cli import parse_params
-from labelwise.designs import ais, online_poisson
+from labelwise.designs import unlabeled_covariance
+from labelwise.estimators import model_covariance
 
 HERE = Path(__file__).resolve().parent
 #: The covariance options compared for each design.
@@ -48,17 +49,19 @@ VARIANCES = {"ais": ("mixture", "max", "plugin", "no-hit"), "online-poisson": ("
 
 @contextmanager
 def without_hit_case():
-    """``mixture_variance`` with no chance of a surprise having been drawn (the ``no-hit`` interval)."""
-    mixture = ais.mixture_variance
+    """``mixture_variance`` with no chance of a surprise having been drawn (the ``no-hit`` interval), in both
+    modules that call it: ``ais`` through :func:`~labelwise.estimators.model_covariance.model_interval_covariance`,
+    ``online-poisson`` through :func:`~labelwise.designs.unlabeled_covariance.with_unlabeled`."""
+    mixture = model_covariance.mixture_variance
 
-    def no_hit(base, full, model, level):
-        return mixture(base, full, model._replace(hits=0.0), level)
+    def no_hit(base, full, model, level, missed=None):
+        return mixture(base, full, model._replace(hits=0.0), level, missed)
 
-    ais.mixture_variance = online_poisson.mixture_variance = no_hit
+    model_covariance.mixture_variance = unlabeled_covariance.mixture_variance = no_hit
     try:
         yield
     finally:
-        ais.mixture_variance = online_poisson.mixture_variance = mixture
+        model_covariance.mixture_variance = unlabeled_covariance.mixture_variance = mixture
 
 
 def redraw_tail(pool: lw.Pool, top: int, seed: int) -> lw.Pool:
