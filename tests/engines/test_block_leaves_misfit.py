@@ -82,3 +82,23 @@ def test_the_interval_reads_the_far_tail_of_over_confident_scores_the_rounds_pla
     mean = read.positive / (read.positive + read.negative) if read.point_rates is None \
         else read.point_weights @ read.point_rates
     assert mean[3] < mean[2] * 1e-6  # 45 logits further down: far fewer positives at any slope above 0.3
+
+
+def test_the_normal_case_reads_the_map_fitted_to_the_labels_each_counted_once():
+    """``counted_once``: the leaves' prior means are the unweighted Platt map's (each block its own leaf here), plain
+    Beta posteriors with no points of the posterior, whatever the weighted map says."""
+    from scipy.special import expit
+
+    from labelwise.oracle.calibration import fit_platt, logits_of
+
+    leaves, blocks, labels = misfit_leaves(False)
+    once = leaves.model(blocks, labels, interval=True, counted_once=True)
+    assert once.point_rates is None
+    n, k = np.bincount(blocks, minlength=4), np.bincount(blocks, weights=labels, minlength=4)
+    strength = (once.positive + once.negative - n)[0]
+    prior_mean = (once.positive - k) / strength
+    platt = fit_platt(logits_of(leaves.prior)[blocks], labels)
+    np.testing.assert_allclose(prior_mean, expit(platt.a * logits_of(leaves.prior) + platt.b))
+    weighted = leaves.model(blocks, labels)  # the rounds' map, steeper: the tail's one label stands for 1e6 items
+    weighted_mean = (weighted.positive - k) / (weighted.positive + weighted.negative - n)[0]
+    assert weighted_mean[3] < prior_mean[3] / 10

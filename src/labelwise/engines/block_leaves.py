@@ -120,7 +120,8 @@ class BlockLeaves:
         labeled = group[blocks]
         return items_per_label(size, np.bincount(labeled, minlength=size.size), labeled)
 
-    def model(self, blocks: np.ndarray, labels: np.ndarray, interval: bool = False) -> LeafModel:
+    def model(self, blocks: np.ndarray, labels: np.ndarray, interval: bool = False,
+              counted_once: bool = False) -> LeafModel:
         """The model's Beta posterior of each leaf's rate of positives after the labels, with the Platt
         recalibration behind its prior mean.
 
@@ -145,7 +146,10 @@ class BlockLeaves:
         + b)`` changes by orders of magnitude across the slope's posterior.
         With the design's opt-in ``tail_floor``, the interval's rates are
         raised to the labels' floor rate fitted under the map behind the
-        leaves (:mod:`~labelwise.designs.tail_floor`).
+        leaves (:mod:`~labelwise.designs.tail_floor`).  With ``counted_once``
+        the map is the most likely one given the labels each counted once,
+        behind plain Beta posteriors: the rates of the mixture interval's
+        normal case (:data:`~labelwise.engines.online.NORMAL_HITS`).
         """
         counts = self.summary.counts.astype(float)
         # the rounds plan on the clipped logits (the far tail of over-confident scores as one group, a floor the
@@ -154,7 +158,7 @@ class BlockLeaves:
         s1, logits = self.prior, logits_of(self.prior, TAIL_LOGIT if interval else MAX_LOGIT)
         calibrated = self.design.calibration == "platt" and labels.size > 0
         if calibrated:
-            s1 = fit_platt(logits[blocks], labels, self.platt_weights(blocks))(logits)
+            s1 = fit_platt(logits[blocks], labels, None if counted_once else self.platt_weights(blocks))(logits)
         leaf_s1 = self._leaf_mean(counts * s1)
         leaf = self.leaf[blocks]
         O = np.stack([np.bincount(leaf, weights=labels == c, minlength=self.n_leaves) for c in (0, 1)], axis=1)
@@ -163,7 +167,7 @@ class BlockLeaves:
             strength = marginal_strength(np.stack([1 - leaf_s1, leaf_s1], axis=1), O) if labels.size \
                 else START_STRENGTH
         floored = interval and calibrated and self.design.tail_floor  # positives the scores do not rank (opt-in)
-        if calibrated and interval and self.design.variance in (*HINDSIGHT_VARIANCES, "mixture"):
+        if calibrated and interval and not counted_once and self.design.variance in (*HINDSIGHT_VARIANCES, "mixture"):
             posterior = platt_posterior(logits[blocks], labels)
             block_rates = expit(logits[:, None] * posterior.a + posterior.b)  # (G, points)
             if self.design.variance in HINDSIGHT_VARIANCES or weighted_understates(
