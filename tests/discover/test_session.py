@@ -61,9 +61,9 @@ def test_answers_must_lie_in_the_node_and_not_be_excluded(tmp_path):
     frame = items()
     costs = CostModel(k=(5,), l=(0,), per_level=0.0)
     session = DiscoverySession.create(tmp_path / "d.lw", frame, ["a", "b"], budget=100.0, costs=costs)
-    for first in range(2):  # two root queries, the second recapturing four of the first's five answers
+    for _ in range(2):  # two root queries, the second recapturing the first's five answers
         assert not session.next_query()["node"]
-        session.answer([f"it{i}" for i in range(first, first + 5)])
+        session.answer([f"it{i}" for i in range(5)])
     query = session.next_query()
     assert query["node"], "with free levels and the root's answers recaptured, the policy goes one level down"
     attr, value = next(iter(query["node"].items()))

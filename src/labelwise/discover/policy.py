@@ -101,21 +101,23 @@ budget, theirs 82-83%); with the upper semivariance and the
 equal-popularity cap ``crux`` found more from Zipf 0.5 on at most budget
 points as well (the benchmark's tables).
 
-Fifth, the recaptures behind that unseen mass are discounted: at each
-query whose answers fall in a node, the node's earlier weighted new
-answers and recaptures are multiplied by ``RECAPTURE_DISCOUNT`` (0.8, a
-memory of about five queries) before the query's own are added, as the
-discounted UCB of Garivier and Moulines ("On upper-confidence bound
-policies for switching bandit problems", ALT 2011) forgets the rewards of
-a drifting arm.  The found share of a node only grows, so the pooled
-answers of its first queries, nearly all new, kept its unseen mass near
-its early value: measured in simulation with uniform popularity, a node
-of which two thirds were found scored 0.6 (truth 0.3), and ``crux`` kept
-asking it with exclude lists of part of its found positives (7.6 new
-promised, 5 true); with the discount it found more at every budget point from
-half the budget on with skewed node sizes, and from a third on with
-even ones (0.6 forgot too fast at uniform popularity; 0.9 measured
-about the same as 0.8).
+Fifth, the recaptures behind that unseen mass are discounted as the
+node's found positives grow: each answer in a node weighs ``F_then /
+F_now``, the node's found count when it came over the count now (kept as
+running sums: at each query reaching the node, its earlier sums are
+scaled by ``F / (F + new)``, ``new`` the query's new positives there).
+The recapture odds estimate ``M / (1 - M)``, and the found share ``M``
+grows with the found count (in proportion with equal popularity), so the
+pooled answers of a node's first queries, nearly all new, kept its unseen
+mass near its early value: measured in simulation with uniform
+popularity, a node with two thirds of its positives found scored 0.6
+(truth 0.3), and ``crux`` kept asking it with exclude lists of part of
+its found positives (7.6 new promised, 5 true).  Forgetting at a fixed
+rate per query instead (0.8 at each query reaching the node, as the
+discounted UCB of Garivier and Moulines, "On upper-confidence bound
+policies for switching bandit problems", ALT 2011) measured about the same
+on the small hierarchy but lost late on the large one, whose many small
+nodes are reached by single answers that change nothing.
 
 An answer with fewer than ``k`` positives says the node has no other
 positive outside the exclude list: the node and every node below it are
@@ -153,12 +155,9 @@ from .gain import (
 from .hierarchy import Hierarchy
 from .remaining import remaining_interval
 
-__all__ = ["POLICIES", "RECAPTURE_DISCOUNT", "Query", "QueryPolicy"]
+__all__ = ["POLICIES", "Query", "QueryPolicy"]
 
 POLICIES = ("crux", "greedy", "root", "random")
-# weight of a node's earlier recapture sums at each query whose answers fall in it (memory ~ 1 / (1 - 0.8) = 5
-# queries): the found share grows, so old answers overstate the unseen mass (discounted UCB of Garivier and Moulines)
-RECAPTURE_DISCOUNT = 0.8
 
 
 @dataclass(frozen=True)
@@ -219,7 +218,7 @@ class QueryPolicy:
         self.keys = np.zeros(0, dtype=np.int64)  # node * n_items + item, sorted: the nodes' samples
         self.counts = np.zeros(0, dtype=np.int64)
         # crux's unseen mass: per node, new answers weighted by the share of found positives left eligible, and
-        # the answers found before, both discounted by RECAPTURE_DISCOUNT at each query whose answers fall there
+        # the answers found before, each weighted by the node's found count when it came over the count now
         self.weighted_new = np.zeros(n_nodes)
         self.recaptured = np.zeros(n_nodes)
         self.round = 1
@@ -289,7 +288,7 @@ class QueryPolicy:
         self._add_exposure(query, returned)
         below = self.hierarchy.below(query.node, returned)
         if self.name == "crux":
-            self._add_recaptures(query, below, self.found[returned])
+            self._add_recaptures(query, returned, below, self.found[returned])
         new = returned[~self.found[returned]]
         self.found[new] = True
         np.add.at(self.found_in, self.hierarchy.item_node[new].ravel(), 1)
@@ -317,15 +316,17 @@ class QueryPolicy:
         self.clean_queries[covered[~dirty[covered]]] += 1
         self.clean_returns[returned] += ~dirty[self.chain[returned]]
 
-    def _add_recaptures(self, query: Query, below: np.ndarray, found_before: np.ndarray) -> None:
+    def _add_recaptures(self, query: Query, returned: np.ndarray, below: np.ndarray, found_before: np.ndarray) -> None:
         """Add the answers in each node ``below`` them: the recaptures, and the new ones weighted by the share of
-        the node's found positives the query did not exclude; the earlier sums of those nodes discounted first
-        (:data:`RECAPTURE_DISCOUNT`)."""
-        touched = np.unique(below.ravel())  # the nodes whose found share this query's answers update
-        self.weighted_new[touched] *= RECAPTURE_DISCOUNT
-        self.recaptured[touched] *= RECAPTURE_DISCOUNT
-        np.add.at(self.recaptured, below[found_before].ravel(), 1)
+        the node's found positives the query did not exclude; first the earlier sums of every node the new
+        positives lie in are scaled by its found count before the query over that after it."""
+        grows, fresh = np.unique(self.hierarchy.item_node[returned[~found_before]].ravel(), return_counts=True)
+        # each earlier answer of a node then weighs (found then) / (found now): the factors F / (F + new) telescope
+        kept = self.found_in[grows] / (self.found_in[grows] + fresh)
+        self.weighted_new[grows] *= kept
+        self.recaptured[grows] *= kept
         new_in = below[~found_before].ravel()
+        np.add.at(self.recaptured, below[found_before].ravel(), 1)
         excluded_in = np.sort(self.hierarchy.below(query.node, query.exclude).ravel())
         excluded = np.searchsorted(excluded_in, new_in, side="right") - np.searchsorted(excluded_in, new_in)
         np.add.at(self.weighted_new, new_in, 1.0 - excluded / np.maximum(self.found_in[new_in], 1))
