@@ -101,23 +101,19 @@ budget, theirs 82-83%); with the upper semivariance and the
 equal-popularity cap ``crux`` found more from Zipf 0.5 on at most budget
 points as well (the benchmark's tables).
 
-Fifth, the recaptures behind that unseen mass are discounted as the
-node's found positives grow: each answer in a node weighs ``F_then /
-F_now``, the node's found count when it came over the count now (kept as
-running sums: at each query reaching the node, its earlier sums are
-scaled by ``F / (F + new)``, ``new`` the query's new positives there).
-The recapture odds estimate ``M / (1 - M)``, and the found share ``M``
-grows with the found count (in proportion with equal popularity), so the
-pooled answers of a node's first queries, nearly all new, kept its unseen
-mass near its early value: measured in simulation with uniform
-popularity, a node with two thirds of its positives found scored 0.6
-(truth 0.3), and ``crux`` kept asking it with exclude lists of part of
-its found positives (7.6 new promised, 5 true).  Forgetting at a fixed
-rate per query instead (0.8 at each query reaching the node, as the
-discounted UCB of Garivier and Moulines, "On upper-confidence bound
-policies for switching bandit problems", ALT 2011) measured about the same
-on the small hierarchy but lost late on the large one, whose many small
-nodes are reached by single answers that change nothing.
+Fifth, each earlier answer behind those recaptures weighs ``F_then /
+F_now``, the node's found count when it came over the count now (running
+sums scaled by ``F / (F + new)`` whenever positives of the node are
+found): the odds estimate ``M / (1 - M)``, and the found share ``M`` grows
+with the found count (in proportion with equal popularity).  Pooled
+unweighted, a node's first answers, nearly all new, held its unseen mass
+near its early value: in simulation with uniform popularity a node with
+two thirds found scored 0.6 (truth 0.3) and drew exclude lists of part of
+its found positives (7.6 new promised, 5 true).  A fixed discount of 0.8
+per query reaching the node (the discounted UCB of Garivier and Moulines,
+"On upper-confidence bound policies for switching bandit problems", ALT
+2011) did as well on the small hierarchy but lost late on the large one,
+whose small nodes are reached by single answers that change nothing.
 
 An answer with fewer than ``k`` positives says the node has no other
 positive outside the exclude list: the node and every node below it are
