@@ -188,8 +188,8 @@ def recapture_unseen_mass(recaptures: Recaptures, n: np.ndarray, f1: np.ndarray)
     the recaptures over the new answers weighted by ``1 - p`` (the capture-recapture estimate of Petersen 1896
     and Lincoln, "Calculating waterfowl abundance on the basis of banding returns", USDA Circular 118, 1930; a list holding every positive found weighs 0: it says nothing about ``M``).  ``M`` only grows as
     positives are found, so the pooled odds understate it now and the unseen mass ``1 - M`` they give is an
-    upper estimate (the policy weighs each earlier answer by the node's found count then over that now, which
-    undoes most of it); the unseen mass is the smaller of it and Good-Turing's (Good-Turing's where nothing was
+    upper estimate (less so as the policy weighs each earlier answer by the node's found count then over that
+    now); the unseen mass is the smaller of it and Good-Turing's (Good-Turing's where nothing was
     weighed).
     """
     whole = good_turing_unseen(n, f1)
