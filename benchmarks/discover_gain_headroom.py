@@ -3,8 +3,9 @@
 crux's gain of a configuration at a node (:func:`labelwise.discover.gain.expected_new`) combines two
 estimates from the node's sample: how many of its positives are not found yet (the first-order jackknife
 ``f_0``, less those found elsewhere) and what share of its popularity the positives the sample never
-returned hold (the unseen mass: Good-Turing's ``f_1 / n`` capped by the pooled recapture odds), then
-predicts the new positives of ``k`` distinct answers by successive sampling.  Here crux runs with one or
+returned hold (the unseen mass: Good-Turing's ``f_1 / n`` capped by the pooled recapture odds and by the share
+the unseen would hold with equal popularity), then predicts the new positives of ``k`` distinct answers by
+successive sampling.  Here crux runs with one or
 both estimates replaced by the truth of the simulated population (nothing else changes: the bootstrap
 variance, sigma, the elimination and the successive-sampling step are crux's own), so a better estimator of
 each part can be judged by what it could gain at most:
@@ -66,8 +67,9 @@ from labelwise.discover import CostModel, Hierarchy, QueryPolicy, simulate_disco
 from labelwise.discover.crowd import SimulatedCrowd
 from labelwise.discover.gain import (
     Recaptures,
+    capped_unseen_mass,
+    doubletons,
     expected_new,
-    recapture_unseen_mass,
     sample_statistics,
 )
 from labelwise.discover.simulate import CURVE_POINTS, ORACLE
@@ -103,9 +105,10 @@ class TruthPolicy(QueryPolicy):
         n, seen, f1, squares = (x[0] for x in sample_statistics(entry, counts, nodes.size))
         unfound = self.crowd.positives[~self.found[self.crowd.positives]]
         left = self._per_node(unfound, np.ones(unfound.size))[nodes][:, None]
-        if self.mode == "count":
-            unseen = recapture_unseen_mass(Recaptures(self.weighted_new[nodes][:, None],
-                                                      self.recaptured[nodes][:, None]), n, f1)
+        if self.mode == "count":  # crux's estimate, its equal-popularity share at the true count
+            unseen = capped_unseen_mass(Recaptures(self.weighted_new[nodes][:, None], self.recaptured[nodes][:, None]),
+                                        n, seen, f1, doubletons(entry, counts, nodes.size)[0],
+                                        self.found_in[nodes][:, None], left)
         else:  # the popularity share of the positives the node's sample never returned
             returned = np.bincount(entry, weights=self.weight[item], minlength=nodes.size)
             mass = self.node_mass[nodes]

@@ -8,6 +8,8 @@ import pytest
 from labelwise.discover.gain import (
     MIN_VARIANCE,
     Recaptures,
+    capped_unseen_mass,
+    equal_popularity_share,
     expected_new,
     gain_with_variance,
     recapture_unseen_mass,
@@ -84,7 +86,7 @@ def test_point_estimate_is_the_unresampled_gain_and_variance_is_floored(stats):
     for j in range(2):
         n, seen, f1, squares = summary(counts[node == j], stats)
         assert r[j] == pytest.approx(expected_new(n, seen, f1, squares, found[j], k, l))
-    assert np.all(v >= MIN_VARIANCE) and v[0, 1] > MIN_VARIANCE
+    assert np.all(v >= MIN_VARIANCE) and v[1, 1] > MIN_VARIANCE
 
 
 class FixedDraws:
@@ -99,27 +101,41 @@ class FixedDraws:
 
 
 def test_a_replicate_that_drops_a_found_positive_counts_it_found_elsewhere():
-    """Sample: positives a and b returned once each, both found; k = 1 without exclude list.  The sample's gain:
-    unseen mass 1 (both singletons), jackknife 1 unseen, new: 1.  Replicate (a: 1, b: 0): one answer, a
-    singleton (unseen mass 1); b stays found, absent from the sample like a positive found by a query below:
-    2 unseen (a's singleton floors the new ones at 1, plus b), the new one half the unseen mass against b's
-    half: gain 1/2.  Replicate (1, 1): the sample, 1.  The variance of {1/2, 1}: 1/16.  (Counting b not found
-    in that replicate would give it gain 1 and the variance its floor.)"""
-    node, counts, found = np.zeros(2, dtype=np.int64), np.array([1, 1]), np.array([2])
-    r, v = gain_with_variance(node, counts, found, np.array([1]), np.array([0]), FixedDraws([[1, 0], [1, 1]]), 2)
-    assert r[0, 0] == pytest.approx(1.0)
-    assert v[0, 0] == pytest.approx(1 / 16)
+    """Sample: a returned once, b twice, both found; k = 1 without exclude list.  The sample: unseen mass 1/3,
+    the jackknife's 2/3 unseen floored at 1 (a singleton), the answer new with chance 1/3.  Replicate (a: 1,
+    b: 0): one answer, a singleton (unseen mass 1); b stays found, absent from the sample like a positive found
+    by a query below: 2 unseen (a's singleton floors the new ones at 1, plus b), the new one half the unseen
+    mass against b's half: gain 1/2.  Replicate (1, 2): the sample, 1/3.  The upper semivariance about 1/3:
+    (1/6)^2 / 2 = 1/72.  (Counting b not found in that replicate would give it gain 1 and 2/9; the two-sided
+    variance of {1/2, 1/3} is 1/144.)"""
+    node, counts, found = np.zeros(2, dtype=np.int64), np.array([1, 2]), np.array([2])
+    r, v = gain_with_variance(node, counts, found, np.array([1]), np.array([0]), FixedDraws([[1, 0], [1, 2]]), 2)
+    assert r[0, 0] == pytest.approx(1 / 3)
+    assert v[0, 0] == pytest.approx(1 / 72)
+
+
+def test_the_variance_is_the_replicates_excess_over_the_estimate():
+    """The sample of the test above (gain 1/3).  Replicate (1, 1): two singletons, unseen mass 1, gain 1;
+    replicate (1, 3): unseen mass 1/4 with 1 unseen positive, gain 1/4.  Only the first lies above the
+    estimate: (2/3)^2 / 2 = 2/9 (the two-sided variance of {1, 1/4} is 9/64).  Replicates all at or below it
+    leave the floor."""
+    node, counts, found = np.zeros(2, dtype=np.int64), np.array([1, 2]), np.array([2])
+    k, l = np.array([1]), np.array([0])
+    _, v = gain_with_variance(node, counts, found, k, l, FixedDraws([[1, 1], [1, 3]]), 2)
+    assert v[0, 0] == pytest.approx(2 / 9)
+    _, v = gain_with_variance(node, counts, found, k, l, FixedDraws([[1, 3], [1, 2]]), 2)
+    assert v[0, 0] == MIN_VARIANCE
 
 
 def test_positives_found_elsewhere_stay_found_in_every_replicate():
     """Sample: b returned once; a found by another query (never in the sample), k = 1.  The sample: one
     singleton, unseen mass 1 shared by 2 unseen positives (b's singleton floors the new ones at 1, plus a):
     gain 1/2.  A replicate that keeps b is the sample; one that drops it has no answer: gain 0 (a stays found).
-    Variance of {1/2, 0}: 1/16."""
+    Neither lies above the estimate: the variance is its floor (two-sided, {1/2, 0} would give 1/16)."""
     node, counts, found = np.zeros(1, dtype=np.int64), np.array([1]), np.array([2])
     r, v = gain_with_variance(node, counts, found, np.array([1]), np.array([0]), FixedDraws([[1], [0]]), 2)
     assert r[0, 0] == pytest.approx(0.5)
-    assert v[0, 0] == pytest.approx(1 / 16)
+    assert v[0, 0] == MIN_VARIANCE
 
 
 def test_recapture_unseen_mass_by_hand():
@@ -145,3 +161,28 @@ def test_the_point_gain_uses_the_recaptures():
                               Recaptures(np.array([40.0]), np.array([120])))
     stats = (counts.sum(), counts.size, 600, np.sum(counts ** 2))
     assert r[0, 0] == pytest.approx(expected_new(*stats, counts.size, 10, 0, unseen_mass=np.array(0.25)))
+
+
+def test_equal_popularity_share_by_hand():
+    """Node 0: counts 1, 1, 1, 1, 2, 2, 3 (n = 11, S = 7, f1 = 4, f2 = 2): jackknife 4 * 10 / 11 = 40/11 above
+    Chao1's 10/11 * 4 * 3 / 6: share 40/11 / (7 + 40/11) = 40/117.  Node 1: six singletons: Chao1 5/6 * 6 * 5 / 2
+    = 25/2 above the jackknife's 5: 25/2 / (6 + 25/2) = 25/37.  Node 2: counts 2, 3 and 4 found (2 elsewhere),
+    no singleton: f0 = d = 2, raised to d + 3 unfound: 5/7."""
+    n, seen, f1, f2 = (np.array(x, dtype=float) for x in ([11, 6, 5], [7, 6, 2], [4, 6, 0], [2, 0, 1]))
+    found = np.array([7.0, 6.0, 4.0])
+    share = equal_popularity_share(n, seen, f1, f2, found, np.array([0.0, 0.0, 3.0]))
+    assert share == pytest.approx([40 / 117, 25 / 37, 5 / 7])
+
+
+def test_an_exclude_list_of_every_positive_found_cannot_make_the_unseen_mass_one():
+    """Six answers of queries whose exclude lists held every positive found: six singletons, nothing weighed by
+    the recaptures, so Good-Turing's 1 is kept by :func:`recapture_unseen_mass`; with equal popularity the
+    unseen would hold 25/37 (test above), the unseen mass used, and one answer is new with that chance."""
+    n, seen, f1, f2 = (np.array([x], dtype=float) for x in (6, 6, 6, 0))
+    nothing = Recaptures(np.zeros(1), np.zeros(1, dtype=np.int64))
+    assert recapture_unseen_mass(nothing, n, f1) == pytest.approx([1.0])
+    assert capped_unseen_mass(nothing, n, seen, f1, f2, seen) == pytest.approx([25 / 37])
+    counts = np.ones(6, dtype=np.int64)
+    r, _ = gain_with_variance(np.zeros(6, dtype=np.int64), counts, np.array([6]), np.array([1]), np.array([0]),
+                              np.random.default_rng(0), 8, nothing)
+    assert r[0, 0] == pytest.approx(25 / 37)

@@ -239,12 +239,28 @@ def test_the_bonus_shrinks_with_the_queries_that_sampled_the_node(hierarchy):
     assert policy.spread(flat) == pytest.approx(np.sqrt(0.5 * np.log(4) / np.array([1, 2, 1, 2, 1])))
 
 
+def test_earlier_recaptures_of_a_node_weigh_its_found_count_then_over_now():
+    """Two root queries without exclude list: 0-4 (all new), then 0, 2 (found before, in the node a=0) and 6 (new,
+    in a=0).  The root's found count grows 5 -> 6: its 5 earlier new answers weigh 5/6, plus the new one.  Node
+    a=0 (0, 2, 4 found) grows 3 -> 4: 3 * 3/4 + 1.  Node a=1 (1 and 3) gains no positive and keeps its sums."""
+    frame = pd.DataFrame({"a": [str(i % 2) for i in range(20)], "b": [str(i % 5) for i in range(20)]})
+    hierarchy = Hierarchy.from_frame(frame, ["a", "b"])
+    policy = QueryPolicy(hierarchy, CostModel(k=(5,), l=(0,)), "crux")
+    none = np.zeros(0, dtype=np.int64)
+    policy.record(Query(0, 0, 5, none, 1.0), np.arange(5))
+    policy.record(Query(0, 0, 5, none, 1.0), np.array([0, 2, 6]))
+    even, odd = hierarchy.item_node[[0, 1], 1]  # the nodes a=0 and a=1
+    assert policy.weighted_new[[0, even, odd]] == pytest.approx([5 * 5 / 6 + 1, 3 * 3 / 4 + 1, 2])
+    assert policy.recaptured[[0, even, odd]] == pytest.approx([2, 2, 0])
+
+
 def test_crux_unseen_mass_comes_from_recaptures_not_from_exclusion_made_singletons():
     """Root queries: 5 new (no exclude list), 10 new excluding those 5, 10 new excluding all 15, then 5 answers
     with no exclude list, all found before (3 of the first, 2 of the second).  The root's sample: 30 answers,
     20 singletons (Good-Turing's unseen mass 2/3: the excluded positives could not come back).  Recaptures: 5
-    new answers weighed 1 (nothing found was excluded), 20 weighed 0 (everything found was), 5 recaptured: an
-    unseen mass of 5 / 10.  crux's root gains are those at 1/2; greedy keeps Good-Turing's."""
+    new answers weighed 1 (nothing found was excluded), each scaled by the found count then (5) over that now
+    (25): 1 in all; 20 weighed 0 (everything found was); 5 recaptured: an unseen mass of 1 / 6.  crux's root
+    gains are those at it; greedy keeps Good-Turing's."""
     frame = pd.DataFrame({"a": [str(i % 2) for i in range(40)], "b": [str(i % 3) for i in range(40)]})
     hierarchy = Hierarchy.from_frame(frame, ["a", "b"])
     costs = CostModel(k=(5, 10), l=(0, 50))
@@ -260,6 +276,6 @@ def test_crux_unseen_mass_comes_from_recaptures_not_from_exclusion_made_singleto
         gains[name] = policy.gain[0]
     counts = np.array([2] * 5 + [1] * 20)
     stats = (30, 25, 20, np.sum(counts ** 2))
-    assert gains["crux"] == pytest.approx(expected_new(*stats, 25, policy.k, policy.l, unseen_mass=np.array(0.5)))
+    assert gains["crux"] == pytest.approx(expected_new(*stats, 25, policy.k, policy.l, unseen_mass=np.array(1 / 6)))
     assert gains["greedy"] == pytest.approx(expected_new(*stats, 25, policy.k, policy.l))
     assert gains["crux"][0] < gains["greedy"][0]  # k = 5 without exclude list: fewer new ones expected

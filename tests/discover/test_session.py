@@ -61,10 +61,11 @@ def test_answers_must_lie_in_the_node_and_not_be_excluded(tmp_path):
     frame = items()
     costs = CostModel(k=(5,), l=(0,), per_level=0.0)
     session = DiscoverySession.create(tmp_path / "d.lw", frame, ["a", "b"], budget=100.0, costs=costs)
-    session.next_query()
-    session.answer(["it0", "it1"])
+    for _ in range(2):  # two root queries, the second recapturing the first's five answers
+        assert not session.next_query()["node"]
+        session.answer([f"it{i}" for i in range(5)])
     query = session.next_query()
-    assert query["node"], "with free levels and two answers at the root, the policy goes one level down"
+    assert query["node"], "with free levels and the root's answers recaptured, the policy goes one level down"
     attr, value = next(iter(query["node"].items()))
     outside = frame.loc[frame[attr] != value, "item_id"].iloc[0]
     with pytest.raises(ValueError, match="is not in the queried node"):

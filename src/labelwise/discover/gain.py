@@ -1,4 +1,4 @@
-"""Expected number of new positives of a query configuration ``(k, l, v)``, and its bootstrap variance.
+"""Expected number of new positives of a query configuration ``(k, l, v)``, and its bootstrap (upper semi)variance.
 
 Rekatsinas, Deshpande and Parameswaran, "CRUX: Adaptive querying for
 efficient crowdsourced data extraction", CIKM 2019, Sec. 4.1: the gain of a
@@ -8,7 +8,8 @@ found there and taken out of the counts.  The estimate here:
 
 * ``u = f_1 / n``: Good-Turing mass of the positives the node's sample never
   returned (Good 1953), which the policy ``crux`` caps by the recaptures
-  (:func:`recapture_unseen_mass`: exclude lists make singletons); ``f_0 = f_1 (n - 1) / n``: the first-order jackknife
+  and by the share the unseen would hold with equal popularity
+  (:func:`capped_unseen_mass`: exclude lists make singletons); ``f_0 = f_1 (n - 1) / n``: the first-order jackknife
   number of them (Burnham and Overton, "Estimation of the size of a closed
   population when capture probabilities vary among animals", Biometrika
   65(3), 1978), floored at ``d + 1`` when ``f_1 > 0`` (``d``: positives found
@@ -33,7 +34,7 @@ found there and taken out of the counts.  The estimate here:
   an exclude list of every positive found no better than none, and kept the
   policy from it while every answer it brings is new.
 
-The variance ``v = max(0.01, bootstrap variance)`` (Sec. 4.2) resamples
+The variance ``v`` (Sec. 4.2: ``max(0.01, bootstrap variance)``) resamples
 each count as Poisson with its own mean (the Poisson bootstrap of the
 answers), vectorized over the replicates, the nodes and the configurations.
 The positives found are known, not sampled: a found positive that a
@@ -42,6 +43,18 @@ a query below the node.  Counting it not found instead (the replicate's
 own positives only) shrank the variance early and widened it mid-budget
 and, measured in simulation, cost ``crux`` positives at Zipf 1 and above
 for a gain of one or two at the early points with uniform popularity.
+``v`` is the upper semivariance of the replicates about the estimate, the
+mean of ``max(r_b - r, 0)^2`` (Markowitz, "Portfolio Selection", 1959,
+Ch. 9: the dispersion on one side), floored at 0.01: ``sigma`` is to bound
+the gain from above, and the replicates below the estimate measure the
+bootstrap's own bias rather than a chance of a larger gain.  A sparse
+sample loses a singleton with chance ``e^{-1}`` per replicate, its positive
+then found elsewhere, so the jackknife's ``f_1`` shrinks while ``d`` grows
+and a replicate can score a node with dozens of unfound positives as nearly
+exhausted (an exclude list of every positive found: gain 10 in the sample,
+1 in most replicates, variance 11).  The two-sided variance sent ``crux``
+from the root to such nodes early with uniform popularity, where the root
+yields more per cost (see :mod:`.policy` for the measurements).
 """
 
 from __future__ import annotations
@@ -50,10 +63,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .richness import good_turing_unseen, jackknife_unseen
+from .richness import chao1_unseen, good_turing_unseen, jackknife_unseen
 
-__all__ = ["MIN_VARIANCE", "Recaptures", "expected_new", "gain_with_variance", "recapture_unseen_mass",
-           "sample_statistics", "unseen_split"]
+__all__ = ["MIN_VARIANCE", "Recaptures", "capped_unseen_mass", "doubletons", "equal_popularity_share",
+           "expected_new", "gain_with_variance", "recapture_unseen_mass", "sample_statistics", "unseen_split"]
 
 MIN_VARIANCE = 0.01
 TINY = 1e-300  # keeps 0 / 0 at 0 in the successive-sampling loop
@@ -135,21 +148,23 @@ def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: n
         Bootstrap replicates.
     recaptures : Recaptures or None
         The weighted new answers and the recaptures of each node: the unseen mass is then
-        :func:`recapture_unseen_mass` (both resampled as Poisson), else Good-Turing's.
+        :func:`capped_unseen_mass` (both resampled as Poisson), else Good-Turing's.
 
     Returns
     -------
     r, v : numpy.ndarray
-        ``(n_nodes, n_configs)`` gains and variances ``max(0.01, bootstrap variance)``.
+        ``(n_nodes, n_configs)`` gains and variances ``max(0.01, upper semivariance of the bootstrap)``.
     """
     draws = np.vstack([entry_count, rng.poisson(entry_count, size=(replicates, entry_count.size))])
     stats = sample_statistics(entry_node, draws, found.size)
     unseen = None
     if recaptures is not None:
         new, recaptured = (np.vstack([x, rng.poisson(x, size=(replicates, x.size))])[..., None] for x in recaptures)
-        unseen = recapture_unseen_mass(Recaptures(new, recaptured), stats[0], stats[2])
+        unseen = capped_unseen_mass(Recaptures(new, recaptured), *stats[:3], doubletons(entry_node, draws, found.size),
+                                    found[:, None])
     gains = expected_new(*stats, found[:, None], k, l, unseen_mass=unseen)
-    return gains[0], np.maximum(MIN_VARIANCE, gains[1:].var(axis=0))
+    above = np.maximum(gains[1:] - gains[0], 0.0)  # the replicates' excess over the estimate
+    return gains[0], np.maximum(MIN_VARIANCE, np.mean(above ** 2, axis=0))
 
 
 class Recaptures(NamedTuple):
@@ -173,7 +188,8 @@ def recapture_unseen_mass(recaptures: Recaptures, n: np.ndarray, f1: np.ndarray)
     the recaptures over the new answers weighted by ``1 - p`` (the capture-recapture estimate of Petersen 1896
     and Lincoln, "Calculating waterfowl abundance on the basis of banding returns", USDA Circular 118, 1930; a list holding every positive found weighs 0: it says nothing about ``M``).  ``M`` only grows as
     positives are found, so the pooled odds understate it now and the unseen mass ``1 - M`` they give is an
-    upper estimate; the unseen mass is the smaller of it and Good-Turing's (Good-Turing's where nothing was
+    upper estimate (less so as the policy weighs each earlier answer by the node's found count then over that
+    now); the unseen mass is the smaller of it and Good-Turing's (Good-Turing's where nothing was
     weighed).
     """
     whole = good_turing_unseen(n, f1)
@@ -183,16 +199,48 @@ def recapture_unseen_mass(recaptures: Recaptures, n: np.ndarray, f1: np.ndarray)
                                        where=weighed > 0))
 
 
+def equal_popularity_share(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, f2: np.ndarray, found: np.ndarray,
+                           unfound: np.ndarray | float = 0.0) -> np.ndarray:
+    """Share of a node's popularity its sample's unseen positives would hold if every positive were equally popular.
+
+    ``f_0 / (S + f_0)``, ``S`` the positives the sample returned and ``f_0`` those it never returned: the
+    larger of the jackknife (with the floor of :func:`unseen_split`) and the bias-corrected Chao1 (Chao,
+    Scand. J. Statist. 11, 1984; nearly unbiased with equal popularity, where the jackknife's ``f_1`` falls
+    short while the coverage is low), raised to ``d + unfound``.  A positive's chance of having been returned
+    grows with its popularity, so with unequal popularity the unseen are the rarer ones and their share is
+    below this: an upper estimate of the unseen mass, which the sample's singletons cannot inflate when an
+    exclude list made them (every answer new, each a singleton).
+    """
+    f0, other = unseen_split(n, seen, f1, found)
+    f0 = np.maximum(np.maximum(f0, chao1_unseen(n, f1, f2)), other + unfound)
+    total = seen + f0
+    return np.divide(f0, total, out=np.ones(np.broadcast(f0, total).shape), where=total > 0)
+
+
+def capped_unseen_mass(recaptures: Recaptures, n: np.ndarray, seen: np.ndarray, f1: np.ndarray, f2: np.ndarray,
+                       found: np.ndarray, unfound: np.ndarray | float = 0.0) -> np.ndarray:
+    """``crux``'s unseen mass: the smallest of Good-Turing's, the recaptures' (:func:`recapture_unseen_mass`)
+    and the equal-popularity share (:func:`equal_popularity_share`; ``unfound`` raises its count)."""
+    return np.minimum(recapture_unseen_mass(recaptures, n, f1),
+                      equal_popularity_share(n, seen, f1, f2, found, unfound))
+
+
 def sample_statistics(entry_node: np.ndarray, counts: np.ndarray, n_nodes: int) -> tuple[np.ndarray, ...]:
     """Sample size, distinct positives, singletons and sum of squared counts of each node, shape ``(..., n_nodes, 1)``.
 
     ``counts`` is ``(entries,)`` or ``(replicates, entries)``: one set of counts per row.
     """
     counts = np.atleast_2d(counts)
-    rows = counts.shape[0]
+    return tuple(_per_node(entry_node, values, n_nodes) for values in (counts, counts > 0, counts == 1, counts ** 2))
+
+
+def doubletons(entry_node: np.ndarray, counts: np.ndarray, n_nodes: int) -> np.ndarray:
+    """Positives returned exactly twice ``f_2`` per node, shaped like :func:`sample_statistics`' outputs."""
+    return _per_node(entry_node, np.atleast_2d(counts) == 2, n_nodes)
+
+
+def _per_node(entry_node: np.ndarray, values: np.ndarray, n_nodes: int) -> np.ndarray:
+    """Sums of ``values`` (``(replicates, entries)``) per node: ``(replicates, n_nodes, 1)``."""
+    rows = values.shape[0]
     slot = (np.arange(rows)[:, None] * n_nodes + entry_node).ravel()
-
-    def per_node(values: np.ndarray) -> np.ndarray:
-        return np.bincount(slot, weights=values.ravel(), minlength=rows * n_nodes).reshape(rows, n_nodes, 1)
-
-    return per_node(counts), per_node(counts > 0), per_node(counts == 1), per_node(counts ** 2)
+    return np.bincount(slot, weights=values.ravel(), minlength=rows * n_nodes).reshape(rows, n_nodes, 1)
