@@ -25,18 +25,11 @@ efficient crowdsourced data extraction", CIKM 2019, Sec. 5:
   therefore at least ``r'(q) - r(q)``, ``r'`` the gain with the node's
   unfound count raised to the largest such sum of its children's (raised
   bottom-up, :meth:`~labelwise.discover.hierarchy.Hierarchy.raised_to_children`).
-  Measured in simulation: late in the budget both ``crux`` and ``greedy``
-  left queries unasked that make every answer new at a shallow node with
-  ``k`` or more positives left (the best one-step yield per cost stayed
-  near its early value while the realized one fell to a fifth), and the
-  choices where ``crux`` differed from ``greedy`` were better one step
-  ahead on average; scaling ``sigma`` by the budget left, capping it at
-  ``k``, a horizon-aware ``log(H / n)`` in place of ``log t`` (Audibert and
-  Bubeck, "Minimax policies for adversarial and stochastic bandits", COLT
-  2009; ``H`` the queries of ``q`` the budget left affords) or dropping the
-  elimination only moved ``crux`` between its old self and ``greedy``; the
-  children's count put it ahead of ``greedy`` from a fifth of the budget
-  on with Zipf popularity;
+  Scaling ``sigma`` by the budget left, capping it at ``k``, or a
+  horizon-aware ``log(H / n)`` in place of ``log t`` (Audibert and Bubeck,
+  "Minimax policies for adversarial and stochastic bandits", COLT 2009)
+  only moved ``crux`` between its old self and ``greedy`` in simulation;
+  the children's count put it ahead of ``greedy`` with Zipf popularity;
 * Algorithm 2: after a query at ``v`` the configurations of ``v``'s children
   join the expanded set (top-down expansion), and the active set is the
   expanded set without the configurations whose upper bound is below the
@@ -89,17 +82,11 @@ popularity the unseen are the rarer ones and hold less).
 Fourth, ``v`` in ``sigma`` is the bootstrap's upper semivariance
 (:func:`~labelwise.discover.gain.gain_with_variance`): the Poisson
 bootstrap of a sparse sample drops singletons, and its replicates then
-score a node with dozens of positives left as nearly exhausted (an
-exclude list of every positive found: 10 new in the sample, 1 in most
-replicates), a spread below the estimate, not above it.  Measured
-in simulation with uniform popularity, that spread (``sigma`` near 1
-there, 0.1 at the root) sent ``crux`` from the root to nodes with an
-exclude list of every positive found at a fifth of the budget, sooner
-than ``greedy`` and the oracle, while the root still yielded more per
-cost (the root asked in 37% of its queries from 20% to 25% of the
-budget, theirs 82-83%); with the upper semivariance and the
-equal-popularity cap ``crux`` found more from Zipf 0.5 on at most budget
-points as well (the benchmark's tables).
+score a node with dozens of positives left as nearly exhausted, a spread
+below the estimate, not above it.  With uniform popularity that spread
+sent ``crux`` from the root to exclude lists of every positive found
+sooner than ``greedy`` and the oracle, while the root still yielded more
+per cost (``benchmarks/discover_gain_headroom.py``).
 
 Fifth, each earlier answer behind those recaptures weighs ``F_then /
 F_now``, the node's found count when it came over the count now (running
@@ -107,13 +94,12 @@ sums scaled by ``F / (F + new)`` whenever positives of the node are
 found): the odds estimate ``M / (1 - M)``, and the found share ``M`` grows
 with the found count (in proportion with equal popularity).  Pooled
 unweighted, a node's first answers, nearly all new, held its unseen mass
-near its early value: in simulation with uniform popularity a node with
-two thirds found scored 0.6 (truth 0.3) and drew exclude lists of part of
-its found positives (7.6 new promised, 5 true).  A fixed discount of 0.8
-per query reaching the node (the discounted UCB of Garivier and Moulines,
-"On upper-confidence bound policies for switching bandit problems", ALT
-2011) did as well on the small hierarchy but lost late on the large one,
-whose small nodes are reached by single answers that change nothing.
+near its early value, and ``crux`` kept asking nodes mostly found.  A
+fixed discount per query reaching the node (the discounted UCB of
+Garivier and Moulines, "On upper-confidence bound policies for switching
+bandit problems", ALT 2011) did as well on the small hierarchy but lost
+late on the large one, whose small nodes are reached by single answers
+that change nothing.
 
 An answer with fewer than ``k`` positives says the node has no other
 positive outside the exclude list: the node and every node below it are
