@@ -189,13 +189,13 @@ def test_simulate_on_duckdb_equals_the_in_memory_rounds(pool, parquet_pool):
 def test_intervals_hold_the_error_on_an_over_confident_pool_with_positives_common():
     """5% positives, probabilities sigmoid(3 x calibrated logit), weak separation: the rounds draw hundreds of
     exceptions, and the weighted map's variance falls in the very runs whose estimate is too high (few tail positives
-    drawn, a steep tail fitted): 0.86 x the error, covering 0.91.  The counted-once map's rates (``NORMAL_HITS``)
+    drawn, a steep tail fitted): 0.81 x the error, covering 0.88.  The counted-once map's rates (``NORMAL_HITS``)
     hold it: the mean interval sd at least the RMSE less 1.5 standard errors of its estimate over the runs."""
     from scipy.special import expit
 
     from labelwise import Pool
 
-    n, prevalence, k, d, runs = 20_000, 0.05, 3.0, 2.0, 100
+    n, prevalence, k, d, runs = 20_000, 0.05, 3.0, 2.0, 60
     rng = np.random.default_rng(5)
     n_pos = round(prevalence * n)
     labels = np.zeros(n, np.int8)
