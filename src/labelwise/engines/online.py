@@ -270,7 +270,8 @@ class BlockRounds:
         pi = model.posterior()[self.leaf]
         unlabeled = unlabeled_covariance(u, pi, U, coef, b_rounds.sum(axis=0), N,
                                          bound=JumpBound(b_rounds.T, w, measure.upper - measure.lower))
-        if self.design.variance in HINDSIGHT_VARIANCES:  # the exceptions left can only be missed
+        # the exceptions left can only be missed (read so for the mixture too where its weighted map overstates them)
+        if self.design.variance in HINDSIGHT_VARIANCES or model.rate_spread is not None:
             drawn = None
             if self.design.variance == "conditional":  # the third case read on what the rounds drew
                 drawn = DrawnExceptions(g[judged], log.labels[judged],
