@@ -61,8 +61,7 @@ def weighted_understates(weighted: float, counted_once: np.ndarray) -> bool:
     items) puts it in the posterior's lower tail on pools where the map holds,
     and a test at a tail probability fired there, widening intervals that
     covered (``benchmarks/robustness.py``, the weak 1:1000 pools).  A
-    weighted map that overstates them leaves the interval conservative, and
-    is kept.
+    weighted map that overstates them is tested apart (:func:`weighted_overstates`).
 
     Parameters
     ----------
@@ -89,15 +88,13 @@ def weighted_overstates(weighted: float, counted_once: np.ndarray, weight: np.nd
     interval is read in hindsight over that posterior
     (:meth:`BlockLeaves.model`).  Its missed case alone, the mixture over
     the same posterior, under-covers there: where the labels saw few
-    positives the posterior puts fewer left than there are
-    (``benchmarks/design_variants.py`` on the grid's 1e-05-x0.5-strong).
+    positives the posterior puts fewer left than there are (the robustness
+    grid's 1e-05-x0.5-strong at 2000 labels).
 
     Parameters
     ----------
-    weighted : float
-        The positives left unlabeled under the weighted map.
-    counted_once : ndarray (k,)
-        The same under each point of the unweighted posterior's grid.
+    weighted, counted_once
+        As :func:`weighted_understates`.
     weight : ndarray (k,)
         The points' posterior probabilities.
     """
