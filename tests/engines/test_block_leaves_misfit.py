@@ -1,8 +1,13 @@
-"""The interval's recalibration: the design-weighted Platt map unless the labels counted once show it too low."""
+"""The interval's recalibration: the design-weighted Platt map unless the labels counted once show it too low, or
+read in hindsight where they show it too high."""
 
 import numpy as np
 
-from labelwise.engines.block_leaves import weighted_understates
+from labelwise.engines.block_leaves import (
+    OVERSTATED,
+    weighted_overstates,
+    weighted_understates,
+)
 
 COUNTED_ONCE = np.array([1.0, 10.0, 100.0, 1000.0])
 
@@ -11,7 +16,7 @@ def test_only_a_weighted_count_below_every_point_of_the_posterior_is_a_misfit():
     assert weighted_understates(0.99, COUNTED_ONCE)
     assert not weighted_understates(1.0, COUNTED_ONCE)  # at the lowest point: within the posterior's reach
     assert not weighted_understates(50.0, COUNTED_ONCE)
-    assert not weighted_understates(5000.0, COUNTED_ONCE)  # too high: the interval stays conservative
+    assert not weighted_understates(5000.0, COUNTED_ONCE)  # too high: tested apart (weighted_overstates)
 
 
 def misfit_leaves(tail_floor: bool):
@@ -102,3 +107,42 @@ def test_the_normal_case_reads_the_map_fitted_to_the_labels_each_counted_once():
     weighted = leaves.model(blocks, labels)  # the rounds' map, steeper: the tail's one label stands for 1e6 items
     weighted_mean = (weighted.positive - k) / (weighted.positive + weighted.negative - n)[0]
     assert weighted_mean[3] < prior_mean[3] / 10
+
+
+def test_a_weighted_count_the_posterior_gives_less_than_its_tail_probability_overstates():
+    weight = np.array([0.5, 0.3, 0.2 - OVERSTATED / 2, OVERSTATED / 2])
+    assert weighted_overstates(1000.0, COUNTED_ONCE, weight)  # only the last point reaches it
+    assert weighted_overstates(1001.0, COUNTED_ONCE, weight)  # none does
+    assert not weighted_overstates(100.0, COUNTED_ONCE, weight)  # the last two: 0.2
+    assert not weighted_overstates(1000.0, COUNTED_ONCE, np.full(4, 0.25))
+
+
+def test_where_the_weighted_map_overstates_the_interval_is_read_in_hindsight():
+    """Five score blocks at logits 2 to -7 of an under-confident system (true logits twice those), 100 to a
+    million items, 50 labels each with the 49 and 6 positives of the top two: the top labels stand for few items
+    each, the weighted slope stays near its prior's 1 (the tail's rates of 1e-3) while the labels counted once read
+    a slope near 2, under which the weighted count of positives left is in the posterior's far tail."""
+    from scipy.special import expit
+
+    import labelwise as lw
+    from labelwise.engines.block_leaves import BlockLeaves
+    from labelwise.engines.blocks import BlockSummary
+    from labelwise.oracle.calibration import logits_of, platt_posterior
+
+    prior = expit(np.array([2.0, -1.0, -3.0, -5.0, -7.0]))
+    counts = np.array([100, 1_000, 10_000, 100_000, 1_000_000])
+    summary = BlockSummary(np.arange(5, dtype=np.int64), counts, counts * prior, 1, False)
+    leaves = BlockLeaves(lw.OnlinePoissonDesign(), summary, prior, np.arange(5))
+    blocks = np.repeat(np.arange(5), 50)
+    labels = np.zeros(blocks.size, dtype=int)
+    labels[:49] = 1
+    labels[50:56] = 1
+    model = leaves.model(blocks, labels, interval=True)
+    assert model.rate_spread is not None and model.point_rates is None  # the hindsight read
+    posterior = platt_posterior(logits_of(leaves.prior)[blocks], labels)
+    n = np.bincount(blocks, minlength=5)
+    strength = (model.positive + model.negative - n)[0]
+    at_points = expit(logits_of(prior)[:, None] * posterior.a + posterior.b).T  # each block its own leaf
+    # the leaves' Beta means are the posterior's average rates, their spread that average's over its points
+    np.testing.assert_allclose(model.positive, strength * (posterior.weight @ at_points) + labels @ np.eye(5)[blocks])
+    assert leaves.model(blocks, labels).rate_spread is None  # the rounds plan with the weighted map

@@ -27,7 +27,9 @@ the exceptions that were drawn are labeled items, in the design-based part. On r
 move the estimate by more than F1 can move (:func:`~labelwise.estimators.jump_limit`). On score blocks, where the
 labels each counted once show the design-weighted recalibration to understate the pool's positives
 (:func:`~labelwise.engines.block_leaves.weighted_understates`), the mixture's missed case is the count of exceptions left
-over the recalibration's posterior, each count at the measure's own error (:func:`~labelwise.estimators.missed_errors`).
+over the recalibration's posterior, each count at the measure's own error (:func:`~labelwise.estimators.missed_errors`);
+where they show it to overstate them (:func:`~labelwise.engines.block_leaves.weighted_overstates`: under-confident
+scores), the interval is read in hindsight over that posterior, as with ``variance="hindsight"``.
 ``variance="hindsight"`` (opt-in) drops the last case on binary pools, whose rounds run on score
 blocks (:mod:`~labelwise.designs.hashed_online`), and takes each leaf's rate of exceptions as uncertain instead
 (:func:`~labelwise.designs.unlabeled_covariance.missed_in_hindsight`); this per-item sampler keeps it.

@@ -34,7 +34,10 @@ from ..oracle.calibration import (
 )
 from .blocks import BlockSummary
 
-__all__ = ["BlockLeaves", "weighted_understates"]
+__all__ = ["OVERSTATED", "BlockLeaves", "weighted_overstates", "weighted_understates"]
+
+# posterior probability of as many positives left as the weighted map counts, below which it overstates them
+OVERSTATED = 0.025
 
 
 def weighted_understates(weighted: float, counted_once: np.ndarray) -> bool:
@@ -58,8 +61,7 @@ def weighted_understates(weighted: float, counted_once: np.ndarray) -> bool:
     items) puts it in the posterior's lower tail on pools where the map holds,
     and a test at a tail probability fired there, widening intervals that
     covered (``benchmarks/robustness.py``, the weak 1:1000 pools).  A
-    weighted map that overstates them leaves the interval conservative, and
-    is kept.
+    weighted map that overstates them is tested apart (:func:`weighted_overstates`).
 
     Parameters
     ----------
@@ -69,6 +71,34 @@ def weighted_understates(weighted: float, counted_once: np.ndarray) -> bool:
         The same under each point of the unweighted posterior's grid.
     """
     return bool(weighted < counted_once.min())
+
+
+def weighted_overstates(weighted: float, counted_once: np.ndarray, weight: np.ndarray) -> bool:
+    """Whether the labels, each counted once, show the design-weighted recalibration to overstate the positives.
+
+    On under-confident scores (the true recalibrated slope well above 1)
+    the positives sit in the top blocks, whose labels each stand for few
+    items: rescaled to mean 1, their weights leave the weighted fit's slope
+    to its prior, centred on the identity, and the map spreads the
+    positives over the tail, where no number of labels can show its rates
+    of 1e-4 too high.  The mixture's hit case then carries that count and
+    its interval is the whole range.  The unweighted posterior reads the
+    slope from the labels (:func:`weighted_understates`); where it gives
+    the weighted count less than :data:`OVERSTATED` probability, the
+    interval is read in hindsight over that posterior
+    (:meth:`BlockLeaves.model`).  Its missed case alone, the mixture over
+    the same posterior, under-covers there: where the labels saw few
+    positives the posterior puts fewer left than there are (the robustness
+    grid's 1e-05-x0.5-strong at 2000 labels).
+
+    Parameters
+    ----------
+    weighted, counted_once
+        As :func:`weighted_understates`.
+    weight : ndarray (k,)
+        The points' posterior probabilities.
+    """
+    return bool(weight @ (counted_once >= weighted) < OVERSTATED)
 
 
 class BlockLeaves:
@@ -132,8 +162,10 @@ class BlockLeaves:
         (:func:`weighted_understates`), the map averaged over its posterior
         given the labels, each counted once
         (:func:`~labelwise.oracle.calibration.platt_posterior`, on a grid);
-        the hindsight-read intervals get the leaf rates' spread over that
-        posterior (:attr:`LeafModel.rate_spread`), the mixture the leaf rates
+        the hindsight-read intervals, and the mixture's where its weighted map
+        overstates the positives left (:func:`weighted_overstates`), get the
+        leaf rates' spread over that posterior (:attr:`LeafModel.rate_spread`,
+        read in hindsight by the rounds' estimate), the mixture the leaf rates
         at every point of it (:attr:`LeafModel.point_rates`).  Each label
         once: the rounds choose whom to label from the scores and the earlier
         labels only, so the design is ignorable and the map's posterior is
@@ -170,14 +202,16 @@ class BlockLeaves:
         if calibrated and interval and not counted_once and self.design.variance in (*HINDSIGHT_VARIANCES, "mixture"):
             posterior = platt_posterior(logits[blocks], labels)
             block_rates = expit(logits[:, None] * posterior.a + posterior.b)  # (G, points)
-            if self.design.variance in HINDSIGHT_VARIANCES or weighted_understates(
-                    *self._positives_left(s1, blocks, block_rates)):
+            weighted, once_left = self._positives_left(s1, blocks, block_rates)
+            hindsight = self.design.variance in HINDSIGHT_VARIANCES or weighted_overstates(
+                weighted, once_left, posterior.weight)
+            if hindsight or weighted_understates(weighted, once_left):
                 r0 = floor_rate(posterior(logits[blocks]), labels) if floored else 0.0
                 # each leaf's prior mean at every grid point of the posterior, (points, L)
                 at_points = r0 + (1.0 - r0) * (self.leaf_matrix @ block_rates).T
                 leaf_s1 = posterior.weight @ at_points
                 alpha, beta = strength * leaf_s1 + O[:, 1], strength * (1.0 - leaf_s1) + O[:, 0]
-                if self.design.variance in HINDSIGHT_VARIANCES:
+                if hindsight:
                     shrink = strength / (strength + O.sum(axis=1))  # a leaf's posterior mean rate moves by this
                     return LeafModel(alpha, beta, np.sqrt(posterior.weight)[:, None] * (at_points - leaf_s1) * shrink)
                 rates = (strength * at_points + O[:, 1]) / (strength + O.sum(axis=1))

@@ -284,13 +284,15 @@ class BlockRounds:
         pi = model.posterior()[self.leaf]
         bound = JumpBound(b_rounds.T, w, measure.upper - measure.lower)
         unlabeled = unlabeled_covariance(u, pi, U, coef, b_rounds.sum(axis=0), N, bound=bound)
-        if self.design.variance == "mixture" and self.design.calibration == "platt" and unlabeled.hits >= NORMAL_HITS:
+        if self.design.variance == "mixture" and self.design.calibration == "platt" and model.rate_spread is None \
+                and unlabeled.hits >= NORMAL_HITS:
             # the normal case: its full variance at the larger of the weighted map's rates and the counted-once map's
             once = self.leaves.model(g[judged], log.labels[judged], interval=True, counted_once=True)
             full = unlabeled_covariance(u, once.posterior()[self.leaf], U, coef, b_rounds.sum(axis=0), N,
                                         bound=bound).full
             unlabeled = unlabeled._replace(full=larger_variance(unlabeled.full, full))
-        if self.design.variance in HINDSIGHT_VARIANCES:  # the exceptions left can only be missed
+        # the exceptions left can only be missed (read so for the mixture too where its weighted map overstates them)
+        if self.design.variance in HINDSIGHT_VARIANCES or model.rate_spread is not None:
             drawn = None
             if self.design.variance == "conditional":  # the third case read on what the rounds drew
                 drawn = DrawnExceptions(g[judged], log.labels[judged],
