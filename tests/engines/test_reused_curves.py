@@ -141,3 +141,23 @@ def test_a_reused_curves_recall_covers_on_duckdb(tmp_path, design):
     middle = [i for i, n in enumerate(curve.names) if n.startswith("recall@")][1]
     assert 0.9 < truth[middle] < 0.99
     assert covered[middle] / runs >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / runs), dict(zip(curve.names, covered / runs))
+
+
+def test_a_curve_named_on_an_engine_pool_spreads_its_thresholds_over_the_scores(tmp_path):
+    """``pr_curve:3`` / ``auc:4`` by name on an engine pool and session: the thresholds of the same name in memory
+    (a pool under the sample size is read whole), on the raw scores, not on the blocks' mean probabilities in [0, 1]."""
+    made = make_pool(3000, prevalence=0.05, seed=3)
+    pool = Pool.from_arrays(made.item_ids, preds=made.preds, probs=made.probs, scores=made.scores,
+                            labels=made.labels)
+    path = tmp_path / "pool.parquet"
+    pd.DataFrame({"item_id": pool.item_ids, "pred": pool.preds[:, 0], "prob": pool.probs[:, 0],
+                  "score": pool.scores[:, 0]}).to_parquet(path, index=False)
+    engine = EnginePool.open(path, "duckdb")
+    for name in ("pr_curve:3", "auc:4"):
+        expected = make_measure(name, pool).thresholds
+        assert expected.min() < 0 or expected.max() > 1  # raw scores: a threshold outside [0, 1]
+        np.testing.assert_array_equal(engine.measure(name).thresholds, expected)
+    with EngineSession.create(tmp_path / "s.lw", engine, measure="f1", systems=0, design=make_design("passive"),
+                              budget=100, seed=0) as session:
+        curve = session.make_measure("f1,pr_curve:3")
+    np.testing.assert_array_equal(curve.parts[1].thresholds, make_measure("pr_curve:3", pool).thresholds)

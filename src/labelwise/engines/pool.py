@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
@@ -14,7 +14,8 @@ from ..designs import Design
 from ..designs.hashed import HashOrder, first_by_ratio
 from ..designs.poisson_blocks import block_model_widening
 from ..estimators import Estimate
-from ..measures import Measure, make_measure
+from ..measures import CombinedMeasure, Measure, make_measure
+from ..measures.thresholds import ThresholdMeasure
 from ..pool import Pool
 from .blocks import BlockSummary
 from .files import expand_paths, fingerprint
@@ -22,10 +23,30 @@ from .hashing import item_uniform
 from .plan import Plan, PlannedSample, block_inclusion
 from .source import MemorySource, PoolSource
 
-__all__ = ["ENGINES", "EnginePool"]
+__all__ = ["ENGINES", "EnginePool", "measure_on_blocks"]
 
 #: Engines a Parquet pool can be read with.
 ENGINES = ("duckdb", "spark")
+#: Rows a curve's thresholds are spread over (:func:`measure_on_blocks`).
+THRESHOLD_SAMPLE = 100_000
+
+
+def measure_on_blocks(names: str | Sequence[str], summary: BlockSummary, system_names: tuple[str, ...],
+                      systems: str | int | Sequence[int], rows: Callable[[], Pool]) -> Measure:
+    """:func:`labelwise.make_measure` on the blocks' representatives, or on ``rows()`` for a curve.
+
+    A curve's (:class:`~labelwise.measures.thresholds.ThresholdMeasure`)
+    thresholds are spread over the system's scores, which the
+    representatives do not have (their probability is the block's mean
+    prior): over them a PR curve of raw scores got thresholds in [0, 1].
+    ``rows`` gives the outputs of a uniform sample of the pool's rows
+    (:meth:`EnginePool.sampled_rows`).
+    """
+    measure = make_measure(names, summary.representatives(system_names), systems)
+    parts = measure.parts if isinstance(measure, CombinedMeasure) else [measure]
+    if any(isinstance(part, ThresholdMeasure) for part in parts):
+        measure = make_measure(names, rows(), systems)
+    return measure
 
 
 class EnginePool:
@@ -118,8 +139,17 @@ class EnginePool:
         return fingerprint(self.files)
 
     def measure(self, names: str | Sequence[str], systems: str | int | Sequence[int] = 0) -> Measure:
-        """:func:`labelwise.make_measure` for this pool's systems."""
-        return make_measure(names, self.summary.representatives(self.system_names), systems)
+        """:func:`labelwise.make_measure` for this pool's systems (:func:`measure_on_blocks`)."""
+        return measure_on_blocks(names, self.summary, self.system_names, systems, self.sampled_rows)
+
+    def sampled_rows(self, size: int = THRESHOLD_SAMPLE) -> Pool:
+        """The outputs of a simple random sample of about ``size`` rows (all of them in a smaller pool), drawn by the
+        item hash with seed 0: the same rows every time, in every engine."""
+        keys = self.summary.keys
+        plan = Plan(keys, np.full(keys.size, min(1.0, size / self.n_items)), uniform=True)
+        ids = self.sample(plan, 0).item_ids
+        out = self.source.outputs(ids)
+        return Pool.from_arrays(ids, preds=out.preds, scores=out.scores, probs=out.probs)
 
     def plan(self, design: Design, measure: Measure, budget: int) -> Plan:
         """``design``'s inclusion probability per block for ``budget`` expected labels."""

@@ -36,7 +36,7 @@ import pandas as pd
 
 from ..designs import Design, design_from_spec
 from ..estimators import Estimate
-from ..measures import Measure, make_measure
+from ..measures import Measure
 from ..store import StoreError
 from ..store.sqlite import connect, operational_error, statements, transaction
 from .blocks import BlockSummary
@@ -54,7 +54,7 @@ from .plan import (
     PlannedSample,
     check_engine_design,
 )
-from .pool import EnginePool
+from .pool import EnginePool, measure_on_blocks
 from .reused_losses import engine_block_losses
 from .session_estimate import session_estimate
 from .strata import EngineStrata, engine_strata, next_batch
@@ -195,9 +195,9 @@ class EngineSession:
 
     def make_measure(self, names: str | None = None, systems: str | int | list[int] | None = None) -> Measure:
         """The session's measure, or ``names`` for ``systems`` (sample reuse)."""
-        rep = self.summary.representatives(self.columns.system_names)
-        return make_measure(names or self.meta["measure"], rep,
-                            self.meta["systems"] if systems is None else systems)
+        return measure_on_blocks(names or self.meta["measure"], self.summary, self.columns.system_names,
+                                 self.meta["systems"] if systems is None else systems,
+                                 lambda: self.pool.sampled_rows())
 
     @property
     def design(self) -> Design:
