@@ -114,6 +114,17 @@ def test_reused_interval_of_a_duckdb_session_equals_the_in_memory_one(request, t
     np.testing.assert_allclose(np.array(duck.interval()), np.array(memory.interval()), rtol=1e-9, atol=1e-12)
 
 
+def scored_parquet(tmp_path, n_items: int, prevalence: float):
+    """A generated pool with raw scores and probabilities, in memory and as a Parquet file."""
+    made = make_pool(n_items, prevalence=prevalence, seed=3)
+    pool = Pool.from_arrays(made.item_ids, preds=made.preds, probs=made.probs, scores=made.scores,
+                            labels=made.labels)
+    path = tmp_path / "pool.parquet"
+    pd.DataFrame({"item_id": pool.item_ids, "pred": pool.preds[:, 0], "prob": pool.probs[:, 0],
+                  "score": pool.scores[:, 0]}).to_parquet(path, index=False)
+    return pool, path
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("design", ["online-poisson", "importance"])
 def test_a_reused_curves_recall_covers_on_duckdb(tmp_path, design):
@@ -121,12 +132,7 @@ def test_a_reused_curves_recall_covers_on_duckdb(tmp_path, design):
     score low) covers at least 0.95 - 3 s.e. (0.83).  Before, importance covered 0.33 (the labeled items'
     interval alone); online-poisson 0.97, by a wrong model: the curve's thresholds cut none of the blocks' mean
     probabilities, so every block was taken between the first two."""
-    made = make_pool(20000, prevalence=0.01, seed=3)
-    pool = Pool.from_arrays(made.item_ids, preds=made.preds, probs=made.probs, scores=made.scores,
-                            labels=made.labels)
-    path = tmp_path / "pool.parquet"
-    pd.DataFrame({"item_id": pool.item_ids, "pred": pool.preds[:, 0], "prob": pool.probs[:, 0],
-                  "score": pool.scores[:, 0]}).to_parquet(path, index=False)
+    pool, path = scored_parquet(tmp_path, 20000, 0.01)
     curve = make_measure("pr_curve:3", pool)
     truth = true_value(pool, curve)
     engine, runs, covered = EnginePool.open(path, "duckdb"), 30, np.zeros(truth.size)
@@ -146,12 +152,7 @@ def test_a_reused_curves_recall_covers_on_duckdb(tmp_path, design):
 def test_a_curve_named_on_an_engine_pool_spreads_its_thresholds_over_the_scores(tmp_path):
     """``pr_curve:3`` / ``auc:4`` by name on an engine pool and session: the thresholds of the same name in memory
     (a pool under the sample size is read whole), on the raw scores, not on the blocks' mean probabilities in [0, 1]."""
-    made = make_pool(3000, prevalence=0.05, seed=3)
-    pool = Pool.from_arrays(made.item_ids, preds=made.preds, probs=made.probs, scores=made.scores,
-                            labels=made.labels)
-    path = tmp_path / "pool.parquet"
-    pd.DataFrame({"item_id": pool.item_ids, "pred": pool.preds[:, 0], "prob": pool.probs[:, 0],
-                  "score": pool.scores[:, 0]}).to_parquet(path, index=False)
+    pool, path = scored_parquet(tmp_path, 3000, 0.05)
     engine = EnginePool.open(path, "duckdb")
     for name in ("pr_curve:3", "auc:4"):
         expected = make_measure(name, pool).thresholds
