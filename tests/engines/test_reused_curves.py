@@ -162,3 +162,9 @@ def test_a_curve_named_on_an_engine_pool_spreads_its_thresholds_over_the_scores(
                               budget=100, seed=0) as session:
         curve = session.make_measure("f1,pr_curve:3")
     np.testing.assert_array_equal(curve.parts[1].thresholds, make_measure("pr_curve:3", pool).thresholds)
+    # a session written before keeps the thresholds its proposal was made with: the representatives'
+    with EngineSession.open(tmp_path / "s.lw") as session:
+        session.meta.pop("curve_thresholds")
+        old = session.make_measure("pr_curve:3").thresholds
+    representatives = make_measure("pr_curve:3", engine.summary.representatives(engine.system_names)).thresholds
+    np.testing.assert_array_equal(old, representatives)

@@ -36,7 +36,7 @@ from .blocks import BlockSummary
 
 __all__ = ["OVERSTATED", "BlockLeaves", "weighted_overstates", "weighted_understates"]
 
-# posterior probability of as many positives left as the weighted map counts, below which it overstates them
+#: Posterior probability of as many positives left as the weighted map counts, below which it overstates them.
 OVERSTATED = 0.025
 
 

@@ -109,8 +109,8 @@ __all__ = ["BlockRounds", "RoundLog", "bin_strata", "block_rounds", "model_strat
 #: Poisson count of 30 and more, the usual rule).  Its variance then needs the rates of the exceptions left, which
 #: the map weighted by the items each label stands for sets low in the very runs whose estimate is too high (few
 #: tail positives drawn, a steep tail fitted); the map given the labels each counted once does not depend on the
-#: weights, and the larger of the two variances is taken (``benchmarks/design_variants.py`` on the 0.05 and 0.01
-#: pools of the robustness grid).  With few hits the jumps are heavy-tailed and the full variance already
+#: weights, and the larger of the two variances is taken (``benchmarks/robustness.py``: the 5% pools; and
+#: ``benchmarks/design_variants.py`` on 1% and 0.3% pools outside the grid).  With few hits the jumps are heavy-tailed and the full variance already
 #: overstates a typical run's error; the counted-once map there would widen intervals that cover.
 NORMAL_HITS = 30.0
 
@@ -282,14 +282,13 @@ class BlockRounds:
         coef = w[:, None] ** 2 * (1.0 / b_rounds - 1.0)
         model = self.leaves.model(g[judged], log.labels[judged], interval=True)
         pi = model.posterior()[self.leaf]
-        bound = JumpBound(b_rounds.T, w, measure.upper - measure.lower)
-        unlabeled = unlabeled_covariance(u, pi, U, coef, b_rounds.sum(axis=0), N, bound=bound)
+        bound, b_seen = JumpBound(b_rounds.T, w, measure.upper - measure.lower), b_rounds.sum(axis=0)
+        unlabeled = unlabeled_covariance(u, pi, U, coef, b_seen, N, bound=bound)
         if self.design.variance == "mixture" and self.design.calibration == "platt" and model.rate_spread is None \
                 and unlabeled.hits >= NORMAL_HITS:
             # the normal case: its full variance at the larger of the weighted map's rates and the counted-once map's
             once = self.leaves.model(g[judged], log.labels[judged], interval=True, counted_once=True)
-            full = unlabeled_covariance(u, once.posterior()[self.leaf], U, coef, b_rounds.sum(axis=0), N,
-                                        bound=bound).full
+            full = unlabeled_covariance(u, once.posterior()[self.leaf], U, coef, b_seen, N, bound=bound).full
             unlabeled = unlabeled._replace(full=larger_variance(unlabeled.full, full))
         # the exceptions left can only be missed (read so for the mixture too where its weighted map overstates them)
         if self.design.variance in HINDSIGHT_VARIANCES or model.rate_spread is not None:

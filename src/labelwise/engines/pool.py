@@ -32,7 +32,7 @@ THRESHOLD_SAMPLE = 100_000
 
 
 def measure_on_blocks(names: str | Sequence[str], summary: BlockSummary, system_names: tuple[str, ...],
-                      systems: str | int | Sequence[int], rows: Callable[[], Pool]) -> Measure:
+                      systems: str | int | Sequence[int], rows: Callable[[], Pool] | None) -> Measure:
     """:func:`labelwise.make_measure` on the blocks' representatives, or on ``rows()`` for a curve.
 
     A curve's (:class:`~labelwise.measures.thresholds.ThresholdMeasure`)
@@ -40,11 +40,12 @@ def measure_on_blocks(names: str | Sequence[str], summary: BlockSummary, system_
     representatives do not have (their probability is the block's mean
     prior): over them a PR curve of raw scores got thresholds in [0, 1].
     ``rows`` gives the outputs of a uniform sample of the pool's rows
-    (:meth:`EnginePool.sampled_rows`).
+    (:meth:`EnginePool.sampled_rows`); ``None``: the representatives for
+    every measure (sessions written before).
     """
     measure = make_measure(names, summary.representatives(system_names), systems)
     parts = measure.parts if isinstance(measure, CombinedMeasure) else [measure]
-    if any(isinstance(part, ThresholdMeasure) for part in parts):
+    if rows is not None and any(isinstance(part, ThresholdMeasure) for part in parts):
         measure = make_measure(names, rows(), systems)
     return measure
 

@@ -73,6 +73,8 @@ CREATE TABLE labels (item_id INTEGER PRIMARY KEY, label INTEGER NOT NULL, source
 
 #: The marker table's key of the blocks within the ``stratified`` strata (:meth:`EngineSession.stratum_summary`).
 _STRATUM_SUMMARY = "stratum_summary"
+#: The meta key saying where a curve's thresholds come from (:meth:`EngineSession.make_measure`).
+_CURVE_THRESHOLDS = "curve_thresholds"
 
 
 class EngineSession:
@@ -116,6 +118,7 @@ class EngineSession:
                 "n_items": pool.n_items, "fingerprint": pool.fingerprint(), "columns": pool.source.columns.to_json(),
                 "measure": measure, "systems": systems, "design": design.spec(), "budget": budget, "seed": seed,
                 "level": level, "handed": 0, "spark_master": getattr(pool.source, "master", None),
+                _CURVE_THRESHOLDS: "sampled rows",
                 "strata": None if strata is None else strata.to_json()}
         if design.name == STRATIFIED:
             meta[_STRATUM_SUMMARY] = pool.stratum_summary(strata).to_json()
@@ -194,10 +197,17 @@ class EngineSession:
                              uniform=self.meta["design"]["design"] == "passive")
 
     def make_measure(self, names: str | None = None, systems: str | int | list[int] | None = None) -> Measure:
-        """The session's measure, or ``names`` for ``systems`` (sample reuse)."""
+        """The session's measure, or ``names`` for ``systems`` (sample reuse).
+
+        A curve's thresholds come from a sample of the pool's rows
+        (:func:`~labelwise.engines.pool.measure_on_blocks`); a session written
+        before that keeps the blocks' representatives', which its proposal
+        and draws were made with, so that they replay.
+        """
+        sampled = self.meta.get(_CURVE_THRESHOLDS) == "sampled rows"
         return measure_on_blocks(names or self.meta["measure"], self.summary, self.columns.system_names,
                                  self.meta["systems"] if systems is None else systems,
-                                 lambda: self.pool.sampled_rows())
+                                 (lambda: self.pool.sampled_rows()) if sampled else None)
 
     @property
     def design(self) -> Design:
