@@ -93,22 +93,24 @@ def misses(s: dict) -> list[str]:
 
 
 def summary_section(data: dict) -> str:
-    """Markdown: per pool and variant, MSE over passive's, coverage and width ratio, and the interval targets missed;
-    then the same table of every other run stored beside it (``out/design_variants_*.json``, written with
-    ``--out-name``)."""
-    others = [json.loads(f.read_text()) for f in sorted(OUT.glob("design_variants_*.json"))]
-    return "\n".join([variants_table(data), *(variants_table(d, heading=False) for d in others)])
+    """Markdown: per pool and variant, MSE over passive's, coverage and width ratio, and the interval targets missed.
+
+    A run stored under another ``--out-name`` (``out/design_variants_<suffix>.json``) is a section of its own,
+    headed by its suffix (see ``sections.NAMED_RUNS``)."""
+    return variants_table(data)
 
 
-def variants_table(data: dict, heading: bool = True) -> str:
-    """One run's table: its command, then per pool and variant the checkpoints' MSE/passive, coverage, width."""
+def variants_table(data: dict) -> str:
+    """One run's section: a heading, its command, then per pool and variant the checkpoints' MSE/passive, coverage,
+    width."""
     a = data["args"]
+    suffix = a.get("out_name", "design_variants").removeprefix("design_variants").lstrip("_")
     by = {(r["pool"], r["design"]): r for r in data["results"]}
     pools = list(dict.fromkeys(r["pool"] for r in data["results"]))
     labels = [r["design"] for r in data["results"] if r["pool"] == pools[0] and r["design"] != REFERENCE]
     head = " | ".join(f"MSE/passive {n} | cov {n} | width {n}" for n in CHECKPOINTS)
     out = [
-        *(["## Variants of a design on chosen pools", ""] if heading else []),
+        f"## Variants of a design on chosen pools{f': `{suffix}`' if suffix else ''}", "",
         (f"`python benchmarks/design_variants.py --pools {a['pools']} --designs \"{a['designs']}\" --measure "
          f"{a['measure']} --runs {a['runs']} --seed {a['seed']}{out_name(a)} --datasets <shared datasets>`: {a['measure']}, budget "
          f"{BUDGET} in batches of {BATCH_SIZE}, {a['runs']} runs per variant and pool. Width = mean width / (3.92 "
@@ -144,8 +146,8 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--datasets", type=Path, default=DATASETS, help="folder holding abt-buy.csv.gz, dblp-acm.csv.gz")
     ap.add_argument("--out-name", default="design_variants",
-                    help="JSON name in benchmarks/out: design_variants, or design_variants_<suffix> for a run whose "
-                         "table RESULTS.md shows below the first")
+                    help="JSON name in benchmarks/out: design_variants, or design_variants_<suffix> for a run "
+                         "RESULTS.md shows as a section of its own")
     args = ap.parse_args()
     if args.out_name != "design_variants" and not args.out_name.startswith("design_variants_"):
         ap.error("--out-name: design_variants or design_variants_<suffix> (RESULTS.md shows only those)")

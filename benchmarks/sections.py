@@ -6,8 +6,11 @@ Each script in :data:`SECTIONS` writes its raw results to
 This script renders every such JSON it finds into ``RESULTS.md``, each between
 ``<!-- section: <script> -->`` markers, after the design tables that
 ``benchmarks/results.py`` writes; a section whose JSON is absent keeps its last
-rendered text. ``results.py`` calls it at the end, so either script leaves the
-file whole.
+rendered text. A script in :data:`NAMED_RUNS` may store several runs
+(``out/<script>_<suffix>.json``, its ``--out-name``): each is a section of its
+own after the script's first, rendered by the same ``summary_section``.
+``results.py`` calls this script at the end, so either script leaves the file
+whole.
 
 Usage::
 
@@ -34,6 +37,9 @@ SECTIONS = ("robustness", "default_choice", "rare_design_intervals", "oasis_unse
             "engine_scale", "block_designs", "plan_losses", "hashed_designs", "poisson_memory", "importance_memory",
             "online_memory", "importance_intervals", "reuse_coverage", "reuse_engine", "tail_count", "tail_twins", "tail_plant", "hidden_positives", "tail_floor", "small_pool_intervals", "design_variants")
 
+#: Scripts whose runs may be stored under ``<script>_<suffix>.json`` too, each run its own section.
+NAMED_RUNS = ("design_variants",)
+
 _MARK = re.compile(r"<!-- section: ([\w-]+) -->\n")
 
 
@@ -46,6 +52,19 @@ def split_sections(text: str) -> tuple[str, dict[str, str]]:
     return head, sections
 
 
+def script_of(section: str) -> str:
+    """The script that renders ``section``: the section's own name, or the script of a named run."""
+    return next((name for name in NAMED_RUNS if section.startswith(f"{name}_")), section)
+
+
+def section_names(name: str, out: Path, old: dict[str, str]) -> list[str]:
+    """``name``, then for a script of :data:`NAMED_RUNS` its named runs, stored now or rendered before."""
+    if name not in NAMED_RUNS:
+        return [name]
+    named = {path.stem for path in out.glob(f"{name}_*.json")} | {key for key in old if key.startswith(f"{name}_")}
+    return [name, *sorted(named)]
+
+
 def render_section(name: str, out: Path = OUT) -> str | None:
     """Section ``name`` rendered from ``out/<name>.json`` by its script, None when the JSON is absent."""
     path = out / f"{name}.json"
@@ -53,7 +72,7 @@ def render_section(name: str, out: Path = OUT) -> str | None:
         return None
     if str(HERE) not in sys.path:
         sys.path.insert(0, str(HERE))
-    module = importlib.import_module(name)
+    module = importlib.import_module(script_of(name))
     return module.summary_section(json.loads(path.read_text())).strip("\n") + "\n"
 
 
@@ -61,7 +80,7 @@ def rerender(text: str, out: Path = OUT) -> str:
     """``text`` (a RESULTS.md) with every section whose JSON is present rendered afresh."""
     head, old = split_sections(text)
     body = [head.rstrip("\n") + "\n"]
-    for name in SECTIONS:
+    for name in (section for script in SECTIONS for section in section_names(script, out, old)):
         section = render_section(name, out) or old.get(name)
         if section:
             body.append(f"\n<!-- section: {name} -->\n{section}")
@@ -74,7 +93,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=OUT, help="folder of the scripts' JSON files")
     args = ap.parse_args()
     args.results.write_text(rerender(args.results.read_text(), args.out))
-    found = [name for name in SECTIONS if (args.out / f"{name}.json").exists()]
+    found = [path.stem for path in sorted(args.out.glob("*.json")) if script_of(path.stem) in SECTIONS]
     print(f"re-rendered {', '.join(found) or 'no section'} in {args.results}")
 
 
