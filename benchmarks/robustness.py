@@ -308,7 +308,8 @@ def check_text(pools: list[dict], runs: int, measure: str) -> str:
 
 def summary_section(data: dict) -> str:
     """The section of ``RESULTS.md`` (:mod:`sections`): the grid's summary under its own heading."""
-    return ("## Robustness grid: the default design on pools nothing was tuned on\n\n"
+    measure = "" if data["meta"]["measure"] == "f1" else f" ({data['meta']['measure']})"
+    return (f"## Robustness grid{measure}: the default design on pools nothing was tuned on\n\n"
             "From `benchmarks/robustness.py` (per-pool tables and a heatmap: rerun it; this section is "
             "re-rendered from its JSON by `benchmarks/sections.py`).\n\n" + grid_summary(data, "###"))
 

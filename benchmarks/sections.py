@@ -7,8 +7,10 @@ This script renders every such JSON it finds into ``RESULTS.md``, each between
 ``<!-- section: <script> -->`` markers, after the design tables that
 ``benchmarks/results.py`` writes; a section whose JSON is absent keeps its last
 rendered text. A script in :data:`NAMED_RUNS` may store several runs
-(``out/<script>_<suffix>.json``, its ``--out-name``): each is a section of its
-own after the script's first, rendered by the same ``summary_section``.
+(``out/<script>_<suffix>.json`` from ``design_variants.py --out-name``,
+``out/robustness-<measure>.json`` from ``robustness.py --measure``): each is a
+section of its own after the script's first, rendered by the same
+``summary_section``.
 ``results.py`` calls this script at the end, so either script leaves the file
 whole.
 
@@ -37,8 +39,8 @@ SECTIONS = ("robustness", "default_choice", "rare_design_intervals", "oasis_unse
             "engine_scale", "block_designs", "plan_losses", "hashed_designs", "poisson_memory", "importance_memory",
             "online_memory", "importance_intervals", "reuse_coverage", "reuse_engine", "tail_count", "tail_twins", "tail_plant", "hidden_positives", "tail_floor", "small_pool_intervals", "design_variants")
 
-#: Scripts whose runs may be stored under ``<script>_<suffix>.json`` too, each run its own section.
-NAMED_RUNS = ("design_variants",)
+#: Scripts whose runs may be stored under ``<script><separator><suffix>.json`` too, each run its own section.
+NAMED_RUNS = {"design_variants": "_", "robustness": "-"}
 
 _MARK = re.compile(r"<!-- section: ([\w-]+) -->\n")
 
@@ -54,14 +56,15 @@ def split_sections(text: str) -> tuple[str, dict[str, str]]:
 
 def script_of(section: str) -> str:
     """The script that renders ``section``: the section's own name, or the script of a named run."""
-    return next((name for name in NAMED_RUNS if section.startswith(f"{name}_")), section)
+    return next((name for name, sep in NAMED_RUNS.items() if section.startswith(name + sep)), section)
 
 
 def section_names(name: str, out: Path, old: dict[str, str]) -> list[str]:
     """``name``, then for a script of :data:`NAMED_RUNS` its named runs, stored now or rendered before."""
     if name not in NAMED_RUNS:
         return [name]
-    named = {path.stem for path in out.glob(f"{name}_*.json")} | {key for key in old if key.startswith(f"{name}_")}
+    prefix = name + NAMED_RUNS[name]
+    named = {path.stem for path in out.glob(f"{prefix}*.json")} | {key for key in old if key.startswith(prefix)}
     return [name, *sorted(named)]
 
 

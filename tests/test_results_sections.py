@@ -42,4 +42,5 @@ def test_a_named_run_renders_even_when_the_scripts_first_run_is_not_stored(secti
     _store(tmp_path, "design_variants_a", "## a")
     assert sections.rerender("# Results\n", tmp_path) == "# Results\n\n<!-- section: design_variants_a -->\n## a\n"
     assert sections.script_of("design_variants_a") == "design_variants"
+    assert sections.script_of("robustness-accuracy") == "robustness"
     assert sections.script_of("discover_gain_calibration") == "discover_gain_calibration"
