@@ -146,3 +146,27 @@ def test_where_the_weighted_map_overstates_the_interval_is_read_in_hindsight():
     # the leaves' Beta means are the posterior's average rates, their spread that average's over its points
     np.testing.assert_allclose(model.positive, strength * (posterior.weight @ at_points) + labels @ np.eye(5)[blocks])
     assert leaves.model(blocks, labels).rate_spread is None  # the rounds plan with the weighted map
+
+
+def test_with_no_positive_labeled_the_interval_keeps_the_maps_rates_the_rounds_take_the_weakest_strength():
+    """Four blocks at rates 1e-3 to 1e-6 (11 expected positives among 2.2 million items), 300 negatives in each of
+    the first three: the labels' likelihood moves by less than 1.92 across the strengths, so the interval's leaves
+    hold the map's rates (strength 500) where the rounds' most likely strength is the weakest (0.5), whose Beta
+    posterior means, 0.5 / 300.5 of the map's rate in a labeled leaf, empty the tail of positives 900 negatives at
+    these rates could not have shown."""
+    import labelwise as lw
+    from labelwise.engines.block_leaves import BlockLeaves
+    from labelwise.engines.blocks import BlockSummary
+    from labelwise.oracle.calibration import STRENGTHS
+
+    prior = np.array([1e-3, 1e-4, 1e-5, 1e-6])
+    counts = np.array([1_000, 10_000, 100_000, 2_000_000])
+    summary = BlockSummary(np.arange(4, dtype=np.int64), counts, counts * prior, 1, False)
+    leaves = BlockLeaves(lw.OnlinePoissonDesign(calibration="none"), summary, prior, np.arange(4))
+    blocks = np.repeat(np.arange(3), 300)
+    labels = np.zeros(blocks.size, dtype=int)
+    n = np.array([300, 300, 300, 0])
+    for interval, strength in ((False, STRENGTHS[0]), (True, STRENGTHS[-1])):
+        model = leaves.model(blocks, labels, interval=interval)
+        np.testing.assert_allclose(model.positive, strength * prior)
+        np.testing.assert_allclose(model.negative, strength * (1 - prior) + n)

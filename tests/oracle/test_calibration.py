@@ -69,6 +69,36 @@ def test_marginal_strength_trusts_matching_scores_and_not_contradicted_ones():
     assert marginal_strength(prior, np.stack([counts - contradicted, contradicted], axis=1)) <= STRENGTHS[1]
 
 
+def test_no_positives_at_rare_rates_cannot_reject_the_largest_strength():
+    """200 blocks at a rate of 1e-5 with 100 negatives each: the weakest strength is the most likely by a hair
+    (its Beta puts most mass at 0), but the log-likelihood moves by less than chi2(1).ppf(0.95) / 2 = 1.92
+    across the grid, so the test keeps the largest; contradicted scores are still rejected."""
+    prior = np.tile([1 - 1e-5, 1e-5], (200, 1))
+    counts = np.tile([100, 0], (200, 1))
+    assert marginal_strength(prior, counts) == STRENGTHS[0]
+    assert marginal_strength(prior, counts, unless_rejected=True) == STRENGTHS[-1]
+    s1 = np.linspace(0.05, 0.95, 40)
+    n = np.full(40, 30)
+    contradicted = np.random.default_rng(1).binomial(n, 1 - s1)
+    scores = np.stack([1 - s1, s1], axis=1)
+    assert marginal_strength(scores, np.stack([n - contradicted, contradicted], axis=1), unless_rejected=True) \
+        <= STRENGTHS[1]
+
+
+def test_the_largest_strength_is_rejected_exactly_at_the_tests_threshold():
+    """One block of prior rate 1/2 and n labels all positive: the log-likelihood at strength lam is
+    log B(lam/2 + n, lam/2) - log B(lam/2, lam/2); the largest strength is kept exactly when twice its gap to the
+    best is at most 3.84."""
+    from scipy.special import betaln
+
+    for n in (4, 6, 8, 12):
+        loglik = betaln(STRENGTHS / 2 + n, STRENGTHS / 2) - betaln(STRENGTHS / 2, STRENGTHS / 2)
+        kept = 2 * (loglik.max() - loglik[-1]) <= 3.841458820694124
+        expected = STRENGTHS[-1] if kept else STRENGTHS[np.argmax(loglik)]
+        counts = np.array([[0, n]])
+        assert marginal_strength(np.array([[0.5, 0.5]]), counts, unless_rejected=True) == expected
+
+
 def test_platt_posterior_without_labels_is_the_prior():
     """No labels: the predictive is the prior's mean of ``sigmoid(a x + b)`` over ``a ~ N(1, 1)`` truncated
     at the slope floor and ``b ~ N(0, 1)``, here integrated with scipy over the grid's box (4 sd).  The

@@ -182,6 +182,12 @@ class BlockLeaves:
         the map is the most likely one given the labels each counted once,
         behind plain Beta posteriors: the rates of the mixture interval's
         normal case (:data:`~labelwise.engines.online.NORMAL_HITS`).
+        The interval's leaves hold the map's rates (the largest prior
+        strength) unless the labels reject them
+        (:func:`~labelwise.oracle.calibration.marginal_strength` with
+        ``unless_rejected``): the rounds' most likely strength is the weakest
+        wherever no positive has been labeled, and it would empty the tail of
+        the positives that labels at rates of 1e-5 cannot show.
         """
         counts = self.summary.counts.astype(float)
         # the rounds plan on the clipped logits (the far tail of over-confident scores as one group, a floor the
@@ -196,8 +202,8 @@ class BlockLeaves:
         O = np.stack([np.bincount(leaf, weights=labels == c, minlength=self.n_leaves) for c in (0, 1)], axis=1)
         strength = self.design.prior_strength
         if strength == "auto":
-            strength = marginal_strength(np.stack([1 - leaf_s1, leaf_s1], axis=1), O) if labels.size \
-                else START_STRENGTH
+            strength = marginal_strength(np.stack([1 - leaf_s1, leaf_s1], axis=1), O, unless_rejected=interval) \
+                if labels.size else START_STRENGTH
         floored = interval and calibrated and self.design.tail_floor  # positives the scores do not rank (opt-in)
         if calibrated and interval and not counted_once and self.design.variance in (*HINDSIGHT_VARIANCES, "mixture"):
             posterior = platt_posterior(logits[blocks], labels)

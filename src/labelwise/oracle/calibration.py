@@ -36,12 +36,16 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import expit, gammaln, log_expit, logit
+from scipy.stats import chi2
 
 __all__ = ["MAX_LOGIT", "STRENGTHS", "TAIL_LOGIT", "Platt", "PlattPosterior", "block_quantiles", "fit_platt", "items_per_label",
            "label_surprise", "marginal_strength", "platt_posterior"]
 
 #: Candidate prior strengths of :func:`marginal_strength`.
 STRENGTHS = np.array([0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0])
+
+#: Level of the likelihood-ratio test that rejects the largest strength (:func:`marginal_strength`).
+STRENGTH_TEST_LEVEL = 0.95
 
 #: Standard deviation of the Gaussian prior on ``(a - 1, b)``.
 PRIOR_SD = 1.0
@@ -257,12 +261,23 @@ def block_quantiles(blocks: np.ndarray, values: np.ndarray, n_blocks: int, k: in
     return np.where(sizes[:, None] > 0, out, 0.0)
 
 
-def marginal_strength(block_prior: np.ndarray, counts: np.ndarray) -> float:
+def marginal_strength(block_prior: np.ndarray, counts: np.ndarray, unless_rejected: bool = False) -> float:
     """Prior strength ``lam`` maximizing the labels' Dirichlet-multinomial likelihood over blocks.
 
     Block ``k``'s labels are multinomial given ``p_k ~ Dirichlet(lam s_k)``;
     their marginal likelihood (up to the multinomial coefficient) is
     ``B(lam s_k + O_k) / B(lam s_k)`` with ``B`` the multivariate Beta function.
+
+    Labels of a rare class at rates far below one over their number cannot
+    tell strengths apart: a few hundred negatives in a block whose prior
+    rate is 1e-5 are as likely under every strength, yet the weakest is the
+    most likely by a hair (its Beta puts most of its mass at a rate of 0),
+    and read as the leaves' prior it empties the tail of positives the labels
+    could not have seen.  With ``unless_rejected`` the strength is the
+    largest, which holds every block at its prior rate, unless the labels
+    reject it against the most likely one in a likelihood-ratio test at
+    :data:`STRENGTH_TEST_LEVEL` (chi-squared, one degree of freedom; Wilks
+    1938), and then the most likely one.
 
     Parameters
     ----------
@@ -270,11 +285,13 @@ def marginal_strength(block_prior: np.ndarray, counts: np.ndarray) -> float:
         Each block's prior label distribution ``s_k`` (rows of zeros: empty blocks).
     counts : ndarray, shape (K, C)
         Labels of each class received in each block ``O_k``.
+    unless_rejected : bool
+        The largest strength unless the labels reject it (above).
 
     Returns
     -------
     float
-        The best of :data:`STRENGTHS`; ties go to the larger.
+        One of :data:`STRENGTHS`: the most likely (ties go to the larger), or with ``unless_rejected`` as above.
     """
     O = np.asarray(counts, dtype=float)
     labeled = O.sum(axis=1) > 0  # a block without labels adds exactly 0 for every strength
@@ -283,7 +300,10 @@ def marginal_strength(block_prior: np.ndarray, counts: np.ndarray) -> float:
     lam = STRENGTHS[None, None, :]
     loglik = (gammaln(lam * s + O) - gammaln(lam * s)).sum(axis=(0, 1)) \
         - (gammaln(lam[0] + O.sum(axis=1)) - gammaln(lam[0])).sum(axis=0)
-    return float(STRENGTHS[len(STRENGTHS) - 1 - np.argmax(loglik[::-1])])
+    best = len(STRENGTHS) - 1 - np.argmax(loglik[::-1])
+    if unless_rejected and 2.0 * (loglik[best] - loglik[-1]) <= chi2.ppf(STRENGTH_TEST_LEVEL, 1):
+        return float(STRENGTHS[-1])
+    return float(STRENGTHS[best])
 
 
 def label_surprise(prior: np.ndarray, labels: np.ndarray, effect: float = 0.0) -> float:
