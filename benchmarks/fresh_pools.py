@@ -6,10 +6,12 @@ seed 1.  Its labels follow the calibrated probabilities ``p_true``
 scores call near-certain negatives are a draw: a pool whose tail holds more
 positives than ``p_true`` expects is a lucky draw, not a pool the labels can
 tell apart (positives that rare are seldom labeled; ``benchmarks/tail_plant.py``).
-An interval must cover its own pool's draw, the grid checks it on one draw
-per cell, and the default's interval covers the grid's strong 1:1000 pool
-only by counting, for every pool, more tail positives than the scores
-predict (the mixture's hit case, :func:`labelwise.estimators.mixture_variance`).
+An interval must cover its own pool's draw, and the grid checks it on one
+draw per cell; the default's interval covers the grid's strong 1:1000 pool
+through the mixture's hit case (:func:`labelwise.estimators.mixture_variance`),
+whose variance comes from the model and the design, not from the pool's own
+tail, which the labels do not see: every pool of the cell gets it, and its
+width ratio grows as the pool's tail empties.
 
 This script regenerates each ``--cells`` pool with the pool seeds
 ``--pool-seeds`` and, per pool:
@@ -24,8 +26,10 @@ This script regenerates each ``--cells`` pool with the pool seeds
   width / (3.92 RMSE)) at 500/1000/2000 labels.
 
 The table gives, per cell and design, the share of pools whose coverage is
-below 0.93 (the grid's target), the coverage and width ratio pooled over
-every pool's runs, the same for the pools whose tail is in the upper 10% of
+below 0.93 (the grid's target), the share whose width ratio is above 2 (its
+target), among them the pools whose tail holds no more positives than
+``p_true`` expects (``P(>=) >= 1/2``, *quiet*), the coverage and width ratio
+pooled over every pool's runs, the same for the pools whose tail is in the upper 10% of
 its count (``P(>=) < 0.1``), and the grid's own pool (seed 1): its coverage,
 width ratio and ``P(>=)``.
 
@@ -58,6 +62,8 @@ from scipy.stats import poisson
 
 #: ``P(>=)`` below which a pool's tail counts as lucky in the table.
 LUCKY = 0.1
+#: ``P(>=)`` from which a pool's tail counts as quiet: no more positives than ``p_true`` expects.
+QUIET = 0.5
 
 
 def tail_luck(spec: PoolSpec, tail_prob: float) -> dict:
@@ -100,9 +106,12 @@ def rows(data: dict) -> list[dict]:
         for design in pools[0]["designs"]:
             each = [summary(p["designs"][design]) for p in pools]
             covers, widths = np.array([s["cover"] for s in each]), np.array([s["width"] for s in each])
+            quiet = np.array([p["luck"]["at_least"] >= QUIET for p in pools])
             row = {"cell": cell, "design": design, "pools": len(pools), "lucky": len(lucky),
                    "below": (covers < COVERAGE_TARGET).mean(axis=0).tolist(),
                    "wide": (widths > WIDTH_TARGET).mean(axis=0).tolist(),
+                   "quiet": int(quiet.sum()), "quiet_wide": (widths[quiet] > WIDTH_TARGET).mean(axis=0).tolist()
+                   if quiet.any() else None,
                    "all": [v.tolist() for v in pooled([p["designs"][design] for p in pools])],
                    "lucky_pooled": [v.tolist() for v in pooled([p["designs"][design] for p in lucky])] if lucky
                    else None}
@@ -128,12 +137,13 @@ def summary_section(data: dict) -> str:
          f"below {a['tail_prob']:g}, over the sum of that probability (what a pool of the cell holds there on "
          f"average); *P(>=)*: the probability of at least as many, taken Poisson. *pools < {COVERAGE_TARGET}*: the "
          f"share of pools whose coverage is below the grid's target at {marks} labels, *pools > {WIDTH_TARGET:g} wide* "
-         f"whose width ratio is above its target (checked from 1000 labels); *coverage ; width*: over every "
+         f"whose width ratio is above its target (checked from 1000 labels), *quiet pools* the same among the pools with "
+         f"P(>=) >= {QUIET:g} (their number first); *coverage ; width*: over every "
          f"pool's runs (width: mean width / (3.92 RMSE)); *lucky*: the same over the pools with P(>=) < {LUCKY:g}; "
          f"*grid pool*: seed 1's coverage ; width at {marks} labels."), "",
-        (f"| cell | design | pools | pools < {COVERAGE_TARGET} | pools > {WIDTH_TARGET:g} wide | coverage ; width | lucky pools: coverage ; width | "
+        (f"| cell | design | pools | pools < {COVERAGE_TARGET} | pools > {WIDTH_TARGET:g} wide | quiet pools > {WIDTH_TARGET:g} wide | coverage ; width | lucky pools: coverage ; width | "
          "grid pool: tail, P(>=) | grid pool: coverage ; width |"),
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows(data):
         below = " / ".join(f"{v:.2f}" for v in row["below"])
@@ -142,7 +152,9 @@ def summary_section(data: dict) -> str:
         tail = f"{grid['count']} / {grid['expected']:.2f}, {grid['at_least']:.2g}" if grid else "-"
         grid_cw = fmt_pair((grid["cover"], grid["width"])) if grid else "-"
         wide = " / ".join(f"{v:.2f}" for v in row["wide"])
-        lines.append(f"| {row['cell']} | `{row['design']}` | {row['pools']} | {below} | {wide} | {fmt_pair(row['all'])} | "
+        quiet = (f"{row['quiet']}: " + " / ".join(f"{v:.2f}" for v in row["quiet_wide"])) if row["quiet_wide"] \
+            else "none"
+        lines.append(f"| {row['cell']} | `{row['design']}` | {row['pools']} | {below} | {wide} | {quiet} | {fmt_pair(row['all'])} | "
                      f"{lucky} | {tail} | {grid_cw} |")
     return "\n".join(lines) + "\n"
 
