@@ -48,14 +48,15 @@ import labelwise as lw
 CHECKPOINTS = (500, 1000, 2000)
 
 
-def spec_of(name: str, datasets: Path) -> PoolSpec:
-    """The grid pool (``<prevalence>-x<k>-<separation>``) or real pool of that name."""
+def spec_of(name: str, datasets: Path, pool_seed: int = 1) -> PoolSpec:
+    """The grid pool (``<prevalence>-x<k>-<separation>``, generated with ``pool_seed``: the grid's is 1) or real pool
+    of that name."""
     if "-x" not in name:
         return real_specs(datasets, [name])[0]
     prevalence, k, separation = name.rsplit("-", 2)
     calibration = {v: c for c, v in CALIBRATIONS.items()}[float(k[1:])]
     return grid_specs([float(prevalence)], [calibration], [separation], n=DEFAULT_N, min_positives=MIN_POSITIVES,
-                      threshold="break-even", pool_seed=1)[0]
+                      threshold="break-even", pool_seed=pool_seed)[0]
 
 
 def run(task: tuple) -> dict:

@@ -17,7 +17,13 @@ scores give to at least ``K`` positives in that tail (a sum of independent
 Bernoulli labels of probability ``prob``, taken Poisson: Le Cam's bound
 ``sum prob^2`` on the error is printed).
 
-Prints one table, writes ``out/tail_plant.json``.
+``--pool-seed`` regenerates a grid pool with another seed
+(:mod:`fresh_pools`: a pool of the same cell whose tail holds the positives
+its scores expect, or fewer, next to its twins that hold more); ``--out-name
+tail_plant_<suffix>`` stores such a run beside the first, whose section shows
+it below its own table.
+
+Prints one table, writes ``out/tail_plant.json`` (or ``out/<out-name>.json``).
 
 Usage::
 
@@ -62,16 +68,28 @@ def at_least(prob: np.ndarray, k: int) -> tuple[float, float]:
 
 
 def summary_section(data: dict) -> str:
+    """Markdown: the run's table (:func:`plant_table`), then that of every other run stored beside it
+    (``out/tail_plant_*.json``, written with ``--out-name``)."""
+    others = [json.loads(f.read_text()) for f in sorted(OUT.glob("tail_plant_*.json"))]
+    return "\n".join([plant_table(data), *(plant_table(d, heading=False) for d in others)])
+
+
+def plant_table(data: dict, heading: bool = True) -> str:
     """Markdown: per planted count and checkpoint, the share of runs the labels cannot tell apart, the width floor and
     its ratio to the default's RMSE on the pool."""
     a = data["args"]
     cases = data["cases"]
+    seed = a.get("pool_seed", 1)  # runs stored before --pool-seed: the grid's pools
+    name = a["pool"] if seed == 1 else f"{a['pool']} (pool seed {seed})"
+    options = (f" --pool-seed {seed}" * (seed != 1)
+               + f" --out-name {a['out_name']}" * (a.get("out_name", "tail_plant") != "tail_plant"))
     lines = [
-        f"## Planted tail positives: the width the labels force on `{a['pool']}`", "",
-        (f"`OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=src python benchmarks/tail_plant.py --pool {a['pool']} "
-         f"--first-rank {a['first_rank']} --plant {','.join(str(c['plant']) for c in cases)} --runs {a['runs']} "
-         f"--seed {a['seed']} --datasets <shared datasets>`: the default design, F1, batches of {BATCH_SIZE}. Twin "
-         f"*K*: `{a['pool']}` with *K* of its negatives ranked {a['first_rank']} or lower turned positive, drawn with "
+        *([f"## Planted tail positives: the width the labels force on `{a['pool']}`", ""] if heading else []),
+        (f"`OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=src python benchmarks/tail_plant.py --pool {a['pool']}"
+         f"{options} --first-rank {a['first_rank']} --plant {','.join(str(c['plant']) for c in cases)} --runs "
+         f"{a['runs']} --seed {a['seed']} --datasets <shared datasets>`: the default design, F1, batches of "
+         f"{BATCH_SIZE}. Twin "
+         f"*K*: `{name}` with *K* of its negatives ranked {a['first_rank']} or lower turned positive, drawn with "
          f"probability proportional to `prob` (the scores expect {data['expected']:.1f} positives there; *P(>= K)*: "
          f"the scores' probability of at least *K*, taken Poisson, within {cases[0]['le_cam']:.1g}). *indist.*: "
          "share of runs that labeled no planted item by then (one-sided 95% lower bound in brackets); *floor*: the "
@@ -100,8 +118,14 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--datasets", type=Path, default=DATASETS)
+    ap.add_argument("--pool-seed", type=int, default=1, help="a generated pool's seed (the grid's pools: 1)")
+    ap.add_argument("--out-name", default="tail_plant",
+                    help="JSON name in benchmarks/out: tail_plant, or tail_plant_<suffix> for a run whose table "
+                         "RESULTS.md shows below the first")
     args = ap.parse_args()
-    pool = spec_of(args.pool, args.datasets).load()
+    if args.out_name != "tail_plant" and not args.out_name.startswith("tail_plant_"):
+        ap.error("--out-name: tail_plant or tail_plant_<suffix> (RESULTS.md shows only those)")
+    pool = spec_of(args.pool, args.datasets, args.pool_seed).load()
     scores = pool.primary_scores()
     tail = np.argsort(-scores, kind="stable")[args.first_rank:]
     tail = tail[np.asarray(pool.labels)[tail] == 0]
@@ -118,12 +142,13 @@ def main() -> None:
                 raise SystemExit("runs that labeled no planted item differ between the pools: the floor does not hold")
         cases.append(case)
         print(f"planted {count}: done", flush=True)
-    data = {"args": {"pool": args.pool, "first_rank": args.first_rank, "runs": args.runs, "seed": args.seed},
+    data = {"args": {"pool": args.pool, "first_rank": args.first_rank, "runs": args.runs, "seed": args.seed,
+                     "pool_seed": args.pool_seed, "out_name": args.out_name},
             "expected": float(pool.probs[tail, 0].sum()), "cases": cases}
     print(summary_section(data))
     OUT.mkdir(exist_ok=True)
-    (OUT / "tail_plant.json").write_text(json.dumps(data))
-    print(f"wrote {OUT / 'tail_plant.json'}")
+    (OUT / f"{args.out_name}.json").write_text(json.dumps(data))
+    print(f"wrote {OUT / args.out_name}.json")
 
 
 if __name__ == "__main__":
