@@ -55,7 +55,7 @@ What is measured
 For every pool and every design in ``--designs`` (``default`` means the
 design labelwise picks for the pool, :func:`labelwise.designs.default_design`),
 ``labelwise.simulate`` runs the design ``--runs`` times on the measure
-``--measure`` (F1 by default, or accuracy). Each run uses a budget of 2000
+``--measure`` (F1 by default, or accuracy, precision, recall). Each run uses a budget of 2000
 labels in batches of 50, with checkpoints at 250/500/1000/2000 labels. At
 each checkpoint the script reports:
 
@@ -183,7 +183,7 @@ from results import fmt_mse, fmt_ratio, git_revision, undefined_note
 import labelwise as lw
 
 DESIGNS = ("default", "passive", "importance", "ais", "online-poisson", "stratified")
-MEASURES = ("f1", "accuracy")
+MEASURES = ("f1", "accuracy", "precision", "recall")
 DEFAULT_RUNS = 100
 QUICK_RUNS = 10
 THRESHOLDS = ("break-even", "half")

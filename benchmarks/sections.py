@@ -7,7 +7,8 @@ This script renders every such JSON it finds into ``RESULTS.md``, each between
 ``<!-- section: <script> -->`` markers, after the design tables that
 ``benchmarks/results.py`` writes; a section whose JSON is absent keeps its last
 rendered text. A script in :data:`NAMED_RUNS` may store several runs
-(``out/<script>_<suffix>.json`` from ``design_variants.py --out-name``,
+(``out/<script>_<suffix>.json`` from ``design_variants.py`` and
+``tail_plant.py --out-name``,
 ``out/robustness-<measure>.json`` from ``robustness.py --measure``): each is a
 section of its own after the script's first, rendered by the same
 ``summary_section``.
@@ -40,9 +41,9 @@ SECTIONS = ("robustness", "default_choice", "rare_design_intervals", "oasis_unse
             "online_memory", "importance_intervals", "reuse_coverage", "reuse_engine", "tail_count", "tail_twins", "tail_plant", "fresh_pools", "hidden_positives", "tail_floor", "small_pool_intervals", "design_variants")
 
 #: Scripts whose runs may be stored under ``<script><separator><suffix>.json`` too, each run its own section.
-NAMED_RUNS = {"design_variants": "_", "robustness": "-"}
+NAMED_RUNS = {"design_variants": "_", "robustness": "-", "tail_plant": "_"}
 
-_MARK = re.compile(r"<!-- section: ([\w-]+) -->\n")
+_MARK = re.compile(r"<!-- section: ([\w.-]+) -->\n")
 
 
 def split_sections(text: str) -> tuple[str, dict[str, str]]:

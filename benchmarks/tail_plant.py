@@ -20,8 +20,8 @@ Bernoulli labels of probability ``prob``, taken Poisson: Le Cam's bound
 ``--pool-seed`` regenerates a grid pool with another seed
 (:mod:`fresh_pools`: a pool of the same cell whose tail holds the positives
 its scores expect, or fewer, next to its twins that hold more); ``--out-name
-tail_plant_<suffix>`` stores such a run beside the first, whose section shows
-it below its own table.
+tail_plant_<suffix>`` stores such a run beside the first, a section of its own
+in RESULTS.md (``sections.NAMED_RUNS``).
 
 Prints one table, writes ``out/tail_plant.json`` (or ``out/<out-name>.json``).
 
@@ -68,23 +68,17 @@ def at_least(prob: np.ndarray, k: int) -> tuple[float, float]:
 
 
 def summary_section(data: dict) -> str:
-    """Markdown: the run's table (:func:`plant_table`), then that of every other run stored beside it
-    (``out/tail_plant_*.json``, written with ``--out-name``)."""
-    others = [json.loads(f.read_text()) for f in sorted(OUT.glob("tail_plant_*.json"))]
-    return "\n".join([plant_table(data), *(plant_table(d, heading=False) for d in others)])
-
-
-def plant_table(data: dict, heading: bool = True) -> str:
     """Markdown: per planted count and checkpoint, the share of runs the labels cannot tell apart, the width floor and
-    its ratio to the default's RMSE on the pool."""
+    its ratio to the default's RMSE on the pool.  A run stored under another ``--out-name``
+    (``out/tail_plant_<suffix>.json``) is a section of its own (``sections.NAMED_RUNS``)."""
     a = data["args"]
     cases = data["cases"]
     seed = a.get("pool_seed", 1)  # runs stored before --pool-seed: the grid's pools
     name = a["pool"] if seed == 1 else f"{a['pool']} (pool seed {seed})"
     options = (f" --pool-seed {seed}" * (seed != 1)
-               + f" --out-name {a['out_name']}" * (a.get("out_name", "tail_plant") != "tail_plant"))
+               + f" --out-name {a.get('out_name')}" * (a.get("out_name", "tail_plant") != "tail_plant"))
     lines = [
-        *([f"## Planted tail positives: the width the labels force on `{a['pool']}`", ""] if heading else []),
+        f"## Planted tail positives: the width the labels force on `{name}`", "",
         (f"`OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=src python benchmarks/tail_plant.py --pool {a['pool']}"
          f"{options} --first-rank {a['first_rank']} --plant {','.join(str(c['plant']) for c in cases)} --runs "
          f"{a['runs']} --seed {a['seed']} --datasets <shared datasets>`: the default design, F1, batches of "
@@ -120,8 +114,8 @@ def main() -> None:
     ap.add_argument("--datasets", type=Path, default=DATASETS)
     ap.add_argument("--pool-seed", type=int, default=1, help="a generated pool's seed (the grid's pools: 1)")
     ap.add_argument("--out-name", default="tail_plant",
-                    help="JSON name in benchmarks/out: tail_plant, or tail_plant_<suffix> for a run whose table "
-                         "RESULTS.md shows below the first")
+                    help="JSON name in benchmarks/out: tail_plant, or tail_plant_<suffix> for a run RESULTS.md "
+                         "shows as a section of its own")
     args = ap.parse_args()
     if args.out_name != "tail_plant" and not args.out_name.startswith("tail_plant_"):
         ap.error("--out-name: tail_plant or tail_plant_<suffix> (RESULTS.md shows only those)")
