@@ -51,6 +51,8 @@ WIDTH_TARGET = 2.0
 WIDTH_FROM = 1000
 #: An MSE ratio misses when it exceeds 1 by more than this many standard errors (on the log scale).
 Z_MISS = 2.0
+#: The MSE target is not judged where the reference has no estimate in more than this share of its runs.
+REFERENCE_UNDEFINED = 0.5
 
 
 # --------------------------------------------------------------------------- pools
@@ -233,6 +235,9 @@ class Cell:
     #: Shares of the runs whose true value lies below / above their interval (the estimate too high / too low).
     truth_below: float = float("nan")
     truth_above: float = float("nan")
+    #: Share of the reference design's runs without an estimate (a ratio of zero labeled counts, reported as the
+    #: middle of its range): above :data:`REFERENCE_UNDEFINED` there is no MSE to stay below.
+    reference_undefined: float = 0.0
 
     @property
     def ratio_se(self) -> float:
@@ -243,7 +248,8 @@ class Cell:
         if self.labels < TARGET_FROM:
             return []
         out = []
-        if self.ratio > 1 and (math.isnan(self.se_log) or self.ratio * math.exp(-Z_MISS * self.se_log) > 1):
+        if self.ratio > 1 and self.reference_undefined <= REFERENCE_UNDEFINED and (
+                math.isnan(self.se_log) or self.ratio * math.exp(-Z_MISS * self.se_log) > 1):
             out.append("MSE")
         if self.coverage < COVERAGE_TARGET:
             out.append("coverage")
@@ -262,7 +268,8 @@ def cells(pool: dict, design: str) -> list[Cell] | None:
     for c, cp in enumerate(entry["summary"]["checkpoints"]):
         r, se = mse_ratio(entry, ref, c)
         out.append(Cell(cp["labels"], r, se, cp["coverage"], width_ratio(cp), cp["undefined_fraction"], cp["mse"],
-                        cp["mean_width"], *one_sided_misses(entry, c)))
+                        cp["mean_width"], *one_sided_misses(entry, c),
+                        ref["summary"]["checkpoints"][c]["undefined_fraction"] if ref else 0.0))
     return out
 
 

@@ -156,6 +156,7 @@ from grid import (
     OUT,
     PREVALENCES,
     REFERENCE,
+    REFERENCE_UNDEFINED,
     SEPARATIONS,
     TARGET_FROM,
     WIDTH_FROM,
@@ -266,7 +267,9 @@ def check_text(pools: list[dict], runs: int, measure: str) -> str:
         return "`default` was not run: nothing to check."
     cov_se = math.sqrt(LEVEL * (1 - LEVEL) / runs)
     out = [(f"Targets for `default` at {TARGET_FROM}-{CHECKPOINTS[-1]} labels: MSE/{REFERENCE} <= 1 within "
-            f"{Z_MISS:g} standard errors (of the log ratio), coverage >= {COVERAGE_TARGET}, width ratio <= "
+            f"{Z_MISS:g} standard errors (of the log ratio; not judged where {REFERENCE} has no estimate, a ratio of "
+            f"zero labeled counts, in more than {REFERENCE_UNDEFINED:.0%} of its runs), coverage >= "
+            f"{COVERAGE_TARGET}, width ratio <= "
             f"{WIDTH_TARGET:g} at {WIDTH_FROM} labels and more"
             + ("; on the real pools F1 MSE at " + f"{CHECKPOINTS[-1]} labels <= "
                + ", ".join(f"{v:g} ({k})" for k, v in REAL_MSE_TARGETS.items())
