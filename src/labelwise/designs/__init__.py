@@ -78,7 +78,10 @@ def make_design(name: str, pool: Pool | None = None, measure: Measure | None = N
     pool : Pool, optional
         Needed for ``"default"``.
     measure : Measure, optional
-        The measure to be estimated, which ``"default"`` also reads (AUC gets ``stratified``).
+        The measure to be estimated, which ``"default"`` also reads (AUC gets ``stratified``).  A design that
+        reads one system's scores (a ``system`` setting) reads those of the one system ``measure`` evaluates,
+        unless ``settings`` name a system: a design on another system's scores spends its labels where that
+        system is uncertain.
     **settings
         The design's settings.
 
@@ -97,6 +100,9 @@ def make_design(name: str, pool: Pool | None = None, measure: Measure | None = N
     except KeyError:
         raise ValueError(f"unknown design {name!r}; choose from {', '.join(sorted(DESIGNS))} or {DEFAULT!r}") from None
     valid = sorted(f.name for f in fields(cls))
+    evaluated = _evaluated_systems(measure)
+    if "system" in valid and "system" not in settings and len(evaluated) == 1:
+        settings = settings | {"system": evaluated[0]}
     unknown = sorted(set(settings) - set(valid))
     if unknown:
         listed = ", ".join(map(repr, unknown))
@@ -106,6 +112,12 @@ def make_design(name: str, pool: Pool | None = None, measure: Measure | None = N
         return cls(**settings)
     except ValueError as exc:  # a setting of the wrong type or out of range (Design.__post_init__): name the design
         raise ValueError(f"design {name!r}: {exc}") from None
+
+
+def _evaluated_systems(measure: Measure | None) -> list[int]:
+    """The systems ``measure`` evaluates (of its parts, for a combined measure), in order; empty without one."""
+    parts = (getattr(measure, "parts", None) or [measure]) if measure is not None else []
+    return sorted({part.system for part in parts if isinstance(getattr(part, "system", None), int)})
 
 
 #: settings renamed since session files were first written: old name -> (new name, conversion)
