@@ -17,7 +17,10 @@ found there and taken out of the counts.  The estimate here:
   so a node whose sample still has singletons is never scored exhausted.
   The jackknife, not Chao1, because the small samples of deep nodes often
   have no doubletons, where Chao1's ``f_1 (f_1 - 1) / 2`` promises nearly
-  ``k`` new positives per query and sent the policy to them in simulation;
+  ``k`` new positives per query and sent the policy to them in simulation.
+  A caller may raise ``f_0 - d`` to a count of its own (``unfound``): ``crux``
+  raises the root's to the equal-popularity estimate of its clean answers
+  (:func:`equal_popularity_total`; see :mod:`.policy`);
 * excluding ``l`` of the ``F`` found positives removes each with probability
   ``p = l / F``: the found positives left to be returned weigh
   ``(1 - p) (1 - u + d u / f_0)``, the ``g = f_0 - d`` new ones ``u / f_0`` each;
