@@ -9,7 +9,9 @@ from labelwise.discover.gain import (
     MIN_VARIANCE,
     Recaptures,
     capped_unseen_mass,
+    doubletons,
     equal_popularity_share,
+    equal_popularity_total,
     expected_new,
     gain_with_variance,
     recapture_unseen_mass,
@@ -186,3 +188,27 @@ def test_an_exclude_list_of_every_positive_found_cannot_make_the_unseen_mass_one
     r, _ = gain_with_variance(np.zeros(6, dtype=np.int64), counts, np.array([6]), np.array([1]), np.array([0]),
                               np.random.default_rng(0), 8, nothing)
     assert r[0, 0] == pytest.approx(25 / 37)
+
+
+def test_equal_popularity_total_solves_the_distinct_count():
+    """100 equally popular positives and 100 ln 2 draws show 100 (1 - 1/2) = 50 distinct ones on average: 50
+    seen gives back 100; 229 of 300 the N with N (1 - exp(-300 / N)) = 229; no repeat (S = n) or no draw: S."""
+    assert equal_popularity_total(100 * np.log(2), 50.0) == pytest.approx(100.0, rel=1e-9)
+    total = equal_popularity_total(np.array([300.0, 5.0, 0.0]), np.array([229.0, 5.0, 0.0]))
+    assert total[0] * -np.expm1(-300 / total[0]) == pytest.approx(229.0, rel=1e-9)
+    assert total[1:] == pytest.approx([5.0, 0.0])
+
+
+def test_an_unfound_count_given_raises_the_gain_and_its_equal_popularity_share():
+    """``unfound`` reaches both the count of :func:`expected_new` and the share of :func:`capped_unseen_mass`."""
+    counts = np.array([1] * 10 + [2] * 5)
+    node, found = np.zeros(counts.size, dtype=np.int64), np.array([20])
+    k, l = np.array([10]), np.array([0])
+    recaptures = Recaptures(np.array([10.0]), np.array([5.0]))
+    r, _ = gain_with_variance(node, counts, found, k, l, np.random.default_rng(0), 8, recaptures, np.array([[12.0]]))
+    stats = (20, 15, 10, np.sum(counts ** 2))
+    f2 = doubletons(node, counts, 1)[0]
+    unseen = capped_unseen_mass(recaptures, 20.0, 15.0, 10.0, f2, 20.0, 12.0)
+    assert r[0, 0] == pytest.approx(expected_new(*stats, 20, 10, 0, 12.0, unseen)[0, 0])
+    plain, _ = gain_with_variance(node, counts, found, k, l, np.random.default_rng(0), 8, recaptures)
+    assert r[0, 0] > plain[0, 0]

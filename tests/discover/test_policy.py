@@ -7,7 +7,12 @@ import pandas as pd
 import pytest
 
 from labelwise.discover.costs import CostModel
-from labelwise.discover.gain import expected_new
+from labelwise.discover.gain import (
+    Recaptures,
+    capped_unseen_mass,
+    equal_popularity_total,
+    expected_new,
+)
 from labelwise.discover.hierarchy import Hierarchy
 from labelwise.discover.policy import Query, QueryPolicy
 
@@ -279,3 +284,35 @@ def test_crux_unseen_mass_comes_from_recaptures_not_from_exclusion_made_singleto
     assert gains["crux"] == pytest.approx(expected_new(*stats, 25, policy.k, policy.l, unseen_mass=np.array(1 / 6)))
     assert gains["greedy"] == pytest.approx(expected_new(*stats, 25, policy.k, policy.l))
     assert gains["crux"][0] < gains["greedy"][0]  # k = 5 without exclude list: fewer new ones expected
+
+
+@pytest.mark.parametrize("name", ["crux", "greedy"])
+def test_crux_root_count_is_at_least_the_equal_popularity_estimate_of_its_clean_answers(name):
+    """Two root queries without exclude list return items 0-9 and 5-14 (n = 20, S = 15, f1 = 10, f2 = 5); a
+    query at the node a = 0 excluding what it found there returns 16, 18, .., 24 (20 found).  The jackknife
+    leaves the root 10 * 19/20 - 5 = 4.5 unfound (5 of its unseen found elsewhere); with equal popularity 15
+    of 20 draws say about 33 positives (:func:`equal_popularity_total`), 13 unfound, and crux's root gains are
+    those at that count; greedy keeps the jackknife's."""
+    frame = pd.DataFrame({"a": [str(i % 2) for i in range(40)], "b": [str(i % 3) for i in range(40)]})
+    hierarchy = Hierarchy.from_frame(frame, ["a", "b"])
+    costs = CostModel(k=(5, 10), l=(0, 50))
+    policy = QueryPolicy(hierarchy, costs, name)
+    none = np.zeros(0, dtype=np.int64)
+    config = {(k, l): int(np.flatnonzero((policy.k == k) & (policy.l == l))[0]) for k in (5, 10) for l in (0, 50)}
+    for returned in (np.arange(10), np.arange(5, 15)):
+        policy.record(Query(0, config[10, 0], 10, none, float(policy.price[0, config[10, 0]])), returned)
+    even = hierarchy.item_node[0, 0b01]
+    policy.record(Query(even, config[5, 50], 5, np.arange(0, 15, 2), float(policy.price[even, config[5, 50]])),
+                  np.arange(16, 25, 2))
+    unfound = float(equal_popularity_total(20.0, 15.0)) - 20
+    assert 12.5 < unfound < 13.5
+    counts = np.array([1] * 5 + [2] * 5 + [1] * 5)
+    stats = (20, 15, 10, np.sum(counts ** 2))
+    if name == "greedy":
+        assert policy.gain[0] == pytest.approx(expected_new(*stats, 20, policy.k, policy.l))
+        return
+    assert policy.own_unfound[0] == pytest.approx(unfound)
+    recaptures = Recaptures(policy.weighted_new[:1], policy.recaptured[:1])
+    unseen = capped_unseen_mass(recaptures, 20.0, 15.0, 10.0, 5.0, 20.0, unfound)
+    assert policy.gain[0] == pytest.approx(expected_new(*stats, 20, policy.k, policy.l, unfound, unseen))
+    assert policy.gain[0, config[10, 0]] > expected_new(*stats, 20, 10, 0, 4.5, unseen)[0]

@@ -17,7 +17,10 @@ found there and taken out of the counts.  The estimate here:
   so a node whose sample still has singletons is never scored exhausted.
   The jackknife, not Chao1, because the small samples of deep nodes often
   have no doubletons, where Chao1's ``f_1 (f_1 - 1) / 2`` promises nearly
-  ``k`` new positives per query and sent the policy to them in simulation;
+  ``k`` new positives per query and sent the policy to them in simulation.
+  A caller may raise ``f_0 - d`` to a count of its own (``unfound``): ``crux``
+  raises the root's to the equal-popularity estimate of its clean answers
+  (:func:`equal_popularity_total`; see :mod:`.policy`);
 * excluding ``l`` of the ``F`` found positives removes each with probability
   ``p = l / F``: the found positives left to be returned weigh
   ``(1 - p) (1 - u + d u / f_0)``, the ``g = f_0 - d`` new ones ``u / f_0`` each;
@@ -66,6 +69,7 @@ import numpy as np
 from .richness import chao1_unseen, good_turing_unseen, jackknife_unseen
 
 __all__ = ["MIN_VARIANCE", "Recaptures", "capped_unseen_mass", "doubletons", "equal_popularity_share",
+           "equal_popularity_total",
            "expected_new", "gain_with_variance", "recapture_unseen_mass", "sample_statistics", "unseen_split"]
 
 MIN_VARIANCE = 0.01
@@ -131,7 +135,8 @@ def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.nd
 
 def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: np.ndarray, k: np.ndarray,
                        l: np.ndarray, rng: np.random.Generator, replicates: int = 32,
-                       recaptures: Recaptures | None = None) -> tuple[np.ndarray, np.ndarray]:
+                       recaptures: Recaptures | None = None, unfound: np.ndarray | float = 0.0
+                       ) -> tuple[np.ndarray, np.ndarray]:
     """Gain ``r`` and variance ``v`` of every configuration at a batch of nodes.
 
     Parameters
@@ -149,6 +154,9 @@ def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: n
     recaptures : Recaptures or None
         The weighted new answers and the recaptures of each node: the unseen mass is then
         :func:`capped_unseen_mass` (both resampled as Poisson), else Good-Turing's.
+    unfound : numpy.ndarray or float
+        At least this many positives of each node are not found yet (raises the count of
+        :func:`expected_new`, the same in every replicate; e.g. from :func:`equal_popularity_total`).
 
     Returns
     -------
@@ -161,10 +169,39 @@ def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: n
     if recaptures is not None:
         new, recaptured = (np.vstack([x, rng.poisson(x, size=(replicates, x.size))])[..., None] for x in recaptures)
         unseen = capped_unseen_mass(Recaptures(new, recaptured), *stats[:3], doubletons(entry_node, draws, found.size),
-                                    found[:, None])
-    gains = expected_new(*stats, found[:, None], k, l, unseen_mass=unseen)
+                                    found[:, None], unfound)
+    gains = expected_new(*stats, found[:, None], k, l, unfound, unseen)
     above = np.maximum(gains[1:] - gains[0], 0.0)  # the replicates' excess over the estimate
     return gains[0], np.maximum(MIN_VARIANCE, np.mean(above ** 2, axis=0))
+
+
+def equal_popularity_total(n: np.ndarray | float, seen: np.ndarray | float) -> np.ndarray:
+    """The number of positives if all were equally popular, from a clean sample (draws from all of them).
+
+    With ``N`` equally popular positives, ``n`` draws show ``E S = N (1 - exp(-n / N))`` distinct ones
+    (the draws taken as Poisson); the estimate solves ``E S = S`` for the ``S`` seen (Lewontin and Prout,
+    "Estimation of the number of different classes in a population", Biometrics 12(2), 1956), by
+    bisection; ``S`` when no answer repeats (no finite solution: nothing beyond what is seen) or none was
+    drawn.  Unequal popularity lowers the distinct count of ``n`` draws, so the estimate is then low: a
+    lower bound like the jackknife's, and with equal popularity nearly unbiased where the jackknife's
+    ``f_1 (n - 1) / n`` falls short (it never exceeds the singletons: a third of the positives not seen
+    when two thirds are).
+    """
+    n, seen = np.broadcast_arrays(np.asarray(n, dtype=float), np.asarray(seen, dtype=float))
+    return np.where(seen < n, _solve_distinct(n, np.where(seen < n, seen, 0.0)), seen)
+
+
+def _solve_distinct(n: np.ndarray, seen: np.ndarray, steps: int = 60) -> np.ndarray:
+    """The ``N`` with ``N (1 - exp(-n / N)) = seen`` for ``0 < seen < n``, by bisection on ``log N`` between
+    ``seen`` and ``10^6 seen`` (0 where ``seen`` is 0)."""
+    low = np.log(np.maximum(seen, 1.0))
+    high = low + np.log(1e6)
+    for _ in range(steps):  # the mean distinct count grows with N: keep the half holding the root
+        middle = (low + high) / 2
+        size = np.exp(middle)
+        short = -size * np.expm1(-n / size) < seen
+        low, high = np.where(short, middle, low), np.where(short, high, middle)
+    return np.where(seen > 0, np.exp((low + high) / 2), 0.0)
 
 
 class Recaptures(NamedTuple):
