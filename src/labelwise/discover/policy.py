@@ -11,10 +11,8 @@ efficient crowdsourced data extraction", CIKM 2019, Sec. 5:
   (at least 1), rather than the times ``q`` itself was asked: ``r`` and
   ``v`` of every configuration of a node come from that one sample, so a
   node sampled through many queries above it is known as well as one asked
-  that often (counting only ``q``'s own queries gave every child of a
-  well-sampled node the bonus of a configuration tried once, and sent the
-  policy to children it had no reason to doubt: in simulation, behind
-  ``greedy`` at every budget point with uniform popularity).  Before any
+  that often (counting only ``q``'s own queries sent the policy to children
+  it had no reason to doubt).  Before any
   answer the root's gain is ``k``: nothing is found, every answer is new.
   ``sigma`` is to bound the true gain from above with high probability
   (Sec. 5.1); the bootstrap of a node's sample cannot: the sample holds
@@ -24,12 +22,8 @@ efficient crowdsourced data extraction", CIKM 2019, Sec. 5:
   items, so its unfound positives are the sum of theirs.  ``sigma`` is
   therefore at least ``r'(q) - r(q)``, ``r'`` the gain with the node's
   unfound count raised to the largest such sum of its children's (raised
-  bottom-up, :meth:`~labelwise.discover.hierarchy.Hierarchy.raised_to_children`).
-  Scaling ``sigma`` by the budget left, capping it at ``k``, or a
-  horizon-aware ``log(H / n)`` in place of ``log t`` (Audibert and Bubeck,
-  "Minimax policies for adversarial and stochastic bandits", COLT 2009)
-  only moved ``crux`` between its old self and ``greedy`` in simulation;
-  the children's count put it ahead of ``greedy`` with Zipf popularity;
+  bottom-up, :meth:`~labelwise.discover.hierarchy.Hierarchy.raised_to_children`):
+  in simulation this put ``crux`` ahead of ``greedy`` with Zipf popularity;
 * Algorithm 2: after a query at ``v`` the configurations of ``v``'s children
   join the expanded set (top-down expansion), and the active set is the
   expanded set without the configurations whose upper bound is below the
@@ -45,13 +39,9 @@ efficient crowdsourced data extraction", CIKM 2019, Sec. 5:
   node below it that its answers fell in, not only its children, since
   such a node has a sample of its own and hence a gain.  With children
   only, a node two levels down stays out of reach until its parent is
-  asked, however many of its positives are left; measured in simulation
-  with uniform popularity, the configuration of largest true yield per
-  cost from a third of the budget on was mostly such an unexpanded node
-  (an exclude list of every positive found at a node that fixes two
-  attributes), and expanding by the answers found more positives from
-  half the budget on at uniform and Zipf 0.5 popularity for both
-  policies, the same at Zipf 1.5.
+  asked, however many of its positives are left, while in simulation the
+  configuration of largest true yield per cost was mostly such a node from
+  a third of the budget on.
 
 A third departure, in the gain itself (Sec. 4.1 estimates it from the
 node's frequency counts, Good-Turing's ``f_1 / n`` for the unseen mass):
@@ -64,18 +54,11 @@ lists holding every positive found each answer is new and a singleton
 however popular, and Good-Turing then promises nearly ``k`` new positives
 from the root without exclude list at any popularity.  The count of the
 positives not found (the first-order jackknife, :mod:`.gain`) is not capped
-so: a capture-recapture count from the same answers (Schnabel, "The
-estimation of the total fish population of a lake", American Mathematical
-Monthly 45(6), 1938) underestimates under unequal popularity (the popular
-positives are the ones recaptured) and, measured in simulation, starved
-``crux`` of the queries that find the rare ones: fewer positives found from
-Zipf 0.5 on.  A rule-of-succession prior on the recapture share (``(new +
-1) / (weighed + 2)``) moved the second root query to an exclude list: more
-found at Zipf 1.5, fewer early with uniform popularity, where no policy
-beats the root; not taken.  Nor does anything weigh the answers of
-queries whose lists held every positive found, so ``crux``'s unseen mass
-is also at most the share the unseen positives would hold if every
-positive were equally popular
+so: a capture-recapture count (Schnabel, American Mathematical Monthly
+45(6), 1938) underestimates it under unequal popularity.  Nor does
+anything weigh the answers of queries whose lists held every positive
+found, so ``crux``'s unseen mass is also at most the share the unseen
+positives would hold if every positive were equally popular
 (:func:`~labelwise.discover.gain.equal_popularity_share`: with unequal
 popularity the unseen are the rarer ones and hold less).
 
@@ -84,9 +67,7 @@ Fourth, ``v`` in ``sigma`` is the bootstrap's upper semivariance
 bootstrap of a sparse sample drops singletons, and its replicates then
 score a node with dozens of positives left as nearly exhausted, a spread
 below the estimate, not above it.  With uniform popularity that spread
-sent ``crux`` from the root to exclude lists of every positive found
-sooner than ``greedy`` and the oracle, while the root still yielded more
-per cost (``benchmarks/discover_gain_headroom.py``).
+sent ``crux`` from the root too soon (``benchmarks/discover_gain_headroom.py``).
 
 Fifth, each earlier answer behind those recaptures weighs ``F_then /
 F_now``, the node's found count when it came over the count now (running
@@ -94,12 +75,7 @@ sums scaled by ``F / (F + new)`` whenever positives of the node are
 found): the odds estimate ``M / (1 - M)``, and the found share ``M`` grows
 with the found count (in proportion with equal popularity).  Pooled
 unweighted, a node's first answers, nearly all new, held its unseen mass
-near its early value, and ``crux`` kept asking nodes mostly found.  A
-fixed discount per query reaching the node (the discounted UCB of
-Garivier and Moulines, "On upper-confidence bound policies for switching
-bandit problems", ALT 2011) did as well on the small hierarchy but lost
-late on the large one, whose small nodes are reached by single answers
-that change nothing.
+near its early value, and ``crux`` kept asking nodes mostly found.
 
 Sixth, the root's count of positives not found is at least what its
 clean answers (those of root queries without exclude list) say with
@@ -113,9 +89,8 @@ scored nearly exhausted: with uniform popularity ``crux`` left it for
 nodes below while it still yielded more per cost.  Under unequal
 popularity the estimate is lower, a lower bound like the jackknife, and
 the larger of the two is kept.  Only at the root: a node below is reached
-by few clean answers, where the estimate is unsteady and the policy picks
-the largest of many such (measured in simulation with the floor at every
-node: fewer positives found mid-budget at Zipf 0 and 0.5).
+by few clean answers, where the estimate is unsteady and the policy would
+pick the largest of many such.
 
 An answer with fewer than ``k`` positives says the node has no other
 positive outside the exclude list: the node and every node below it are
