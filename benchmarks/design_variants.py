@@ -44,6 +44,7 @@ from pools import DATASETS
 from results import fmt_mse, fmt_ratio
 
 import labelwise as lw
+from labelwise.simulate import covers
 
 CHECKPOINTS = (500, 1000, 2000)
 
@@ -75,7 +76,7 @@ def summary(entry: dict) -> dict:
     v, lo, hi = (np.asarray(entry[k]) for k in ("values", "lower", "upper"))
     t = entry["truth"]
     mse = ((v - t) ** 2).mean(axis=1)
-    cover = ((lo <= t) & (t <= hi)).mean(axis=1)
+    cover = covers(lo, hi, t).mean(axis=1)
     width = np.divide((hi - lo).mean(axis=1), 3.92 * np.sqrt(mse), out=np.full(mse.shape, np.inf), where=mse > 0)
     return {"mse": mse, "cover": cover, "width": width}
 

@@ -25,6 +25,7 @@ from scipy.special import expit, ndtr
 
 import labelwise as lw
 from labelwise.cli.options import design_settings
+from labelwise.simulate import covers
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
@@ -284,7 +285,8 @@ def one_sided_misses(entry: dict, c: int) -> tuple[float, float]:
     if not runs or "lower" not in runs:
         return float("nan"), float("nan")
     lower, upper = (np.asarray(runs[k][c], float) for k in ("lower", "upper"))
-    return float(np.mean(truth < lower)), float(np.mean(truth > upper))
+    inside = covers(lower, upper, truth)
+    return float(np.mean(~inside & (truth < lower))), float(np.mean(~inside & (truth > upper)))
 
 
 # --------------------------------------------------------------------------- formatting

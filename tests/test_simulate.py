@@ -5,7 +5,7 @@ import pytest
 
 from labelwise.datasets import make_pool
 from labelwise.measures import make_measure
-from labelwise.simulate import default_checkpoints, simulate, true_value
+from labelwise.simulate import covers, default_checkpoints, simulate, true_value
 
 CONTRACT = {"pool", "n_items", "measure", "design", "true_value", "repeats", "seconds_per_run", "checkpoints"}
 ROW = {"labels", "mse", "bias", "undefined_fraction", "coverage", "mean_width"}
@@ -73,3 +73,13 @@ def test_simulated_coverage_is_near_nominal(pool):
 def test_budget_larger_than_pool_is_rejected(pool):
     with pytest.raises(ValueError, match="budget"):
         simulate(pool, make_measure("f1", pool), "passive", budget=pool.n_items + 1)
+
+
+def test_an_exact_estimate_off_the_truth_by_rounding_covers_it():
+    """An exact estimate (a census: zero-wide interval) summed in another order than the truth, 0.1 + 0.2 against
+    0.3: inside up to rounding; a value 1e-7 away is not."""
+    exact = np.array([0.1 + 0.2])
+    assert exact[0] != 0.3
+    assert covers(exact, exact, np.array([0.3]))[0]
+    assert not covers(exact, exact, np.array([0.3 + 1e-7]))[0]
+    assert covers(np.array([1e6 - 1e-4]), np.array([1e6 - 1e-4]), np.array([1e6]))[0]  # relative above 1

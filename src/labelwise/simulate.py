@@ -24,7 +24,11 @@ from .pool import Pool
 from .progress import progress_bar
 from .session import Session
 
-__all__ = ["CHECKPOINTS", "SimulationResult", "default_checkpoints", "simulate", "true_risk", "true_value"]
+__all__ = ["CHECKPOINTS", "SimulationResult", "covers", "default_checkpoints", "simulate", "true_risk", "true_value"]
+
+#: Relative tolerance of :func:`covers`: an exact estimate and the true value, the same ratio summed in another
+#: order, differ by rounding only.
+ROUNDING = 1e-9
 
 CHECKPOINTS = (250, 500, 1000, 2000)
 
@@ -40,6 +44,16 @@ def true_value(pool: Pool, measure: Measure, noise: float = 0.0) -> np.ndarray:
     """The measure on the whole pool: ``g`` of :func:`true_risk` (Marchant & Rubinstein (KDD 2021) eq. 1's target),
     exact where the measure coarsens the items (:meth:`~labelwise.measures.Measure.pool_value`)."""
     return measure.pool_value(pool.outputs(), noisy_label_distribution(pool, noise))
+
+
+def covers(lower: np.ndarray, upper: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """Whether each interval ``[lower, upper]`` holds ``truth`` up to rounding (:data:`ROUNDING`).
+
+    A census gives the exact value with a zero-width interval; summed in another order than the truth it can
+    differ from it in the last digits, and an exact comparison would count every such run as a miss.
+    """
+    tol = ROUNDING * np.maximum(1.0, np.abs(truth))
+    return (lower - tol <= truth) & (truth <= upper + tol)
 
 
 def default_checkpoints(budget: int) -> list[int]:
@@ -78,7 +92,7 @@ class SimulationResult:
         fmt = (lambda a: float(a[0])) if scalar else (lambda a: [float(x) for x in a])
         for c, n in enumerate(self.labels):
             err = self.values[c] - self.true_value
-            inside = (self.lower[c] <= self.true_value) & (self.true_value <= self.upper[c])
+            inside = covers(self.lower[c], self.upper[c], self.true_value)
             rows.append({
                 "labels": int(n),
                 "mse": fmt(np.mean(err**2, axis=0)),
