@@ -14,7 +14,7 @@ from labelwise.estimators.uncertain_tail import (
     leaf_missed_moments,
     uncertain_missed_square,
 )
-from labelwise.oracle.calibration import platt_posterior
+from labelwise.oracle.calibration import STRENGTHS, platt_posterior
 
 
 def _moving(shift):
@@ -89,7 +89,9 @@ def test_interval_leaf_rates_average_the_platt_posterior_of_the_labels_counted_o
     design_model = rounds.leaves.model(blocks, labels)
     model = rounds.leaves.model(blocks, labels, interval=True)
     labeled = np.bincount(rounds.leaf[blocks], minlength=rounds.n_leaves)
-    strength = design_model.positive + design_model.negative - labeled
+    # the interval's prior strength: the largest unless the labels reject it (its own test, not the rounds')
+    strength = model.positive + model.negative - labeled
+    assert np.unique(strength.round(9)).size == 1 and strength[0] in STRENGTHS
     positives = np.bincount(rounds.leaf[blocks], weights=labels, minlength=rounds.n_leaves)
     counts = rounds.summary.counts.astype(float)
     logits = np.log(rounds.prior / (1 - rounds.prior))
