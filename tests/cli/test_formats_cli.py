@@ -107,6 +107,21 @@ def test_pool_and_labels_files_number_rows_alike(tmp_path, labeled, fails):
     assert "column 'item_id' is empty on data row 3" in fails("label", session, bad_labels)
 
 
+
+def test_labels_file_whose_rows_all_end_in_a_delimiter_is_refused(tmp_path, labeled, ok, fails):
+    """pandas reads such rows with the ids as index and the labels as ids, leaving every label empty: the rows
+    were kept pending and the command succeeded, storing none of the labels."""
+    session, pool, _ = labeled
+    batch = pd.read_csv(io.StringIO(ok("next", session, "-n", 10).stdout))
+    rows = [f"{i},{pool.labels[i]}," for i in batch["item_id"]]
+    path = tmp_path / "trailing.csv"
+    path.write_text("\n".join(["item_id,label", *rows, ""]))
+    before = ok("export", session).stdout
+    assert fails("label", session, path) == (
+        f"error: labels file {str(path)!r}: data row 1 has 3 fields, the header 2, and so has every row (a comma at "
+        "the end of each line?); every row needs as many comma-separated fields as the header")
+    assert ok("export", session).stdout == before
+
 # ------------------------------------------------------------------ 6: one spelling works everywhere
 def _options(*path: str) -> set[str]:
     command = typer.main.get_command(app)
