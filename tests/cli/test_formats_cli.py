@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import typer
+from typer.testing import CliRunner
 
 from labelwise.cli import app
 from labelwise.datasets import make_pool
@@ -121,6 +122,22 @@ def test_labels_file_whose_rows_all_end_in_a_delimiter_is_refused(tmp_path, labe
         f"error: labels file {str(path)!r}: data row 1 has 3 fields, the header 2, and so has every row (a comma at "
         "the end of each line?); every row needs as many comma-separated fields as the header")
     assert ok("export", session).stdout == before
+
+
+@pytest.mark.parametrize("sep", [";", "|"])
+def test_labels_on_standard_input_are_read_as_a_file_is(labeled, ok, sep):
+    """Standard input took only commas and tabs: a semicolon-delimited file was one column, 'missing' both."""
+    session, pool, _ = labeled
+    batch = pd.read_csv(io.StringIO(ok("next", session, "-n", 10).stdout))
+    text = "\ufeff" + batch.assign(label=pool.labels[batch["item_id"].to_numpy()])[["item_id", "label"]].to_csv(
+        index=False, sep=sep, lineterminator="\r\n")
+    result = CliRunner().invoke(app, ["label", str(session), "-"], input=text)
+    assert result.exit_code == 0, result.stderr
+    assert "stored 10 new labels" in result.stdout
+    result = CliRunner().invoke(app, ["label", str(session), "-"], input=b"item_id,label\n1,caf\xe9\n")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == ("error: labels file '-', data row 1: byte 0xe9 is not UTF-8 text; pipe UTF-8 "
+                                     "(e.g. through iconv -f latin1 -t utf-8)")
 
 # ------------------------------------------------------------------ 6: one spelling works everywhere
 def _options(*path: str) -> set[str]:
