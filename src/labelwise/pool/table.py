@@ -11,7 +11,7 @@ command takes the same formats:
 * The delimiter of a text file is the one of ``,``, tab, ``;`` and ``|`` its
   header line holds most often (the extension's on a tie).
 * Text must be UTF-8 (a byte-order mark is allowed); the first byte that is
-  not is reported by data row and column.
+  not is reported by data row and column, and UTF-16 text by its byte-order mark.
 
 The table's index is each row's *data row* in the file: 1 for the first row
 after the header (the first line of JSON lines, the first row of Parquet),
@@ -35,6 +35,8 @@ __all__ = ["DELIMITERS", "ROW", "delimiter_of", "file_suffixes", "read_delimited
 #: Delimiters recognised in a text file's header line, the first preferred on a tie.
 DELIMITERS = (",", "\t", ";", "|")
 _PARQUET, _GZIP, _ZIP = b"PAR1", b"\x1f\x8b", b"PK\x03\x04"
+#: The byte-order marks of UTF-16, little and big endian
+_UTF16 = (b"\xff\xfe", b"\xfe\xff")
 #: How every error names a row of an input table: "data row N", 1 being the first row after the header.
 ROW = "data row"
 
@@ -87,6 +89,9 @@ def read_table(path: Path, id_col: str | None = None, kind: str = "pool file") -
     if magic.startswith(_ZIP):
         raise PoolError(f"{kind} {name} is a ZIP archive (an Excel workbook?); export the sheet as CSV "
                         "(UTF-8) or Parquet")
+    if magic.startswith(_UTF16):
+        raise PoolError(f"{kind} {name} is UTF-16 text (Excel's \"Unicode Text\"?); save it as UTF-8 "
+                        "(e.g. iconv -f utf-16 -t utf-8)")
     compression = "gzip" if magic.startswith(_GZIP) else None
     if ".json" in suffixes or ".ndjson" in suffixes:
         return _numbered(_read_json(path, compression, kind, ".jsonl" in suffixes or ".ndjson" in suffixes), path)
