@@ -195,6 +195,11 @@ def test_exclude_states_itself_in_estimate_status_and_export(tmp_path, zero_pool
     assert "not waiting for a label" in fails("exclude", session, "00299")
     assert session.read_bytes() == before
     assert "excluded 1 items as not judgeable (1 in all); 7 pending" in ok("exclude", session, out).stdout
+    labels = tmp_path / "with_excluded.csv"
+    pd.DataFrame({"item_id": [rest.iloc[0], out], "label": [truth[rest.iloc[0]], truth[out]]}).to_csv(labels, index=False)
+    assert fails("label", session, labels) == (
+        f"error: labels file {str(labels)!r}, data row 2: item {out!r} was excluded as not judgeable "
+        "(`labelwise exclude`); drop its label. Nothing was stored")
     ok("label", session, "-", input=pd.DataFrame({"item_id": rest, "label": [truth[i] for i in rest]}).to_csv(
         index=False))
     note = "1 items excluded as not judgeable; the estimate is over the judgeable items"
