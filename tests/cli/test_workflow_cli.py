@@ -117,6 +117,16 @@ def test_init_warns_about_missing_ids_equal_scores_and_unevaluated_systems(tmp_p
     assert "no id column" in err and "same score for pa" in err and "--systems all" in err
     assert "already exists; `labelwise status" in fails(*args)
     assert "predicts no positive" not in err  # pa and pb predict some
+    assert "--id-col so batches" in err  # no column looks like an id: no guess
+
+
+def test_missing_ids_warning_names_a_column_that_looks_like_one(tmp_path):
+    path = tmp_path / "p.csv"
+    pd.DataFrame({"Txn_ID": [f"t{i}" for i in range(40)], "pred": [0, 1] * 20, "score": np.linspace(0, 1, 40)}).to_csv(
+        path, index=False)
+    err = ok("init", path, "--session", tmp_path / "s.lw", "--design", "passive").stderr
+    assert "warning: the pool has no id column; items are numbered by row (0, 1, ...). Name the id column with " \
+           "--id-col (--id-col Txn_ID?) so batches and exports show your ids" in err
 
 
 def test_init_warns_about_a_system_that_predicts_no_positive(tmp_path):
