@@ -102,7 +102,10 @@ def test_rejected_workflow_commands_leave_the_file_byte_identical(tmp_path, zero
     batch = _batch(session, 5)
     before = session.read_bytes()
     assert "not waiting for a label" in fails("skip", session, "00299")
-    assert "not in the pool" in fails("skip", session, "299")  # 00299 is not 299
+    assert fails("skip", session, "299") == (  # 00299 is not 299
+        "error: item_id '299' is not in the pool; use ids exactly as in the pool's id column (the pool has '00299': "
+        "were its leading zeros dropped, e.g. by a spreadsheet?)")
+    assert fails("skip", session, "1299").endswith("use ids exactly as in the pool's id column")  # no near id
     assert "no label to correct" in fails("relabel", session, batch["item_id"][0], "1")
     assert "outside the label set" in fails("relabel", session, batch["item_id"][0], "5")
     assert session.read_bytes() == before
