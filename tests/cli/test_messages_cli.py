@@ -142,3 +142,10 @@ def test_a_negative_seed_is_refused_naming_seed(tmp_path, pool):
     assert result.exit_code == 2
     assert "Invalid value for '--seed'" in flat(result.stderr)
     assert not (tmp_path / "s.lw").exists()
+
+
+def test_each_command_is_one_line_of_the_command_list():
+    """A summary written over two docstring lines broke add-system's entry in `labelwise --help` in two."""
+    listing = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "250"}).stdout
+    entries = [line for line in listing.splitlines() if line.startswith("│ ")]
+    assert entries and all(line.split("│")[1][:12].strip() for line in entries), listing
