@@ -141,8 +141,9 @@ def main() -> None:
     parser.add_argument("--tail-scale", type=float, default=0.01)
     parser.add_argument("--pools", default=",".join(POOLS))
     parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--datasets", type=Path, default=DATASETS, help="folder holding abt-buy.csv.gz, dblp-acm.csv.gz")
     args = parser.parse_args()
-    paths = pool_paths(DATASETS, args.pools.split(","))
+    paths = pool_paths(args.datasets, args.pools.split(","))
     if not paths:
         return
     marks = list(CHECKPOINTS)

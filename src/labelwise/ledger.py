@@ -228,7 +228,8 @@ class ItemLedger(Ledger):
             i = int(np.argmax(clash))
             raise LabelError(
                 f"item {show_id(ids[i])} already has label {int(stored[i])}; the new label {int(y[i])} contradicts "
-                "it (the oracle is deterministic). Nothing was stored", index=i,
+                "it (the oracle is deterministic); to correct the stored label use `labelwise relabel` "
+                "(Session.relabel). Nothing was stored", index=i,
             )
         drawn = np.isin(pos, draws.items)
         if not drawn.all():

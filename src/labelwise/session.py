@@ -222,8 +222,9 @@ class Session(HandOut, OracleRun, SessionFile):
             answered = None if draws is None else self._check_draws(ids, pos, draws)
             out = self.ledger.excluded[pos]
             if out.any():
-                raise LabelError(f"item {show_id(ids[int(np.argmax(out))])} was excluded as not judgeable "
-                                 "(`labelwise exclude`); drop its label. Nothing was stored")
+                first = int(np.argmax(out))
+                raise LabelError(f"item {show_id(ids[first])} was excluded as not judgeable (`labelwise exclude`); "
+                                 "drop its label. Nothing was stored", index=first)
             all_draws = self.draws
             answered, pos, y = self.ledger.accept(all_draws, ids, pos, y, answered if self.stochastic else None)
             again = self.ledger.is_withdrawn(answered)

@@ -176,7 +176,7 @@ def test_label_rejections_store_nothing(pool_csv, truth, tmp_path, problem):
         expected = "not in the pool"
     elif problem == "contradiction":
         df.loc[3, "label"] = 1 - df.loc[3, "label"]
-        expected = "contradicts"
+        expected = "contradicts it (the oracle is deterministic); to correct the stored label use `labelwise relabel`"
     elif problem == "label 7":
         df.loc[12, "label"] = 7
         expected = "outside the label set"

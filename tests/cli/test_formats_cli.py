@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import typer
+from typer.testing import CliRunner
 
 from labelwise.cli import app
 from labelwise.datasets import make_pool
@@ -106,6 +107,37 @@ def test_pool_and_labels_files_number_rows_alike(tmp_path, labeled, fails):
     bad_labels.write_text("item_id,label\n1,0\n2,1\n,1\n")
     assert "column 'item_id' is empty on data row 3" in fails("label", session, bad_labels)
 
+
+
+def test_labels_file_whose_rows_all_end_in_a_delimiter_is_refused(tmp_path, labeled, ok, fails):
+    """pandas reads such rows with the ids as index and the labels as ids, leaving every label empty: the rows
+    were kept pending and the command succeeded, storing none of the labels."""
+    session, pool, _ = labeled
+    batch = pd.read_csv(io.StringIO(ok("next", session, "-n", 10).stdout))
+    rows = [f"{i},{pool.labels[i]}," for i in batch["item_id"]]
+    path = tmp_path / "trailing.csv"
+    path.write_text("\n".join(["item_id,label", *rows, ""]))
+    before = ok("export", session).stdout
+    assert fails("label", session, path) == (
+        f"error: labels file {str(path)!r}: data row 1 has 3 fields, the header 2, and so has every row (a comma at "
+        "the end of each line?); every row needs as many comma-separated fields as the header")
+    assert ok("export", session).stdout == before
+
+
+@pytest.mark.parametrize("sep", [";", "|"])
+def test_labels_on_standard_input_are_read_as_a_file_is(labeled, ok, sep):
+    """Standard input took only commas and tabs: a semicolon-delimited file was one column, 'missing' both."""
+    session, pool, _ = labeled
+    batch = pd.read_csv(io.StringIO(ok("next", session, "-n", 10).stdout))
+    text = "\ufeff" + batch.assign(label=pool.labels[batch["item_id"].to_numpy()])[["item_id", "label"]].to_csv(
+        index=False, sep=sep, lineterminator="\r\n")
+    result = CliRunner().invoke(app, ["label", str(session), "-"], input=text)
+    assert result.exit_code == 0, result.stderr
+    assert "stored 10 new labels" in result.stdout
+    result = CliRunner().invoke(app, ["label", str(session), "-"], input=b"item_id,label\n1,caf\xe9\n")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == ("error: labels file '-', data row 1: byte 0xe9 is not UTF-8 text; pipe UTF-8 "
+                                     "(e.g. through iconv -f latin1 -t utf-8)")
 
 # ------------------------------------------------------------------ 6: one spelling works everywhere
 def _options(*path: str) -> set[str]:

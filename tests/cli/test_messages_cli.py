@@ -15,7 +15,9 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
+from labelwise.cli import app
 from labelwise.datasets import make_pool
 
 
@@ -131,3 +133,19 @@ def test_calibrate_refuses_standard_output_that_its_report_takes(tmp_path, pool,
     _, pool_file = pool
     ok("init", pool_file, "--session", tmp_path / "s.lw")
     assert "calibrate prints its report on standard output" in fails("calibrate", tmp_path / "s.lw", "--out", "-")
+
+
+def test_a_negative_seed_is_refused_naming_seed(tmp_path, pool):
+    """NumPy's own "expected non-negative integer" named no option; the session file was not created either way."""
+    _, pool_file = pool
+    result = CliRunner().invoke(app, ["init", str(pool_file), "--session", str(tmp_path / "s.lw"), "--seed", "-1"])
+    assert result.exit_code == 2
+    assert "Invalid value for '--seed'" in flat(result.stderr)
+    assert not (tmp_path / "s.lw").exists()
+
+
+def test_each_command_is_one_line_of_the_command_list():
+    """A summary written over two docstring lines broke add-system's entry in `labelwise --help` in two."""
+    listing = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "250"}).stdout
+    entries = [line for line in listing.splitlines() if line.startswith("│ ")]
+    assert entries and all(line.split("│")[1][:12].strip() for line in entries), listing

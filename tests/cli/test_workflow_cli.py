@@ -102,7 +102,10 @@ def test_rejected_workflow_commands_leave_the_file_byte_identical(tmp_path, zero
     batch = _batch(session, 5)
     before = session.read_bytes()
     assert "not waiting for a label" in fails("skip", session, "00299")
-    assert "not in the pool" in fails("skip", session, "299")  # 00299 is not 299
+    assert fails("skip", session, "299") == (  # 00299 is not 299
+        "error: item_id '299' is not in the pool; use ids exactly as in the pool's id column (the pool has '00299': "
+        "were its leading zeros dropped, e.g. by a spreadsheet?)")
+    assert fails("skip", session, "1299").endswith("use ids exactly as in the pool's id column")  # no near id
     assert "no label to correct" in fails("relabel", session, batch["item_id"][0], "1")
     assert "outside the label set" in fails("relabel", session, batch["item_id"][0], "5")
     assert session.read_bytes() == before
@@ -117,6 +120,16 @@ def test_init_warns_about_missing_ids_equal_scores_and_unevaluated_systems(tmp_p
     assert "no id column" in err and "same score for pa" in err and "--systems all" in err
     assert "already exists; `labelwise status" in fails(*args)
     assert "predicts no positive" not in err  # pa and pb predict some
+    assert "--id-col so batches" in err  # no column looks like an id: no guess
+
+
+def test_missing_ids_warning_names_a_column_that_looks_like_one(tmp_path):
+    path = tmp_path / "p.csv"
+    pd.DataFrame({"Txn_ID": [f"t{i}" for i in range(40)], "pred": [0, 1] * 20, "score": np.linspace(0, 1, 40)}).to_csv(
+        path, index=False)
+    err = ok("init", path, "--session", tmp_path / "s.lw", "--design", "passive").stderr
+    assert "warning: the pool has no id column; items are numbered by row (0, 1, ...). Name the id column with " \
+           "--id-col (--id-col Txn_ID?) so batches and exports show your ids" in err
 
 
 def test_init_warns_about_a_system_that_predicts_no_positive(tmp_path):
@@ -195,6 +208,11 @@ def test_exclude_states_itself_in_estimate_status_and_export(tmp_path, zero_pool
     assert "not waiting for a label" in fails("exclude", session, "00299")
     assert session.read_bytes() == before
     assert "excluded 1 items as not judgeable (1 in all); 7 pending" in ok("exclude", session, out).stdout
+    labels = tmp_path / "with_excluded.csv"
+    pd.DataFrame({"item_id": [rest.iloc[0], out], "label": [truth[rest.iloc[0]], truth[out]]}).to_csv(labels, index=False)
+    assert fails("label", session, labels) == (
+        f"error: labels file {str(labels)!r}, data row 2: item {out!r} was excluded as not judgeable "
+        "(`labelwise exclude`); drop its label. Nothing was stored")
     ok("label", session, "-", input=pd.DataFrame({"item_id": rest, "label": [truth[i] for i in rest]}).to_csv(
         index=False))
     note = "1 items excluded as not judgeable; the estimate is over the judgeable items"

@@ -64,6 +64,9 @@ def test_simulate_reports_the_resolved_design(tmp_path, write_pool_csv):
     assert cli.exit_code == 0, cli.output
     got = json.loads(cli.stdout)
     assert got["design"] == "default" and got["design_resolved"] == "online-poisson"
+    table = runner.invoke(app, ["simulate", "--pool", str(path), "--budget", "100", "--repeats", "2"])
+    assert table.exit_code == 0, table.output
+    assert "design default (online-poisson), 2 repeats" in " ".join(table.stdout.split())  # the title wraps
     init = runner.invoke(app, ["init", str(path), "--session", str(tmp_path / "s.lws"), "--design", "default"])
     assert init.exit_code == 0, init.output
     assert "online-poisson" in init.output

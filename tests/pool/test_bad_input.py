@@ -65,9 +65,14 @@ BAD_POOLS: list[tuple[str, str, Callable[[Path], bytes], tuple[str, ...], str]] 
     ("not UTF-8", "pool.csv", lambda _: replace_row(3, "caf\xe9,1,0.1,0.4").decode().encode("latin-1"), (),
      (", data row 4, column 'item_id': byte 0xe9 is not UTF-8 text; save the file as UTF-8 "
      "(e.g. iconv -f latin1 -t utf-8)")),
+    ("UTF-16 (Excel's Unicode Text)", "pool.csv", lambda _: csv(sep="\t").decode().encode("utf-16"), (),
+     " is UTF-16 text (Excel's \"Unicode Text\"?); save it as UTF-8 (e.g. iconv -f utf-16 -t utf-8)"),
     ("ragged line", "pool.csv", lambda _: replace_row(2, "x2,0,0.0,0.3,9"), (),
      (": data row 3 has 5 fields, the header 4; every row needs as many "
      "comma-separated fields as the header (quote values that contain the delimiter)")),
+    ("trailing comma on every data row", "pool.csv", lambda _: csv([r + "," for r in ROWS]), (),
+     (": data row 1 has 5 fields, the header 4, and so has every row (a comma at the end of each line?); "
+     "every row needs as many comma-separated fields as the header")),
     ("no output columns", "pool.csv", lambda _: csv(["1,a", "2,b"], "item_id,text"), (),
      (": no column of system outputs; expected ['pred', 'score', 'prob'] (any case), found ['item_id', 'text']. "
      "Name yours with the pred/score/prob column options (--pred-col, --score-col, --prob-col)")),

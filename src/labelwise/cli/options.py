@@ -80,7 +80,7 @@ ParamOpt = Annotated[
 ]
 SystemsOpt = Annotated[str, typer.Option("--systems", help="Systems to evaluate: an index, 'all' or a list like 0,2.")]
 LevelOpt = Annotated[float, typer.Option("--level", help="Confidence level of the intervals.")]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Random seed (the only source of randomness).")]
+SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Random seed (the only source of randomness).")]
 BatchOpt = Annotated[
     int, typer.Option("--batch-size", help="Labels per batch (adaptive designs update between batches).")
 ]

@@ -153,8 +153,10 @@ def simulation_table(result: SimulationResult) -> Table:
     from rich.text import Text
 
     truth = np.atleast_1d(result.true_value)
+    design = result.design if result.design == result.design_resolved else \
+        f"{result.design} ({result.design_resolved})"
     table = Table(
-        title=Text(f"{result.measure} on {result.pool} ({result.n_items} items), design {result.design}, "
+        title=Text(f"{result.measure} on {result.pool} ({result.n_items} items), design {design}, "
                    f"{result.repeats} repeats"),
         caption=Text("true value " + ", ".join(f"{n} {_fmt(t)}" for n, t in zip(result.names, truth))
                      + f"; {result.seconds_per_run:.2f} s per run; {result.level:.0%} intervals"),

@@ -140,7 +140,8 @@ def init(
             raise UserError("; ".join([f"pool file {str(pool_file)!r}: {exc}", *unread.values()])) from None
         for absent, hint in unread.items():
             typer.echo(f"warning: pool file {str(pool_file)!r} has no column {absent!r}; {hint}", err=True)
-        _warn_about(pool, find_column(df, id_col) is not None, chosen_systems)
+        ids_like = [str(c) for c in df.columns if str(c).strip().casefold().endswith("id")]
+        _warn_about(pool, find_column(df, id_col) is not None, chosen_systems, ids_like)
         with created as s:
             typer.echo(f"created session {str(session)!r}")
             typer.echo(f"  items:   {pool.n_items} (pool {pool.name!r}, {pool.n_classes} classes)")
@@ -183,11 +184,13 @@ def _unread_outputs(df: pd.DataFrame, pool: Pool, columns: dict) -> dict[str, st
     return hints
 
 
-def _warn_about(pool: Pool, has_ids: bool, systems: str | int | list[int]) -> None:
-    """Warnings on standard error for pools that are valid but probably not what the user meant."""
+def _warn_about(pool: Pool, has_ids: bool, systems: str | int | list[int], ids_like: list[str]) -> None:
+    """Warnings on standard error for pools that are valid but probably not what the user meant (``ids_like``:
+    the columns whose name ends in "id", when the id column was not found)."""
     if not has_ids:
+        hint = f" (--id-col {ids_like[0]}?)" if ids_like else ""
         typer.echo("warning: the pool has no id column; items are numbered by row (0, 1, ...). Name the id "
-                   "column with --id-col so batches and exports show your ids", err=True)
+                   f"column with --id-col{hint} so batches and exports show your ids", err=True)
     evaluated = list(range(pool.n_systems)) if systems == "all" else [systems] if isinstance(systems, int) \
         else list(systems)
     flat = [pool.system_names[s] for s in evaluated if np.ptp(pool.primary_scores(s)) == 0]

@@ -31,8 +31,7 @@ def add_system(
     prob_col: Annotated[str, typer.Option("--prob-col", help="Predictions-file column holding the probabilities "
                                           "(read when present).")] = "prob",
 ) -> None:
-    """Add a system to a session: its measures are estimated from the labels already drawn, and later draws
-    go where it is under-covered.
+    """Add a system to a session: estimated from the labels already drawn; later draws go where it is under-covered.
 
     The session's measure is extended to the new system (named measures
     only).  The file is changed in one step; a rejected file leaves it as

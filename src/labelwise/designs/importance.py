@@ -191,7 +191,8 @@ class ImportanceDesign(TreeModelDesign):
 
 @dataclass(frozen=True, kw_only=True)
 class PassiveDesign(Design):
-    """Passive sampling: uniform draws with replacement (Marchant & Rubinstein 2021, Definition 2).
+    """Passive sampling: uniform draws (Marchant & Rubinstein 2021, Definition 2), without replacement under a
+    deterministic oracle (:class:`PassiveSampler`).
 
     The point estimate is the sample's plug-in; the interval is the posterior
     of :class:`PassiveSampler`.

@@ -21,7 +21,7 @@ import pandas as pd
 
 from .checks import check_fields
 from .errors import PoolError
-from .ids import match_pool_ids
+from .ids import lost_zeros, match_pool_ids
 from .multilabel import encode_outputs
 from .readers import DEFAULT_COLUMNS, frame_fields, read_pool_file
 
@@ -373,7 +373,7 @@ class Pool:
             n_unknown, shown = int((pos < 0).sum()), ids[pos < 0][:6].tolist()
             more = f", nor are {n_unknown - 1} more, e.g. {shown[1:]}" if n_unknown > 1 else ""
             raise PoolError(f"{field_name} {shown[0]!r} is not in the pool{more}; use ids exactly as in the "
-                            "pool's id column")
+                            f"pool's id column{lost_zeros(shown[0], self.item_ids)}")
         return pos
 
     def primary_scores(self, system: int = 0) -> np.ndarray:

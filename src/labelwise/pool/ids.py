@@ -17,7 +17,7 @@ import pandas as pd
 
 from .errors import PoolError
 
-__all__ = ["MAX_ID_LENGTH", "as_item_ids", "ids_from_text", "match_pool_ids", "strip_ids"]
+__all__ = ["MAX_ID_LENGTH", "as_item_ids", "ids_from_text", "lost_zeros", "match_pool_ids", "strip_ids"]
 
 #: Longest id accepted, in characters.
 MAX_ID_LENGTH = 1000
@@ -94,3 +94,15 @@ def match_pool_ids(ids: np.ndarray, pool_ids: np.ndarray) -> np.ndarray:
     if pool_ids.dtype.kind == "O" and ids.dtype.kind != "O":
         return ids.astype(str).astype(object)
     return ids
+
+
+def lost_zeros(unknown, pool_ids: np.ndarray) -> str:
+    """A hint for an id not in the pool that is a text pool id without its leading zeros (``123`` for ``00123``, as
+    a spreadsheet writes a column of numbers back): `` (the pool has '00123': ...)``, else ``""``."""
+    want = str(unknown).lstrip("0")
+    if pool_ids.dtype.kind != "O" or not want:
+        return ""
+    text = pd.Series(pool_ids, dtype=object, copy=False)
+    hit = text[text.str.startswith("0").to_numpy() & (text.str.lstrip("0") == want).to_numpy()]
+    return "" if hit.empty else (f" (the pool has {hit.iloc[0]!r}: were its leading zeros dropped, e.g. by a "
+                                 "spreadsheet?)")

@@ -28,7 +28,7 @@ import pandas as pd
 from .cells import check_cells, source
 from .errors import PoolError
 from .ids import ids_from_text, strip_ids
-from .table import read_table
+from .table import ROW, delimiter_of, read_delimited, read_table
 from .writers import write_table
 
 if TYPE_CHECKING:
@@ -264,25 +264,35 @@ def read_labels_file(path: str | Path, id_col: str = "item_id", label_col: str =
 
 def _labels_table(path: Path, id_col: str) -> pd.DataFrame:
     """The table of a labels file (:func:`~labelwise.pool.table.read_table`) or of standard input (``-``: JSON
-    lines when the first line is an object, else CSV or TSV by the first line), indexed by data row."""
+    lines when the first line is an object, else delimited text read as a file's is), indexed by data row."""
     if str(path) != "-":
         try:
             return read_table(path, id_col=id_col, kind="labels file")
         except PoolError as exc:
             raise LabelFileError(str(exc)) from None
-    data = sys.stdin.read()
-    first = data.lstrip().split("\n", 1)[0]
+    data = sys.stdin.buffer.read().removeprefix(b"\xef\xbb\xbf").lstrip()
+    first = data.split(b"\n", 1)[0]
     if not first.strip():
         raise LabelFileError("labels from standard input: nothing was read; pipe a CSV, TSV or JSON-lines file "
                              "with a header line")
     try:
-        df = (pd.read_json(io.StringIO(data), lines=True, dtype=False) if first.startswith("{") else
-              pd.read_csv(io.StringIO(data), sep="\t" if "\t" in first else ",", dtype={id_col: str}))
-    except (ValueError, pd.errors.ParserError) as exc:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        row = data.count(b"\n", 0, exc.start)  # the header is data row 0
+        raise LabelFileError(f"labels file '-', {f'{ROW} {row}' if row else 'the header'}: byte "
+                             f"0x{data[exc.start]:02x} is not UTF-8 text; pipe UTF-8 (e.g. through iconv -f latin1 "
+                             "-t utf-8)") from None
+    try:
+        if first.startswith(b"{"):
+            df = pd.read_json(io.BytesIO(data), lines=True, dtype=False)
+            df.index = pd.RangeIndex(1, len(df) + 1)
+            return df
+        return read_delimited(io.BytesIO(data), first, delimiter_of(first), id_col=id_col, what="labels file '-'")
+    except PoolError as exc:
+        raise LabelFileError(str(exc)) from None
+    except ValueError as exc:
         raise LabelFileError(f"labels from standard input could not be parsed: {' '.join(str(exc).split())}") \
             from None
-    df.index = pd.RangeIndex(1, len(df) + 1)
-    return df
 
 
 def _check_filled(df: pd.DataFrame, path: Path, column: str, name: str, fix: str) -> None:

@@ -11,7 +11,7 @@ command takes the same formats:
 * The delimiter of a text file is the one of ``,``, tab, ``;`` and ``|`` its
   header line holds most often (the extension's on a tie).
 * Text must be UTF-8 (a byte-order mark is allowed); the first byte that is
-  not is reported by data row and column.
+  not is reported by data row and column, and UTF-16 text by its byte-order mark.
 
 The table's index is each row's *data row* in the file: 1 for the first row
 after the header (the first line of JSON lines, the first row of Parquet),
@@ -30,11 +30,13 @@ import pandas as pd
 
 from .errors import PoolError
 
-__all__ = ["DELIMITERS", "ROW", "file_suffixes", "read_table"]
+__all__ = ["DELIMITERS", "ROW", "delimiter_of", "file_suffixes", "read_delimited", "read_table"]
 
 #: Delimiters recognised in a text file's header line, the first preferred on a tie.
 DELIMITERS = (",", "\t", ";", "|")
 _PARQUET, _GZIP, _ZIP = b"PAR1", b"\x1f\x8b", b"PK\x03\x04"
+#: The byte-order marks of UTF-16, little and big endian
+_UTF16 = (b"\xff\xfe", b"\xfe\xff")
 #: How every error names a row of an input table: "data row N", 1 being the first row after the header.
 ROW = "data row"
 
@@ -87,6 +89,9 @@ def read_table(path: Path, id_col: str | None = None, kind: str = "pool file") -
     if magic.startswith(_ZIP):
         raise PoolError(f"{kind} {name} is a ZIP archive (an Excel workbook?); export the sheet as CSV "
                         "(UTF-8) or Parquet")
+    if magic.startswith(_UTF16):
+        raise PoolError(f"{kind} {name} is UTF-16 text (Excel's \"Unicode Text\"?); save it as UTF-8 "
+                        "(e.g. iconv -f utf-16 -t utf-8)")
     compression = "gzip" if magic.startswith(_GZIP) else None
     if ".json" in suffixes or ".ndjson" in suffixes:
         return _numbered(_read_json(path, compression, kind, ".jsonl" in suffixes or ".ndjson" in suffixes), path)
@@ -97,16 +102,53 @@ def read_table(path: Path, id_col: str | None = None, kind: str = "pool file") -
         header = fh.readline()
     if not header.strip():
         raise PoolError(f"{kind} {name}: the header (the first line) is empty; it must hold the column names")
-    sep = _delimiter(header, "\t" if ".tsv" in suffixes else ",")
+    sep = delimiter_of(header, "\t" if ".tsv" in suffixes else ",")
     try:
-        df = pd.read_csv(path, sep=sep, compression=compression, encoding="utf-8-sig", skip_blank_lines=False,
-                         dtype=_text_columns(header, sep, id_col))
+        df = read_delimited(path, header, sep, id_col=id_col, what=f"{kind} {name}", compression=compression)
     except UnicodeDecodeError:
         raise _not_utf8(path, opener, sep, kind) from None
+    df.attrs["source"] = (str(path), ROW)
+    return df
+
+
+def read_delimited(source, header: bytes, sep: str, *, id_col: str | None, what: str,
+                   compression: str | None = None) -> pd.DataFrame:
+    """The table of delimited UTF-8 text (a path or a binary buffer), indexed by data row, blank rows dropped.
+
+    Parameters
+    ----------
+    source : Path or binary file object
+    header : bytes
+        The text's first line, whose column that is ``id_col`` is read as text.
+    sep : str
+        The delimiter (:func:`delimiter_of` finds it).
+    id_col : str, optional
+    what : str
+        The input as errors name it (``"labels file 'x.csv'"``).
+    compression : str, optional
+        ``"gzip"`` for gzipped text.
+
+    Raises
+    ------
+    PoolError
+        For a row with more or fewer fields than the header.
+    UnicodeDecodeError
+        For bytes that are not UTF-8 (the caller names the row).
+    """
+    fields = f"every row needs as many {_sep_name(sep)}-separated fields as the header"
+    try:
+        df = pd.read_csv(source, sep=sep, compression=compression, encoding="utf-8-sig", skip_blank_lines=False,
+                         dtype=_text_columns(header, sep, id_col))
     except pd.errors.ParserError as exc:
-        raise PoolError(f"{kind} {name}: {_parser_problem(exc)}; every row needs as many {_sep_name(sep)}-separated "
-                        "fields as the header (quote values that contain the delimiter)") from None
-    df = _numbered(df, path)
+        raise PoolError(f"{what}: {_parser_problem(exc)}; {fields} (quote values that contain the delimiter)") \
+            from None
+    if not isinstance(df.index, pd.RangeIndex):
+        # every data row has more fields than the header (often a trailing delimiter): pandas would silently take
+        # the first fields as the index and shift every column to the left
+        width = len(df.columns)
+        raise PoolError(f"{what}: {ROW} 1 has {width + df.index.nlevels} fields, the header {width}, and so has "
+                        f"every row (a {_sep_name(sep)} at the end of each line?); {fields}")
+    df.index = pd.RangeIndex(1, len(df) + 1)
     blank = df.isna().all(axis=1).to_numpy()
     return df[~blank] if blank.any() else df
 
@@ -155,7 +197,7 @@ def _text_columns(header: bytes, sep: str, id_col: str | None) -> dict[str, type
     return {n.strip().strip('"'): str for n in names if n.strip().strip('"').strip().casefold() == wanted} or None
 
 
-def _delimiter(header: bytes, default: str) -> str:
+def delimiter_of(header: bytes, default: str = ",") -> str:
     """The delimiter the header line holds most often; ``default`` when none beats it."""
     counts = {sep: header.count(sep.encode()) for sep in DELIMITERS}
     best = max(DELIMITERS, key=lambda sep: counts[sep])
