@@ -85,3 +85,22 @@ def test_cli_refuses_a_session_without_labels(tmp_path):
     assert result.exit_code == 1
     assert result.stderr.startswith("error: calibrate: the session has no labels yet")
     assert result.stderr.count("\n") == 1
+
+
+def test_items_given_a_certain_probability_are_counted_and_warned_of(tmp_path):
+    """A 1:1000 pool calibrated from 200 passive labels: the spline's knot at (0, 0) and the bins without a
+    positive give most items probability exactly 0; the report counts them (``certain_share``, checked against
+    the written pool) and the table's run warns on standard error that a model would take them as surely
+    negative."""
+    pool = lw.make_pool(20_000, prevalence=0.001, separation=2.0, seed=4)
+    path = tmp_path / "rare.lw"
+    session = lw.Session(pool, lw.make_measure("f1", pool), "passive", seed=4, path=path)
+    session.run(TruthOracle(pool), 200, batch_size=200)
+    calibrated, report = calibrate_pool(session)
+    p = calibrated.probs[:, 0]
+    assert report[0]["certain_share"] == pytest.approx(np.mean((p == 0) | (p == 1)))
+    assert report[0]["certain_share"] > 0.5
+    session.close()
+    result = CliRunner().invoke(app, ["calibrate", str(path), "--out", str(tmp_path / "c.csv")])
+    assert result.exit_code == 0, result.output
+    assert f"{report[0]['certain_share']:.0%} of the items now have probability exactly 0 or 1" in result.stderr

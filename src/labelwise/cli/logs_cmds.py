@@ -318,3 +318,9 @@ def calibrate(
         table.add_row(row["system"], f"{row['ece_before']:.4f}", f"{row['ece_after']:.4f}")
     rich_console().print(table)
     typer.echo(f"wrote {pool.n_items} items with calibrated probabilities to {str(out)!r}", err=True)
+    for row in report:
+        if row["certain_share"] > 0:
+            typer.echo(f"warning: {row['system']}: {row['certain_share']:.0%} of the items now have probability "
+                       "exactly 0 or 1 (calibration bins whose labels hold no positive or no negative); a design "
+                       "or interval reading this pool takes them as certain, which the labels cannot show: "
+                       "keep the original pool for `labelwise init` unless you trust that", err=True)

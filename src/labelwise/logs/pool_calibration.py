@@ -74,7 +74,12 @@ def calibrate_pool(session: Session, *, method: str = "spline", n_bins: int = 10
         A copy with calibrated ``probs``.
     report : list of dict
         Per system: ``system``, ``ece_before`` and ``ece_after`` (the expected
-        calibration error over the labels, design-weighted when ``weighted``).
+        calibration error over the labels, design-weighted when ``weighted``),
+        and ``certain_share``: the share of the pool's items given a
+        probability of exactly 0 or 1 (a calibration bin whose labels hold no
+        positive, or no negative).  A model reading such a probability takes
+        the item as surely negative (positive), which a few hundred labels
+        cannot show of a tail whose rate is 1 in 10,000.
     """
     pool = session.pool
     if pool.probs is None or pool.probs.ndim != 2 or pool.n_classes != 2:
@@ -91,6 +96,7 @@ def calibrate_pool(session: Session, *, method: str = "spline", n_bins: int = 10
         calibrated = calibrator(probs[:, s])
         report.append({"system": name,
                        "ece_before": expected_calibration_error(probs[items, s], labels, weight),
-                       "ece_after": expected_calibration_error(calibrated[items], labels, weight)})
+                       "ece_after": expected_calibration_error(calibrated[items], labels, weight),
+                       "certain_share": float(np.mean((calibrated == 0.0) | (calibrated == 1.0)))})
         probs[:, s] = calibrated
     return replace(pool, probs=probs), report
