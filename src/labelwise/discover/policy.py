@@ -331,10 +331,10 @@ class QueryPolicy:
         rng = np.random.default_rng([self.seed, self.round])
         recaptures, unfound = None, 0.0
         if self.name == "crux":
-            recaptures, unfound = Recaptures(self.weighted_new[nodes], self.recaptured[nodes]), self.root_unfound(nodes)
+            recaptures = Recaptures(self.weighted_new[nodes], self.recaptured[nodes])
+            unfound = self.root_unfound(nodes)[:, None]
         self.gain[nodes], self.variance[nodes] = gain_with_variance(
-            entry, counts, self.found_in[nodes], self.k, self.l, rng, self.replicates, recaptures, unfound[:, None]
-            if self.name == "crux" else 0.0)
+            entry, counts, self.found_in[nodes], self.k, self.l, rng, self.replicates, recaptures, unfound)
         self.gain[self.exhausted] = 0.0
         if self.name == "crux":
             self._update_ceiling(nodes, entry, counts)

@@ -110,8 +110,9 @@ __all__ = ["BlockRounds", "RoundLog", "bin_strata", "block_rounds", "model_strat
 #: the map weighted by the items each label stands for sets low in the very runs whose estimate is too high (few
 #: tail positives drawn, a steep tail fitted); the map given the labels each counted once does not depend on the
 #: weights, and the larger of the two variances is taken (``benchmarks/robustness.py``: the 5% pools; and
-#: ``benchmarks/design_variants.py`` on 1% and 0.3% pools outside the grid).  With few hits the jumps are heavy-tailed and the full variance already
-#: overstates a typical run's error; the counted-once map there would widen intervals that cover.
+#: ``benchmarks/design_variants.py`` on 1% and 0.3% pools outside the grid).  With few hits the jumps are
+#: heavy-tailed and the full variance already overstates a typical run's error; the counted-once map there would
+#: widen intervals that cover.
 NORMAL_HITS = 30.0
 
 
