@@ -42,7 +42,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -50,7 +49,6 @@ from design_variants import CHECKPOINTS, run, spec_of, summary
 from grid import (
     BATCH_SIZE,
     COVERAGE_TARGET,
-    OUT,
     REFERENCE,
     WIDTH_TARGET,
     PoolSpec,
@@ -59,6 +57,7 @@ from grid import (
 from pools import DATASETS
 from scipy.special import expit
 from scipy.stats import poisson
+from sections import store
 
 #: ``P(>=)`` below which a pool's tail counts as lucky in the table.
 LUCKY = 0.1
@@ -189,11 +188,7 @@ def main() -> None:
              for cell in args.cells.split(",") if cell.strip() for s in seed_range(args.pool_seeds)]
     with ProcessPoolExecutor(args.jobs) as ex:
         pools = list(ex.map(one_pool, tasks))
-    data = {"args": vars(args), "pools": pools}
-    print(summary_section(data))
-    OUT.mkdir(exist_ok=True)
-    (OUT / "fresh_pools.json").write_text(json.dumps(data))
-    print(f"wrote {OUT / 'fresh_pools.json'}")
+    store("fresh_pools", {"args": vars(args), "pools": pools})
 
 
 if __name__ == "__main__":

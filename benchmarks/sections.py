@@ -80,6 +80,14 @@ def render_section(name: str, out: Path = OUT) -> str | None:
     return module.summary_section(json.loads(path.read_text())).strip("\n") + "\n"
 
 
+def store(name: str, data: dict, out: Path = OUT) -> None:
+    """Write a run's raw results to ``out/<name>.json`` and print the section they render to."""
+    out.mkdir(exist_ok=True)
+    (out / f"{name}.json").write_text(json.dumps(data))
+    print(render_section(name, out))
+    print(f"wrote {out / name}.json")
+
+
 def rerender(text: str, out: Path = OUT) -> str:
     """``text`` (a RESULTS.md) with every section whose JSON is present rendered afresh."""
     head, old = split_sections(text)

@@ -16,15 +16,13 @@ Writes ``benchmarks/out/system_scores.json``.
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 
 import numpy as np
+from sections import store
 
 import labelwise as lw
 from labelwise.simulate import covers
 
-OUT = Path(__file__).resolve().parent / "out"
 CHECKPOINTS = (500, 1000, 2000)
 #: (label, design, settings) of each variant.
 VARIANTS = (("own scores", "online-poisson", {}), ("first system's scores", "online-poisson", {"system": 0}),
@@ -75,11 +73,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     pools = [run(100_000, 1e-3, (2.0, 4.0), args.runs, args.seed), run(50_000, 0.01, (2.0, 4.0), args.runs, args.seed)]
-    data = {"args": vars(args), "pools": pools}
-    print(summary_section(data))
-    OUT.mkdir(exist_ok=True)
-    (OUT / "system_scores.json").write_text(json.dumps(data))
-    print(f"wrote {OUT / 'system_scores.json'}")
+    store("system_scores", {"args": vars(args), "pools": pools})
 
 
 if __name__ == "__main__":

@@ -44,3 +44,9 @@ def test_a_named_run_renders_even_when_the_scripts_first_run_is_not_stored(secti
     assert sections.script_of("design_variants_a") == "design_variants"
     assert sections.script_of("robustness-accuracy") == "robustness"
     assert sections.script_of("discover_gain_calibration") == "discover_gain_calibration"
+
+
+def test_a_stored_run_is_written_and_its_section_printed(sections, tmp_path, capsys):
+    sections.store("design_variants_a", {"text": "## a"}, tmp_path)
+    assert json.loads((tmp_path / "design_variants_a.json").read_text()) == {"text": "## a"}
+    assert capsys.readouterr().out.startswith("## a\n")
