@@ -1,6 +1,6 @@
 """``python -m labelwise``: the same command line as the ``labelwise`` script."""
 
-from .cli import app
+from .cli import main
 
 if __name__ == "__main__":
-    app(prog_name="labelwise")
+    main()

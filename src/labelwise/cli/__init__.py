@@ -19,7 +19,8 @@ Logs whose zero-reward rows were subsampled: ``labelwise logs value|auc|calibrat
 a session's pool recalibrated from its labels: ``labelwise calibrate eval.lw --out pool.csv``.
 
 Every user error is reported as one line starting with ``error:`` on
-standard error, with exit code 1.  Every command reads its tables with
+standard error, with exit code 1 (2 for a command line that does not parse:
+an unknown option, a value of the wrong type; :func:`main`).  Every command reads its tables with
 :func:`~labelwise.pool.table.read_table` and writes them with
 :func:`~labelwise.pool.writers.write_table`, so the formats, column
 matching, row numbers ("data row N") and ``--out -`` are the same
@@ -41,7 +42,7 @@ from .simulate_cmds import demo, simulate_cmd
 from .system_cmds import add_system
 from .workflow_cmds import exclude, export, relabel, skip, status
 
-__all__ = ["app", "parse_params", "parse_systems", "parse_value"]
+__all__ = ["app", "main", "parse_params", "parse_systems", "parse_value"]
 
 app = typer.Typer(
     name="labelwise",
@@ -72,3 +73,25 @@ app.add_typer(ondemand)
 app.add_typer(discover)
 app.command()(calibrate)
 app.add_typer(logs)
+
+
+def main() -> None:
+    """The ``labelwise`` script: :data:`app`, with a command line that does not parse told in one ``error:`` line.
+
+    Click's usage errors (an unknown option, ``--seed abc``) would otherwise print the usage and a boxed panel;
+    the line names the problem and the command's ``--help``, and the exit code stays click's 2.
+    """
+    try:
+        code = app(prog_name="labelwise", standalone_mode=False)
+    except typer.TyperException as e:  # click's exceptions (typer vendors click: its own classes)
+        if type(e).__name__ == "NoArgsIsHelpError":  # a bare command group: its help, as typer prints it
+            e.show()
+        else:
+            ctx = getattr(e, "ctx", None)
+            hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+            typer.echo(f"error: {e.format_message()}{hint}", err=True)
+        raise SystemExit(e.exit_code) from None
+    except typer.Abort:
+        typer.echo("error: aborted", err=True)
+        raise SystemExit(1) from None
+    raise SystemExit(code or 0)
