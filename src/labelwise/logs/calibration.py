@@ -233,12 +233,12 @@ def fit_calibration(score, reward, weight=None, *, method: str = "spline", n_bin
     return _spline(score, reward, weight, n_bins, score_range, reward_range, shrink)
 
 
-def cross_validated_ece(score, reward, weight=None, *, folds: int = 5, n_bins: int = 10, **fit) -> float:
+def cross_validated_ece(score, reward, weight=None, *, folds: int = 5, ece_bins: int = 10, **fit) -> float:
     """The expected calibration error of a calibration map on rows it was not fitted to.
 
     Row ``i`` falls in fold ``i mod folds``; each fold's rows are calibrated by
     :func:`fit_calibration` (keywords ``fit``) fitted to the other folds, and the
-    error (:func:`expected_calibration_error`, ``n_bins`` bins) is that of these
+    error (:func:`expected_calibration_error`, ``ece_bins`` bins) is that of these
     held-out values over all rows.  The error of a map on the rows it was fitted
     to is optimistic (an isotonic fit or a fine spline follows the labels' noise).
     NaN with fewer than two rows.
@@ -254,7 +254,7 @@ def cross_validated_ece(score, reward, weight=None, *, folds: int = 5, n_bins: i
     for k in range(folds):
         test = fold == k
         held_out[test] = fit_calibration(score[~test], reward[~test], weight[~test], **fit)(score[test])
-    return expected_calibration_error(held_out, reward, weight, n_bins)
+    return expected_calibration_error(held_out, reward, weight, ece_bins)
 
 
 def expected_calibration_error(prob, reward, weight=None, n_bins: int = 10) -> float:
