@@ -92,7 +92,7 @@ def run(spec: PoolSpec, runs: int, seed: int) -> dict:
 def summary_section(data: dict) -> str:
     """Markdown: per pool, budget and variant, the metrics of the module docstring (raw probabilities first)."""
     a = data["args"]
-    out = ["## `labelwise calibrate`: bins shrunk toward the scores vs their label means", "",
+    out = ["## Pool calibration: shrunk vs unshrunk bins", "",
            (f"`OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/pool_calibration.py --runs {a['runs']} --seed "
             f"{a['seed']} --datasets /work/shared/datasets`: the pool's probabilities recalibrated from the labels "
             f"of a `default` session (F1, batches of 50) at {' and '.join(map(str, BUDGETS))} labels, means over "
