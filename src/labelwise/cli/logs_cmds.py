@@ -297,10 +297,10 @@ def calibrate(
 ) -> None:
     """Recalibrate the pool's probabilities from the session's labels, each weighted by its design weight.
 
-    Each bin's rate is the posterior given its labels under a prior centred on its mean probability, so a
-    bin whose few labels hold no positive keeps about its raw rate (--no-shrink: exactly 0). ECE after
-    (5-fold) judges each label by a map fitted without it; ECE after, on the labels it was fitted to, is
-    optimistic.
+    Each bin's rate is the posterior given its labels under a prior centred
+    on its mean probability: a bin whose few labels hold no positive keeps
+    about its raw rate (--no-shrink: exactly 0). ECE after (5-fold) judges
+    each label by a map fitted without it; ECE after is optimistic.
     """
     from ..logs import CALIBRATION_METHODS, calibrate_pool
     from ..pool.readers import batch_frame, write_batch

@@ -24,8 +24,8 @@ With ``shrink`` (for raw estimates that are probabilities, as a pool's are)
 a bin's control value is no longer its labels' mean alone but their
 posterior mean rate under a Beta prior centred on the bin's mean raw
 probability: with ``n_j = (sum w)^2 / sum w^2`` the bin's effective number
-of labels (Kish, "Survey Sampling", Wiley 1965, section 11.7: a design
-weight does not add evidence) and ``s`` the prior's strength,
+of labels (Kish's effective sample size, "Survey Sampling", Wiley 1965: a
+design weight does not add evidence) and ``s`` the prior's strength,
 
     c_j = (s phi_j + n_j r_j) / (s + n_j).
 
@@ -46,8 +46,8 @@ probability of exactly 0 or 1.  For isotonic regression the bins are the
 fit's level sets (the blocks pool adjacent violators merged), and the map is
 the linear spline through their shrunken control points rather than steps:
 the lowest level set of a rare pool holds most of the pool, whose raw
-probabilities span orders of magnitude, and a step would give them all its
-mean (in simulation several times the positives of the pool's lowest half).
+probabilities span orders of magnitude, and a step would give every item
+the set's mean, overstating the rates of the lowest-scored items many-fold.
 """
 
 from __future__ import annotations
