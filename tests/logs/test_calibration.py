@@ -5,14 +5,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy.special import expit
+from scipy.stats import betabinom
 
 from labelwise.logs import (
+    cross_validated_ece,
     equal_count_bins,
     expected_calibration_error,
     fit_calibration,
     fit_weighted_logistic,
     keep_weights,
+    shrunk_rates,
 )
+from labelwise.oracle.calibration import STRENGTHS
 
 
 def test_spline_knots_are_weighted_bin_means_between_the_end_points():
@@ -88,3 +92,57 @@ def test_weighted_spline_recovers_the_calibration_of_the_full_log():
     assert np.max(np.abs(spline(grid) - 0.2 * grid**2)) < 0.05
     assert np.min(unweighted(grid[4:]) - 0.2 * grid[4:] ** 2) > 0.1  # unweighted: rewards over-represented
 
+
+
+def test_shrunk_bin_without_a_positive_keeps_its_prior_rate_share():
+    """Two bins, four labels: the labels cannot reject the largest strength s = 500, so bin 1 (scores 0.1
+    and 0.2 weighted 1 and 3, both negative) gets ``s phi_1 / (s + n_1)`` with ``phi_1 = 0.7 / 4`` and Kish
+    size ``n_1 = 4^2 / 10 = 1.6`` (the weight 3 is not three labels), not 0; bin 2 (0.3 and 0.4, one
+    positive) ``(s 0.35 + 1) / (s + 2)``; the end points are the raw probabilities 0 and 1."""
+    spline = fit_calibration([0.1, 0.2, 0.3, 0.4], [0, 0, 0, 1], [1.0, 3.0, 1.0, 1.0], n_bins=2, shrink=True)
+    s = STRENGTHS[-1]
+    assert spline.strength == s
+    np.testing.assert_allclose(spline.knot_scores, [0, 0.175, 0.35, 1])
+    np.testing.assert_allclose(spline.knot_values, [0, s * 0.175 / (s + 1.6), (s * 0.35 + 1) / (s + 2), 1])
+    assert spline(0.0875) == pytest.approx(spline.knot_values[1] / 2)  # halfway to the first knot, not 0
+    unshrunk = fit_calibration([0.1, 0.2, 0.3, 0.4], [0, 0, 0, 1], [1.0, 3.0, 1.0, 1.0], n_bins=2,
+                               score_range=(0, 1), reward_range=(0, 1))
+    assert unshrunk(0.0875) == 0.0
+
+
+def test_labels_that_reject_the_scores_choose_the_most_likely_strength():
+    """A bin at raw rate 0.1 whose 40 labels hold 30 positives rejects s = 500; the strength is then the
+    candidate with the largest beta-binomial likelihood (computed here with scipy), and the bin's value the
+    posterior mean under it."""
+    phi, n, k = np.array([0.1, 0.5]), np.array([40.0, 40.0]), np.array([30.0, 20.0])
+    values, strength = shrunk_rates(phi, k / n, n)
+    loglik = [betabinom.logpmf(k, n, s * phi, s * (1 - phi)).sum() for s in STRENGTHS]
+    assert strength == STRENGTHS[np.argmax(loglik)] < STRENGTHS[-1]
+    # the posterior means (0.75-ish and 0.5) are out of order: pooled by their weights s + n
+    raw = (strength * phi + k) / (strength + n)
+    assert raw[0] > raw[1]
+    np.testing.assert_allclose(values, np.full(2, raw @ (strength + n) / (2 * strength + n.sum())))
+
+
+@pytest.mark.parametrize("method", ["spline", "isotonic"])
+def test_shrunk_map_is_monotone_and_never_certain(method):
+    """Scores whose labels run against them in places (rates falling with the score): the map stays
+    non-decreasing, inside (0, 1) on (0, 1), and at 0 and 1 on the end points."""
+    rng = np.random.default_rng(8)
+    score = rng.uniform(size=300)
+    reward = (rng.uniform(size=300) < 0.3 + 0.2 * np.sin(12 * score)).astype(float)
+    calibrator = fit_calibration(score, reward, rng.uniform(0.5, 4.0, 300), method=method, n_bins=15, shrink=True)
+    grid = np.r_[0.0, np.logspace(-12, -1e-12, 2000), 1.0]
+    mapped = calibrator(grid)
+    assert np.all(np.diff(mapped) >= 0)
+    assert mapped[0] == 0.0 and mapped[-1] == 1.0 and np.all((mapped[1:-1] > 0) & (mapped[1:-1] < 1))
+
+
+def test_cross_validated_ece_judges_each_row_by_a_map_fitted_without_it():
+    """Folds {rows 0, 2} (both 0) and {1, 3} (both 1), one bin: fitted on the second fold the spline is
+    (0, 0), (0.6, 1), (1, 1), giving rows 0 and 2 the values 1/3 and 1; on the first (0, 0), (0.4, 0), (1, 1),
+    giving rows 1 and 3 the values 0 and 2/3; one row per ECE bin, the error is the mean of
+    |1/3 - 0|, |0 - 1|, |1 - 0|, |2/3 - 1|."""
+    ece = cross_validated_ece([0.2, 0.4, 0.6, 0.8], [0, 1, 0, 1], folds=2, ece_bins=4, method="spline", n_bins=1,
+                              score_range=(0, 1), reward_range=(0, 1))
+    assert ece == pytest.approx(2 / 3)

@@ -87,20 +87,46 @@ def test_cli_refuses_a_session_without_labels(tmp_path):
     assert result.stderr.count("\n") == 1
 
 
-def test_items_given_a_certain_probability_are_counted_and_warned_of(tmp_path):
-    """A 1:1000 pool calibrated from 200 passive labels: the spline's knot at (0, 0) and the bins without a
-    positive give most items probability exactly 0; the report counts them (``certain_share``, checked against
-    the written pool) and the table's run warns on standard error that a model would take them as surely
-    negative."""
+@pytest.fixture(scope="module")
+def rare_session(tmp_path_factory):
+    """A 1:1000 pool with 200 passive labels: most calibration bins' labels hold no positive."""
     pool = lw.make_pool(20_000, prevalence=0.001, separation=2.0, seed=4)
-    path = tmp_path / "rare.lw"
+    path = tmp_path_factory.mktemp("rare") / "rare.lw"
     session = lw.Session(pool, lw.make_measure("f1", pool), "passive", seed=4, path=path)
     session.run(TruthOracle(pool), 200, batch_size=200)
-    calibrated, report = calibrate_pool(session)
+    session.close()
+    return lw.Session.open(path), path
+
+
+def test_items_given_a_certain_probability_are_counted_and_warned_of(rare_session, tmp_path):
+    """Unshrunk, the spline's knot at (0, 0) and the bins without a positive give most items probability
+    exactly 0; the report counts them (``certain_share``, checked against the written pool) and the table's
+    run warns on standard error that a model would take them as surely negative."""
+    session, path = rare_session
+    calibrated, report = calibrate_pool(session, shrink=False)
     p = calibrated.probs[:, 0]
     assert report[0]["certain_share"] == pytest.approx(np.mean((p == 0) | (p == 1)))
     assert report[0]["certain_share"] > 0.5
-    session.close()
-    result = CliRunner().invoke(app, ["calibrate", str(path), "--out", str(tmp_path / "c.csv")])
+    assert report[0]["prior_strength"] is None
+    result = CliRunner().invoke(app, ["calibrate", str(path), "--out", str(tmp_path / "c.csv"), "--no-shrink"])
     assert result.exit_code == 0, result.output
     assert f"{report[0]['certain_share']:.0%} of the items now have probability exactly 0 or 1" in result.stderr
+
+
+@pytest.mark.parametrize("method", ["spline", "isotonic"])
+def test_shrunk_calibration_gives_no_item_a_certain_probability(rare_session, tmp_path, method):
+    """Shrunk (the default), a bin whose labels hold no positive keeps a rate near its mean probability: no
+    item's probability is 0 or 1 (none was), the pool's lowest-scored half keeps an expected count of
+    positives within a factor 2 of the raw probabilities' (the labels, 100 negatives there, cannot tell
+    otherwise) instead of 0, and the command warns of nothing."""
+    session, path = rare_session
+    raw = session.pool.probs[:, 0]
+    calibrated, report = calibrate_pool(session, method=method)
+    p = calibrated.probs[:, 0]
+    assert report[0]["certain_share"] == 0.0 and np.all((p > 0) & (p < 1))
+    low = raw < np.median(raw)
+    assert 0.5 < p[low].sum() / raw[low].sum() < 2.0
+    assert np.all(np.diff(p[np.argsort(raw)]) >= 0)  # the map is monotone
+    result = CliRunner().invoke(app, ["calibrate", str(path), "--out", str(tmp_path / "c.csv"), "--method", method])
+    assert result.exit_code == 0, result.output
+    assert "warning" not in result.stderr and "(5-fold)" in result.stdout

@@ -19,6 +19,35 @@ estimate to a calibrated one.  The blog reports that this survives
 Weighted isotonic regression (pool adjacent violators, Ayer et al., Ann.
 Math. Statist. 1955) is the monotone alternative; its fit at the distinct
 scores is interpolated linearly between them.
+
+With ``shrink`` (for raw estimates that are probabilities, as a pool's are)
+a bin's control value is no longer its labels' mean alone but their
+posterior mean rate under a Beta prior centred on the bin's mean raw
+probability: with ``n_j = (sum w)^2 / sum w^2`` the bin's effective number
+of labels (Kish's effective sample size, "Survey Sampling", Wiley 1965: a
+design weight does not add evidence) and ``s`` the prior's strength,
+
+    c_j = (s phi_j + n_j r_j) / (s + n_j).
+
+A bin whose few labels hold no positive keeps a rate near its raw
+probability instead of 0; as its labels accumulate it follows them.  ``s``
+is the strength whose Beta-binomial likelihood of the bins' effective counts
+is the largest, or the largest candidate unless the labels reject it
+(:func:`~labelwise.oracle.calibration.marginal_strength` with
+``unless_rejected``, as the designs' oracle model chooses its own): labels of
+a rare class cannot tell a tail rate of 1e-4 from 1e-6, and the weakest
+strength, most likely by a hair there, would cut the tail's rate a
+hundredfold on no evidence.  The shrunken values are made monotone by
+weighted isotonic regression (weights ``s + n_j``, their posterior
+precision up to a factor).  The end points carry no labels, so their value
+is their prior mean, the raw probability itself: ``(0, 0)`` and ``(1, 1)``
+on the default range, and the map gives exactly 0 or 1 only to a raw
+probability of exactly 0 or 1.  For isotonic regression the bins are the
+fit's level sets (the blocks pool adjacent violators merged), and the map is
+the linear spline through their shrunken control points rather than steps:
+the lowest level set of a rare pool holds most of the pool, whose raw
+probabilities span orders of magnitude, and a step would give every item
+the set's mean, overstating the rates of the lowest-scored items many-fold.
 """
 
 from __future__ import annotations
@@ -28,8 +57,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import isotonic_regression
 
-__all__ = ["CALIBRATION_METHODS", "Calibrator", "bin_means", "equal_count_bins", "expected_calibration_error",
-           "fit_calibration"]
+from ..oracle.calibration import marginal_strength
+
+__all__ = ["CALIBRATION_METHODS", "Calibrator", "bin_means", "cross_validated_ece", "effective_sizes",
+           "equal_count_bins", "expected_calibration_error", "fit_calibration", "shrunk_rates"]
 
 CALIBRATION_METHODS = ("spline", "isotonic")
 
@@ -43,11 +74,14 @@ class Calibrator:
     knot_scores, knot_values : ndarray, shape (k,)
         Knots, ``knot_scores`` non-decreasing; outside them the end values hold.
     method : str
+    strength : float or None
+        The prior strength ``s`` of a shrunken fit (None unshrunk).
     """
 
     knot_scores: np.ndarray
     knot_values: np.ndarray
     method: str
+    strength: float | None = None
 
     def __call__(self, score) -> np.ndarray:
         """The calibrated value of each score."""
@@ -79,26 +113,77 @@ def bin_means(bins: np.ndarray, values, weight, n_bins: int) -> tuple[np.ndarray
         return np.bincount(bins, weights=weight * np.asarray(values, dtype=float), minlength=n_bins) / total, total
 
 
-def _spline(score, reward, weight, n_bins, score_range, reward_range) -> Calibrator:
-    bins = equal_count_bins(score, n_bins)
+def effective_sizes(bins: np.ndarray, weight, n_bins: int) -> np.ndarray:
+    """Kish's effective number of rows of each bin, ``(sum w)^2 / sum w^2`` (0 for an empty bin)."""
+    weight = np.asarray(weight, dtype=float)
+    total = np.bincount(bins, weights=weight, minlength=n_bins)
+    square = np.bincount(bins, weights=weight**2, minlength=n_bins)
+    return np.divide(total**2, square, out=np.zeros(n_bins), where=square > 0)
+
+
+def shrunk_rates(phi, rate, n_eff) -> tuple[np.ndarray, float]:
+    """Each bin's posterior mean rate under a Beta prior centred on its raw probability, made monotone.
+
+    Parameters
+    ----------
+    phi : array_like, shape (J,)
+        The bins' (weighted) mean raw probabilities, non-decreasing: the priors' means.
+    rate : array_like, shape (J,)
+        Their labels' weighted mean rewards ``r_j`` in ``[0, 1]``.
+    n_eff : array_like, shape (J,)
+        Their effective numbers of labels (:func:`effective_sizes`).
+
+    Returns
+    -------
+    values : ndarray, shape (J,)
+        ``(s phi_j + n_j r_j) / (s + n_j)``, isotonic-regressed with weights ``s + n_j``.
+    strength : float
+        ``s``, chosen by the bins' marginal likelihood (module docstring).
+    """
+    phi, n_eff = np.asarray(phi, dtype=float), np.asarray(n_eff, dtype=float)
+    positives = n_eff * np.asarray(rate, dtype=float)
+    strength = marginal_strength(np.stack([1.0 - phi, phi], axis=1), np.stack([n_eff - positives, positives], axis=1),
+                                 unless_rejected=True)
+    values = (strength * phi + positives) / (strength + n_eff)
+    return isotonic_regression(values, weights=strength + n_eff).x, strength
+
+
+def _control_points(bins, n_bins, score, reward, weight) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each non-empty bin's weighted mean score ``phi_j``, mean reward ``r_j`` and effective size ``n_j``."""
     phi, total = bin_means(bins, score, weight, n_bins)
     r, _ = bin_means(bins, reward, weight, n_bins)
     kept = total > 0
-    x = np.r_[score_range[0], phi[kept], score_range[1]]
-    y = np.r_[reward_range[0], r[kept], reward_range[1]]
-    return Calibrator(x, y, "spline")
+    return phi[kept], r[kept], effective_sizes(bins, weight, n_bins)[kept]
 
 
-def _isotonic(score, reward, weight) -> Calibrator:
+def _shrunk_spline(phi, r, n_eff, score_range, method) -> Calibrator:
+    """The linear spline through the shrunk control points, between the end points ``(lo, lo)``, ``(hi, hi)``."""
+    values, strength = shrunk_rates(phi, r, n_eff)
+    return Calibrator(np.r_[score_range[0], phi, score_range[1]], np.r_[score_range[0], values, score_range[1]],
+                      method, strength)
+
+
+def _spline(score, reward, weight, n_bins, score_range, reward_range, shrink) -> Calibrator:
+    phi, r, n_eff = _control_points(equal_count_bins(score, n_bins), n_bins, score, reward, weight)
+    if shrink:
+        return _shrunk_spline(phi, r, n_eff, score_range, "spline")
+    return Calibrator(np.r_[score_range[0], phi, score_range[1]], np.r_[reward_range[0], r, reward_range[1]], "spline")
+
+
+def _isotonic(score, reward, weight, score_range, shrink) -> Calibrator:
     distinct, group = np.unique(score, return_inverse=True)
     total = np.bincount(group, weights=weight)
     fit = isotonic_regression(np.bincount(group, weights=weight * reward) / total, weights=total).x
-    return Calibrator(distinct, fit, "isotonic")
+    if not shrink:
+        return Calibrator(distinct, fit, "isotonic")
+    level = np.r_[0, np.cumsum(np.diff(fit) != 0)]  # the level set (block) of each distinct score
+    points = _control_points(level[group], int(level[-1]) + 1, score, reward, weight)
+    return _shrunk_spline(*points, score_range, "isotonic")
 
 
 def fit_calibration(score, reward, weight=None, *, method: str = "spline", n_bins: int = 20,
                     score_range: tuple[float, float] | None = None,
-                    reward_range: tuple[float, float] | None = None) -> Calibrator:
+                    reward_range: tuple[float, float] | None = None, shrink: bool = False) -> Calibrator:
     """Fit a calibration map from raw scores to expected rewards on weighted rows.
 
     Parameters
@@ -116,6 +201,13 @@ def fit_calibration(score, reward, weight=None, *, method: str = "spline", n_bin
     score_range, reward_range : (float, float), optional
         End points of the spline: the smallest and largest possible raw
         estimate and reward (default: those observed; ``(0, 1)`` for probabilities).
+    shrink : bool
+        Shrink each bin's control value toward its mean raw probability
+        (module docstring); ``score`` must be probabilities and ``reward``
+        in ``[0, 1]``.  The end points are then ``(lo, lo)`` and ``(hi, hi)``
+        of ``score_range`` (default ``(0, 1)``), and ``reward_range`` is
+        not used.  Off by default: Mineiro's spline for logs, whose scores
+        need not be probabilities, takes the bins' means as they are.
 
     Returns
     -------
@@ -128,13 +220,41 @@ def fit_calibration(score, reward, weight=None, *, method: str = "spline", n_bin
         raise ValueError("calibration: no rows to fit on")
     if not (score.shape == reward.shape == weight.shape):
         raise ValueError("calibration: score, reward and weight must have the same length")
-    if method == "isotonic":
-        return _isotonic(score, reward, weight)
-    if method != "spline":
+    if method not in CALIBRATION_METHODS:
         raise ValueError(f"method: {method!r} is not one of {', '.join(CALIBRATION_METHODS)}")
+    if shrink:
+        if score.min() < 0 or score.max() > 1 or reward.min() < 0 or reward.max() > 1:
+            raise ValueError("calibration: shrinking needs probabilities as scores and rewards in [0, 1]")
+        score_range = score_range or (0.0, 1.0)
+    if method == "isotonic":
+        return _isotonic(score, reward, weight, score_range, shrink)
     score_range = score_range or (float(score.min()), float(score.max()))
     reward_range = reward_range or (float(reward.min()), float(reward.max()))
-    return _spline(score, reward, weight, n_bins, score_range, reward_range)
+    return _spline(score, reward, weight, n_bins, score_range, reward_range, shrink)
+
+
+def cross_validated_ece(score, reward, weight=None, *, folds: int = 5, ece_bins: int = 10, **fit) -> float:
+    """The expected calibration error of a calibration map on rows it was not fitted to.
+
+    Row ``i`` falls in fold ``i mod folds``; each fold's rows are calibrated by
+    :func:`fit_calibration` (keywords ``fit``) fitted to the other folds, and the
+    error (:func:`expected_calibration_error`, ``ece_bins`` bins) is that of these
+    held-out values over all rows.  The error of a map on the rows it was fitted
+    to is optimistic (an isotonic fit or a fine spline follows the labels' noise).
+    NaN with fewer than two rows.
+    """
+    score = np.asarray(score, dtype=float)
+    reward = np.asarray(reward, dtype=float)
+    weight = np.ones_like(score) if weight is None else np.asarray(weight, dtype=float)
+    folds = min(folds, score.size)
+    if folds < 2:
+        return float("nan")
+    fold = np.arange(score.size) % folds
+    held_out = np.empty_like(score)
+    for k in range(folds):
+        test = fold == k
+        held_out[test] = fit_calibration(score[~test], reward[~test], weight[~test], **fit)(score[test])
+    return expected_calibration_error(held_out, reward, weight, ece_bins)
 
 
 def expected_calibration_error(prob, reward, weight=None, n_bins: int = 10) -> float:

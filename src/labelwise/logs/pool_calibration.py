@@ -7,7 +7,11 @@ labels are not a sample of the pool: each labeled draw stands for
 probability), times the identical draws it aggregates.  Weighted by that, the
 control points of the calibration (:func:`~labelwise.logs.calibration.fit_calibration`)
 are ratio estimates of the pool's within-bin means, the same correction as
-``w(l, r)`` for a subsampled log.
+``w(l, r)`` for a subsampled log.  Each bin's rate is shrunk toward the
+bin's mean probability by as much as its effective number of labels allows
+(a Beta prior centred on the raw probabilities, its strength by marginal
+likelihood): the pool's probabilities are the prior the labels correct, and
+where they are few (the tail of a rare pool) they correct little.
 """
 
 from __future__ import annotations
@@ -17,7 +21,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .calibration import Calibrator, expected_calibration_error, fit_calibration
+from .calibration import (
+    Calibrator,
+    cross_validated_ece,
+    expected_calibration_error,
+    fit_calibration,
+)
 
 if TYPE_CHECKING:
     from ..pool import Pool
@@ -53,7 +62,7 @@ def labeled_design_weights(session: Session) -> tuple[np.ndarray, np.ndarray, np
 
 
 def calibrate_pool(session: Session, *, method: str = "spline", n_bins: int = 10,
-                   weighted: bool = True) -> tuple[Pool, list[dict]]:
+                   weighted: bool = True, shrink: bool = True, folds: int = 5) -> tuple[Pool, list[dict]]:
     """The session's pool with every system's probabilities recalibrated from the session's labels.
 
     Parameters
@@ -67,6 +76,15 @@ def calibrate_pool(session: Session, *, method: str = "spline", n_bins: int = 10
         Weight each label by its design weight (:func:`labeled_design_weights`);
         ``False`` treats the labels as a sample of the pool (biased under any
         design but ``passive``).
+    shrink : bool
+        Shrink each bin's rate toward its mean probability, by as much as the
+        labels allow (:func:`~labelwise.logs.calibration.fit_calibration`), so
+        that a bin whose few labels hold no positive keeps about its raw rate.
+        ``False`` takes the bins' label means as they are: a tail bin without
+        a positive then gets probability exactly 0, which a few hundred labels
+        cannot show of a tail whose rate is 1 in 10,000.
+    folds : int
+        Folds of ``ece_after_cv``.
 
     Returns
     -------
@@ -74,12 +92,15 @@ def calibrate_pool(session: Session, *, method: str = "spline", n_bins: int = 10
         A copy with calibrated ``probs``.
     report : list of dict
         Per system: ``system``, ``ece_before`` and ``ece_after`` (the expected
-        calibration error over the labels, design-weighted when ``weighted``),
-        and ``certain_share``: the share of the pool's items given a
-        probability of exactly 0 or 1 (a calibration bin whose labels hold no
-        positive, or no negative).  A model reading such a probability takes
-        the item as surely negative (positive), which a few hundred labels
-        cannot show of a tail whose rate is 1 in 10,000.
+        calibration error over the labels, design-weighted when ``weighted``;
+        ``ece_after`` on the labels the map was fitted to, so optimistic),
+        ``ece_after_cv`` (the same error of maps fitted without the labels they
+        are judged on: :func:`~labelwise.logs.calibration.cross_validated_ece`),
+        ``prior_strength`` (the shrinkage's ``s``, None without it) and
+        ``certain_share``: the share of the pool's items given a probability of
+        exactly 0 or 1 (with ``shrink`` only those whose probability was).
+        A model reading such a probability takes the item as surely negative
+        (positive).
     """
     pool = session.pool
     if pool.probs is None or pool.probs.ndim != 2 or pool.n_classes != 2:
@@ -89,14 +110,17 @@ def calibrate_pool(session: Session, *, method: str = "spline", n_bins: int = 10
         raise ValueError("calibrate: the session has no labels yet; label some items first (`labelwise label`)")
     weight = weight if weighted else np.ones_like(weight)
     probs = np.array(pool.probs, dtype=float)
+    fit = {"method": method, "n_bins": n_bins, "score_range": (0.0, 1.0), "reward_range": (0.0, 1.0),
+           "shrink": shrink}
     report = []
     for s, name in enumerate(pool.system_names):
-        calibrator: Calibrator = fit_calibration(probs[items, s], labels, weight, method=method, n_bins=n_bins,
-                                                 score_range=(0.0, 1.0), reward_range=(0.0, 1.0))
+        calibrator: Calibrator = fit_calibration(probs[items, s], labels, weight, **fit)
         calibrated = calibrator(probs[:, s])
         report.append({"system": name,
                        "ece_before": expected_calibration_error(probs[items, s], labels, weight),
                        "ece_after": expected_calibration_error(calibrated[items], labels, weight),
+                       "ece_after_cv": cross_validated_ece(probs[items, s], labels, weight, folds=folds, **fit),
+                       "prior_strength": calibrator.strength,
                        "certain_share": float(np.mean((calibrated == 0.0) | (calibrated == 1.0)))})
         probs[:, s] = calibrated
     return replace(pool, probs=probs), report
