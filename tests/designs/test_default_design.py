@@ -143,15 +143,14 @@ def test_the_default_is_no_worse_than_uniform_sampling_on_the_auc_of_a_rare_pool
 
 def test_a_design_reads_the_scores_of_the_one_system_the_measure_evaluates():
     """Two systems: a measure of the second gets designs on its scores (unless a system is set); a measure of both
-    keeps the first's.  On a 1:1000 pool whose second system is the strong one, online-poisson on the first
-    system's scores estimated the second's F1 with an MSE 19 times larger at 2000 labels (50 runs)."""
+    the mean of their probabilities (``benchmarks/system_scores.py`` measures both against the first system's)."""
     pool = lw.make_pool(2000, prevalence=0.05, separation=[2.0, 4.0], n_systems=2, seed=1)
     second = lw.make_measure("f1", pool, systems=1)
     both = lw.make_measure("f1", pool, systems="all")
     for name in ("online-poisson", "stratified", "default", "importance"):
         design = lw.make_design(name, pool, second)
         assert getattr(design, "system", 1) == 1, name
-        assert getattr(lw.make_design(name, pool, both), "system", 0) == 0, name
+        assert getattr(lw.make_design(name, pool, both), "system", "mean") == "mean", name
         assert getattr(lw.make_design(name, pool, second, system=0), "system", 0) == 0, name
     assert lw.Session(pool, lw.make_measure("precision,recall", pool, systems=1), "online-poisson",
                       seed=0).design.system == 1

@@ -12,7 +12,7 @@ from dataclasses import fields
 from ..measures import Measure
 from ..pool import Pool
 from .ais import AISDesign
-from .base import Design, Sampler
+from .base import MEAN_OF_SYSTEMS, Design, Sampler
 from .default import COMMON_POSITIVES, default_design, predicted_positive_share
 from .importance import (
     ImportanceDesign,
@@ -81,7 +81,8 @@ def make_design(name: str, pool: Pool | None = None, measure: Measure | None = N
         The measure to be estimated, which ``"default"`` also reads (AUC gets ``stratified``).  A design that
         reads one system's scores (a ``system`` setting) reads those of the one system ``measure`` evaluates,
         unless ``settings`` name a system: a design on another system's scores spends its labels where that
-        system is uncertain.
+        system is uncertain.  A measure of several systems gets ``system="mean"``, the mean of every system's
+        probability (:func:`~labelwise.designs.base.design_scores`).
     **settings
         The design's settings.
 
@@ -101,8 +102,8 @@ def make_design(name: str, pool: Pool | None = None, measure: Measure | None = N
         raise ValueError(f"unknown design {name!r}; choose from {', '.join(sorted(DESIGNS))} or {DEFAULT!r}") from None
     valid = sorted(f.name for f in fields(cls))
     evaluated = _evaluated_systems(measure)
-    if "system" in valid and "system" not in settings and len(evaluated) == 1:
-        settings = settings | {"system": evaluated[0]}
+    if "system" in valid and "system" not in settings and evaluated:
+        settings = settings | {"system": evaluated[0] if len(evaluated) == 1 else MEAN_OF_SYSTEMS}
     unknown = sorted(set(settings) - set(valid))
     if unknown:
         listed = ", ".join(map(repr, unknown))

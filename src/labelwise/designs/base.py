@@ -29,7 +29,8 @@ from ..estimators import Estimate
 from ..measures import Measure
 from ..pool import Pool
 
-__all__ = ["ORACLES", "Design", "Sampler", "check_oracle", "check_share"]
+__all__ = ["MEAN_OF_SYSTEMS", "ORACLES", "Design", "Sampler", "check_oracle", "check_share", "check_system",
+           "design_scores"]
 
 #: How labels behave: one true label per item, or a fresh label from p(y|x) at every draw.
 ORACLES = ("deterministic", "stochastic")
@@ -40,6 +41,36 @@ def check_oracle(oracle: str) -> str:
     if oracle not in ORACLES:
         raise ValueError(f"oracle: choose 'deterministic' or 'stochastic', got {oracle!r}")
     return oracle
+
+
+#: The ``system`` setting that ranks items by the mean of every system's probability (the oracle model's prior).
+MEAN_OF_SYSTEMS = "mean"
+
+
+def check_system(value: int | str) -> None:
+    """``ValueError`` unless ``system`` is a system's number (0, 1, ...) or :data:`MEAN_OF_SYSTEMS`."""
+    if isinstance(value, str) and value != MEAN_OF_SYSTEMS:
+        raise ValueError(f"system: a system's number (0, 1, ...) or {MEAN_OF_SYSTEMS!r}, got {value!r}")
+    if isinstance(value, int) and value < 0:
+        raise ValueError(f"system: must be at least 0, got {value}")
+
+
+def design_scores(pool: Pool, system: int | str) -> np.ndarray:
+    """The score a design ranks and blocks the items by: one system's (:meth:`Pool.primary_scores`), or with
+    :data:`MEAN_OF_SYSTEMS` the positive probability of :func:`~labelwise.oracle.score_prior`, the mean of every
+    system's probability, as the oracle model's prior reads the systems.
+
+    A measure of several systems needs labels where any of them is uncertain; the mean of their probabilities
+    also ranks the items better than either system alone when their errors differ
+    (``benchmarks/system_scores.py``).
+    """
+    if system != MEAN_OF_SYSTEMS:
+        return pool.primary_scores(system)
+    from ..oracle.prior import (
+        score_prior,  # the oracle package imports the designs' base
+    )
+
+    return 1.0 - score_prior(pool)[:, 0]
 
 
 def check_share(name: str, value: float) -> None:

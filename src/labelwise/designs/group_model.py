@@ -32,7 +32,7 @@ from ..oracle.calibration import (
 from ..partition import Hierarchy, feature_hierarchy, score_hierarchy
 from ..pool import Pool
 from ..validation import check_int
-from .base import Design, check_share
+from .base import Design, check_share, check_system, design_scores
 from .grouped import GroupedPool
 
 __all__ = ["MODEL_BASIS", "GroupModel", "TreeModelDesign"]
@@ -87,8 +87,9 @@ class TreeModelDesign(Design):
         Shrinkage of the systems' probabilities used as scores (Yilmaz et al. 2021, eq. 13).
     partition : {"score", "features"}
         Strata from CSF bins of the score, or a k-d tree on the pool's features.
-    system : int
-        Whose scores define the score strata.
+    system : int or "mean"
+        Whose scores define the score strata; ``"mean"``: the mean of every system's probability
+        (:func:`~labelwise.designs.base.design_scores`).
     """
 
     depth: int = 1
@@ -99,14 +100,14 @@ class TreeModelDesign(Design):
     calibration: str = "platt"
     lam: float = 1.0
     partition: str = "score"
-    system: int = 0
+    system: int | str = 0
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_int("depth", self.depth, 1)
         check_int("branching", self.branching, 2)
         check_int("n_strata", self.n_strata, 1)
-        check_int("system", self.system, 0)
+        check_system(self.system)
         check_share("lam", self.lam)
         if not isinstance(self.prior_strength, str) and self.prior_strength < 0:
             raise ValueError(f"prior_strength: must be non-negative, got {self.prior_strength}")
@@ -125,7 +126,7 @@ class TreeModelDesign(Design):
             if pool.features is None:
                 raise ValueError("partition='features' needs a pool with features")
             return feature_hierarchy(pool.features, depth=self.depth, branching=self.branching)
-        return score_hierarchy(pool.primary_scores(self.system), n_blocks=self.n_strata, depth=self.depth,
+        return score_hierarchy(design_scores(pool, self.system), n_blocks=self.n_strata, depth=self.depth,
                                branching=self.branching)
 
     def group_model(self, pool: Pool, measure: Measure, oracle: str, within: np.ndarray | None = None) -> GroupModel:

@@ -55,7 +55,7 @@ from ..engines.strata import score_strata
 from ..estimators import Estimate
 from ..measures import Measure
 from ..pool import Pool
-from .base import Sampler
+from .base import Sampler, design_scores
 from .group_losses import BlockLosses
 from .hashed import HashOrder, hash_keys
 from .online_poisson import OnlinePoissonDesign, OnlinePoissonSampler
@@ -77,7 +77,7 @@ def memory_rounds(design: OnlinePoissonDesign, pool: Pool, measure: Measure) -> 
     ValueError
         When the scores span too wide a range for fine bins.
     """
-    scores = pool.primary_scores(design.system)
+    scores = design_scores(pool, design.system)
     strata = model_strata(score_strata(ScoreArray(scores), "score", design.n_strata, design.name), design.n_strata)
     keys, summary = memory_blocks(pool, None if strata is None else strata.of_scores(scores))
     # block numbers in the narrowest signed type holding them (int16 for up to 32768 blocks): a set-up stays small

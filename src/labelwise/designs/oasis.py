@@ -33,7 +33,7 @@ from ..oracle.calibration import block_quantiles, fit_platt, logits_of, platt_po
 from ..partition import make_strata
 from ..pool import Pool
 from ..validation import check_int
-from .base import Design, Sampler, check_share
+from .base import Design, Sampler, check_share, check_system, design_scores
 from .grouped import GroupedPool
 from .unseen_strata import UNSEEN_BASIS, UnseenExceptions, unseen_exceptions
 
@@ -54,8 +54,9 @@ class OASISDesign(Design):
         Pseudo-labels per stratum in the Beta prior (centred on the mean probability).
     lam : float
         Shrinkage of the systems' probabilities (Yilmaz et al. 2021, eq. 13).
-    system : int
-        Whose scores define the strata.
+    system : int or "mean"
+        Whose scores define the strata; ``"mean"``: the mean of every system's probability
+        (:func:`~labelwise.designs.base.design_scores`).
 
     Under a stochastic oracle (OASIS's own setting) every draw is its own
     label request and the estimate is of the measure's expectation over the
@@ -67,12 +68,12 @@ class OASISDesign(Design):
     defensive: float = 1e-3
     prior_strength: float = 2.0
     lam: float = 1.0
-    system: int = 0
+    system: int | str = 0
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_int("n_strata", self.n_strata, 1)
-        check_int("system", self.system, 0)
+        check_system(self.system)
         check_share("lam", self.lam)
         if self.prior_strength <= 0:
             raise ValueError(f"prior_strength: must be positive, got {self.prior_strength}")
@@ -92,7 +93,7 @@ class OASISSampler(Sampler):
     def __init__(self, design: OASISDesign, pool: Pool, measure: Measure, oracle: str, rng: np.random.Generator):
         super().__init__(pool, measure, oracle, rng)
         self.defensive = design.defensive
-        strata = make_strata(pool.primary_scores(design.system), design.n_strata)
+        strata = make_strata(design_scores(pool, design.system), design.n_strata)
         self.strata = strata.assignment
         self.sizes = strata.sizes.astype(float)
         self.groups = GroupedPool(self.strata, measure.loss_key(pool.outputs()))

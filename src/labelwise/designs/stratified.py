@@ -24,7 +24,7 @@ from ..oracle import score_prior
 from ..partition import Strata, make_strata
 from ..pool import Pool
 from ..validation import check_int
-from .base import Design, Sampler, SharedCache, check_share
+from .base import Design, Sampler, SharedCache, check_share, check_system, design_scores
 from .hashed import HashDrawn, HashOrder, hash_keys
 from .importance import prior_deviation
 
@@ -92,8 +92,9 @@ class StratifiedDesign(Design):
     allocation : {"proportional", "neyman"}
     method : {"csf", "quantile"}
         How strata are cut from the scores.
-    system : int
-        Whose scores define the strata.
+    system : int or "mean"
+        Whose scores define the strata; ``"mean"``: the mean of every system's probability
+        (:func:`~labelwise.designs.base.design_scores`).
     lam : float
         Prior shrinkage for Neyman allocation (Yilmaz et al. 2021, eq. 13).
     min_per_stratum : int
@@ -110,7 +111,7 @@ class StratifiedDesign(Design):
     n_strata: int = 16
     allocation: str = "proportional"
     method: str = "csf"
-    system: int = 0
+    system: int | str = 0
     lam: float = 1.0
     min_per_stratum: int = 2
 
@@ -121,13 +122,13 @@ class StratifiedDesign(Design):
         if self.method not in ("csf", "quantile"):
             raise ValueError(f"method: choose 'csf' or 'quantile', got {self.method!r}")
         check_int("n_strata", self.n_strata, 1)
-        check_int("system", self.system, 0)
+        check_system(self.system)
         check_int("min_per_stratum", self.min_per_stratum, 0)
         check_share("lam", self.lam)
 
     def start(self, pool: Pool, measure: Measure, *, rng: np.random.Generator, budget: int | None = None,
               oracle: str = "deterministic") -> StratifiedSampler:
-        strata = make_strata(pool.primary_scores(self.system), self.n_strata, method=self.method)
+        strata = make_strata(design_scores(pool, self.system), self.n_strata, method=self.method)
         sizes = strata.sizes.astype(np.int64)
         if self.allocation == "proportional":
             target = sizes / sizes.sum()

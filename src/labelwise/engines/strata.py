@@ -88,9 +88,18 @@ class EngineStrata:
                    np.asarray(data["cuts"], dtype=np.int64), np.asarray(data["sizes"], dtype=np.int64))
 
 
-def primary_column(columns: EngineColumns, system: int) -> str:
+def primary_column(columns: EngineColumns, system: int | str) -> str:
     """The column :meth:`labelwise.Pool.primary_scores` reads for ``system``: its score, else probability,
-    else predicted label."""
+    else predicted label.
+
+    Raises
+    ------
+    ValueError
+        For ``system="mean"``, which reads every system's probability of every item.
+    """
+    if isinstance(system, str):
+        raise ValueError(f"system={system!r} on an engine pool: strata come from one column; name a system "
+                         f"(--param system=0){_IN_MEMORY}")
     return (columns.scores or columns.probs or columns.preds)[system]
 
 
