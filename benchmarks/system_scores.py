@@ -10,7 +10,8 @@ pools of two systems (:func:`labelwise.make_pool`, separations ``d``), budget 20
   first (weak) system's (``system=0``, what ``make_design`` gave before), on the systems' mean, and ``passive``;
 * *both systems evaluated*: F1 of each system by ``online-poisson`` on the systems' mean (the default now), on
   the first system's scores (the default before), on the second's, and ``passive``, with the weak system first
-  and with the strong one first.
+  and with the strong one first (its weak second system a little stronger: at d = 2 on the 1:1000 pool it
+  predicts no true positive, an F1 of exactly 0).
 
 Run::
 
@@ -48,9 +49,11 @@ def run(n_items: int, prevalence: float, separation: tuple[float, float], system
                              repeats=runs, seed=seed, checkpoints=list(CHECKPOINTS))
         truth = np.atleast_1d(result.true_value)
         mse = np.mean((result.values - truth) ** 2, axis=1)  # (checkpoints, systems)
+        width = np.divide(np.mean(result.upper - result.lower, axis=1), 3.92 * np.sqrt(mse),
+                          out=np.full(mse.shape, np.inf), where=mse > 0)  # inf: an exact estimate
         rows.append({"variant": label, "truth": truth.tolist(), "mse": mse.T.tolist(),
                      "coverage": covers(result.lower, result.upper, truth).mean(axis=1).T.tolist(),
-                     "width": (np.mean(result.upper - result.lower, axis=1) / (3.92 * np.sqrt(mse))).T.tolist()})
+                     "width": width.T.tolist()})
     return {"n_items": n_items, "prevalence": prevalence, "separation": list(separation),
             "systems": list(measure.names), "rows": rows}
 
@@ -68,7 +71,8 @@ def _table(pools: list[dict]) -> list[str]:
             for row in pool["rows"]:
                 cells = " | ".join(f"{row['mse'][k][i]:.2g} | {row['coverage'][k][i]:.2f} | {row['width'][k][i]:.2f}"
                                    for i in range(len(CHECKPOINTS)))
-                out.append(f"| {name} | {system} | {row['variant']} | {cells} | {row['mse'][k][-1] / reference:.2g} |")
+                ratio = f"{row['mse'][k][-1] / reference:.2g}" if reference > 0 else "n/a"  # an F1 of 0, exact
+                out.append(f"| {name} | {system} | {row['variant']} | {cells} | {ratio} |")
     return out
 
 
@@ -96,7 +100,7 @@ def main() -> None:
     one = [run(100_000, 1e-3, (2.0, 4.0), 1, ONE_SYSTEM, args.runs, args.seed),
            run(50_000, 0.01, (2.0, 4.0), 1, ONE_SYSTEM, args.runs, args.seed)]
     both = [run(100_000, 1e-3, separation, "all", BOTH_SYSTEMS, args.runs, args.seed)
-            for separation in ((2.0, 4.0), (4.0, 2.0))]
+            for separation in ((2.0, 4.0), (4.0, 2.5))]
     both.append(run(50_000, 0.01, (2.0, 4.0), "all", BOTH_SYSTEMS, args.runs, args.seed))
     store("system_scores", {"args": vars(args), "one_system": one, "both_systems": both})
 
