@@ -48,6 +48,24 @@ def test_precision_is_exact_once_every_predicted_positive_is_labeled(design):
     assert session.estimate(prefix=first).basis != CENSUS_BASIS
 
 
+def test_a_census_on_the_range_boundary_is_a_point_at_every_level():
+    """A precision of 1 (no false positive) from every predicted positive labeled: the Beta interval would be the
+    Jeffreys interval on the labels, [1 - 2.5 / n, 1]; the census knows the value."""
+    preds = np.zeros(200, dtype=np.int64)
+    preds[:5] = 1
+    labels = preds.copy()
+    labels[[50, 60]] = 1
+    pool = lw.Pool.from_arrays(None, preds=preds, scores=np.linspace(1, 0, 200), labels=labels)
+    session = lw.Session(pool, lw.make_measure("precision", pool), "passive", seed=0)
+    session.run(TruthOracle(pool), budget=150, batch_size=50)
+    assert np.all(np.isin(np.arange(5), session.sample().draws.items))  # this seed's draw holds them all
+    est = session.estimate()
+    assert est.value[0] == 1.0 and est.basis == CENSUS_BASIS
+    for level in (0.5, 0.95, 0.999):
+        low, high = est.interval(level)
+        assert (low[0], high[0]) == (1.0, 1.0)
+
+
 def test_no_census_for_noisy_labels_or_measures_whose_every_loss_depends_on_the_label():
     pool = make_pool(n_items=400, prevalence=0.05, separation=2.5, seed=4)
     noisy = lw.Session(pool, lw.make_measure("precision", pool), "passive", seed=0, oracle="stochastic")

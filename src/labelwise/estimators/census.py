@@ -76,6 +76,8 @@ def census_estimate(measure: Measure, pool: Pool, sample: Sample, level: float =
         return None
     losses = free.copy()
     losses[items] = measure.loss(pool.outputs(items), np.asarray(sample.labels)[first])
-    cov = np.zeros((measure.size, measure.size))
-    return make_estimate(measure, losses.sum(axis=0) / pool.n_items, cov, sample.n_labels, len(sample.draws), level,
-                         basis=CENSUS_BASIS)
+    R = losses.sum(axis=0) / pool.n_items
+    # the posterior is a point mass: the interval is the value at every level, on the range's boundary too
+    exact = np.asarray(measure.value(R), dtype=float)[None]
+    return make_estimate(measure, R, np.zeros((measure.size, measure.size)), sample.n_labels, len(sample.draws),
+                         level, posterior=exact, basis=CENSUS_BASIS)
