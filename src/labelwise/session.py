@@ -43,6 +43,7 @@ from .designs.base import check_oracle
 from .draws import Draws, Sample
 from .engines.hashing import generator_seed
 from .estimators import Estimate, component_counts
+from .estimators.census import census_estimate
 from .estimators.zero_hits import pool_support_terms, with_zero_hits
 from .ledger import DrawLedger, LabelError, Ledger, make_ledger, show_id
 from .measures import Measure
@@ -288,6 +289,10 @@ class Session(HandOut, OracleRun, SessionFile):
         if sample.excluded is not None:
             target = over_judgeable(target)
         level = self.level if level is None else level
+        # every item whose loss depends on its label is labeled (precision: every predicted positive): exact
+        est = None if self.stochastic else census_estimate(target, self.pool, sample, level)
+        if est is not None:
+            return est
         est = blocks_estimate(self, target, sample, level)
         if est is None:
             est = self.sampler.estimate(target, sample, level)

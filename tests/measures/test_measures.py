@@ -766,3 +766,13 @@ def test_zero_denominator_only_affects_its_components():
         assert np.isnan(G[1])
         # Macro F1 with one undefined class averages the others.
         assert_allclose(MacroF1(3).value([0.1, 0.0, 0.2, 0.2, 0.0, 0.4]), [(0.5 + 0.5) / 2])
+
+
+def test_a_measure_of_several_systems_is_named_once_per_measure():
+    """``simulate --json`` printed ``"measure": "recall+recall"`` for recall of two systems."""
+    from labelwise import make_measure, make_pool
+
+    pool = make_pool(500, prevalence=0.1, n_systems=2, seed=1)
+    recall = make_measure("recall", pool, systems="all")
+    assert recall.name == "recall" and recall.names == ("recall[system0]", "recall[system1]")
+    assert make_measure("f1,precision", pool, systems="all").name == "f1+precision"

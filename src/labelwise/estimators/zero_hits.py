@@ -31,12 +31,13 @@ in the estimate's basis.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from .pool_cache import per_pool
 
 if TYPE_CHECKING:
     from ..measures import Measure
@@ -178,13 +179,7 @@ def with_zero_hits(est: Estimate, measure: Measure, terms: Callable[[Measure], n
 def pool_support_terms(part: Measure, pool: Pool) -> np.ndarray:
     """:func:`support_terms` of ``part`` over every item of ``pool``, computed once per pool and measure (a
     pass over the pool, the same at every estimate of a session)."""
-    cache = _terms.setdefault(pool, {})
-    if part not in cache:
-        cache[part] = support_terms(part, pool.outputs())
-    return cache[part]
-
-
-_terms: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+    return per_pool(pool, ("support_terms", part), lambda: support_terms(part, pool.outputs()))
 
 
 def _by_label(part: Measure, outputs: Outputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

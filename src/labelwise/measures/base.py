@@ -325,7 +325,8 @@ class CombinedMeasure(Measure):
             raise ValueError(f"combine: component names must be unique, got {self.names}")
         self.lower = np.concatenate([p.lower for p in self.parts])
         self.upper = np.concatenate([p.upper for p in self.parts])
-        self.name = name or "+".join(p.name for p in self.parts)
+        # each measure once: F1 of two systems is "f1", not "f1+f1" (the systems are in the component names)
+        self.name = name or "+".join(dict.fromkeys(p.name for p in self.parts))
         self._d_slices = []
         self._m_slices = []
         d0 = m0 = 0
