@@ -60,9 +60,9 @@ def design_scores(pool: Pool, system: int | str) -> np.ndarray:
     :data:`MEAN_OF_SYSTEMS` the positive probability of :func:`~labelwise.oracle.score_prior`, the mean of every
     system's probability, as the oracle model's prior reads the systems.
 
-    A measure of several systems needs labels where any of them is uncertain; the mean of their probabilities
-    also ranks the items better than either system alone when their errors differ
-    (``benchmarks/system_scores.py``).
+    A measure of several systems needs labels where any of them is uncertain.  The mean of their probabilities
+    hedges between their rankings: never far behind the better system's scores, where the other system's can
+    be far behind (``benchmarks/system_scores.py`` measures both).
     """
     if system != MEAN_OF_SYSTEMS:
         return pool.primary_scores(system)
