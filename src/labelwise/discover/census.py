@@ -41,10 +41,16 @@ popularity.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from scipy.special import gammaln
 
 from .gain import equal_popularity_total
+from .hierarchy import Hierarchy
+
+if TYPE_CHECKING:
+    from .policy import Query
 
 __all__ = ["EXACT", "STEP", "Census", "popularity_looks_equal"]
 
@@ -57,23 +63,24 @@ class Census:
 
     Parameters
     ----------
-    sizes : numpy.ndarray
-        Items of each node (the largest count its grid reaches).
+    hierarchy : Hierarchy
     """
 
-    def __init__(self, sizes: np.ndarray) -> None:
-        top = int(np.max(sizes))
-        geometric = np.geomspace(EXACT, max(top, EXACT), max(int(np.ceil(np.log(max(top, EXACT) / EXACT)
-                                                                           / np.log(STEP))), 1) + 1)
-        self.grid = np.unique(np.concatenate([np.arange(EXACT), np.round(geometric)])).astype(np.int64)
+    def __init__(self, hierarchy: Hierarchy) -> None:
+        self.hierarchy = hierarchy
+        sizes = np.bincount(hierarchy.item_node.ravel(), minlength=hierarchy.n_nodes)  # the largest counts
+        top = max(int(np.max(sizes)), EXACT)
+        steps = int(np.ceil(np.log(top / EXACT) / np.log(STEP))) + 1
+        self.grid = np.unique(np.concatenate([np.arange(EXACT), np.round(np.geomspace(EXACT, top, steps))]))
+        self.grid = self.grid.astype(np.int64)
         # a grid point stands for the integers nearer to it than to its neighbours (the flat prior's weight)
-        edges = np.concatenate([[-0.5], (self.grid[1:] + self.grid[:-1]) / 2, [self.grid[-1] + 0.5]])
-        self.log_width = np.log(np.diff(np.floor(edges + 0.5)).clip(min=1.0))
+        edges = np.floor(np.concatenate([[-0.5], (self.grid[1:] + self.grid[:-1]) / 2, [self.grid[-1] + 0.5]]) + 0.5)
+        self.log_width = np.log(np.diff(edges).clip(min=1.0))
         self.log_factorial = gammaln(np.arange(top + 2) + 1.0)
-        self.loglik = np.where(self.grid[None, :] > np.asarray(sizes)[:, None], -np.inf, 0.0)
-        self.total = np.zeros(len(sizes))  # the latest estimate of each node's count (0: none yet)
+        self.loglik = np.where(self.grid[None, :] > sizes[:, None], -np.inf, 0.0)
+        self.total = np.zeros(hierarchy.n_nodes)  # the latest estimate of each node's count (0: none yet)
         self.query_node = np.zeros(0, dtype=np.int64)
-        self.query_rate = np.zeros((0, 2))  # answers and exclude-list size of each query
+        self.query_size = np.zeros((0, 2))  # answers and exclude-list size of each query
 
     def _log_choose(self, n: np.ndarray, k: np.ndarray) -> np.ndarray:
         """``log C(n, k)`` (0 where ``n < k``: the caller masks those)."""
@@ -81,56 +88,75 @@ class Census:
         n, k = np.where(fits, n, 0), np.where(fits, k, 0)
         return self.log_factorial[n] - self.log_factorial[k] - self.log_factorial[n - k]
 
-    def add(self, query_node: int, nodes: np.ndarray, answers: np.ndarray, new: np.ndarray, excluded: np.ndarray,
-            found: np.ndarray, total_answers: int, total_excluded: int) -> None:
+    def add(self, query: Query, below: np.ndarray, new: np.ndarray, found_in: np.ndarray) -> None:
         """Take in one query's answers.
 
         Parameters
         ----------
-        query_node : int
-        nodes : numpy.ndarray
-            The nodes at or below the query's node that its answers fell in.
-        answers, new, excluded, found : numpy.ndarray
-            Per node of ``nodes``: its answers, the new ones among them, its positives in the exclude list and
-            its positives found before the query.
-        total_answers, total_excluded : int
-            The query's answers and exclude-list size.
+        query : Query
+        below : numpy.ndarray
+            ``(answers, nodes)``: the nodes at or below the query's node holding each answer
+            (:meth:`~labelwise.discover.hierarchy.Hierarchy.below`).
+        new : numpy.ndarray
+            Boolean per answer: not found before.
+        found_in : numpy.ndarray
+            Positives found in each node before the query.
         """
-        unfound, eligible = self.grid[None, :] - found[:, None], self.grid[None, :] - excluded[:, None]
-        new, answers = new[:, None], answers[:, None]
-        recapture = self._log_choose(unfound, new) - self._log_choose(eligible, answers)
-        below = nodes[:, None] != query_node  # a node below the query's also tells how many answers fell in it
-        allocation = np.where(below, answers * np.log(np.maximum(eligible, 1)), 0.0)
-        self.loglik[nodes] += np.where(unfound >= new, recapture + allocation, -np.inf)
-        self.query_node = np.append(self.query_node, query_node)
-        self.query_rate = np.vstack([self.query_rate, [total_answers, total_excluded]])
+        n_nodes = self.hierarchy.n_nodes
+        nodes, answers = np.unique(below.ravel(), return_counts=True)
+        fresh = np.bincount(below[new].ravel(), minlength=n_nodes)[nodes][:, None]
+        excluded = np.bincount(self.hierarchy.below(query.node, query.exclude).ravel(), minlength=n_nodes)
+        unfound = self.grid[None, :] - found_in[nodes][:, None]
+        eligible = self.grid[None, :] - excluded[nodes][:, None]
+        answers = answers[:, None]
+        recapture = self._log_choose(unfound, fresh) - self._log_choose(eligible, answers)
+        # a node below the query's also tells how many answers fell in it (Poisson, the rate in estimate)
+        allocation = np.where(nodes[:, None] != query.node, answers * np.log(np.maximum(eligible, 1)), 0.0)
+        self.loglik[nodes] += np.where(unfound >= fresh, recapture + allocation, -np.inf)
+        self.query_node = np.append(self.query_node, query.node)
+        self.query_size = np.vstack([self.query_size, [below.shape[0], query.exclude.size]])
 
-    def answer_rate(self, totals: np.ndarray) -> np.ndarray:
-        """Per node: the sum over the queries asked there of answers over eligible positives, ``M / (N_u - e_u)``,
-        with ``N_u`` from ``totals``: a node below expects that many answers per positive of its own."""
-        answers, excluded = self.query_rate.T
-        eligible = np.maximum(totals[self.query_node] - excluded, np.maximum(answers, 1.0))
-        return np.bincount(self.query_node, weights=answers / eligible, minlength=totals.size)
-
-    def estimate(self, nodes: np.ndarray, found: np.ndarray, rate_above: np.ndarray) -> np.ndarray:
-        """Posterior mean number of positives of each of ``nodes`` (flat prior on the grid, at least ``found``).
+    def unfound(self, nodes: np.ndarray, found_in: np.ndarray, exhausted: np.ndarray, root_total: float
+                ) -> np.ndarray:
+        """Per node of ``nodes``, its positives not found: the posterior mean of its count (flat prior on the
+        grid, at least those found) less those found; a column, NaN at the root and at exhausted nodes.
 
         Parameters
         ----------
         nodes : numpy.ndarray
-        found : numpy.ndarray
-            Positives found in each node.
-        rate_above : numpy.ndarray
-            Per node, the :meth:`answer_rate` summed over the nodes strictly above it.
+        found_in : numpy.ndarray
+            Positives found in each node of the hierarchy.
+        exhausted : numpy.ndarray
+            Boolean per node of the hierarchy: every positive of the node is found.
+        root_total : float
+            The estimated number of positives in the domain.
         """
-        loglik = self.loglik[nodes] - rate_above[:, None] * self.grid[None, :] + self.log_width[None, :]
+        totals = np.maximum(self.total, found_in)
+        totals[0] = root_total
+        counted = np.full((nodes.size, 1), np.nan)
+        depth = self.hierarchy.depth()[nodes]
+        answers, excluded = self.query_size.T
+        for level in range(1, int(depth.max(initial=0)) + 1):  # top-down: a node's estimate uses those above it
+            at = np.flatnonzero((depth == level) & ~exhausted[nodes])
+            # each query above expects M (N - e) / (N_u - e_u) of its M answers in the node: the rate per positive
+            eligible = np.maximum(totals[self.query_node] - excluded, np.maximum(answers, 1.0))
+            rate = np.bincount(self.query_node, weights=answers / eligible, minlength=totals.size)
+            above = self.hierarchy.sum_above(nodes[at], rate, strict=True)
+            totals[nodes[at]] = self._posterior_mean(nodes[at], found_in[nodes[at]], above)
+            counted[at, 0] = totals[nodes[at]] - found_in[nodes[at]]
+        self.total[nodes] = totals[nodes]
+        return counted
+
+    def _posterior_mean(self, nodes: np.ndarray, found: np.ndarray, rate: np.ndarray) -> np.ndarray:
+        """Posterior mean count of ``nodes`` given at least ``found``, ``rate`` the answers expected per positive
+        from the queries above them (the Poisson allocation's ``- N rate``)."""
+        loglik = self.loglik[nodes] - rate[:, None] * self.grid[None, :] + self.log_width[None, :]
         loglik[self.grid[None, :] < found[:, None]] = -np.inf
         top = np.max(loglik, axis=1, keepdims=True)
         weight = np.exp(loglik - np.where(np.isfinite(top), top, 0.0))
         mass = weight.sum(axis=1)
         # no grid point left between the found count and the node's size: the found count
-        self.total[nodes] = np.where(mass > 0, weight @ self.grid / np.where(mass > 0, mass, 1.0), found)
-        return self.total[nodes]
+        return np.where(mass > 0, weight @ self.grid / np.where(mass > 0, mass, 1.0), found)
 
 
 def popularity_looks_equal(counts: np.ndarray, z: float = 3.0, spread: float = 1.0) -> bool:

@@ -197,7 +197,7 @@ class QueryPolicy:
         self.weighted_new = np.zeros(n_nodes)
         self.recaptured = np.zeros(n_nodes)
         self.root_clean = np.zeros(hierarchy.n_items, dtype=np.int64)  # crux: answers of root queries excluding none
-        self.census = Census(self.node_size) if name == "crux" else None
+        self.census = Census(hierarchy) if name == "crux" else None  # crux: each node's count, equal popularity
         self.round = 1
         self.spent = 0.0
         # crux's upper end: the gains with each node's unfound count raised to what its children imply
@@ -216,16 +216,7 @@ class QueryPolicy:
 
     def sampled_by(self, nodes: np.ndarray) -> np.ndarray:
         """Queries asked at or above each of ``nodes`` (those whose answers make up its sample)."""
-        return self.sum_above(nodes, self.asked)
-
-    def sum_above(self, nodes: np.ndarray, values: np.ndarray, strict: bool = False) -> np.ndarray:
-        """Per node of ``nodes``, the sum of ``values`` (one per node) over the nodes at (unless ``strict``) or
-        above it."""
-        masks = np.arange(self.hierarchy.item_node.shape[1])
-        above = self.hierarchy.item_node[self.hierarchy.node_item[nodes]]  # the node's ancestors, any mask
-        own = self.hierarchy.node_mask[nodes][:, None]
-        within = ((masks & own) == masks) & ((masks != own) | (not strict))  # masks that are subsets of its own
-        return np.sum(values[above] * within, axis=1)
+        return self.hierarchy.sum_above(nodes, self.asked)
 
     def choose(self, budget_left: float, rng: np.random.Generator) -> Query | None:
         """The next query, or None when no allowed configuration fits in ``budget_left``."""
@@ -272,7 +263,7 @@ class QueryPolicy:
         below = self.hierarchy.below(query.node, returned)
         if self.name == "crux":
             self._add_recaptures(query, returned, below, self.found[returned])
-            self._add_census(query, returned, below, self.found[returned])
+            self.census.add(query, below, ~self.found[returned], self.found_in)
             if query.node == 0 and query.exclude.size == 0:
                 self.root_clean[returned] += 1
         new = returned[~self.found[returned]]
@@ -317,14 +308,6 @@ class QueryPolicy:
         excluded = np.searchsorted(excluded_in, new_in, side="right") - np.searchsorted(excluded_in, new_in)
         np.add.at(self.weighted_new, new_in, 1.0 - excluded / np.maximum(self.found_in[new_in], 1))
 
-    def _add_census(self, query: Query, returned: np.ndarray, below: np.ndarray, found_before: np.ndarray) -> None:
-        """Add each node's answers, new answers and excluded positives to its census (:mod:`.census`)."""
-        nodes, answers = np.unique(below.ravel(), return_counts=True)
-        new = np.bincount(below[~found_before].ravel(), minlength=self.found_in.size)[nodes]
-        excluded = np.bincount(self.hierarchy.below(query.node, query.exclude).ravel(), minlength=self.found_in.size)
-        self.census.add(query.node, nodes, answers, new, excluded[nodes], self.found_in[nodes], returned.size,
-                        query.exclude.size)
-
     def _add_to_samples(self, keys: np.ndarray) -> None:
         pos = np.searchsorted(self.keys, keys)
         known = pos < self.keys.size
@@ -350,7 +333,9 @@ class QueryPolicy:
         if self.name == "crux":
             recaptures = Recaptures(self.weighted_new[nodes], self.recaptured[nodes])
             unfound = self.root_unfound(nodes)[:, None]
-            counted = self.census_unfound(nodes)
+            if popularity_looks_equal(self.root_clean):  # else the census under-counts: the sample's estimate
+                root = self.found_in[0] + self.root_unfound(np.zeros(1, dtype=np.int64))[0]
+                counted = self.census.unfound(nodes, self.found_in, self.exhausted, root)
         self.gain[nodes], self.variance[nodes] = gain_with_variance(
             entry, counts, self.found_in[nodes], self.k, self.l, rng, self.replicates, recaptures, unfound, counted)
         self.gain[self.exhausted] = 0.0
@@ -358,22 +343,6 @@ class QueryPolicy:
             self._update_ceiling(nodes, entry, counts)
             if counted is not None:
                 self.ceiling[1:] = 0.0
-
-    def census_unfound(self, nodes: np.ndarray) -> np.ndarray | None:
-        """Per node of ``nodes`` (a column), its positives not found by the census (:mod:`.census`), NaN at the
-        root and at exhausted nodes; None unless the root's clean answers look equally popular."""
-        if not popularity_looks_equal(self.root_clean):
-            return None
-        totals = np.maximum(self.census.total, self.found_in)
-        totals[0] = self.found_in[0] + self.root_unfound(np.zeros(1, dtype=np.int64))[0]
-        counted = np.full((nodes.size, 1), np.nan)
-        depth = self.hierarchy.depth()[nodes]
-        for level in range(1, int(depth.max(initial=0)) + 1):  # top-down: a node's estimate uses those above it
-            at = np.flatnonzero((depth == level) & ~self.exhausted[nodes])
-            rate = self.sum_above(nodes[at], self.census.answer_rate(totals), strict=True)
-            totals[nodes[at]] = self.census.estimate(nodes[at], self.found_in[nodes[at]], rate)
-            counted[at, 0] = totals[nodes[at]] - self.found_in[nodes[at]]
-        return counted
 
     def root_unfound(self, nodes: np.ndarray) -> np.ndarray:
         """Per node of ``nodes``: for the root, its positives not found by the equal-popularity estimate of its
