@@ -116,8 +116,28 @@ class Census:
         self.query_node = np.append(self.query_node, query.node)
         self.query_size = np.vstack([self.query_size, [below.shape[0], query.exclude.size]])
 
-    def unfound(self, nodes: np.ndarray, found_in: np.ndarray, exhausted: np.ndarray, root_total: float
-                ) -> np.ndarray:
+    def unfound(self, nodes: np.ndarray, found_in: np.ndarray, exhausted: np.ndarray, root_clean: np.ndarray
+                ) -> np.ndarray | None:
+        """:meth:`count` with the domain's count from the root's clean answers, or None unless those look equally
+        popular (:func:`popularity_looks_equal`; else the census under-counts).
+
+        Parameters
+        ----------
+        nodes, found_in, exhausted : numpy.ndarray
+            As in :meth:`count`.
+        root_clean : numpy.ndarray
+            Per item, its answers to root queries without exclude list: the domain's count is their
+            equal-popularity estimate (:func:`~labelwise.discover.gain.equal_popularity_total`), at least those
+            found.
+        """
+        if not popularity_looks_equal(root_clean):
+            return None
+        clean = root_clean[root_clean > 0]
+        total = max(float(equal_popularity_total(float(clean.sum()), float(clean.size))), float(found_in[0]))
+        return self.count(nodes, found_in, exhausted, total)
+
+    def count(self, nodes: np.ndarray, found_in: np.ndarray, exhausted: np.ndarray, root_total: float
+              ) -> np.ndarray:
         """Per node of ``nodes``, its positives not found: the posterior mean of its count (flat prior on the
         grid, at least those found) less those found; a column, NaN at the root and at exhausted nodes.
 
@@ -129,7 +149,7 @@ class Census:
         exhausted : numpy.ndarray
             Boolean per node of the hierarchy: every positive of the node is found.
         root_total : float
-            The estimated number of positives in the domain.
+            The number of positives in the domain (the root's count).
         """
         totals = np.maximum(self.total, found_in)
         totals[0] = root_total
