@@ -15,7 +15,7 @@ The product over the queries whose answers reached ``v`` is a likelihood of
 "The estimation of the total fish population of a lake", American
 Mathematical Monthly 45(6), 1938, and Darroch, "The multiple-recapture
 census I: estimation of a closed population", Biometrika 45(3/4), 1958,
-Eq. 2.1, with the exclude lists as known removals: a list holding every
+with the exclude lists as known removals: a list holding every
 positive found in ``v`` makes every answer there new whatever ``N``, and says
 nothing.  Frequency counts (:mod:`.richness`) ignore what the lists tell and
 read the answers they made new as singletons.
@@ -110,7 +110,7 @@ class Census:
         eligible = self.grid[None, :] - excluded[nodes][:, None]
         answers = answers[:, None]
         recapture = self._log_choose(unfound, fresh) - self._log_choose(eligible, answers)
-        # a node below the query's also tells how many answers fell in it (Poisson, the rate in estimate)
+        # a node below the query's also tells how many answers fell in it (Poisson; its rate term is in count)
         allocation = np.where(nodes[:, None] != query.node, answers * np.log(np.maximum(eligible, 1)), 0.0)
         self.loglik[nodes] += np.where(unfound >= fresh, recapture + allocation, -np.inf)
         self.query_node = np.append(self.query_node, query.node)
