@@ -10,6 +10,7 @@ query over a hierarchy of the domain.
 * :mod:`.richness`: Good-Turing, jackknife, Chao1 and iChao1 estimates of what was never returned;
 * :mod:`.remaining`: the interval of the positives not found yet, and when it is a lower bound only;
 * :mod:`.gain`: expected new positives of a configuration and its bootstrap variance;
+* :mod:`.census`: each node's count of positives from the recaptures given the exclude lists (equal popularity);
 * :mod:`.costs`: the cost model and the allowed configurations;
 * :mod:`.policy`: the CRUX policy and the ``greedy``, ``root`` and ``random`` baselines;
 * :mod:`.crowd`, :mod:`.simulate`: a simulated crowd, repeated runs, and the ``oracle`` that knows the true yields;

@@ -20,7 +20,8 @@ found there and taken out of the counts.  The estimate here:
   ``k`` new positives per query and sent the policy to them in simulation.
   A caller may raise ``f_0 - d`` to a count of its own (``unfound``): ``crux``
   raises the root's to the equal-popularity estimate of its clean answers
-  (:func:`equal_popularity_total`; see :mod:`.policy`);
+  (:func:`equal_popularity_total`; see :mod:`.policy`), or replace it
+  (``counted``: ``crux``'s census of the nodes below, :mod:`.census`);
 * excluding ``l`` of the ``F`` found positives removes each with probability
   ``p = l / F``: the found positives left to be returned weigh
   ``(1 - p) (1 - u + d u / f_0)``, the ``g = f_0 - d`` new ones ``u / f_0`` each;
@@ -85,7 +86,7 @@ def unseen_split(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, found: np.ndar
 
 def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.ndarray, found: np.ndarray,
                  k: np.ndarray, l: np.ndarray, unfound: np.ndarray | float = 0.0,
-                 unseen_mass: np.ndarray | None = None) -> np.ndarray:
+                 unseen_mass: np.ndarray | None = None, counted: np.ndarray | None = None) -> np.ndarray:
     """Expected new positives among ``k`` distinct answers with an exclude list of ``l`` (arrays broadcast).
 
     Parameters
@@ -103,10 +104,14 @@ def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.nd
         is raised to it; 0: the sample's estimate).
     unseen_mass : numpy.ndarray or None
         Popularity share of the positives the sample never returned (None: Good-Turing's ``f_1 / n``).
+    counted : numpy.ndarray or None
+        The node's positives not found yet, replacing the sample's estimate (and ``unfound``) where not NaN.
     """
     u = good_turing_unseen(n, f1) if unseen_mass is None else unseen_mass
     f0, other = unseen_split(n, seen, f1, found)
     f0 = np.maximum(f0, other + unfound)
+    if counted is not None:
+        f0 = np.where(np.isnan(counted), f0, other + counted)
     share = np.divide(u, f0, out=np.zeros(np.broadcast(u, f0).shape), where=f0 > 0)  # mass per unseen positive
     p = np.minimum(1.0, np.divide(l, found, out=np.zeros(np.broadcast(l, found).shape), where=found > 0))
     shape = np.broadcast(u, other, p, k).shape
@@ -135,8 +140,8 @@ def expected_new(n: np.ndarray, seen: np.ndarray, f1: np.ndarray, squares: np.nd
 
 def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: np.ndarray, k: np.ndarray,
                        l: np.ndarray, rng: np.random.Generator, replicates: int = 32,
-                       recaptures: Recaptures | None = None, unfound: np.ndarray | float = 0.0
-                       ) -> tuple[np.ndarray, np.ndarray]:
+                       recaptures: Recaptures | None = None, unfound: np.ndarray | float = 0.0,
+                       counted: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Gain ``r`` and variance ``v`` of every configuration at a batch of nodes.
 
     Parameters
@@ -157,6 +162,9 @@ def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: n
     unfound : numpy.ndarray or float
         At least this many positives of each node are not found yet (raises the count of
         :func:`expected_new`, the same in every replicate; e.g. from :func:`equal_popularity_total`).
+    counted : numpy.ndarray or None
+        Per node, its positives not found yet replacing the sample's estimate where not NaN (the same in every
+        replicate; :func:`expected_new`).
 
     Returns
     -------
@@ -170,7 +178,7 @@ def gain_with_variance(entry_node: np.ndarray, entry_count: np.ndarray, found: n
         new, recaptured = (np.vstack([x, rng.poisson(x, size=(replicates, x.size))])[..., None] for x in recaptures)
         unseen = capped_unseen_mass(Recaptures(new, recaptured), *stats[:3], doubletons(entry_node, draws, found.size),
                                     found[:, None], unfound)
-    gains = expected_new(*stats, found[:, None], k, l, unfound, unseen)
+    gains = expected_new(*stats, found[:, None], k, l, unfound, unseen, counted)
     above = np.maximum(gains[1:] - gains[0], 0.0)  # the replicates' excess over the estimate
     return gains[0], np.maximum(MIN_VARIANCE, np.mean(above ** 2, axis=0))
 

@@ -126,6 +126,15 @@ class Hierarchy:
         supersets = np.array([m for m in range(self.item_node.shape[1]) if m & mask == mask])
         return self.item_node[np.ix_(items, supersets)]
 
+    def sum_above(self, nodes: np.ndarray, values: np.ndarray, strict: bool = False) -> np.ndarray:
+        """Per node of ``nodes``, the sum of ``values`` (one per node) over the nodes at (unless ``strict``) or
+        above it: those whose conjunction is part of its own."""
+        masks = np.arange(self.item_node.shape[1])
+        above = self.item_node[self.node_item[nodes]]  # the node's ancestors, any mask
+        own = self.node_mask[nodes][:, None]
+        within = ((masks & own) == masks) & ((masks != own) | (not strict))  # masks that are subsets of its own
+        return np.sum(values[above] * within, axis=1)
+
     def describe(self, node: int) -> dict[str, str]:
         """The conjunction of ``node`` as ``{attribute: value}`` (empty for the root)."""
         mask = int(self.node_mask[node])

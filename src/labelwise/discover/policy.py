@@ -12,8 +12,7 @@ efficient crowdsourced data extraction", CIKM 2019, Sec. 5:
   ``v`` of every configuration of a node come from that one sample, so a
   node sampled through many queries above it is known as well as one asked
   that often (counting only ``q``'s own queries sent the policy to children
-  it had no reason to doubt).  Before any
-  answer the root's gain is ``k``: nothing is found, every answer is new.
+  it had no reason to doubt).  Before any answer the root's gain is ``k``.
   ``sigma`` is to bound the true gain from above with high probability
   (Sec. 5.1); the bootstrap of a node's sample cannot: the sample holds
   the answers of queries at the node or above it, not of those below it,
@@ -55,7 +54,7 @@ however popular, and Good-Turing then promises nearly ``k`` new positives
 from the root without exclude list at any popularity.  The count of the
 positives not found (the first-order jackknife, :mod:`.gain`) is not capped
 so: a capture-recapture count (Schnabel, American Mathematical Monthly
-45(6), 1938) underestimates it under unequal popularity.  Nor does
+45(6), 1938) underestimates it under unequal popularity (see the seventh).  Nor does
 anything weigh the answers of queries whose lists held every positive
 found, so ``crux``'s unseen mass is also at most the share the unseen
 positives would hold if every positive were equally popular
@@ -92,6 +91,10 @@ the larger of the two is kept.  Only at the root: a node below is reached
 by few clean answers, where the estimate is unsteady and the policy would
 pick the largest of many such.
 
+Seventh, below the root, while its clean answers look equally popular, a
+node's unfound count is its census (:mod:`.census`), and the bonus drops
+the children's raised count (kept, it cost 2 positives at 40% of budget).
+
 An answer with fewer than ``k`` positives says the node has no other
 positive outside the exclude list: the node and every node below it are
 exhausted (gain 0).
@@ -114,6 +117,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .census import Census
 from .costs import CostModel
 from .gain import (
     MIN_VARIANCE,
@@ -196,6 +200,7 @@ class QueryPolicy:
         self.weighted_new = np.zeros(n_nodes)
         self.recaptured = np.zeros(n_nodes)
         self.root_clean = np.zeros(hierarchy.n_items, dtype=np.int64)  # crux: answers of root queries excluding none
+        self.census = Census(hierarchy) if name == "crux" else None  # crux: each node's count, equal popularity
         self.round = 1
         self.spent = 0.0
         # crux's upper end: the gains with each node's unfound count raised to what its children imply
@@ -214,10 +219,7 @@ class QueryPolicy:
 
     def sampled_by(self, nodes: np.ndarray) -> np.ndarray:
         """Queries asked at or above each of ``nodes`` (those whose answers make up its sample)."""
-        masks = np.arange(self.hierarchy.item_node.shape[1])
-        above = self.hierarchy.item_node[self.hierarchy.node_item[nodes]]  # the node's ancestors, any mask
-        within = (masks & self.hierarchy.node_mask[nodes][:, None]) == masks  # masks that are subsets of its own
-        return np.sum(self.asked[above] * within, axis=1)
+        return self.hierarchy.sum_above(nodes, self.asked)
 
     def choose(self, budget_left: float, rng: np.random.Generator) -> Query | None:
         """The next query, or None when no allowed configuration fits in ``budget_left``."""
@@ -264,6 +266,7 @@ class QueryPolicy:
         below = self.hierarchy.below(query.node, returned)
         if self.name == "crux":
             self._add_recaptures(query, returned, below, self.found[returned])
+            self.census.add(query, below, ~self.found[returned], self.found_in)
             if query.node == 0 and query.exclude.size == 0:
                 self.root_clean[returned] += 1
         new = returned[~self.found[returned]]
@@ -329,15 +332,17 @@ class QueryPolicy:
     def _update_gains(self, nodes: np.ndarray) -> None:
         entry, _, counts = self.sample(nodes)
         rng = np.random.default_rng([self.seed, self.round])
-        recaptures, unfound = None, 0.0
+        recaptures, unfound, counted = None, 0.0, None
         if self.name == "crux":
             recaptures = Recaptures(self.weighted_new[nodes], self.recaptured[nodes])
             unfound = self.root_unfound(nodes)[:, None]
+            counted = self.census.unfound(nodes, self.found_in, self.exhausted, self.root_clean)
         self.gain[nodes], self.variance[nodes] = gain_with_variance(
-            entry, counts, self.found_in[nodes], self.k, self.l, rng, self.replicates, recaptures, unfound)
+            entry, counts, self.found_in[nodes], self.k, self.l, rng, self.replicates, recaptures, unfound, counted)
         self.gain[self.exhausted] = 0.0
         if self.name == "crux":
             self._update_ceiling(nodes, entry, counts)
+            self.ceiling[1:] *= counted is None  # with the census, no raised bonus below the root (the seventh)
 
     def root_unfound(self, nodes: np.ndarray) -> np.ndarray:
         """Per node of ``nodes``: for the root, its positives not found by the equal-popularity estimate of its
