@@ -84,6 +84,8 @@ class TreeModelDesign(Design):
         ``"platt-posterior"``: the map averaged over the posterior of its
         parameters (:func:`~labelwise.oracle.calibration.platt_posterior`),
         which keeps their uncertainty; ``"none"`` takes the scores at face value.
+        Multi-class pools' probabilities are temperature-scaled instead
+        (:mod:`labelwise.oracle.temperature`) unless ``"none"``.
     lam : float
         Shrinkage of the systems' probabilities used as scores (Yilmaz et al. 2021, eq. 13).
     partition : {"score", "features"}
