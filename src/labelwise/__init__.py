@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 # session file does not pay for pandas, scipy and every design
 _PUBLIC = {
     "estimators": ".estimators",
-    **dict.fromkeys(("make_multilabel_pool", "make_pool"), ".datasets"),
+    **dict.fromkeys(("make_multiclass_pool", "make_multilabel_pool", "make_pool"), ".datasets"),
     **dict.fromkeys(("DESIGNS", "AISDesign", "Design", "ImportanceDesign", "OASISDesign", "OnlinePoissonDesign",
                      "PassiveDesign", "PoissonDesign", "Sampler", "StratifiedDesign", "default_design", "make_design",
                      "register_design"), ".designs"),
@@ -133,6 +133,7 @@ __all__ = [
     "logs",
     "make_design",
     "make_measure",
+    "make_multiclass_pool",
     "make_multilabel_pool",
     "make_pool",
     "plan_designs",

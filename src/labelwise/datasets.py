@@ -1,4 +1,4 @@
-"""Synthetic binary evaluation pools with known ground truth.
+"""Synthetic evaluation pools (binary, multi-class, multi-label) with known ground truth.
 
 :func:`make_pool` draws a pool from a simple, fully specified generative model
 so that the true value of every measure is known exactly (it is computed from
@@ -22,6 +22,9 @@ score means in noise standard deviations; the ROC AUC of system ``s`` is
 ``Phi(d_s / sqrt(2))``), ``rho`` is ``system_correlation`` and ``c`` is
 ``calibration_error``.
 
+:func:`make_multiclass_pool` draws a multi-class pool: one Gaussian cloud of
+scores per class, probabilities the Bayes posterior with its logits scaled.
+
 :func:`make_multilabel_pool` draws a multi-label pool (Yilmaz et al. (2021) appendix D):
 one independent binary pool of this model per label (binary relevance), so
 the labels are independent given the per-label scores and the product of
@@ -39,7 +42,7 @@ from scipy.special import expit
 from .pool import MAX_LABELS, Pool
 from .validation import check_int, check_real
 
-__all__ = ["make_multilabel_pool", "make_pool"]
+__all__ = ["make_multiclass_pool", "make_multilabel_pool", "make_pool"]
 
 def make_pool(
     n_items: int = 100_000,
@@ -267,3 +270,57 @@ def make_multilabel_pool(
         label_names=label_names,
         name=name or f"multilabel-{n_items}-{n_labels}",
     )
+
+
+def make_multiclass_pool(
+    n_items: int = 30_000,
+    class_shares: Sequence[float] = (0.97, 0.02, 0.01),
+    separation: float = 2.0,
+    logit_scale: float = 1.0,
+    seed: int | np.random.Generator | None = None,
+    name: str | None = None,
+) -> Pool:
+    """Generate a multi-class pool (one system, ``C`` classes) with ground truth.
+
+    Item ``i`` has class ``y_i`` drawn with probabilities ``class_shares`` and
+    a score vector ``x_i = d e_{y_i} + N(0, I_C)`` (one Gaussian cloud per
+    class, ``d`` the ``separation``); its probabilities are the Bayes
+    posterior ``p(c | x) ∝ pi_c exp(d x_c)`` with its logits times
+    ``logit_scale`` (1: calibrated, above 1 over-confident, below 1
+    under-confident), its prediction their most likely class.
+
+    Parameters
+    ----------
+    n_items : int
+        Number of items (at least 2).
+    class_shares : sequence of float
+        Each class's probability, at least two, positive, summing to 1.
+    separation : float
+        ``d >= 0``.
+    logit_scale : float
+        Factor ``k > 0`` of the posterior's logits.
+    seed : int, numpy.random.Generator or None
+    name : str, optional
+        Defaults to ``f"multiclass-{n_items}-{C}"``.
+
+    Returns
+    -------
+    Pool
+    """
+    check_int("n_items", n_items, 2)
+    shares = np.asarray(class_shares, dtype=float)
+    if shares.size < 2 or np.any(shares <= 0) or not math.isclose(shares.sum(), 1.0, rel_tol=1e-9):
+        raise ValueError(f"class_shares: at least two positive shares summing to 1, got {list(class_shares)}")
+    if check_real("separation", separation) < 0:
+        raise ValueError(f"separation: must be at least 0, got {separation}")
+    if check_real("logit_scale", logit_scale) <= 0:
+        raise ValueError(f"logit_scale: must be positive, got {logit_scale}")
+    rng = np.random.default_rng(seed)
+    C = shares.size
+    y = rng.choice(C, size=n_items, p=shares)
+    x = np.eye(C)[y] * separation + rng.standard_normal((n_items, C))
+    logits = logit_scale * (separation * x + np.log(shares))
+    probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+    probs /= probs.sum(axis=1, keepdims=True)
+    return Pool.from_arrays(None, preds=probs.argmax(axis=1), probs=probs[:, None, :], labels=y, n_classes=C,
+                            name=name or f"multiclass-{n_items}-{C}")

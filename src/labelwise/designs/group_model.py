@@ -29,6 +29,7 @@ from ..oracle.calibration import (
     marginal_strength,
     platt_posterior,
 )
+from ..oracle.temperature import block_means, fit_temperature, tempered
 from ..partition import Hierarchy, feature_hierarchy, score_hierarchy
 from ..pool import Pool
 from ..validation import check_int
@@ -83,6 +84,8 @@ class TreeModelDesign(Design):
         ``"platt-posterior"``: the map averaged over the posterior of its
         parameters (:func:`~labelwise.oracle.calibration.platt_posterior`),
         which keeps their uncertainty; ``"none"`` takes the scores at face value.
+        Multi-class pools' probabilities are temperature-scaled instead
+        (:mod:`labelwise.oracle.temperature`) unless ``"none"``.
     lam : float
         Shrinkage of the systems' probabilities used as scores (Yilmaz et al. 2021, eq. 13).
     partition : {"score", "features"}
@@ -134,7 +137,8 @@ class TreeModelDesign(Design):
         if given."""
         return GroupModel(pool, measure, oracle, self.hierarchy(pool), self.lam, self.prior_strength, self.interval_prior_strength,
                           calibrate=self.calibration != "none" and pool.n_classes == 2,
-                          calibration_uncertainty=self.calibration == "platt-posterior", within=within)
+                          calibration_uncertainty=self.calibration == "platt-posterior", within=within,
+                          temper=self.calibration != "none" and pool.n_classes > 2 and not pool.label_names)
 
 
 class GroupModel:
@@ -160,10 +164,13 @@ class GroupModel:
     """
 
     calibration_uncertainty = False
+    #: whether a multi-class pool's probabilities are temperature-scaled to the labels (models stored before it: no)
+    temper = False
 
     def __init__(self, pool: Pool, measure: Measure, oracle: str, hierarchy: Hierarchy, lam: float,
                  prior_strength: float | str, interval_prior_strength: float | None = None, *,
-                 calibrate: bool = False, calibration_uncertainty: bool = False, within: np.ndarray | None = None):
+                 calibrate: bool = False, calibration_uncertainty: bool = False, within: np.ndarray | None = None,
+                 temper: bool = False):
         self.pool, self.measure, self.oracle = pool, measure, oracle
         self.n_items, self.n_classes = pool.n_items, pool.n_classes
         self.hierarchy = hierarchy
@@ -180,11 +187,14 @@ class GroupModel:
         if calibration_uncertainty:  # (not set otherwise: models stored before it take the class's False)
             self.calibration_uncertainty = True
         self.platt = Platt()
+        if temper:
+            self.temper = True
+        if calibrate or temper:
+            self._seen_items = np.empty(0, dtype=np.int64)
+            self._seen_y = np.empty(0)
         if calibrate:  # the block means of recalibrated scores, by quadrature over each block's logits
             self._quantiles = block_quantiles(hierarchy.blocks, logits_of(prior[:, 1]), hierarchy.n_leaves)
-            self._seen_items = np.empty(0, dtype=np.int64)
             self._seen_logits = np.empty(0)
-            self._seen_y = np.empty(0)
         self._interval_fitted = True
         key = measure.loss_key(pool.outputs())
         if within is not None and key is not None:  # groups inside given classes (blocks earlier rounds drew on)
@@ -209,7 +219,7 @@ class GroupModel:
         if self.interval_model is not self.model:  # fitted when an interval needs it
             self.interval_model.observe(blocks, labels, new=new, refit=False)
             self._interval_fitted = False
-        learns = self.calibrate or self.auto_strength
+        learns = self.calibrate or self.temper or self.auto_strength
         self.model.observe(blocks, labels, new=new, refit=not learns)
         if new is None:
             self.groups.mark_labeled(items)
@@ -241,6 +251,13 @@ class GroupModel:
             s1 = recalibration(self._quantiles).mean(axis=1)
             filled = self.hierarchy.block_sizes > 0
             block_prior = np.where(filled[:, None], np.stack([1.0 - s1, s1], axis=1), 0.0)
+        elif self.temper:  # multi-class: the probabilities temperature-scaled, block by block and group by group
+            self._seen_items = np.concatenate([self._seen_items, items])
+            self._seen_y = np.concatenate([self._seen_y, labels])
+            self.temperature = fit_temperature(self.item_prior(self._seen_items), self._seen_y, self._label_weights())
+            prior = tempered(self.item_prior(), self.temperature)
+            block_prior = block_means(self.hierarchy.blocks, prior, self.hierarchy.n_leaves)
+            self.prior_shift = _prior_shift(prior, self.groups)
         strength = model.prior_strength
         if self.auto_strength:
             strength = marginal_strength(block_prior, model.observed_counts)
