@@ -62,3 +62,12 @@ def test_an_engine_pool_refuses_the_mean_naming_a_system():
     assert primary_column(columns, 1) == "prob_b"
     with pytest.raises(ValueError, match=r"system='mean' on an engine pool: .*--param system=0"):
         primary_column(columns, MEAN_OF_SYSTEMS)
+
+
+def test_a_system_beyond_the_pool_is_named_not_an_index_error():
+    message = "system: the pool has 2 system(s), numbered from 0, got 2"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        design_scores(_two_systems(probs=np.full((4, 2), 0.5)), 2)
+    columns = EngineColumns("item_id", ("pred_a", "pred_b"), ("prob_a", "prob_b"), (), None, ("a", "b"))
+    with pytest.raises(ValueError, match=re.escape(message)):
+        primary_column(columns, 2)

@@ -1,5 +1,7 @@
 """An estimate that is exact because every item whose loss depends on its label is labeled."""
 
+import tracemalloc
+
 import numpy as np
 import pytest
 
@@ -74,3 +76,28 @@ def test_no_census_for_noisy_labels_or_measures_whose_every_loss_depends_on_the_
     f1 = lw.Session(pool, lw.make_measure("f1", pool), "passive", seed=0)
     f1.run(TruthOracle(pool), budget=399, batch_size=133)
     assert f1.estimate().basis != CENSUS_BASIS
+
+
+def test_label_free_losses_of_a_multiclass_pool_take_one_loss_at_a_time():
+    """Which rows depend on their label, by brute force over every label; and the pass holds about one (n, d)
+    loss at a time, not all C of them (a 10-class pool's macro F1 with its class precisions and recalls:
+    d = 60, the old stack of the C losses peaked at about 7 times one loss call's memory)."""
+    pool = lw.make_multiclass_pool(20_000, class_shares=[0.1] * 10, seed=0)
+    measure = lw.make_measure("macro_f1,class_precision,class_recall", pool)
+    outputs = pool.outputs()
+    small = lw.make_multiclass_pool(300, seed=1)
+    precision = lw.make_measure("class_precision", small)
+    by_label = np.stack([precision.loss(small.outputs(), np.full(300, c)) for c in range(3)])
+    depends, loss = label_free_losses(precision, small.outputs())
+    assert depends.tolist() == np.any(by_label != by_label[:1], axis=(0, 2)).tolist()
+    np.testing.assert_array_equal(loss, by_label[0])
+    tracemalloc.start()
+    try:
+        measure.loss(outputs, pool.labels)
+        one = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        label_free_losses(measure, outputs)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * one

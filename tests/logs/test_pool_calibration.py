@@ -130,3 +130,15 @@ def test_shrunk_calibration_gives_no_item_a_certain_probability(rare_session, tm
     result = CliRunner().invoke(app, ["calibrate", str(path), "--out", str(tmp_path / "c.csv"), "--method", method])
     assert result.exit_code == 0, result.output
     assert "warning" not in result.stderr and "(5-fold)" in result.stdout
+
+
+def test_cli_shows_no_cross_validated_error_of_one_label_as_na(tmp_path):
+    """With one label there is no fold to fit on: the table says n/a (the JSON null), not nan."""
+    pool = lw.make_pool(500, prevalence=0.1, seed=1)
+    path = tmp_path / "one.lw"
+    session = lw.Session(pool, lw.make_measure("f1", pool), "passive", seed=1, path=path)
+    session.run(TruthOracle(pool), 1, batch_size=1)
+    session.close()
+    result = CliRunner().invoke(app, ["calibrate", str(path), "--out", str(tmp_path / "x.csv")])
+    assert result.exit_code == 0, result.output
+    assert "n/a" in result.stdout and "nan" not in result.stdout

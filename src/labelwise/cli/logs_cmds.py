@@ -327,7 +327,7 @@ def calibrate(
         table.add_column(name, justify="right")
     for row in report:
         table.add_row(row["system"], f"{row['ece_before']:.4f}", f"{row['ece_after']:.4f}",
-                      f"{row['ece_after_cv']:.4f}")
+                      "n/a" if np.isnan(row["ece_after_cv"]) else f"{row['ece_after_cv']:.4f}")  # < 2 labels
     rich_console().print(table)
     typer.echo(f"wrote {pool.n_items} items with calibrated probabilities to {str(out)!r}", err=True)
     for row in report:

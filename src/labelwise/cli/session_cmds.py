@@ -73,7 +73,8 @@ def init(
     measure: MeasureOpt = "f1",
     design: Annotated[str | None, typer.Option(
         "--design", "-d", "--designs", help=DESIGNS_HELP + " Default: stratified when the systems call at least "
-        "10% of the items positive, and always for auc and roc_curve (binary pools); else online-poisson; "
+        "10% of the items positive (on a multi-class pool: any class but its most common), and always for auc "
+        "and roc_curve (binary pools); else online-poisson; "
         "importance for multi-label pools.", show_default=False)] = None,
     param: ParamOpt = None,
     seed: SeedOpt = 0,
@@ -99,8 +100,9 @@ def init(
     vectors, in the order of the names given.  The default design is
     online-poisson; for multi-label pools it is importance, which estimates
     micro-F1 better there (benchmarks/multilabel.py); when the systems call
-    at least 10% of the items positive it is stratified, which never loses
-    much to uniform sampling (benchmarks/default_choice.py).
+    at least 10% of the items positive (on a multi-class pool: any class but
+    its most common) it is stratified, which never loses much to uniform
+    sampling (benchmarks/default_choice.py, benchmarks/multiclass_default.py).
     """
     with user_errors():
         pool_files, session = _pool_and_session(pool_files, session)

@@ -65,6 +65,8 @@ def design_scores(pool: Pool, system: int | str) -> np.ndarray:
     be far behind (``benchmarks/system_scores.py`` measures both).
     """
     if system != MEAN_OF_SYSTEMS:
+        if system >= pool.n_systems:
+            raise ValueError(f"system: the pool has {pool.n_systems} system(s), numbered from 0, got {system}")
         return pool.primary_scores(system)
     from ..oracle.prior import (
         score_prior,  # the oracle package imports the designs' base

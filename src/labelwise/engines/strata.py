@@ -100,7 +100,10 @@ def primary_column(columns: EngineColumns, system: int | str) -> str:
     if isinstance(system, str):
         raise ValueError(f"system={system!r} on an engine pool: strata come from one column; name a system "
                          f"(--param system=0){_IN_MEMORY}")
-    return (columns.scores or columns.probs or columns.preds)[system]
+    named = columns.scores or columns.probs or columns.preds
+    if system >= len(named):
+        raise ValueError(f"system: the pool has {len(named)} system(s), numbered from 0, got {system}")
+    return named[system]
 
 
 def check_stratified(design: StratifiedDesign) -> None:

@@ -57,8 +57,11 @@ def label_free_losses(measure: Measure, outputs: Outputs) -> tuple[np.ndarray, n
         The loss under label 0: the row's loss whatever its label where ``depends`` is false.
     """
     n = len(outputs)
-    by_label = np.stack([measure.loss(outputs, np.full(n, c)) for c in range(outputs.n_classes)])
-    return np.any(by_label != by_label[:1], axis=(0, 2)), by_label[0]
+    first = measure.loss(outputs, np.zeros(n, dtype=np.int64))
+    depends = np.zeros(n, dtype=bool)
+    for c in range(1, outputs.n_classes):  # a pass per label: one (n, d) loss at a time, not (C, n, d) at once
+        depends |= np.any(measure.loss(outputs, np.full(n, c)) != first, axis=1)
+    return depends, first
 
 
 def census_estimate(measure: Measure, pool: Pool, sample: Sample, level: float = 0.95) -> Estimate | None:
