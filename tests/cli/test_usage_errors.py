@@ -18,7 +18,7 @@ def _run(monkeypatch, capfd, *argv):
 @pytest.mark.parametrize("argv, line", [
     (("simulate", "--seed", "abc"), ("error: Invalid value for '--seed': Input should be a valid integer, unable "
                                      "to parse string as an integer (see `labelwise simulate --help`)")),
-    (("estimate",), "error: Missing argument 'session'. (see `labelwise estimate --help`)"),
+    (("estimate",), "error: Missing argument 'session' (see `labelwise estimate --help`)"),
 ])
 def test_a_usage_error_is_one_error_line_with_exit_code_2(monkeypatch, capfd, argv, line):
     code, out, err = _run(monkeypatch, capfd, *argv)

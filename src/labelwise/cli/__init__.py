@@ -89,7 +89,7 @@ def main() -> None:
         else:
             ctx = getattr(e, "ctx", None)
             hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
-            typer.echo(f"error: {e.format_message()}{hint}", err=True)
+            typer.echo(f"error: {e.format_message().rstrip('.')}{hint}", err=True)
         raise SystemExit(e.exit_code) from None
     except typer.Abort:
         typer.echo("error: aborted", err=True)
