@@ -85,10 +85,11 @@ def test_calibration_surprise_of_a_census_by_hand():
 
 
 def test_a_label_the_probabilities_rule_out_is_an_infinite_surprise():
-    preds = np.array([1, 0, 0, 1, 0, 0])  # predictions alone: each item's label certain
-    agree = lw.Pool.from_arrays(None, preds=preds, labels=preds)
+    preds = np.array([1, 0, 0, 1, 0, 0])  # probabilities of exactly 0 and 1: each item's label certain
+    certain = preds.astype(float)
+    agree = lw.Pool.from_arrays(None, preds=preds, probs=certain, labels=preds)
     assert calibration_surprise(_census(agree)) == 0.0
-    wrong = lw.Pool.from_arrays(None, preds=preds, labels=np.r_[0, preds[1:]])
+    wrong = lw.Pool.from_arrays(None, preds=preds, probs=certain, labels=np.r_[0, preds[1:]])
     assert calibration_surprise(_census(wrong)) == math.inf
 
 

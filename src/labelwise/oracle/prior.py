@@ -1,7 +1,8 @@
 """The systems' outputs as a prior on the oracle ``p(y|x)``.
 
 :func:`score_prior` takes the probabilities of the systems under evaluation
-(or a logistic link of their scores, or their predicted labels), shrunk
+(or a logistic link of their scores, or their predicted labels, trusted
+:data:`PREDICTION_TRUST` of a one-hot: a prediction is not a probability), shrunk
 toward the uniform distribution by ``lam`` as in Yilmaz et al., eq. (13):
 ``p_a(y=1|x) = lam p(y=1|x) + (1 - lam) / 2``.  :func:`tree_hyperparameters`
 turns such a prior into the hyperparameters of the Dirichlet-tree model
@@ -25,7 +26,12 @@ from scipy.special import expit
 from ..partition import Hierarchy
 from ..pool import Pool
 
-__all__ = ["block_hyperparameters", "check_prior_probs", "score_prior", "tree_hyperparameters"]
+__all__ = ["PREDICTION_TRUST", "block_hyperparameters", "check_prior_probs", "score_prior", "tree_hyperparameters"]
+
+#: Share of the one-hot a pool's predicted labels weigh in the prior where it has neither probabilities nor scores
+#: (the rest spread over the labels).  A one-hot prior called every item certain, and the default's intervals
+#: on such pools were far too narrow (``benchmarks/predictions_only.py``).
+PREDICTION_TRUST = 0.5
 
 
 def score_prior(pool: Pool, lam: float = 1.0, systems: list[int] | None = None,
@@ -67,7 +73,9 @@ def score_prior(pool: Pool, lam: float = 1.0, systems: list[int] | None = None,
         preds = outputs.preds
         for s in systems:
             onehot[np.arange(n), preds[:, s]] += 1.0 / len(systems)
-        probs = onehot
+        # a prediction is not a probability: the predicted label gets PREDICTION_TRUST of the one-hot, the rest
+        # spread evenly, so the recalibration can learn each prediction's rate from the labels
+        probs = PREDICTION_TRUST * onehot + (1.0 - PREDICTION_TRUST) / C
     else:
         probs = np.full((n, C), 1.0 / C)
     return lam * probs + (1.0 - lam) / C
