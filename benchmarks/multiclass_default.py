@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np
+from design_rows import design_rows, table_line
 from sections import store
 
 import labelwise as lw
-from labelwise.simulate import covers
 
 CHECKPOINTS = (500, 1000, 2000)
 #: (class shares, separation d, logit factor k, pool size)
@@ -37,19 +36,7 @@ def run(spec: tuple, runs: int, seed: int) -> dict:
     """One pool: per measure and design, MSE, coverage and width ratio at the checkpoints."""
     freqs, separation, k, n_items = spec
     pool = lw.make_multiclass_pool(n_items, class_shares=freqs, separation=separation, logit_scale=k, seed=1)
-    rows = []
-    for name in MEASURES:
-        measure = lw.make_measure(name, pool)
-        for design in DESIGNS:
-            result = lw.simulate(pool, measure, design, budget=CHECKPOINTS[-1], batch_size=50, repeats=runs,
-                                 seed=seed, checkpoints=list(CHECKPOINTS))
-            truth = float(np.atleast_1d(result.true_value)[0])
-            values, lower, upper = (a[..., 0] for a in (result.values, result.lower, result.upper))
-            mse = np.mean((values - truth) ** 2, axis=1)
-            rows.append({"measure": name, "design": design, "resolved": result.design_resolved,
-                         "mse": mse.tolist(), "coverage": covers(lower, upper, truth).mean(axis=1).tolist(),
-                         "width": (np.mean(upper - lower, axis=1) / (3.92 * np.sqrt(mse))).tolist(),
-                         "seconds_per_run": result.seconds_per_run})
+    rows = design_rows(pool, MEASURES, DESIGNS, CHECKPOINTS, runs, seed)
     return {"freqs": list(spec[0]), "separation": spec[1], "k": spec[2], "n_items": spec[3], "rows": rows}
 
 
@@ -71,10 +58,8 @@ def summary_section(data: dict) -> str:
         for row in pool["rows"]:
             if row["design"] == "passive":
                 continue
-            label = row["design"] if row["design"] == row["resolved"] else f"{row['design']} ({row['resolved']})"
-            cells = " | ".join(f"{row['mse'][i] / passive[row['measure']][i]:.2f} | {row['coverage'][i]:.2f} | "
-                               f"{row['width'][i]:.2f}" for i in range(len(CHECKPOINTS)))
-            out.append(f"| {name} | {row['measure']} | {label} | {cells} |")
+            ratios = [f"{m / p:.2f}" for m, p in zip(row["mse"], passive[row["measure"]], strict=True)]
+            out.append(table_line(name, row, ratios))
     return "\n".join(out) + "\n"
 
 

@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np
+from design_rows import design_rows, table_line
 from sections import store
 
 import labelwise as lw
-from labelwise.simulate import covers
 
 CHECKPOINTS = (500, 1000, 2000)
 #: (prevalence, separation, pool size)
@@ -35,17 +34,7 @@ def run(prevalence: float, separation: float, n_items: int, runs: int, seed: int
     """One pool: per measure and design, MSE, coverage and width ratio at the checkpoints."""
     full = lw.make_pool(n_items, prevalence=prevalence, separation=separation, seed=1)
     pool = lw.Pool.from_arrays(None, preds=full.preds, labels=full.labels, name="predictions-only")
-    rows = []
-    for name in MEASURES:
-        for design in DESIGNS:
-            result = lw.simulate(pool, lw.make_measure(name, pool), design, budget=CHECKPOINTS[-1], batch_size=50,
-                                 repeats=runs, seed=seed, checkpoints=list(CHECKPOINTS))
-            truth = float(np.atleast_1d(result.true_value)[0])
-            values, lower, upper = (a[..., 0] for a in (result.values, result.lower, result.upper))
-            mse = np.mean((values - truth) ** 2, axis=1)
-            rows.append({"measure": name, "design": design, "resolved": result.design_resolved, "mse": mse.tolist(),
-                         "coverage": covers(lower, upper, truth).mean(axis=1).tolist(),
-                         "width": (np.mean(upper - lower, axis=1) / (3.92 * np.sqrt(mse))).tolist()})
+    rows = design_rows(pool, MEASURES, DESIGNS, CHECKPOINTS, runs, seed)
     return {"prevalence": prevalence, "separation": separation, "n_items": n_items, "rows": rows}
 
 
@@ -61,10 +50,7 @@ def summary_section(data: dict) -> str:
     for pool in data["pools"]:
         name = f"{pool['n_items']:,} items, {pool['prevalence']:g}, d = {pool['separation']:g}"
         for row in pool["rows"]:
-            label = row["design"] if row["design"] == row["resolved"] else f"{row['design']} ({row['resolved']})"
-            cells = " | ".join(f"{row['mse'][i]:.2g} | {row['coverage'][i]:.2f} | {row['width'][i]:.2f}"
-                               for i in range(len(CHECKPOINTS)))
-            out.append(f"| {name} | {row['measure']} | {label} | {cells} |")
+            out.append(table_line(name, row, [f"{m:.2g}" for m in row["mse"]]))
     return "\n".join(out) + "\n"
 
 
