@@ -6,6 +6,7 @@ Shared by the benchmark scripts that compare the default design with others on g
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 
 import numpy as np
@@ -42,3 +43,11 @@ def table_line(pool_name: str, row: dict, mse: Sequence[str]) -> str:
     label = row["design"] if row["design"] == row["resolved"] else f"{row['design']} ({row['resolved']})"
     cells = " | ".join(f"{m} | {c:.2f} | {w:.2f}" for m, c, w in zip(mse, row["coverage"], row["width"], strict=True))
     return f"| {pool_name} | {row['measure']} | {label} | {cells} |"
+
+
+def runs_and_seed(doc: str) -> argparse.Namespace:
+    """The command line of a script built on :func:`design_rows`: ``--runs`` (100) and ``--seed`` (1)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=1)
+    return ap.parse_args()

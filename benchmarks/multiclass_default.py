@@ -16,9 +16,7 @@ Writes ``benchmarks/out/multiclass_default.json``.
 
 from __future__ import annotations
 
-import argparse
-
-from design_rows import design_rows, table_line
+from design_rows import design_rows, runs_and_seed, table_line
 from sections import store
 
 import labelwise as lw
@@ -64,10 +62,7 @@ def summary_section(data: dict) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=100)
-    ap.add_argument("--seed", type=int, default=1)
-    args = ap.parse_args()
+    args = runs_and_seed(__doc__)
     store("multiclass_default", {"args": vars(args), "pools": [run(spec, args.runs, args.seed) for spec in POOLS]})
 
 

@@ -20,14 +20,18 @@ from labelwise.logs import (
 from labelwise.oracle.annotators import TruthOracle
 
 
+def _labeled(path, pool, design, n_labels, seed):
+    """A session of ``pool`` in ``path`` for F1 with ``n_labels`` labels from ``design``, in batches of 200."""
+    session = lw.Session(pool, lw.make_measure("f1", pool), design, seed=seed, path=path)
+    session.run(TruthOracle(pool), n_labels, batch_size=200)
+    return session, path
+
+
 @pytest.fixture(scope="module")
 def labeled_session(tmp_path_factory):
     """600 labels drawn by the importance design from a pool whose probabilities over-state the positives."""
     pool = lw.make_pool(20_000, prevalence=0.05, calibration_error=2.0, seed=3)
-    path = tmp_path_factory.mktemp("calibrate") / "eval.lw"
-    session = lw.Session(pool, lw.make_measure("f1", pool), "importance", seed=3, path=path)
-    session.run(TruthOracle(pool), 600, batch_size=200)
-    return session, path
+    return _labeled(tmp_path_factory.mktemp("calibrate") / "eval.lw", pool, "importance", 600, seed=3)
 
 
 def pool_ece(probs, pool):
@@ -91,9 +95,7 @@ def test_cli_refuses_a_session_without_labels(tmp_path):
 def rare_session(tmp_path_factory):
     """A 1:1000 pool with 200 passive labels: most calibration bins' labels hold no positive."""
     pool = lw.make_pool(20_000, prevalence=0.001, separation=2.0, seed=4)
-    path = tmp_path_factory.mktemp("rare") / "rare.lw"
-    session = lw.Session(pool, lw.make_measure("f1", pool), "passive", seed=4, path=path)
-    session.run(TruthOracle(pool), 200, batch_size=200)
+    session, path = _labeled(tmp_path_factory.mktemp("rare") / "rare.lw", pool, "passive", 200, seed=4)
     session.close()
     return lw.Session.open(path), path
 
