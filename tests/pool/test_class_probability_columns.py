@@ -176,3 +176,30 @@ def test_engine_pools_refuse_class_probability_columns():
                        r"pools are binary .* read a multi-class pool in memory, without --engine$"):
         resolve_columns(available, "pool.parquet", prob_cols=["p0", "p1", "p2"])
     assert resolve_columns(available, "pool.parquet", prob_cols=["p0"]).probs == ("p0",)
+
+
+def test_add_system_reads_a_new_systems_class_columns(tmp_path):
+    path, session = write(tmp_path / "pool.csv"), tmp_path / "s.lw"
+    assert runner.invoke(app, ["init", str(path), str(session), "-m", "accuracy", "--prob-col", CLASS_COLS]).exit_code == 0
+    rival = tmp_path / "rival.csv"
+    rows = [f"{i},{np.argmax(p[::-1])},{','.join(map(str, p[::-1]))}" for i, p in zip("abcd", PROBS)]
+    write(rival, [rows[3], rows[0], rows[2], rows[1]], "item_id,pred,r0,r1,r2")  # in another order than the pool's
+    for columns, message in [
+        ("r0,r1", ("2 probability column(s) ['r0', 'r1']; the pool's systems give 3 class probabilities each: give "
+                  "one column per class, in class order 0..2 (--prob-col p_0,p_1,p_2)")),
+        ("prob", ("prob: the pool gives the systems' probs; the new system must give the same outputs (pred, prob); "
+                 "its probabilities are one column per class, in class order (--prob-col p_0,p_1,p_2)")),
+    ]:
+        result = runner.invoke(app, ["add-system", str(session), str(rival), "--prob-col", columns])
+        assert result.exit_code == 1 and result.stderr.splitlines() == [(f"error: predictions file {str(rival)!r}: "
+                                                                         f"{message}")]
+    result = runner.invoke(app, ["add-system", str(session), str(rival), "--prob-col", "r0,r1,r2"])
+    assert result.exit_code == 0, result.stderr
+    with Session.open(session) as s:
+        np.testing.assert_array_equal(s.pool.probs, np.stack([PROBS, PROBS[:, ::-1]], axis=1))
+    write(rival, ["a,0,0.5,0.25,0.25", "b,0,0.5,0.5,0.5", "c,0,1,0,0", "d,0,1,0,0"], "item_id,pred,r0,r1,r2")
+    result = runner.invoke(app, ["add-system", str(session), str(rival), "--prob-col", "r0,r1,r2", "--name", "x"])
+    assert result.stderr.splitlines() == [
+        (f"error: predictions file {str(rival)!r}, data row 2, columns 'r0', 'r1', 'r2': the probabilities sum to 1.5, "
+        "not 1; the 3 probability columns are read as 3 per system, one per class in class order 0..2, and must sum "
+        "to 1 (within 0.001): give every class its column, or normalise each row")]

@@ -34,9 +34,10 @@ SUM_TOLERANCE = 1e-3
 
 
 def source(df: pd.DataFrame) -> str:
-    """``pool file 'x.csv'`` for a table read from a file, else ``pool``."""
+    """``pool file 'x.csv'`` (or the file's kind, :func:`~labelwise.pool.table.read_table`) for a table read from a
+    file, else ``pool``."""
     where = df.attrs.get("source")
-    return f"pool file {where[0]!r}" if where else "pool"
+    return f"{where[2]} {where[0]!r}" if where else "pool"
 
 
 def _unit(df: pd.DataFrame) -> str:
