@@ -37,7 +37,7 @@ def source(df: pd.DataFrame) -> str:
     """``pool file 'x.csv'`` (or the file's kind, :func:`~labelwise.pool.table.read_table`) for a table read from a
     file, else ``pool``."""
     where = df.attrs.get("source")
-    return f"{where[2]} {where[0]!r}" if where else "pool"
+    return f"{df.attrs.get('kind', 'pool file')} {where[0]!r}" if where else "pool"
 
 
 def _unit(df: pd.DataFrame) -> str:

@@ -15,7 +15,8 @@ command takes the same formats:
 
 The table's index is each row's *data row* in the file: 1 for the first row
 after the header (the first line of JSON lines, the first row of Parquet),
-and ``df.attrs["source"]`` names the file, that unit and what the file is, so that
+and ``df.attrs["source"]`` names the file and that unit (``attrs["kind"]`` what
+the file is), so that
 :mod:`~labelwise.pool.cells` can name the row of a bad value.  Blank lines
 are dropped without shifting the numbers of the others.
 """
@@ -63,7 +64,7 @@ def read_table(path: Path, id_col: str | None = None, kind: str = "pool file") -
     -------
     pandas.DataFrame
         Indexed by data row (1 = the first row after the header); ``attrs["source"]``
-        is ``(file name, "data row", kind)``.
+        is ``(file name, "data row")``, ``attrs["kind"]`` is ``kind``.
 
     Raises
     ------
@@ -108,7 +109,7 @@ def read_table(path: Path, id_col: str | None = None, kind: str = "pool file") -
         df = read_delimited(path, header, sep, id_col=id_col, what=f"{kind} {name}", compression=compression)
     except UnicodeDecodeError:
         raise _not_utf8(path, opener, sep, kind) from None
-    df.attrs["source"] = (str(path), ROW, kind)
+    df.attrs |= {"source": (str(path), ROW), "kind": kind}
     return df
 
 
@@ -164,9 +165,9 @@ def _blank(path: Path) -> bool:
 
 
 def _numbered(df: pd.DataFrame, path: Path, kind: str) -> pd.DataFrame:
-    """``df`` indexed by data row (from 1), its ``attrs["source"]`` naming ``path`` (a ``kind``)."""
+    """``df`` indexed by data row (from 1), its ``attrs["source"]`` naming ``path`` (``attrs["kind"]``: a ``kind``)."""
     df.index = pd.RangeIndex(1, len(df) + 1)
-    df.attrs["source"] = (str(path), ROW, kind)
+    df.attrs |= {"source": (str(path), ROW), "kind": kind}
     return df
 
 
