@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .cells import check_class_sums
+from .cells import check_class_sums, source
 from .class_columns import class_column_names
 from .core import Pool
 from .errors import PoolError
@@ -121,9 +121,8 @@ def _prob_columns(df: pd.DataFrame, wanted: str, pool: Pool) -> str | list[str] 
     example = ",".join(class_column_names("p", None, n_classes))
     if missing or len(names) != n_classes:
         problem = f"no column(s) {missing}" if missing else f"{len(names)} probability column(s) {names}"
-        raise PoolError(f"predictions file {str(df.attrs['source'][0])!r}: {problem}; the pool's systems give "
-                        f"{n_classes} class probabilities each: give one column per class, in class order "
-                        f"0..{n_classes - 1} (--prob-col {example})")
+        raise PoolError(f"{source(df)}: {problem}; the pool's systems give {n_classes} class probabilities each: "
+                        f"give one column per class, in class order 0..{n_classes - 1} (--prob-col {example})")
     return found
 
 
