@@ -133,6 +133,15 @@ def test_a_single_prob_column_in_a_multi_class_file_names_the_per_class_form(tmp
         Pool.from_file(path)
 
 
+def test_class_columns_without_pred_columns_are_systems_and_the_error_says_so(tmp_path):
+    path = write(tmp_path / "pool.csv", [f"{i},{','.join(map(str, p))},2" for i, p in enumerate(PROBS)],
+                 "item_id,p_cat,p_dog,p_bird,label")
+    with pytest.raises(PoolError, match=r"column 'label': value 2 is not 0 or 1 \(and 3 more rows\); the pool is "
+                       r"binary \(its systems give one probability each, in 'p_cat', 'p_dog', 'p_bird'; a multi-class pool gives one column "
+                       r"per class, and pred columns\), so labels must be 0 or 1"):
+        Pool.from_file(path, prob_cols=CLASS_COLS.split(","))
+
+
 # ------------------------------------------------------------------ sessions, batches, engines
 def test_init_gives_the_session_the_class_probabilities_and_next_writes_them_back(tmp_path):
     path = write(tmp_path / "pool.csv", header=HEADER.replace("p_", "prob_"))

@@ -192,7 +192,7 @@ def frame_fields(
         n_classes = per_class or 2
         why = (f"the probability columns give {per_class} classes ({listed}; list one per class, in class order)"
                if per_class else f"the pool is binary (its systems give one probability each, in {listed}; a "
-               "multi-class pool gives one column per class)")
+               f"multi-class pool gives one column per class{', and pred columns' if others is None else ''})")
     else:
         why = f"n_classes is {n_classes}"
     check_cells(df, {role: columns for role, columns in use.items() if columns is not None}, n_classes, why)
