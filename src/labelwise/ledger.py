@@ -22,6 +22,7 @@ import numpy as np
 from .draws import Draws, Sample
 from .partition.ranks import ranks_within
 from .pool import Pool
+from .pool.ids import show_id
 
 __all__ = ["DrawLedger", "ItemLedger", "LabelError", "Ledger", "NotProposedError", "as_int_labels", "make_ledger",
            "show_id"]
@@ -81,11 +82,6 @@ def as_int_labels(labels, n_classes: int) -> np.ndarray:
             "fix them in the labels you give", index=int(np.argmax(bad.ravel())),
         )
     return as_float.astype(np.int64)
-
-
-def show_id(value) -> str:
-    """``repr`` of an id as the user wrote it (``5``, ``'a'``), not NumPy's ``np.int64(5)``."""
-    return repr(value.item() if isinstance(value, np.generic) else value)
 
 
 class Ledger(ABC):

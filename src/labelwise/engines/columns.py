@@ -5,10 +5,25 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import pandas as pd
+
 from ..pool import PoolError
+from ..pool.cells import show_value
+from ..pool.ids import show_id
 from ..pool.readers import DEFAULT_COLUMNS
 
-__all__ = ["EngineColumns", "resolve_columns"]
+__all__ = ["EngineColumns", "invalid_cells", "resolve_columns"]
+
+#: Why an engine pool refuses a multi-class pool, and what to do instead.
+_BINARY = ("engine pools are binary (predictions 0 or 1, one probability p(y=1|x) per system): read a multi-class "
+           "pool in memory, without --engine")
+
+#: What an invalid cell of each kind of column is, and the fix.
+_INVALID = {"id": ("empty", "give every item an id or drop those rows"),
+            "pred": ("empty or not 0 or 1", "predictions must be 0 or 1: fix or drop those rows"),
+            "prob": ("empty or outside [0, 1]", "probabilities must lie in [0, 1]: fix or drop those rows"),
+            "score": ("empty, NaN or infinite", "scores must be finite numbers: fix or drop those rows")}
 
 
 @dataclass(frozen=True)
@@ -61,6 +76,9 @@ class EngineColumns:
 INTEGER_TYPES = frozenset({"tinyint", "smallint", "integer", "int", "bigint", "hugeint", "utinyint", "usmallint",
                            "uinteger", "ubigint", "byte", "short", "long"})
 
+#: the type names (DuckDB's and Spark's, lower case, without their precision) of the other numeric columns
+_REAL_TYPES = frozenset({"float", "double", "real", "float4", "float8", "decimal", "numeric"})
+
 
 def resolve_columns(available: Mapping[str, str], where: str, *, id_col: str = DEFAULT_COLUMNS["id"],
                     pred_cols: str | Sequence[str] | None = DEFAULT_COLUMNS["pred"],
@@ -100,11 +118,15 @@ def resolve_columns(available: Mapping[str, str], where: str, *, id_col: str = D
                         "sample by integer item ids. Store the ids as integers (e.g. a row number, keeping the text "
                         "id in another column), or read a pool that fits in memory without --engine")
     preds, probs, scores = pick(pred_cols, "pred"), pick(prob_cols, "prob"), pick(score_cols, "score")
+    for column in preds + probs + scores:
+        kind = available[column].lower().split("(")[0]
+        if kind not in INTEGER_TYPES | _REAL_TYPES and not (kind == "boolean" and column in preds):
+            raise PoolError(f"{where}: column {column!r} holds {available[column]} values; engine pools read the "
+                            "systems' outputs as numbers: store it as numbers (predictions 0 or 1, probabilities, "
+                            "scores), or read a pool that fits in memory without --engine")
     others = len(preds) or len(scores)
     if others and len(probs) > others and len(probs) % others == 0:
-        raise PoolError(f"{where}: {len(probs)} prob columns for {others} system(s), one per class; engine pools are "
-                        "binary (one probability p(y=1|x) per system): read a multi-class pool in memory, without "
-                        "--engine")
+        raise PoolError(f"{where}: {len(probs)} prob columns for {others} system(s), one per class; {_BINARY}")
     n_systems = max(len(preds), len(probs), len(scores))
     if n_systems == 0:
         raise PoolError(f"{where}: no column of system outputs; expected pred, prob or score, found {sorted(have)}. "
@@ -116,3 +138,17 @@ def resolve_columns(available: Mapping[str, str], where: str, *, id_col: str = D
         system_names = ("system",) if n_systems == 1 else tuple(f"system{s}" for s in range(n_systems))
     label = label_col if label_col in have else None
     return EngineColumns(id_col, preds, probs, scores, label, tuple(system_names))
+
+
+def invalid_cells(where: str, column: str, kind: str, count: int, item_id, value) -> str:
+    """The message for ``count`` invalid cells of ``column`` (a kind of :func:`~labelwise.engines.sql.checked_columns`),
+    naming one of them, the item ``item_id`` whose cell holds ``value``; a class above 1 in a pred column says that
+    engine pools are binary."""
+    what, fix = _INVALID[kind]
+    example = ""
+    if kind != "id":
+        example = f", e.g. item {show_id(item_id)} ({'empty' if pd.isna(value) else show_value(value)})"
+        number = pd.to_numeric(value, errors="coerce")
+        if kind == "pred" and np.isfinite(number) and float(number).is_integer() and number > 1:
+            fix = _BINARY
+    return f"{where}: column {column!r} has {count} row(s) {what}{example}; {fix}"

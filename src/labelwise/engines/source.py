@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..pool import Outputs, Pool, PoolError, batch_frame
 from .blocks import BlockSummary, memory_blocks, memory_keys
-from .columns import EngineColumns
+from .columns import EngineColumns, invalid_cells
 from .hashing import SqlDialect, item_uniform, uniforms_below
 from .plan import Plan, PlannedSample, hand_out_order
 from .sql import (
@@ -25,6 +25,7 @@ from .sql import (
     draw_query,
     fine_counts_query,
     fine_strata,
+    first_invalid_query,
     rows_query,
     score_range_query,
     stratum_draw_query,
@@ -251,12 +252,12 @@ class SqlSource(PoolSource):
     def summary(self, strata=None) -> BlockSummary:
         self._register_strata(strata)
         frame = self.query(summary_query(self.table, self.columns, self.dialect, strata)).sort_values("block")
-        for j, column in enumerate(checked_columns(self.columns)):
+        for j, (column, kind) in enumerate(checked_columns(self.columns)):
             bad = int(frame[f"bad_{j}"].sum())
             if bad:
-                what = "an id" if column == self.columns.id else "a value in the label set / [0, 1] / finite"
-                raise PoolError(f"{self.where}: column {column!r} has {bad} row(s) without {what}; fix or drop "
-                                "those rows")
+                first = self.query(first_invalid_query(self.table, self.columns, column, kind, self.dialect))
+                raise PoolError(invalid_cells(self.where, column, kind, bad, first["item_id"].iloc[0],
+                                              first["value"].iloc[0]))
         return BlockSummary(frame["block"].to_numpy(np.int64), frame["n"].to_numpy(np.int64),
                             frame["prior_sum"].to_numpy(float), len(self.columns.system_names),
                             bool(self.columns.preds))

@@ -114,32 +114,35 @@ def _stratum_join(rows: str) -> str:
 
 
 def _invalid_sql(column: str, kind: str, d: SqlDialect) -> str:
-    """1 for a cell the pool cannot use (missing, or outside the label set or [0, 1]), else 0."""
+    """True for a cell the pool cannot use (missing, or outside the label set or [0, 1])."""
     c = d.quote(column)
-    bad = {"id": f"{c} IS NULL",
-           "pred": f"{c} IS NULL OR {c} NOT IN (0, 1)",
-           "prob": f"{c} IS NULL OR NOT ({c} >= 0 AND {c} <= 1)",
-           "score": f"{c} IS NULL OR isnan({c}) OR abs({c}) = CAST('Infinity' AS DOUBLE)"}[kind]
-    return f"SUM(CASE WHEN {bad} THEN 1 ELSE 0 END)"
+    return {"id": f"{c} IS NULL",
+            "pred": f"{c} IS NULL OR {c} NOT IN (0, 1)",
+            "prob": f"{c} IS NULL OR NOT ({c} >= 0 AND {c} <= 1)",
+            "score": f"{c} IS NULL OR isnan({c}) OR abs({c}) = CAST('Infinity' AS DOUBLE)"}[kind]
 
 
-def _checked(cols: EngineColumns) -> list[tuple[str, str]]:
-    """(column, kind) of every column the summary validates."""
+def checked_columns(cols: EngineColumns) -> list[tuple[str, str]]:
+    """(column, kind) of every column the summary validates: those whose invalid cells ``bad_0, bad_1, ...`` of
+    :func:`summary_query` count (id, preds, probs, scores in that order)."""
     return ([(cols.id, "id")] + [(c, "pred") for c in cols.preds] + [(c, "prob") for c in cols.probs]
             + [(c, "score") for c in cols.scores])
 
 
 def summary_query(source: str, cols: EngineColumns, d: SqlDialect, strata=None) -> str:
     """Rows ``(key, n, prior_sum, bad_0, bad_1, ...)``: one per block (within its stratum with ``strata``),
-    ``bad_j`` counting invalid cells of the j-th checked column (id, preds, probs, scores in that order)."""
-    bad = ", ".join(f"{_invalid_sql(c, kind, d)} AS bad_{j}" for j, (c, kind) in enumerate(_checked(cols)))
+    ``bad_j`` counting invalid cells of the j-th :func:`checked_columns`."""
+    bad = ", ".join(f"SUM(CASE WHEN {_invalid_sql(c, kind, d)} THEN 1 ELSE 0 END) AS bad_{j}"
+                    for j, (c, kind) in enumerate(checked_columns(cols)))
     return (f"SELECT {_key_sql(cols, d, strata)} AS block, COUNT(*) AS n, SUM(_lw_prior) AS prior_sum, {bad} "
             f"FROM {_with_bin(source, cols, d, strata)} GROUP BY 1")
 
 
-def checked_columns(cols: EngineColumns) -> list[str]:
-    """Names of the columns ``bad_0, bad_1, ...`` of :func:`summary_query` count invalid cells of."""
-    return [c for c, _ in _checked(cols)]
+def first_invalid_query(source: str, cols: EngineColumns, column: str, kind: str, d: SqlDialect) -> str:
+    """One row ``(item_id, value)`` whose ``column`` (of that :func:`checked_columns` kind) is invalid, for the
+    error message."""
+    return (f"SELECT {d.quote(cols.id)} AS item_id, {d.quote(column)} AS value FROM {source} "
+            f"WHERE {_invalid_sql(column, kind, d)} LIMIT 1")
 
 
 def threshold_groups_query(source: str, cols: EngineColumns, column: str, thresholds: np.ndarray, d: SqlDialect,

@@ -17,7 +17,8 @@ import pandas as pd
 
 from .errors import PoolError
 
-__all__ = ["ROLES", "SUM_TOLERANCE", "check_cells", "check_class_sums", "source"]
+__all__ = ["ROLES", "SUM_TOLERANCE", "check_cells", "check_class_sums", "class_sums_off", "show_value",
+           "source"]
 
 #: What a column can hold: role -> (one value, several values).
 ROLES = {
@@ -51,7 +52,7 @@ def _at(df: pd.DataFrame, row, column: str) -> str:
     return f"{source(df)}, {_unit(df)} {row}, column {column!r}"
 
 
-def _show(value) -> str:
+def show_value(value) -> str:
     """A value as the user wrote it: ``2`` rather than ``2.0``, strings quoted."""
     if isinstance(value, (float, np.floating)) and np.isfinite(value) and float(value).is_integer():
         return str(int(value))
@@ -65,7 +66,7 @@ def _first(df: pd.DataFrame, column: str, bad: np.ndarray, problem: str, fix: st
     rows = np.flatnonzero(bad)
     value = df[column].iloc[rows[0]]
     more = f" (and {len(rows) - 1} more row{'s' if len(rows) > 2 else ''})" if len(rows) > 1 else ""
-    raise PoolError(f"{_at(df, df.index[rows[0]], column)}: {problem.format(value=_show(value))}{more}; {fix}")
+    raise PoolError(f"{_at(df, df.index[rows[0]], column)}: {problem.format(value=show_value(value))}{more}; {fix}")
 
 
 def _numbers(df: pd.DataFrame, column: str, role: str) -> np.ndarray:
@@ -132,6 +133,14 @@ def check_cells(df: pd.DataFrame, columns: Mapping[str, Sequence[str]], n_classe
                        "probabilities must lie in [0, 1]")
 
 
+def class_sums_off(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sums over classes of ``probs`` ``(N, S, C)``, shape ``(N, S)``, and where they are farther from 1 than
+    :data:`SUM_TOLERANCE`; shared by the checks of files (:func:`check_class_sums`) and of arrays
+    (:func:`~labelwise.pool.checks.check_fields`)."""
+    sums = probs.sum(axis=2)
+    return sums, np.abs(sums - 1.0) > SUM_TOLERANCE
+
+
 def check_class_sums(df: pd.DataFrame, columns: Sequence[str], n_classes: int) -> None:
     """Check that each system's class probabilities sum to 1 on every row, within :data:`SUM_TOLERANCE`.
 
@@ -149,9 +158,7 @@ def check_class_sums(df: pd.DataFrame, columns: Sequence[str], n_classes: int) -
         Naming the file, the first row and the system's columns whose probabilities do not sum to 1, how many
         other rows do not, and the fix.
     """
-    values = df[list(columns)].to_numpy(dtype=float).reshape(len(df), -1, n_classes)
-    sums = values.sum(axis=2)  # (rows, systems)
-    bad = np.abs(sums - 1.0) > SUM_TOLERANCE
+    sums, bad = class_sums_off(df[list(columns)].to_numpy(dtype=float).reshape(len(df), -1, n_classes))
     if not bad.any():
         return
     row, system = np.argwhere(bad)[0]  # the first row, and its first system that is off

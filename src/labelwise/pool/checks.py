@@ -8,8 +8,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .cells import SUM_TOLERANCE, class_sums_off
 from .errors import PoolError
-from .ids import as_item_ids
+from .ids import as_item_ids, show_id
 
 __all__ = ["check_fields"]
 
@@ -53,6 +54,23 @@ def _check_system_names(system_names: Sequence[str] | None, n_sys: int) -> tuple
     return system_names
 
 
+def _check_class_sums(probs: np.ndarray, ids: np.ndarray, system_names: tuple[str, ...]) -> None:
+    """Each system's class probabilities ``(N, S, C)`` sum to 1 for every item, within
+    :data:`~labelwise.pool.cells.SUM_TOLERANCE` (as a pool file's must)."""
+    sums, bad = class_sums_off(probs)
+    if not bad.any():
+        return
+    item, system = np.argwhere(bad)[0]  # the first item, and its first system that is off
+    items = int(bad.any(axis=1).sum())
+    more = f" (and {items - 1} more item{'s' if items > 2 else ''})" if items > 1 else ""
+    raise PoolError(
+        f"probs: item {show_id(ids[item])}, system {system_names[system]!r}: the {probs.shape[2]} class "
+        f"probabilities sum to {sums[item, system]:.6g}, not 1{more}; each system's probabilities over the classes "
+        f"must sum to 1 (within {SUM_TOLERANCE:g}): give every class its probability, in class order, or normalise "
+        "them (probs / probs.sum(axis=-1, keepdims=True))"
+    )
+
+
 def check_fields(
     item_ids,
     preds,
@@ -83,7 +101,8 @@ def check_fields(
     ------
     PoolError
         On empty pools, length mismatches, duplicate ids, NaN/inf scores,
-        probabilities outside [0, 1] and labels outside the label set.
+        probabilities outside [0, 1], class probabilities that do not sum
+        to 1 and labels outside the label set.
     """
     lengths = {
         k: len(v)
@@ -118,7 +137,7 @@ def check_fields(
         if bad_rows.any():
             raise PoolError(
                 f"scores: {int(bad_rows.sum())} item(s) have NaN or infinite scores "
-                f"(first: {ids[np.argmax(bad_rows)]!r}); fill or drop them before building the pool"
+                f"(first: {show_id(ids[np.argmax(bad_rows)])}); fill or drop them before building the pool"
             )
     if probs_a is not None:
         bad_p = ~(np.isfinite(probs_a) & (probs_a >= 0) & (probs_a <= 1))
@@ -126,7 +145,7 @@ def check_fields(
         if bad_rows.any():
             raise PoolError(
                 f"probs: {int(bad_rows.sum())} item(s) have probabilities outside [0, 1] or NaN "
-                f"(first: {ids[np.argmax(bad_rows)]!r}); probabilities must lie in [0, 1]"
+                f"(first: {show_id(ids[np.argmax(bad_rows)])}); probabilities must lie in [0, 1]"
             )
 
     inferred = 2
@@ -146,6 +165,7 @@ def check_fields(
     C = int(n_classes) if n_classes is not None else inferred
     if C < 2:
         raise PoolError(f"n_classes: must be at least 2, got {C}")
+    per_class = probs_a if probs_a is not None and probs_a.ndim == 3 else None
     if probs_a is not None:
         if C == 2 and probs_a.ndim == 3:
             probs_a = probs_a[:, :, 1] if probs_a.shape[2] == 2 else probs_a
@@ -183,6 +203,9 @@ def check_fields(
                 f"{fname}: has {arr.shape[1]} system column(s) but another output has {n_sys}; "
                 "give every output for every system"
             )
+    names = _check_system_names(system_names, n_sys)
+    if per_class is not None:
+        _check_class_sums(per_class, ids, names)
     return {
         "item_ids": ids,
         "preds": preds_a,
@@ -190,7 +213,7 @@ def check_fields(
         "probs": probs_a,
         "labels": labels_a,
         "features": feats,
-        "system_names": _check_system_names(system_names, n_sys),
+        "system_names": names,
         "n_classes": C,
         "_index": index,
     }

@@ -17,12 +17,18 @@ import pandas as pd
 
 from .errors import PoolError
 
-__all__ = ["MAX_ID_LENGTH", "as_item_ids", "ids_from_text", "lost_zeros", "match_pool_ids", "strip_ids"]
+__all__ = ["MAX_ID_LENGTH", "as_item_ids", "ids_from_text", "lost_zeros", "match_pool_ids", "show_id",
+           "strip_ids"]
 
 #: Longest id accepted, in characters.
 MAX_ID_LENGTH = 1000
 
 _PLAIN_INT = r"0|-?[1-9][0-9]{0,17}"  # integers whose text int64 gives back exactly
+
+
+def show_id(value) -> str:
+    """``repr`` of an id as the user wrote it (``5``, ``'a'``), not NumPy's ``np.int64(5)``."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
 
 
 def strip_ids(column: pd.Series) -> pd.Series:

@@ -12,7 +12,7 @@ from .cells import check_class_sums, source
 from .class_columns import class_column_names
 from .core import Pool
 from .errors import PoolError
-from .ids import ids_from_text, match_pool_ids
+from .ids import ids_from_text, match_pool_ids, show_id
 from .table import ROW, read_table
 
 __all__ = ["SystemOutputs", "read_system_outputs", "with_system"]
@@ -53,7 +53,6 @@ def read_system_outputs(path: str | Path, pool: Pool, columns: dict[str, str] | 
         file, how many are missing and one of them), or class probabilities
         in the wrong number of columns or not summing to 1.
     """
-    from ..ledger import show_id as show  # the ledger imports the pool package
     from .readers import DEFAULT_COLUMNS, find_column
 
     path = Path(path)
@@ -75,14 +74,14 @@ def read_system_outputs(path: str | Path, pool: Pool, columns: dict[str, str] | 
     pos = pool.index.get_indexer(ids)
     if (pos < 0).any():
         raise PoolError(f"predictions file {name}: {int((pos < 0).sum())} id(s) not in the session's pool, "
-                        f"e.g. {show(ids[pos < 0][0])}; use the pool's item ids")
+                        f"e.g. {show_id(ids[pos < 0][0])}; use the pool's item ids")
     seen = np.bincount(pos, minlength=pool.n_items)
     if (seen > 1).any():
-        raise PoolError(f"predictions file {name}: item {show(pool.item_ids[np.argmax(seen > 1)])} is given "
+        raise PoolError(f"predictions file {name}: item {show_id(pool.item_ids[np.argmax(seen > 1)])} is given "
                         "more than once; keep one row per item")
     if (seen == 0).any():
         raise PoolError(f"predictions file {name}: {int((seen == 0).sum())} pool item(s) missing, e.g. "
-                        f"{show(pool.item_ids[np.argmax(seen == 0)])}; give a row for every item of the pool")
+                        f"{show_id(pool.item_ids[np.argmax(seen == 0)])}; give a row for every item of the pool")
     outputs = {}
     for field, role in _KINDS:
         if found[role] is not None:
