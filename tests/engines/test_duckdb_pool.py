@@ -79,6 +79,44 @@ def test_bad_files_are_named(pool, tmp_path):
         EnginePool.open(tmp_path / "text.parquet")
 
 
+def test_invalid_cells_name_an_item_and_a_class_above_one_says_engine_pools_are_binary(pool, tmp_path):
+    frame = pool_frame(pool).head(100).assign(pred=lambda f: f["pred"].astype(float))
+    where = str(tmp_path / "bad.parquet")
+    for column, rows, value, message in [
+        ("pred", [7, 9], 2.0, ("column 'pred' has 2 row(s) empty or not 0 or 1, e.g. item 7 (2); engine pools are "
+                               "binary (predictions 0 or 1, one probability p(y=1|x) per system): read a multi-class "
+                               "pool in memory, without --engine")),
+        ("pred", [5], 0.5, ("column 'pred' has 1 row(s) empty or not 0 or 1, e.g. item 5 (0.5); predictions must be "
+                            "0 or 1: fix or drop those rows")),
+        ("pred", [4], None, ("column 'pred' has 1 row(s) empty or not 0 or 1, e.g. item 4 (empty); predictions must "
+                             "be 0 or 1: fix or drop those rows")),
+        ("prob", [3], 1.5, ("column 'prob' has 1 row(s) empty or outside [0, 1], e.g. item 3 (1.5); probabilities "
+                            "must lie in [0, 1]: fix or drop those rows")),
+    ]:
+        bad = frame.copy()
+        bad.loc[rows, column] = value
+        bad.to_parquet(where, index=False)
+        with pytest.raises(PoolError) as err:
+            _ = EnginePool.open(where).summary
+        assert str(err.value) == f"pool file {where!r}: {message}"
+
+
+@pytest.mark.parametrize(("type_name", "accepted"), [("DOUBLE", True), ("float", True), ("DECIMAL(18,3)", True),
+                                                     ("decimal(10,2)", True), ("TINYINT", True), ("VARCHAR", False),
+                                                     ("string", False), ("BOOLEAN", False)])
+def test_only_numeric_output_columns_are_accepted(type_name, accepted):
+    types = {"item_id": "BIGINT", "prob": type_name}
+    if accepted:
+        assert resolve_columns(types, "pool").probs == ("prob",)
+        return
+    with pytest.raises(PoolError) as err:
+        resolve_columns(types, "pool")
+    assert str(err.value) == (f"pool: column 'prob' holds {type_name} values; engine pools read the systems' outputs "
+                              "as numbers: store it as numbers (predictions 0 or 1, probabilities, scores), or read a "
+                              "pool that fits in memory without --engine")
+    assert resolve_columns({"item_id": "BIGINT", "pred": "BOOLEAN"}, "pool").preds == ("pred",)  # True/False predictions
+
+
 @pytest.mark.parametrize(("type_name", "accepted"), [("BIGINT", True), ("int", True), ("UINTEGER", True),
                                                      ("string", False), ("DOUBLE", False)])
 def test_only_integer_id_columns_are_accepted(type_name, accepted):

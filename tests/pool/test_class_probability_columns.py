@@ -212,3 +212,23 @@ def test_add_system_reads_a_new_systems_class_columns(tmp_path):
         (f"error: predictions file {str(rival)!r}, data row 2, columns 'r0', 'r1', 'r2': the probabilities sum to 1.5, "
         "not 1; the 3 probability columns are read as 3 per system, one per class in class order 0..2, and must sum "
         "to 1 (within 0.001): give every class its column, or normalise each row")]
+
+
+def test_from_arrays_checks_that_each_systems_class_probabilities_sum_to_one():
+    probs = np.stack([PROBS, PROBS[:, ::-1]], axis=1)  # (4 items, 2 systems, 3 classes)
+    fields = dict(preds=np.zeros((4, 2), dtype=int), system_names=["m", "n"])
+    off = probs.copy()
+    off[2, 1] = [0.5, 0.5, 0.5]
+    off[3, 0, 0] = 0.25
+    with pytest.raises(PoolError) as err:
+        Pool.from_arrays(list("abcd"), probs=off, **fields)
+    assert str(err.value) == (
+        "probs: item 'c', system 'n': the 3 class probabilities sum to 1.5, not 1 (and 1 more item); each system's "
+        "probabilities over the classes must sum to 1 (within 0.001): give every class its probability, in class "
+        "order, or normalise them (probs / probs.sum(axis=-1, keepdims=True))")
+    off = probs.copy()
+    off[0, 0, 0] += 0.0009  # within the tolerance of a pool file's check (cells.SUM_TOLERANCE)
+    assert Pool.from_arrays(list("abcd"), probs=off, **fields).n_classes == 3
+    off[0, 0, 0] += 0.0002
+    with pytest.raises(PoolError, match=r"^probs: item 'a', system 'm': the 3 class probabilities sum to 1.0011, "):
+        Pool.from_arrays(list("abcd"), probs=off, **fields)

@@ -103,8 +103,15 @@ def calibrate_pool(session: Session, *, method: str = "spline", n_bins: int = 10
         (positive).
     """
     pool = session.pool
-    if pool.probs is None or pool.probs.ndim != 2 or pool.n_classes != 2:
-        raise ValueError("calibrate: the session's pool has no binary probabilities (a prob column) to calibrate")
+    if pool.n_classes != 2:
+        kind = f"multi-label ({len(pool.label_names)} labels)" if pool.label_names else \
+            f"multi-class ({pool.n_classes} classes)"
+        raise ValueError(f"calibrate: the session's pool is {kind}; calibrate handles binary pools only (one "
+                         "probability p(y=1|x) per system); the model-based designs (online-poisson, importance) "
+                         "temperature-scale a multi-class pool's probabilities to the labels themselves")
+    if pool.probs is None:
+        raise ValueError("calibrate: the session's pool has no probabilities (a prob column, p(y=1|x)) to calibrate; "
+                         "start a session from a pool file with one (--prob-col)")
     items, labels, weight = labeled_design_weights(session)
     if items.size == 0:
         raise ValueError("calibrate: the session has no labels yet; label some items first (`labelwise label`)")

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .cells import check_class_sums, source
+from .cells import check_cells, check_class_sums, source
 from .class_columns import class_column_names
 from .core import Pool
 from .errors import PoolError
@@ -50,8 +50,11 @@ def read_system_outputs(path: str | Path, pool: Pool, columns: dict[str, str] | 
     PoolError
         For a missing file or column, an id not in the pool, an id given
         twice, pool items missing from the file (one error naming the
-        file, how many are missing and one of them), or class probabilities
-        in the wrong number of columns or not summing to 1.
+        file, how many are missing and one of them), a value that is not a
+        number, a prediction outside the pool's label set, a probability
+        outside [0, 1] or an infinite score (naming the data row and the
+        column, :func:`~labelwise.pool.cells.check_cells`), or class
+        probabilities in the wrong number of columns or not summing to 1.
     """
     from .readers import DEFAULT_COLUMNS, find_column
 
@@ -90,12 +93,20 @@ def read_system_outputs(path: str | Path, pool: Pool, columns: dict[str, str] | 
             if empty.any():
                 raise PoolError(f"predictions file {name}, {ROW} {df.index[empty][0]}: empty {wanted[role]}; give "
                                 "every item one")
+            columns = found[role] if isinstance(found[role], list) else [found[role]]
+            check_cells(df, {role: columns}, pool.n_classes, _why(pool))
             if isinstance(found[role], list):  # one column per class (_prob_columns)
                 check_class_sums(df, found[role], len(found[role]))
             aligned = np.empty_like(values)
             aligned[pos] = values
             outputs[field] = aligned
     return SystemOutputs(**outputs)
+
+
+def _why(pool: Pool) -> str:
+    """Why the new system's predictions must lie in the pool's label set, for the message."""
+    return ("the session's pool is binary" if pool.n_classes == 2
+            else f"the session's pool has {pool.n_classes} classes")
 
 
 def _prob_columns(df: pd.DataFrame, wanted: str, pool: Pool) -> str | list[str] | None:
