@@ -100,13 +100,64 @@ def test_user_errors_are_one_line(files, tmp_path):
     pd.DataFrame({"item_id": [123456789], "label": [1]}).to_csv(tmp_path / "l.csv", index=False)
     result = invoke("label", session, tmp_path / "l.csv")
     assert result.exit_code == 1 and "was not handed out" in result.output
-    assert "l.csv': item 123456789" in result.output and len(result.output.strip().splitlines()) == 1
+    assert "l.csv', data row 1: item 123456789" in result.output and len(result.output.strip().splitlines()) == 1
     first = pd.read_csv(pd.io.common.StringIO(invoke("next", session, "-n", 1).stdout))["item_id"][0]
     pd.DataFrame({"item_id": [first, first], "label": [0, 1]}).to_csv(tmp_path / "l.csv", index=False)
     result = invoke("label", session, tmp_path / "l.csv")
     assert result.exit_code == 1 and "two different labels" in result.output
+    pd.DataFrame({"item_id": [first, first], "label": [1, 2]}).to_csv(tmp_path / "l.csv", index=False)
+    assert invoke("label", session, tmp_path / "l.csv").output == (
+        f"error: labels file {str(tmp_path / 'l.csv')!r}, data row 2: label 2 of item {first} is not 0 or 1 (engine "
+        "pools are binary). Nothing was stored\n")
     result = invoke("skip", session, str(first))
     assert result.exit_code == 1 and "engine pool" in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_files_an_engine_cannot_read_are_one_line_and_leave_no_session(pool, tmp_path):
+    """A CSV file, a Parquet file cut short, one whose footer is damaged, files whose columns differ, a multi-class
+    pool (a class above 1 in the pred column) and labels a simulation cannot use: one line each, no traceback."""
+    frame = pool_frame(pool).head(200)
+    frame.to_csv(tmp_path / "pool.csv", index=False)
+    frame.to_parquet(tmp_path / "whole.parquet", index=False)
+    (tmp_path / "cut.parquet").write_bytes((tmp_path / "whole.parquet").read_bytes()[:300])
+    (tmp_path / "damaged.parquet").write_bytes(b"PAR1" + b"x" * 20 + b"PAR1")
+    (tmp_path / "mixed").mkdir()
+    frame.iloc[:100].to_parquet(tmp_path / "mixed" / "a.parquet", index=False)
+    frame.iloc[100:].assign(pred="x").to_parquet(tmp_path / "mixed" / "b.parquet", index=False)
+    frame.assign(pred=np.where(frame["item_id"] == 5, 2, frame["pred"])).to_parquet(tmp_path / "multi.parquet",
+                                                                                  index=False)
+    frame.assign(label=np.where(frame["item_id"] == 9, 0.5, frame["label"])).to_parquet(tmp_path / "half.parquet",
+                                                                                       index=False)
+
+    def where(name: str) -> str:
+        return f"pool file {str(tmp_path / name)!r}"
+
+    session = tmp_path / "s.lw"
+    init = ("init", "-s", session, "--engine", "duckdb", "-d", "online-poisson")
+    simulate = ("simulate", "--engine", "duckdb", "-d", "online-poisson", "--budget", 20, "--repeats", 1, "--pool")
+    for args, message in [
+        ((*init[:1], tmp_path / "pool.csv", *init[1:]),
+         (f"{where('pool.csv')}: not a Parquet file (it does not start with PAR1); engine pools read Parquet: write "
+          "it with pandas' to_parquet, or read a CSV, TSV or JSON-lines pool in memory, without --engine")),
+        ((*init[:1], tmp_path / "cut.parquet", *init[1:]),
+         (f"{where('cut.parquet')} starts as a Parquet file but does not end as one (no PAR1 footer); it may be "
+          "truncated or still being written: write it again with pandas' to_parquet")),
+        ((*init[:1], tmp_path / "damaged.parquet", *init[1:]), f"{where('damaged.parquet')}: DuckDB cannot read"),
+        ((*init[:1], tmp_path / "mixed" / "*.parquet", *init[1:]),
+         f"{where('mixed/a.parquet')} (and 1 more): DuckDB cannot read the files (Conversion Error: "),
+        ((*init[:1], tmp_path / "multi.parquet", *init[1:]),
+         (f"{where('multi.parquet')}: column 'pred' has 1 row(s) empty or not 0 or 1, e.g. item 5 (2); engine pools "
+          "are binary (predictions 0 or 1, one probability p(y=1|x) per system): read a multi-class pool in memory, "
+          "without --engine")),
+        ((*simulate, tmp_path / "half.parquet"),
+         (f"{where('half.parquet')}: column 'label' has 1 row(s) empty or not 0 or 1, e.g. item 9 (0.5); simulations "
+          "read binary ground truth: fix or drop those rows")),
+    ]:
+        result = invoke(*args)
+        assert result.exit_code == 1 and (result.exception is None or isinstance(result.exception, SystemExit))
+        lines = result.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"error: {message}"), result.stderr
+        assert not session.exists()
 
 
 def test_simulate_engine_equals_the_pool_in_memory(parquet_pool, pool):

@@ -101,6 +101,7 @@ def engine_next(session: Path, batch_size: int, out: Path | None, new_only: bool
 def engine_label(session: Path, labels_file: Path, id_col: str, label_col: str) -> None:
     """Store the labels of handed-out items."""
     from ..engines import EngineSession
+    from ..ledger import LabelError
     from ..pool import read_labels_file
 
     with EngineSession.open(session) as s:
@@ -108,8 +109,9 @@ def engine_label(session: Path, labels_file: Path, id_col: str, label_col: str) 
         source = "stdin" if str(labels_file) == "-" else f"file:{labels_file.name}"
         try:
             new = s.add_labels(df["item_id"].to_numpy(), df["label"].to_numpy(), source)
-        except ValueError as e:  # the checks of labelwise.engines.labels: name the file they were read from
-            raise UserError(f"labels file {str(labels_file)!r}: {str(e).removeprefix('labels: ')}. "
+        except LabelError as e:  # the checks of labelwise.engines.labels: name the file and row they were read from
+            row = "" if e.index is None else f", data row {int(df.index[e.index])}"
+            raise UserError(f"labels file {str(labels_file)!r}{row}: {str(e).removeprefix('labels: ')}. "
                             "Nothing was stored") from None
         empty = df.attrs["empty_labels"]
         blank = f"; {empty} rows without a label left pending" if empty else ""

@@ -23,7 +23,8 @@ _BINARY = ("engine pools are binary (predictions 0 or 1, one probability p(y=1|x
 _INVALID = {"id": ("empty", "give every item an id or drop those rows"),
             "pred": ("empty or not 0 or 1", "predictions must be 0 or 1: fix or drop those rows"),
             "prob": ("empty or outside [0, 1]", "probabilities must lie in [0, 1]: fix or drop those rows"),
-            "score": ("empty, NaN or infinite", "scores must be finite numbers: fix or drop those rows")}
+            "score": ("empty, NaN or infinite", "scores must be finite numbers: fix or drop those rows"),
+            "label": ("empty or not 0 or 1", "simulations read binary ground truth: fix or drop those rows")}
 
 
 @dataclass(frozen=True)
@@ -142,13 +143,13 @@ def resolve_columns(available: Mapping[str, str], where: str, *, id_col: str = D
 
 def invalid_cells(where: str, column: str, kind: str, count: int, item_id, value) -> str:
     """The message for ``count`` invalid cells of ``column`` (a kind of :func:`~labelwise.engines.sql.checked_columns`),
-    naming one of them, the item ``item_id`` whose cell holds ``value``; a class above 1 in a pred column says that
-    engine pools are binary."""
+    naming one of them, the item ``item_id`` whose cell holds ``value``; a class above 1 in a pred or label column
+    says that engine pools are binary."""
     what, fix = _INVALID[kind]
     example = ""
     if kind != "id":
         example = f", e.g. item {show_id(item_id)} ({'empty' if pd.isna(value) else show_value(value)})"
         number = pd.to_numeric(value, errors="coerce")
-        if kind == "pred" and np.isfinite(number) and float(number).is_integer() and number > 1:
+        if kind in ("pred", "label") and np.isfinite(number) and float(number).is_integer() and number > 1:
             fix = _BINARY
     return f"{where}: column {column!r} has {count} row(s) {what}{example}; {fix}"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..pool import PoolError
 from .columns import EngineColumns, resolve_columns
 from .hashing import DUCKDB
 from .source import SqlSource
@@ -44,12 +45,22 @@ class DuckDBSource(SqlSource):
         self.con = duckdb.connect(config={"memory_limit": memory_limit,
                                           "threads": threads or os.cpu_count() or 1})
         self.table = "read_parquet([" + ", ".join(_sql_string(str(f)) for f in files) + "])"
-        schema = self.con.sql(f"SELECT * FROM {self.table} LIMIT 0")
+        try:
+            schema = self.con.sql(f"SELECT * FROM {self.table} LIMIT 0")
+        except duckdb.Error as exc:  # a damaged footer, or files whose schemas differ
+            raise PoolError(f"{self.where}: DuckDB cannot read the files ({str(exc).strip().splitlines()[0]}); "
+                            "write them again with pandas' to_parquet, with the same columns in every file") from None
         types = dict(zip(schema.columns, map(str, schema.types), strict=True))
         self.columns: EngineColumns = resolve_columns(types, self.where, **columns)
 
     def query(self, sql: str) -> pd.DataFrame:
-        return self.con.sql(sql).df()
+        import duckdb
+
+        try:
+            return self.con.sql(sql).df()
+        except (duckdb.ConversionException, duckdb.InvalidInputException, duckdb.IOException) as exc:  # the data's
+            raise PoolError(f"{self.where}: DuckDB cannot read the files ({str(exc).strip().splitlines()[0]}); check "
+                            "that every file has the same columns, of the same types") from None
 
     def register(self, name: str, frame: pd.DataFrame) -> None:
         self.con.register(name, frame)

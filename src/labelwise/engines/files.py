@@ -19,7 +19,7 @@ def expand_paths(paths: str | Path | Sequence[str | Path]) -> list[Path]:
     Raises
     ------
     PoolError
-        When a name matches no file.
+        When a name matches no file, or a file is not Parquet.
     """
     names = [paths] if isinstance(paths, str | Path) else list(paths)
     found: set[Path] = set()
@@ -29,7 +29,27 @@ def expand_paths(paths: str | Path | Sequence[str | Path]) -> list[Path]:
             raise PoolError(f"pool file {str(name)!r}: no such file; give a Parquet file or a glob such as "
                             "'data/*.parquet'")
         found.update(Path(m).resolve() for m in matched)
+    for path in found:
+        _require_parquet(path)
     return sorted(found)
+
+
+def _require_parquet(path: Path) -> None:
+    """Raise unless ``path`` is a file that starts and ends with Parquet's magic bytes ``PAR1``."""
+    if path.is_dir():
+        raise PoolError(f"pool file {str(path)!r} is a folder; give its Parquet files as a glob, e.g. "
+                        f"'{path}/*.parquet'")
+    with path.open("rb") as f:
+        head = f.read(4)
+        f.seek(max(f.seek(0, 2) - 4, 0))
+        tail = f.read(4)
+    if head != b"PAR1":
+        raise PoolError(f"pool file {str(path)!r}: not a Parquet file (it does not start with PAR1); engine pools "
+                        "read Parquet: write it with pandas' to_parquet, or read a CSV, TSV or JSON-lines pool in "
+                        "memory, without --engine")
+    if tail != b"PAR1":
+        raise PoolError(f"pool file {str(path)!r} starts as a Parquet file but does not end as one (no PAR1 "
+                        "footer); it may be truncated or still being written: write it again with pandas' to_parquet")
 
 
 def _footer(path: Path) -> bytes:

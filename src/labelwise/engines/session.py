@@ -352,9 +352,11 @@ class EngineSession:
 
         Raises
         ------
-        ValueError
+        LabelError
             Naming the first id that was not handed out, a label outside {0, 1}
-            or one contradicting a stored label; nothing is stored then.
+            or one contradicting a stored label, and its place among the labels
+            given (:func:`~labelwise.engines.labels.new_labels`); nothing is
+            stored then.
         """
         fresh_ids, fresh_labels = new_labels(item_ids, labels, self.sample.item_ids[:self.meta["handed"]],
                                              *self.labeled())

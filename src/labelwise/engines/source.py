@@ -253,14 +253,18 @@ class SqlSource(PoolSource):
         self._register_strata(strata)
         frame = self.query(summary_query(self.table, self.columns, self.dialect, strata)).sort_values("block")
         for j, (column, kind) in enumerate(checked_columns(self.columns)):
-            bad = int(frame[f"bad_{j}"].sum())
-            if bad:
-                first = self.query(first_invalid_query(self.table, self.columns, column, kind, self.dialect))
-                raise PoolError(invalid_cells(self.where, column, kind, bad, first["item_id"].iloc[0],
-                                              first["value"].iloc[0]))
+            self._refuse_invalid(column, kind, int(frame[f"bad_{j}"].sum()))
         return BlockSummary(frame["block"].to_numpy(np.int64), frame["n"].to_numpy(np.int64),
                             frame["prior_sum"].to_numpy(float), len(self.columns.system_names),
                             bool(self.columns.preds))
+
+    def _refuse_invalid(self, column: str, kind: str, bad: int) -> None:
+        """Raise naming one of the ``bad`` invalid cells of ``column`` (a kind of
+        :func:`~labelwise.engines.sql.checked_columns`, or ``label``), if any."""
+        if bad:
+            first = self.query(first_invalid_query(self.table, self.columns, column, kind, self.dialect))
+            raise PoolError(invalid_cells(self.where, column, kind, bad, first["item_id"].iloc[0],
+                                          first["value"].iloc[0]))
 
     def threshold_groups(self, column: str, thresholds: np.ndarray, strata=None) -> pd.DataFrame:
         self._register_strata(strata)
@@ -271,7 +275,9 @@ class SqlSource(PoolSource):
         return self.query(value_moments_query(self.table, self.columns, column, self.dialect, strata))
 
     def _truth_counts(self) -> pd.DataFrame:
-        return self.query(truth_query(self.table, self.columns, self.dialect))
+        counts = self.query(truth_query(self.table, self.columns, self.dialect))
+        self._refuse_invalid(self.columns.label, "label", int(counts["bad"].sum()))
+        return counts.drop(columns="bad")
 
     def sample(self, plan: Plan, seed: int, n_items: int, exclude: np.ndarray | None = None,
                strata=None) -> PlannedSample:

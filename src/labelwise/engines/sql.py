@@ -118,6 +118,7 @@ def _invalid_sql(column: str, kind: str, d: SqlDialect) -> str:
     c = d.quote(column)
     return {"id": f"{c} IS NULL",
             "pred": f"{c} IS NULL OR {c} NOT IN (0, 1)",
+            "label": f"{c} IS NULL OR {c} NOT IN (0, 1)",
             "prob": f"{c} IS NULL OR NOT ({c} >= 0 AND {c} <= 1)",
             "score": f"{c} IS NULL OR isnan({c}) OR abs({c}) = CAST('Infinity' AS DOUBLE)"}[kind]
 
@@ -214,6 +215,8 @@ def stratum_draw_query(source: str, cols: EngineColumns, strata, bounds_table: s
 
 
 def truth_query(source: str, cols: EngineColumns, d: SqlDialect) -> str:
-    """Rows ``(block, label, n)``: items per block and ground-truth label (simulations)."""
+    """Rows ``(block, label, n, bad)``: items per block and ground-truth label (simulations), ``bad`` counting
+    those whose label is not 0 or 1 (the cast would round 0.5)."""
     return (f"SELECT {_key_sql(cols, d)} AS block, CAST({d.quote(cols.label)} AS BIGINT) AS label, "
-            f"COUNT(*) AS n FROM {_with_bin(source, cols, d)} GROUP BY 1, 2")
+            f"COUNT(*) AS n, SUM(CASE WHEN {_invalid_sql(cols.label, 'label', d)} THEN 1 ELSE 0 END) AS bad "
+            f"FROM {_with_bin(source, cols, d)} GROUP BY 1, 2")

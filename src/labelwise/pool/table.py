@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import gzip
 import re
+import zlib
 from pathlib import Path
 
 import pandas as pd
@@ -83,7 +84,12 @@ def read_table(path: Path, id_col: str | None = None, kind: str = "pool file") -
         raise PoolError(f"{kind} {name} is empty; it needs a header line with the column names and a row per item")
     suffixes = file_suffixes(path)
     if magic == _PARQUET:
-        return _numbered(pd.read_parquet(path), path, kind)
+        try:
+            return _numbered(pd.read_parquet(path), path, kind)
+        except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+            raise PoolError(f"{kind} {name} starts as a Parquet file but cannot be read ({_first_line(exc)}); it "
+                            "may be truncated or still being written: write it again with pandas' to_parquet") \
+                from None
     if ".parquet" in suffixes or ".pq" in suffixes:
         raise PoolError(f"{kind} {name} is named Parquet but is not a Parquet file (it does not start with "
                         "PAR1); write it with pandas' to_parquet, or name a text file .csv")
@@ -94,6 +100,21 @@ def read_table(path: Path, id_col: str | None = None, kind: str = "pool file") -
         raise PoolError(f"{kind} {name} is UTF-16 text (Excel's \"Unicode Text\"?); save it as UTF-8 "
                         "(e.g. iconv -f utf-16 -t utf-8)")
     compression = "gzip" if magic.startswith(_GZIP) else None
+    try:
+        return _read_text(path, id_col, kind, suffixes, compression)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:  # only gzip raises these
+        raise PoolError(f"{kind} {name} is gzip-compressed but cannot be decompressed ({_first_line(exc)}); it may be "
+                        "truncated: compress it again (gzip), or give it uncompressed") from None
+
+
+def _first_line(exc: Exception) -> str:
+    """The first line of a library's message, for an error line of ours."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _read_text(path: Path, id_col: str | None, kind: str, suffixes: str, compression: str | None) -> pd.DataFrame:
+    """The table of a JSON or delimited text file, optionally gzipped (:func:`read_table`)."""
+    name = repr(str(path))
     if ".json" in suffixes or ".ndjson" in suffixes:
         return _numbered(_read_json(path, compression, kind, ".jsonl" in suffixes or ".ndjson" in suffixes), path,
                          kind)
