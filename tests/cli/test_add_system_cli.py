@@ -80,3 +80,23 @@ def test_a_predictions_file_missing_items_is_one_error_and_changes_nothing(label
     message = fails("add-system", session, bad_pred)
     assert "bad_pred.csv" in message and "7" in message
     assert session.read_bytes() == before
+
+
+@pytest.mark.parametrize(("column", "value", "message"), [
+    ("prob", "high", "column 'prob': 'high' is not a number; probabilities must be numbers"),
+    ("prob", "0,7", "column 'prob': '0,7' is not a number; write decimals with a point (0.5, not 0,5)"),
+    ("prob", "1.5", "column 'prob': value 1.5 is outside [0, 1]; probabilities must lie in [0, 1]"),
+    ("pred", "yes", "column 'pred': 'yes' is not a number; predictions must be numbers"),
+    ("pred", "2", "column 'pred': value 2 is not 0 or 1; the session's pool is binary, so predictions must be 0 or 1"),
+    ("score", "inf", "column 'score': value inf is infinite; scores must be finite"),
+])
+def test_a_bad_value_in_a_predictions_file_names_its_row_and_column(labeled_session, tmp_path, fails, column, value,
+                                                                    message):
+    session, rival, _ = labeled_session
+    before = session.read_bytes()
+    bad = tmp_path / "bad.csv"
+    frame = pd.read_csv(rival, dtype=str).assign(score=lambda f: f["prob"])
+    frame.loc[5, column] = value  # data row 6
+    frame.to_csv(bad, index=False, sep=";" if "," in value else ",")
+    assert fails("add-system", session, bad) == f"error: predictions file {str(bad)!r}, data row 6, {message}"
+    assert session.read_bytes() == before

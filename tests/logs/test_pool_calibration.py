@@ -144,3 +144,23 @@ def test_cli_shows_no_cross_validated_error_of_one_label_as_na(tmp_path):
     result = CliRunner().invoke(app, ["calibrate", str(path), "--out", str(tmp_path / "x.csv")])
     assert result.exit_code == 0, result.output
     assert "n/a" in result.stdout and "nan" not in result.stdout
+
+
+@pytest.mark.parametrize(("pool", "message"), [
+    (lambda: lw.make_multiclass_pool(300, seed=2),
+     ("error: calibrate: the session's pool is multi-class (3 classes); calibrate handles binary pools only (one "
+      "probability p(y=1|x) per system); the model-based designs (online-poisson, importance) temperature-scale a "
+      "multi-class pool's probabilities to the labels themselves")),
+    (lambda: lw.Pool.from_arrays(preds=np.arange(300) % 2, scores=np.linspace(0, 1, 300), labels=np.arange(300) % 2),
+     ("error: calibrate: the session's pool has no probabilities (a prob column, p(y=1|x)) to calibrate; start a "
+      "session from a pool file with one (--prob-col)")),
+])
+def test_cli_says_why_a_pool_has_nothing_to_calibrate(tmp_path, pool, message):
+    pool = pool()
+    path, out = tmp_path / "s.lw", tmp_path / "x.csv"
+    session = lw.Session(pool, lw.make_measure("accuracy", pool), "passive", seed=1, path=path)
+    session.run(TruthOracle(pool), 20, batch_size=20)
+    session.close()
+    result = CliRunner().invoke(app, ["calibrate", str(path), "--out", str(out)])
+    assert result.exit_code == 1 and result.stderr.splitlines() == [message]
+    assert not out.exists()

@@ -6,6 +6,7 @@ line on standard error, no traceback, and no session file left behind.
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Callable
 from pathlib import Path
 
@@ -88,6 +89,10 @@ BAD_POOLS: list[tuple[str, str, Callable[[Path], bytes], tuple[str, ...], str]] 
      ": the header (the first line) is empty; it must hold the column names"),
     ("unknown extension", "pool.xlsx", lambda _: csv(), (),
      ": unknown format; use .csv, .csv.gz, .tsv, .jsonl or .parquet"),
+    ("header only", "pool.csv", lambda _: csv([]), (), " has no data rows, only column names; give one row per item"),
+    ("gzip cut short", "pool.csv.gz", lambda _: gzip.compress(csv())[:30], (),
+     (" is gzip-compressed but cannot be decompressed (Compressed file ended before the end-of-stream marker was "
+      "reached); it may be truncated: compress it again (gzip), or give it uncompressed")),
 ]
 
 
@@ -127,6 +132,15 @@ def test_pool_files_that_used_to_fail_are_read(tmp_path, case, name, content):
     assert pool.item_ids.tolist() == [f"x{i}" for i in range(6)]
     assert pool.preds[:, 0].tolist() == [0, 1, 0, 1, 0, 1]
     assert pool.probs[:, 0].tolist() == pytest.approx([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
+
+
+def test_a_parquet_file_cut_short_is_one_line(tmp_path):
+    path, session, result = run_init(tmp_path, "pool.parquet", parquet_bytes(tmp_path)[:-20])
+    assert result.exit_code == 1 and "Traceback" not in result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"error: pool file {str(path)!r} starts as a Parquet file but cannot be read (")
+    assert line.endswith("); it may be truncated or still being written: write it again with pandas' to_parquet")
+    assert not session.exists()
 
 
 def test_data_rows_skip_blank_lines_without_shifting(tmp_path):

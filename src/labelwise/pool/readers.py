@@ -141,6 +141,8 @@ def frame_fields(
         Naming the missing columns and the available ones, or the line and
         column of a bad value.
     """
+    if df.empty and df.attrs.get("source"):
+        raise PoolError(f"{source(df)} has no data rows, only column names; give one row per item")
     names = None if multilabel is None else [multilabel] if isinstance(multilabel, str) else list(multilabel)
     per_label = names is not None
     found = sorted(map(str, df.columns))
