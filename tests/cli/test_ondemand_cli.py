@@ -150,6 +150,12 @@ def test_workflow_errors_name_the_file(tmp_path):
     assert out.exit_code == 1 and f"{empty}: no rows" in out.output
     again = run.invoke(app, ["ondemand", "submit", str(ev), name, file])
     assert again.exit_code == 1 and "already submitted" in again.output
+    scored = tmp_path / "scored.csv"
+    pd.read_csv(file).assign(score=["0.5"] * 2 + ["high"] + ["0.5"] * (len(pd.read_csv(file)) - 3)).to_csv(
+        scored, index=False)
+    out = run.invoke(app, ["ondemand", "submit", str(ev), "scored", str(scored)])
+    assert out.exit_code == 1 and out.stderr == (f"error: predictions file {str(scored)!r}, data row 3, column 'score': "
+                                                 "'high' is not a number; scores must be numbers\n")
     assert ev.read_bytes() == before
 
 

@@ -35,8 +35,10 @@ def _columns(path: Path, kind: str, wanted: tuple[str, ...], optional: tuple[str
     ``kind``), ids as text without surrounding spaces (as a pool's).
 
     With ``task``, a file with a ``task`` column (as ``next`` writes) keeps only that task's rows.
-    An empty cell is an error outside the columns ``may_be_empty``.
+    An empty cell is an error outside the columns ``may_be_empty``, and so is a ``score`` that is not a finite
+    number.
     """
+    from ..pool.cells import check_cells
     from ..pool.ids import strip_ids
     from ..pool.table import read_table
 
@@ -52,6 +54,8 @@ def _columns(path: Path, kind: str, wanted: tuple[str, ...], optional: tuple[str
         if column in frame.columns and column not in may_be_empty and frame[column].isna().any():
             row = int(frame.index[frame[column].isna().to_numpy()][0])
             raise UserError(f"{path}, data row {row}: column {column} is empty; fill it or drop the row")
+    if "score" in frame.columns and "score" in wanted + optional:  # a system's scores: finite numbers
+        check_cells(frame, {"score": ["score"]})
     frame = frame.assign(**{c: strip_ids(frame[c]) for c in ("instance_id", "doc_id") if c in frame.columns})
     return {c: frame[c].to_numpy() for c in wanted + optional if c in frame.columns}
 
