@@ -89,6 +89,12 @@ BAD_POOLS: list[tuple[str, str, Callable[[Path], bytes], tuple[str, ...], str]] 
      ": the header (the first line) is empty; it must hold the column names"),
     ("unknown extension", "pool.xlsx", lambda _: csv(), (),
      ": unknown format; use .csv, .csv.gz, .tsv, .jsonl or .parquet"),
+    ("one score column for two systems", "pool.csv",
+     lambda _: csv([f"{r},{1 - i % 2},0.5" for i, r in enumerate(ROWS)], HEADER + ",pred_b,prob_b"),
+     ("--pred-col", "pred,pred_b", "--prob-col", "prob,prob_b"),
+     (": 1 score column(s) ('score') for the 2 systems of the pred columns ('pred', 'pred_b'); every system needs "
+      "each kind of output the pool has: name one score column per system (--score-col on the command line, "
+      "score_cols= in Python), or remove the score column(s) from the file")),
     ("header only", "pool.csv", lambda _: csv([]), (), " has no data rows, only column names; give one row per item"),
     ("gzip cut short", "pool.csv.gz", lambda _: gzip.compress(csv())[:30], (),
      (" is gzip-compressed but cannot be decompressed (Compressed file ended before the end-of-stream marker was "

@@ -197,6 +197,8 @@ def frame_fields(
                f"multi-class pool gives one column per class{', and pred columns' if others is None else ''})")
     else:
         why = f"n_classes is {n_classes}"
+    if not per_label:
+        _check_system_counts(df, use, per_class)
     check_cells(df, {role: columns for role, columns in use.items() if columns is not None}, n_classes, why)
     if per_class:
         check_class_sums(df, use["prob"], per_class)
@@ -219,6 +221,20 @@ def frame_fields(
     if per_label:
         fields["label_names"] = names
     return fields
+
+
+def _check_system_counts(df: pd.DataFrame, use: dict[str, list | None], per_class: int | None) -> None:
+    """Raise unless the pred, score and prob columns give as many systems each (``per_class`` prob columns per
+    system when given), naming the columns and the option of the kind with fewer."""
+    counts = {role: len(use[role]) // ((per_class or 1) if role == "prob" else 1)
+              for role in ("pred", "score", "prob") if use[role] is not None}
+    if len(set(counts.values())) <= 1:
+        return
+    few, most = min(counts, key=counts.__getitem__), max(counts, key=counts.__getitem__)
+    listed = {role: ", ".join(map(repr, use[role])) for role in (few, most)}
+    raise PoolError(f"{source(df)}: {counts[few]} {few} column(s) ({listed[few]}) for the {counts[most]} systems of "
+                    f"the {most} columns ({listed[most]}); every system needs each kind of output the pool has: name "
+                    f"one {few} column per system ({_NAMED_BY[few]}), or remove the {few} column(s) from the file")
 
 
 def _ids(column: pd.Series) -> np.ndarray:
