@@ -90,3 +90,28 @@ def test_multiclass_probabilities_are_checked():
     assert pool.n_classes == 3
     with pytest.raises(PoolError, match="n_systems, 3"):
         Pool.from_arrays(preds=[0, 1, 2, 1], probs=[0.1, 0.2, 0.3, 0.4])
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(scores=["0.1", "high", "low"]),
+         "scores: 2 value(s) are not numbers (first: 'high'); convert them to numbers first (e.g. pandas.to_numeric)"),
+        (dict(preds=[0, 1, 0], labels=["no", "yes", "no"]),
+         "labels: 3 value(s) are not numbers (first: 'no'); convert them to numbers first (e.g. pandas.to_numeric)"),
+        (dict(preds=[0, 1, 0], features=[1.0, "n/a", 2.0]),
+         "features: 1 value(s) are not numbers (first: 'n/a'); convert them to numbers first (e.g. pandas.to_numeric)"),
+        (dict(probs=[[0.1, 0.2], [0.3], [0.4, 0.5]]),
+         "probs: rows of different lengths; give one value per item and system"),
+        (dict(probs=np.full((3, 1, 1, 2), 0.5)),
+         ("probs: expected shape (n_items,), (n_items, n_systems) or (n_items, n_systems, n_classes), got "
+          "(3, 1, 1, 2)")),
+        (dict(probs=np.full((3, 1, 3), 1 / 3), n_classes=2),
+         ("probs: 3 class probabilities per item and system for a binary pool (n_classes is 2); give p(y=1|x) per "
+          "system, or pass n_classes=3")),
+    ],
+)
+def test_arrays_that_are_not_numbers_or_not_a_pools_shape_are_named(kwargs, message):
+    with pytest.raises(PoolError) as err:
+        Pool.from_arrays(**kwargs)
+    assert str(err.value) == message

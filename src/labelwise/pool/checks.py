@@ -29,6 +29,19 @@ def _as_2d(name: str, values, n: int | None) -> np.ndarray | None:
     return arr
 
 
+def _floats(name: str, values) -> np.ndarray:
+    """``values`` as a float array; text that is not a number raises, naming the first such value."""
+    try:
+        return np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as exc:
+        if "inhomogeneous" in str(exc):
+            raise PoolError(f"{name}: rows of different lengths; give one value per item and system") from None
+        flat = pd.Series(np.asarray(values, dtype=object).ravel())
+        bad = (pd.to_numeric(flat, errors="coerce").isna() & flat.notna()).to_numpy()
+        raise PoolError(f"{name}: {int(bad.sum())} value(s) are not numbers (first: {flat[np.argmax(bad)]!r}); "
+                        "convert them to numbers first (e.g. pandas.to_numeric)") from None
+
+
 def _check_ids(item_ids, n: int) -> tuple[np.ndarray, pd.Index]:
     """Unique item ids (``0..n-1`` by default; :func:`~labelwise.pool.ids.as_item_ids`) and their index."""
     ids = np.arange(n) if item_ids is None else np.asarray(item_ids)
@@ -127,12 +140,15 @@ def check_fields(
 
     preds_a = _as_2d("preds", preds, n)
     scores_a = _as_2d("scores", scores, n)
-    probs_a = None if probs is None else np.asarray(probs, dtype=float)
+    probs_a = None if probs is None else _floats("probs", probs)
     if probs_a is not None and probs_a.ndim == 1:
         probs_a = probs_a[:, None]
+    if probs_a is not None and probs_a.ndim > 3:
+        raise PoolError(f"probs: expected shape (n_items,), (n_items, n_systems) or (n_items, n_systems, n_classes), "
+                        f"got {probs_a.shape}")
 
     if scores_a is not None:
-        scores_a = scores_a.astype(float)
+        scores_a = _floats("scores", scores_a)
         bad_rows = ~np.isfinite(scores_a).all(axis=1)
         if bad_rows.any():
             raise PoolError(
@@ -154,7 +170,7 @@ def check_fields(
     for fname, arr in (("preds", preds_a), ("labels", None if labels is None else np.asarray(labels))):
         if arr is None:
             continue
-        arr_f = np.asarray(arr, dtype=float)
+        arr_f = _floats(fname, arr)
         if not np.all(np.isfinite(arr_f)) or np.any(arr_f != np.round(arr_f)) or np.any(arr_f < 0):
             raise PoolError(
                 f"{fname}: labels must be whole numbers 0..C-1 (0/1 for binary); found "
@@ -168,7 +184,10 @@ def check_fields(
     per_class = probs_a if probs_a is not None and probs_a.ndim == 3 else None
     if probs_a is not None:
         if C == 2 and probs_a.ndim == 3:
-            probs_a = probs_a[:, :, 1] if probs_a.shape[2] == 2 else probs_a
+            if probs_a.shape[2] != 2:
+                raise PoolError(f"probs: {probs_a.shape[2]} class probabilities per item and system for a binary pool "
+                                f"(n_classes is 2); give p(y=1|x) per system, or pass n_classes={probs_a.shape[2]}")
+            probs_a = probs_a[:, :, 1]
         if C > 2 and (probs_a.ndim != 3 or probs_a.shape[2] != C):
             raise PoolError(
                 f"probs: a {C}-class pool needs probabilities of shape (n_items, n_systems, {C}), "
@@ -190,7 +209,7 @@ def check_fields(
     labels_a = None if labels is None else _labels_in_set("labels", labels)
     feats = None
     if features is not None:
-        feats = np.asarray(features, dtype=float)
+        feats = _floats("features", features)
         if feats.ndim == 1:
             feats = feats[:, None]
         if not np.isfinite(feats).all():
