@@ -150,3 +150,14 @@ def test_each_command_is_one_line_of_the_command_list():
     listing = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "250"}).stdout
     entries = [line for line in listing.splitlines() if line.startswith("│ ")]
     assert entries and all(line.split("│")[1][:12].strip() for line in entries), listing
+
+
+@pytest.mark.parametrize("threshold", ["80", "-2"])
+def test_certify_refuses_a_threshold_outside_every_measures_range(tmp_path, pool, ok, fails, threshold):
+    """80 for 80% would otherwise be "refuted" at once, from no label."""
+    _, pool_file = pool
+    ok("init", pool_file, "--session", tmp_path / "s.lw", "--design", "passive")
+    assert fails("certify", tmp_path / "s.lw", "--at-least", threshold) == (
+        f"error: --at-least: {threshold} is outside every measure's range (F1, precision, recall, accuracy, AUC... lie "
+        "in [0, 1], MCC in [-1, 1]); give a fraction, e.g. 0.8 for 80%")
+    assert "certified" in ok("certify", tmp_path / "s.lw", "--at-least", "0").stdout

@@ -115,6 +115,9 @@ def certify(
     with user_errors(), Session.open(session) as s:
         if level is not None:
             check_level(level)
+        if not -1 <= at_least <= 1:  # every measure the command line names lies in [-1, 1] (MCC), most in [0, 1]
+            raise UserError(f"--at-least: {at_least:g} is outside every measure's range (F1, precision, recall, "
+                            "accuracy, AUC... lie in [0, 1], MCC in [-1, 1]); give a fraction, e.g. 0.8 for 80%")
         target = make_measure(measure, s.pool, parse_systems(systems)) if measure else None
         cert = run_certify(s, at_least, target, component, level)
     if as_json:
