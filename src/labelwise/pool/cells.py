@@ -17,7 +17,7 @@ import pandas as pd
 
 from .errors import PoolError
 
-__all__ = ["ROLES", "SUM_TOLERANCE", "check_cells", "check_class_sums", "class_sums_off", "show_value",
+__all__ = ["ROLES", "SUM_TOLERANCE", "check_cells", "check_class_sums", "first_sum_off", "show_value",
            "source"]
 
 #: What a column can hold: role -> (one value, several values).
@@ -133,12 +133,19 @@ def check_cells(df: pd.DataFrame, columns: Mapping[str, Sequence[str]], n_classe
                        "probabilities must lie in [0, 1]")
 
 
-def class_sums_off(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The sums over classes of ``probs`` ``(N, S, C)``, shape ``(N, S)``, and where they are farther from 1 than
-    :data:`SUM_TOLERANCE`; shared by the checks of files (:func:`check_class_sums`) and of arrays
+def first_sum_off(probs: np.ndarray, unit: str) -> tuple[int, int, float, str] | None:
+    """Where class probabilities ``(N, S, C)`` first sum farther from 1 than :data:`SUM_TOLERANCE`: the row, its
+    first such system, that sum and `` (and k more <unit>s)`` for the other rows off; ``None`` when none is.
+    Shared by the checks of files (:func:`check_class_sums`) and of arrays
     (:func:`~labelwise.pool.checks.check_fields`)."""
     sums = probs.sum(axis=2)
-    return sums, np.abs(sums - 1.0) > SUM_TOLERANCE
+    bad = np.abs(sums - 1.0) > SUM_TOLERANCE
+    if not bad.any():
+        return None
+    row, system = np.argwhere(bad)[0]
+    rows = int(bad.any(axis=1).sum())
+    more = f" (and {rows - 1} more {unit}{'s' if rows > 2 else ''})" if rows > 1 else ""
+    return int(row), int(system), float(sums[row, system]), more
 
 
 def check_class_sums(df: pd.DataFrame, columns: Sequence[str], n_classes: int) -> None:
@@ -158,16 +165,14 @@ def check_class_sums(df: pd.DataFrame, columns: Sequence[str], n_classes: int) -
         Naming the file, the first row and the system's columns whose probabilities do not sum to 1, how many
         other rows do not, and the fix.
     """
-    sums, bad = class_sums_off(df[list(columns)].to_numpy(dtype=float).reshape(len(df), -1, n_classes))
-    if not bad.any():
+    off = first_sum_off(df[list(columns)].to_numpy(dtype=float).reshape(len(df), -1, n_classes), "row")
+    if off is None:
         return
-    row, system = np.argwhere(bad)[0]  # the first row, and its first system that is off
+    row, system, total, more = off
     group = ", ".join(map(repr, columns[system * n_classes:(system + 1) * n_classes]))
-    rows = int(bad.any(axis=1).sum())
-    more = f" (and {rows - 1} more row{'s' if rows > 2 else ''})" if rows > 1 else ""
     raise PoolError(
         f"{source(df)}, {_unit(df)} {df.index[row]}, columns {group}: the probabilities sum to "
-        f"{sums[row, system]:.6g}, not 1{more}; the {len(columns)} probability columns are read as "
+        f"{total:.6g}, not 1{more}; the {len(columns)} probability columns are read as "
         f"{n_classes} per system, one per class in class order 0..{n_classes - 1}, and must sum to 1 (within "
         f"{SUM_TOLERANCE:g}): give every class its column, or normalise each row"
     )

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .cells import SUM_TOLERANCE, class_sums_off
+from .cells import SUM_TOLERANCE, first_sum_off
 from .errors import PoolError
 from .ids import as_item_ids, show_id
 
@@ -70,15 +70,13 @@ def _check_system_names(system_names: Sequence[str] | None, n_sys: int) -> tuple
 def _check_class_sums(probs: np.ndarray, ids: np.ndarray, system_names: tuple[str, ...]) -> None:
     """Each system's class probabilities ``(N, S, C)`` sum to 1 for every item, within
     :data:`~labelwise.pool.cells.SUM_TOLERANCE` (as a pool file's must)."""
-    sums, bad = class_sums_off(probs)
-    if not bad.any():
+    off = first_sum_off(probs, "item")
+    if off is None:
         return
-    item, system = np.argwhere(bad)[0]  # the first item, and its first system that is off
-    items = int(bad.any(axis=1).sum())
-    more = f" (and {items - 1} more item{'s' if items > 2 else ''})" if items > 1 else ""
+    item, system, total, more = off
     raise PoolError(
         f"probs: item {show_id(ids[item])}, system {system_names[system]!r}: the {probs.shape[2]} class "
-        f"probabilities sum to {sums[item, system]:.6g}, not 1{more}; each system's probabilities over the classes "
+        f"probabilities sum to {total:.6g}, not 1{more}; each system's probabilities over the classes "
         f"must sum to 1 (within {SUM_TOLERANCE:g}): give every class its probability, in class order, or normalise "
         "them (probs / probs.sum(axis=-1, keepdims=True))"
     )
