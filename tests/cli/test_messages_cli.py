@@ -125,7 +125,8 @@ def test_a_label_outside_a_binary_truth_pool_says_to_correct_it(tmp_path, write_
     frame.to_csv(path, index=False)
     line = fails("simulate", "--pool", path, "--budget", 20, "--repeats", 1)
     assert line == (f"error: pool file {str(path)!r}, data row 5, column 'label': value 2 is not 0 or 1; the pool is "
-                    "binary (its systems give one probability each, in 'prob'), so labels must be 0 or 1: correct "
+                    "binary (its systems give one probability each, in 'prob'; a multi-class pool gives one column per "
+                    "class), so labels must be 0 or 1: correct "
                     "the label in the file")
 
 

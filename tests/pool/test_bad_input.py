@@ -41,7 +41,7 @@ def parquet_bytes(tmp_path: Path) -> bytes:
 BAD_POOLS: list[tuple[str, str, Callable[[Path], bytes], tuple[str, ...], str]] = [
     ("pred 2 in a binary pool", "pool.csv", lambda _: replace_row(3, "x3,2,0.1,0.4"), (),
      (", data row 4, column 'pred': value 2 is not 0 or 1; the pool is binary (its systems give one "
-     "probability each, in 'prob'), so predictions must be 0 or 1")),
+     "probability each, in 'prob'; a multi-class pool gives one column per class), so predictions must be 0 or 1")),
     ("NaN score", "pool.csv", lambda _: replace_row(2, "x2,0,NaN,0.3"), (),
      ", data row 3, column 'score': is empty (or NaN); fill in every item's score or drop the row"),
     ("empty score", "pool.csv", lambda _: replace_row(2, "x2,0,,0.3"), (),

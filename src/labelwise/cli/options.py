@@ -66,7 +66,9 @@ PredCol = Annotated[
     str, typer.Option("--pred-col", help="Predicted-label column(s), comma-separated for several systems.")
 ]
 ScoreCol = Annotated[str, typer.Option("--score-col", help="Score column(s), comma-separated for several systems.")]
-ProbCol = Annotated[str, typer.Option("--prob-col", help="Probability column(s), comma-separated for several systems.")]
+ProbCol = Annotated[str, typer.Option("--prob-col", help="Probability column(s), comma-separated for several systems. "
+                                      "A multi-class pool gives one column per class, in class order 0..C-1, system "
+                                      "after system (e.g. --prob-col p_0,p_1,p_2 with one pred column).")]
 MultiLabelOpt = Annotated[
     str | None,
     typer.Option("--multilabel", help="Multi-label pool: comma-separated label names; label NAME is read from the "

@@ -180,9 +180,11 @@ def _unread_outputs(df: pd.DataFrame, pool: Pool, columns: dict) -> dict[str, st
         if held is not None:
             continue
         near = [str(c) for c in df.columns if c not in read and str(c).strip().casefold().startswith(role)]
-        if near:
-            hints[columns[role + "_cols"]] = (f"column(s) {near} were not read: pass --{role}-col {near[0]} if it "
-                                              f"holds the systems' {what}")
+        if near:  # a multi-class pool's probabilities are a column per class
+            per_class = role == "prob" and pool.n_classes > 2 and len(near) > 1
+            flag = f"{','.join(near)} if they hold" if per_class else f"{near[0]} if it holds"
+            hints[columns[role + "_cols"]] = (f"column(s) {near} were not read: pass --{role}-col {flag} the "
+                                              f"systems' {what}")
     return hints
 
 

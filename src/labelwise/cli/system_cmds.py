@@ -29,7 +29,8 @@ def add_system(
     score_col: Annotated[str, typer.Option("--score-col", help="Predictions-file column holding the scores "
                                            "(read when present).")] = "score",
     prob_col: Annotated[str, typer.Option("--prob-col", help="Predictions-file column holding the probabilities "
-                                          "(read when present).")] = "prob",
+                                          "(read when present); on a pool with class probabilities one column "
+                                          "per class, in class order, comma-separated.")] = "prob",
 ) -> None:
     """Add a system to a session: estimated from the labels already drawn; later draws go where it is under-covered.
 

@@ -100,6 +100,11 @@ def resolve_columns(available: Mapping[str, str], where: str, *, id_col: str = D
                         "sample by integer item ids. Store the ids as integers (e.g. a row number, keeping the text "
                         "id in another column), or read a pool that fits in memory without --engine")
     preds, probs, scores = pick(pred_cols, "pred"), pick(prob_cols, "prob"), pick(score_cols, "score")
+    others = len(preds) or len(scores)
+    if others and len(probs) > others and len(probs) % others == 0:
+        raise PoolError(f"{where}: {len(probs)} prob columns for {others} system(s), one per class; engine pools are "
+                        "binary (one probability p(y=1|x) per system): read a multi-class pool in memory, without "
+                        "--engine")
     n_systems = max(len(preds), len(probs), len(scores))
     if n_systems == 0:
         raise PoolError(f"{where}: no column of system outputs; expected pred, prob or score, found {sorted(have)}. "

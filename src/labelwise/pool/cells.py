@@ -17,7 +17,7 @@ import pandas as pd
 
 from .errors import PoolError
 
-__all__ = ["ROLES", "check_cells", "source"]
+__all__ = ["ROLES", "SUM_TOLERANCE", "check_cells", "check_class_sums", "source"]
 
 #: What a column can hold: role -> (one value, several values).
 ROLES = {
@@ -29,11 +29,15 @@ ROLES = {
     "feature": ("feature", "features"),
 }
 
+#: How far a system's class probabilities may sum from 1 (rounding to four decimals stays within it up to 20 classes).
+SUM_TOLERANCE = 1e-3
+
 
 def source(df: pd.DataFrame) -> str:
-    """``pool file 'x.csv'`` for a table read from a file, else ``pool``."""
+    """``pool file 'x.csv'`` (or the file's kind, :func:`~labelwise.pool.table.read_table`) for a table read from a
+    file, else ``pool``."""
     where = df.attrs.get("source")
-    return f"pool file {where[0]!r}" if where else "pool"
+    return f"{df.attrs.get('kind', 'pool file')} {where[0]!r}" if where else "pool"
 
 
 def _unit(df: pd.DataFrame) -> str:
@@ -126,3 +130,37 @@ def check_cells(df: pd.DataFrame, columns: Mapping[str, Sequence[str]], n_classe
             if role == "prob":
                 _first(df, column, (values < 0) | (values > 1), "value {value} is outside [0, 1]",
                        "probabilities must lie in [0, 1]")
+
+
+def check_class_sums(df: pd.DataFrame, columns: Sequence[str], n_classes: int) -> None:
+    """Check that each system's class probabilities sum to 1 on every row, within :data:`SUM_TOLERANCE`.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        A pool table whose ``columns`` passed :func:`check_cells`.
+    columns : sequence of str
+        ``n_classes`` columns per system, in class order 0..C-1, system after system.
+    n_classes : int
+
+    Raises
+    ------
+    PoolError
+        Naming the file, the first row and the system's columns whose probabilities do not sum to 1, how many
+        other rows do not, and the fix.
+    """
+    values = df[list(columns)].to_numpy(dtype=float).reshape(len(df), -1, n_classes)
+    sums = values.sum(axis=2)  # (rows, systems)
+    bad = np.abs(sums - 1.0) > SUM_TOLERANCE
+    if not bad.any():
+        return
+    row, system = np.argwhere(bad)[0]  # the first row, and its first system that is off
+    group = ", ".join(map(repr, columns[system * n_classes:(system + 1) * n_classes]))
+    rows = int(bad.any(axis=1).sum())
+    more = f" (and {rows - 1} more row{'s' if rows > 2 else ''})" if rows > 1 else ""
+    raise PoolError(
+        f"{source(df)}, {_unit(df)} {df.index[row]}, columns {group}: the probabilities sum to "
+        f"{sums[row, system]:.6g}, not 1{more}; the {len(columns)} probability columns are read as "
+        f"{n_classes} per system, one per class in class order 0..{n_classes - 1}, and must sum to 1 (within "
+        f"{SUM_TOLERANCE:g}): give every class its column, or normalise each row"
+    )

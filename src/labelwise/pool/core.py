@@ -260,9 +260,10 @@ class Pool:
     ) -> Pool:
         """Build a pool from a DataFrame with user-chosen column names.
 
-        Column arguments accept one name or a list (one column per system).
-        A default column name that is absent from ``df`` is skipped; an
-        explicitly listed column that is absent raises :class:`PoolError`.
+        Column arguments accept one name or a list (one column per system;
+        a multi-class pool's ``prob_cols`` are one per class and system, in
+        class order, :mod:`~labelwise.pool.class_columns`).  A default column
+        name that is absent from ``df`` is skipped; an explicitly listed column that is absent raises :class:`PoolError`.
         Defaults follow the format of the benchmark pools: ``item_id``,
         ``pred``, ``score``, ``prob``, ``label``.
 

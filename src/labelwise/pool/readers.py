@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from .cells import check_cells, source
+from .cells import check_cells, check_class_sums, source
+from .class_columns import class_column_names, classes_per_system
 from .errors import PoolError
 from .ids import ids_from_text, strip_ids
 from .table import ROW, delimiter_of, read_delimited, read_table
@@ -120,7 +121,9 @@ def frame_fields(
     (:func:`~labelwise.pool.cells.check_cells`) before they become arrays, so
     that a bad value is named by its line in the file; a pool with one
     probability column per system, a multi-label pool or ``n_classes=2`` is
-    binary.
+    binary.  A multi-class pool's probabilities are one column per class
+    and system, in class order, system after system
+    (:mod:`~labelwise.pool.class_columns`).
 
     Returns
     -------
@@ -179,26 +182,35 @@ def frame_fields(
             f"{source(df)}: no column of system outputs; expected {expected} (any case), found {found}. "
             "Name yours with the pred/score/prob column options (--pred-col, --score-col, --prob-col)"
         )
+    per_class = None
     if per_label:
         n_classes, why = 2, "a multi-label pool's columns are per label"
     elif use["prob"] is not None:
-        n_classes = 2
-        why = f"the pool is binary (its systems give one probability each, in {', '.join(map(repr, use['prob']))})"
+        others = use["pred"] or use["score"]
+        per_class = classes_per_system(use["prob"], None if others is None else len(others), n_classes, source(df))
+        listed = ", ".join(map(repr, use["prob"]))
+        n_classes = per_class or 2
+        why = (f"the probability columns give {per_class} classes ({listed}; list one per class, in class order)"
+               if per_class else f"the pool is binary (its systems give one probability each, in {listed}; a "
+               f"multi-class pool gives one column per class{', and pred columns' if others is None else ''})")
     else:
         why = f"n_classes is {n_classes}"
     check_cells(df, {role: columns for role, columns in use.items() if columns is not None}, n_classes, why)
+    if per_class:
+        check_class_sums(df, use["prob"], per_class)
     labels = values(use["label"], per_label)
+    probs = values(use["prob"], per_label)
     fields: dict[str, Any] = {
         "item_ids": None if use["id"] is None else _ids(df[use["id"][0]]),
         "labels": None if labels is None else labels[:, 0],
         "features": values(use["feature"]),
         "preds": values(use["pred"], per_label),
         "scores": values(use["score"]),
-        "probs": values(use["prob"], per_label),
+        "probs": probs.reshape(len(df), -1, per_class) if per_class else probs,
         "system_names": system_names,
     }
-    if system_names is None:
-        for arg in (pred_cols, score_cols, prob_cols):
+    if system_names is None:  # the prob columns name the systems only when they are one per system
+        for arg in (pred_cols, score_cols, None if per_class else prob_cols):
             if arg is not None and not isinstance(arg, str) and len(arg) > 1:
                 fields["system_names"] = list(arg)
                 break
@@ -305,7 +317,7 @@ def _check_filled(df: pd.DataFrame, path: Path, column: str, name: str, fix: str
 
 # ---------------------------------------------------------------- batch files
 def batch_frame(pool: Pool, ids: np.ndarray) -> pd.DataFrame:
-    """Item ids plus the systems' predictions, scores and (binary) probabilities for context.
+    """Item ids plus the systems' predictions, scores and probabilities for context.
 
     Parameters
     ----------
@@ -318,17 +330,24 @@ def batch_frame(pool: Pool, ids: np.ndarray) -> pd.DataFrame:
     pandas.DataFrame
         Columns ``item_id``, an empty ``label`` column to fill in, then
         ``pred``, ``score`` and ``prob`` for a single system, or
-        ``pred_<system>``, ... for several.
+        ``pred_<system>``, ... for several; a multi-class pool's
+        probabilities are ``prob_<class>`` (``prob_<system>_<class>``), one
+        per class (:func:`~labelwise.pool.class_columns.class_column_names`),
+        as the readers take them back.  A multi-label pool's probabilities
+        are left out.
     """
     pos = pool.positions(ids)
     outputs = pool.outputs(pos)
     columns: dict[str, Any] = {"item_id": ids, "label": ""}
     single = pool.n_systems == 1
     for kind, arr in (("pred", outputs.preds), ("score", outputs.scores), ("prob", outputs.probs)):
-        if arr is None or arr.ndim != 2:
-            continue  # multi-class probabilities would need one column per class: left out
+        if arr is None or (arr.ndim == 3 and pool.label_names):
+            continue  # a multi-label pool's probabilities are over its 2^C label sets; its files hold marginals
         for s, name in enumerate(pool.system_names):
-            columns[kind if single else f"{kind}_{name}"] = arr[:, s]
+            if arr.ndim == 2:
+                columns[kind if single else f"{kind}_{name}"] = arr[:, s]
+            else:
+                columns |= dict(zip(class_column_names(kind, None if single else name, arr.shape[2]), arr[:, s].T))
     return pd.DataFrame(columns)
 
 

@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .cells import check_class_sums, source
+from .class_columns import class_column_names
 from .core import Pool
 from .errors import PoolError
 from .ids import ids_from_text, match_pool_ids
@@ -39,14 +41,17 @@ def read_system_outputs(path: str | Path, pool: Pool, columns: dict[str, str] | 
     columns : dict, optional
         The file's column of each role (``id``, ``pred``, ``score``, ``prob``), matched as a pool file's
         (:func:`~labelwise.pool.readers.find_column`); default: ``item_id``, ``pred``, ``score``, ``prob``.
-        ``id`` and ``pred`` are required, ``score`` and ``prob`` read when present.
+        ``id`` and ``pred`` are required, ``score`` and ``prob`` read when present.  For a pool with class
+        probabilities ``prob`` is one column per class, in class order, comma-separated
+        (``"p_0,p_1,p_2"``; :mod:`~labelwise.pool.class_columns`).
 
     Raises
     ------
     PoolError
         For a missing file or column, an id not in the pool, an id given
-        twice, or pool items missing from the file (one error naming the
-        file, how many are missing and one of them).
+        twice, pool items missing from the file (one error naming the
+        file, how many are missing and one of them), or class probabilities
+        in the wrong number of columns or not summing to 1.
     """
     from ..ledger import show_id as show  # the ledger imports the pool package
     from .readers import DEFAULT_COLUMNS, find_column
@@ -55,7 +60,8 @@ def read_system_outputs(path: str | Path, pool: Pool, columns: dict[str, str] | 
     name = repr(str(path))
     wanted = {role: DEFAULT_COLUMNS[role] for role in ("id", "pred", "score", "prob")} | (columns or {})
     df = read_table(path, id_col=wanted["id"], kind="predictions file")
-    found = {role: find_column(df, column) for role, column in wanted.items()}
+    found = {role: find_column(df, column) for role, column in wanted.items() if role != "prob"}
+    found["prob"] = _prob_columns(df, wanted["prob"], pool)
     for role in ("id", "pred"):
         if found[role] is None:
             raise PoolError(f"predictions file {name}: no column {wanted[role]!r} (--{role}-col); give columns "
@@ -81,13 +87,43 @@ def read_system_outputs(path: str | Path, pool: Pool, columns: dict[str, str] | 
     for field, role in _KINDS:
         if found[role] is not None:
             values = df[found[role]].to_numpy()
-            if pd.isna(values).any():
-                raise PoolError(f"predictions file {name}, {ROW} {df.index[pd.isna(values)][0]}: empty "
-                                f"{wanted[role]}; give every item one")
+            empty = pd.isna(values).reshape(len(df), -1).any(axis=1)
+            if empty.any():
+                raise PoolError(f"predictions file {name}, {ROW} {df.index[empty][0]}: empty {wanted[role]}; give "
+                                "every item one")
+            if isinstance(found[role], list):  # one column per class (_prob_columns)
+                check_class_sums(df, found[role], len(found[role]))
             aligned = np.empty_like(values)
             aligned[pos] = values
             outputs[field] = aligned
     return SystemOutputs(**outputs)
+
+
+def _prob_columns(df: pd.DataFrame, wanted: str, pool: Pool) -> str | list[str] | None:
+    """The probability column of a binary pool's new system, or the class columns (``wanted`` comma-separated) of a
+    pool with class probabilities; ``None`` when the file has none.
+
+    Raises
+    ------
+    PoolError
+        For class columns named but missing, or not one per class of the pool.
+    """
+    from .readers import DEFAULT_COLUMNS, find_column
+
+    if pool.probs is None or pool.probs.ndim != 3 or pool.label_names:
+        return find_column(df, wanted)
+    names = [c.strip() for c in wanted.split(",") if c.strip()]
+    found = [find_column(df, c) for c in names]
+    missing = [n for n, c in zip(names, found) if c is None]
+    if names == [DEFAULT_COLUMNS["prob"]] and missing:
+        return None  # the default column absent: with_system says what the pool's systems give
+    n_classes = pool.probs.shape[2]
+    example = ",".join(class_column_names("p", None, n_classes))
+    if missing or len(names) != n_classes:
+        problem = f"no column(s) {missing}" if missing else f"{len(names)} probability column(s) {names}"
+        raise PoolError(f"{source(df)}: {problem}; the pool's systems give {n_classes} class probabilities each: "
+                        f"give one column per class, in class order 0..{n_classes - 1} (--prob-col {example})")
+    return found
 
 
 def with_system(pool: Pool, name: str, outputs: SystemOutputs) -> Pool:
@@ -117,8 +153,11 @@ def with_system(pool: Pool, name: str, outputs: SystemOutputs) -> Pool:
         have, new = getattr(pool, field), getattr(outputs, field)
         if (have is None) != (new is None):
             need = "gives" if have is not None else "does not give"
+            per_class = "" if have is None or have.ndim != 3 else (
+                "; its probabilities are one column per class, in class order (--prob-col "
+                f"{','.join(class_column_names('p', None, have.shape[2]))})")
             raise PoolError(f"{column}: the pool {need} the systems' {field}; the new system must give the same "
-                            f"outputs ({', '.join(c for f, c in _KINDS if getattr(pool, f) is not None)})")
+                            f"outputs ({', '.join(c for f, c in _KINDS if getattr(pool, f) is not None)}){per_class}")
         if have is not None:
             new = np.asarray(new)
             if new.shape[0] != pool.n_items:

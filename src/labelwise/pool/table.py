@@ -15,7 +15,8 @@ command takes the same formats:
 
 The table's index is each row's *data row* in the file: 1 for the first row
 after the header (the first line of JSON lines, the first row of Parquet),
-and ``df.attrs["source"]`` names the file and that unit, so that
+and ``df.attrs["source"]`` names the file and that unit (``attrs["kind"]`` what
+the file is), so that
 :mod:`~labelwise.pool.cells` can name the row of a bad value.  Blank lines
 are dropped without shifting the numbers of the others.
 """
@@ -63,7 +64,7 @@ def read_table(path: Path, id_col: str | None = None, kind: str = "pool file") -
     -------
     pandas.DataFrame
         Indexed by data row (1 = the first row after the header); ``attrs["source"]``
-        is ``(file name, "data row")``.
+        is ``(file name, "data row")``, ``attrs["kind"]`` is ``kind``.
 
     Raises
     ------
@@ -82,7 +83,7 @@ def read_table(path: Path, id_col: str | None = None, kind: str = "pool file") -
         raise PoolError(f"{kind} {name} is empty; it needs a header line with the column names and a row per item")
     suffixes = file_suffixes(path)
     if magic == _PARQUET:
-        return _numbered(pd.read_parquet(path), path)
+        return _numbered(pd.read_parquet(path), path, kind)
     if ".parquet" in suffixes or ".pq" in suffixes:
         raise PoolError(f"{kind} {name} is named Parquet but is not a Parquet file (it does not start with "
                         "PAR1); write it with pandas' to_parquet, or name a text file .csv")
@@ -94,7 +95,8 @@ def read_table(path: Path, id_col: str | None = None, kind: str = "pool file") -
                         "(e.g. iconv -f utf-16 -t utf-8)")
     compression = "gzip" if magic.startswith(_GZIP) else None
     if ".json" in suffixes or ".ndjson" in suffixes:
-        return _numbered(_read_json(path, compression, kind, ".jsonl" in suffixes or ".ndjson" in suffixes), path)
+        return _numbered(_read_json(path, compression, kind, ".jsonl" in suffixes or ".ndjson" in suffixes), path,
+                         kind)
     if not any(s in suffixes for s in (".csv", ".tsv", ".txt")) and not compression:
         raise PoolError(f"{kind} {name}: unknown format; use .csv, .csv.gz, .tsv, .jsonl or .parquet")
     opener = gzip.open if compression else open
@@ -107,7 +109,7 @@ def read_table(path: Path, id_col: str | None = None, kind: str = "pool file") -
         df = read_delimited(path, header, sep, id_col=id_col, what=f"{kind} {name}", compression=compression)
     except UnicodeDecodeError:
         raise _not_utf8(path, opener, sep, kind) from None
-    df.attrs["source"] = (str(path), ROW)
+    df.attrs |= {"source": (str(path), ROW), "kind": kind}
     return df
 
 
@@ -162,10 +164,10 @@ def _blank(path: Path) -> bool:
     return True
 
 
-def _numbered(df: pd.DataFrame, path: Path) -> pd.DataFrame:
-    """``df`` indexed by data row (from 1), its ``attrs["source"]`` naming ``path``."""
+def _numbered(df: pd.DataFrame, path: Path, kind: str) -> pd.DataFrame:
+    """``df`` indexed by data row (from 1), its ``attrs["source"]`` naming ``path`` (``attrs["kind"]``: a ``kind``)."""
     df.index = pd.RangeIndex(1, len(df) + 1)
-    df.attrs["source"] = (str(path), ROW)
+    df.attrs |= {"source": (str(path), ROW), "kind": kind}
     return df
 
 

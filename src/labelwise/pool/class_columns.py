@@ -1,0 +1,82 @@
+"""The layout of a multi-class pool's probability columns: one column per class and system.
+
+A binary system's probability is one column, ``p(y=1|x)``.  A multi-class
+system gives one column per class, in class order ``0..C-1`` (the class
+values its predictions and labels use), and several systems list theirs one
+system after another: with pred columns ``a,b`` and prob columns
+``a_0,a_1,a_2,b_0,b_1,b_2``, system ``a``'s probability of class ``c`` is
+column ``a_c``.  How many classes the probability columns give follows from
+how many systems the other outputs give (the pred columns, else the score
+columns): as many probability columns as systems is one binary probability
+per system, ``C >= 2`` times as many is ``C`` per system.  A pool of
+probabilities alone has its systems counted by ``n_classes`` (Python) when
+that is above 2, else one binary probability per column.  Each system's
+probabilities must sum to 1 on every row
+(:func:`~labelwise.pool.cells.check_class_sums`).
+
+Batch files write them back under the names the reader takes
+(:func:`class_column_names`): ``prob_0, prob_1, ...`` for one system,
+``prob_<system>_0, ...`` for several.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .errors import PoolError
+
+__all__ = ["class_column_names", "classes_per_system"]
+
+#: How every message names the option of the probability columns.
+_OPTION = "--prob-col on the command line, prob_cols= in Python"
+
+
+def classes_per_system(prob_cols: Sequence[str], n_systems: int | None, n_classes: int | None,
+                       where: str) -> int | None:
+    """How many classes each system's probability columns give; ``None`` for one binary probability per system.
+
+    Parameters
+    ----------
+    prob_cols : sequence of str
+        The probability columns, as read.
+    n_systems : int, optional
+        The systems the pred columns (else the score columns) give; ``None`` when the pool has neither.
+    n_classes : int, optional
+        The label-set size the caller gave, if any.
+    where : str
+        The table as errors name it (``pool file 'x.csv'``).
+
+    Raises
+    ------
+    PoolError
+        When the number of columns is no multiple of the number of systems,
+        or disagrees with ``n_classes``.
+    """
+    k, listed = len(prob_cols), ", ".join(map(repr, prob_cols))
+    layout = f"give one per class per system, in class order 0..C-1, system after system ({_OPTION})"
+    if n_systems is None:
+        if n_classes is None or n_classes <= 2:
+            return None
+        if k % n_classes:
+            raise PoolError(f"{where}: {k} probability column(s) ({listed}) for {n_classes} classes; {layout}")
+        return n_classes
+    if k == n_systems:
+        if n_classes is not None and n_classes > 2:
+            raise PoolError(f"{where}: n_classes is {n_classes}, but the probability column(s) {listed} give one "
+                            f"probability per system, as a binary pool does; {layout}")
+        return None
+    if k % n_systems:
+        raise PoolError(f"{where}: {k} probability column(s) ({listed}) for {n_systems} system(s); give one per "
+                        f"system (a binary pool) or {layout.removeprefix('give ')}")
+    per_system = k // n_systems
+    if n_classes is not None and n_classes != per_system:
+        raise PoolError(f"{where}: n_classes is {n_classes}, but the {k} probability columns give {per_system} per "
+                        f"system ({n_systems} system(s)); {layout}")
+    return per_system
+
+
+def class_column_names(kind: str, system: str | None, n_classes: int) -> list[str]:
+    """The columns of one system's class probabilities in a written table: ``prob_0, prob_1, ...`` for the only
+    system (``system=None``), ``prob_<system>_0, ...`` for one of several."""
+    head = kind if system is None else f"{kind}_{system}"
+    return [f"{head}_{c}" for c in range(n_classes)]

@@ -1,0 +1,214 @@
+"""A multi-class pool file's probabilities: one column per class and system, read, checked and written back.
+
+The layout (:mod:`labelwise.pool.class_columns`): a system's columns in
+class order 0..C-1, systems one after another; as many probability columns
+as systems is one binary probability each, as before.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from labelwise.cli import app
+from labelwise.engines.columns import resolve_columns
+from labelwise.pool import Pool, PoolError, batch_frame
+from labelwise.session import Session
+
+runner = CliRunner()
+
+#: Four items of a 3-class pool (classes cat=0, dog=1, bird=2); exact binary fractions, so sums are exactly 1.
+PROBS = np.array([[0.5, 0.25, 0.25], [0.125, 0.5, 0.375], [0.25, 0.25, 0.5], [0.75, 0.125, 0.125]])
+HEADER = "item_id,pred,p_cat,p_dog,p_bird,label"
+ROWS = ["a,0,0.5,0.25,0.25,0", "b,1,0.125,0.5,0.375,1", "c,2,0.25,0.25,0.5,2", "d,0,0.75,0.125,0.125,1"]
+CLASS_COLS = "p_cat,p_dog,p_bird"
+
+
+def write(path: Path, rows: list[str] = ROWS, header: str = HEADER) -> Path:
+    path.write_text("\n".join([header, *rows, ""]))
+    return path
+
+
+def test_one_column_per_class_is_read_to_the_exact_array(tmp_path):
+    pool = Pool.from_file(write(tmp_path / "pool.csv"), prob_cols=CLASS_COLS.split(","))
+    assert pool.n_classes == 3 and pool.system_names == ("system",)
+    assert pool.probs.shape == (4, 1, 3)
+    np.testing.assert_array_equal(pool.probs[:, 0], PROBS)
+    assert pool.labels.tolist() == [0, 1, 2, 1]
+
+
+def test_several_systems_list_their_class_columns_one_system_after_another(tmp_path):
+    header = "item_id,pred_a,pred_b,a_0,a_1,a_2,b_0,b_1,b_2"
+    rows = [f"{i},{np.argmax(p)},{np.argmax(p[::-1])},{','.join(map(str, p))},{','.join(map(str, p[::-1]))}"
+            for i, p in enumerate(PROBS)]
+    pool = Pool.from_file(write(tmp_path / "pool.csv", rows, header), pred_cols=["pred_a", "pred_b"],
+                          prob_cols=["a_0", "a_1", "a_2", "b_0", "b_1", "b_2"])
+    assert pool.system_names == ("pred_a", "pred_b")
+    np.testing.assert_array_equal(pool.probs[:, 0], PROBS)
+    np.testing.assert_array_equal(pool.probs[:, 1], PROBS[:, ::-1])
+
+
+def test_two_class_columns_per_system_make_a_binary_pool_of_the_second(tmp_path):
+    rows = ["a,1,0.25,0.75", "b,0,0.875,0.125"]
+    pool = Pool.from_file(write(tmp_path / "pool.csv", rows, "item_id,pred,p0,p1"), prob_cols=["p0", "p1"])
+    assert pool.n_classes == 2 and pool.probs[:, 0].tolist() == [0.75, 0.125]
+
+
+def test_one_probability_per_system_is_binary_as_before(tmp_path):
+    rows = ["a,1,0,0.75,0.5", "b,0,1,0.125,0.625"]
+    pool = Pool.from_file(write(tmp_path / "pool.csv", rows, "item_id,pa,pb,qa,qb"), pred_cols=["pa", "pb"],
+                          prob_cols=["qa", "qb"])
+    assert pool.n_classes == 2 and pool.probs.tolist() == [[0.75, 0.5], [0.125, 0.625]]
+
+
+def test_a_pool_of_probabilities_alone_counts_its_classes_by_n_classes(tmp_path):
+    header = "item_id,p_cat,p_dog,p_bird"
+    rows = [f"{i},{','.join(map(str, p))}" for i, p in enumerate(PROBS)]
+    path = write(tmp_path / "pool.csv", rows, header)
+    assert Pool.from_file(path, prob_cols=CLASS_COLS.split(","), n_classes=3).probs.shape == (4, 1, 3)
+    assert Pool.from_file(path, prob_cols=CLASS_COLS.split(",")).probs.shape == (4, 3)  # three binary systems
+    with pytest.raises(PoolError, match=r"3 probability column\(s\) \('p_cat', 'p_dog', 'p_bird'\) for 4 classes"):
+        Pool.from_file(path, prob_cols=CLASS_COLS.split(","), n_classes=4)
+
+
+@pytest.mark.parametrize("n_classes, message", [
+    (4, r"n_classes is 4, but the 3 probability columns give 3 per system \(1 system\(s\)\); give one per class"),
+    (3, None),
+])
+def test_n_classes_must_agree_with_the_columns(tmp_path, n_classes, message):
+    path = write(tmp_path / "pool.csv")
+    if message is None:
+        assert Pool.from_file(path, prob_cols=CLASS_COLS.split(","), n_classes=n_classes).n_classes == 3
+        return
+    with pytest.raises(PoolError, match=message):
+        Pool.from_file(path, prob_cols=CLASS_COLS.split(","), n_classes=n_classes)
+
+
+# ------------------------------------------------------------------ errors on the command line
+def replace_row(i: int, row: str) -> list[str]:
+    return [row if j == i else r for j, r in enumerate(ROWS)]
+
+
+BAD = [
+    ("row sums to 0.9", replace_row(2, "c,2,0.25,0.25,0.4,2"), CLASS_COLS, (),
+     (", data row 3, columns 'p_cat', 'p_dog', 'p_bird': the probabilities sum to 0.9, not 1; the 3 probability "
+      "columns are read as 3 per system, one per class in class order 0..2, and must sum to 1 (within 0.001): "
+      "give every class its column, or normalise each row")),
+    ("a class column left out", ROWS, "p_cat,p_dog", (),
+     (", data row 3, column 'pred': value 2 is not 0 or 1; the probability columns give 2 classes ('p_cat', "
+      "'p_dog'; list one per class, in class order), so predictions must be 0 or 1")),
+    ("a class column left out, predictions within", replace_row(2, "c,1,0.25,0.25,0.5,1"), "p_cat,p_dog", (),
+     (", data row 1, columns 'p_cat', 'p_dog': the probabilities sum to 0.75, not 1 (and 3 more rows); the 2 "
+      "probability columns are read as 2 per system, one per class in class order 0..1, and must sum to 1 (within "
+      "0.001): give every class its column, or normalise each row")),
+    ("negative probability", replace_row(3, "d,0,0.875,-0.25,0.375,1"), CLASS_COLS, (),
+     ", data row 4, column 'p_dog': value -0.25 is outside [0, 1]; probabilities must lie in [0, 1]"),
+    ("columns no multiple of the systems", ROWS, "p_cat,p_dog,p_bird,p_cat,p_dog", ("--pred-col", "pred,label"),
+     (": 5 probability column(s) ('p_cat', 'p_dog', 'p_bird', 'p_cat', 'p_dog') for 2 system(s); give one per "
+      "system (a binary pool) or one per class per system, in class order 0..C-1, system after system (--prob-col "
+      "on the command line, prob_cols= in Python)")),
+]
+
+
+@pytest.mark.parametrize("case, rows, prob_col, extra, message", BAD, ids=[c[0] for c in BAD])
+def test_bad_class_probabilities_are_one_line_naming_file_row_and_columns(tmp_path, case, rows, prob_col, extra,
+                                                                         message):
+    path, session = write(tmp_path / "pool.csv", rows), tmp_path / "s.lw"
+    result = runner.invoke(app, ["init", str(path), "--session", str(session), "--prob-col", prob_col,
+                                 "--measure", "accuracy", "--design", "passive", *extra])
+    assert result.exit_code == 1, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr + result.stdout
+    assert result.stderr.splitlines() == [f"error: pool file {str(path)!r}{message}"]
+    assert not session.exists()
+
+
+def test_a_single_prob_column_in_a_multi_class_file_names_the_per_class_form(tmp_path):
+    path = write(tmp_path / "pool.csv", ["a,0,0.5", "b,2,0.25"], "item_id,pred,prob")
+    with pytest.raises(PoolError, match=r"value 2 is not 0 or 1; the pool is binary \(its systems give one "
+                       r"probability each, in 'prob'; a multi-class pool gives one column per class\)"):
+        Pool.from_file(path)
+
+
+def test_class_columns_without_pred_columns_are_systems_and_the_error_says_so(tmp_path):
+    path = write(tmp_path / "pool.csv", [f"{i},{','.join(map(str, p))},2" for i, p in enumerate(PROBS)],
+                 "item_id,p_cat,p_dog,p_bird,label")
+    with pytest.raises(PoolError, match=r"column 'label': value 2 is not 0 or 1 \(and 3 more rows\); the pool is "
+                       r"binary \(its systems give one probability each, in 'p_cat', 'p_dog', 'p_bird'; a multi-class pool gives one column "
+                       r"per class, and pred columns\), so labels must be 0 or 1"):
+        Pool.from_file(path, prob_cols=CLASS_COLS.split(","))
+
+
+# ------------------------------------------------------------------ sessions, batches, engines
+def test_init_gives_the_session_the_class_probabilities_and_next_writes_them_back(tmp_path):
+    path = write(tmp_path / "pool.csv", header=HEADER.replace("p_", "prob_"))
+    with_probs, without = tmp_path / "with.lw", tmp_path / "without.lw"
+    for session, extra in ((with_probs, ["--prob-col", "prob_cat,prob_dog,prob_bird"]), (without, [])):
+        result = runner.invoke(app, ["init", str(path), str(session), "--measure", "accuracy", *extra])
+        assert result.exit_code == 0, result.stderr
+    assert "pass --prob-col prob_cat,prob_dog,prob_bird if they hold" in result.stderr  # the session without them
+    with Session.open(with_probs) as s:
+        np.testing.assert_array_equal(s.pool.probs[:, 0], PROBS)
+    with Session.open(without) as s:
+        assert s.pool.probs is None
+    batch = tmp_path / "batch.csv"
+    result = runner.invoke(app, ["next", str(with_probs), "-n", "4", "--out", str(batch)])
+    assert result.exit_code == 0, result.stderr
+    frame = pd.read_csv(batch)
+    assert list(frame.columns) == ["item_id", "label", "pred", "prob_0", "prob_1", "prob_2"]
+    rows = {"abcd"[i]: p.tolist() for i, p in enumerate(PROBS)}
+    assert {i: frame.loc[frame["item_id"] == i, ["prob_0", "prob_1", "prob_2"]].iloc[0].tolist()
+            for i in frame["item_id"]} == rows
+
+
+@pytest.mark.parametrize("n_systems", [1, 2])
+def test_a_batch_file_reads_back_to_the_same_pool(tmp_path, n_systems):
+    rng = np.random.default_rng(0)
+    probs = rng.dirichlet(np.ones(4), size=(50, n_systems))
+    pool = Pool.from_arrays(np.arange(50), preds=probs.argmax(axis=2), probs=probs,
+                            system_names=["a", "b"][:n_systems])
+    path = tmp_path / "batch.csv"
+    batch_frame(pool, pool.item_ids).drop(columns="label").to_csv(path, index=False)
+    heads = ["prob"] if n_systems == 1 else ["prob_a", "prob_b"]
+    back = Pool.from_file(path, pred_cols="pred" if n_systems == 1 else ["pred_a", "pred_b"],
+                          prob_cols=[f"{h}_{c}" for h in heads for c in range(4)])
+    np.testing.assert_array_equal(back.probs, pool.probs)
+    np.testing.assert_array_equal(back.preds, pool.preds)
+
+
+def test_engine_pools_refuse_class_probability_columns():
+    available = {"item_id": "bigint", "pred": "integer", "p0": "double", "p1": "double", "p2": "double"}
+    with pytest.raises(PoolError, match=r"^pool.parquet: 3 prob columns for 1 system\(s\), one per class; engine "
+                       r"pools are binary .* read a multi-class pool in memory, without --engine$"):
+        resolve_columns(available, "pool.parquet", prob_cols=["p0", "p1", "p2"])
+    assert resolve_columns(available, "pool.parquet", prob_cols=["p0"]).probs == ("p0",)
+
+
+def test_add_system_reads_a_new_systems_class_columns(tmp_path):
+    path, session = write(tmp_path / "pool.csv"), tmp_path / "s.lw"
+    assert runner.invoke(app, ["init", str(path), str(session), "-m", "accuracy", "--prob-col", CLASS_COLS]).exit_code == 0
+    rival = tmp_path / "rival.csv"
+    rows = [f"{i},{np.argmax(p[::-1])},{','.join(map(str, p[::-1]))}" for i, p in zip("abcd", PROBS)]
+    write(rival, [rows[3], rows[0], rows[2], rows[1]], "item_id,pred,r0,r1,r2")  # in another order than the pool's
+    for columns, message in [
+        ("r0,r1", ("2 probability column(s) ['r0', 'r1']; the pool's systems give 3 class probabilities each: give "
+                  "one column per class, in class order 0..2 (--prob-col p_0,p_1,p_2)")),
+        ("prob", ("prob: the pool gives the systems' probs; the new system must give the same outputs (pred, prob); "
+                 "its probabilities are one column per class, in class order (--prob-col p_0,p_1,p_2)")),
+    ]:
+        result = runner.invoke(app, ["add-system", str(session), str(rival), "--prob-col", columns])
+        assert result.exit_code == 1 and result.stderr.splitlines() == [(f"error: predictions file {str(rival)!r}: "
+                                                                         f"{message}")]
+    result = runner.invoke(app, ["add-system", str(session), str(rival), "--prob-col", "r0,r1,r2"])
+    assert result.exit_code == 0, result.stderr
+    with Session.open(session) as s:
+        np.testing.assert_array_equal(s.pool.probs, np.stack([PROBS, PROBS[:, ::-1]], axis=1))
+    write(rival, ["a,0,0.5,0.25,0.25", "b,0,0.5,0.5,0.5", "c,0,1,0,0", "d,0,1,0,0"], "item_id,pred,r0,r1,r2")
+    result = runner.invoke(app, ["add-system", str(session), str(rival), "--prob-col", "r0,r1,r2", "--name", "x"])
+    assert result.stderr.splitlines() == [
+        (f"error: predictions file {str(rival)!r}, data row 2, columns 'r0', 'r1', 'r2': the probabilities sum to 1.5, "
+        "not 1; the 3 probability columns are read as 3 per system, one per class in class order 0..2, and must sum "
+        "to 1 (within 0.001): give every class its column, or normalise each row")]
