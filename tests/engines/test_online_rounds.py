@@ -50,12 +50,12 @@ def test_systematic_counts_sum_to_the_expected_total_and_differ_by_less_than_one
 
 
 def test_a_round_draws_each_unlabeled_item_with_its_block_s_inclusion_probability(scored):
-    # 200 first rounds of 600 items (some blocks certain): a block's mean count is U_g b_g (systematic counts differ from it by
+    # 200 first rounds of 600 items (some blocks certain under the mean deviations): a block's mean count is U_g b_g (systematic counts differ from it by
     # less than 1, so a count's variance is at most 1/4: 4 standard errors are 2 / sqrt(R)); within the
     # largest block every member is drawn with probability b_g (binomial, 4.5 standard errors over its members)
     pool = scored
     engine = EnginePool.from_pool(pool)
-    rounds = block_rounds(engine, make_design("online-poisson"), engine.measure("f1"))
+    rounds = block_rounds(engine, make_design("online-poisson", deviation="mean"), engine.measure("f1"))
     G, R, n_new = rounds.summary.keys.size, 200, 600
     log, none = _empty_log(G), np.empty(0, np.int64)
     b = rounds.inclusion(log.blocks, log.labels, none, n_new)

@@ -8,10 +8,15 @@ recalibrates the scores on the labels after every batch (:class:`~labelwise.desi
 ``calibration``); a round whose adaptive allocation the model expects to do no better than uniform sampling is drawn
 uniformly instead (``hedge``).
 
-The deviation is ``h_n = E_pi ||Dg(R_t) l(x_n, y)||`` by default (Yilmaz et al. (2021) eq. 12, the
-importance-sampling form) rather than the root mean square ``sqrt(E_pi ||Dg l||^2)`` that minimises the round's
-variance under the model (Yilmaz et al. (2021) eq. 25): when scores put a small probability of a positive on each
-of tens of thousands of low-ranked items, the square root spreads the budget over them.
+The deviation of an item is the root mean square ``sqrt(E_pi ||Dg(R_t) l(x_n, y)||^2)`` that minimises the
+round's variance under the model (Yilmaz et al. (2021) eq. 25) while the model expects exceptions (labels other
+than their group's most likely one) to be common among the unlabeled items, and the mean ``E_pi ||Dg l||``
+(eq. 12, the importance-sampling form) while it expects them to be rare (``deviation="auto"``, chosen each round,
+:func:`~labelwise.designs.poisson_rounds.round_deviations`). For a 0/1 loss of probability ``p`` the mean gives
+``b ∝ p``, whose variance under the model is uniform sampling's, and the root mean square ``b ∝ sqrt(p)``,
+Neyman's allocation; but when exceptions are rare, the square root spreads the budget over tens of thousands of
+low-ranked items whose small probabilities are the model's least reliable part, and each exception drawn there
+moves the estimate by a jump a normal interval does not cover.
 
 The estimate is the weighted average of the rounds' unbiased totals (:func:`labelwise.estimators.rounds_moments`);
 its covariance has a part for the items labeled so far and one for the items still unlabeled, estimated in
@@ -71,7 +76,7 @@ from .count_interval import COUNT_BASIS, count_terms, label_coefficients
 from .difference_rounds import prediction_power, prediction_weights, unlabeled_by_round
 from .group_losses import group_losses
 from .group_model import MODEL_BASIS, GroupModel, TreeModelDesign
-from .poisson_rounds import round_inclusion, systematic_counts
+from .poisson_rounds import DEVIATIONS, round_inclusion, systematic_counts
 from .unlabeled_covariance import unlabeled_covariance, with_unlabeled
 
 __all__ = ["OnlinePoissonDesign", "OnlinePoissonSampler", "unlabeled_covariance", "with_unlabeled"]
@@ -99,8 +104,11 @@ class OnlinePoissonDesign(TreeModelDesign):
         every unlabeled item keeps a positive inclusion probability.
     gamma : float
         Rounds are weighted ``∝ n_r m_r^gamma`` (:func:`~labelwise.estimators.round_weights`).
-    deviation : {"mean", "rms"}
-        ``E_pi ||Dg l||`` or ``sqrt(E_pi ||Dg l||^2)`` (module docstring).
+    deviation : {"auto", "mean", "rms"}
+        ``E_pi ||Dg l||`` or ``sqrt(E_pi ||Dg l||^2)``; ``"auto"`` takes the root mean square in the rounds
+        where the oracle model expects at least
+        :data:`~labelwise.designs.poisson_rounds.COMMON_EXCEPTIONS` of the unlabeled items' labels to be
+        exceptions, the mean in the others (module docstring).
     variance : {"mixture", "hindsight", "conditional", "count", "model"}
         Interval from the model's likely cases, from those cases read in hindsight or read leaf by leaf on
         what the rounds drew (both on binary pools on score blocks only; refused elsewhere), from the count
@@ -144,7 +152,7 @@ class OnlinePoissonDesign(TreeModelDesign):
     with_replacement = False
     defensive: float = 0.03
     gamma: float = 1.0
-    deviation: str = "mean"
+    deviation: str = "auto"
     variance: str = "mixture"
     estimator: str = "horvitz-thompson"
     hedge: float = 1.0
@@ -152,8 +160,8 @@ class OnlinePoissonDesign(TreeModelDesign):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.deviation not in ("mean", "rms"):
-            raise ValueError(f"deviation: choose 'mean' or 'rms', got {self.deviation!r}")
+        if self.deviation not in DEVIATIONS:
+            raise ValueError(f"deviation: choose {', '.join(map(repr, DEVIATIONS))}, got {self.deviation!r}")
         if self.variance not in VARIANCES:
             raise ValueError(f"variance: choose {', '.join(map(repr, VARIANCES))}, got {self.variance!r}")
         if self.estimator not in ("difference", "horvitz-thompson"):

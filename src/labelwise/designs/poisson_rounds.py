@@ -16,7 +16,15 @@ from .poisson import defensive_deviations, inclusion_probabilities
 if TYPE_CHECKING:
     from .online_poisson import OnlinePoissonDesign
 
-__all__ = ["round_inclusion", "systematic_counts"]
+__all__ = ["COMMON_EXCEPTIONS", "DEVIATIONS", "round_deviations", "round_inclusion", "systematic_counts"]
+
+#: The deviations of :class:`~labelwise.designs.online_poisson.OnlinePoissonDesign` (``deviation``).
+DEVIATIONS = ("auto", "mean", "rms")
+#: Expected share of exceptions among the unlabeled items from which ``deviation="auto"`` takes the root mean
+#: square: between the 0.08-0.18% of the 1:1000 pools of ``benchmarks/robustness.py``, where the square root
+#: cost the intervals their coverage (0.87-0.92), and the 0.9-4.8% of its 5% pools, where it cut the error of
+#: the mean deviation 1.5-8 times (``benchmarks/RESULTS.md``, "Variants of a design on chosen pools").
+COMMON_EXCEPTIONS = 0.004
 
 
 def _round_variance(b: np.ndarray, unlabeled: np.ndarray, pi: np.ndarray, inf_g: np.ndarray) -> float:
@@ -27,21 +35,32 @@ def _round_variance(b: np.ndarray, unlabeled: np.ndarray, pi: np.ndarray, inf_g:
     return float(np.sum(unlabeled[live] * (1.0 / b[live] - 1.0) * second))
 
 
+def round_deviations(deviation: str, pi: np.ndarray, inf_g: np.ndarray, unlabeled: np.ndarray) -> np.ndarray:
+    """Each group's deviation ``h``, ``(G,)``: ``E_pi ||Dg l||`` (``"mean"``), ``sqrt(E_pi ||Dg l||^2)``
+    (``"rms"``), or for ``"auto"`` the latter when the expected share of exceptions (labels other than their
+    group's most likely one) among the ``unlabeled`` members is at least :data:`COMMON_EXCEPTIONS`, the former
+    otherwise (``pi``: posterior ``(G, C)``, ``inf_g``: each label's squared influence ``(C, G)``)."""
+    if deviation == "auto":
+        exceptions = np.sum(unlabeled * (1.0 - pi.max(axis=1))) / max(float(np.sum(unlabeled)), 1.0)
+        deviation = "rms" if exceptions >= COMMON_EXCEPTIONS else "mean"
+    if deviation == "rms":
+        return np.sqrt(np.maximum(np.sum(pi.T * inf_g, axis=0), 0.0))
+    return np.sum(pi.T * np.sqrt(np.maximum(inf_g, 0.0)), axis=0)
+
+
 def round_inclusion(design: OnlinePoissonDesign, pi: np.ndarray, inf_g: np.ndarray, unlabeled: np.ndarray,
                     n_new: int) -> np.ndarray:
     """A round's inclusion probability of an unlabeled member of each group, ``(G,)``.
 
     The water-filling of Yilmaz et al. (2021) Algorithm 3 on the deviations
-    of ``design.deviation`` (``pi``: posterior ``(G, C)``, ``inf_g``: each
-    label's influence ``(C, G)``) mixed with ``design.defensive``, or
-    uniform when the model expects no gain from adapting (``design.hedge``);
-    groups without an unlabeled member get 1 (never used).
+    of ``design.deviation`` (:func:`round_deviations`; ``pi``: posterior
+    ``(G, C)``, ``inf_g``: each label's influence ``(C, G)``) mixed with
+    ``design.defensive``, or uniform when the model expects no gain from
+    adapting (``design.hedge``); groups without an unlabeled member get 1
+    (never used).
     """
-    if design.deviation == "rms":
-        h_group = np.sqrt(np.maximum(np.sum(pi.T * inf_g, axis=0), 0.0))
-    else:
-        h_group = np.sum(pi.T * np.sqrt(np.maximum(inf_g, 0.0)), axis=0)
     U = unlabeled
+    h_group = round_deviations(design.deviation, pi, inf_g, U)
     b_group = inclusion_probabilities(defensive_deviations(h_group, design.defensive, U), n_new, counts=U)
     uniform = np.full_like(b_group, n_new / U.sum())
     if _round_variance(b_group, U, pi, inf_g) >= design.hedge * _round_variance(uniform, U, pi, inf_g):
