@@ -6,26 +6,30 @@ import pytest
 import labelwise as lw
 from labelwise.designs.poisson_rounds import COMMON_EXCEPTIONS, round_deviations
 
-# two groups, two classes: group 0 almost surely class 0, group 1 a coin; squared influences (C, G)
-PI = np.array([[0.999, 0.001], [0.5, 0.5]])
-INF = np.array([[0.0, 4.0], [9.0, 1.0]])
-MEAN = np.array([0.001 * 3.0, 0.5 * 2.0 + 0.5 * 1.0])  # sum_c pi_c sqrt(inf_c)
-RMS = np.sqrt([0.001 * 9.0, 0.5 * 4.0 + 0.5 * 1.0])  # sqrt(sum_c pi_c inf_c)
+# three groups, two classes (posterior (G, C) = (3, 2), so an axis mix-up changes the shares): group 0 almost
+# surely class 0, group 1 a coin, group 2 class 1 at 0.8; squared influences (C, G)
+PI = np.array([[0.999, 0.001], [0.5, 0.5], [0.2, 0.8]])
+INF = np.array([[0.0, 4.0, 1.0], [9.0, 1.0, 0.0]])
+MEAN = np.array([0.001 * 3.0, 0.5 * 2.0 + 0.5 * 1.0, 0.2 * 1.0])  # sum_c pi_c sqrt(inf_c)
+RMS = np.sqrt([0.001 * 9.0, 0.5 * 4.0 + 0.5 * 1.0, 0.2 * 1.0])  # sqrt(sum_c pi_c inf_c)
 
 
 def test_mean_and_rms_by_hand():
-    U = np.array([10.0, 10.0])
+    U = np.array([10.0, 10.0, 10.0])
     np.testing.assert_allclose(round_deviations("mean", PI, INF, U), MEAN)
     np.testing.assert_allclose(round_deviations("rms", PI, INF, U), RMS)
 
 
 @pytest.mark.parametrize("unlabeled, expected", [
-    # exceptions expected among the unlabeled: (1000 * 0.001 + 0 * 0.5) / 1000 = 0.001 -> the mean
-    ((1000.0, 0.0), MEAN),
+    # exceptions expected among the unlabeled: (1000 * 0.001 + 0 * 0.5 + 0 * 0.2) / 1000 = 0.001 -> the mean
+    ((1000.0, 0.0, 0.0), MEAN),
     # (1000 * 0.001 + 10 * 0.5) / 1010 = 0.0059 -> the root mean square
-    ((1000.0, 10.0), RMS),
+    ((1000.0, 10.0, 0.0), RMS),
     # (1000 * 0.001 + 6 * 0.5) / 1006 = 0.00398, just under 0.004 -> the mean
-    ((1000.0, 6.0), MEAN),
+    ((1000.0, 6.0, 0.0), MEAN),
+    # (1000 * 0.001 + 15 * 0.2) / 1015 = 0.00394 -> the mean; 16 of them: 0.00413 -> the root mean square
+    ((1000.0, 0.0, 15.0), MEAN),
+    ((1000.0, 0.0, 16.0), RMS),
 ])
 def test_auto_takes_the_root_mean_square_once_exceptions_are_common(unlabeled, expected):
     assert COMMON_EXCEPTIONS == 0.004  # the cases above straddle it
