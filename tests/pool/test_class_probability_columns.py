@@ -96,15 +96,15 @@ def replace_row(i: int, row: str) -> list[str]:
 BAD = [
     ("row sums to 0.9", replace_row(2, "c,2,0.25,0.25,0.4,2"), CLASS_COLS, (),
      (", data row 3, columns 'p_cat', 'p_dog', 'p_bird': the probabilities sum to 0.9, not 1; the 3 probability "
-      "columns are read as 3 per system, one per class in class order 0..2, and must sum to 1 (within 0.001): "
-      "give every class its column, or normalise each row")),
+      "columns are read as 3 per system, one per class in class order 0..2, and must sum to 1 (within 0.001; "
+      "write them with four decimals or more): give every class its column, or normalise each row")),
     ("a class column left out", ROWS, "p_cat,p_dog", (),
      (", data row 3, column 'pred': value 2 is not 0 or 1; the probability columns give 2 classes ('p_cat', "
       "'p_dog'; list one per class, in class order), so predictions must be 0 or 1")),
     ("a class column left out, predictions within", replace_row(2, "c,1,0.25,0.25,0.5,1"), "p_cat,p_dog", (),
      (", data row 1, columns 'p_cat', 'p_dog': the probabilities sum to 0.75, not 1 (and 3 more rows); the 2 "
       "probability columns are read as 2 per system, one per class in class order 0..1, and must sum to 1 (within "
-      "0.001): give every class its column, or normalise each row")),
+      "0.001; write them with four decimals or more): give every class its column, or normalise each row")),
     ("negative probability", replace_row(3, "d,0,0.875,-0.25,0.375,1"), CLASS_COLS, (),
      ", data row 4, column 'p_dog': value -0.25 is outside [0, 1]; probabilities must lie in [0, 1]"),
     ("columns no multiple of the systems", ROWS, "p_cat,p_dog,p_bird,p_cat,p_dog", ("--pred-col", "pred,label"),
@@ -211,7 +211,8 @@ def test_add_system_reads_a_new_systems_class_columns(tmp_path):
     assert result.stderr.splitlines() == [
         (f"error: predictions file {str(rival)!r}, data row 2, columns 'r0', 'r1', 'r2': the probabilities sum to 1.5, "
         "not 1; the 3 probability columns are read as 3 per system, one per class in class order 0..2, and must sum "
-        "to 1 (within 0.001): give every class its column, or normalise each row")]
+        "to 1 (within 0.001; write them with four decimals or more): give every class its column, or normalise each "
+        "row")]
 
 
 def test_from_arrays_checks_that_each_systems_class_probabilities_sum_to_one():

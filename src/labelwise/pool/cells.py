@@ -174,5 +174,6 @@ def check_class_sums(df: pd.DataFrame, columns: Sequence[str], n_classes: int) -
         f"{source(df)}, {_unit(df)} {df.index[row]}, columns {group}: the probabilities sum to "
         f"{total:.6g}, not 1{more}; the {len(columns)} probability columns are read as "
         f"{n_classes} per system, one per class in class order 0..{n_classes - 1}, and must sum to 1 (within "
-        f"{SUM_TOLERANCE:g}): give every class its column, or normalise each row"
+        f"{SUM_TOLERANCE:g}; write them with four decimals or more): give every class its column, or normalise "
+        f"each row"
     )
