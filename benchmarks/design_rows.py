@@ -37,6 +37,13 @@ def design_rows(pool: lw.Pool, measures: Sequence[str], designs: Sequence[str], 
     return rows
 
 
+def table_head(checkpoints: Sequence[int], mse: str) -> list[str]:
+    """The markdown header of :func:`table_line`'s rows: pool, measure, design, then per checkpoint ``mse`` (the
+    MSE column's name), coverage and width."""
+    cells = " | ".join(f"{mse} {c} | cov {c} | width {c}" for c in checkpoints)
+    return [f"| pool | measure | design | {cells} |", "|---|---|---|" + "---|" * (3 * len(checkpoints))]
+
+
 def table_line(pool_name: str, row: dict, mse: Sequence[str]) -> str:
     """A markdown row of :func:`design_rows`' ``row``: the pool, measure, design (and the one it resolved to), and
     per checkpoint the given MSE text, coverage and width."""

@@ -16,7 +16,7 @@ Writes ``benchmarks/out/multiclass_default.json``.
 
 from __future__ import annotations
 
-from design_rows import design_rows, runs_and_seed, table_line
+from design_rows import design_rows, runs_and_seed, table_head, table_line
 from sections import store
 
 import labelwise as lw
@@ -41,7 +41,6 @@ def run(spec: tuple, runs: int, seed: int) -> dict:
 def summary_section(data: dict) -> str:
     """Markdown: per pool, measure and design, MSE over passive's, coverage and width per checkpoint."""
     a = data["args"]
-    head = " | ".join(f"MSE/passive {c} | cov {c} | width {c}" for c in CHECKPOINTS)
     out = ["## The default design on multi-class pools", "",
            (f"`OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/multiclass_default.py --runs {a['runs']} --seed "
             f"{a['seed']}`: generated 3-class pools (class shares, separation d, probabilities' logits times k; "
@@ -49,7 +48,7 @@ def summary_section(data: dict) -> str:
             f"{a['runs']} runs. `default` is `stratified` where the classes besides the most common one hold at "
             "least 10% of the items, else `online-poisson`, whose oracle model temperature-scales the "
             "probabilities to the labels. Width = mean width / (3.92 RMSE)."), "",
-           f"| pool | measure | design | {head} |", "|---|---|---|" + "---|" * (3 * len(CHECKPOINTS))]
+           *table_head(CHECKPOINTS, "MSE/passive")]
     for pool in data["pools"]:
         name = f"{pool['n_items']:,} items, shares {pool['freqs']}, d = {pool['separation']:g}, k = {pool['k']:g}"
         passive = {r["measure"]: r["mse"] for r in pool["rows"] if r["design"] == "passive"}

@@ -16,7 +16,7 @@ Writes ``benchmarks/out/predictions_only.json``.
 
 from __future__ import annotations
 
-from design_rows import design_rows, runs_and_seed, table_line
+from design_rows import design_rows, runs_and_seed, table_head, table_line
 from sections import store
 
 import labelwise as lw
@@ -39,12 +39,11 @@ def run(prevalence: float, separation: float, n_items: int, runs: int, seed: int
 def summary_section(data: dict) -> str:
     """Markdown: per pool, measure and design, MSE, coverage and width per checkpoint."""
     a = data["args"]
-    head = " | ".join(f"MSE {c} | cov {c} | width {c}" for c in CHECKPOINTS)
     out = ["## Pools of predictions only", "",
            (f"`OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/predictions_only.py --runs {a['runs']} --seed "
             f"{a['seed']}`: `make_pool` pools with their scores and probabilities dropped, batches of 50, "
             f"{a['runs']} runs. Width = mean width / (3.92 RMSE)."), "",
-           f"| pool | measure | design | {head} |", "|---|---|---|" + "---|" * (3 * len(CHECKPOINTS))]
+           *table_head(CHECKPOINTS, "MSE")]
     for pool in data["pools"]:
         name = f"{pool['n_items']:,} items, {pool['prevalence']:g}, d = {pool['separation']:g}"
         for row in pool["rows"]:

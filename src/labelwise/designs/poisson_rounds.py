@@ -26,7 +26,7 @@ DEVIATIONS = ("auto", "mean", "rms")
 #: and of its 5% pools (0.86-4.8%), where it took accuracy's MSE on the weak ones from 1.1-3.5 times uniform
 #: sampling's to 0.5-0.7 (``benchmarks/RESULTS.md``, "Variants of a design on chosen pools: `rms_accuracy`" and
 #: `rms_f1`; on the strong 5% pools the two are within 0.85-1.3 of each other). The recalibrated model's share
-#: on the strong 5% pools lies near the threshold (0.2-1% by round), so their rounds take either.
+#: on the strong 5% pools (true error 0.86%) lies near the threshold, so their rounds may take either.
 COMMON_EXCEPTIONS = 0.004
 
 
