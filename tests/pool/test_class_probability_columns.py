@@ -195,9 +195,14 @@ def test_add_system_reads_a_new_systems_class_columns(tmp_path):
     write(rival, [rows[3], rows[0], rows[2], rows[1]], "item_id,pred,r0,r1,r2")  # in another order than the pool's
     for columns, message in [
         ("r0,r1", ("2 probability column(s) ['r0', 'r1']; the pool's systems give 3 class probabilities each: give "
-                  "one column per class, in class order 0..2 (--prob-col p_0,p_1,p_2)")),
-        ("prob", ("prob: the pool gives the systems' probs; the new system must give the same outputs (pred, prob); "
-                 "its probabilities are one column per class, in class order (--prob-col p_0,p_1,p_2)")),
+                  "one column per class, in class order 0..2 (--prob-col p_0,p_1,p_2); the file has columns item_id, "
+                  "pred, r0, r1, r2")),
+        ("r0,r1,r3", ("no column(s) ['r3']; the pool's systems give 3 class probabilities each: give one column per "
+                     "class, in class order 0..2 (--prob-col p_0,p_1,p_2); the file has columns item_id, pred, r0, r1, "
+                     "r2")),
+        ("prob", ("no column 'prob' for the new system's probabilities; the pool's systems give probabilities, so the "
+                 "new system must too: name its columns, one per class in class order 0..2, with --prob-col (e.g. "
+                 "--prob-col p_0,p_1,p_2); the file has columns item_id, pred, r0, r1, r2")),
     ]:
         result = runner.invoke(app, ["add-system", str(session), str(rival), "--prob-col", columns])
         assert result.exit_code == 1 and result.stderr.splitlines() == [(f"error: predictions file {str(rival)!r}: "

@@ -237,7 +237,18 @@ def design_settings(params: Sequence[str] | None) -> tuple[dict[str, Any], str |
     return settings, settings.pop("oracle", None)
 
 
-def describe_design(design: Design) -> str:
-    """``name (key=value, ...)`` of a design and its parameters, or just its name without parameters."""
-    params = ", ".join(f"{k}={v}" for k, v in design.spec().items() if k != "design")
-    return f"{design.name} ({params})" if params else design.name
+def describe_design(spec: dict[str, Any], multiclass: bool = False, scores: bool = True) -> str:
+    """``name (key=value, ...)`` of a design's ``spec`` (:meth:`~labelwise.designs.Design.spec`), or just its name
+    without parameters.
+
+    On a ``multiclass`` pool the oracle model's ``calibration`` temperature-scales the class probabilities
+    (:mod:`labelwise.oracle.temperature`), and without ``scores`` the score partition ranks the items by
+    ``1 - p(class 0)`` (:meth:`~labelwise.Pool.primary_scores`): the settings say so.
+    """
+    shown = {k: str(v) for k, v in spec.items() if k != "design"}
+    if multiclass and shown.get("calibration", "none") != "none":
+        shown["calibration"] += " (on this multi-class pool: temperature scaling of the class probabilities)"
+    if multiclass and shown.get("partition") == "score" and not scores:
+        shown["partition"] += " (no score column: strata of 1 - p(class 0))"
+    params = ", ".join(f"{k}={v}" for k, v in shown.items())
+    return f"{spec['design']} ({params})" if params else spec["design"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .cells import check_cells, check_class_sums, source
+from .cells import ROLES, check_cells, check_class_sums, source
 from .class_columns import class_column_names
 from .core import Pool
 from .errors import PoolError
@@ -69,6 +69,7 @@ def read_system_outputs(path: str | Path, pool: Pool, columns: dict[str, str] | 
             raise PoolError(f"predictions file {name}: no column {wanted[role]!r} (--{role}-col); give columns "
                             f"{wanted['id']},{wanted['pred']} and optionally {wanted['score']} or {wanted['prob']} "
                             f"(found {', '.join(map(str, df.columns))})")
+    _require_kinds(df, found, wanted, pool)
     empty = df[found["id"]].isna().to_numpy()
     if empty.any():
         raise PoolError(f"predictions file {name}, {ROW} {df.index[empty][0]}: empty {wanted['id']}; give every row "
@@ -103,6 +104,23 @@ def read_system_outputs(path: str | Path, pool: Pool, columns: dict[str, str] | 
     return SystemOutputs(**outputs)
 
 
+def _require_kinds(df: pd.DataFrame, found: dict, wanted: dict[str, str], pool: Pool) -> None:
+    """Raise, naming the file's columns, when it lacks a kind of output the pool's systems give (a binary pool
+    with scores and probabilities takes either, :func:`with_system`)."""
+    have = {role for role, column in found.items() if column is not None}
+    either = pool.n_classes == 2 and pool.scores is not None and pool.probs is not None and {"score", "prob"} & have
+    for field, role in _KINDS[1:]:
+        if getattr(pool, field) is None or role in have or either:
+            continue
+        what, per_class = ROLES[role][1], pool.probs is not None and pool.probs.ndim == 3 and role == "prob"
+        ask = (f"name its columns, one per class in class order 0..{pool.n_classes - 1}, with --prob-col (e.g. "
+               f"--prob-col {','.join(class_column_names('p', None, pool.n_classes))})" if per_class
+               else f"name its column with --{role}-col")
+        raise PoolError(f"{source(df)}: no column {wanted[role]!r} for the new system's {what}; the pool's systems "
+                        f"give {what}, so the new system must too: {ask}; the file has columns "
+                        f"{', '.join(map(str, df.columns))}")
+
+
 def _why(pool: Pool) -> str:
     """Why the new system's predictions must lie in the pool's label set, for the message."""
     return ("the session's pool is binary" if pool.n_classes == 2
@@ -132,7 +150,8 @@ def _prob_columns(df: pd.DataFrame, wanted: str, pool: Pool) -> str | list[str] 
     if missing or len(names) != n_classes:
         problem = f"no column(s) {missing}" if missing else f"{len(names)} probability column(s) {names}"
         raise PoolError(f"{source(df)}: {problem}; the pool's systems give {n_classes} class probabilities each: "
-                        f"give one column per class, in class order 0..{n_classes - 1} (--prob-col {example})")
+                        f"give one column per class, in class order 0..{n_classes - 1} (--prob-col {example}); the "
+                        f"file has columns {', '.join(map(str, df.columns))}")
     return found
 
 
@@ -162,12 +181,13 @@ def with_system(pool: Pool, name: str, outputs: SystemOutputs) -> Pool:
     for field, column in _KINDS:
         have, new = getattr(pool, field), getattr(outputs, field)
         if (have is None) != (new is None):
-            need = "gives" if have is not None else "does not give"
+            differ = (f"gives no {field}, which the pool's systems give" if have is not None
+                      else f"gives {field}, which the pool's systems do not")
             per_class = "" if have is None or have.ndim != 3 else (
                 "; its probabilities are one column per class, in class order (--prob-col "
                 f"{','.join(class_column_names('p', None, have.shape[2]))})")
-            raise PoolError(f"{column}: the pool {need} the systems' {field}; the new system must give the same "
-                            f"outputs ({', '.join(c for f, c in _KINDS if getattr(pool, f) is not None)}){per_class}")
+            raise PoolError(f"the new system {differ}; it must give the same outputs as they do "
+                            f"({', '.join(c for f, c in _KINDS if getattr(pool, f) is not None)}){per_class}")
         if have is not None:
             new = np.asarray(new)
             if new.shape[0] != pool.n_items:
