@@ -155,12 +155,28 @@ def test_cli_shows_no_cross_validated_error_of_one_label_as_na(tmp_path):
      ("error: calibrate: the session's pool has no probabilities (a prob column, p(y=1|x)) to calibrate; start a "
       "session from a pool file with one (--prob-col)")),
 ])
-def test_cli_says_why_a_pool_has_nothing_to_calibrate(tmp_path, pool, message):
+@pytest.mark.parametrize("with_out", [True, False])
+def test_cli_says_why_a_pool_has_nothing_to_calibrate(tmp_path, pool, message, with_out):
+    """The pool is refused first, --out given or not (it was once asked for before the pool was looked at)."""
     pool = pool()
     path, out = tmp_path / "s.lw", tmp_path / "x.csv"
     session = lw.Session(pool, lw.make_measure("accuracy", pool), "passive", seed=1, path=path)
     session.run(TruthOracle(pool), 20, batch_size=20)
     session.close()
-    result = CliRunner().invoke(app, ["calibrate", str(path), "--out", str(out)])
+    before = path.read_bytes()
+    result = CliRunner().invoke(app, ["calibrate", str(path), *(["--out", str(out)] if with_out else [])])
     assert result.exit_code == 1 and result.stderr.splitlines() == [message]
-    assert not out.exists()
+    assert not out.exists() and path.read_bytes() == before
+
+
+def test_cli_asks_for_out_once_the_pool_can_be_calibrated(tmp_path):
+    pool = lw.make_pool(300, prevalence=0.3, seed=2)
+    path = tmp_path / "s.lw"
+    session = lw.Session(pool, lw.make_measure("f1", pool), "passive", seed=1, path=path)
+    session.run(TruthOracle(pool), 20, batch_size=20)
+    session.close()
+    before = path.read_bytes()
+    result = CliRunner().invoke(app, ["calibrate", str(path)])
+    assert result.exit_code == 1 and result.stderr.splitlines() == [
+        "error: calibrate: give the file to write the calibrated pool to with --out (-o), e.g. --out calibrated.csv"]
+    assert path.read_bytes() == before
