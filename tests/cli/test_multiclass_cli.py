@@ -76,3 +76,36 @@ def test_relabel_names_the_item_whose_label_is_outside_the_classes(multiclass_fi
     assert fails("relabel", session, item, "cat") == (
         f"error: item {item}: label 'cat' is not a number; labels must be integers 0..2")
     assert session.read_bytes() == before
+
+
+def test_class_probabilities_without_a_pred_column_are_one_multiclass_system(multiclass_file, tmp_path, ok, fails):
+    """Read as three binary systems, they made `init -m brier` a binary session of three systems; the predictions
+    are not made up from the probabilities: a measure of them asks for the pred column."""
+    path = multiclass_file[0]
+    pd.read_csv(path).drop(columns="pred").to_csv(path, index=False)
+    session = tmp_path / "s.lw"
+    assert fails("init", path, session, "--prob-col", CLASS_COLS, "-m", "accuracy") == (
+        f"error: pool file {str(path)!r}: measure 'accuracy' needs system output 'preds', but the pool has none: give "
+        "a column 'pred' (or name yours with --pred-col on the command line, pred_cols= in Python), or a preds array "
+        "when building the pool; when a system predicts its most probable class, that is the argmax of its class "
+        "probabilities")
+    assert not session.exists()
+    created = ok("init", path, session, "--prob-col", CLASS_COLS, "-m", "brier").stdout
+    assert "(pool 'pool', 3 classes)" in created and "systems: system\n" in created
+
+
+def test_add_system_refuses_class_columns_out_of_class_order(multiclass_file, tmp_path, ok, fails):
+    path, pool = multiclass_file
+    session = tmp_path / "s.lw"
+    ok("init", path, session, "--prob-col", CLASS_COLS, "-m", "accuracy", "-d", "passive")
+    _label_a_batch(session, pool, tmp_path, ok)
+    rival = tmp_path / "rival.csv"
+    pd.read_csv(path).to_csv(rival, index=False)
+    before = session.read_bytes()
+    line = fails("add-system", session, rival, "--prob-col", "prob_2,prob_1,prob_0")
+    assert line.startswith(f"error: predictions file {str(rival)!r}: the prediction in 'pred' is not the most "
+                           "probable class of the columns 'prob_2', 'prob_1', 'prob_0' on "), line
+    assert line.endswith("the predictions follow the order prob_0,prob_1,prob_2: list them in class order, the column "
+                         "of class 0 first (--prob-col on the command line, prob_cols= in Python)"), line
+    assert session.read_bytes() == before
+    ok("add-system", session, rival, "--prob-col", CLASS_COLS)

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .cells import ROLES, check_cells, check_class_sums, source
+from .cells import ROLES, check_cells, check_class_order, check_class_sums, source
 from .class_columns import class_column_names
 from .core import Pool
 from .errors import PoolError
@@ -54,7 +54,8 @@ def read_system_outputs(path: str | Path, pool: Pool, columns: dict[str, str] | 
         number, a prediction outside the pool's label set, a probability
         outside [0, 1] or an infinite score (naming the data row and the
         column, :func:`~labelwise.pool.cells.check_cells`), or class
-        probabilities in the wrong number of columns or not summing to 1.
+        probabilities in the wrong number of columns, not summing to 1 or
+        not in class order (:func:`~labelwise.pool.cells.check_class_order`).
     """
     from .readers import DEFAULT_COLUMNS, find_column
 
@@ -101,6 +102,8 @@ def read_system_outputs(path: str | Path, pool: Pool, columns: dict[str, str] | 
             aligned = np.empty_like(values)
             aligned[pos] = values
             outputs[field] = aligned
+    if isinstance(found["prob"], list):
+        check_class_order(df, [found["pred"]], found["prob"], len(found["prob"]))
     return SystemOutputs(**outputs)
 
 
