@@ -16,7 +16,8 @@ from ..designs.poisson_blocks import block_model_widening
 from ..estimators import Estimate
 from ..measures import CombinedMeasure, Measure, make_measure
 from ..measures.thresholds import ThresholdMeasure
-from ..pool import Pool
+from ..pool import Pool, PoolError
+from ..store import StoreError
 from .blocks import BlockSummary
 from .files import expand_paths, fingerprint
 from .hashing import item_uniform
@@ -138,6 +139,26 @@ class EnginePool:
     def fingerprint(self) -> str:
         """Content fingerprint of the pool's files (:func:`~labelwise.engines.files.fingerprint`)."""
         return fingerprint(self.files)
+
+    def check_checksum(self, stored: list[str] | None, session: str) -> None:
+        """One pass: raise :class:`~labelwise.store.StoreError` unless the checksum of the systems' outputs
+        (:func:`~labelwise.engines.sql.checksum_query`) is ``stored``, that of the pool ``session`` was made on
+        (``None``: not stored, nothing checked)."""
+        if stored is not None and self.source.checksum() != stored:
+            raise StoreError(f"{session}: the systems' outputs in the pool files ({str(self.files[0])!r}, ...) "
+                             "changed since init (a checksum of the predictions, probabilities and scores by item "
+                             "differs, though the files' sizes and footers did not); restore them or start a new "
+                             "session")
+
+    def check_unique_ids(self) -> None:
+        """One pass: raise :class:`~labelwise.pool.PoolError` naming an id several rows hold, and how many.
+
+        The sample is drawn by item id, so a repeated id would be one item drawn with several rows' outputs."""
+        repeated = self.source.duplicate_id()
+        if repeated is not None:
+            raise PoolError(f"{self.source.where}: item id {repeated[0]} is held by {repeated[1]} rows; engine pools "
+                            "draw the sample by id and need one row per item: keep one row per id (or give the "
+                            "repeated rows new ids) and run init again")
 
     def measure(self, names: str | Sequence[str], systems: str | int | Sequence[int] = 0) -> Measure:
         """:func:`labelwise.make_measure` for this pool's systems (:func:`measure_on_blocks`)."""

@@ -22,7 +22,9 @@ from .plan import Plan, PlannedSample, hand_out_order
 from .sql import (
     FINE_STRATA,
     checked_columns,
+    checksum_query,
     draw_query,
+    duplicate_id_query,
     fine_counts_query,
     fine_strata,
     first_invalid_query,
@@ -98,6 +100,16 @@ class PoolSource(ABC):
         """One pass: columns ``block``, ``n``, ``total``, ``total_sq``; the items of every block (within ``strata``
         if given) and the sums of their values of ``column`` and of the squares
         (:func:`~labelwise.engines.sql.value_moments_query`)."""
+
+    def duplicate_id(self) -> tuple[int, int] | None:
+        """One pass: an item id held by several rows and how many, or ``None`` (an in-memory pool's ids are unique
+        by its own checks)."""
+        return None
+
+    def checksum(self) -> list[str] | None:
+        """One pass: the checksum of the systems' outputs by item (:func:`~labelwise.engines.sql.checksum_query`);
+        ``None`` for an in-memory pool, which no session reopens."""
+        return None
 
     def outputs(self, item_ids: np.ndarray) -> Outputs:
         """The systems' outputs of ``item_ids`` (read back through :meth:`labelwise.Pool.from_dataframe`)."""
@@ -265,6 +277,13 @@ class SqlSource(PoolSource):
             first = self.query(first_invalid_query(self.table, self.columns, column, kind, self.dialect))
             raise PoolError(invalid_cells(self.where, column, kind, bad, first["item_id"].iloc[0],
                                           first["value"].iloc[0]))
+
+    def duplicate_id(self) -> tuple[int, int] | None:
+        found = self.query(duplicate_id_query(self.table, self.columns, self.dialect))
+        return None if found.empty else (int(found["item_id"].iloc[0]), int(found["n"].iloc[0]))
+
+    def checksum(self) -> list[str]:
+        return [str(v) for v in self.query(checksum_query(self.table, self.columns, self.dialect)).iloc[0]]
 
     def threshold_groups(self, column: str, thresholds: np.ndarray, strata=None) -> pd.DataFrame:
         self._register_strata(strata)
