@@ -109,3 +109,32 @@ def test_add_system_refuses_class_columns_out_of_class_order(multiclass_file, tm
                          "of class 0 first (--prob-col on the command line, prob_cols= in Python)"), line
     assert session.read_bytes() == before
     ok("add-system", session, rival, "--prob-col", CLASS_COLS)
+
+
+@pytest.mark.parametrize("columns, message", [
+    ("prob_0,prob_0,prob_2", "--prob-col 'prob_0,prob_0,prob_2': column 'prob_0' is named twice; name each column once"),
+    ("prob_0,,prob_2", "--prob-col 'prob_0,,prob_2': name 2 of 3 is empty; give the columns separated by single commas"),
+    ("prob_0,prob_1,prob_2,", "--prob-col 'prob_0,prob_1,prob_2,': name 4 of 4 is empty; give the columns separated by "
+     "single commas"),
+])
+def test_a_column_named_twice_or_an_empty_name_is_refused_before_the_file_is_read(multiclass_file, tmp_path, fails,
+                                                                                  columns, message):
+    """A repeated column was read as a class of its own (the sums then named a misleading row); an empty name was
+    dropped (two classes read from three)."""
+    assert fails("init", multiclass_file[0], tmp_path / "s.lw", "--prob-col", columns, "-m", "accuracy") == (
+        f"error: {message}")
+    assert not (tmp_path / "s.lw").exists()
+
+
+def test_add_system_to_a_pool_without_predictions_needs_no_pred_column(multiclass_file, tmp_path, ok, fails):
+    path = multiclass_file[0]
+    frame = pd.read_csv(path).drop(columns="pred")
+    frame.to_csv(path, index=False)
+    session = tmp_path / "s.lw"
+    ok("init", path, session, "--prob-col", CLASS_COLS, "-m", "brier", "-d", "passive")
+    rival = tmp_path / "rival.csv"
+    frame.rename(columns=lambda c: c.replace("prob_", "q_")).to_csv(rival, index=False)
+    assert fails("add-system", session, rival, "--prob-col", "q_0,q_0,q_2") == (
+        f"error: predictions file {str(rival)!r}: --prob-col 'q_0,q_0,q_2' names column 'q_0' twice; name each "
+        "class's column once, in class order")
+    ok("add-system", session, rival, "--prob-col", "q_0,q_1,q_2")

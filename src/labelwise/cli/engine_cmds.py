@@ -181,7 +181,7 @@ def engine_simulate(pool_file: Path, engine: str, measure: str, design: str | No
     from ..engines.simulate import simulate_engine
 
     pool = EnginePool.open(str(pool_file), engine, **columns)
-    pool.check_unique_ids()
+    pool.check_items()
     return simulate_engine(pool, pool.measure(measure, parse_systems(systems)), _design(design, param),
                            budget=budget, repeats=repeats, seed=seed, checkpoints=checkpoints, level=level,
                            progress=progress, batch_size=batch_size)

@@ -111,11 +111,19 @@ def _split(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
-def _column_arg(value: str) -> str | list[str]:
-    """One column name, or a list when the option names several (one per system)."""
+def _column_arg(value: str, flag: str) -> str | list[str]:
+    """One column name, or a list when the option ``flag`` names several (one per system, or per class and system),
+    each once and none empty."""
     parts = _split(value)
     if not parts:
-        raise UserError(f"column option: empty value {value!r}; give a column name")
+        raise UserError(f"{flag}: empty value {value!r}; give a column name")
+    given = [part.strip() for part in value.split(",")]
+    if len(given) > 1 and "" in given:
+        raise UserError(f"{flag} {value!r}: name {given.index('') + 1} of {len(given)} is empty; give the columns "
+                        "separated by single commas")
+    twice = [part for i, part in enumerate(parts) if part in parts[:i]]
+    if twice:
+        raise UserError(f"{flag} {value!r}: column {twice[0]!r} is named twice; name each column once")
     return parts[0] if len(parts) == 1 else parts
 
 
@@ -128,9 +136,9 @@ def pool_columns(id_col: str, pred_col: str, score_col: str, prob_col: str,
     """
     columns: dict[str, Any] = {
         "id_col": id_col,
-        "pred_cols": _column_arg(pred_col),
-        "score_cols": _column_arg(score_col),
-        "prob_cols": _column_arg(prob_col),
+        "pred_cols": _column_arg(pred_col, "--pred-col"),
+        "score_cols": _column_arg(score_col, "--score-col"),
+        "prob_cols": _column_arg(prob_col, "--prob-col"),
     }
     if multilabel is not None:
         names = _split(multilabel)

@@ -104,7 +104,7 @@ class EngineSession:
             raise StoreError(f"session file {str(path)!r} already exists; `labelwise next` continues it, or "
                              "choose another path")
         check_engine_design(design.name)
-        pool.check_unique_ids()
+        pool.check_items()
         target = pool.measure(measure, systems)
         s = pool.summary
         strata = engine_strata(pool.source, design) if design.name == STRATIFIED else None

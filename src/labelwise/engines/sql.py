@@ -17,7 +17,9 @@
   (:mod:`labelwise.engines.strata`).
 * :func:`duplicate_id_query` and :func:`checksum_query`: one scan each, an
   id held by several rows (refused at ``init``), and a checksum of the
-  systems' outputs by item (a session refuses a pool whose outputs changed).
+  systems' outputs by item (a session refuses a pool whose outputs changed);
+  :func:`class_sums_query`: probability columns that are one system's
+  class probabilities (refused: engine pools are binary).
 """
 
 from __future__ import annotations
@@ -28,9 +30,9 @@ from .blocks import LEVEL_EDGES, LEVELS, N_BINS, PER_LEVEL, key_bits, level_scal
 from .columns import EngineColumns
 from .hashing import SqlDialect, uniform_sql
 
-__all__ = ["FINE_STRATA", "checksum_query", "draw_query", "duplicate_id_query", "fine_counts_query", "fine_strata",
-           "rows_query", "score_range_query", "stratum_draw_query", "summary_query", "threshold_groups_query",
-           "value_moments_query"]
+__all__ = ["FINE_STRATA", "checksum_query", "class_sums_query", "draw_query", "duplicate_id_query",
+           "fine_counts_query", "fine_strata", "rows_query", "score_range_query", "stratum_draw_query",
+           "summary_query", "threshold_groups_query", "value_moments_query"]
 
 
 def _prior_sql(cols: EngineColumns, d: SqlDialect) -> str:
@@ -260,3 +262,16 @@ def checksum_query(source: str, cols: EngineColumns, d: SqlDialect) -> str:
     coded = ", ".join(f"{code} AS _lw_c{j}" for j, code in enumerate(codes))
     return (f"SELECT CAST(COUNT(*) AS STRING) AS n, {total('_lw_w')} AS ids, {sums} "
             f"FROM (SELECT {weight} AS _lw_w, {coded} FROM {source}) _k")
+
+
+def class_sums_query(source: str, cols: EngineColumns, sizes: list[int], tolerance: float, d: SqlDialect) -> str:
+    """One row ``(n, s_0, s_1, ...)``: the rows, and for each size ``C`` of ``sizes`` the rows on which every
+    consecutive group of ``C`` probability columns sums to 1 within ``tolerance``
+    (:func:`~labelwise.pool.class_columns.summing_groups`)."""
+    probs = [f"CAST({d.quote(c)} AS DOUBLE)" for c in cols.probs]
+    counts = []
+    for j, size in enumerate(sizes):
+        groups = [" + ".join(probs[g:g + size]) for g in range(0, len(probs), size)]
+        every = " AND ".join(f"abs({group} - 1) <= {_double(tolerance)}" for group in groups)
+        counts.append(f"SUM(CASE WHEN {every} THEN 1 ELSE 0 END) AS s_{j}")
+    return f"SELECT COUNT(*) AS n, {', '.join(counts)} FROM {source}"

@@ -41,9 +41,9 @@ def read_system_outputs(path: str | Path, pool: Pool, columns: dict[str, str] | 
     columns : dict, optional
         The file's column of each role (``id``, ``pred``, ``score``, ``prob``), matched as a pool file's
         (:func:`~labelwise.pool.readers.find_column`); default: ``item_id``, ``pred``, ``score``, ``prob``.
-        ``id`` and ``pred`` are required, ``score`` and ``prob`` read when present.  For a pool with class
-        probabilities ``prob`` is one column per class, in class order, comma-separated
-        (``"p_0,p_1,p_2"``; :mod:`~labelwise.pool.class_columns`).
+        ``id`` is required, and ``pred`` when the pool's systems give predictions; ``score`` and ``prob`` are read
+        when present.  For a pool with class probabilities ``prob`` is one column per class, in class order,
+        comma-separated (``"p_0,p_1,p_2"``; :mod:`~labelwise.pool.class_columns`).
 
     Raises
     ------
@@ -65,7 +65,7 @@ def read_system_outputs(path: str | Path, pool: Pool, columns: dict[str, str] | 
     df = read_table(path, id_col=wanted["id"], kind="predictions file")
     found = {role: find_column(df, column) for role, column in wanted.items() if role != "prob"}
     found["prob"] = _prob_columns(df, wanted["prob"], pool)
-    for role in ("id", "pred"):
+    for role in ("id", "pred") if pool.preds is not None else ("id",):
         if found[role] is None:
             raise PoolError(f"predictions file {name}: no column {wanted[role]!r} (--{role}-col); give columns "
                             f"{wanted['id']},{wanted['pred']} and optionally {wanted['score']} or {wanted['prob']} "
@@ -102,7 +102,7 @@ def read_system_outputs(path: str | Path, pool: Pool, columns: dict[str, str] | 
             aligned = np.empty_like(values)
             aligned[pos] = values
             outputs[field] = aligned
-    if isinstance(found["prob"], list):
+    if isinstance(found["prob"], list) and found["pred"] is not None:
         check_class_order(df, [found["pred"]], found["prob"], len(found["prob"]))
     return SystemOutputs(**outputs)
 
@@ -144,6 +144,10 @@ def _prob_columns(df: pd.DataFrame, wanted: str, pool: Pool) -> str | list[str] 
     if pool.probs is None or pool.probs.ndim != 3 or pool.label_names:
         return find_column(df, wanted)
     names = [c.strip() for c in wanted.split(",") if c.strip()]
+    twice = [c for i, c in enumerate(names) if c in names[:i]]
+    if twice:
+        raise PoolError(f"{source(df)}: --prob-col {wanted!r} names column {twice[0]!r} twice; name each class's "
+                        "column once, in class order")
     found = [find_column(df, c) for c in names]
     missing = [n for n, c in zip(names, found) if c is None]
     if names == [DEFAULT_COLUMNS["prob"]] and missing:
