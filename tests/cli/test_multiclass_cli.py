@@ -114,8 +114,8 @@ def test_add_system_refuses_class_columns_out_of_class_order(multiclass_file, tm
 @pytest.mark.parametrize("columns, message", [
     ("prob_0,prob_0,prob_2", "--prob-col 'prob_0,prob_0,prob_2': column 'prob_0' is named twice; name each column once"),
     ("prob_0,,prob_2", "--prob-col 'prob_0,,prob_2': name 2 of 3 is empty; give the columns separated by single commas"),
-    ("prob_0,prob_1,prob_2,", "--prob-col 'prob_0,prob_1,prob_2,': name 4 of 4 is empty; give the columns separated by "
-     "single commas"),
+    ("prob_0,prob_1,prob_2,", ("--prob-col 'prob_0,prob_1,prob_2,': name 4 of 4 is empty; give the columns "
+                               "separated by single commas")),
 ])
 def test_a_column_named_twice_or_an_empty_name_is_refused_before_the_file_is_read(multiclass_file, tmp_path, fails,
                                                                                   columns, message):
