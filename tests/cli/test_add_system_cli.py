@@ -86,7 +86,8 @@ def test_a_predictions_file_missing_items_is_one_error_and_changes_nothing(label
     ("prob", "high", "column 'prob': 'high' is not a number; probabilities must be numbers"),
     ("prob", "0,7", "column 'prob': '0,7' is not a number; write decimals with a point (0.5, not 0,5)"),
     ("prob", "1.5", "column 'prob': value 1.5 is outside [0, 1]; probabilities must lie in [0, 1]"),
-    ("pred", "yes", "column 'pred': 'yes' is not a number; predictions must be numbers"),
+    ("pred", "yes", ("column 'pred': 'yes' is not a number; predictions must be numbers (classes 0..C-1: write each "
+                     "class name as its number)")),
     ("pred", "2", "column 'pred': value 2 is not 0 or 1; the session's pool is binary, so predictions must be 0 or 1"),
     ("score", "inf", "column 'score': value inf is infinite; scores must be finite"),
 ])

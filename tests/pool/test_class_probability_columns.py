@@ -129,8 +129,8 @@ BAD = [
       "0.001; write them with four decimals or more): give every class its column, or normalise each row")),
     ("negative probability", replace_row(3, "d,0,0.875,-0.25,0.375,1"), CLASS_COLS, (),
      ", data row 4, column 'p_dog': value -0.25 is outside [0, 1]; probabilities must lie in [0, 1]"),
-    ("columns no multiple of the systems", ROWS, "p_cat,p_dog,p_bird,p_cat,p_dog", ("--pred-col", "pred,label"),
-     (": 5 probability column(s) ('p_cat', 'p_dog', 'p_bird', 'p_cat', 'p_dog') for 2 system(s); give one per "
+    ("columns no multiple of the systems", ROWS, "p_cat,p_dog,p_bird,pred,label", ("--pred-col", "pred,label"),
+     (": 5 probability column(s) ('p_cat', 'p_dog', 'p_bird', 'pred', 'label') for 2 system(s); give one per "
       "system (a binary pool) or one per class per system, in class order 0..C-1, system after system (--prob-col "
       "on the command line, prob_cols= in Python)")),
 ]

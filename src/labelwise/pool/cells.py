@@ -85,7 +85,8 @@ def _numbers(df: pd.DataFrame, column: str, role: str) -> np.ndarray:
     bad = values.isna().to_numpy()
     comma = raw.astype(str).str.fullmatch(r"-?\d*,\d+").to_numpy(dtype=bool) if bad.any() else bad
     _first(df, column, bad & comma, "{value} is not a number", "write decimals with a point (0.5, not 0,5)")
-    _first(df, column, bad, "{value} is not a number", f"{ROLES[role][1]} must be numbers")
+    classes = " (classes 0..C-1: write each class name as its number)" if role in ("pred", "label") else ""
+    _first(df, column, bad, "{value} is not a number", f"{ROLES[role][1]} must be numbers{classes}")
     return values.to_numpy(dtype=float, na_value=np.nan)
 
 
@@ -136,8 +137,9 @@ def check_cells(df: pd.DataFrame, columns: Mapping[str, Sequence[str]], n_classe
                 continue
             _first(df, column, ~np.isfinite(values), "value {value} is infinite", f"{ROLES[role][1]} must be finite")
             if role == "prob":
+                percent = np.mean(values > 1) > 0.5 and 0 <= values.min() and values.max() <= 100
                 _first(df, column, (values < 0) | (values > 1), "value {value} is outside [0, 1]",
-                       "probabilities must lie in [0, 1]")
+                       "probabilities must lie in [0, 1]" + (" (percentages? divide them by 100)" if percent else ""))
 
 
 def first_sum_off(probs: np.ndarray, unit: str) -> tuple[int, int, float, str] | None:
