@@ -73,6 +73,12 @@ def test_a_predictions_file_missing_items_is_one_error_and_changes_nothing(label
     no_pred = tmp_path / "no_pred.csv"
     pd.read_csv(rival).drop(columns="pred").to_csv(no_pred, index=False)
     assert "no column 'pred'" in fails("add-system", session, no_pred)
+    no_prob = tmp_path / "no_prob.csv"
+    pd.read_csv(rival).drop(columns="prob").to_csv(no_prob, index=False)
+    assert fails("add-system", session, no_prob) == (  # once a bare "prob: the pool gives the systems' probs"
+        f"error: predictions file {str(no_prob)!r}: no column 'score' or 'prob'; the pool's systems give scores and "
+        "probabilities, so the new system must give one of them: name its column with --score-col or --prob-col; "
+        "the file has columns item_id, pred")
     assert "does not exist" in fails("add-system", session, tmp_path / "absent.csv")
     assert "choose a new" in fails("add-system", session, rival, "--name", "system")
     bad_pred = tmp_path / "bad_pred.csv"

@@ -111,17 +111,22 @@ def _require_kinds(df: pd.DataFrame, found: dict, wanted: dict[str, str], pool: 
     """Raise, naming the file's columns, when it lacks a kind of output the pool's systems give (a binary pool
     with scores and probabilities takes either, :func:`with_system`)."""
     have = {role for role, column in found.items() if column is not None}
-    either = pool.n_classes == 2 and pool.scores is not None and pool.probs is not None and {"score", "prob"} & have
-    for field, role in _KINDS[1:]:
-        if getattr(pool, field) is None or role in have or either:
-            continue
-        what, per_class = ROLES[role][1], pool.probs is not None and pool.probs.ndim == 3 and role == "prob"
-        ask = (f"name its columns, one per class in class order 0..{pool.n_classes - 1}, with --prob-col (e.g. "
-               f"--prob-col {','.join(class_column_names('p', None, pool.n_classes))})" if per_class
-               else f"name its column with --{role}-col")
-        raise PoolError(f"{source(df)}: no column {wanted[role]!r} for the new system's {what}; the pool's systems "
-                        f"give {what}, so the new system must too: {ask}; the file has columns "
-                        f"{', '.join(map(str, df.columns))}")
+    missing = [role for field, role in _KINDS[1:] if getattr(pool, field) is not None and role not in have]
+    either = pool.n_classes == 2 and pool.scores is not None and pool.probs is not None
+    if not missing or either and {"score", "prob"} & have:
+        return
+    listed = f"the file has columns {', '.join(map(str, df.columns))}"
+    if either and len(missing) == 2:
+        raise PoolError(f"{source(df)}: no column {wanted['score']!r} or {wanted['prob']!r}; the pool's systems give "
+                        "scores and probabilities, so the new system must give one of them: name its column with "
+                        f"--score-col or --prob-col; {listed}")
+    role = missing[0]
+    what = ROLES[role][1]
+    ask = (f"name its columns, one per class in class order 0..{pool.n_classes - 1}, with --prob-col (e.g. "
+           f"--prob-col {','.join(class_column_names('p', None, pool.n_classes))})"
+           if role == "prob" and pool.probs.ndim == 3 else f"name its column with --{role}-col")
+    raise PoolError(f"{source(df)}: no column {wanted[role]!r} for the new system's {what}; the pool's systems give "
+                    f"{what}, so the new system must too: {ask}; {listed}")
 
 
 def _why(pool: Pool) -> str:
