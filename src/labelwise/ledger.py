@@ -22,6 +22,7 @@ import numpy as np
 from .draws import Draws, Sample
 from .partition.ranks import ranks_within
 from .pool import Pool
+from .pool.cells import show_value
 from .pool.ids import show_id
 
 __all__ = ["DrawLedger", "ItemLedger", "LabelError", "Ledger", "NotProposedError", "as_int_labels", "make_ledger",
@@ -56,32 +57,35 @@ def _is_number(value) -> bool:
     return True
 
 
-def as_int_labels(labels, n_classes: int) -> np.ndarray:
-    """Labels as integers in ``0..n_classes-1``; anything else raises :class:`LabelError` naming the values
-    (and, as its ``index``, the place of the first of them)."""
+def as_int_labels(labels, n_classes: int, ids: np.ndarray) -> np.ndarray:
+    """Labels as integers in ``0..n_classes-1``; anything else raises :class:`LabelError` naming the item ``ids``
+    gives the first of them, its label and how many others are refused (and, as its ``index``, its place)."""
     arr = given = np.asarray(labels)  # given: as the caller wrote them, for the message
     if arr.dtype.kind in "OUS":
         # element by element: NumPy turns [True, "1"] into strings ["True", "1"]
         values = list(labels) if isinstance(labels, (list, tuple)) else arr.ravel().tolist()
-        number = [_is_number(v) for v in values]
-        if not all(number):
-            bad = [v for v, ok in zip(values, number) if not ok]
-            raise LabelError(
-                f"label: values {bad[:5]} are not numbers; labels must be integers 0..{n_classes - 1}",
-                index=number.index(False),
-            )
+        number = np.array([_is_number(v) for v in values], dtype=bool)
+        _refuse(~number, values, ids, "is not a number", f"labels must be integers 0..{n_classes - 1}")
         arr, given = np.array([float(v) for v in values]), np.array(values, dtype=object)
     if arr.dtype.kind == "b":
         arr = arr.astype(np.int64)
     as_float = arr.astype(float)
     bad = ~np.isfinite(as_float) | (as_float != np.round(as_float)) | (as_float < 0) | (as_float >= n_classes)
-    if bad.any():
-        raise LabelError(
-            f"label: values {list(dict.fromkeys(given.ravel()[bad.ravel()].tolist()))[:5]} are outside the label "
-            f"set 0..{n_classes - 1}; "
-            "fix them in the labels you give", index=int(np.argmax(bad.ravel())),
-        )
+    _refuse(bad.ravel(), given.ravel().tolist(), ids, f"is outside the label set 0..{n_classes - 1}",
+            "fix the label you give")
     return as_float.astype(np.int64)
+
+
+def _refuse(bad: np.ndarray, values: list, ids: np.ndarray, problem: str, fix: str) -> None:
+    """:class:`LabelError` naming the first label of ``bad``, its item, and how many others are ``bad``."""
+    if not bad.any():
+        return
+    first, others = int(np.argmax(bad)), int(bad.sum()) - 1
+    value = values[first]
+    shown = repr(value) if isinstance(value, str) or value is None else show_value(value)
+    more = f" (and {others} more label{'s' if others > 1 else ''})" if others else ""
+    raise LabelError(f"item {show_id(np.asarray(ids).ravel()[first])}: label {shown} {problem}{more}; {fix}",
+                     index=first)
 
 
 class Ledger(ABC):

@@ -76,6 +76,8 @@ def cached_estimate(store: Store, level: float | None = None) -> tuple[Estimate,
 def session_status(store: Store) -> dict:
     """Pool, design, labels, pending, deferred and excluded items, corrections and file health, from a few rows.
 
+    ``outputs`` lists the pool's kinds of system output (``preds``, ``probs``, ``scores``).
+
     ``pending`` counts items waiting for a label (draws under a stochastic oracle).
     """
     config, pool_meta = store.config(), store.pool_meta()
@@ -93,9 +95,13 @@ def session_status(store: Store) -> dict:
                  f"AND {out}").fetchone()[0]
     counts = store.counts()
     n_items = pool_meta.get("n_items")
+    outputs = [name for (name,) in q("SELECT name FROM pool_arrays WHERE name IN ('preds', 'scores', 'probs') "
+                                     "ORDER BY name")]
     return {
         "session": str(store.path), "pool": pool_meta["name"],
         "n_items": int(n_items) if n_items is not None else int(store.load_item_ids().size),
+        "n_classes": int(pool_meta["n_classes"]), "label_names": pool_meta.get("label_names") or [],
+        "outputs": outputs,
         "systems": pool_meta["system_names"], "measure": config["measure"], "design": config["design"],
         "oracle": "stochastic" if stochastic else "deterministic", "labels": int(labels), "pending": int(pending),
         "deferred": int(deferred), "relabels": counts["relabels"], "excluded": counts["excluded"],

@@ -197,7 +197,7 @@ class HandOut:
         if len(ids) != len(labels):
             raise LabelError(f"got {len(ids)} ids but {len(labels)} labels; give one label per id")
         pos = self._positions(ids) if len(ids) else np.empty(0, dtype=np.int64)
-        return ids, pos, as_int_labels(labels, self.pool.n_classes)
+        return ids, pos, as_int_labels(labels, self.pool.n_classes, self.pool.item_ids[pos])
 
     def relabel(self, ids: Sequence, labels: Sequence, source: str = "api", draws: Sequence | None = None) -> int:
         """Correct stored labels; returns how many changed.

@@ -73,6 +73,12 @@ def test_a_predictions_file_missing_items_is_one_error_and_changes_nothing(label
     no_pred = tmp_path / "no_pred.csv"
     pd.read_csv(rival).drop(columns="pred").to_csv(no_pred, index=False)
     assert "no column 'pred'" in fails("add-system", session, no_pred)
+    no_prob = tmp_path / "no_prob.csv"
+    pd.read_csv(rival).drop(columns="prob").to_csv(no_prob, index=False)
+    assert fails("add-system", session, no_prob) == (  # once a bare "prob: the pool gives the systems' probs"
+        f"error: predictions file {str(no_prob)!r}: no column 'score' or 'prob'; the pool's systems give scores and "
+        "probabilities, so the new system must give one of them: name its column with --score-col or --prob-col; "
+        "the file has columns item_id, pred")
     assert "does not exist" in fails("add-system", session, tmp_path / "absent.csv")
     assert "choose a new" in fails("add-system", session, rival, "--name", "system")
     bad_pred = tmp_path / "bad_pred.csv"
@@ -86,7 +92,8 @@ def test_a_predictions_file_missing_items_is_one_error_and_changes_nothing(label
     ("prob", "high", "column 'prob': 'high' is not a number; probabilities must be numbers"),
     ("prob", "0,7", "column 'prob': '0,7' is not a number; write decimals with a point (0.5, not 0,5)"),
     ("prob", "1.5", "column 'prob': value 1.5 is outside [0, 1]; probabilities must lie in [0, 1]"),
-    ("pred", "yes", "column 'pred': 'yes' is not a number; predictions must be numbers"),
+    ("pred", "yes", ("column 'pred': 'yes' is not a number; predictions must be numbers (classes 0..C-1: write each "
+                     "class name as its number)")),
     ("pred", "2", "column 'pred': value 2 is not 0 or 1; the session's pool is binary, so predictions must be 0 or 1"),
     ("score", "inf", "column 'score': value inf is infinite; scores must be finite"),
 ])

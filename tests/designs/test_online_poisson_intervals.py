@@ -53,7 +53,8 @@ def test_every_estimate_says_what_its_interval_assumes():
     """The model's part is stated for the session's measure and for a measure the groups do not determine
     (Brier's loss depends on the probability itself: each group at its items' mean loss); a measure without a
     loss key (any item's loss may differ) gets the design-based interval and says so."""
-    from labelwise.designs.online_poisson import MODEL_BASIS, PLUGIN_BASIS
+    from labelwise.designs.group_model import MODEL_BASIS
+    from labelwise.designs.online_poisson import PLUGIN_BASIS
 
     pool = lw.make_pool(3000, prevalence=0.05, seed=3)
     session = lw.Session(pool, lw.make_measure("f1", pool), lw.OnlinePoissonDesign(n_strata=16, branching=16),

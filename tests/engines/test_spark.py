@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from labelwise.designs import make_design
@@ -45,6 +46,17 @@ def test_spark_hash_equals_numpy_bit_for_bit(spark):
         got = spark.sql(uniform_sql("SELECT item_id FROM ids", "item_id", seed, ["item_id"], SPARK)).toPandas()
         got = got.sort_values("item_id")
         assert np.array_equal(got["_u"].to_numpy(), item_uniform(np.sort(ids), seed))
+
+
+def test_spark_checksum_and_repeated_ids_equal_duckdb(spark, scored_file, tmp_path):
+    """The outputs' checksum a session stores is the same text in both engines (exact integer sums)."""
+    engines = [EnginePool.open(scored_file, "duckdb"), EnginePool.open(scored_file, "spark", spark=spark)]
+    assert engines[0].source.checksum() == engines[1].source.checksum()
+    frame = pd.read_parquet(scored_file)
+    frame.loc[[3, 8], "item_id"] = frame["item_id"][1]
+    frame.to_parquet(tmp_path / "repeated.parquet", index=False)
+    assert EnginePool.open(tmp_path / "repeated.parquet", "spark", spark=spark).source.duplicate_id() == (
+        int(frame["item_id"][1]), 3)
 
 
 @pytest.mark.parametrize("design", ["poisson", "passive"])

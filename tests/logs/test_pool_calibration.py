@@ -134,13 +134,18 @@ def test_shrunk_calibration_gives_no_item_a_certain_probability(rare_session, tm
     assert "warning" not in result.stderr and "(5-fold)" in result.stdout
 
 
+def _passive_session(pool: lw.Pool, path, n_labels: int, measure: str) -> bytes:
+    """A passive session file at ``path`` with ``n_labels`` true labels; returns its bytes."""
+    session = lw.Session(pool, lw.make_measure(measure, pool), "passive", seed=1, path=path)
+    session.run(TruthOracle(pool), n_labels, batch_size=n_labels)
+    session.close()
+    return path.read_bytes()
+
+
 def test_cli_shows_no_cross_validated_error_of_one_label_as_na(tmp_path):
     """With one label there is no fold to fit on: the table says n/a (the JSON null), not nan."""
-    pool = lw.make_pool(500, prevalence=0.1, seed=1)
     path = tmp_path / "one.lw"
-    session = lw.Session(pool, lw.make_measure("f1", pool), "passive", seed=1, path=path)
-    session.run(TruthOracle(pool), 1, batch_size=1)
-    session.close()
+    _passive_session(lw.make_pool(500, prevalence=0.1, seed=1), path, 1, "f1")
     result = CliRunner().invoke(app, ["calibrate", str(path), "--out", str(tmp_path / "x.csv")])
     assert result.exit_code == 0, result.output
     assert "n/a" in result.stdout and "nan" not in result.stdout
@@ -155,12 +160,20 @@ def test_cli_shows_no_cross_validated_error_of_one_label_as_na(tmp_path):
      ("error: calibrate: the session's pool has no probabilities (a prob column, p(y=1|x)) to calibrate; start a "
       "session from a pool file with one (--prob-col)")),
 ])
-def test_cli_says_why_a_pool_has_nothing_to_calibrate(tmp_path, pool, message):
-    pool = pool()
+@pytest.mark.parametrize("with_out", [True, False])
+def test_cli_says_why_a_pool_has_nothing_to_calibrate(tmp_path, pool, message, with_out):
+    """The pool is refused first, --out given or not (it was once asked for before the pool was looked at)."""
     path, out = tmp_path / "s.lw", tmp_path / "x.csv"
-    session = lw.Session(pool, lw.make_measure("accuracy", pool), "passive", seed=1, path=path)
-    session.run(TruthOracle(pool), 20, batch_size=20)
-    session.close()
-    result = CliRunner().invoke(app, ["calibrate", str(path), "--out", str(out)])
+    before = _passive_session(pool(), path, 20, "accuracy")
+    result = CliRunner().invoke(app, ["calibrate", str(path), *(["--out", str(out)] if with_out else [])])
     assert result.exit_code == 1 and result.stderr.splitlines() == [message]
-    assert not out.exists()
+    assert not out.exists() and path.read_bytes() == before
+
+
+def test_cli_asks_for_out_once_the_pool_can_be_calibrated(tmp_path):
+    path = tmp_path / "s.lw"
+    before = _passive_session(lw.make_pool(300, prevalence=0.3, seed=2), path, 20, "f1")
+    result = CliRunner().invoke(app, ["calibrate", str(path)])
+    assert result.exit_code == 1 and result.stderr.splitlines() == [
+        "error: calibrate: give the file to write the calibrated pool to with --out (-o), e.g. --out calibrated.csv"]
+    assert path.read_bytes() == before

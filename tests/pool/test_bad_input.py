@@ -56,6 +56,12 @@ BAD_POOLS: list[tuple[str, str, Callable[[Path], bytes], tuple[str, ...], str]] 
      ", data row 6, column 'score': '0,3' is not a number; write decimals with a point (0.5, not 0,5)"),
     ("probability 1.5", "pool.csv", lambda _: replace_row(4, "x4,0,0.2,1.5"), (),
      ", data row 5, column 'prob': value 1.5 is outside [0, 1]; probabilities must lie in [0, 1]"),
+    ("percentages", "pool.csv", lambda _: csv([f"x{i},{i % 2},0.1,{10 * (i + 1)}" for i in range(6)]), (),
+     (", data row 1, column 'prob': value 10 is outside [0, 1] (and 5 more rows); probabilities must lie in [0, 1] "
+      "(percentages? divide them by 100)")),
+    ("class names", "pool.csv", lambda _: csv([f"x{i},{'yes' if i % 2 else 'no'},0.1,0.5" for i in range(6)]), (),
+     (", data row 1, column 'pred': 'no' is not a number (and 5 more rows); predictions must be numbers (classes "
+      "0..C-1: write each class name as its number)")),
     ("fractional prediction", "pool.csv", lambda _: replace_row(0, "x0,0.5,-0.2,0.1"), (),
      (", data row 1, column 'pred': value 0.5 is not a class; predictions must be whole numbers 0..C-1 "
      "(0 or 1 for a binary pool)")),

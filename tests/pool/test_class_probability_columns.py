@@ -65,14 +65,36 @@ def test_one_probability_per_system_is_binary_as_before(tmp_path):
     assert pool.n_classes == 2 and pool.probs.tolist() == [[0.75, 0.5], [0.125, 0.625]]
 
 
-def test_a_pool_of_probabilities_alone_counts_its_classes_by_n_classes(tmp_path):
+def test_a_pool_of_probabilities_alone_counts_its_classes_by_n_classes_else_by_their_sums(tmp_path):
     header = "item_id,p_cat,p_dog,p_bird"
     rows = [f"{i},{','.join(map(str, p))}" for i, p in enumerate(PROBS)]
     path = write(tmp_path / "pool.csv", rows, header)
     assert Pool.from_file(path, prob_cols=CLASS_COLS.split(","), n_classes=3).probs.shape == (4, 1, 3)
-    assert Pool.from_file(path, prob_cols=CLASS_COLS.split(",")).probs.shape == (4, 3)  # three binary systems
     with pytest.raises(PoolError, match=r"3 probability column\(s\) \('p_cat', 'p_dog', 'p_bird'\) for 4 classes"):
         Pool.from_file(path, prob_cols=CLASS_COLS.split(","), n_classes=4)
+    assert Pool.from_file(path, prob_cols=CLASS_COLS.split(","), n_classes=2).probs.shape == (4, 3)  # as told
+    # without n_classes: columns summing to 1 on every row are one system's classes, not three binary systems
+    pool = Pool.from_file(path, prob_cols=CLASS_COLS.split(","))
+    assert (pool.n_classes, pool.n_systems, pool.preds) == (3, 1, None)
+    np.testing.assert_array_equal(pool.probs[:, 0], PROBS)
+    # two systems' classes, system after system: groups of three summing to 1, the six together to 2
+    rows = [f"{i},{','.join(map(str, p))},{','.join(map(str, p[::-1]))}" for i, p in enumerate(PROBS)]
+    path = write(tmp_path / "two.csv", rows, "item_id,a0,a1,a2,b0,b1,b2")
+    pool = Pool.from_file(path, prob_cols=["a0", "a1", "a2", "b0", "b1", "b2"])
+    assert pool.probs.shape == (4, 2, 3)
+    np.testing.assert_array_equal(pool.probs[:, 1], PROBS[:, ::-1])
+    # binary systems' probabilities, summing to 1 on no more than half of the rows, stay binary
+    rows = ["a,0.5,0.25,0.25", "b,0.5,0.5,0.5", "c,0.125,0.25,0.875", "d,0.25,0.25,0.25"]
+    assert Pool.from_file(write(tmp_path / "binary.csv", rows, header), prob_cols=CLASS_COLS.split(",")).probs.shape \
+        == (4, 3)
+
+
+def test_class_columns_summing_to_1_on_most_rows_name_the_rows_that_do_not(tmp_path):
+    rows = [f"{i},{','.join(map(str, p))}" for i, p in enumerate(PROBS)]
+    rows[2] = "2,0.5,0.5,0.5"
+    with pytest.raises(PoolError, match=r"^pool file '.*', data row 3, columns 'p_cat', 'p_dog', 'p_bird': the "
+                       r"probabilities sum to 1.5, not 1; "):
+        Pool.from_file(write(tmp_path / "pool.csv", rows, "item_id,p_cat,p_dog,p_bird"), prob_cols=CLASS_COLS.split(","))
 
 
 @pytest.mark.parametrize("n_classes, message", [
@@ -107,8 +129,8 @@ BAD = [
       "0.001; write them with four decimals or more): give every class its column, or normalise each row")),
     ("negative probability", replace_row(3, "d,0,0.875,-0.25,0.375,1"), CLASS_COLS, (),
      ", data row 4, column 'p_dog': value -0.25 is outside [0, 1]; probabilities must lie in [0, 1]"),
-    ("columns no multiple of the systems", ROWS, "p_cat,p_dog,p_bird,p_cat,p_dog", ("--pred-col", "pred,label"),
-     (": 5 probability column(s) ('p_cat', 'p_dog', 'p_bird', 'p_cat', 'p_dog') for 2 system(s); give one per "
+    ("columns no multiple of the systems", ROWS, "p_cat,p_dog,p_bird,pred,label", ("--pred-col", "pred,label"),
+     (": 5 probability column(s) ('p_cat', 'p_dog', 'p_bird', 'pred', 'label') for 2 system(s); give one per "
       "system (a binary pool) or one per class per system, in class order 0..C-1, system after system (--prob-col "
       "on the command line, prob_cols= in Python)")),
 ]
@@ -133,13 +155,50 @@ def test_a_single_prob_column_in_a_multi_class_file_names_the_per_class_form(tmp
         Pool.from_file(path)
 
 
-def test_class_columns_without_pred_columns_are_systems_and_the_error_says_so(tmp_path):
-    path = write(tmp_path / "pool.csv", [f"{i},{','.join(map(str, p))},2" for i, p in enumerate(PROBS)],
+def test_columns_not_summing_to_1_without_pred_columns_are_binary_systems_and_the_error_says_so(tmp_path):
+    path = write(tmp_path / "pool.csv", [f"{i},{','.join(map(str, p / 2))},2" for i, p in enumerate(PROBS)],
                  "item_id,p_cat,p_dog,p_bird,label")
     with pytest.raises(PoolError, match=r"column 'label': value 2 is not 0 or 1 \(and 3 more rows\); the pool is "
-                       r"binary \(its systems give one probability each, in 'p_cat', 'p_dog', 'p_bird'; a multi-class pool gives one column "
-                       r"per class, and pred columns\), so labels must be 0 or 1"):
+                       r"binary \(its systems give one probability each, in 'p_cat', 'p_dog', 'p_bird'; a multi-class "
+                       r"pool gives one column per class, each system's summing to 1 on every row\), so labels must "
+                       r"be 0 or 1"):
         Pool.from_file(path, prob_cols=CLASS_COLS.split(","))
+    pool = Pool.from_file(write(tmp_path / "sums.csv", [f"{i},{','.join(map(str, p))},2" for i, p in
+                                                        enumerate(PROBS)], "item_id,p_cat,p_dog,p_bird,label"),
+                          prob_cols=CLASS_COLS.split(","))
+    assert pool.labels.tolist() == [2, 2, 2, 2]
+
+
+def test_class_columns_out_of_class_order_are_refused_naming_the_order_the_predictions_follow(tmp_path):
+    # ROWS predict the most probable class on rows a, b, c; d is predicted 0 with p = 0.75 as well
+    shuffled = "item_id,pred,p_dog,p_cat,p_bird,label"  # the file's cat and dog columns swapped
+    rows = [f"{r.split(',')[0]},{r.split(',')[1]},{p[1]},{p[0]},{p[2]},0" for r, p in zip(ROWS, PROBS)]
+    path = write(tmp_path / "pool.csv", rows, shuffled)
+    with pytest.raises(PoolError) as err:
+        Pool.from_file(path, prob_cols=["p_dog", "p_cat", "p_bird"])
+    assert str(err.value) == (
+        f"pool file {str(path)!r}: the prediction in 'pred' is not the most probable class of the columns 'p_dog', "
+        "'p_cat', 'p_bird' on 3 of 4 rows (75%; e.g. data row 1: prediction 0, most probable 'p_cat', read as class "
+        "1); the probability columns are read in class order 0..2; the predictions follow the order p_cat,p_dog,"
+        "p_bird: list them in class order, the column of class 0 first (--prob-col on the command line, prob_cols= "
+        "in Python)")
+    assert Pool.from_file(path, prob_cols=["p_cat", "p_dog", "p_bird"]).probs[:, 0].tolist() == PROBS.tolist()
+
+
+@pytest.mark.parametrize("off, refused", [(2, False), (3, True)])
+def test_predictions_off_the_most_probable_class_on_half_the_rows_or_fewer_are_read(tmp_path, off, refused):
+    """The threshold is more than half of the rows (cells.ORDER_THRESHOLD); a tie within the sums' tolerance
+    follows the prediction."""
+    probs = [[0.25, 0.5, 0.25], [0.25, 0.5, 0.25], [0.25, 0.5, 0.25], [0.4995, 0.5005, 0]]
+    preds = [0] * off + [1] * (3 - off) + [0]  # the last row's prediction ties within 0.001
+    rows = [f"{i},{y},{','.join(map(str, p))}" for i, (y, p) in enumerate(zip(preds, probs))]
+    path = write(tmp_path / "pool.csv", rows, "item_id,pred,p0,p1,p2")
+    if refused:
+        with pytest.raises(PoolError, match=r"on 3 of 4 rows \(75%; e.g. data row 1: prediction 0, most probable "
+                           r"'p1', read as class 1\); "):
+            Pool.from_file(path, prob_cols=["p0", "p1", "p2"])
+    else:
+        assert Pool.from_file(path, prob_cols=["p0", "p1", "p2"]).n_classes == 3
 
 
 # ------------------------------------------------------------------ sessions, batches, engines
@@ -195,9 +254,14 @@ def test_add_system_reads_a_new_systems_class_columns(tmp_path):
     write(rival, [rows[3], rows[0], rows[2], rows[1]], "item_id,pred,r0,r1,r2")  # in another order than the pool's
     for columns, message in [
         ("r0,r1", ("2 probability column(s) ['r0', 'r1']; the pool's systems give 3 class probabilities each: give "
-                  "one column per class, in class order 0..2 (--prob-col p_0,p_1,p_2)")),
-        ("prob", ("prob: the pool gives the systems' probs; the new system must give the same outputs (pred, prob); "
-                 "its probabilities are one column per class, in class order (--prob-col p_0,p_1,p_2)")),
+                  "one column per class, in class order 0..2 (--prob-col p_0,p_1,p_2); the file has columns item_id, "
+                  "pred, r0, r1, r2")),
+        ("r0,r1,r3", ("no column(s) ['r3']; the pool's systems give 3 class probabilities each: give one column per "
+                     "class, in class order 0..2 (--prob-col p_0,p_1,p_2); the file has columns item_id, pred, r0, r1, "
+                     "r2")),
+        ("prob", ("no column 'prob' for the new system's probabilities; the pool's systems give probabilities, so the "
+                 "new system must too: name its columns, one per class in class order 0..2, with --prob-col (e.g. "
+                 "--prob-col p_0,p_1,p_2); the file has columns item_id, pred, r0, r1, r2")),
     ]:
         result = runner.invoke(app, ["add-system", str(session), str(rival), "--prob-col", columns])
         assert result.exit_code == 1 and result.stderr.splitlines() == [(f"error: predictions file {str(rival)!r}: "

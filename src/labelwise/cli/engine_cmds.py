@@ -75,7 +75,7 @@ def engine_init(pool_files: list[Path], session: Path, *, engine: str, measure: 
         typer.echo(f"  items:   {pool.n_items} (pool {pool.name!r}, {len(pool.files)} file(s))")
         typer.echo(f"  systems: {', '.join(pool.system_names)}")
         typer.echo(f"  measure: {', '.join(s.make_measure().names)}")
-        typer.echo(f"  design:  {describe_design(chosen)}, seed {seed}, level {level:g}")
+        typer.echo(f"  design:  {describe_design(chosen.spec())}, seed {seed}, level {level:g}")
         typer.echo("  sample:  drawn at every `next`, from the labels so far" if online else
                    f"  sample:  {len(s.sample)} items planned for a budget of {budget}")
 
@@ -181,6 +181,7 @@ def engine_simulate(pool_file: Path, engine: str, measure: str, design: str | No
     from ..engines.simulate import simulate_engine
 
     pool = EnginePool.open(str(pool_file), engine, **columns)
+    pool.check_items()
     return simulate_engine(pool, pool.measure(measure, parse_systems(systems)), _design(design, param),
                            budget=budget, repeats=repeats, seed=seed, checkpoints=checkpoints, level=level,
                            progress=progress, batch_size=batch_size)

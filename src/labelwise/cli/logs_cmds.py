@@ -283,9 +283,9 @@ def calibrate_logs_cmd(
 
 def calibrate(
     session: Annotated[Path, typer.Argument(help="Session file (from `labelwise init`).")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Write the pool with calibrated probabilities here "
-                                      "(.csv, .tsv, .jsonl or .parquet, readable by `labelwise init`).",
-                                      show_default=False)],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the pool with calibrated probabilities "
+                                             "here (.csv, .tsv, .jsonl or .parquet, readable by `labelwise init`); "
+                                             "required.", show_default=False)] = None,
     method: MethodOpt = "spline",
     bins: BinsOpt = 10,
     unweighted: Annotated[bool, typer.Option("--unweighted", help="Ignore the design weights (biased unless the "
@@ -303,14 +303,20 @@ def calibrate(
     each label by a map fitted without it; ECE after is optimistic.
     """
     from ..logs import CALIBRATION_METHODS, calibrate_pool
+    from ..logs.pool_calibration import check_calibratable
     from ..pool.readers import batch_frame, write_batch
     from ..session import Session
 
     with user_errors():
-        _check_file(out)
+        if out is not None:
+            _check_file(out)
         check_positive(bins=bins)
         _check_choice("--method", method, CALIBRATION_METHODS)
         with Session.open(session) as s:
+            check_calibratable(s.pool)  # a pool calibrate cannot serve is refused before asking for --out
+            if out is None:
+                raise UserError("calibrate: give the file to write the calibrated pool to with --out (-o), e.g. "
+                                "--out calibrated.csv")
             pool, report = calibrate_pool(s, method=method, n_bins=bins, weighted=not unweighted,
                                          shrink=shrink)
             n_labels = s.n_labels

@@ -111,11 +111,19 @@ def _split(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
-def _column_arg(value: str) -> str | list[str]:
-    """One column name, or a list when the option names several (one per system)."""
+def _column_arg(value: str, flag: str) -> str | list[str]:
+    """One column name, or a list when the option ``flag`` names several (one per system, or per class and system),
+    each once and none empty."""
     parts = _split(value)
     if not parts:
-        raise UserError(f"column option: empty value {value!r}; give a column name")
+        raise UserError(f"{flag}: empty value {value!r}; give a column name")
+    given = [part.strip() for part in value.split(",")]
+    if len(given) > 1 and "" in given:
+        raise UserError(f"{flag} {value!r}: name {given.index('') + 1} of {len(given)} is empty; give the columns "
+                        "separated by single commas")
+    twice = [part for i, part in enumerate(parts) if part in parts[:i]]
+    if twice:
+        raise UserError(f"{flag} {value!r}: column {twice[0]!r} is named twice; name each column once")
     return parts[0] if len(parts) == 1 else parts
 
 
@@ -128,9 +136,9 @@ def pool_columns(id_col: str, pred_col: str, score_col: str, prob_col: str,
     """
     columns: dict[str, Any] = {
         "id_col": id_col,
-        "pred_cols": _column_arg(pred_col),
-        "score_cols": _column_arg(score_col),
-        "prob_cols": _column_arg(prob_col),
+        "pred_cols": _column_arg(pred_col, "--pred-col"),
+        "score_cols": _column_arg(score_col, "--score-col"),
+        "prob_cols": _column_arg(prob_col, "--prob-col"),
     }
     if multilabel is not None:
         names = _split(multilabel)
@@ -237,7 +245,18 @@ def design_settings(params: Sequence[str] | None) -> tuple[dict[str, Any], str |
     return settings, settings.pop("oracle", None)
 
 
-def describe_design(design: Design) -> str:
-    """``name (key=value, ...)`` of a design and its parameters, or just its name without parameters."""
-    params = ", ".join(f"{k}={v}" for k, v in design.spec().items() if k != "design")
-    return f"{design.name} ({params})" if params else design.name
+def describe_design(spec: dict[str, Any], multiclass: bool = False, scores: bool = True) -> str:
+    """``name (key=value, ...)`` of a design's ``spec`` (:meth:`~labelwise.designs.Design.spec`), or just its name
+    without parameters.
+
+    On a ``multiclass`` pool the oracle model's ``calibration`` temperature-scales the class probabilities
+    (:mod:`labelwise.oracle.temperature`), and without ``scores`` the score partition ranks the items by
+    ``1 - p(class 0)`` (:meth:`~labelwise.Pool.primary_scores`): the settings say so.
+    """
+    shown = {k: str(v) for k, v in spec.items() if k != "design"}
+    if multiclass and shown.get("calibration", "none") != "none":
+        shown["calibration"] += " (on this multi-class pool: temperature scaling of the class probabilities)"
+    if multiclass and shown.get("partition") == "score" and not scores:
+        shown["partition"] += " (no score column: strata of 1 - p(class 0))"
+    params = ", ".join(f"{k}={v}" for k, v in shown.items())
+    return f"{spec['design']} ({params})" if params else spec["design"]

@@ -149,7 +149,12 @@ def init(
             typer.echo(f"  items:   {pool.n_items} (pool {pool.name!r}, {pool.n_classes} classes)")
             typer.echo(f"  systems: {', '.join(pool.system_names)}")
             typer.echo(f"  measure: {', '.join(target.names)}")
-            typer.echo(f"  design:  {describe_design(s.design)}, seed {seed}, level {level:g}")
+            typer.echo(f"  design:  {describe_design(s.design.spec(), *_multiclass(pool))}, seed {seed}, level {level:g}")
+
+
+def _multiclass(pool: Pool) -> tuple[bool, bool]:
+    """Whether ``pool`` is multi-class (not multi-label) and whether it has scores (:func:`describe_design`)."""
+    return pool.n_classes > 2 and not pool.label_names, pool.scores is not None
 
 
 def _pool_and_session(arguments: list[Path], session: Path | None) -> tuple[list[Path], Path]:

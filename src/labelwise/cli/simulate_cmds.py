@@ -79,7 +79,7 @@ def demo(
         truth = np.asarray(true_value(pool, measure), dtype=float)
         chosen = make_design(design, pool, measure)
         typer.echo(f"pool: {pool.n_items} items, {int(pool.labels.sum())} positives; "
-                   f"design {describe_design(chosen)}; budget {budget} labels", err=True)
+                   f"design {describe_design(chosen.spec())}; budget {budget} labels", err=True)
         session = Session(pool, measure, chosen, seed=seed)
         est = session.run(TruthOracle(pool), budget, batch_size, progress=True)
         runs = [(chosen.name, est, _positives(session))]

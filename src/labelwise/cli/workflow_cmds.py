@@ -17,7 +17,7 @@ from ..session_report import (
 )
 from ..store import Store
 from .engine_cmds import engine_export, engine_status
-from .options import JsonOpt, UserError, user_errors
+from .options import JsonOpt, UserError, describe_design, user_errors
 from .render import estimate_table, excluded_note, print_json, rich_console
 
 __all__ = ["exclude", "export", "relabel", "skip", "status"]
@@ -102,11 +102,12 @@ def status(session: SessionArg, as_json: JsonOpt = False) -> None:
     if as_json:
         print_json({**info, "estimate": {"measure": measure, **est.to_dict()}})
         return
-    design = ", ".join(f"{k}={v}" for k, v in info["design"].items() if k != "design")
+    multiclass = info["n_classes"] > 2 and not info["label_names"]
+    classes = f"{info['n_classes']} classes, " if multiclass else ""
     lines = [
         f"session  {info['session']}",
-        f"pool     {info['pool']}: {info['n_items']} items, systems {', '.join(info['systems'])}",
-        f"design   {info['design']['design']} ({design}), {info['oracle']} oracle",
+        f"pool     {info['pool']}: {info['n_items']} items, {classes}systems {', '.join(info['systems'])}",
+        f"design   {describe_design(info['design'], multiclass, 'scores' in info['outputs'])}, {info['oracle']} oracle",
         (f"labels   {info['labels']} ({info['draws']} draws), {info['pending']} pending of which "
          f"{info['deferred']} deferred, {info['relabels']} corrections, {info['excluded']} excluded"),
         f"file     {'ok' if info['health'] == 'ok' else 'DAMAGED: ' + info['health']}",

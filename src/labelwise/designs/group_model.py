@@ -36,7 +36,7 @@ from ..validation import check_int
 from .base import Design, check_share, check_system, design_scores
 from .grouped import GroupedPool
 
-__all__ = ["MODEL_BASIS", "GroupModel", "TreeModelDesign"]
+__all__ = ["CLASS_MODEL_BASIS", "MODEL_BASIS", "GroupModel", "TreeModelDesign"]
 
 #: Convergence tolerance of the oracle model's EM (largest change of a posterior probability): it only
 #: steers the proposal and the covariance, and 1e-8 cost 40% more time for the same error.
@@ -53,6 +53,10 @@ START_STRENGTH = 10.0
 MODEL_BASIS = ("design-based for the labeled items; the items not labeled yet enter through the oracle model "
                "(the systems' scores recalibrated on the labels), so the interval assumes those scores do not "
                "understate the positives left among them")
+#: :data:`MODEL_BASIS` on a multi-class pool, whose class probabilities the model temperature-scales to the labels.
+CLASS_MODEL_BASIS = ("design-based for the labeled items; the items not labeled yet enter through the oracle model "
+                     "(the systems' class probabilities, temperature-scaled to the labels), so the interval assumes "
+                     "those probabilities do not understate the systems' errors left among them")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -166,6 +170,11 @@ class GroupModel:
     calibration_uncertainty = False
     #: whether a multi-class pool's probabilities are temperature-scaled to the labels (models stored before it: no)
     temper = False
+
+    @property
+    def basis(self) -> str:
+        """What an interval taking the unlabeled items from this model assumes (:attr:`~labelwise.estimators.Estimate.basis`)."""
+        return CLASS_MODEL_BASIS if self.temper else MODEL_BASIS
 
     def __init__(self, pool: Pool, measure: Measure, oracle: str, hierarchy: Hierarchy, lam: float,
                  prior_strength: float | str, interval_prior_strength: float | None = None, *,

@@ -61,7 +61,7 @@ from ..measures import Measure
 from ..oracle import score_prior
 from ..pool import Pool
 from .base import Design, Sampler
-from .group_model import MODEL_BASIS, GroupModel, TreeModelDesign
+from .group_model import GroupModel, TreeModelDesign
 from .hashed import HashDrawn, HashOrder, hash_keys
 from .sampling import draw_with_replacement, sample_from_cdf
 
@@ -304,7 +304,7 @@ class ImportanceSampler(ProposalSampler):
         self._learn()
         n = d.n_draws
         cov = model_interval_covariance(est.cov, self.model_covariance(est.R, n), n, level, self.design.variance)
-        return with_fieller(make_estimate(measure, est.R, cov, est.n_labels, est.n_draws, level, basis=MODEL_BASIS),
+        return with_fieller(make_estimate(measure, est.R, cov, est.n_labels, est.n_draws, level, basis=self.gm.basis),
                             measure, totals_cov)
 
     def model_covariance(self, R: np.ndarray, n_draws: int) -> ModelCovariance:

@@ -75,7 +75,7 @@ from .base import Sampler
 from .count_interval import COUNT_BASIS, count_terms, label_coefficients
 from .difference_rounds import prediction_power, prediction_weights, unlabeled_by_round
 from .group_losses import group_losses
-from .group_model import MODEL_BASIS, GroupModel, TreeModelDesign
+from .group_model import GroupModel, TreeModelDesign
 from .poisson_rounds import DEVIATIONS, round_inclusion, systematic_counts
 from .unlabeled_covariance import unlabeled_covariance, with_unlabeled
 
@@ -337,7 +337,7 @@ class OnlinePoissonSampler(Sampler):
                                          group, sample.labels, c)
         cov = with_unlabeled(cov, plugin, unlabeled, full, level, spread, offset)
         return make_estimate(measure, R, cov, sample.n_labels, len(d), level,
-                             basis=MODEL_BASIS if spread is None else COUNT_BASIS)
+                             basis=self.gm.basis if spread is None else COUNT_BASIS)
 
     def _predictions(self, measure: Measure, n_rounds: int) -> np.ndarray | None:
         """``M[r, g]``: a group's expected loss under the model of round r's start, ``(rounds, G, d)``.

@@ -13,10 +13,10 @@ from ..pool.cells import show_value
 from ..pool.ids import show_id
 from ..pool.readers import DEFAULT_COLUMNS
 
-__all__ = ["EngineColumns", "invalid_cells", "resolve_columns"]
+__all__ = ["BINARY", "EngineColumns", "invalid_cells", "resolve_columns"]
 
 #: Why an engine pool refuses a multi-class pool, and what to do instead.
-_BINARY = ("engine pools are binary (predictions 0 or 1, one probability p(y=1|x) per system): read a multi-class "
+BINARY = ("engine pools are binary (predictions 0 or 1, one probability p(y=1|x) per system): read a multi-class "
            "pool in memory, without --engine")
 
 #: What an invalid cell of each kind of column is, and the fix.
@@ -127,7 +127,7 @@ def resolve_columns(available: Mapping[str, str], where: str, *, id_col: str = D
                             "scores), or read a pool that fits in memory without --engine")
     others = len(preds) or len(scores)
     if others and len(probs) > others and len(probs) % others == 0:
-        raise PoolError(f"{where}: {len(probs)} prob columns for {others} system(s), one per class; {_BINARY}")
+        raise PoolError(f"{where}: {len(probs)} prob columns for {others} system(s), one per class; {BINARY}")
     n_systems = max(len(preds), len(probs), len(scores))
     if n_systems == 0:
         raise PoolError(f"{where}: no column of system outputs; expected pred, prob or score, found {sorted(have)}. "
@@ -151,5 +151,5 @@ def invalid_cells(where: str, column: str, kind: str, count: int, item_id, value
         example = f", e.g. item {show_id(item_id)} ({'empty' if pd.isna(value) else show_value(value)})"
         number = pd.to_numeric(value, errors="coerce")
         if kind in ("pred", "label") and np.isfinite(number) and float(number).is_integer() and number > 1:
-            fix = _BINARY
+            fix = BINARY
     return f"{where}: column {column!r} has {count} row(s) {what}{example}; {fix}"

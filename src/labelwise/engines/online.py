@@ -67,10 +67,10 @@ from scipy import sparse
 
 from ..designs import OnlinePoissonDesign
 from ..designs.count_interval import label_coefficients
+from ..designs.group_model import MODEL_BASIS
 from ..designs.online_poisson import (
     BLOCK_VARIANCES,
     HINDSIGHT_VARIANCES,
-    MODEL_BASIS,
     PLUGIN_BASIS,
     unlabeled_covariance,
     with_unlabeled,

@@ -16,8 +16,10 @@ from ..designs.poisson_blocks import block_model_widening
 from ..estimators import Estimate
 from ..measures import CombinedMeasure, Measure, make_measure
 from ..measures.thresholds import ThresholdMeasure
-from ..pool import Pool
+from ..pool import Pool, PoolError
+from ..store import StoreError
 from .blocks import BlockSummary
+from .columns import BINARY
 from .files import expand_paths, fingerprint
 from .hashing import item_uniform
 from .plan import Plan, PlannedSample, block_inclusion
@@ -139,9 +141,48 @@ class EnginePool:
         """Content fingerprint of the pool's files (:func:`~labelwise.engines.files.fingerprint`)."""
         return fingerprint(self.files)
 
+    def check_checksum(self, stored: list[str] | None, session: str) -> None:
+        """One pass: raise :class:`~labelwise.store.StoreError` unless the checksum of the systems' outputs
+        (:func:`~labelwise.engines.sql.checksum_query`) is ``stored``, that of the pool ``session`` was made on
+        (``None``: not stored, nothing checked)."""
+        if stored is not None and self.source.checksum() != stored:
+            raise StoreError(f"{session}: the systems' outputs in the pool files ({str(self.files[0])!r}, ...) "
+                             "changed since init (a checksum of the predictions, probabilities and scores by item "
+                             "differs, though the files' sizes and footers did not); restore them or start a new "
+                             "session")
+
+    def check_items(self) -> None:
+        """One pass (two for probabilities alone in three columns or more): raise :class:`~labelwise.pool.PoolError`
+        naming an id several rows hold, and how many, or probability columns that are class probabilities.
+
+        The sample is drawn by item id, so a repeated id would be one item drawn with several rows' outputs.
+        Probability columns without pred or score columns are one binary system each, unless groups of three or
+        more sum to 1 on more than half of the rows, as in a pool file read in memory
+        (:func:`~labelwise.pool.class_columns.summing_groups`): those are a multi-class pool's, which engine pools
+        do not take.
+        """
+        c = self.source.columns
+        sizes = [] if c.preds or c.scores else [k for k in range(len(c.probs), 2, -1) if len(c.probs) % k == 0]
+        if sizes:
+            n, summing = self.source.class_sums(sizes)
+            over = [(size, m) for size, m in zip(sizes, summing) if m > n / 2]
+            if over:
+                raise PoolError(f"{self.source.where}: the prob columns {', '.join(map(repr, c.probs))} sum to 1 by "
+                                f"groups of {over[0][0]} on {over[0][1]} of {n} rows, as a multi-class system's class "
+                                f"probabilities do; {BINARY}")
+        repeated = self.source.duplicate_id()
+        if repeated is not None:
+            raise PoolError(f"{self.source.where}: item id {repeated[0]} is held by {repeated[1]} rows; engine pools "
+                            "draw the sample by id and need one row per item: keep one row per id (or give the "
+                            "repeated rows new ids) and run init again")
+
     def measure(self, names: str | Sequence[str], systems: str | int | Sequence[int] = 0) -> Measure:
-        """:func:`labelwise.make_measure` for this pool's systems (:func:`measure_on_blocks`)."""
-        return measure_on_blocks(names, self.summary, self.system_names, systems, self.sampled_rows)
+        """:func:`labelwise.make_measure` for this pool's systems (:func:`measure_on_blocks`); a measure of an output
+        the pool lacks is refused naming its files."""
+        try:
+            return measure_on_blocks(names, self.summary, self.system_names, systems, self.sampled_rows)
+        except PoolError as exc:
+            raise PoolError(f"{self.source.where}: {exc}") from None
 
     def sampled_rows(self, size: int = THRESHOLD_SAMPLE) -> Pool:
         """The outputs of a simple random sample of about ``size`` rows (all of them in a smaller pool), drawn by the

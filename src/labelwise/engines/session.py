@@ -75,6 +75,8 @@ CREATE TABLE labels (item_id INTEGER PRIMARY KEY, label INTEGER NOT NULL, source
 _STRATUM_SUMMARY = "stratum_summary"
 #: The meta key saying where a curve's thresholds come from (:meth:`EngineSession.make_measure`).
 _CURVE_THRESHOLDS = "curve_thresholds"
+#: The meta key of the checksum of the systems' outputs (:meth:`EngineSession.pool`; sessions written before: none).
+_CHECKSUM = "outputs_checksum"
 
 
 class EngineSession:
@@ -102,6 +104,7 @@ class EngineSession:
             raise StoreError(f"session file {str(path)!r} already exists; `labelwise next` continues it, or "
                              "choose another path")
         check_engine_design(design.name)
+        pool.check_items()
         target = pool.measure(measure, systems)
         s = pool.summary
         strata = engine_strata(pool.source, design) if design.name == STRATIFIED else None
@@ -115,7 +118,8 @@ class EngineSession:
         else:
             sample = pool.sample(pool.plan(design, target, budget), seed)
         meta = {"engine": pool.source.engine, "files": [str(f) for f in pool.files], "name": pool.name,
-                "n_items": pool.n_items, "fingerprint": pool.fingerprint(), "columns": pool.source.columns.to_json(),
+                "n_items": pool.n_items, "fingerprint": pool.fingerprint(), _CHECKSUM: pool.source.checksum(),
+                "columns": pool.source.columns.to_json(),
                 "measure": measure, "systems": systems, "design": design.spec(), "budget": budget, "seed": seed,
                 "level": level, "handed": 0, "spark_master": getattr(pool.source, "master", None),
                 _CURVE_THRESHOLDS: "sampled rows",
@@ -173,13 +177,17 @@ class EngineSession:
 
     @property
     def pool(self) -> EnginePool:
-        """The pool through its engine (opened on first use: ``next`` needs it, ``estimate`` does not)."""
+        """The pool through its engine (opened on first use: ``next`` needs it, ``estimate`` does not), refused
+        when the systems' outputs changed since ``init`` though the files' footers did not (one pass; sessions
+        written before the checksum was stored are checked by their footers alone)."""
         if self._pool is None:
             c = self.columns
-            self._pool = EnginePool.open(self.meta["files"], self.meta["engine"], name=self.meta["name"],
-                                         spark_master=self.meta.get("spark_master"),
-                                         id_col=c.id, pred_cols=list(c.preds), prob_cols=list(c.probs),
-                                         score_cols=list(c.scores), label_col=c.label, system_names=c.system_names)
+            pool = EnginePool.open(self.meta["files"], self.meta["engine"], name=self.meta["name"],
+                                   spark_master=self.meta.get("spark_master"),
+                                   id_col=c.id, pred_cols=list(c.preds), prob_cols=list(c.probs),
+                                   score_cols=list(c.scores), label_col=c.label, system_names=c.system_names)
+            pool.check_checksum(self.meta.get(_CHECKSUM), f"session file {str(self.path)!r}")
+            self._pool = pool
         return self._pool
 
     @cached_property

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..pool import Outputs, Pool, PoolError, batch_frame
+from ..pool.cells import SUM_TOLERANCE
 from .blocks import BlockSummary, memory_blocks, memory_keys
 from .columns import EngineColumns, invalid_cells
 from .hashing import SqlDialect, item_uniform, uniforms_below
@@ -22,7 +23,10 @@ from .plan import Plan, PlannedSample, hand_out_order
 from .sql import (
     FINE_STRATA,
     checked_columns,
+    checksum_query,
+    class_sums_query,
     draw_query,
+    duplicate_id_query,
     fine_counts_query,
     fine_strata,
     first_invalid_query,
@@ -98,6 +102,22 @@ class PoolSource(ABC):
         """One pass: columns ``block``, ``n``, ``total``, ``total_sq``; the items of every block (within ``strata``
         if given) and the sums of their values of ``column`` and of the squares
         (:func:`~labelwise.engines.sql.value_moments_query`)."""
+
+    def duplicate_id(self) -> tuple[int, int] | None:
+        """One pass: an item id held by several rows and how many, or ``None`` (an in-memory pool's ids are unique
+        by its own checks)."""
+        return None
+
+    def checksum(self) -> list[str] | None:
+        """One pass: the checksum of the systems' outputs by item (:func:`~labelwise.engines.sql.checksum_query`);
+        ``None`` for an in-memory pool, which no session reopens."""
+        return None
+
+    def class_sums(self, sizes: list[int]) -> tuple[int, list[int]]:
+        """One pass: the rows, and for each group size of ``sizes`` the rows on which every group of that many
+        probability columns sums to 1 (:func:`~labelwise.engines.sql.class_sums_query`); an in-memory pool is
+        binary by its own checks."""
+        return 0, [0] * len(sizes)
 
     def outputs(self, item_ids: np.ndarray) -> Outputs:
         """The systems' outputs of ``item_ids`` (read back through :meth:`labelwise.Pool.from_dataframe`)."""
@@ -252,6 +272,8 @@ class SqlSource(PoolSource):
     def summary(self, strata=None) -> BlockSummary:
         self._register_strata(strata)
         frame = self.query(summary_query(self.table, self.columns, self.dialect, strata)).sort_values("block")
+        if frame.empty:
+            raise PoolError(f"{self.where}: no rows, only column names; give a pool of at least one item")
         for j, (column, kind) in enumerate(checked_columns(self.columns)):
             self._refuse_invalid(column, kind, int(frame[f"bad_{j}"].sum()))
         return BlockSummary(frame["block"].to_numpy(np.int64), frame["n"].to_numpy(np.int64),
@@ -265,6 +287,17 @@ class SqlSource(PoolSource):
             first = self.query(first_invalid_query(self.table, self.columns, column, kind, self.dialect))
             raise PoolError(invalid_cells(self.where, column, kind, bad, first["item_id"].iloc[0],
                                           first["value"].iloc[0]))
+
+    def duplicate_id(self) -> tuple[int, int] | None:
+        found = self.query(duplicate_id_query(self.table, self.columns, self.dialect))
+        return None if found.empty else (int(found["item_id"].iloc[0]), int(found["n"].iloc[0]))
+
+    def checksum(self) -> list[str]:
+        return [str(v) for v in self.query(checksum_query(self.table, self.columns, self.dialect)).iloc[0]]
+
+    def class_sums(self, sizes: list[int]) -> tuple[int, list[int]]:
+        row = self.query(class_sums_query(self.table, self.columns, sizes, SUM_TOLERANCE, self.dialect)).iloc[0]
+        return int(row["n"]), [int(row[f"s_{j}"]) for j in range(len(sizes))]
 
     def threshold_groups(self, column: str, thresholds: np.ndarray, strata=None) -> pd.DataFrame:
         self._register_strata(strata)

@@ -15,6 +15,11 @@
 * :func:`score_range_query`, :func:`fine_counts_query` and
   :func:`stratum_draw_query`: the passes of ``stratified``
   (:mod:`labelwise.engines.strata`).
+* :func:`duplicate_id_query` and :func:`checksum_query`: one scan each, an
+  id held by several rows (refused at ``init``), and a checksum of the
+  systems' outputs by item (a session refuses a pool whose outputs changed);
+  :func:`class_sums_query`: probability columns that are one system's
+  class probabilities (refused: engine pools are binary).
 """
 
 from __future__ import annotations
@@ -25,8 +30,9 @@ from .blocks import LEVEL_EDGES, LEVELS, N_BINS, PER_LEVEL, key_bits, level_scal
 from .columns import EngineColumns
 from .hashing import SqlDialect, uniform_sql
 
-__all__ = ["FINE_STRATA", "draw_query", "fine_counts_query", "fine_strata", "rows_query", "score_range_query",
-           "stratum_draw_query", "summary_query", "threshold_groups_query", "value_moments_query"]
+__all__ = ["FINE_STRATA", "checksum_query", "class_sums_query", "draw_query", "duplicate_id_query",
+           "fine_counts_query", "fine_strata", "rows_query", "score_range_query", "stratum_draw_query",
+           "summary_query", "threshold_groups_query", "value_moments_query"]
 
 
 def _prior_sql(cols: EngineColumns, d: SqlDialect) -> str:
@@ -220,3 +226,52 @@ def truth_query(source: str, cols: EngineColumns, d: SqlDialect) -> str:
     return (f"SELECT {_key_sql(cols, d)} AS block, CAST({d.quote(cols.label)} AS BIGINT) AS label, "
             f"COUNT(*) AS n, SUM(CASE WHEN {_invalid_sql(cols.label, 'label', d)} THEN 1 ELSE 0 END) AS bad "
             f"FROM {_with_bin(source, cols, d)} GROUP BY 1, 2")
+
+
+def duplicate_id_query(source: str, cols: EngineColumns, d: SqlDialect) -> str:
+    """At most one row ``(item_id, n)``: an id held by ``n > 1`` rows (none when every id is unique)."""
+    i = d.quote(cols.id)
+    return f"SELECT {i} AS item_id, COUNT(*) AS n FROM {source} GROUP BY {i} HAVING COUNT(*) > 1 LIMIT 1"
+
+
+#: Two primes below 2^16: an id's weight in :func:`checksum_query` is ``(id mod P1) 2^16 + (id mod P2) + 1``, which
+#: repeats only every ``P1 P2`` (about 4.3e9) ids.
+_WEIGHT_PRIMES = (65521, 65519)
+#: A probability ``p`` enters :func:`checksum_query` as ``round(p 2^30)``, a score ``s`` as ``round(s / (1 + |s|)
+#: 2^30)`` (a one-to-one map of the reals into (-1, 1)), so that every term stays below 2^62.
+_CODE_SCALE = 2**30
+
+
+def checksum_query(source: str, cols: EngineColumns, d: SqlDialect) -> str:
+    """One row ``(n, ids, c_0, c_1, ...)``, as text (exact in every engine): the number of rows, the sum of the ids'
+    weights, and for each output column (:attr:`EngineColumns.outputs`) the sum over rows of its value, coded as an
+    integer, times the row's id weight.
+
+    A change of any item's output (every prediction flipped, a probability changed in its ninth decimal, outputs
+    moved between items) changes a sum but for a coincidence; integer sums are exact, so the same pool gives the
+    same text whatever the order or partitioning of its rows.
+    """
+    i, (p1, p2) = f"CAST({d.quote(cols.id)} AS BIGINT)", _WEIGHT_PRIMES
+    weight = f"((({i} % {p1}) + {p1}) % {p1}) * 65536 + ((({i} % {p2}) + {p2}) % {p2}) + 1"
+    codes = ([f"CAST({d.quote(c)} AS BIGINT)" for c in cols.preds]
+             + [f"CAST(round(CAST({d.quote(c)} AS DOUBLE) * {_CODE_SCALE}) AS BIGINT)" for c in cols.probs]
+             + [f"CAST(round(CAST({d.quote(c)} AS DOUBLE) / (1 + abs(CAST({d.quote(c)} AS DOUBLE))) * {_CODE_SCALE}) "
+                "AS BIGINT)" for c in cols.scores])
+    total = lambda term: f"CAST(SUM(CAST({term} AS DECIMAL(38, 0))) AS STRING)"
+    sums = ", ".join(f"{total(f'_lw_c{j} * _lw_w')} AS c_{j}" for j in range(len(codes)))
+    coded = ", ".join(f"{code} AS _lw_c{j}" for j, code in enumerate(codes))
+    return (f"SELECT CAST(COUNT(*) AS STRING) AS n, {total('_lw_w')} AS ids, {sums} "
+            f"FROM (SELECT {weight} AS _lw_w, {coded} FROM {source}) _k")
+
+
+def class_sums_query(source: str, cols: EngineColumns, sizes: list[int], tolerance: float, d: SqlDialect) -> str:
+    """One row ``(n, s_0, s_1, ...)``: the rows, and for each size ``C`` of ``sizes`` the rows on which every
+    consecutive group of ``C`` probability columns sums to 1 within ``tolerance``
+    (:func:`~labelwise.pool.class_columns.summing_groups`)."""
+    probs = [f"CAST({d.quote(c)} AS DOUBLE)" for c in cols.probs]
+    counts = []
+    for j, size in enumerate(sizes):
+        groups = [" + ".join(probs[g:g + size]) for g in range(0, len(probs), size)]
+        every = " AND ".join(f"abs({group} - 1) <= {_double(tolerance)}" for group in groups)
+        counts.append(f"SUM(CASE WHEN {every} THEN 1 ELSE 0 END) AS s_{j}")
+    return f"SELECT COUNT(*) AS n, {', '.join(counts)} FROM {source}"

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ..pool import Pool
     from ..session import Session
 
-__all__ = ["calibrate_pool", "labeled_design_weights"]
+__all__ = ["calibrate_pool", "check_calibratable", "labeled_design_weights"]
 
 
 def labeled_design_weights(session: Session) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -59,6 +59,20 @@ def labeled_design_weights(session: Session) -> tuple[np.ndarray, np.ndarray, np
     weight = (draws.weight * draws.count)[rows] * share
     keep = np.ones(rows.size, bool) if sample.excluded is None else ~sample.excluded[rows]
     return draws.items[rows][keep], labels[keep], weight[keep]
+
+
+def check_calibratable(pool: Pool) -> None:
+    """Raise ``ValueError`` unless ``pool`` is binary with probabilities (what :func:`calibrate_pool` recalibrates).
+    """
+    if pool.n_classes != 2:
+        kind = f"multi-label ({len(pool.label_names)} labels)" if pool.label_names else \
+            f"multi-class ({pool.n_classes} classes)"
+        raise ValueError(f"calibrate: the session's pool is {kind}; calibrate handles binary pools only (one "
+                         "probability p(y=1|x) per system); the model-based designs (online-poisson, importance) "
+                         "temperature-scale a multi-class pool's probabilities to the labels themselves")
+    if pool.probs is None:
+        raise ValueError("calibrate: the session's pool has no probabilities (a prob column, p(y=1|x)) to calibrate; "
+                         "start a session from a pool file with one (--prob-col)")
 
 
 def calibrate_pool(session: Session, *, method: str = "spline", n_bins: int = 10,
@@ -103,15 +117,7 @@ def calibrate_pool(session: Session, *, method: str = "spline", n_bins: int = 10
         (positive).
     """
     pool = session.pool
-    if pool.n_classes != 2:
-        kind = f"multi-label ({len(pool.label_names)} labels)" if pool.label_names else \
-            f"multi-class ({pool.n_classes} classes)"
-        raise ValueError(f"calibrate: the session's pool is {kind}; calibrate handles binary pools only (one "
-                         "probability p(y=1|x) per system); the model-based designs (online-poisson, importance) "
-                         "temperature-scale a multi-class pool's probabilities to the labels themselves")
-    if pool.probs is None:
-        raise ValueError("calibrate: the session's pool has no probabilities (a prob column, p(y=1|x)) to calibrate; "
-                         "start a session from a pool file with one (--prob-col)")
+    check_calibratable(pool)
     items, labels, weight = labeled_design_weights(session)
     if items.size == 0:
         raise ValueError("calibrate: the session has no labels yet; label some items first (`labelwise label`)")

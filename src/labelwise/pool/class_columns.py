@@ -10,8 +10,13 @@ how many systems the other outputs give (the pred columns, else the score
 columns): as many probability columns as systems is one binary probability
 per system, ``C >= 2`` times as many is ``C`` per system.  A pool of
 probabilities alone has its systems counted by ``n_classes`` (Python) when
-that is above 2, else one binary probability per column.  Each system's
-probabilities must sum to 1 on every row
+that is above 2; else by the columns' sums (:func:`summing_groups`): ``k``
+columns that split into consecutive groups of ``C >= 3`` summing to 1 are
+``k / C`` multi-class systems (the fewest such systems), as a user who
+writes ``--prob-col p_0,p_1,p_2`` and no pred column means; else they are
+one binary probability per column.  Its predictions are not made up from
+the probabilities: a measure of the predictions asks for the pred column.
+Each system's probabilities must sum to 1 on every row
 (:func:`~labelwise.pool.cells.check_class_sums`).
 
 Batch files write them back under the names the reader takes
@@ -23,16 +28,37 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
+from .cells import SUM_TOLERANCE
 from .errors import PoolError
 
-__all__ = ["class_column_names", "classes_per_system"]
+__all__ = ["class_column_names", "classes_per_system", "summing_groups"]
 
 #: How every message names the option of the probability columns.
 _OPTION = "--prob-col on the command line, prob_cols= in Python"
 
 
+def summing_groups(values: np.ndarray) -> int | None:
+    """The size ``C >= 3`` of the largest consecutive groups of the columns of ``values`` (rows x ``k``, NaN for a
+    cell that is not a number) that sum to 1 on more than half of the rows, each within
+    :data:`~labelwise.pool.cells.SUM_TOLERANCE`; ``None`` when none do.
+
+    Binary systems' probabilities sum to 1 on a row by chance, not on most rows, so this tells one system's class
+    probabilities from several binary systems'; more than half, rather than every row, so that a few rows off are
+    named by :func:`~labelwise.pool.cells.check_class_sums` instead of turning the pool binary.
+    """
+    k = values.shape[1]
+    for size in range(k, 2, -1):
+        if k % size == 0:
+            sums = values.reshape(len(values), k // size, size).sum(axis=2)
+            if np.mean(np.all(np.abs(sums - 1.0) <= SUM_TOLERANCE, axis=1)) > 0.5:
+                return size
+    return None
+
+
 def classes_per_system(prob_cols: Sequence[str], n_systems: int | None, n_classes: int | None,
-                       where: str) -> int | None:
+                       where: str, values: np.ndarray | None = None) -> int | None:
     """How many classes each system's probability columns give; ``None`` for one binary probability per system.
 
     Parameters
@@ -45,6 +71,9 @@ def classes_per_system(prob_cols: Sequence[str], n_systems: int | None, n_classe
         The label-set size the caller gave, if any.
     where : str
         The table as errors name it (``pool file 'x.csv'``).
+    values : ndarray, optional
+        The columns' values as floats (NaN where not a number): without pred or score columns and ``n_classes``,
+        their sums tell class probabilities from binary ones (:func:`summing_groups`).
 
     Raises
     ------
@@ -55,6 +84,8 @@ def classes_per_system(prob_cols: Sequence[str], n_systems: int | None, n_classe
     k, listed = len(prob_cols), ", ".join(map(repr, prob_cols))
     layout = f"give one per class per system, in class order 0..C-1, system after system ({_OPTION})"
     if n_systems is None:
+        if n_classes is None and values is not None:
+            return summing_groups(values)
         if n_classes is None or n_classes <= 2:
             return None
         if k % n_classes:

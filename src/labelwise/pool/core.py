@@ -58,10 +58,12 @@ class Outputs:
         arr = getattr(self, kind)
         if arr is None:
             column = kind.removesuffix("s")  # the default column of the output: pred, prob
+            argmax = ("; when a system predicts its most probable class, that is the argmax of its class "
+                      "probabilities" if kind == "preds" and self.probs is not None and self.probs.ndim == 3 else "")
             raise PoolError(
                 f"measure {measure!r} needs system output {kind!r}, but the pool has none: give a column "
                 f"{column!r} (or name yours with --{column}-col on the command line, {column}_cols= in Python), "
-                f"or a {kind} array when building the pool"
+                f"or a {kind} array when building the pool{argmax}"
             )
         return arr
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from .cells import check_cells, check_class_sums, source
+from .cells import check_cells, check_class_order, check_class_sums, source
 from .class_columns import class_column_names, classes_per_system
 from .errors import PoolError
 from .ids import ids_from_text, strip_ids
@@ -189,12 +189,16 @@ def frame_fields(
         n_classes, why = 2, "a multi-label pool's columns are per label"
     elif use["prob"] is not None:
         others = use["pred"] or use["score"]
-        per_class = classes_per_system(use["prob"], None if others is None else len(others), n_classes, source(df))
+        numbers = None if others is not None or n_classes is not None else (  # read by their sums
+            df[use["prob"]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float))
+        per_class = classes_per_system(use["prob"], None if others is None else len(others), n_classes, source(df),
+                                       numbers)
         listed = ", ".join(map(repr, use["prob"]))
         n_classes = per_class or 2
         why = (f"the probability columns give {per_class} classes ({listed}; list one per class, in class order)"
                if per_class else f"the pool is binary (its systems give one probability each, in {listed}; a "
-               f"multi-class pool gives one column per class{', and pred columns' if others is None else ''})")
+               "multi-class pool gives one column per class" + (", each system's summing to 1 on every row"
+                                                                  if others is None else "") + ")")
     else:
         why = f"n_classes is {n_classes}"
     if not per_label:
@@ -202,6 +206,8 @@ def frame_fields(
     check_cells(df, {role: columns for role, columns in use.items() if columns is not None}, n_classes, why)
     if per_class:
         check_class_sums(df, use["prob"], per_class)
+        if use["pred"] is not None:
+            check_class_order(df, use["pred"], use["prob"], per_class)
     labels = values(use["label"], per_label)
     probs = values(use["prob"], per_label)
     fields: dict[str, Any] = {

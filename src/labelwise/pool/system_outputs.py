@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .cells import check_cells, check_class_sums, source
+from .cells import ROLES, check_cells, check_class_order, check_class_sums, source
 from .class_columns import class_column_names
 from .core import Pool
 from .errors import PoolError
@@ -41,9 +41,9 @@ def read_system_outputs(path: str | Path, pool: Pool, columns: dict[str, str] | 
     columns : dict, optional
         The file's column of each role (``id``, ``pred``, ``score``, ``prob``), matched as a pool file's
         (:func:`~labelwise.pool.readers.find_column`); default: ``item_id``, ``pred``, ``score``, ``prob``.
-        ``id`` and ``pred`` are required, ``score`` and ``prob`` read when present.  For a pool with class
-        probabilities ``prob`` is one column per class, in class order, comma-separated
-        (``"p_0,p_1,p_2"``; :mod:`~labelwise.pool.class_columns`).
+        ``id`` is required, and ``pred`` when the pool's systems give predictions; ``score`` and ``prob`` are read
+        when present.  For a pool with class probabilities ``prob`` is one column per class, in class order,
+        comma-separated (``"p_0,p_1,p_2"``; :mod:`~labelwise.pool.class_columns`).
 
     Raises
     ------
@@ -54,7 +54,8 @@ def read_system_outputs(path: str | Path, pool: Pool, columns: dict[str, str] | 
         number, a prediction outside the pool's label set, a probability
         outside [0, 1] or an infinite score (naming the data row and the
         column, :func:`~labelwise.pool.cells.check_cells`), or class
-        probabilities in the wrong number of columns or not summing to 1.
+        probabilities in the wrong number of columns, not summing to 1 or
+        not in class order (:func:`~labelwise.pool.cells.check_class_order`).
     """
     from .readers import DEFAULT_COLUMNS, find_column
 
@@ -64,11 +65,12 @@ def read_system_outputs(path: str | Path, pool: Pool, columns: dict[str, str] | 
     df = read_table(path, id_col=wanted["id"], kind="predictions file")
     found = {role: find_column(df, column) for role, column in wanted.items() if role != "prob"}
     found["prob"] = _prob_columns(df, wanted["prob"], pool)
-    for role in ("id", "pred"):
+    for role in ("id", "pred") if pool.preds is not None else ("id",):
         if found[role] is None:
             raise PoolError(f"predictions file {name}: no column {wanted[role]!r} (--{role}-col); give columns "
                             f"{wanted['id']},{wanted['pred']} and optionally {wanted['score']} or {wanted['prob']} "
                             f"(found {', '.join(map(str, df.columns))})")
+    _require_kinds(df, found, wanted, pool)
     empty = df[found["id"]].isna().to_numpy()
     if empty.any():
         raise PoolError(f"predictions file {name}, {ROW} {df.index[empty][0]}: empty {wanted['id']}; give every row "
@@ -100,7 +102,31 @@ def read_system_outputs(path: str | Path, pool: Pool, columns: dict[str, str] | 
             aligned = np.empty_like(values)
             aligned[pos] = values
             outputs[field] = aligned
+    if isinstance(found["prob"], list) and found["pred"] is not None:
+        check_class_order(df, [found["pred"]], found["prob"], len(found["prob"]))
     return SystemOutputs(**outputs)
+
+
+def _require_kinds(df: pd.DataFrame, found: dict, wanted: dict[str, str], pool: Pool) -> None:
+    """Raise, naming the file's columns, when it lacks a kind of output the pool's systems give (a binary pool
+    with scores and probabilities takes either, :func:`with_system`)."""
+    have = {role for role, column in found.items() if column is not None}
+    missing = [role for field, role in _KINDS[1:] if getattr(pool, field) is not None and role not in have]
+    either = pool.n_classes == 2 and pool.scores is not None and pool.probs is not None
+    if not missing or either and {"score", "prob"} & have:
+        return
+    listed = f"the file has columns {', '.join(map(str, df.columns))}"
+    if either and len(missing) == 2:
+        raise PoolError(f"{source(df)}: no column {wanted['score']!r} or {wanted['prob']!r}; the pool's systems give "
+                        "scores and probabilities, so the new system must give one of them: name its column with "
+                        f"--score-col or --prob-col; {listed}")
+    role = missing[0]
+    what = ROLES[role][1]
+    ask = (f"name its columns, one per class in class order 0..{pool.n_classes - 1}, with --prob-col (e.g. "
+           f"--prob-col {','.join(class_column_names('p', None, pool.n_classes))})"
+           if role == "prob" and pool.probs.ndim == 3 else f"name its column with --{role}-col")
+    raise PoolError(f"{source(df)}: no column {wanted[role]!r} for the new system's {what}; the pool's systems give "
+                    f"{what}, so the new system must too: {ask}; {listed}")
 
 
 def _why(pool: Pool) -> str:
@@ -123,6 +149,10 @@ def _prob_columns(df: pd.DataFrame, wanted: str, pool: Pool) -> str | list[str] 
     if pool.probs is None or pool.probs.ndim != 3 or pool.label_names:
         return find_column(df, wanted)
     names = [c.strip() for c in wanted.split(",") if c.strip()]
+    twice = [c for i, c in enumerate(names) if c in names[:i]]
+    if twice:
+        raise PoolError(f"{source(df)}: --prob-col {wanted!r} names column {twice[0]!r} twice; name each class's "
+                        "column once, in class order")
     found = [find_column(df, c) for c in names]
     missing = [n for n, c in zip(names, found) if c is None]
     if names == [DEFAULT_COLUMNS["prob"]] and missing:
@@ -132,7 +162,8 @@ def _prob_columns(df: pd.DataFrame, wanted: str, pool: Pool) -> str | list[str] 
     if missing or len(names) != n_classes:
         problem = f"no column(s) {missing}" if missing else f"{len(names)} probability column(s) {names}"
         raise PoolError(f"{source(df)}: {problem}; the pool's systems give {n_classes} class probabilities each: "
-                        f"give one column per class, in class order 0..{n_classes - 1} (--prob-col {example})")
+                        f"give one column per class, in class order 0..{n_classes - 1} (--prob-col {example}); the "
+                        f"file has columns {', '.join(map(str, df.columns))}")
     return found
 
 
@@ -162,12 +193,13 @@ def with_system(pool: Pool, name: str, outputs: SystemOutputs) -> Pool:
     for field, column in _KINDS:
         have, new = getattr(pool, field), getattr(outputs, field)
         if (have is None) != (new is None):
-            need = "gives" if have is not None else "does not give"
+            differ = (f"gives no {field}, which the pool's systems give" if have is not None
+                      else f"gives {field}, which the pool's systems do not")
             per_class = "" if have is None or have.ndim != 3 else (
                 "; its probabilities are one column per class, in class order (--prob-col "
                 f"{','.join(class_column_names('p', None, have.shape[2]))})")
-            raise PoolError(f"{column}: the pool {need} the systems' {field}; the new system must give the same "
-                            f"outputs ({', '.join(c for f, c in _KINDS if getattr(pool, f) is not None)}){per_class}")
+            raise PoolError(f"the new system {differ}; it must give the same outputs as they do "
+                            f"({', '.join(c for f, c in _KINDS if getattr(pool, f) is not None)}){per_class}")
         if have is not None:
             new = np.asarray(new)
             if new.shape[0] != pool.n_items:

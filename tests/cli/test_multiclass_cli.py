@@ -1,0 +1,140 @@
+"""The commands on a multi-class pool file (one probability column per class): what they say of the pool."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pandas as pd
+import pytest
+
+import labelwise as lw
+from labelwise.pool import batch_frame
+
+#: the class probability columns batch files write, as `init` reads them back
+CLASS_COLS = "prob_0,prob_1,prob_2"
+
+
+@pytest.fixture
+def multiclass_file(tmp_path):
+    """A 3-class pool file (item_id, pred, prob_0..prob_2) and its pool (with ground truth)."""
+    pool = lw.make_multiclass_pool(600, class_shares=(0.6, 0.3, 0.1), seed=4)
+    path = tmp_path / "pool.csv"
+    batch_frame(pool, pool.item_ids).drop(columns="label").to_csv(path, index=False, float_format="%.6f")
+    return path, pool
+
+
+def _label_a_batch(session, pool, tmp_path, ok) -> None:
+    batch = pd.read_csv(io.StringIO(ok("next", session, "-n", 40).stdout))
+    batch["label"] = pool.labels[pool.positions(batch["item_id"].to_numpy())]
+    batch[["item_id", "label"]].to_csv(tmp_path / "labels.csv", index=False)
+    ok("label", session, tmp_path / "labels.csv")
+
+
+def test_status_init_and_the_estimate_say_what_the_model_does_with_class_probabilities(multiclass_file, tmp_path,
+                                                                                        ok):
+    """A multi-class pool's probabilities are temperature-scaled, not Platt-recalibrated, and without scores the
+    score partition ranks by 1 - p(class 0); the footnote spoke of scores and positives."""
+    path, pool = multiclass_file
+    session = tmp_path / "s.lw"
+    created = ok("init", path, session, "--prob-col", CLASS_COLS, "-m", "accuracy", "-d", "online-poisson").stdout
+    _label_a_batch(session, pool, tmp_path, ok)
+    status = ok("status", session).stdout
+    for shown in (created, status):
+        assert ("calibration=platt (on this multi-class pool: temperature scaling of the class probabilities)"
+                in shown), shown
+        assert "partition=score (no score column: strata of 1 - p(class 0))" in shown, shown
+    assert status.splitlines()[1] == "pool     pool: 600 items, 3 classes, systems system"
+    footnote = " ".join(ok("estimate", session).stdout.split())
+    assert ("the systems' class probabilities, temperature-scaled to the labels), so the interval assumes those "
+            "probabilities do not understate the systems' errors left among them") in footnote, footnote
+    assert "positives" not in footnote and "scores" not in footnote
+    record = json.loads(ok("status", session, "--json").stdout)
+    assert (record["n_classes"], record["outputs"], record["design"]["calibration"]) == (3, ["preds", "probs"],
+                                                                                        "platt")
+
+
+def test_a_binary_pool_keeps_its_settings_and_footnote(tmp_path, write_pool_csv, ok):
+    pool = lw.make_pool(600, prevalence=0.2, seed=4)
+    session = tmp_path / "s.lw"
+    ok("init", write_pool_csv(pool, tmp_path / "pool.csv", labels=False), session, "-d", "online-poisson")
+    _label_a_batch(session, pool, tmp_path, ok)
+    status = ok("status", session).stdout
+    assert "calibration=platt, lam=1.0, partition=score, " in status and "classes" not in status
+    assert "the systems' scores recalibrated on the labels" in " ".join(ok("estimate", session).stdout.split())
+
+
+def test_relabel_names_the_item_whose_label_is_outside_the_classes(multiclass_file, tmp_path, ok, fails):
+    path, pool = multiclass_file
+    session = tmp_path / "s.lw"
+    ok("init", path, session, "--prob-col", CLASS_COLS, "-m", "accuracy", "-d", "passive")
+    _label_a_batch(session, pool, tmp_path, ok)
+    item = pd.read_csv(tmp_path / "labels.csv")["item_id"][0]
+    before = session.read_bytes()
+    assert fails("relabel", session, item, 7) == (
+        f"error: item {item}: label '7' is outside the label set 0..2; fix the label you give")
+    assert fails("relabel", session, item, "cat") == (
+        f"error: item {item}: label 'cat' is not a number; labels must be integers 0..2")
+    assert session.read_bytes() == before
+
+
+def test_class_probabilities_without_a_pred_column_are_one_multiclass_system(multiclass_file, tmp_path, ok, fails):
+    """Read as three binary systems, they made `init -m brier` a binary session of three systems; the predictions
+    are not made up from the probabilities: a measure of them asks for the pred column."""
+    path = multiclass_file[0]
+    pd.read_csv(path).drop(columns="pred").to_csv(path, index=False)
+    session = tmp_path / "s.lw"
+    assert fails("init", path, session, "--prob-col", CLASS_COLS, "-m", "accuracy") == (
+        f"error: pool file {str(path)!r}: measure 'accuracy' needs system output 'preds', but the pool has none: give "
+        "a column 'pred' (or name yours with --pred-col on the command line, pred_cols= in Python), or a preds array "
+        "when building the pool; when a system predicts its most probable class, that is the argmax of its class "
+        "probabilities")
+    assert not session.exists()
+    created = ok("init", path, session, "--prob-col", CLASS_COLS, "-m", "brier").stdout
+    assert "(pool 'pool', 3 classes)" in created and "systems: system\n" in created
+
+
+def test_add_system_refuses_class_columns_out_of_class_order(multiclass_file, tmp_path, ok, fails):
+    path, pool = multiclass_file
+    session = tmp_path / "s.lw"
+    ok("init", path, session, "--prob-col", CLASS_COLS, "-m", "accuracy", "-d", "passive")
+    _label_a_batch(session, pool, tmp_path, ok)
+    rival = tmp_path / "rival.csv"
+    pd.read_csv(path).to_csv(rival, index=False)
+    before = session.read_bytes()
+    line = fails("add-system", session, rival, "--prob-col", "prob_2,prob_1,prob_0")
+    assert line.startswith(f"error: predictions file {str(rival)!r}: the prediction in 'pred' is not the most "
+                           "probable class of the columns 'prob_2', 'prob_1', 'prob_0' on "), line
+    assert line.endswith("the predictions follow the order prob_0,prob_1,prob_2: list them in class order, the column "
+                         "of class 0 first (--prob-col on the command line, prob_cols= in Python)"), line
+    assert session.read_bytes() == before
+    ok("add-system", session, rival, "--prob-col", CLASS_COLS)
+
+
+@pytest.mark.parametrize("columns, message", [
+    ("prob_0,prob_0,prob_2", "--prob-col 'prob_0,prob_0,prob_2': column 'prob_0' is named twice; name each column once"),
+    ("prob_0,,prob_2", "--prob-col 'prob_0,,prob_2': name 2 of 3 is empty; give the columns separated by single commas"),
+    ("prob_0,prob_1,prob_2,", ("--prob-col 'prob_0,prob_1,prob_2,': name 4 of 4 is empty; give the columns "
+                               "separated by single commas")),
+])
+def test_a_column_named_twice_or_an_empty_name_is_refused_before_the_file_is_read(multiclass_file, tmp_path, fails,
+                                                                                  columns, message):
+    """A repeated column was read as a class of its own (the sums then named a misleading row); an empty name was
+    dropped (two classes read from three)."""
+    assert fails("init", multiclass_file[0], tmp_path / "s.lw", "--prob-col", columns, "-m", "accuracy") == (
+        f"error: {message}")
+    assert not (tmp_path / "s.lw").exists()
+
+
+def test_add_system_to_a_pool_without_predictions_needs_no_pred_column(multiclass_file, tmp_path, ok, fails):
+    path = multiclass_file[0]
+    frame = pd.read_csv(path).drop(columns="pred")
+    frame.to_csv(path, index=False)
+    session = tmp_path / "s.lw"
+    ok("init", path, session, "--prob-col", CLASS_COLS, "-m", "brier", "-d", "passive")
+    rival = tmp_path / "rival.csv"
+    frame.rename(columns=lambda c: c.replace("prob_", "q_")).to_csv(rival, index=False)
+    assert fails("add-system", session, rival, "--prob-col", "q_0,q_0,q_2") == (
+        f"error: predictions file {str(rival)!r}: --prob-col 'q_0,q_0,q_2' names column 'q_0' twice; name each "
+        "class's column once, in class order")
+    ok("add-system", session, rival, "--prob-col", "q_0,q_1,q_2")
