@@ -276,7 +276,8 @@ class OnlinePoissonSampler(Sampler):
             inf_g = np.sum((u - np.einsum("gc,cgm->gm", predicting, u)[None]) ** 2, axis=2)
         # all unlabeled members of a group share h, hence b: O(groups + batch) per round, not O(N)
         U = groups.unlabeled.astype(float)
-        b_group = round_inclusion(self.design, pi, inf_g, U, n_new, learned=U.sum() < self.pool.n_items)
+        items_labeled = self.pool.n_items - U.sum()  # the model has learned from their labels
+        b_group = round_inclusion(self.design, pi, inf_g, U, n_new, learned=items_labeled > 0)
         # how many members each group gives (exactly n_new in all), then that many members uniformly
         per_group = systematic_counts(U * np.where(U > 0, b_group, 0.0), rng)
         asked = np.flatnonzero(per_group)
