@@ -33,10 +33,37 @@ import numpy as np
 from .cells import SUM_TOLERANCE
 from .errors import PoolError
 
-__all__ = ["class_column_names", "classes_per_system", "summing_groups"]
+__all__ = ["check_class_groups", "class_column_names", "classes_per_system", "split_columns", "summing_groups"]
 
 #: How every message names the option of the probability columns.
 _OPTION = "--prob-col on the command line, prob_cols= in Python"
+
+
+def split_columns(value: str, option: str) -> list[str]:
+    """The column names of a comma-separated ``option`` value (``--prob-col p_0,p_1,p_2``), stripped.
+
+    Raises
+    ------
+    PoolError
+        For an empty name among several (``p_0,,p_2`` would read two classes for three).
+    """
+    given = [part.strip() for part in value.split(",")]
+    if len(given) > 1 and "" in given:
+        raise PoolError(f"{option} {value!r}: name {given.index('') + 1} of {len(given)} is empty; give the columns "
+                        "separated by single commas")
+    return [part for part in given if part]
+
+
+def check_class_groups(columns: Sequence[str], n_classes: int, where: str) -> None:
+    """Raise naming a column listed twice among one system's ``n_classes`` class columns (``columns``: system after
+    system); several systems may share a column."""
+    for start in range(0, len(columns), n_classes):
+        group = list(columns[start:start + n_classes])
+        twice = [c for i, c in enumerate(group) if c in group[:i]]
+        if twice:
+            raise PoolError(f"{where}: --prob-col names column {twice[0]!r} twice among one system's class columns "
+                            f"({', '.join(map(repr, group))}); name each class's column once, in class order "
+                            f"0..{n_classes - 1}")
 
 
 def summing_groups(values: np.ndarray) -> int | None:
