@@ -92,9 +92,37 @@ def test_a_pool_of_probabilities_alone_counts_its_classes_by_n_classes_else_by_t
 def test_class_columns_summing_to_1_on_most_rows_name_the_rows_that_do_not(tmp_path):
     rows = [f"{i},{','.join(map(str, p))}" for i, p in enumerate(PROBS)]
     rows[2] = "2,0.5,0.5,0.5"
-    with pytest.raises(PoolError, match=r"^pool file '.*', data row 3, columns 'p_cat', 'p_dog', 'p_bird': the "
-                       r"probabilities sum to 1.5, not 1; "):
-        Pool.from_file(write(tmp_path / "pool.csv", rows, "item_id,p_cat,p_dog,p_bird"), prob_cols=CLASS_COLS.split(","))
+    path = write(tmp_path / "pool.csv", rows, "item_id,p_cat,p_dog,p_bird")
+    with pytest.raises(PoolError) as err:
+        Pool.from_file(path, prob_cols=CLASS_COLS.split(","))
+    assert str(err.value) == (
+        f"pool file {str(path)!r}, data row 3, columns 'p_cat', 'p_dog', 'p_bird': the probabilities sum to 1.5, not "
+        "1; the 3 probability columns are read as 3 per system, one per class in class order 0..2 (read so because "
+        "they sum to 1 on most rows and there are no pred or score columns; if each is a binary system's p(y=1), "
+        "name the systems' predictions with --pred-col or their scores with --score-col, e.g. --score-col p_cat,"
+        "p_dog,p_bird), and must sum to 1 (within 0.001; write them with four decimals or more): give every class "
+        "its column, or normalise each row")
+    binary = Pool.from_file(path, prob_cols=CLASS_COLS.split(","), score_cols=CLASS_COLS.split(","))  # the way out
+    assert binary.probs.shape == (4, 3)
+
+
+def test_rule_systems_of_0_and_1_firing_one_at_a_time_are_binary_systems(tmp_path):
+    """Exactly one of three rules fires on 4 rows of 5: their sums were read as class probabilities summing to 2
+    on the fifth row, and refused.  Columns of 0 and 1 are one-hot classes only when every row sums to 1."""
+    rows = ["a,1,0,0", "b,0,1,0", "c,0,0,1", "d,1,0,0", "e,1,1,0"]
+    pool = Pool.from_file(write(tmp_path / "rules.csv", rows, "item_id,r1,r2,r3"), prob_cols=["r1", "r2", "r3"])
+    assert (pool.n_classes, pool.system_names) == (2, ("r1", "r2", "r3"))
+    one_hot = Pool.from_file(write(tmp_path / "one_hot.csv", rows[:4], "item_id,r1,r2,r3"),
+                             prob_cols=["r1", "r2", "r3"])
+    assert (one_hot.n_classes, one_hot.n_systems) == (3, 1)
+
+
+def test_two_columns_summing_to_1_are_one_binary_system_of_the_second(tmp_path):
+    """A binary softmax written as two columns was read as two systems, the first's p(y=1) being p(class 0)."""
+    rows = ["a,0.25,0.75,1", "b,0.875,0.125,0", "c,0.5,0.5,1"]
+    pool = Pool.from_file(write(tmp_path / "pool.csv", rows, "item_id,q_0,q_1,label"), prob_cols=["q_0", "q_1"])
+    assert (pool.n_classes, pool.n_systems) == (2, 1)
+    assert pool.probs[:, 0].tolist() == [0.75, 0.125, 0.5]
 
 
 @pytest.mark.parametrize("n_classes, message", [

@@ -265,13 +265,16 @@ def checksum_query(source: str, cols: EngineColumns, d: SqlDialect) -> str:
 
 
 def class_sums_query(source: str, cols: EngineColumns, sizes: list[int], tolerance: float, d: SqlDialect) -> str:
-    """One row ``(n, s_0, s_1, ...)``: the rows, and for each size ``C`` of ``sizes`` the rows on which every
-    consecutive group of ``C`` probability columns sums to 1 within ``tolerance``
-    (:func:`~labelwise.pool.class_columns.summing_groups`)."""
+    """One row ``(n, soft, s_0, t_0, s_1, t_1, ...)``: the rows, those with a probability strictly between 0 and 1,
+    and for each size ``C`` of ``sizes`` the rows on which every consecutive group of ``C`` probability columns sums
+    to 1 within ``tolerance``, all of them (``s_j``) and the soft ones (``t_j``)
+    (:func:`~labelwise.pool.class_columns.read_as_classes`)."""
     probs = [f"CAST({d.quote(c)} AS DOUBLE)" for c in cols.probs]
-    counts = []
+    soft = " OR ".join(f"({p} > 0 AND {p} < 1)" for p in probs)
+    counts = [f"SUM(CASE WHEN {soft} THEN 1 ELSE 0 END) AS soft"]
     for j, size in enumerate(sizes):
         groups = [" + ".join(probs[g:g + size]) for g in range(0, len(probs), size)]
         every = " AND ".join(f"abs({group} - 1) <= {_double(tolerance)}" for group in groups)
-        counts.append(f"SUM(CASE WHEN {every} THEN 1 ELSE 0 END) AS s_{j}")
+        counts += [f"SUM(CASE WHEN {every} THEN 1 ELSE 0 END) AS s_{j}",
+                   f"SUM(CASE WHEN ({every}) AND ({soft}) THEN 1 ELSE 0 END) AS t_{j}"]
     return f"SELECT COUNT(*) AS n, {', '.join(counts)} FROM {source}"

@@ -148,7 +148,7 @@ def first_sum_off(probs: np.ndarray, unit: str) -> tuple[int, int, float, str] |
     return int(row), int(system), float(sums[row, system]), more
 
 
-def check_class_sums(df: pd.DataFrame, columns: Sequence[str], n_classes: int) -> None:
+def check_class_sums(df: pd.DataFrame, columns: Sequence[str], n_classes: int, by_sums: bool = False) -> None:
     """Check that each system's class probabilities sum to 1 on every row, within :data:`SUM_TOLERANCE`.
 
     Parameters
@@ -158,6 +158,10 @@ def check_class_sums(df: pd.DataFrame, columns: Sequence[str], n_classes: int) -
     columns : sequence of str
         ``n_classes`` columns per system, in class order 0..C-1, system after system.
     n_classes : int
+    by_sums : bool
+        The columns were read as class probabilities because they sum to 1 on most rows, there being no pred or
+        score columns (:func:`~labelwise.pool.class_columns.summing_groups`): the message says so and how to have
+        them read as binary systems' probabilities.
 
     Raises
     ------
@@ -170,10 +174,13 @@ def check_class_sums(df: pd.DataFrame, columns: Sequence[str], n_classes: int) -
         return
     row, system, total, more = off
     group = ", ".join(map(repr, columns[system * n_classes:(system + 1) * n_classes]))
+    binary = (f" (read so because they sum to 1 on most rows and there are no pred or score columns; if each is a "
+              f"binary system's p(y=1), name the systems' predictions with --pred-col or their scores with "
+              f"--score-col, e.g. --score-col {','.join(columns)})" if by_sums else "")
     raise PoolError(
         f"{source(df)}, {_unit(df)} {df.index[row]}, columns {group}: the probabilities sum to "
         f"{total:.6g}, not 1{more}; the {len(columns)} probability columns are read as "
-        f"{n_classes} per system, one per class in class order 0..{n_classes - 1}, and must sum to 1 (within "
+        f"{n_classes} per system, one per class in class order 0..{n_classes - 1}{binary}, and must sum to 1 (within "
         f"{SUM_TOLERANCE:g}; write them with four decimals or more): give every class its column, or normalise "
         f"each row"
     )

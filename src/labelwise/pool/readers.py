@@ -207,7 +207,7 @@ def frame_fields(
     check_cells(df, {role: columns for role, columns in use.items() if columns is not None}, n_classes, why)
     if per_class:
         check_class_groups(use["prob"], per_class, source(df))
-        check_class_sums(df, use["prob"], per_class)
+        check_class_sums(df, use["prob"], per_class, by_sums=numbers is not None)
         if use["pred"] is not None:
             check_class_order(df, use["pred"], use["prob"], per_class)
     labels = values(use["label"], per_label)
