@@ -146,7 +146,7 @@ class EnginePool:
         (:func:`~labelwise.engines.sql.checksum_query`) is ``stored``, that of the pool ``session`` was made on
         (``None``: not stored, nothing checked)."""
         if stored is not None and self.source.checksum() != stored:
-            raise StoreError(f"{session}: the systems' outputs in the pool files ({str(self.files[0])!r}, ...) "
+            raise StoreError(f"{session}: the systems' outputs in {self.source.where} "
                              "changed since init (a checksum of the predictions, probabilities and scores by item "
                              "differs, though the files' sizes and footers did not); restore them or start a new "
                              "session")

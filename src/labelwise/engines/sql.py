@@ -237,25 +237,31 @@ def duplicate_id_query(source: str, cols: EngineColumns, d: SqlDialect) -> str:
 #: Two primes below 2^16: an id's weight in :func:`checksum_query` is ``(id mod P1) 2^16 + (id mod P2) + 1``, which
 #: repeats only every ``P1 P2`` (about 4.3e9) ids.
 _WEIGHT_PRIMES = (65521, 65519)
-#: A probability ``p`` enters :func:`checksum_query` as ``round(p 2^30)``, a score ``s`` as ``round(s / (1 + |s|)
-#: 2^30)`` (a one-to-one map of the reals into (-1, 1)), so that every term stays below 2^62.
-_CODE_SCALE = 2**30
+#: A probability ``p`` enters :func:`checksum_query` as ``round(p 2^30)``: every change above 2^-31 (5e-10) moves it.
+_PROB_SCALE = 2**30
+#: A score ``s`` enters as ``round(sign(s) ln(1 + |s|) 2^20)``: a change of ``s`` moves it when it moves
+#: ``ln(1 + |s|)`` by more than 2^-21, i.e. above about ``5e-7 (1 + |s|)``, a relative resolution at any
+#: magnitude; ``ln(1 + |s|) < 710`` for every double, so a code stays below 2^30 and its product with a weight
+#: (below 2^32) below 2^62.
+_SCORE_SCALE = 2**20
 
 
 def checksum_query(source: str, cols: EngineColumns, d: SqlDialect) -> str:
     """One row ``(n, ids, c_0, c_1, ...)``, as text (exact in every engine): the number of rows, the sum of the ids'
     weights, and for each output column (:attr:`EngineColumns.outputs`) the sum over rows of its value, coded as an
-    integer, times the row's id weight.
+    integer (:data:`_PROB_SCALE`, :data:`_SCORE_SCALE`), times the row's id weight.
 
-    A change of any item's output (every prediction flipped, a probability changed in its ninth decimal, outputs
-    moved between items) changes a sum but for a coincidence; integer sums are exact, so the same pool gives the
-    same text whatever the order or partitioning of its rows.
+    A change of any item's outputs changes a sum, but for a coincidence, when it changes a code: every flipped
+    prediction, a probability changed by more than 5e-10, a score by more than about ``5e-7 (1 + |s|)``, outputs
+    moved between items (other weights); smaller changes of a probability or score may keep its code.  Integer
+    sums are exact, so the same pool gives the same text whatever the order or partitioning of its rows.
     """
     i, (p1, p2) = f"CAST({d.quote(cols.id)} AS BIGINT)", _WEIGHT_PRIMES
     weight = f"((({i} % {p1}) + {p1}) % {p1}) * 65536 + ((({i} % {p2}) + {p2}) % {p2}) + 1"
+    value = lambda c: f"CAST({d.quote(c)} AS DOUBLE)"
     codes = ([f"CAST({d.quote(c)} AS BIGINT)" for c in cols.preds]
-             + [f"CAST(round(CAST({d.quote(c)} AS DOUBLE) * {_CODE_SCALE}) AS BIGINT)" for c in cols.probs]
-             + [f"CAST(round(CAST({d.quote(c)} AS DOUBLE) / (1 + abs(CAST({d.quote(c)} AS DOUBLE))) * {_CODE_SCALE}) "
+             + [f"CAST(round({value(c)} * {_PROB_SCALE}) AS BIGINT)" for c in cols.probs]
+             + [f"CAST(round(CASE WHEN {value(c)} < 0 THEN -1 ELSE 1 END * ln(1 + abs({value(c)})) * {_SCORE_SCALE}) "
                 "AS BIGINT)" for c in cols.scores])
     total = lambda term: f"CAST(SUM(CAST({term} AS DECIMAL(38, 0))) AS STRING)"
     sums = ", ".join(f"{total(f'_lw_c{j} * _lw_w')} AS c_{j}" for j in range(len(codes)))
