@@ -72,7 +72,7 @@ def test_relabel_names_the_item_whose_label_is_outside_the_classes(multiclass_fi
     item = pd.read_csv(tmp_path / "labels.csv")["item_id"][0]
     before = session.read_bytes()
     assert fails("relabel", session, item, 7) == (
-        f"error: item {item}: label '7' is outside the label set 0..2; fix the label you give")
+        f"error: item {item}: label 7 is outside the label set 0..2; fix the label you give")
     assert fails("relabel", session, item, "cat") == (
         f"error: item {item}: label 'cat' is not a number; labels must be integers 0..2")
     assert session.read_bytes() == before
