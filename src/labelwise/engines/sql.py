@@ -237,10 +237,11 @@ def duplicate_id_query(source: str, cols: EngineColumns, d: SqlDialect) -> str:
 #: Two primes below 2^16: an id's weight in :func:`checksum_query` is ``(id mod P1) 2^16 + (id mod P2) + 1``, which
 #: repeats only every ``P1 P2`` (about 4.3e9) ids.
 _WEIGHT_PRIMES = (65521, 65519)
-#: A probability ``p`` enters :func:`checksum_query` as ``round(p 2^30)``: every change above 2^-31 (5e-10) moves it.
+#: A probability ``p`` enters :func:`checksum_query` as ``round(p 2^30)``: a change of 2^-30 (9.3e-10) or more
+#: always moves it (a smaller one may).
 _PROB_SCALE = 2**30
-#: A score ``s`` enters as ``round(sign(s) ln(1 + |s|) 2^20)``: a change of ``s`` moves it when it moves
-#: ``ln(1 + |s|)`` by more than 2^-21, i.e. above about ``5e-7 (1 + |s|)``, a relative resolution at any
+#: A score ``s`` enters as ``round(sign(s) ln(1 + |s|) 2^20)``: a change of ``s`` that moves ``ln(1 + |s|)`` by
+#: 2^-20 or more, i.e. one above about ``1e-6 (1 + |s|)``, always moves it, a relative resolution at any
 #: magnitude; ``ln(1 + |s|) < 710`` for every double, so a code stays below 2^30 and its product with a weight
 #: (below 2^32) below 2^62.
 _SCORE_SCALE = 2**20
@@ -252,8 +253,8 @@ def checksum_query(source: str, cols: EngineColumns, d: SqlDialect) -> str:
     integer (:data:`_PROB_SCALE`, :data:`_SCORE_SCALE`), times the row's id weight.
 
     A change of any item's outputs changes a sum, but for a coincidence, when it changes a code: every flipped
-    prediction, a probability changed by more than 5e-10, a score by more than about ``5e-7 (1 + |s|)``, outputs
-    moved between items (other weights); smaller changes of a probability or score may keep its code.  Integer
+    prediction, a probability changed by 2^-30 (9.3e-10) or more, a score by more than about ``1e-6 (1 + |s|)``,
+    outputs moved between items (other weights); smaller changes of a probability or score may keep its code.  Integer
     sums are exact, so the same pool gives the same text whatever the order or partitioning of its rows.
     """
     i, (p1, p2) = f"CAST({d.quote(cols.id)} AS BIGINT)", _WEIGHT_PRIMES
