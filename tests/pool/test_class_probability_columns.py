@@ -106,13 +106,18 @@ def test_class_columns_summing_to_1_on_most_rows_name_the_rows_that_do_not(tmp_p
     assert binary.probs.shape == (4, 3)
 
 
+#: Three rule-based binary systems (probabilities 0 or 1): exactly one fires on the first four rows, two on the last.
+RULES = ["a,1,0,0", "b,0,1,0", "c,0,0,1", "d,1,0,0", "e,1,1,0"]
+
+
 def test_rule_systems_of_0_and_1_firing_one_at_a_time_are_binary_systems(tmp_path):
-    """Exactly one of three rules fires on 4 rows of 5: their sums were read as class probabilities summing to 2
-    on the fifth row, and refused.  Columns of 0 and 1 are one-hot classes only when every row sums to 1."""
-    rows = ["a,1,0,0", "b,0,1,0", "c,0,0,1", "d,1,0,0", "e,1,1,0"]
-    pool = Pool.from_file(write(tmp_path / "rules.csv", rows, "item_id,r1,r2,r3"), prob_cols=["r1", "r2", "r3"])
+    """Their sums were read as class probabilities summing to 2 on the fifth row, and refused."""
+    pool = Pool.from_file(write(tmp_path / "rules.csv", RULES, "item_id,r1,r2,r3"), prob_cols=["r1", "r2", "r3"])
     assert (pool.n_classes, pool.system_names) == (2, ("r1", "r2", "r3"))
-    one_hot = Pool.from_file(write(tmp_path / "one_hot.csv", rows[:4], "item_id,r1,r2,r3"),
+
+
+def test_columns_of_0_and_1_summing_to_1_on_every_row_are_one_hot_classes(tmp_path):
+    one_hot = Pool.from_file(write(tmp_path / "one_hot.csv", RULES[:4], "item_id,r1,r2,r3"),
                              prob_cols=["r1", "r2", "r3"])
     assert (one_hot.n_classes, one_hot.n_systems) == (3, 1)
 
