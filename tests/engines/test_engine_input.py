@@ -58,27 +58,27 @@ def test_init_refuses_in_one_line_naming_the_file(case, tmp_path):
     assert not session.exists()
 
 
-def test_binary_probabilities_summing_to_1_on_half_the_rows_or_fewer_are_three_systems(tmp_path):
+def _rules() -> np.ndarray:
+    """Three rule-based systems (0 or 1) with exactly one firing on 32 rows of 40 and two on the others: they sum
+    to 1 on 80% of the rows, and were three binary systems before class probabilities were read by their sums."""
+    fired = np.tile(np.eye(3), (14, 1))[:40]
+    fired[::5] = [1, 1, 0]
+    return fired
+
+
+def _half_summing() -> np.ndarray:
+    """Binary systems' probabilities summing to 1 on 20 of the 40 rows."""
     probs = _THIRDS.copy()
-    probs[::2] /= 2  # 20 of the 40 rows sum to 1
+    probs[::2] /= 2
+    return probs
+
+
+@pytest.mark.parametrize("probs", [_half_summing(), _rules()], ids=["half the rows", "rules of 0 and 1"])
+def test_binary_probabilities_summing_to_1_by_chance_are_three_systems(tmp_path, probs):
     path = tmp_path / "pool.parquet"
     pd.DataFrame({"item_id": np.arange(40), "p_0": probs[:, 0], "p_1": probs[:, 1], "p_2": probs[:, 2]}).to_parquet(
         path, index=False)
     result = runner.invoke(app, ["init", str(path), "-s", str(tmp_path / "s.lw"), "--engine", "duckdb", "--budget",
                                  "10", "--prob-col", "p_0,p_1,p_2", "-m", "brier", "--systems", "all"])
-    assert result.exit_code == 0, result.stderr
-    assert "systems: system0, system1, system2" in result.stdout
-
-
-def test_rule_systems_of_0_and_1_firing_one_at_a_time_are_binary_systems(tmp_path):
-    """Three rule-based systems with exactly one firing on 32 rows of 40 (and two on the others) sum to 1 on 80% of
-    the rows; they were three binary systems before class probabilities were read by their sums."""
-    fired = np.tile(np.eye(3, dtype=int), (14, 1))[:40]
-    fired[::5] = [1, 1, 0]  # two rules fire on 8 rows
-    path = tmp_path / "pool.parquet"
-    pd.DataFrame({"item_id": np.arange(40), "r1": fired[:, 0], "r2": fired[:, 1], "r3": fired[:, 2]}).to_parquet(
-        path, index=False)
-    result = runner.invoke(app, ["init", str(path), "-s", str(tmp_path / "s.lw"), "--engine", "duckdb", "--budget",
-                                 "10", "--prob-col", "r1,r2,r3", "-m", "brier", "--systems", "all"])
     assert result.exit_code == 0, result.stderr
     assert "systems: system0, system1, system2" in result.stdout
