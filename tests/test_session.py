@@ -333,6 +333,20 @@ def test_bad_labels_raise_and_store_nothing(labeled_session, pool, case):
     assert session.add_labels(pending[:1], pool.labels[pool.positions(pending[:1])]) == 1
 
 
+def test_a_refused_label_given_as_text_is_shown_as_written_and_every_refused_label_counted():
+    """A labels file's (and `relabel`'s) labels are text: '7' was quoted where 7 was not, and 'cat' with 5 and 7
+    counted none of the numbers among the others refused."""
+    from labelwise.ledger import as_int_labels
+
+    ids = np.array([10, 11, 12])
+    with pytest.raises(LabelError) as err:
+        as_int_labels(np.array(["cat", "5", "7"], dtype=object), 2, ids)
+    assert str(err.value) == "item 10: label 'cat' is not a number (and 2 more labels); labels must be integers 0..1"
+    with pytest.raises(LabelError) as err:
+        as_int_labels(np.array(["1", " 7", "x"], dtype=object), 2, ids)
+    assert str(err.value) == "item 11: label 7 is outside the label set 0..1 (and 1 more label); fix the label you give"
+
+
 def test_bad_input_cases_are_all_covered(labeled_session, pool):
     session, _, pending = labeled_session
     assert len(_bad_inputs(pool, session, pending)) == 15

@@ -26,7 +26,7 @@ from .pool.cells import show_value
 from .pool.ids import show_id
 
 __all__ = ["DrawLedger", "ItemLedger", "LabelError", "Ledger", "NotProposedError", "as_int_labels", "make_ledger",
-           "show_id"]
+           "show_id", "show_label"]
 
 
 class LabelError(ValueError):
@@ -59,30 +59,43 @@ def _is_number(value) -> bool:
 
 def as_int_labels(labels, n_classes: int, ids: np.ndarray) -> np.ndarray:
     """Labels as integers in ``0..n_classes-1``; anything else raises :class:`LabelError` naming the item ``ids``
-    gives the first of them, its label and how many others are refused (and, as its ``index``, its place)."""
+    gives the first of them, its label and how many others are refused (text and numbers outside the label set
+    alike), and, as its ``index``, its place."""
     arr = given = np.asarray(labels)  # given: as the caller wrote them, for the message
+    number = np.ones(arr.shape, dtype=bool)
     if arr.dtype.kind in "OUS":
         # element by element: NumPy turns [True, "1"] into strings ["True", "1"]
         values = list(labels) if isinstance(labels, (list, tuple)) else arr.ravel().tolist()
-        number = np.array([_is_number(v) for v in values], dtype=bool)
-        _refuse(~number, values, ids, "is not a number", f"labels must be integers 0..{n_classes - 1}")
-        arr, given = np.array([float(v) for v in values]), np.array(values, dtype=object)
+        number = np.array([_is_number(v) for v in values], dtype=bool).reshape(arr.shape)
+        arr = np.array([float(v) if ok else np.nan for v, ok in zip(values, number.ravel())]).reshape(arr.shape)
+        given = np.array(values, dtype=object)
     if arr.dtype.kind == "b":
         arr = arr.astype(np.int64)
     as_float = arr.astype(float)
-    bad = ~np.isfinite(as_float) | (as_float != np.round(as_float)) | (as_float < 0) | (as_float >= n_classes)
-    _refuse(bad.ravel(), given.ravel().tolist(), ids, f"is outside the label set 0..{n_classes - 1}",
-            "fix the label you give")
+    with np.errstate(invalid="ignore"):
+        bad = ~number | ~np.isfinite(as_float) | (as_float != np.round(as_float)) | (as_float < 0) | \
+            (as_float >= n_classes)
+    if bad.any():
+        text = not number.ravel()[int(np.argmax(bad.ravel()))]
+        _refuse(bad.ravel(), given.ravel().tolist(), ids,
+                "is not a number" if text else f"is outside the label set 0..{n_classes - 1}",
+                f"labels must be integers 0..{n_classes - 1}" if text else "fix the label you give")
     return as_float.astype(np.int64)
 
 
+def show_label(value) -> str:
+    """A label as the user gave it: numbers unquoted, whether given as numbers (Python) or as text (a labels
+    file, ``relabel``), other text quoted."""
+    if isinstance(value, str) or value is None:
+        return value.strip() if _is_number(value) else repr(value)
+    return show_value(value)
+
+
 def _refuse(bad: np.ndarray, values: list, ids: np.ndarray, problem: str, fix: str) -> None:
-    """:class:`LabelError` naming the first label of ``bad``, its item, and how many others are ``bad``."""
-    if not bad.any():
-        return
+    """:class:`LabelError` naming the first label of ``bad`` (:func:`show_label`), its item, and how many others
+    are ``bad``."""
     first, others = int(np.argmax(bad)), int(bad.sum()) - 1
-    value = values[first]
-    shown = repr(value) if isinstance(value, str) or value is None else show_value(value)
+    shown = show_label(values[first])
     more = f" (and {others} more label{'s' if others > 1 else ''})" if others else ""
     raise LabelError(f"item {show_id(np.asarray(ids).ravel()[first])}: label {shown} {problem}{more}; {fix}",
                      index=first)

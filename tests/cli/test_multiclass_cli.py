@@ -72,7 +72,7 @@ def test_relabel_names_the_item_whose_label_is_outside_the_classes(multiclass_fi
     item = pd.read_csv(tmp_path / "labels.csv")["item_id"][0]
     before = session.read_bytes()
     assert fails("relabel", session, item, 7) == (
-        f"error: item {item}: label '7' is outside the label set 0..2; fix the label you give")
+        f"error: item {item}: label 7 is outside the label set 0..2; fix the label you give")
     assert fails("relabel", session, item, "cat") == (
         f"error: item {item}: label 'cat' is not a number; labels must be integers 0..2")
     assert session.read_bytes() == before
@@ -103,16 +103,20 @@ def test_add_system_refuses_class_columns_out_of_class_order(multiclass_file, tm
     pd.read_csv(path).to_csv(rival, index=False)
     before = session.read_bytes()
     line = fails("add-system", session, rival, "--prob-col", "prob_2,prob_1,prob_0")
-    assert line.startswith(f"error: predictions file {str(rival)!r}: the prediction in 'pred' is not the most "
-                           "probable class of the columns 'prob_2', 'prob_1', 'prob_0' on "), line
-    assert line.endswith("the predictions follow the order prob_0,prob_1,prob_2: list them in class order, the column "
-                         "of class 0 first (--prob-col on the command line, prob_cols= in Python)"), line
+    assert line.startswith(f"error: predictions file {str(rival)!r}: the probability columns 'prob_2', 'prob_1', "
+                           "'prob_0' are read in class order 0..2, but 'prob_2' (class 0) is lower on the rows whose "
+                           "prediction in 'pred' is 0 ("), line
+    assert line.endswith("the predictions follow the order prob_0,prob_1,prob_2: give --prob-col prob_0,prob_1,prob_2 "
+                         "on the command line (add_system_file(session, path, columns={'prob': "
+                         "'prob_0,prob_1,prob_2'}) in Python)"), line
     assert session.read_bytes() == before
     ok("add-system", session, rival, "--prob-col", CLASS_COLS)
 
 
 @pytest.mark.parametrize("columns, message", [
-    ("prob_0,prob_0,prob_2", "--prob-col 'prob_0,prob_0,prob_2': column 'prob_0' is named twice; name each column once"),
+    ("prob_0,prob_0,prob_2", ("pool file {path!r}: --prob-col names column 'prob_0' twice among one system's "
+                              "class columns ('prob_0', 'prob_0', 'prob_2'); name each class's column once, in class "
+                              "order 0..2")),
     ("prob_0,,prob_2", "--prob-col 'prob_0,,prob_2': name 2 of 3 is empty; give the columns separated by single commas"),
     ("prob_0,prob_1,prob_2,", ("--prob-col 'prob_0,prob_1,prob_2,': name 4 of 4 is empty; give the columns "
                                "separated by single commas")),
@@ -122,8 +126,38 @@ def test_a_column_named_twice_or_an_empty_name_is_refused_before_the_file_is_rea
     """A repeated column was read as a class of its own (the sums then named a misleading row); an empty name was
     dropped (two classes read from three)."""
     assert fails("init", multiclass_file[0], tmp_path / "s.lw", "--prob-col", columns, "-m", "accuracy") == (
-        f"error: {message}")
+        f"error: {message.format(path=str(multiclass_file[0]))}")
     assert not (tmp_path / "s.lw").exists()
+
+
+def test_a_column_shared_by_several_systems_is_read(tmp_path, ok):
+    """Two thresholds of one model share its probability and score: refused as 'named twice' after 2b18a98."""
+    p = [0.1, 0.4, 0.6, 0.9]
+    frame = pd.DataFrame({"item_id": range(4), "prob": p, "score": [-2.0, -0.5, 0.5, 2.0],
+                          "pred_03": [int(v > 0.3) for v in p], "pred_05": [int(v > 0.5) for v in p]})
+    frame.to_csv(tmp_path / "pool.csv", index=False)
+    ok("init", tmp_path / "pool.csv", tmp_path / "s.lw", "--pred-col", "pred_03,pred_05", "--prob-col", "prob,prob",
+       "--score-col", "score,score", "-m", "accuracy", "-d", "passive")
+    with lw.Session.open(tmp_path / "s.lw") as s:
+        assert s.pool.system_names == ("pred_03", "pred_05")
+        assert s.pool.probs.tolist() == [[v, v] for v in p]
+
+
+def test_add_system_ignores_a_default_column_of_an_output_the_pool_lacks(multiclass_file, tmp_path, ok, fails):
+    """A `pred` column beside the class probabilities of a pool without predictions was refused naming the field
+    'preds'; named with --pred-col, the refusal says what the column holds."""
+    path = multiclass_file[0]
+    frame = pd.read_csv(path)
+    frame.drop(columns="pred").to_csv(path, index=False)
+    session = tmp_path / "s.lw"
+    ok("init", path, session, "--prob-col", CLASS_COLS, "-m", "brier", "-d", "passive")
+    rival = tmp_path / "rival.csv"
+    frame.rename(columns={"pred": "guess"}).to_csv(rival, index=False)
+    assert fails("add-system", session, rival, "--prob-col", CLASS_COLS, "--pred-col", "guess") == (
+        f"error: predictions file {str(rival)!r}: column 'guess' (--pred-col) holds predictions, which the pool's "
+        "systems do not give (they give probabilities); the new system must give the same outputs: drop --pred-col")
+    frame.to_csv(rival, index=False)
+    ok("add-system", session, rival, "--prob-col", CLASS_COLS)
 
 
 def test_add_system_to_a_pool_without_predictions_needs_no_pred_column(multiclass_file, tmp_path, ok, fails):
@@ -135,6 +169,9 @@ def test_add_system_to_a_pool_without_predictions_needs_no_pred_column(multiclas
     rival = tmp_path / "rival.csv"
     frame.rename(columns=lambda c: c.replace("prob_", "q_")).to_csv(rival, index=False)
     assert fails("add-system", session, rival, "--prob-col", "q_0,q_0,q_2") == (
-        f"error: predictions file {str(rival)!r}: --prob-col 'q_0,q_0,q_2' names column 'q_0' twice; name each "
-        "class's column once, in class order")
+        f"error: predictions file {str(rival)!r}: --prob-col names column 'q_0' twice among one system's class "
+        "columns ('q_0', 'q_0', 'q_2'); name each class's column once, in class order 0..2")
+    assert fails("add-system", session, rival, "--prob-col", "q_0,,q_1,q_2") == (  # init refuses it the same way
+        f"error: predictions file {str(rival)!r}: --prob-col 'q_0,,q_1,q_2': name 2 of 4 is empty; give the columns "
+        "separated by single commas")
     ok("add-system", session, rival, "--prob-col", "q_0,q_1,q_2")

@@ -327,7 +327,7 @@ def test_export_writes_integer_labels_beside_an_exclusion(tmp_path, pool_file):
     rows = (tmp_path / "all.csv").read_text().splitlines()
     assert [row.split(",")[1] for row in rows] == ["label", "1", ""]
     assert fails("relabel", session, batch["item_id"][0], "2") == (
-        f"error: item {batch['item_id'][0]}: label '2' is outside the label set 0..1; fix the label you give")
+        f"error: item {batch['item_id'][0]}: label 2 is outside the label set 0..1; fix the label you give")
 
 
 def test_a_closed_pipe_ends_the_command_quietly(tmp_path, pool_file):

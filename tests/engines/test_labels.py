@@ -19,7 +19,7 @@ def test_only_the_labels_not_stored_yet_are_new_in_increasing_id():
 @pytest.mark.parametrize(("item_ids", "labels", "message", "index"), [
     (["7", "x"], ["1", "0"], "id 'x' is not an integer id", 1),
     (["7", "9.5"], ["1", "0"], "id '9.5' is not an integer id", 1),  # not item 9
-    (["7", "9"], ["1", "2"], "label '2' of item 9 is not 0 or 1", 1),
+    (["7", "9"], ["1", "2"], "label 2 of item 9 is not 0 or 1", 1),
     (["9", "7", "7"], ["1", "1", "0"], "item 7 has two different labels", 1),
     (["7", "4"], ["1", "0"], "item 4 was not handed out", 1),
     (["7", "3"], ["1", "0"], "item 3 already has label 1", 1),

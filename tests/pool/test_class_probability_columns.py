@@ -92,9 +92,42 @@ def test_a_pool_of_probabilities_alone_counts_its_classes_by_n_classes_else_by_t
 def test_class_columns_summing_to_1_on_most_rows_name_the_rows_that_do_not(tmp_path):
     rows = [f"{i},{','.join(map(str, p))}" for i, p in enumerate(PROBS)]
     rows[2] = "2,0.5,0.5,0.5"
-    with pytest.raises(PoolError, match=r"^pool file '.*', data row 3, columns 'p_cat', 'p_dog', 'p_bird': the "
-                       r"probabilities sum to 1.5, not 1; "):
-        Pool.from_file(write(tmp_path / "pool.csv", rows, "item_id,p_cat,p_dog,p_bird"), prob_cols=CLASS_COLS.split(","))
+    path = write(tmp_path / "pool.csv", rows, "item_id,p_cat,p_dog,p_bird")
+    with pytest.raises(PoolError) as err:
+        Pool.from_file(path, prob_cols=CLASS_COLS.split(","))
+    assert str(err.value) == (
+        f"pool file {str(path)!r}, data row 3, columns 'p_cat', 'p_dog', 'p_bird': the probabilities sum to 1.5, not "
+        "1; the 3 probability columns are read as 3 per system, one per class in class order 0..2 (read so because "
+        "they sum to 1 on most rows and there are no pred or score columns; if each is a binary system's p(y=1), "
+        "name the systems' predictions with --pred-col or their scores with --score-col, e.g. --score-col p_cat,"
+        "p_dog,p_bird), and must sum to 1 (within 0.001; write them with four decimals or more): give every class "
+        "its column, or normalise each row")
+    binary = Pool.from_file(path, prob_cols=CLASS_COLS.split(","), score_cols=CLASS_COLS.split(","))  # the way out
+    assert binary.probs.shape == (4, 3)
+
+
+#: Three rule-based binary systems (probabilities 0 or 1): exactly one fires on the first four rows, two on the last.
+RULES = ["a,1,0,0", "b,0,1,0", "c,0,0,1", "d,1,0,0", "e,1,1,0"]
+
+
+def test_rule_systems_of_0_and_1_firing_one_at_a_time_are_binary_systems(tmp_path):
+    """Their sums were read as class probabilities summing to 2 on the fifth row, and refused."""
+    pool = Pool.from_file(write(tmp_path / "rules.csv", RULES, "item_id,r1,r2,r3"), prob_cols=["r1", "r2", "r3"])
+    assert (pool.n_classes, pool.system_names) == (2, ("r1", "r2", "r3"))
+
+
+def test_columns_of_0_and_1_summing_to_1_on_every_row_are_one_hot_classes(tmp_path):
+    one_hot = Pool.from_file(write(tmp_path / "one_hot.csv", RULES[:4], "item_id,r1,r2,r3"),
+                             prob_cols=["r1", "r2", "r3"])
+    assert (one_hot.n_classes, one_hot.n_systems) == (3, 1)
+
+
+def test_two_columns_summing_to_1_are_one_binary_system_of_the_second(tmp_path):
+    """A binary softmax written as two columns was read as two systems, the first's p(y=1) being p(class 0)."""
+    rows = ["a,0.25,0.75,1", "b,0.875,0.125,0", "c,0.5,0.5,1"]
+    pool = Pool.from_file(write(tmp_path / "pool.csv", rows, "item_id,q_0,q_1,label"), prob_cols=["q_0", "q_1"])
+    assert (pool.n_classes, pool.n_systems) == (2, 1)
+    assert pool.probs[:, 0].tolist() == [0.75, 0.125, 0.5]
 
 
 @pytest.mark.parametrize("n_classes, message", [
@@ -170,35 +203,63 @@ def test_columns_not_summing_to_1_without_pred_columns_are_binary_systems_and_th
 
 
 def test_class_columns_out_of_class_order_are_refused_naming_the_order_the_predictions_follow(tmp_path):
-    # ROWS predict the most probable class on rows a, b, c; d is predicted 0 with p = 0.75 as well
     shuffled = "item_id,pred,p_dog,p_cat,p_bird,label"  # the file's cat and dog columns swapped
     rows = [f"{r.split(',')[0]},{r.split(',')[1]},{p[1]},{p[0]},{p[2]},0" for r, p in zip(ROWS, PROBS)]
     path = write(tmp_path / "pool.csv", rows, shuffled)
     with pytest.raises(PoolError) as err:
         Pool.from_file(path, prob_cols=["p_dog", "p_cat", "p_bird"])
+    # 'p_dog' (read as class 0) averages (0.25 + 0.125) / 2 on rows a, d (predicted 0), (0.5 + 0.25) / 2 on b, c
     assert str(err.value) == (
-        f"pool file {str(path)!r}: the prediction in 'pred' is not the most probable class of the columns 'p_dog', "
-        "'p_cat', 'p_bird' on 3 of 4 rows (75%; e.g. data row 1: prediction 0, most probable 'p_cat', read as class "
-        "1); the probability columns are read in class order 0..2; the predictions follow the order p_cat,p_dog,"
-        "p_bird: list them in class order, the column of class 0 first (--prob-col on the command line, prob_cols= "
-        "in Python)")
+        f"pool file {str(path)!r}: the probability columns 'p_dog', 'p_cat', 'p_bird' are read in class order 0..2, "
+        "but 'p_dog' (class 0) is lower on the rows whose prediction in 'pred' is 0 (0.188 on average) than on the "
+        "others (0.375), as when the columns are listed in another order; the predictions follow the order p_cat,"
+        "p_dog,p_bird: give --prob-col p_cat,p_dog,p_bird on the command line (prob_cols=['p_cat', 'p_dog', "
+        "'p_bird'] in Python)")
     assert Pool.from_file(path, prob_cols=["p_cat", "p_dog", "p_bird"]).probs[:, 0].tolist() == PROBS.tolist()
 
 
-@pytest.mark.parametrize("off, refused", [(2, False), (3, True)])
-def test_predictions_off_the_most_probable_class_on_half_the_rows_or_fewer_are_read(tmp_path, off, refused):
-    """The threshold is more than half of the rows (cells.ORDER_THRESHOLD); a tie within the sums' tolerance
-    follows the prediction."""
-    probs = [[0.25, 0.5, 0.25], [0.25, 0.5, 0.25], [0.25, 0.5, 0.25], [0.4995, 0.5005, 0]]
-    preds = [0] * off + [1] * (3 - off) + [0]  # the last row's prediction ties within 0.001
+def _rare_classes(swap: bool) -> tuple[list[str], list[str]]:
+    """20 rows of a 3-class system (18 of class 0, one each of classes 1 and 2), its prediction the most probable
+    class, and the names of its class columns in the file (classes 1 and 2's swapped with ``swap``)."""
+    preds = [0] * 18 + [1, 2]
+    probs = [[0.9 if c == y else 0.05 for c in range(3)] for y in preds]
     rows = [f"{i},{y},{','.join(map(str, p))}" for i, (y, p) in enumerate(zip(preds, probs))]
+    return rows, ["p0", "p2", "p1"] if swap else ["p0", "p1", "p2"]
+
+
+def test_swapped_rare_classes_are_refused_with_the_column_list_to_give(tmp_path):
+    """Classes 1 and 2 swapped put the prediction off the most probable class on 2 rows of 20 only (the share
+    rule read them); class 1's column is then 0.05 where 1 is predicted and 0.0947 = (18 x 0.05 + 0.9) / 19 where
+    it is not."""
+    rows, columns = _rare_classes(swap=True)
     path = write(tmp_path / "pool.csv", rows, "item_id,pred,p0,p1,p2")
-    if refused:
-        with pytest.raises(PoolError, match=r"on 3 of 4 rows \(75%; e.g. data row 1: prediction 0, most probable "
-                           r"'p1', read as class 1\); "):
-            Pool.from_file(path, prob_cols=["p0", "p1", "p2"])
-    else:
-        assert Pool.from_file(path, prob_cols=["p0", "p1", "p2"]).n_classes == 3
+    with pytest.raises(PoolError) as err:
+        Pool.from_file(path, prob_cols=columns)
+    assert str(err.value) == (
+        f"pool file {str(path)!r}: the probability columns 'p0', 'p2', 'p1' are read in class order 0..2, but 'p2' "
+        "(class 1) is lower on the rows whose prediction in 'pred' is 1 (0.05 on average) than on the others "
+        "(0.0947), as when the columns are listed in another order; the predictions follow the order p0,p1,p2: "
+        "give --prob-col p0,p1,p2 on the command line (prob_cols=['p0', 'p1', 'p2'] in Python)")
+    assert Pool.from_file(path, prob_cols=_rare_classes(swap=False)[1]).n_classes == 3
+
+
+def test_a_binary_system_thresholding_below_one_half_is_read(tmp_path):
+    """Predicting 1 where p(class 1) > 0.25 puts the prediction off the most probable class on 4 rows of 7 (57%,
+    refused by the share rule); class 1's column is still larger where 1 is predicted."""
+    p1 = [0.1, 0.3, 0.3, 0.3, 0.4, 0.8, 0.2]
+    rows = [f"{i},{int(p > 0.25)},{1 - p:g},{p:g}" for i, p in enumerate(p1)]
+    pool = Pool.from_file(write(tmp_path / "pool.csv", rows, "item_id,pred,p_0,p_1"), prob_cols=["p_0", "p_1"])
+    assert pool.n_classes == 2 and pool.probs[:, 0].tolist() == p1
+
+
+@pytest.mark.parametrize("preds", [[0, 1, 0, 0], [2, 0, 0, 1]])
+def test_predictions_off_the_most_probable_class_are_read_when_no_other_order_fits_them(tmp_path, preds):
+    """Costs (class 0 predicted on row c too, whose most probable class is 2) keep every class's column larger
+    where it is predicted; predictions that follow no order of the columns (off the most probable class on every
+    row: another model's) are no order problem."""
+    rows = [f"{i},{y},{','.join(map(str, p))}" for i, (y, p) in enumerate(zip(preds, PROBS))]
+    pool = Pool.from_file(write(tmp_path / "pool.csv", rows, "item_id,pred,p0,p1,p2"), prob_cols=["p0", "p1", "p2"])
+    assert pool.preds[:, 0].tolist() == preds
 
 
 # ------------------------------------------------------------------ sessions, batches, engines

@@ -113,17 +113,14 @@ def _split(value: str) -> list[str]:
 
 def _column_arg(value: str, flag: str) -> str | list[str]:
     """One column name, or a list when the option ``flag`` names several (one per system, or per class and system),
-    each once and none empty."""
-    parts = _split(value)
+    none empty.  A column may be named for several systems (``--prob-col prob,prob`` for two thresholds of one
+    model); one system's class columns are checked for repeats where they are grouped
+    (:func:`~labelwise.pool.class_columns.check_class_groups`)."""
+    from ..pool.class_columns import split_columns
+
+    parts = split_columns(value, flag)
     if not parts:
         raise UserError(f"{flag}: empty value {value!r}; give a column name")
-    given = [part.strip() for part in value.split(",")]
-    if len(given) > 1 and "" in given:
-        raise UserError(f"{flag} {value!r}: name {given.index('') + 1} of {len(given)} is empty; give the columns "
-                        "separated by single commas")
-    twice = [part for i, part in enumerate(parts) if part in parts[:i]]
-    if twice:
-        raise UserError(f"{flag} {value!r}: column {twice[0]!r} is named twice; name each column once")
     return parts[0] if len(parts) == 1 else parts
 
 

@@ -86,7 +86,9 @@ def init(
     prob_col: ProbCol = "prob",
     multilabel: MultiLabelOpt = None,
     engine: Annotated[str, typer.Option("--engine", help="memory (default), or duckdb|spark: the pool stays in its "
-                                        "Parquet files, the session references it.")] = "memory",
+                                        "Parquet files, the session references it; init makes a pass that "
+                                        "refuses an item id held by several rows and one that stores a checksum "
+                                        "of the outputs, besides the design's.")] = "memory",
     budget: Annotated[int | None, typer.Option("--budget", help="Labels the sample is planned for (poisson draws "
                                                "its whole sample for it; required with --engine for the planned "
                                                "designs).")] = None,

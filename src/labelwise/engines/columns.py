@@ -141,10 +141,11 @@ def resolve_columns(available: Mapping[str, str], where: str, *, id_col: str = D
     return EngineColumns(id_col, preds, probs, scores, label, tuple(system_names))
 
 
-def invalid_cells(where: str, column: str, kind: str, count: int, item_id, value) -> str:
-    """The message for ``count`` invalid cells of ``column`` (a kind of :func:`~labelwise.engines.sql.checked_columns`),
-    naming one of them, the item ``item_id`` whose cell holds ``value``; a class above 1 in a pred or label column
-    says that engine pools are binary."""
+def invalid_cells(where: str, column: str, kind: str, count: int, item_id, value, n_rows: int) -> str:
+    """The message for ``count`` invalid cells of ``column`` (a kind of :func:`~labelwise.engines.sql.checked_columns`)
+    among ``n_rows``, naming one of them, the item ``item_id`` whose cell holds ``value``; a class above 1 in a pred
+    or label column says that engine pools are binary, and probabilities above 1 on most rows, up to 100 in the
+    example, may be percentages (as pool files read in memory say, :func:`~labelwise.pool.cells.check_cells`)."""
     what, fix = _INVALID[kind]
     example = ""
     if kind != "id":
@@ -152,4 +153,6 @@ def invalid_cells(where: str, column: str, kind: str, count: int, item_id, value
         number = pd.to_numeric(value, errors="coerce")
         if kind in ("pred", "label") and np.isfinite(number) and float(number).is_integer() and number > 1:
             fix = BINARY
+        if kind == "prob" and 1 < number <= 100 and count > n_rows / 2:
+            fix = fix.replace("[0, 1]", "[0, 1] (percentages? divide them by 100)")
     return f"{where}: column {column!r} has {count} row(s) {what}{example}; {fix}"

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..ledger import LabelError
-from ..pool.cells import show_value
+from ..ledger import LabelError, show_label
 from ..pool.ids import show_id
 
 __all__ = ["new_labels"]
@@ -48,7 +47,7 @@ def new_labels(item_ids: np.ndarray, labels: np.ndarray, handed: np.ndarray, sto
     bad = ~np.isin(values, [0, 1])
     if bad.any():
         at = int(np.argmax(bad))
-        raise LabelError(f"labels: label {show_value(labels[at])} of item {ids[at]} is not 0 or 1 (engine pools are "
+        raise LabelError(f"labels: label {show_label(labels[at])} of item {ids[at]} is not 0 or 1 (engine pools are "
                          "binary)", index=at)
     twice = pd.Series(values).groupby(ids).transform("nunique").to_numpy() > 1
     if twice.any():

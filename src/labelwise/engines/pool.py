@@ -146,30 +146,30 @@ class EnginePool:
         (:func:`~labelwise.engines.sql.checksum_query`) is ``stored``, that of the pool ``session`` was made on
         (``None``: not stored, nothing checked)."""
         if stored is not None and self.source.checksum() != stored:
-            raise StoreError(f"{session}: the systems' outputs in the pool files ({str(self.files[0])!r}, ...) "
+            raise StoreError(f"{session}: the systems' outputs in {self.source.where} "
                              "changed since init (a checksum of the predictions, probabilities and scores by item "
                              "differs, though the files' sizes and footers did not); restore them or start a new "
                              "session")
 
     def check_items(self) -> None:
-        """One pass (two for probabilities alone in three columns or more): raise :class:`~labelwise.pool.PoolError`
+        """One pass (two for probabilities alone in two columns or more): raise :class:`~labelwise.pool.PoolError`
         naming an id several rows hold, and how many, or probability columns that are class probabilities.
 
         The sample is drawn by item id, so a repeated id would be one item drawn with several rows' outputs.
-        Probability columns without pred or score columns are one binary system each, unless groups of three or
-        more sum to 1 on more than half of the rows, as in a pool file read in memory
+        Probability columns without pred or score columns are one binary system each, unless groups of two or
+        more sum to 1 as class probabilities do, as in a pool file read in memory
         (:func:`~labelwise.pool.class_columns.summing_groups`): those are a multi-class pool's, which engine pools
-        do not take.
+        do not take, or a binary system's two class probabilities, of which they take the second.
         """
         c = self.source.columns
-        sizes = [] if c.preds or c.scores else [k for k in range(len(c.probs), 2, -1) if len(c.probs) % k == 0]
-        if sizes:
-            n, summing = self.source.class_sums(sizes)
-            over = [(size, m) for size, m in zip(sizes, summing) if m > n / 2]
-            if over:
-                raise PoolError(f"{self.source.where}: the prob columns {', '.join(map(repr, c.probs))} sum to 1 by "
-                                f"groups of {over[0][0]} on {over[0][1]} of {n} rows, as a multi-class system's class "
-                                f"probabilities do; {BINARY}")
+        sizes = [] if c.preds or c.scores else [k for k in range(len(c.probs), 1, -1) if len(c.probs) % k == 0]
+        classes = [size for size, read in zip(sizes, self.source.class_sums(sizes) if sizes else []) if read]
+        if classes:
+            listed = ", ".join(map(repr, c.probs))
+            fix = (f"they are binary systems' two class probabilities: give each system's p(y=1), the column of "
+                   f"class 1, alone (--prob-col {','.join(c.probs[1::2])})" if classes[0] == 2 else BINARY)
+            raise PoolError(f"{self.source.where}: the prob columns {listed} sum to 1 by groups of {classes[0]}, as "
+                            f"one system's class probabilities do; {fix}")
         repeated = self.source.duplicate_id()
         if repeated is not None:
             raise PoolError(f"{self.source.where}: item id {repeated[0]} is held by {repeated[1]} rows; engine pools "

@@ -76,7 +76,9 @@ _STRATUM_SUMMARY = "stratum_summary"
 #: The meta key saying where a curve's thresholds come from (:meth:`EngineSession.make_measure`).
 _CURVE_THRESHOLDS = "curve_thresholds"
 #: The meta key of the checksum of the systems' outputs (:meth:`EngineSession.pool`; sessions written before: none).
-_CHECKSUM = "outputs_checksum"
+#: Sessions whose checksum coded scores by ``s / (1 + |s|)`` (key ``outputs_checksum``, written on one day of
+#: development only) are checked by their footers alone, as those written before the checksum.
+_CHECKSUM = "outputs_checksum_2"
 
 
 class EngineSession:
@@ -248,6 +250,7 @@ class EngineSession:
         other column of the pool's rows) and how many of them are new.
         """
         c = self.columns
+        pool = self.pool  # opened, its checksum pass run, before the write lock: a long scan does not hold up `label`
         # the write lock first, then what was handed out: concurrent `next` commands never hand out an item twice
         with transaction(self.conn):
             stored = self.conn.execute(f"SELECT value FROM {MARKER_TABLE} WHERE key = 'handed'").fetchone()[0]
@@ -255,7 +258,7 @@ class EngineSession:
             pending = np.empty(0, np.int64) if new_only else self.pending()[:n]
             new = self._new_items(start, n - pending.size)
             ids = np.concatenate([pending, new])
-            rows = self.pool.rows(ids) if ids.size else pd.DataFrame(columns=[c.id, *c.outputs])
+            rows = pool.rows(ids) if ids.size else pd.DataFrame(columns=[c.id, *c.outputs])
             self.conn.executemany("INSERT OR REPLACE INTO outputs VALUES (?, ?)",
                                   zip(ids.tolist(), (json.dumps(v) for v in rows[list(c.outputs)].values.tolist())))
             self.meta["handed"] = start + new.size

@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..pool import Outputs, Pool, PoolError, batch_frame
 from ..pool.cells import SUM_TOLERANCE
+from ..pool.class_columns import read_as_classes
 from .blocks import BlockSummary, memory_blocks, memory_keys
 from .columns import EngineColumns, invalid_cells
 from .hashing import SqlDialect, item_uniform, uniforms_below
@@ -113,11 +114,11 @@ class PoolSource(ABC):
         ``None`` for an in-memory pool, which no session reopens."""
         return None
 
-    def class_sums(self, sizes: list[int]) -> tuple[int, list[int]]:
-        """One pass: the rows, and for each group size of ``sizes`` the rows on which every group of that many
-        probability columns sums to 1 (:func:`~labelwise.engines.sql.class_sums_query`); an in-memory pool is
-        binary by its own checks."""
-        return 0, [0] * len(sizes)
+    def class_sums(self, sizes: list[int]) -> list[bool]:
+        """One pass: for each group size of ``sizes``, whether the probability columns are class probabilities in
+        groups of that many by their sums (:func:`~labelwise.engines.sql.class_sums_query`,
+        :func:`~labelwise.pool.class_columns.read_as_classes`); an in-memory pool is binary by its own checks."""
+        return [False] * len(sizes)
 
     def outputs(self, item_ids: np.ndarray) -> Outputs:
         """The systems' outputs of ``item_ids`` (read back through :meth:`labelwise.Pool.from_dataframe`)."""
@@ -275,18 +276,18 @@ class SqlSource(PoolSource):
         if frame.empty:
             raise PoolError(f"{self.where}: no rows, only column names; give a pool of at least one item")
         for j, (column, kind) in enumerate(checked_columns(self.columns)):
-            self._refuse_invalid(column, kind, int(frame[f"bad_{j}"].sum()))
+            self._refuse_invalid(column, kind, int(frame[f"bad_{j}"].sum()), int(frame["n"].sum()))
         return BlockSummary(frame["block"].to_numpy(np.int64), frame["n"].to_numpy(np.int64),
                             frame["prior_sum"].to_numpy(float), len(self.columns.system_names),
                             bool(self.columns.preds))
 
-    def _refuse_invalid(self, column: str, kind: str, bad: int) -> None:
+    def _refuse_invalid(self, column: str, kind: str, bad: int, n_rows: int) -> None:
         """Raise naming one of the ``bad`` invalid cells of ``column`` (a kind of
-        :func:`~labelwise.engines.sql.checked_columns`, or ``label``), if any."""
+        :func:`~labelwise.engines.sql.checked_columns`, or ``label``) among ``n_rows``, if any."""
         if bad:
             first = self.query(first_invalid_query(self.table, self.columns, column, kind, self.dialect))
             raise PoolError(invalid_cells(self.where, column, kind, bad, first["item_id"].iloc[0],
-                                          first["value"].iloc[0]))
+                                          first["value"].iloc[0], n_rows))
 
     def duplicate_id(self) -> tuple[int, int] | None:
         found = self.query(duplicate_id_query(self.table, self.columns, self.dialect))
@@ -295,9 +296,10 @@ class SqlSource(PoolSource):
     def checksum(self) -> list[str]:
         return [str(v) for v in self.query(checksum_query(self.table, self.columns, self.dialect)).iloc[0]]
 
-    def class_sums(self, sizes: list[int]) -> tuple[int, list[int]]:
+    def class_sums(self, sizes: list[int]) -> list[bool]:
         row = self.query(class_sums_query(self.table, self.columns, sizes, SUM_TOLERANCE, self.dialect)).iloc[0]
-        return int(row["n"]), [int(row[f"s_{j}"]) for j in range(len(sizes))]
+        count = lambda name: 0 if pd.isna(row[name]) else int(row[name])  # SUM over no rows is NULL
+        return [read_as_classes(count("n"), count(f"s_{j}"), count("soft"), count(f"t_{j}")) for j in range(len(sizes))]
 
     def threshold_groups(self, column: str, thresholds: np.ndarray, strata=None) -> pd.DataFrame:
         self._register_strata(strata)
@@ -309,7 +311,7 @@ class SqlSource(PoolSource):
 
     def _truth_counts(self) -> pd.DataFrame:
         counts = self.query(truth_query(self.table, self.columns, self.dialect))
-        self._refuse_invalid(self.columns.label, "label", int(counts["bad"].sum()))
+        self._refuse_invalid(self.columns.label, "label", int(counts["bad"].sum()), int(counts["n"].sum()))
         return counts.drop(columns="bad")
 
     def sample(self, plan: Plan, seed: int, n_items: int, exclude: np.ndarray | None = None,

@@ -237,25 +237,32 @@ def duplicate_id_query(source: str, cols: EngineColumns, d: SqlDialect) -> str:
 #: Two primes below 2^16: an id's weight in :func:`checksum_query` is ``(id mod P1) 2^16 + (id mod P2) + 1``, which
 #: repeats only every ``P1 P2`` (about 4.3e9) ids.
 _WEIGHT_PRIMES = (65521, 65519)
-#: A probability ``p`` enters :func:`checksum_query` as ``round(p 2^30)``, a score ``s`` as ``round(s / (1 + |s|)
-#: 2^30)`` (a one-to-one map of the reals into (-1, 1)), so that every term stays below 2^62.
-_CODE_SCALE = 2**30
+#: A probability ``p`` enters :func:`checksum_query` as ``round(p 2^30)``: a change of 2^-30 (9.3e-10) or more
+#: always moves it (a smaller one may).
+_PROB_SCALE = 2**30
+#: A score ``s`` enters as ``round(sign(s) ln(1 + |s|) 2^20)``: a change of ``s`` that moves ``ln(1 + |s|)`` by
+#: 2^-20 or more, i.e. one above about ``1e-6 (1 + |s|)``, always moves it, a relative resolution at any
+#: magnitude; ``ln(1 + |s|) < 710`` for every double, so a code stays below 2^30 and its product with a weight
+#: (below 2^32) below 2^62.
+_SCORE_SCALE = 2**20
 
 
 def checksum_query(source: str, cols: EngineColumns, d: SqlDialect) -> str:
     """One row ``(n, ids, c_0, c_1, ...)``, as text (exact in every engine): the number of rows, the sum of the ids'
     weights, and for each output column (:attr:`EngineColumns.outputs`) the sum over rows of its value, coded as an
-    integer, times the row's id weight.
+    integer (:data:`_PROB_SCALE`, :data:`_SCORE_SCALE`), times the row's id weight.
 
-    A change of any item's output (every prediction flipped, a probability changed in its ninth decimal, outputs
-    moved between items) changes a sum but for a coincidence; integer sums are exact, so the same pool gives the
-    same text whatever the order or partitioning of its rows.
+    A change of any item's outputs changes a sum, but for a coincidence, when it changes a code: every flipped
+    prediction, a probability changed by 2^-30 (9.3e-10) or more, a score by more than about ``1e-6 (1 + |s|)``,
+    outputs moved between items (other weights); smaller changes of a probability or score may keep its code.  Integer
+    sums are exact, so the same pool gives the same text whatever the order or partitioning of its rows.
     """
     i, (p1, p2) = f"CAST({d.quote(cols.id)} AS BIGINT)", _WEIGHT_PRIMES
     weight = f"((({i} % {p1}) + {p1}) % {p1}) * 65536 + ((({i} % {p2}) + {p2}) % {p2}) + 1"
+    value = lambda c: f"CAST({d.quote(c)} AS DOUBLE)"
     codes = ([f"CAST({d.quote(c)} AS BIGINT)" for c in cols.preds]
-             + [f"CAST(round(CAST({d.quote(c)} AS DOUBLE) * {_CODE_SCALE}) AS BIGINT)" for c in cols.probs]
-             + [f"CAST(round(CAST({d.quote(c)} AS DOUBLE) / (1 + abs(CAST({d.quote(c)} AS DOUBLE))) * {_CODE_SCALE}) "
+             + [f"CAST(round({value(c)} * {_PROB_SCALE}) AS BIGINT)" for c in cols.probs]
+             + [f"CAST(round(CASE WHEN {value(c)} < 0 THEN -1 ELSE 1 END * ln(1 + abs({value(c)})) * {_SCORE_SCALE}) "
                 "AS BIGINT)" for c in cols.scores])
     total = lambda term: f"CAST(SUM(CAST({term} AS DECIMAL(38, 0))) AS STRING)"
     sums = ", ".join(f"{total(f'_lw_c{j} * _lw_w')} AS c_{j}" for j in range(len(codes)))
@@ -265,13 +272,16 @@ def checksum_query(source: str, cols: EngineColumns, d: SqlDialect) -> str:
 
 
 def class_sums_query(source: str, cols: EngineColumns, sizes: list[int], tolerance: float, d: SqlDialect) -> str:
-    """One row ``(n, s_0, s_1, ...)``: the rows, and for each size ``C`` of ``sizes`` the rows on which every
-    consecutive group of ``C`` probability columns sums to 1 within ``tolerance``
-    (:func:`~labelwise.pool.class_columns.summing_groups`)."""
+    """One row ``(n, soft, s_0, t_0, s_1, t_1, ...)``: the rows, those with a probability strictly between 0 and 1,
+    and for each size ``C`` of ``sizes`` the rows on which every consecutive group of ``C`` probability columns sums
+    to 1 within ``tolerance``, all of them (``s_j``) and the soft ones (``t_j``)
+    (:func:`~labelwise.pool.class_columns.read_as_classes`)."""
     probs = [f"CAST({d.quote(c)} AS DOUBLE)" for c in cols.probs]
-    counts = []
+    soft = " OR ".join(f"({p} > 0 AND {p} < 1)" for p in probs)
+    counts = [f"SUM(CASE WHEN {soft} THEN 1 ELSE 0 END) AS soft"]
     for j, size in enumerate(sizes):
         groups = [" + ".join(probs[g:g + size]) for g in range(0, len(probs), size)]
         every = " AND ".join(f"abs({group} - 1) <= {_double(tolerance)}" for group in groups)
-        counts.append(f"SUM(CASE WHEN {every} THEN 1 ELSE 0 END) AS s_{j}")
+        counts += [f"SUM(CASE WHEN {every} THEN 1 ELSE 0 END) AS s_{j}",
+                   f"SUM(CASE WHEN ({every}) AND ({soft}) THEN 1 ELSE 0 END) AS t_{j}"]
     return f"SELECT COUNT(*) AS n, {', '.join(counts)} FROM {source}"

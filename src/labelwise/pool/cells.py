@@ -17,8 +17,7 @@ import pandas as pd
 
 from .errors import PoolError
 
-__all__ = ["ORDER_THRESHOLD", "ROLES", "SUM_TOLERANCE", "check_cells", "check_class_order", "check_class_sums",
-           "first_sum_off", "show_value", "source"]
+__all__ = ["ROLES", "SUM_TOLERANCE", "check_cells", "check_class_sums", "first_sum_off", "show_value", "source"]
 
 #: What a column can hold: role -> (one value, several values).
 ROLES = {
@@ -32,14 +31,6 @@ ROLES = {
 
 #: How far a system's class probabilities may sum from 1 (rounding to four decimals stays within it up to 20 classes).
 SUM_TOLERANCE = 1e-3
-
-#: The share of rows above which a system's predicted class being less probable than another class (by its own
-#: probability columns) means the columns are not in class order (:func:`check_class_order`).  Whatever rule a
-#: system decides by (the most probable class, a threshold on one class, costs), its prediction follows its
-#: probabilities on most items; columns listed in another order than the classes' put the most probable class off
-#: the prediction on every row whose predicted class moved, most of the rows unless only rare classes moved.
-ORDER_THRESHOLD = 0.5
-
 
 def source(df: pd.DataFrame) -> str:
     """``pool file 'x.csv'`` (or the file's kind, :func:`~labelwise.pool.table.read_table`) for a table read from a
@@ -157,7 +148,7 @@ def first_sum_off(probs: np.ndarray, unit: str) -> tuple[int, int, float, str] |
     return int(row), int(system), float(sums[row, system]), more
 
 
-def check_class_sums(df: pd.DataFrame, columns: Sequence[str], n_classes: int) -> None:
+def check_class_sums(df: pd.DataFrame, columns: Sequence[str], n_classes: int, by_sums: bool = False) -> None:
     """Check that each system's class probabilities sum to 1 on every row, within :data:`SUM_TOLERANCE`.
 
     Parameters
@@ -167,6 +158,10 @@ def check_class_sums(df: pd.DataFrame, columns: Sequence[str], n_classes: int) -
     columns : sequence of str
         ``n_classes`` columns per system, in class order 0..C-1, system after system.
     n_classes : int
+    by_sums : bool
+        The columns were read as class probabilities because they sum to 1 on most rows, there being no pred or
+        score columns (:func:`~labelwise.pool.class_columns.summing_groups`): the message says so and how to have
+        them read as binary systems' probabilities.
 
     Raises
     ------
@@ -179,56 +174,13 @@ def check_class_sums(df: pd.DataFrame, columns: Sequence[str], n_classes: int) -
         return
     row, system, total, more = off
     group = ", ".join(map(repr, columns[system * n_classes:(system + 1) * n_classes]))
+    binary = (f" (read so because they sum to 1 on most rows and there are no pred or score columns; if each is a "
+              f"binary system's p(y=1), name the systems' predictions with --pred-col or their scores with "
+              f"--score-col, e.g. --score-col {','.join(columns)})" if by_sums else "")
     raise PoolError(
         f"{source(df)}, {_unit(df)} {df.index[row]}, columns {group}: the probabilities sum to "
         f"{total:.6g}, not 1{more}; the {len(columns)} probability columns are read as "
-        f"{n_classes} per system, one per class in class order 0..{n_classes - 1}, and must sum to 1 (within "
+        f"{n_classes} per system, one per class in class order 0..{n_classes - 1}{binary}, and must sum to 1 (within "
         f"{SUM_TOLERANCE:g}; write them with four decimals or more): give every class its column, or normalise "
         f"each row"
-    )
-
-
-def check_class_order(df: pd.DataFrame, pred_cols: Sequence[str], prob_cols: Sequence[str], n_classes: int) -> None:
-    """Check that each system's predictions follow its class probabilities on most rows
-    (:data:`ORDER_THRESHOLD`), as they do when its probability columns are in class order.
-
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        A pool table whose columns passed :func:`check_cells` and :func:`check_class_sums`.
-    pred_cols : sequence of str
-        One column per system.
-    prob_cols : sequence of str
-        ``n_classes`` columns per system, in class order 0..C-1, system after system.
-    n_classes : int
-
-    Raises
-    ------
-    PoolError
-        Naming the file, the system's columns, on how many rows the predicted class is less probable than another
-        (one of them), and the fix.
-    """
-    preds = df[list(pred_cols)].to_numpy(dtype=float).astype(np.int64)
-    probs = df[list(prob_cols)].to_numpy(dtype=float).reshape(len(df), -1, n_classes)
-    own = np.take_along_axis(probs, preds[:, :, None], axis=2)[:, :, 0]
-    off = own < probs.max(axis=2) - SUM_TOLERANCE  # ties within the tolerance follow the prediction
-    shares = off.mean(axis=0)
-    system = int(np.argmax(shares))
-    if shares[system] <= ORDER_THRESHOLD:
-        return
-    row = int(np.argmax(off[:, system]))
-    group = list(prob_cols[system * n_classes:(system + 1) * n_classes])
-    tops = probs[:, system].argmax(axis=1)
-    # the column most often the most probable where each class is predicted: the order the predictions follow
-    follow = np.bincount(preds[:, system] * n_classes + tops, minlength=n_classes**2).reshape(n_classes, -1)
-    best = follow.argmax(axis=1)
-    order = f"; the predictions follow the order {','.join(group[c] for c in best)}" if np.unique(best).size == \
-        n_classes else ""
-    raise PoolError(
-        f"{source(df)}: the prediction in {pred_cols[system]!r} is not the most probable class of the columns "
-        f"{', '.join(map(repr, group))} on {int(off[:, system].sum())} of {len(df)} rows ({shares[system]:.0%}; "
-        f"e.g. {_unit(df)} {df.index[row]}: prediction {preds[row, system]}, most probable {group[tops[row]]!r}, "
-        f"read as class {tops[row]}); the probability columns are read in class order 0..{n_classes - 1}{order}: "
-        "list them in class order, the column of class 0 first (--prob-col on the command line, prob_cols= in "
-        "Python)"
     )

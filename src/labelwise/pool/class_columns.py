@@ -11,10 +11,13 @@ columns): as many probability columns as systems is one binary probability
 per system, ``C >= 2`` times as many is ``C`` per system.  A pool of
 probabilities alone has its systems counted by ``n_classes`` (Python) when
 that is above 2; else by the columns' sums (:func:`summing_groups`): ``k``
-columns that split into consecutive groups of ``C >= 3`` summing to 1 are
-``k / C`` multi-class systems (the fewest such systems), as a user who
-writes ``--prob-col p_0,p_1,p_2`` and no pred column means; else they are
-one binary probability per column.  Its predictions are not made up from
+columns that split into consecutive groups of ``C >= 2`` summing to 1
+(:func:`read_as_classes`: on most rows with a probability strictly between
+0 and 1, or on every row when all are 0 or 1) are ``k / C`` systems of
+``C`` classes (the fewest such systems), as a user who writes
+``--prob-col p_0,p_1,p_2`` and no pred column means; two such columns are
+one binary system whose ``p(y=1)`` is the second.  Else they are one
+binary probability per column.  Its predictions are not made up from
 the probabilities: a measure of the predictions asks for the pred column.
 Each system's probabilities must sum to 1 on every row
 (:func:`~labelwise.pool.cells.check_class_sums`).
@@ -33,26 +36,66 @@ import numpy as np
 from .cells import SUM_TOLERANCE
 from .errors import PoolError
 
-__all__ = ["class_column_names", "classes_per_system", "summing_groups"]
+__all__ = ["check_class_groups", "class_column_names", "classes_per_system", "read_as_classes", "split_columns",
+           "summing_groups"]
 
 #: How every message names the option of the probability columns.
 _OPTION = "--prob-col on the command line, prob_cols= in Python"
 
 
-def summing_groups(values: np.ndarray) -> int | None:
-    """The size ``C >= 3`` of the largest consecutive groups of the columns of ``values`` (rows x ``k``, NaN for a
-    cell that is not a number) that sum to 1 on more than half of the rows, each within
-    :data:`~labelwise.pool.cells.SUM_TOLERANCE`; ``None`` when none do.
+def split_columns(value: str, option: str) -> list[str]:
+    """The column names of a comma-separated ``option`` value (``--prob-col p_0,p_1,p_2``), stripped.
 
-    Binary systems' probabilities sum to 1 on a row by chance, not on most rows, so this tells one system's class
-    probabilities from several binary systems'; more than half, rather than every row, so that a few rows off are
-    named by :func:`~labelwise.pool.cells.check_class_sums` instead of turning the pool binary.
+    Raises
+    ------
+    PoolError
+        For an empty name among several (``p_0,,p_2`` would read two classes for three).
     """
+    given = [part.strip() for part in value.split(",")]
+    if len(given) > 1 and "" in given:
+        raise PoolError(f"{option} {value!r}: name {given.index('') + 1} of {len(given)} is empty; give the columns "
+                        "separated by single commas")
+    return [part for part in given if part]
+
+
+def check_class_groups(columns: Sequence[str], n_classes: int, where: str) -> None:
+    """Raise naming a column listed twice among one system's ``n_classes`` class columns (``columns``: system after
+    system); several systems may share a column."""
+    for start in range(0, len(columns), n_classes):
+        group = list(columns[start:start + n_classes])
+        twice = [c for i, c in enumerate(group) if c in group[:i]]
+        if twice:
+            raise PoolError(f"{where}: --prob-col names column {twice[0]!r} twice among one system's class columns "
+                            f"({', '.join(map(repr, group))}); name each class's column once, in class order "
+                            f"0..{n_classes - 1}")
+
+
+def read_as_classes(n_rows: int, summing: int, soft: int, soft_summing: int) -> bool:
+    """Whether probability columns without pred or score columns are one system's class probabilities, from the
+    rows on which their groups all sum to 1 (``summing`` of ``n_rows``) and those of them with a probability
+    strictly between 0 and 1 (``soft_summing`` of ``soft``).
+
+    Binary systems' probabilities between 0 and 1 sum to 1 on a row by chance only, so more than half of the
+    ``soft`` rows summing to 1 is class probabilities (a few rows off are then named by
+    :func:`~labelwise.pool.cells.check_class_sums`, not read as binary systems).  Probabilities of 0 and 1 alone
+    sum to 1 wherever exactly one of several rule-based binary systems fires: they are classes (one-hot) only when
+    every row sums to 1.
+    """
+    return soft_summing > soft / 2 if soft else n_rows > 0 and summing == n_rows
+
+
+def summing_groups(values: np.ndarray) -> int | None:
+    """The size ``C >= 2`` of the largest consecutive groups of the columns of ``values`` (rows x ``k``, NaN for a
+    cell that is not a number) that are one system's class probabilities by their sums (:func:`read_as_classes`,
+    within :data:`~labelwise.pool.cells.SUM_TOLERANCE`); ``None`` when none are.  Groups of 2 are a binary system's
+    two class probabilities (``q_0,q_1``), read as one system whose ``p(y=1)`` is the second."""
     k = values.shape[1]
-    for size in range(k, 2, -1):
+    soft = ((values > 0) & (values < 1)).any(axis=1)
+    for size in range(k, 1, -1):
         if k % size == 0:
             sums = values.reshape(len(values), k // size, size).sum(axis=2)
-            if np.mean(np.all(np.abs(sums - 1.0) <= SUM_TOLERANCE, axis=1)) > 0.5:
+            ok = np.all(np.abs(sums - 1.0) <= SUM_TOLERANCE, axis=1)
+            if read_as_classes(len(values), int(ok.sum()), int(soft.sum()), int((ok & soft).sum())):
                 return size
     return None
 

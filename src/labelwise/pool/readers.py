@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from .cells import check_cells, check_class_order, check_class_sums, source
-from .class_columns import class_column_names, classes_per_system
+from .cells import check_cells, check_class_sums, source
+from .class_columns import check_class_groups, class_column_names, classes_per_system
+from .class_order import check_class_order
 from .errors import PoolError
 from .ids import ids_from_text, strip_ids
 from .table import ROW, delimiter_of, read_delimited, read_table
@@ -205,7 +206,8 @@ def frame_fields(
         _check_system_counts(df, use, per_class)
     check_cells(df, {role: columns for role, columns in use.items() if columns is not None}, n_classes, why)
     if per_class:
-        check_class_sums(df, use["prob"], per_class)
+        check_class_groups(use["prob"], per_class, source(df))
+        check_class_sums(df, use["prob"], per_class, by_sums=numbers is not None)
         if use["pred"] is not None:
             check_class_order(df, use["pred"], use["prob"], per_class)
     labels = values(use["label"], per_label)

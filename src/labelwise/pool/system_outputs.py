@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .cells import ROLES, check_cells, check_class_order, check_class_sums, source
-from .class_columns import class_column_names
+from .cells import ROLES, check_cells, check_class_sums, source
+from .class_columns import check_class_groups, class_column_names, split_columns
+from .class_order import check_class_order
 from .core import Pool
 from .errors import PoolError
 from .ids import ids_from_text, match_pool_ids, show_id
@@ -55,7 +56,7 @@ def read_system_outputs(path: str | Path, pool: Pool, columns: dict[str, str] | 
         outside [0, 1] or an infinite score (naming the data row and the
         column, :func:`~labelwise.pool.cells.check_cells`), or class
         probabilities in the wrong number of columns, not summing to 1 or
-        not in class order (:func:`~labelwise.pool.cells.check_class_order`).
+        not in class order (:func:`~labelwise.pool.class_order.check_class_order`).
     """
     from .readers import DEFAULT_COLUMNS, find_column
 
@@ -65,6 +66,7 @@ def read_system_outputs(path: str | Path, pool: Pool, columns: dict[str, str] | 
     df = read_table(path, id_col=wanted["id"], kind="predictions file")
     found = {role: find_column(df, column) for role, column in wanted.items() if role != "prob"}
     found["prob"] = _prob_columns(df, wanted["prob"], pool)
+    _drop_unasked(df, found, wanted, pool)
     for role in ("id", "pred") if pool.preds is not None else ("id",):
         if found[role] is None:
             raise PoolError(f"predictions file {name}: no column {wanted[role]!r} (--{role}-col); give columns "
@@ -103,8 +105,29 @@ def read_system_outputs(path: str | Path, pool: Pool, columns: dict[str, str] | 
             aligned[pos] = values
             outputs[field] = aligned
     if isinstance(found["prob"], list) and found["pred"] is not None:
-        check_class_order(df, [found["pred"]], found["prob"], len(found["prob"]))
+        check_class_order(df, [found["pred"]], found["prob"], len(found["prob"]), _python_form)
     return SystemOutputs(**outputs)
+
+
+def _python_form(columns: list[str]) -> str:
+    """How :func:`~labelwise.session_systems.add_system_file` takes the class columns, for messages."""
+    return f"add_system_file(session, path, columns={{'prob': {','.join(columns)!r}}})"
+
+
+def _drop_unasked(df: pd.DataFrame, found: dict, wanted: dict[str, str], pool: Pool) -> None:
+    """Forget a column of a kind of output the pool's systems do not give when it has its default name (a ``pred``
+    column beside the class probabilities of a pool without predictions); raise for one the user named."""
+    from .readers import DEFAULT_COLUMNS
+
+    for field, role in _KINDS:
+        if getattr(pool, field) is None and found[role] is not None:
+            if wanted[role] == DEFAULT_COLUMNS[role]:
+                found[role] = None
+                continue
+            given = {f: ROLES[r][1] for f, r in _KINDS if getattr(pool, f) is not None}
+            raise PoolError(f"{source(df)}: column {wanted[role]!r} (--{role}-col) holds {ROLES[role][1]}, which "
+                            f"the pool's systems do not give (they give {' and '.join(given.values())}); the new "
+                            f"system must give the same outputs: drop --{role}-col")
 
 
 def _require_kinds(df: pd.DataFrame, found: dict, wanted: dict[str, str], pool: Pool) -> None:
@@ -148,11 +171,11 @@ def _prob_columns(df: pd.DataFrame, wanted: str, pool: Pool) -> str | list[str] 
 
     if pool.probs is None or pool.probs.ndim != 3 or pool.label_names:
         return find_column(df, wanted)
-    names = [c.strip() for c in wanted.split(",") if c.strip()]
-    twice = [c for i, c in enumerate(names) if c in names[:i]]
-    if twice:
-        raise PoolError(f"{source(df)}: --prob-col {wanted!r} names column {twice[0]!r} twice; name each class's "
-                        "column once, in class order")
+    try:
+        names = split_columns(wanted, "--prob-col")
+    except PoolError as exc:
+        raise PoolError(f"{source(df)}: {exc}") from None
+    check_class_groups(names, len(names), source(df))
     found = [find_column(df, c) for c in names]
     missing = [n for n, c in zip(names, found) if c is None]
     if names == [DEFAULT_COLUMNS["prob"]] and missing:
