@@ -46,8 +46,8 @@ def round_deviations(deviation: str, pi: np.ndarray, inf_g: np.ndarray, unlabele
     otherwise (``pi``: posterior ``(G, C)``, ``inf_g``: each label's squared influence ``(C, G)``).
 
     ``learned``: whether the model has learned from labels yet. Before it has, ``"auto"`` takes the mean: the
-    share would be read off the raw probabilities, which under-confident scores inflate (a 1:1000 pool with
-    logits halved expects 1.85% exceptions before its first labels and 0.05% once recalibrated on them).
+    share would be read off the raw probabilities, which under-confident scores inflate many times over what
+    the recalibration finds after the first labels (``docs/robustness.md``).
     """
     if deviation == "auto" and not learned:
         deviation = "mean"

@@ -187,8 +187,9 @@ class BlockLeaves:
         exceptions to be rare among the unlabeled items (below
         :data:`~labelwise.designs.poisson_rounds.COMMON_EXCEPTIONS`): where
         they are common the rounds draw them at every turn, and taking
-        their count as missed made a third of the precision intervals on a
-        30%-positive pool seven to ten times too wide.
+        their count as missed made some runs' precision intervals on
+        common-positive pools many times wider than the others'
+        (``tests/engines/test_block_leaves_misfit.py``).
         The interval's leaves hold the map's rates (the largest prior
         strength) unless the labels reject them
         (:func:`~labelwise.oracle.calibration.marginal_strength` with
