@@ -51,34 +51,3 @@ def test_the_default_beats_uniform_sampling_on_accuracy_where_errors_are_common(
 
     # 100 runs each: the log of the MSE ratio has a standard error of about sqrt(2/100 + 2/100) = 0.2
     assert mse("online-poisson") < 0.75 * mse("passive")
-
-
-def test_auto_takes_the_mean_before_the_model_has_learned_from_labels():
-    # exceptions common (0.0059 as above), but the share is the raw probabilities' until labels arrive
-    unlabeled = np.array([1000.0, 10.0, 0.0])
-    np.testing.assert_allclose(round_deviations("auto", PI, INF, unlabeled, learned=False), MEAN)
-    np.testing.assert_allclose(round_deviations("auto", PI, INF, unlabeled, learned=True), RMS)
-    np.testing.assert_allclose(round_deviations("rms", PI, INF, unlabeled, learned=False), RMS)  # chosen: kept
-
-
-@pytest.mark.parametrize("engine_rounds", [True, False])
-def test_the_first_round_of_an_under_confident_rare_pool_takes_the_mean(engine_rounds):
-    """Logits halved on a 1:1000 pool: the raw probabilities expect about 2% exceptions, the truth 0.1%. The
-    first round (no labels) must be the mean's: its inclusion probabilities equal those of deviation="mean",
-    and differ from deviation="rms"'s."""
-    base = lw.make_pool(20_000, prevalence=0.001, separation=4.0, seed=3)
-    logits = 0.5 * np.log(base.probs[:, 0] / (1.0 - base.probs[:, 0]))
-    pool = lw.Pool.from_arrays(None, preds=base.preds, scores=logits, probs=1.0 / (1.0 + np.exp(-logits)),
-                               labels=base.labels)
-    measure = lw.make_measure("f1", pool)
-    params = {} if engine_rounds else {"estimator": "difference"}  # the difference estimator runs per item
-
-    def first_round(deviation: str) -> np.ndarray:
-        design = lw.OnlinePoissonDesign(deviation=deviation, **params)
-        sampler = design.start(pool, measure, rng=np.random.default_rng(0), budget=500)
-        draws = sampler.draw(50, np.zeros(pool.n_items, dtype=bool))
-        return np.sort(draws.prob)
-
-    auto, mean, rms = first_round("auto"), first_round("mean"), first_round("rms")
-    np.testing.assert_allclose(auto, mean)
-    assert not np.allclose(auto, rms)

@@ -11,8 +11,8 @@ uniformly instead (``hedge``).
 The deviation of an item is the root mean square ``sqrt(E_pi ||Dg(R_t) l(x_n, y)||^2)`` that minimises the
 round's variance under the model (Yilmaz et al. (2021) eq. 25) while the model expects exceptions (labels other
 than their group's most likely one) to be common among the unlabeled items, and the mean ``E_pi ||Dg l||``
-(eq. 12, the importance-sampling form) while it expects them to be rare or has seen no label yet
-(``deviation="auto"``, chosen each round, :func:`~labelwise.designs.poisson_rounds.round_deviations`). For a 0/1 loss of probability ``p`` the mean gives
+(eq. 12, the importance-sampling form) while it expects them to be rare (``deviation="auto"``, chosen each round,
+:func:`~labelwise.designs.poisson_rounds.round_deviations`). For a 0/1 loss of probability ``p`` the mean gives
 ``b ∝ p``, whose variance under the model is uniform sampling's, and the root mean square ``b ∝ sqrt(p)``,
 Neyman's allocation; but when exceptions are rare, the square root spreads the budget over tens of thousands of
 low-ranked items whose small probabilities are the model's least reliable part, and each exception drawn there
@@ -276,8 +276,7 @@ class OnlinePoissonSampler(Sampler):
             inf_g = np.sum((u - np.einsum("gc,cgm->gm", predicting, u)[None]) ** 2, axis=2)
         # all unlabeled members of a group share h, hence b: O(groups + batch) per round, not O(N)
         U = groups.unlabeled.astype(float)
-        items_labeled = self.pool.n_items - U.sum()  # the model has learned from their labels
-        b_group = round_inclusion(self.design, pi, inf_g, U, n_new, learned=items_labeled > 0)
+        b_group = round_inclusion(self.design, pi, inf_g, U, n_new)
         # how many members each group gives (exactly n_new in all), then that many members uniformly
         per_group = systematic_counts(U * np.where(U > 0, b_group, 0.0), rng)
         asked = np.flatnonzero(per_group)

@@ -38,19 +38,11 @@ def _round_variance(b: np.ndarray, unlabeled: np.ndarray, pi: np.ndarray, inf_g:
     return float(np.sum(unlabeled[live] * (1.0 / b[live] - 1.0) * second))
 
 
-def round_deviations(deviation: str, pi: np.ndarray, inf_g: np.ndarray, unlabeled: np.ndarray,
-                     learned: bool = True) -> np.ndarray:
+def round_deviations(deviation: str, pi: np.ndarray, inf_g: np.ndarray, unlabeled: np.ndarray) -> np.ndarray:
     """Each group's deviation ``h``, ``(G,)``: ``E_pi ||Dg l||`` (``"mean"``), ``sqrt(E_pi ||Dg l||^2)``
     (``"rms"``), or for ``"auto"`` the latter when the expected share of exceptions (labels other than their
     group's most likely one) among the ``unlabeled`` members is at least :data:`COMMON_EXCEPTIONS`, the former
-    otherwise (``pi``: posterior ``(G, C)``, ``inf_g``: each label's squared influence ``(C, G)``).
-
-    ``learned``: whether the model has learned from labels yet. Before it has, ``"auto"`` takes the mean: the
-    share would be read off the raw probabilities, which under-confident scores inflate many times over what
-    the recalibration finds after the first labels (``docs/robustness.md``).
-    """
-    if deviation == "auto" and not learned:
-        deviation = "mean"
+    otherwise (``pi``: posterior ``(G, C)``, ``inf_g``: each label's squared influence ``(C, G)``)."""
     if deviation == "auto":
         exceptions = np.sum(unlabeled * (1.0 - pi.max(axis=1))) / max(float(np.sum(unlabeled)), 1.0)
         deviation = "rms" if exceptions >= COMMON_EXCEPTIONS else "mean"
@@ -60,7 +52,7 @@ def round_deviations(deviation: str, pi: np.ndarray, inf_g: np.ndarray, unlabele
 
 
 def round_inclusion(design: OnlinePoissonDesign, pi: np.ndarray, inf_g: np.ndarray, unlabeled: np.ndarray,
-                    n_new: int, learned: bool = True) -> np.ndarray:
+                    n_new: int) -> np.ndarray:
     """A round's inclusion probability of an unlabeled member of each group, ``(G,)``.
 
     The water-filling of Yilmaz et al. (2021) Algorithm 3 on the deviations
@@ -68,10 +60,10 @@ def round_inclusion(design: OnlinePoissonDesign, pi: np.ndarray, inf_g: np.ndarr
     ``(G, C)``, ``inf_g``: each label's squared influence ``(C, G)``) mixed with
     ``design.defensive``, or uniform when the model expects no gain from
     adapting (``design.hedge``); groups without an unlabeled member get 1
-    (never used). ``learned``: whether the model has learned from labels yet.
+    (never used).
     """
     U = unlabeled
-    h_group = round_deviations(design.round_deviation, pi, inf_g, U, learned)
+    h_group = round_deviations(design.round_deviation, pi, inf_g, U)
     b_group = inclusion_probabilities(defensive_deviations(h_group, design.defensive, U), n_new, counts=U)
     uniform = np.full_like(b_group, n_new / U.sum())
     if _round_variance(b_group, U, pi, inf_g) >= design.hedge * _round_variance(uniform, U, pi, inf_g):

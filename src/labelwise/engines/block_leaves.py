@@ -213,10 +213,7 @@ class BlockLeaves:
             strength = marginal_strength(np.stack([1 - leaf_s1, leaf_s1], axis=1), O, unless_rejected=interval) \
                 if labels.size else START_STRENGTH
         floored = interval and calibrated and self.design.tail_floor  # positives the scores do not rank (opt-in)
-        # the mixture reads the recalibration's posterior only where exceptions are rare: where they are common the
-        # rounds draw them at every turn and the design-weighted labels carry them, none is missed wholesale
-        rare = self.design.variance in HINDSIGHT_VARIANCES or self._exception_share(s1, blocks) < COMMON_EXCEPTIONS
-        if calibrated and interval and not counted_once and rare and \
+        if calibrated and interval and not counted_once and self._exceptions_rare(s1, logits, blocks, labels) and \
                 self.design.variance in (*HINDSIGHT_VARIANCES, "mixture"):
             posterior = platt_posterior(logits[blocks], labels)
             block_rates = expit(logits[:, None] * posterior.a + posterior.b)  # (G, points)
@@ -238,11 +235,22 @@ class BlockLeaves:
             leaf_s1 = with_floor(leaf_s1, s1[blocks], labels)
         return LeafModel(strength * leaf_s1 + O[:, 1], strength * (1.0 - leaf_s1) + O[:, 0])
 
-    def _exception_share(self, s1: np.ndarray, blocks: np.ndarray) -> float:
-        """The share of the unlabeled items whose label the map ``s1`` (each block's rate of positives) expects to
-        be other than their block's most likely one."""
+    def _exceptions_rare(self, s1: np.ndarray, logits: np.ndarray, blocks: np.ndarray, labels: np.ndarray) -> bool:
+        """Whether the interval may read the recalibration's posterior: always for the hindsight-read intervals;
+        for the mixture, where the weighted map ``s1`` or the map of the labels each counted once expects exceptions
+        (labels other than a block's most likely one) among less than
+        :data:`~labelwise.designs.poisson_rounds.COMMON_EXCEPTIONS` of the unlabeled items.  Where they are common
+        the rounds draw them at every turn and the design-weighted labels carry them: none is missed wholesale.
+        Early on a rare pool the weighted map can expect them common while the counted-once map does not: the
+        posterior is read there."""
+        if self.design.variance in HINDSIGHT_VARIANCES:
+            return True
         left = self.summary.counts - np.bincount(blocks, minlength=self.summary.counts.size)
-        return float(left @ np.minimum(s1, 1.0 - s1)) / max(float(left.sum()), 1.0)
+
+        def share(rates: np.ndarray) -> float:
+            return float(left @ np.minimum(rates, 1.0 - rates)) / max(float(left.sum()), 1.0)
+
+        return share(s1) < COMMON_EXCEPTIONS or share(fit_platt(logits[blocks], labels, None)(logits)) < COMMON_EXCEPTIONS
 
     def _positives_left(self, s1: np.ndarray, blocks: np.ndarray, block_rates: np.ndarray) -> tuple[float, np.ndarray]:
         """The positives left among the unlabeled items under the weighted map (its blocks' rates ``s1``) and under

@@ -239,7 +239,7 @@ class BlockRounds:
         R = expected / self.summary.n_items
         G = U.size
         influence = np.stack([self.measure.influence_norm_sq(self.rep_out, np.full(G, c), R) for c in (0, 1)])
-        return round_inclusion(self.design, pi, influence, U, min(n_new, int(U.sum())), learned=labels.size > 0)
+        return round_inclusion(self.design, pi, influence, U, min(n_new, int(U.sum())))
 
     def block_losses(self, measure: Measure) -> np.ndarray | None:
         """``measure``'s loss of every block's items for each label, ``(2, G, d)``, from the blocks'
