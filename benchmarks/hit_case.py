@@ -5,7 +5,7 @@ yet as three cases (:func:`labelwise.estimators.mixture_variance`): no exception
 most likely) left, exceptions left and never drawn, and an exception drawn (the *hit* case). The hit case's
 probability is ``1 - exp(-hits)`` with ``hits`` the exceptions the rounds would have drawn so far, and its variance
 what is left of the model's full variance. Its probability comes from the groups the rounds sample often, its
-variance from the deep tail the rounds sample at ``b ~ 1e-3``, where a drawn exception would move the estimate by
+variance from the deep tail, whose items the rounds have reached with a summed probability of 1e-3 to 5e-2, where a drawn exception would move the estimate by
 its whole range: so the hit case is as wide as a deep-tail draw and as likely as a shallow one.
 
 Part 1 (one run per pool, ``--at`` labels): per band of ``b_seen`` (a group's inclusion probabilities summed over
@@ -27,6 +27,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 from concurrent.futures import ProcessPoolExecutor
 from itertools import pairwise
@@ -36,7 +37,7 @@ import numpy as np
 from design_variants import spec_of, summary
 from grid import BATCH_SIZE, BUDGET, COVERAGE_TARGET, OUT, WIDTH_TARGET
 from pools import DATASETS
-from results import fmt_ratio
+from results import fmt_ratio, git_revision
 
 import labelwise as lw
 import labelwise.designs.unlabeled_covariance as unlabeled_module
@@ -60,10 +61,10 @@ def run_variant(task: tuple) -> dict:
     """One variant's runs on one pool: estimates and interval ends at the checkpoints."""
     name, variant, runs, seed, datasets = task
     mixture = unlabeled_module.mixture_variance
-    if variant != VARIANTS[0]:
-        unlabeled_module.mixture_variance = without_hits(mixture)
-    pool = spec_of(name, datasets).load()
     try:
+        if variant != VARIANTS[0]:
+            unlabeled_module.mixture_variance = without_hits(mixture)
+        pool = spec_of(name, datasets).load()
         result = lw.simulate(pool, lw.make_measure("f1", pool), "default", budget=BUDGET, batch_size=BATCH_SIZE,
                              repeats=runs, seed=seed, checkpoints=list(CHECKPOINTS))
     finally:  # the worker process runs other tasks next
@@ -81,13 +82,16 @@ def bands_of(task: tuple) -> dict:
     covariance = rounds_module.unlabeled_covariance
 
     def capture(u, pi, unlabeled, coef, b_seen, n_items, bound=None, *args, **kwargs):
-        seen.update(u=u[:, :, 0], pi=pi, unlabeled=unlabeled, coef=coef.sum(axis=0), b_seen=b_seen, n_items=n_items)
+        if not seen:  # the interval model's call (a second one may follow with the counted-once map's rates)
+            seen.update(u=u[:, :, 0], pi=pi, unlabeled=unlabeled, coef=coef.sum(axis=0), b_seen=b_seen,
+                        n_items=n_items)
         return covariance(u, pi, unlabeled, coef, b_seen, n_items, bound, *args, **kwargs)
 
     rounds_module.unlabeled_covariance = capture
     try:
         session = lw.Session(pool, lw.make_measure("f1", pool), "default", seed=seed, budget=at)
         session.run(lw.TruthOracle(pool), at, BATCH_SIZE)
+        seen.clear()
         session.estimate()
     finally:
         rounds_module.unlabeled_covariance = covariance
@@ -134,15 +138,22 @@ def variant_table(results: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def generated_on(data: dict) -> str:
+    """`` on <date> (git <revision>)`` of a stored run, empty for runs stored before it was recorded."""
+    g = data.get("generated")
+    return f" on {g['date']} (git {g['git']})" if g else ""
+
+
 def summary_section(data: dict) -> str:
     """Markdown: the band tables, then the coverage and width of the interval with and without its hit case."""
     a = data["args"]
     return "\n".join([
         "## The default's F1 interval on long unlabeled tails: its hit case, and the interval without it", "",
         (f"`OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=src python benchmarks/hit_case.py --runs {a['runs']} "
-         f"--at {a['at']} --seed {a['seed']} --datasets <shared datasets>`: the default design, F1, batches of "
+         f"--at {a['at']} --seed {a['seed']} --datasets <shared datasets>`{generated_on(data)}: the default design, "
+         "F1, batches of "
          f"{BATCH_SIZE}. The mixture interval's third case, an exception drawn, has the probability of the groups "
-         "the rounds sample often and the variance of the deep tail they sample at b ~ 1e-3 (module docstring). "
+         "the rounds sample often and the variance of the deep tail, reached with summed inclusion probabilities of 1e-3 to 5e-2 (module docstring). "
          "Per band of b_seen (a group's inclusion probabilities summed over the rounds), one run: the exceptions "
          "the model expects among the unlabeled items, the draws of one it expects so far, the band's share of the "
          "full variance, and the exceptions truly left."), "",
@@ -169,6 +180,8 @@ def main() -> None:
         results = list(ex.map(run_variant, [(p, v, args.runs, args.seed, args.datasets)
                                             for p in pools for v in VARIANTS]))
     data = {"args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+            "generated": {"date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+                          "git": git_revision()},
             "bands": bands, "results": results}
     OUT.mkdir(exist_ok=True)
     (OUT / "hit_case.json").write_text(json.dumps(data))
