@@ -5,8 +5,9 @@ yet as three cases (:func:`labelwise.estimators.mixture_variance`): no exception
 most likely) left, exceptions left and never drawn, and an exception drawn (the *hit* case). The hit case's
 probability is ``1 - exp(-hits)`` with ``hits`` the exceptions the rounds would have drawn so far, and its variance
 what is left of the model's full variance. Its probability comes from the groups the rounds sample often, its
-variance from the deep tail, whose items the rounds have reached with a summed probability of 1e-3 to 5e-2, where a drawn exception would move the estimate by
-its whole range: so the hit case is as wide as a deep-tail draw and as likely as a shallow one.
+variance from the deep tail, whose items the rounds have reached with summed probabilities of 1e-3 to 5e-2 and
+where a drawn exception would move the estimate by its whole range: so the hit case is as wide as a deep-tail draw
+and as likely as a shallow one.
 
 Part 1 (one run per pool, ``--at`` labels): per band of ``b_seen`` (a group's inclusion probabilities summed over
 the rounds), the unlabeled items, the exceptions the model expects among them, the hits it expects, the band's
