@@ -186,3 +186,33 @@ def test_where_exceptions_are_common_no_run_reads_them_as_missed():
                          repeats=30, seed=0, checkpoints=[500, 1000])
     widths = result.upper[:, :, 0] - result.lower[:, :, 0]
     assert np.all(widths.max(axis=1) < 1.5 * np.median(widths, axis=1))
+
+
+def test_exceptions_are_common_only_when_both_maps_expect_them():
+    """The weighted map alone can expect exceptions common early on a rare pool (a tail label standing for a
+    million items): the posterior is still read unless the map of the labels counted once agrees."""
+    import labelwise as lw
+    from labelwise.engines.block_leaves import BlockLeaves
+    from labelwise.engines.blocks import BlockSummary
+    from labelwise.oracle.calibration import logits_of
+
+    leaves, blocks, _ = misfit_leaves(False)  # rare: rates 0.5 to 0.001, a million items at the bottom
+    labels = np.zeros(blocks.size, dtype=int)
+    labels[:10] = 1  # half the top block, none below: the labels agree with the rates
+    labels[20] = 1
+    logits = logits_of(leaves.prior)
+    common_map = np.full(4, 0.3)  # a weighted map expecting 30% exceptions everywhere
+    assert leaves._exceptions_rare(common_map, logits, blocks, labels)  # the counted-once map says rare
+    assert leaves._exceptions_rare(leaves.prior, logits, blocks, labels)
+
+    prior = np.array([0.5, 0.3, 0.2, 0.1])  # common positives, labels as the rates
+    counts = np.array([1_000, 10_000, 10_000, 10_000])
+    common = BlockLeaves(lw.OnlinePoissonDesign(), BlockSummary(np.arange(4, dtype=np.int64), counts, counts * prior,
+                                                                1, False), prior, np.arange(4))
+    blocks = np.repeat(np.arange(4), 50)
+    labels = (np.arange(200) % 50 < np.repeat(prior * 50, 50)).astype(int)
+    assert not common._exceptions_rare(common_map, logits_of(common.prior), blocks, labels)
+    assert common._exceptions_rare(np.full(4, 1e-4), logits_of(common.prior), blocks, labels)  # weighted: rare
+    # the hindsight-read intervals always read the posterior
+    hindsight = BlockLeaves(lw.OnlinePoissonDesign(variance="hindsight"), common.summary, prior, np.arange(4))
+    assert hindsight._exceptions_rare(common_map, logits_of(prior), blocks, labels)
