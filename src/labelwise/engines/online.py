@@ -54,7 +54,7 @@ effective number of labels, :meth:`~labelwise.engines.block_leaves.BlockLeaves.m
 :func:`~labelwise.designs.unlabeled_covariance.missed_in_hindsight`);
 ``variance="conditional"`` reads them leaf by leaf on what the rounds drew
 (:func:`~labelwise.designs.unlabeled_covariance.drawn_variance`).  Labels with no positive yet identify no
-recalibration: every interval then holds the positives they cannot rule out
+recalibration: an interval the model would make a point then holds the positives they cannot rule out
 (:mod:`~labelwise.estimators.unseen_positives`).  An
 in-memory binary pool runs these rounds itself (:mod:`labelwise.designs.hashed_online`), so both
 hand out the same items and give the same estimates for the same seed.
@@ -307,7 +307,8 @@ class BlockRounds:
         if model.point_rates is not None:  # the count of exceptions left over the recalibration's posterior
             missed = self._missed(measure, R, rep_loss, pi, U, model)
         cov = with_unlabeled(cov, plugin, unlabeled, self.design.variance == "model", level, missed=missed)
-        if u.shape[0] == 2 and not log.labels[judged].any():  # no positive labeled: no map of the scores identified
+        none_left = float(missed.pmf[0]) if missed is not None else float(np.exp(-unlabeled.exceptions))
+        if u.shape[0] == 2 and none_left >= level and not log.labels[judged].any():  # a point, from no positive
             floor = unseen_positives_covariance(u[1] - u[0], U, n_labels, N)
             return make_estimate(measure, R, larger_variance(cov, floor), n_labels, n, level,
                                  basis=f"{MODEL_BASIS}; {UNSEEN_POSITIVES_BASIS}")
