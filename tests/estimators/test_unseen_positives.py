@@ -43,14 +43,14 @@ def test_no_movable_item_no_floor():
     assert not unseen_positives_covariance(np.zeros((2, 1)), np.array([3.0, 4.0]), 10, 100).any()
 
 
-def tail_only_pool(n_items: int = 60_000, tail_positives: int = 6, seed: int = 0):
-    """Over-confident scores that rank none of the positives: the top 6 items are predicted positive and negative,
-    6 positives sit among the items ranked 1000 or lower (the robustness grid's 1:100,000 over-confident pool in
-    small)."""
+def tail_only_pool(scale: float = 3.0, n_items: int = 60_000, tail_positives: int = 6, seed: int = 0):
+    """Scores that rank none of the positives: the top 6 items are predicted positive and negative, 6 positives sit
+    among the items ranked 1000 or lower; logits ``scale`` times those of probabilities near 1e-4 (3: over-confident,
+    the robustness grid's 1:100,000 over-confident pool in small)."""
     import labelwise as lw
 
     rng = np.random.default_rng(seed)
-    logits = 3.0 * (rng.normal(size=n_items) - 10.0)  # probabilities of 1e-13 and below: no positive expected
+    logits = scale * (rng.normal(size=n_items) - 10.0)
     order = np.argsort(-logits)
     labels = np.zeros(n_items, dtype=np.int64)
     labels[rng.choice(order[1000:], size=tail_positives, replace=False)] = 1
@@ -83,3 +83,18 @@ def test_an_accuracy_interval_with_no_positive_labeled_reaches_the_positives_the
     np.testing.assert_allclose(est.cov[0, 0], floor[0, 0], rtol=1e-9)
     # about 2.5 / 200 of the 59,800 unlabeled items: the interval reaches a few hundred positives, not millions
     assert 100 / pool.n_items < truth - lo[0] < 2000 / pool.n_items
+
+
+def test_where_the_model_expects_positives_left_its_interval_stands():
+    # logits of 1e-4 probabilities, not scaled: the model expects a few positives left, its interval reaches them
+    import labelwise as lw
+    from labelwise.estimators.unseen_positives import UNSEEN_POSITIVES_BASIS
+
+    pool = tail_only_pool(scale=1.0)
+    measure = lw.make_measure("accuracy", pool)
+    session = lw.Session(pool, measure, "default", seed=3, budget=200)
+    est = session.run(lw.TruthOracle(pool), 200, 50)
+    assert not pool.labels[session.sample().draws.items].any()
+    assert UNSEEN_POSITIVES_BASIS not in est.basis
+    lo, hi = est.interval()
+    assert lo[0] <= float(lw.true_value(pool, measure)[0]) <= hi[0]
