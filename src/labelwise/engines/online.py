@@ -307,8 +307,9 @@ class BlockRounds:
         if model.point_rates is not None:  # the count of exceptions left over the recalibration's posterior
             missed = self._missed(measure, R, rep_loss, pi, U, model)
         cov = with_unlabeled(cov, plugin, unlabeled, self.design.variance == "model", level, missed=missed)
+        # the model calls the unlabeled items free of positives at the interval's level; labels with none can't check it
         none_left = float(missed.pmf[0]) if missed is not None else float(np.exp(-unlabeled.exceptions))
-        if u.shape[0] == 2 and none_left >= level and not log.labels[judged].any():  # a point, from no positive
+        if u.shape[0] == 2 and none_left >= level and not log.labels[judged].any():
             floor = unseen_positives_covariance(u[1] - u[0], U, n_labels, N)
             return make_estimate(measure, R, larger_variance(cov, floor), n_labels, n, level,
                                  basis=f"{MODEL_BASIS}; {UNSEEN_POSITIVES_BASIS}")
