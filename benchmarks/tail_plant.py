@@ -82,6 +82,7 @@ def summary_section(data: dict) -> str:
                + f" --measure {measure}" * (measure != "f1") + f" --spread {spread}" * (spread != "prob")
                + f" --out-name {a.get('out_name')}" * (a.get("out_name", "tail_plant") != "tail_plant"))
     label = "F1" if measure == "f1" else measure
+    digits = 4 if measure == "f1" else 6  # a mean near 1 (accuracy) moves in its fifth digit
     drawn = ("with probability proportional to `prob` (the scores expect "
              f"{data['expected']:.1f} positives there; *P(>= K)*: the scores' probability of at least *K*, taken "
              f"Poisson, within {cases[0]['le_cam']:.1g})") if spread == "prob" else (
@@ -106,9 +107,9 @@ def summary_section(data: dict) -> str:
         for row in rows(case):
             p = row["pool"]
             ratio = p["width"] / (3.92 * p["rmse"]) if p["rmse"] else np.inf
-            lines.append(f"| {case['plant']} | {case['at_least']:.2g} | {case['pool']['truth']:.4f} / "
-                         f"{case['twin']['truth']:.4f} | {row['labels']} | {row['indistinguishable']:.2f} "
-                         f"({row['indistinguishable_low']:.2f}) | {row['width_floor']:.3f} | "
+            lines.append(f"| {case['plant']} | {case['at_least']:.2g} | {case['pool']['truth']:.{digits}f} / "
+                         f"{case['twin']['truth']:.{digits}f} | {row['labels']} | {row['indistinguishable']:.2f} "
+                         f"({row['indistinguishable_low']:.2f}) | {row['width_floor']:.3g} | "
                          f"{row['ratio_floor_pool']:.2f} | {ratio:.2f} |")
     return "\n".join(lines) + "\n"
 
