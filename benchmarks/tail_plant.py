@@ -5,11 +5,12 @@ wider than twice its error (the width target of ``benchmarks/robustness.py``).
 Is that width forced by what the labels cannot rule out?  The twins here are the pool with ``K`` positives
 planted among its negatives ranked ``--first-rank`` or lower by the score,
 each drawn without replacement with probability proportional to the pool's
-own ``prob`` (where the scores expect the positives they allow in the tail).
+own ``prob`` (where the scores expect the positives they allow in the tail), or with
+``--spread uniform`` uniformly among them (positives the scores do not rank).
 Up to the first planted item a run labels, a run draws the same items on
 the pool and on a twin (:mod:`tail_twins`), so an interval that covers both
 at the target coverage has a mean width of at least
-``|delta F1| x (indistinguishable - 0.14)`` on both
+``|delta| x (indistinguishable - 0.14)`` on both (``delta`` the change of ``--measure``, F1 by default)
 (:func:`tail_twins.rows`).  Against the default's RMSE on the pool itself
 (whose tail is empty) this is the smallest width ratio an interval valid on
 the pool and on that twin can have.  ``P(>= K)`` is the probability the
@@ -47,15 +48,16 @@ from tail_twins import rows, runs_on
 import labelwise as lw
 
 
-def plant(pool: lw.Pool, first_rank: int, count: int, seed: int) -> tuple[lw.Pool, np.ndarray]:
+def plant(pool: lw.Pool, first_rank: int, count: int, seed: int, spread: str = "prob") -> tuple[lw.Pool, np.ndarray]:
     """``pool`` with ``count`` of its negatives ranked ``first_rank`` or lower turned positive, drawn without
-    replacement with probability proportional to ``prob``, and them."""
+    replacement with probability proportional to ``prob`` (``spread="prob"``) or uniformly (``"uniform"``), and
+    them."""
     scores = pool.primary_scores()
     rank = np.empty(scores.size, dtype=np.int64)
     rank[np.argsort(-scores, kind="stable")] = np.arange(scores.size)
     labels = np.asarray(pool.labels).copy()
     tail = np.flatnonzero((labels == 0) & (rank >= first_rank))
-    prob = pool.probs[tail, 0]
+    prob = pool.probs[tail, 0] if spread == "prob" else np.ones(tail.size)
     planted = np.random.default_rng(seed).choice(tail, size=count, replace=False, p=prob / prob.sum())
     labels[planted] = 1
     return pool.with_labels(labels), planted
@@ -74,32 +76,40 @@ def summary_section(data: dict) -> str:
     a = data["args"]
     cases = data["cases"]
     seed = a.get("pool_seed", 1)  # runs stored before --pool-seed: the grid's pools
+    measure, spread = a.get("measure", "f1"), a.get("spread", "prob")  # runs stored before these options
     name = a["pool"] if seed == 1 else f"{a['pool']} (pool seed {seed})"
     options = (f" --pool-seed {seed}" * (seed != 1)
+               + f" --measure {measure}" * (measure != "f1") + f" --spread {spread}" * (spread != "prob")
                + f" --out-name {a.get('out_name')}" * (a.get("out_name", "tail_plant") != "tail_plant"))
+    label = "F1" if measure == "f1" else measure
+    digits = 4 if measure == "f1" else 6  # a mean near 1 (accuracy) moves in its fifth digit
+    drawn = ("with probability proportional to `prob` (the scores expect "
+             f"{data['expected']:.1f} positives there; *P(>= K)*: the scores' probability of at least *K*, taken "
+             f"Poisson, within {cases[0]['le_cam']:.1g})") if spread == "prob" else (
+             f"uniformly (the scores expect {data['expected']:.1f} positives there; *P(>= K)*: the scores' "
+             f"probability of at least *K*, taken Poisson, within {cases[0]['le_cam']:.1g})")
     lines = [
         f"## Planted tail positives: the width the labels force on `{name}`", "",
         (f"`OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=src python benchmarks/tail_plant.py --pool {a['pool']}"
          f"{options} --first-rank {a['first_rank']} --plant {','.join(str(c['plant']) for c in cases)} --runs "
-         f"{a['runs']} --seed {a['seed']} --datasets <shared datasets>`: the default design, F1, batches of "
+         f"{a['runs']} --seed {a['seed']} --datasets <shared datasets>`: the default design, {label}, batches of "
          f"{BATCH_SIZE}. Twin "
-         f"*K*: `{name}` with *K* of its negatives ranked {a['first_rank']} or lower turned positive, drawn with "
-         f"probability proportional to `prob` (the scores expect {data['expected']:.1f} positives there; *P(>= K)*: "
-         f"the scores' probability of at least *K*, taken Poisson, within {cases[0]['le_cam']:.1g}). *indist.*: "
+         f"*K*: `{name}` with *K* of its negatives ranked {a['first_rank']} or lower turned positive, drawn "
+         f"{drawn}. *indist.*: "
          "share of runs that labeled no planted item by then (one-sided 95% lower bound in brackets); *floor*: the "
          "mean width any interval covering the pool and the "
          "twin at 0.93 needs (module docstring of `benchmarks/tail_twins.py`); *floor ratio*: the floor over 3.92 x "
          "the default's RMSE on the pool; *width ratio*: the default's own mean width over the same."), "",
-        "| K | P(>= K) | F1 pool / twin | labels | indist. (low) | floor | floor ratio | default width ratio |",
+        f"| K | P(>= K) | {label} pool / twin | labels | indist. (low) | floor | floor ratio | default width ratio |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for case in cases:
         for row in rows(case):
             p = row["pool"]
             ratio = p["width"] / (3.92 * p["rmse"]) if p["rmse"] else np.inf
-            lines.append(f"| {case['plant']} | {case['at_least']:.2g} | {case['pool']['truth']:.4f} / "
-                         f"{case['twin']['truth']:.4f} | {row['labels']} | {row['indistinguishable']:.2f} "
-                         f"({row['indistinguishable_low']:.2f}) | {row['width_floor']:.3f} | "
+            lines.append(f"| {case['plant']} | {case['at_least']:.2g} | {case['pool']['truth']:.{digits}f} / "
+                         f"{case['twin']['truth']:.{digits}f} | {row['labels']} | {row['indistinguishable']:.2f} "
+                         f"({row['indistinguishable_low']:.2f}) | {row['width_floor']:.3g} | "
                          f"{row['ratio_floor_pool']:.2f} | {ratio:.2f} |")
     return "\n".join(lines) + "\n"
 
@@ -113,6 +123,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--datasets", type=Path, default=DATASETS)
     ap.add_argument("--pool-seed", type=int, default=1, help="a generated pool's seed (the grid's pools: 1)")
+    ap.add_argument("--measure", default="f1", help="the measure the default design estimates")
+    ap.add_argument("--spread", choices=("prob", "uniform"), default="prob",
+                    help="plant in proportion to the pool's prob, or uniformly in the tail")
     ap.add_argument("--out-name", default="tail_plant",
                     help="JSON name in benchmarks/out: tail_plant, or tail_plant_<suffix> for a run RESULTS.md "
                          "shows as a section of its own")
@@ -125,11 +138,11 @@ def main() -> None:
     tail = tail[np.asarray(pool.labels)[tail] == 0]
     cases = []
     for count in (int(k) for k in args.plant.split(",")):
-        twin, planted = plant(pool, args.first_rank, count, args.seed + count)
+        twin, planted = plant(pool, args.first_rank, count, args.seed + count, args.spread)
         p_at_least, le_cam = at_least(pool.probs[tail, 0], count)
         case = {"plant": count, "at_least": p_at_least, "le_cam": le_cam, "moved": int(planted.size),
-                "pool": runs_on(pool, planted, args.runs, args.seed), "twin": runs_on(twin, planted, args.runs,
-                                                                                     args.seed)}
+                "pool": runs_on(pool, planted, args.runs, args.seed, args.measure),
+                "twin": runs_on(twin, planted, args.runs, args.seed, args.measure)}
         same = np.asarray(case["pool"]["seen"]) == 0
         for key in ("lower", "upper"):  # the floor rests on it: unseen runs give the same interval on both
             if not np.array_equal(np.asarray(case["pool"][key])[same], np.asarray(case["twin"][key])[same]):
@@ -137,7 +150,8 @@ def main() -> None:
         cases.append(case)
         print(f"planted {count}: done", flush=True)
     data = {"args": {"pool": args.pool, "first_rank": args.first_rank, "runs": args.runs, "seed": args.seed,
-                     "pool_seed": args.pool_seed, "out_name": args.out_name},
+                     "pool_seed": args.pool_seed, "out_name": args.out_name, "measure": args.measure,
+                     "spread": args.spread},
             "expected": float(pool.probs[tail, 0].sum()), "cases": cases}
     print(summary_section(data))
     OUT.mkdir(exist_ok=True)

@@ -54,10 +54,10 @@ def twin(pool: lw.Pool, first_rank: int) -> tuple[lw.Pool, np.ndarray]:
     return pool.with_labels(labels), moved
 
 
-def runs_on(pool: lw.Pool, moved: np.ndarray, runs: int, seed: int) -> dict:
-    """The default design's runs: per checkpoint and run the estimate, its interval and whether a ``moved`` item is
-    labeled by then."""
-    measure = lw.make_measure("f1", pool)
+def runs_on(pool: lw.Pool, moved: np.ndarray, runs: int, seed: int, measure: str = "f1") -> dict:
+    """The default design's runs of ``measure``: per checkpoint and run the estimate, its interval and whether a
+    ``moved`` item is labeled by then."""
+    measure = lw.make_measure(measure, pool)
     design = lw.make_design("default", pool)
     seeds = np.random.SeedSequence(seed).spawn(runs)
     out = {key: np.zeros((len(CHECKPOINTS), runs)) for key in ("value", "lower", "upper", "seen")}

@@ -53,7 +53,9 @@ posterior leave uncertain (the latter's weighted likelihood counting Kish's
 effective number of labels, :meth:`~labelwise.engines.block_leaves.BlockLeaves.model`;
 :func:`~labelwise.designs.unlabeled_covariance.missed_in_hindsight`);
 ``variance="conditional"`` reads them leaf by leaf on what the rounds drew
-(:func:`~labelwise.designs.unlabeled_covariance.drawn_variance`).  An
+(:func:`~labelwise.designs.unlabeled_covariance.drawn_variance`).  Labels with no positive yet identify no
+recalibration: an interval the model would make a point then holds the positives they cannot rule out
+(:mod:`~labelwise.estimators.unseen_positives`).  An
 in-memory binary pool runs these rounds itself (:mod:`labelwise.designs.hashed_online`), so both
 hand out the same items and give the same estimates for the same seed.
 """
@@ -82,6 +84,7 @@ from ..designs.unlabeled_covariance import (
     missed_in_hindsight,
 )
 from ..estimators import (
+    UNSEEN_POSITIVES_BASIS,
     Estimate,
     JumpBound,
     MissedErrors,
@@ -90,6 +93,7 @@ from ..estimators import (
     missed_errors,
     rounds_moments,
     rounds_plugin_covariance,
+    unseen_positives_covariance,
 )
 from ..measures import Measure
 from ..oracle import score_prior
@@ -303,6 +307,12 @@ class BlockRounds:
         if model.point_rates is not None:  # the count of exceptions left over the recalibration's posterior
             missed = self._missed(measure, R, rep_loss, pi, U, model)
         cov = with_unlabeled(cov, plugin, unlabeled, self.design.variance == "model", level, missed=missed)
+        # the model calls the unlabeled items free of positives at the interval's level; labels with none can't check it
+        none_left = float(missed.pmf[0]) if missed is not None else float(np.exp(-unlabeled.exceptions))
+        if u.shape[0] == 2 and none_left >= level and not log.labels[judged].any():
+            floor = unseen_positives_covariance(u[1] - u[0], U, n_labels, N)
+            return make_estimate(measure, R, larger_variance(cov, floor), n_labels, n, level,
+                                 basis=f"{MODEL_BASIS}; {UNSEEN_POSITIVES_BASIS}")
         return make_estimate(measure, R, cov, n_labels, n, level, basis=MODEL_BASIS)
 
     def _missed(self, measure: Measure, R: np.ndarray, rep_loss: np.ndarray, pi: np.ndarray, U: np.ndarray,

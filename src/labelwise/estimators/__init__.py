@@ -26,6 +26,7 @@ _PUBLIC = {
                     ".ratio_score"),
     "stratified_moments": ".stratified",
     "uncertain_missed_square": ".uncertain_tail",
+    **dict.fromkeys(("UNSEEN_POSITIVES_BASIS", "unseen_positives_covariance"), ".unseen_positives"),
     **dict.fromkeys(("hits_upper", "support_terms", "with_zero_hits", "zero_hits_end"), ".zero_hits"),
 }
 
@@ -44,6 +45,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "UNSEEN_POSITIVES_BASIS",
     "Estimate",
     "JumpBound",
     "MissedErrors",
@@ -88,6 +90,7 @@ __all__ = [
     "support_terms",
     "tilted_variance",
     "uncertain_missed_square",
+    "unseen_positives_covariance",
     "with_fieller",
     "with_score_interval",
     "with_zero_hits",

@@ -1,0 +1,100 @@
+"""The covariance floor of an estimate from labels with no positive: exact against enumeration, and in a session."""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+from scipy.stats import betabinom
+
+from labelwise.estimators.unseen_positives import unseen_positives_covariance
+
+MOVE = np.array([[2.0, 0.0], [-1.0, 1.0], [0.0, 0.0]])  # three groups; the last one's label moves nothing
+UNLABELED = np.array([2.0, 3.0, 5.0])
+N_LABELS, N_ITEMS = 4, 50
+
+
+def test_the_floor_is_the_random_sum_of_beta_binomial_positives_each_at_a_random_movable_item():
+    # K ~ BB(5, 1/2, 4 + 1/2) positives among the 5 movable items, each independently at one of them
+    moves = np.repeat(MOVE[:2], UNLABELED[:2].astype(int), axis=0)  # (5, 2), one row per movable item
+    pmf = betabinom.pmf(np.arange(6), 5, 0.5, N_LABELS + 0.5)
+    mean_c, cov_c = moves.mean(axis=0), np.cov(moves.T, bias=True)
+    # E[S S^T] given K = k: k Cov(c) + k^2 E[c] E[c]^T; E[S] = E[K] E[c]
+    second = sum(p * (k * cov_c + k**2 * np.outer(mean_c, mean_c)) for k, p in enumerate(pmf))
+    mean_s = (pmf @ np.arange(6)) * mean_c
+    exact = (second - np.outer(mean_s, mean_s)) / N_ITEMS**2
+    np.testing.assert_allclose(unseen_positives_covariance(MOVE, UNLABELED, N_LABELS, N_ITEMS), exact, rtol=1e-12)
+
+
+def test_the_floor_holds_the_error_of_positives_at_distinct_items():
+    # positives at distinct items (drawn without replacement) vary less than the floor's independent placements
+    moves = np.repeat(MOVE[:2], UNLABELED[:2].astype(int), axis=0)
+    pmf = betabinom.pmf(np.arange(6), 5, 0.5, N_LABELS + 0.5)
+    sums = [(p / len(subsets), moves[list(s)].sum(axis=0)) for k, p in enumerate(pmf)
+            for subsets in [list(combinations(range(5), k))] for s in subsets]
+    mean = sum(w * s for w, s in sums)
+    cov = sum(w * np.outer(s - mean, s - mean) for w, s in sums) / N_ITEMS**2
+    floor = unseen_positives_covariance(MOVE, UNLABELED, N_LABELS, N_ITEMS)
+    assert np.all(np.linalg.eigvalsh(floor - cov) >= -1e-15)
+    assert np.all(np.diag(floor) > np.diag(cov))
+
+
+def test_no_movable_item_no_floor():
+    assert not unseen_positives_covariance(np.zeros((2, 1)), np.array([3.0, 4.0]), 10, 100).any()
+
+
+def tail_only_pool(scale: float = 3.0, n_items: int = 60_000, tail_positives: int = 6, seed: int = 0):
+    """Scores that rank none of the positives: the top 6 items are predicted positive and negative, 6 positives sit
+    among the items ranked 1000 or lower; logits ``scale`` times those of probabilities near 1e-4 (3: over-confident,
+    the robustness grid's 1:100,000 over-confident pool in small)."""
+    import labelwise as lw
+
+    rng = np.random.default_rng(seed)
+    logits = scale * (rng.normal(size=n_items) - 10.0)
+    order = np.argsort(-logits)
+    labels = np.zeros(n_items, dtype=np.int64)
+    labels[rng.choice(order[1000:], size=tail_positives, replace=False)] = 1
+    preds = np.zeros(n_items, dtype=np.int64)
+    preds[order[:6]] = 1
+    probs = 1.0 / (1.0 + np.exp(-logits))
+    return lw.Pool(item_ids=np.arange(n_items), preds=preds[:, None], probs=probs[:, None], labels=labels,
+                   system_names=("s",))
+
+
+def test_an_accuracy_interval_with_no_positive_labeled_reaches_the_positives_the_labels_cannot_rule_out():
+    import labelwise as lw
+    from labelwise.estimators.unseen_positives import UNSEEN_POSITIVES_BASIS
+
+    pool = tail_only_pool()
+    measure = lw.make_measure("accuracy", pool)
+    truth = float(lw.true_value(pool, measure)[0])
+    session = lw.Session(pool, measure, "default", seed=3, budget=200)
+    est = session.run(lw.TruthOracle(pool), 200, 50)
+    labeled = session.sample().draws.items
+    assert not pool.labels[labeled].any()  # the case: 200 labels, none positive
+    lo, hi = est.interval()
+    assert lo[0] <= truth <= hi[0]  # the 6 positives left: before the floor, the interval was a point
+    assert UNSEEN_POSITIVES_BASIS in est.basis
+    # the floor as the variance: the unlabeled items predicted negative would each lose accuracy 1/N as positives
+    unlabeled = np.ones(pool.n_items, dtype=bool)
+    unlabeled[labeled] = False
+    move = np.where(pool.preds[unlabeled, 0] == 1, 1.0, -1.0)[:, None]
+    floor = unseen_positives_covariance(move, np.ones(move.shape[0]), labeled.size, pool.n_items)
+    np.testing.assert_allclose(est.cov[0, 0], floor[0, 0], rtol=1e-9)
+    # about 2.5 / 200 of the 59,800 unlabeled items: the interval reaches a few hundred positives, not millions
+    assert 100 / pool.n_items < truth - lo[0] < 2000 / pool.n_items
+
+
+def test_where_the_model_expects_positives_left_its_interval_stands():
+    # logits of 1e-4 probabilities, not scaled: the model expects a few positives left, its interval reaches them
+    import labelwise as lw
+    from labelwise.estimators.unseen_positives import UNSEEN_POSITIVES_BASIS
+
+    pool = tail_only_pool(scale=1.0)
+    measure = lw.make_measure("accuracy", pool)
+    session = lw.Session(pool, measure, "default", seed=3, budget=200)
+    est = session.run(lw.TruthOracle(pool), 200, 50)
+    assert not pool.labels[session.sample().draws.items].any()
+    assert UNSEEN_POSITIVES_BASIS not in est.basis
+    lo, hi = est.interval()
+    assert lo[0] <= float(lw.true_value(pool, measure)[0]) <= hi[0]
