@@ -36,7 +36,7 @@ from ..validation import check_int
 from .base import Design, check_share, check_system, design_scores
 from .grouped import GroupedPool
 
-__all__ = ["CLASS_MODEL_BASIS", "MODEL_BASIS", "GroupModel", "TreeModelDesign"]
+__all__ = ["CLASS_MODEL_BASIS", "MODEL_BASIS", "GroupModel", "TreeModelDesign", "model_basis"]
 
 #: Convergence tolerance of the oracle model's EM (largest change of a posterior probability): it only
 #: steers the proposal and the covariance, and 1e-8 cost 40% more time for the same error.
@@ -48,15 +48,28 @@ CALIBRATIONS = ("platt", "platt-posterior", "none")
 #: Prior strength before the first label when it is learned (``prior_strength="auto"``).
 START_STRENGTH = 10.0
 
-#: What an interval that takes the unlabeled items from the model assumes, shown with every estimate
-#: (:attr:`~labelwise.estimators.Estimate.basis`).
-MODEL_BASIS = ("design-based for the labeled items; the items not labeled yet enter through the oracle model "
-               "(the systems' scores recalibrated on the labels), so the interval assumes those scores do not "
-               "understate the positives left among them")
-#: :data:`MODEL_BASIS` on a multi-class pool, whose class probabilities the model temperature-scales to the labels.
-CLASS_MODEL_BASIS = ("design-based for the labeled items; the items not labeled yet enter through the oracle model "
-                     "(the systems' class probabilities, temperature-scaled to the labels), so the interval assumes "
-                     "those probabilities do not understate the systems' errors left among them")
+#: The start of :func:`model_basis`.
+_MODEL_PART = "design-based for the labeled items; the items not labeled yet enter through the oracle model"
+
+
+def model_basis(calibration: str = "platt", multiclass: bool = False) -> str:
+    """What an interval that takes the unlabeled items from the oracle model assumes, shown with every estimate
+    (:attr:`~labelwise.estimators.Estimate.basis`): how the model reads the systems' scores under ``calibration``
+    (one of :data:`CALIBRATIONS`), on a ``multiclass`` pool their class probabilities."""
+    if multiclass:
+        read = "taken at face value" if calibration == "none" else "temperature-scaled to the labels"
+        return (f"{_MODEL_PART} (the systems' class probabilities, {read}), so the interval assumes those "
+                "probabilities do not understate the systems' errors left among them")
+    read = {"platt": "recalibrated on the labels", "none": "taken at face value",
+            "platt-posterior": "recalibrated on the labels, the map averaged over its posterior"}[calibration]
+    return (f"{_MODEL_PART} (the systems' scores {read}), so the interval assumes those scores do not understate the "
+            "positives left among them")
+
+
+#: :func:`model_basis` of the default calibration (Platt) on a binary pool.
+MODEL_BASIS = model_basis()
+#: :func:`model_basis` on a multi-class pool, whose class probabilities the model temperature-scales to the labels.
+CLASS_MODEL_BASIS = model_basis(multiclass=True)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -174,7 +187,11 @@ class GroupModel:
     @property
     def basis(self) -> str:
         """What an interval taking the unlabeled items from this model assumes (:attr:`~labelwise.estimators.Estimate.basis`)."""
-        return CLASS_MODEL_BASIS if self.temper else MODEL_BASIS
+        if self.temper:
+            return CLASS_MODEL_BASIS
+        if self.calibrate:
+            return model_basis("platt-posterior" if self.calibration_uncertainty else "platt")
+        return model_basis("none", multiclass=self.n_classes > 2 and not self.pool.label_names)
 
     def __init__(self, pool: Pool, measure: Measure, oracle: str, hierarchy: Hierarchy, lam: float,
                  prior_strength: float | str, interval_prior_strength: float | None = None, *,

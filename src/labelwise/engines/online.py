@@ -67,7 +67,7 @@ from scipy import sparse
 
 from ..designs import OnlinePoissonDesign
 from ..designs.count_interval import label_coefficients
-from ..designs.group_model import MODEL_BASIS
+from ..designs.group_model import model_basis
 from ..designs.online_poisson import (
     BLOCK_VARIANCES,
     HINDSIGHT_VARIANCES,
@@ -303,7 +303,9 @@ class BlockRounds:
         if model.point_rates is not None:  # the count of exceptions left over the recalibration's posterior
             missed = self._missed(measure, R, rep_loss, pi, U, model)
         cov = with_unlabeled(cov, plugin, unlabeled, self.design.variance == "model", level, missed=missed)
-        return make_estimate(measure, R, cov, n_labels, n, level, basis=MODEL_BASIS)
+        # the leaves' priors are recalibrated under "platt" only (:meth:`BlockLeaves.model`)
+        basis = model_basis("platt" if self.design.calibration == "platt" else "none")
+        return make_estimate(measure, R, cov, n_labels, n, level, basis=basis)
 
     def _missed(self, measure: Measure, R: np.ndarray, rep_loss: np.ndarray, pi: np.ndarray, U: np.ndarray,
                 model: LeafModel) -> MissedErrors:
