@@ -3,6 +3,7 @@ decides whether the pilots are followed at all (:mod:`labelwise.planning`)."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 from statistics import NormalDist
 
@@ -183,13 +184,23 @@ def test_a_multi_class_pool_has_no_recalibration():
     assert recalibration(session) is None
 
 
+class _Reached(Exception):
+    """Raised at the first checkpoint whose half-width is small enough: the labels after it change nothing."""
+
+
 def _planned_and_realized(session: lw.Session, eps: float) -> tuple[int, int]:
     """The labels planned at the session's 200 labels to reach half-width ``eps``, and those realized labeling on
     in batches of 50 (up to 3000): the first batch whose half-width is at most ``eps``."""
     planned = 200 + session.labels_needed(eps).labels_needed
     half = []
-    session.run(TruthOracle(session.pool), 3000, 50, checkpoints=range(250, 3001, 50),
-                on_checkpoint=lambda n, est: half.append(float(np.max(np.diff(est.interval(), axis=0)))))
+
+    def check(n: int, est: lw.Estimate) -> None:
+        half.append(float(np.max(np.diff(est.interval(), axis=0))))
+        if half[-1] / 2 <= eps:
+            raise _Reached
+
+    with contextlib.suppress(_Reached):
+        session.run(TruthOracle(session.pool), 3000, 50, checkpoints=range(250, 3001, 50), on_checkpoint=check)
     narrow = np.array(half) / 2 <= eps
     assert narrow.any()
     return planned, 250 + 50 * int(np.argmax(narrow))
