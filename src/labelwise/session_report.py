@@ -103,6 +103,7 @@ def session_status(store: Store) -> dict:
         "n_classes": int(pool_meta["n_classes"]), "label_names": pool_meta.get("label_names") or [],
         "outputs": outputs,
         "systems": pool_meta["system_names"], "measure": config["measure"], "design": config["design"],
+        "budget": config.get("budget"),
         "oracle": "stochastic" if stochastic else "deterministic", "labels": int(labels), "pending": int(pending),
         "deferred": int(deferred), "relabels": counts["relabels"], "excluded": counts["excluded"],
         "draws": int(q("SELECT COALESCE(SUM(count), 0) FROM draws").fetchone()[0]), "health": store.quick_check(),

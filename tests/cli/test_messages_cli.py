@@ -161,3 +161,21 @@ def test_certify_refuses_a_threshold_outside_every_measures_range(tmp_path, pool
         f"error: --at-least: {threshold} is outside every measure's range (F1, precision, recall, accuracy, AUC... lie "
         "in [0, 1], MCC in [-1, 1]); give a fraction, e.g. 0.8 for 80%")
     assert "certified" in ok("certify", tmp_path / "s.lw", "--at-least", "0").stdout
+
+
+def test_init_and_status_show_the_budget_poisson_plans_for(tmp_path, write_pool_csv, ok, fails):
+    """``init --budget 20 -d poisson`` printed ``poisson (budget=None, ...)``: the design's budget, left to the
+    session, not the one it plans for; without any budget ``next`` failed naming ``Session.run``."""
+    pool = make_pool(300, prevalence=0.2, seed=1)
+    path = write_pool_csv(pool, tmp_path / "pool.csv", labels=False)
+    created = ok("init", path, tmp_path / "a.lw", "-d", "poisson", "--budget", 20).stdout
+    assert "design:  poisson (budget=20, lam=1.0, defensive=0.1), seed 0" in created, created
+    assert "design   poisson (budget=20, lam=1.0, defensive=0.1), deterministic oracle" in ok(
+        "status", tmp_path / "a.lw").stdout
+    # a budget set on the design is the one it plans for: 30 items to hand out
+    created = ok("init", path, tmp_path / "b.lw", "-d", "poisson", "-p", "budget=30", "--budget", 20).stdout
+    assert "design:  poisson (budget=30, " in created, created
+    assert len(pd.read_csv(io.StringIO(ok("next", tmp_path / "b.lw", "-n", 30).stdout))) == 30
+    assert fails("init", path, tmp_path / "c.lw", "-d", "poisson") == (
+        "error: --budget: design 'poisson' plans its sample for a number of labels; give --budget M (M >= 1)")
+    assert not (tmp_path / "c.lw").exists()

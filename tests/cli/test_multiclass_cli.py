@@ -175,3 +175,20 @@ def test_add_system_to_a_pool_without_predictions_needs_no_pred_column(multiclas
         f"error: predictions file {str(rival)!r}: --prob-col 'q_0,,q_1,q_2': name 2 of 4 is empty; give the columns "
         "separated by single commas")
     ok("add-system", session, rival, "--prob-col", "q_0,q_1,q_2")
+
+
+def test_a_measure_of_class_1_against_the_rest_is_refused_naming_those_of_every_class(multiclass_file, tmp_path, ok,
+                                                                                     fails):
+    """``init`` (its default measure f1) and ``estimate -m auc`` on a multi-class pool took class 1 against the
+    rest without a word; each is one line naming the measures that fit."""
+    path, pool = multiclass_file
+    fit = "choose a measure of them all: accuracy, brier, class_precision, class_recall, macro_f1, micro_f1"
+    session = tmp_path / "s.lw"
+    assert fails("init", path, session, "--prob-col", CLASS_COLS) == (
+        f"error: measure 'f1' scores class 1 against the rest, and this pool has 3 classes; {fit}")
+    assert not session.exists()
+    ok("init", path, session, "--prob-col", CLASS_COLS, "-m", "macro_f1,brier", "-d", "passive")
+    _label_a_batch(session, pool, tmp_path, ok)
+    assert fails("estimate", session, "-m", "accuracy,auc") == (
+        f"error: measure 'auc' scores class 1 against the rest, and this pool has 3 classes; {fit}")
+    assert "brier" in ok("estimate", session, "--json").stdout

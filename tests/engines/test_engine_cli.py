@@ -177,3 +177,17 @@ def test_simulate_engine_equals_the_pool_in_memory(parquet_pool, pool):
     result = invoke("simulate", "--pool", parquet_pool, "--engine", "duckdb", "--measure", "brier", "--budget", 100,
                     "--repeats", 1)
     assert result.exit_code == 1 and "depends on the scores" in result.output
+
+
+def test_init_and_status_show_the_budget_poisson_plans_for(files, tmp_path):
+    """An engine ``poisson`` session plans for ``--budget``: shown so, not as the design's ``budget=None``; a
+    different ``--param budget`` (which the engine would not use) is refused."""
+    session = tmp_path / "s.lw"
+    created = invoke("init", files, "-s", session, "--engine", "duckdb", "-d", "poisson", "--budget", 20)
+    assert created.exit_code == 0 and "design:  poisson (budget=20, lam=1.0, defensive=0.1)" in created.stdout
+    assert "design   poisson (budget=20, lam=1.0, defensive=0.1)\n" in invoke("status", session).stdout
+    refused = invoke("init", files, "-s", tmp_path / "t.lw", "--engine", "duckdb", "-d", "poisson", "-p", "budget=30",
+                     "--budget", 20)
+    assert refused.exit_code == 1 and refused.output == (
+        "error: --param budget=30: an engine session plans its sample for --budget (20); drop the parameter and "
+        "give --budget 30\n")

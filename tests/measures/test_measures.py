@@ -776,3 +776,33 @@ def test_a_measure_of_several_systems_is_named_once_per_measure():
     recall = make_measure("recall", pool, systems="all")
     assert recall.name == "recall" and recall.names == ("recall[system0]", "recall[system1]")
     assert make_measure("f1,precision", pool, systems="all").name == "f1+precision"
+
+
+def test_a_measure_of_class_1_against_the_rest_is_refused_by_name_on_a_multiclass_pool():
+    """``f1``, ``auc`` and the other measures of a positive class took class 1 against the rest on a pool of more
+    classes, silently; built by name they are refused, naming the measures of every class."""
+    fit = "choose a measure of them all: accuracy, brier, class_precision, class_recall, macro_f1, micro_f1"
+    for name in ("f1", "auc", "precision", "fbeta:2", "mcc", "balanced_accuracy", "pr_curve:3", "roc_curve"):
+        with pytest.raises(ValueError) as refused:
+            make_measure(name, MC)
+        assert str(refused.value).startswith(f"measure {name.partition(':')[0]!r} scores class 1 against the rest, "
+                                             f"and this pool has {C_MC} classes; {fit}")
+    for name in fit.partition(": ")[2].split(", "):
+        make_measure(name, MC)  # every one it names fits
+    assert FBeta(positive=2).loss(MC.outputs(), MC.labels).shape == (MC.n_items, 2)  # by hand: one class
+    ml = Pool.from_multilabel(preds=[[1, 0], [0, 1]], probs=[[0.9, 0.2], [0.3, 0.7]], labels=[[1, 0], [1, 1]],
+                              label_names=["a", "b"])
+    with pytest.raises(ValueError, match="this pool has 2 labels; choose a measure of them all: multilabel_micro_f1, "
+                                         "multilabel_macro_f1$"):
+        make_measure("f1", ml)
+
+
+def test_the_brier_score_of_class_probabilities_sums_over_every_class():
+    """On a multi-class pool the Brier score took class 1's probability against the rest; it is
+    ``sum_c (p_c - 1{y=c})^2``, whose two-class form is the binary loss ``2 (p1 - y)^2``."""
+    probs = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6], [0.2, 0.5, 0.3]])
+    pool = Pool.from_arrays(preds=probs.argmax(axis=1), probs=probs[:, None, :], labels=[0, 2, 0])
+    loss = make_measure("brier", pool).loss(pool.outputs(), pool.labels)[:, 0]
+    assert_allclose(loss, [0.09 + 0.04 + 0.01, 0.01 + 0.09 + 0.16, 0.64 + 0.25 + 0.09], rtol=1e-12)
+    assert_allclose(make_measure("brier", BIN).loss(BIN.outputs(), BIN.labels).mean(),
+                    _direct_brier(BIN.labels, BIN.probs[:, 0]), rtol=1e-12)

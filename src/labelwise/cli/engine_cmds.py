@@ -57,6 +57,9 @@ def engine_init(pool_files: list[Path], session: Path, *, engine: str, measure: 
     check_level(level)
     chosen = _design(design, param)
     online = chosen.name in PER_BATCH
+    if getattr(chosen, "budget", None) not in (None, budget):
+        raise UserError(f"--param budget={chosen.budget}: an engine session plans its sample for --budget "
+                        f"({budget}); drop the parameter and give --budget {chosen.budget}")
     if not online and (budget is None or budget < 1):
         raise UserError(f"--budget: design {chosen.name!r} plans its sample for a number of labels; give --budget M "
                         "(M >= 1), or use --design online-poisson or stratified, which draw at every batch")
@@ -75,7 +78,7 @@ def engine_init(pool_files: list[Path], session: Path, *, engine: str, measure: 
         typer.echo(f"  items:   {pool.n_items} (pool {pool.name!r}, {len(pool.files)} file(s))")
         typer.echo(f"  systems: {', '.join(pool.system_names)}")
         typer.echo(f"  measure: {', '.join(s.make_measure().names)}")
-        typer.echo(f"  design:  {describe_design(chosen.spec())}, seed {seed}, level {level:g}")
+        typer.echo(f"  design:  {describe_design(chosen.spec(), budget=budget)}, seed {seed}, level {level:g}")
         typer.echo("  sample:  drawn at every `next`, from the labels so far" if online else
                    f"  sample:  {len(s.sample)} items planned for a budget of {budget}")
 
@@ -142,16 +145,15 @@ def engine_status(session: Path, as_json: bool) -> None:
     from ..engines import EngineSession
 
     with EngineSession.open(session) as s:
-        info, est, measure = s.status(), s.estimate(), s.make_measure().name
+        info, est, measure, budget = s.status(), s.estimate(), s.make_measure().name, s.meta["budget"]
     if as_json:
         print_json({**info, "estimate": {"measure": measure, **est.to_dict()}})
         return
-    settings = ", ".join(f"{k}={v}" for k, v in info["design"].items() if k != "design")
     typer.echo("\n".join([
         f"session  {info['session']}",
         (f"pool     {info['pool']}: {info['n_items']} items in {len(info['files'])} file(s) (engine "
          f"{info['engine']}), systems {', '.join(info['systems'])}"),
-        f"design   {info['design']['design']} ({settings})",
+        f"design   {describe_design(info['design'], budget=budget)}",
         f"labels   {info['labels']} ({info['draws']} handed out), {info['pending']} pending",
         f"file     {'ok' if info['health'] == 'ok' else 'DAMAGED: ' + info['health']}"]))
     rich_console().print(estimate_table(est, f"{measure} on {info['pool']}"))

@@ -242,14 +242,19 @@ def design_settings(params: Sequence[str] | None) -> tuple[dict[str, Any], str |
     return settings, settings.pop("oracle", None)
 
 
-def describe_design(spec: dict[str, Any], multiclass: bool = False, scores: bool = True) -> str:
+def describe_design(spec: dict[str, Any], multiclass: bool = False, scores: bool = True,
+                    budget: int | None = None) -> str:
     """``name (key=value, ...)`` of a design's ``spec`` (:meth:`~labelwise.designs.Design.spec`), or just its name
     without parameters.
 
     On a ``multiclass`` pool the oracle model's ``calibration`` temperature-scales the class probabilities
     (:mod:`labelwise.oracle.temperature`), and without ``scores`` the score partition ranks the items by
-    ``1 - p(class 0)`` (:meth:`~labelwise.Pool.primary_scores`): the settings say so.
+    ``1 - p(class 0)`` (:meth:`~labelwise.Pool.primary_scores`): the settings say so.  A design that plans for a
+    ``budget`` of labels and leaves it to the session (``poisson``'s ``budget=None``) shows the session's
+    ``budget``, which it plans for.
     """
+    if spec.get("budget", 0) is None:
+        spec = {**spec, "budget": budget}
     shown = {k: str(v) for k, v in spec.items() if k != "design"}
     if multiclass and shown.get("calibration", "none") != "none":
         shown["calibration"] += " (on this multi-class pool: temperature scaling of the class probabilities)"

@@ -138,6 +138,9 @@ def init(
         try:
             target = make_measure(measure, pool, chosen_systems)
             chosen, oracle = design_options(design or DEFAULT, param, pool, target)
+            if budget is None and getattr(chosen, "budget", 0) is None:
+                raise UserError(f"--budget: design {chosen.name!r} plans its sample for a number of labels; give "
+                                "--budget M (M >= 1)")
             created = Session(pool, target, chosen, oracle=oracle or "deterministic", budget=budget, seed=seed,
                               path=session, level=level)
         except PoolError as exc:  # an output the measure needs is missing: perhaps in a column of another name
@@ -151,7 +154,8 @@ def init(
             typer.echo(f"  items:   {pool.n_items} (pool {pool.name!r}, {pool.n_classes} classes)")
             typer.echo(f"  systems: {', '.join(pool.system_names)}")
             typer.echo(f"  measure: {', '.join(target.names)}")
-            typer.echo(f"  design:  {describe_design(s.design.spec(), *_multiclass(pool))}, seed {seed}, level {level:g}")
+            typer.echo(f"  design:  {describe_design(s.design.spec(), *_multiclass(pool), budget)}, seed {seed}, "
+                       f"level {level:g}")
 
 
 def _multiclass(pool: Pool) -> tuple[bool, bool]:

@@ -107,7 +107,7 @@ def status(session: SessionArg, as_json: JsonOpt = False) -> None:
     lines = [
         f"session  {info['session']}",
         f"pool     {info['pool']}: {info['n_items']} items, {classes}systems {', '.join(info['systems'])}",
-        f"design   {describe_design(info['design'], multiclass, 'scores' in info['outputs'])}, {info['oracle']} oracle",
+        f"design   {describe_design(info['design'], multiclass, 'scores' in info['outputs'], info['budget'])}, {info['oracle']} oracle",
         (f"labels   {info['labels']} ({info['draws']} draws), {info['pending']} pending of which "
          f"{info['deferred']} deferred, {info['relabels']} corrections, {info['excluded']} excluded"),
         f"file     {'ok' if info['health'] == 'ok' else 'DAMAGED: ' + info['health']}",

@@ -40,7 +40,8 @@ from ..estimators import (
 from ..measures import Measure
 from ..pool import Pool
 from .base import Sampler
-from .group_model import GroupModel, TreeModelDesign
+from .group_model import GroupModel
+from .tree_model import TreeModelDesign
 
 __all__ = ["AISDesign", "AISSampler"]
 

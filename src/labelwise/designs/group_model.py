@@ -8,12 +8,10 @@ predicted label, the threshold index of a PR curve), so every unlabeled item
 of a (block, key) group has the same posterior and the same influence: an
 update costs O(groups + labels), not O(N).  ``ais`` and ``online-poisson``
 hold a :class:`GroupModel` (composition), configured by the settings of
-:class:`TreeModelDesign`.
+:class:`~labelwise.designs.tree_model.TreeModelDesign`.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import expit
@@ -30,119 +28,44 @@ from ..oracle.calibration import (
     platt_posterior,
 )
 from ..oracle.temperature import block_means, fit_temperature, tempered
-from ..partition import Hierarchy, feature_hierarchy, score_hierarchy
+from ..partition import Hierarchy
 from ..pool import Pool
-from ..validation import check_int
-from .base import Design, check_share, check_system, design_scores
 from .grouped import GroupedPool
 
-__all__ = ["CLASS_MODEL_BASIS", "MODEL_BASIS", "GroupModel", "TreeModelDesign"]
+__all__ = ["CALIBRATIONS", "CLASS_MODEL_BASIS", "MODEL_BASIS", "GroupModel", "model_basis"]
 
 #: Convergence tolerance of the oracle model's EM (largest change of a posterior probability): it only
 #: steers the proposal and the covariance, and 1e-8 cost 40% more time for the same error.
 MODEL_TOL = 1e-6
 
-#: The recalibrations of the scores :class:`TreeModelDesign` offers.
+#: The recalibrations of the scores :class:`~labelwise.designs.tree_model.TreeModelDesign` offers.
 CALIBRATIONS = ("platt", "platt-posterior", "none")
 
 #: Prior strength before the first label when it is learned (``prior_strength="auto"``).
 START_STRENGTH = 10.0
 
-#: What an interval that takes the unlabeled items from the model assumes, shown with every estimate
-#: (:attr:`~labelwise.estimators.Estimate.basis`).
-MODEL_BASIS = ("design-based for the labeled items; the items not labeled yet enter through the oracle model "
-               "(the systems' scores recalibrated on the labels), so the interval assumes those scores do not "
-               "understate the positives left among them")
-#: :data:`MODEL_BASIS` on a multi-class pool, whose class probabilities the model temperature-scales to the labels.
-CLASS_MODEL_BASIS = ("design-based for the labeled items; the items not labeled yet enter through the oracle model "
-                     "(the systems' class probabilities, temperature-scaled to the labels), so the interval assumes "
-                     "those probabilities do not understate the systems' errors left among them")
+#: The start of :func:`model_basis`.
+_MODEL_PART = "design-based for the labeled items; the items not labeled yet enter through the oracle model"
 
 
-@dataclass(frozen=True, kw_only=True)
-class TreeModelDesign(Design):
-    """Settings of the Dirichlet-tree oracle model shared by the adaptive designs.
+def model_basis(calibration: str = "platt", multiclass: bool = False) -> str:
+    """What an interval that takes the unlabeled items from the oracle model assumes, shown with every estimate
+    (:attr:`~labelwise.estimators.Estimate.basis`): how the model reads the systems' scores under ``calibration``
+    (one of :data:`CALIBRATIONS`), on a ``multiclass`` pool their class probabilities."""
+    if multiclass:
+        read = "taken at face value" if calibration == "none" else "temperature-scaled to the labels"
+        return (f"{_MODEL_PART} (the systems' class probabilities, {read}), so the interval assumes those "
+                "probabilities do not understate the systems' errors left among them")
+    read = {"platt": "recalibrated on the labels", "none": "taken at face value",
+            "platt-posterior": "recalibrated on the labels, the map averaged over its posterior"}[calibration]
+    return (f"{_MODEL_PART} (the systems' scores {read}), so the interval assumes those scores do not understate the "
+            "positives left among them")
 
-    Parameters
-    ----------
-    depth, branching : int
-        Shape of the tree over the strata (depth 1 with branching K is the
-        flat per-stratum model, Marchant & Rubinstein's "Ours-1"; depth 8 x
-        branching 2 is "Ours-8").
-    n_strata : int
-        Number of CSF score strata (the tree's leaves), at most ``branching ** depth``.
-    prior_strength : float or "auto"
-        Weight of the systems' scores in the tree's hyperparameters (1 in
-        Marchant & Rubinstein sec. 5.2).  ``"auto"`` (default) chooses it
-        after every batch by the labels' marginal likelihood
-        (:func:`~labelwise.oracle.calibration.marginal_strength`; 10 before
-        any label).
-    interval_prior_strength : float, optional
-        Prior strength of a separate model behind the interval, fitted only
-        when an estimate asks; ``None`` (default) uses the proposal's model.
-    calibration : {"platt", "platt-posterior", "none"}
-        ``"platt"`` (default): binary pools' probabilities are recalibrated
-        after every batch by a monotone Platt map fitted to the labels
-        (:mod:`labelwise.oracle.calibration`), so over- or under-confident
-        scores are corrected before they steer the design or the interval;
-        ``"platt-posterior"``: the map averaged over the posterior of its
-        parameters (:func:`~labelwise.oracle.calibration.platt_posterior`),
-        which keeps their uncertainty; ``"none"`` takes the scores at face value.
-        Multi-class pools' probabilities are temperature-scaled instead
-        (:mod:`labelwise.oracle.temperature`) unless ``"none"``.
-    lam : float
-        Shrinkage of the systems' probabilities used as scores (Yilmaz et al. 2021, eq. 13).
-    partition : {"score", "features"}
-        Strata from CSF bins of the score, or a k-d tree on the pool's features.
-    system : int or "mean"
-        Whose scores define the score strata; ``"mean"``: the mean of every system's probability
-        (:func:`~labelwise.designs.base.design_scores`).
-    """
 
-    depth: int = 1
-    branching: int = 256
-    n_strata: int = 256
-    prior_strength: float | str = "auto"
-    interval_prior_strength: float | None = None
-    calibration: str = "platt"
-    lam: float = 1.0
-    partition: str = "score"
-    system: int | str = 0
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_int("depth", self.depth, 1)
-        check_int("branching", self.branching, 2)
-        check_int("n_strata", self.n_strata, 1)
-        check_system(self.system)
-        check_share("lam", self.lam)
-        if not isinstance(self.prior_strength, str) and self.prior_strength < 0:
-            raise ValueError(f"prior_strength: must be non-negative, got {self.prior_strength}")
-        if self.partition not in ("score", "features"):
-            raise ValueError(f"partition: choose 'score' or 'features', got {self.partition!r}")
-        if self.calibration not in CALIBRATIONS:
-            raise ValueError(f"calibration: choose {', '.join(map(repr, CALIBRATIONS))}, got {self.calibration!r}")
-        if isinstance(self.prior_strength, str) and self.prior_strength != "auto":
-            raise ValueError(f"prior_strength: a number >= 0 or 'auto', got {self.prior_strength!r}")
-        if self.interval_prior_strength is not None and self.interval_prior_strength < 0:
-            raise ValueError(f"interval_prior_strength: must be non-negative, got {self.interval_prior_strength}")
-
-    def hierarchy(self, pool: Pool) -> Hierarchy:
-        """The tree over the pool's strata."""
-        if self.partition == "features":
-            if pool.features is None:
-                raise ValueError("partition='features' needs a pool with features")
-            return feature_hierarchy(pool.features, depth=self.depth, branching=self.branching)
-        return score_hierarchy(design_scores(pool, self.system), n_blocks=self.n_strata, depth=self.depth,
-                               branching=self.branching)
-
-    def group_model(self, pool: Pool, measure: Measure, oracle: str, within: np.ndarray | None = None) -> GroupModel:
-        """A fresh model (no labels) of ``pool`` for ``measure``; its groups within the item classes ``within``
-        if given."""
-        return GroupModel(pool, measure, oracle, self.hierarchy(pool), self.lam, self.prior_strength, self.interval_prior_strength,
-                          calibrate=self.calibration != "none" and pool.n_classes == 2,
-                          calibration_uncertainty=self.calibration == "platt-posterior", within=within,
-                          temper=self.calibration != "none" and pool.n_classes > 2 and not pool.label_names)
+#: :func:`model_basis` of the default calibration (Platt) on a binary pool.
+MODEL_BASIS = model_basis()
+#: :func:`model_basis` on a multi-class pool, whose class probabilities the model temperature-scales to the labels.
+CLASS_MODEL_BASIS = model_basis(multiclass=True)
 
 
 class GroupModel:
@@ -174,7 +97,11 @@ class GroupModel:
     @property
     def basis(self) -> str:
         """What an interval taking the unlabeled items from this model assumes (:attr:`~labelwise.estimators.Estimate.basis`)."""
-        return CLASS_MODEL_BASIS if self.temper else MODEL_BASIS
+        if self.temper:
+            return CLASS_MODEL_BASIS
+        if self.calibrate:
+            return model_basis("platt-posterior" if self.calibration_uncertainty else "platt")
+        return model_basis("none", multiclass=self.n_classes > 2 and not self.pool.label_names)
 
     def __init__(self, pool: Pool, measure: Measure, oracle: str, hierarchy: Hierarchy, lam: float,
                  prior_strength: float | str, interval_prior_strength: float | None = None, *,

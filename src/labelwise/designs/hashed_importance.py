@@ -56,7 +56,7 @@ from ..oracle.calibration import label_surprise
 from ..pool import Pool
 from .block_draws import BlockDraws, block_proposal
 from .group_losses import BlockLosses
-from .group_model import MODEL_BASIS
+from .group_model import model_basis
 from .hashed import HashDrawn, HashOrder, hash_keys
 from .importance import ImportanceDesign, ProposalSampler, importance_moments_estimate
 from .online_poisson import OnlinePoissonDesign
@@ -142,7 +142,7 @@ def hashed_importance_estimate(measure: Measure, design: ImportanceDesign, model
     covariance = proposal_model_covariance(u, leaves.posterior()[model.leaf], unlabeled, unlabeled / q,
                                            unlabeled * q, labeled_losses @ J.T, q[labeled_blocks], J @ est.R, n, N)
     cov = model_interval_covariance(est.cov, covariance, n, level, design.variance)
-    est = with_fieller(make_estimate(measure, est.R, cov, est.n_labels, n, level, basis=MODEL_BASIS), measure,
+    est = with_fieller(make_estimate(measure, est.R, cov, est.n_labels, n, level, basis=model_basis(design.calibration)), measure,
                        totals_cov)
     if not isinstance(measure, RatioOfTotals) or not contradicted(model.prior[labeled_blocks], labels):
         return est

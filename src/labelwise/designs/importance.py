@@ -61,9 +61,10 @@ from ..measures import Measure
 from ..oracle import score_prior
 from ..pool import Pool
 from .base import Design, Sampler
-from .group_model import GroupModel, TreeModelDesign
+from .group_model import GroupModel
 from .hashed import HashDrawn, HashOrder, hash_keys
 from .sampling import draw_with_replacement, sample_from_cdf
+from .tree_model import TreeModelDesign
 
 __all__ = ["ImportanceDesign", "ImportanceSampler", "PassiveDesign", "PassiveSampler", "ProposalSampler",
            "importance_moments_estimate", "optimal_proposal", "prior_deviation", "with_posterior"]
@@ -147,7 +148,7 @@ class ImportanceDesign(TreeModelDesign):
         labels say little about the slope (``benchmarks/importance_intervals.py``).
     **model
         Further settings of the oracle model behind the interval
-        (:class:`~labelwise.designs.group_model.TreeModelDesign`); the
+        (:class:`~labelwise.designs.tree_model.TreeModelDesign`); the
         proposal does not use it.
     """
 

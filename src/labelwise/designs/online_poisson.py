@@ -4,7 +4,7 @@ Labels arrive a batch at a time. Round r draws among the items not yet labeled, 
 from the water-filling of Yilmaz et al. (2021) Algorithm 3 applied to the current deviations ``h_n`` under the
 Dirichlet-tree model of the oracle (updated from every label so far, as in ``ais``), so that the round's expected --
 and, with randomised systematic sampling, exact -- number of new labels is the batch size. The oracle model
-recalibrates the scores on the labels after every batch (:class:`~labelwise.designs.group_model.TreeModelDesign`,
+recalibrates the scores on the labels after every batch (:class:`~labelwise.designs.tree_model.TreeModelDesign`,
 ``calibration``); a round whose adaptive allocation the model expects to do no better than uniform sampling is drawn
 uniformly instead (``hedge``).
 
@@ -75,8 +75,9 @@ from .base import Sampler
 from .count_interval import COUNT_BASIS, count_terms, label_coefficients
 from .difference_rounds import prediction_power, prediction_weights, unlabeled_by_round
 from .group_losses import group_losses
-from .group_model import GroupModel, TreeModelDesign
+from .group_model import GroupModel
 from .poisson_rounds import DEVIATIONS, round_inclusion, systematic_counts
+from .tree_model import TreeModelDesign
 from .unlabeled_covariance import unlabeled_covariance, with_unlabeled
 
 __all__ = ["OnlinePoissonDesign", "OnlinePoissonSampler", "unlabeled_covariance", "with_unlabeled"]
@@ -148,7 +149,7 @@ class OnlinePoissonDesign(TreeModelDesign):
         choice uses only the labels before the round, which keeps the round
         unbiased.
     **model
-        The oracle model's settings (:class:`~labelwise.designs.group_model.TreeModelDesign`).
+        The oracle model's settings (:class:`~labelwise.designs.tree_model.TreeModelDesign`).
     """
 
     name = "online-poisson"

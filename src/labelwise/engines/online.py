@@ -69,7 +69,7 @@ from scipy import sparse
 
 from ..designs import OnlinePoissonDesign
 from ..designs.count_interval import label_coefficients
-from ..designs.group_model import MODEL_BASIS
+from ..designs.group_model import model_basis
 from ..designs.online_poisson import (
     BLOCK_VARIANCES,
     HINDSIGHT_VARIANCES,
@@ -307,13 +307,14 @@ class BlockRounds:
         if model.point_rates is not None:  # the count of exceptions left over the recalibration's posterior
             missed = self._missed(measure, R, rep_loss, pi, U, model)
         cov = with_unlabeled(cov, plugin, unlabeled, self.design.variance == "model", level, missed=missed)
+        # the leaves' priors are recalibrated under "platt" only (:meth:`BlockLeaves.model`)
+        basis = model_basis("platt" if self.design.calibration == "platt" else "none")
         # the model calls the unlabeled items free of positives at the interval's level; labels with none can't check it
         none_left = float(missed.pmf[0]) if missed is not None else float(np.exp(-unlabeled.exceptions))
         if u.shape[0] == 2 and none_left >= level and not log.labels[judged].any():
-            floor = unseen_positives_covariance(u[1] - u[0], U, n_labels, N)
-            return make_estimate(measure, R, larger_variance(cov, floor), n_labels, n, level,
-                                 basis=f"{MODEL_BASIS}; {UNSEEN_POSITIVES_BASIS}")
-        return make_estimate(measure, R, cov, n_labels, n, level, basis=MODEL_BASIS)
+            cov = larger_variance(cov, unseen_positives_covariance(u[1] - u[0], U, n_labels, N))
+            basis = f"{basis}; {UNSEEN_POSITIVES_BASIS}"
+        return make_estimate(measure, R, cov, n_labels, n, level, basis=basis)
 
     def _missed(self, measure: Measure, R: np.ndarray, rep_loss: np.ndarray, pi: np.ndarray, U: np.ndarray,
                 model: LeafModel) -> MissedErrors:

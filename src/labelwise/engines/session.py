@@ -45,7 +45,7 @@ from .files import fingerprint
 from .importance import importance_sample
 from .labels import new_labels
 from .marker import MARKER_TABLE
-from .online import BlockRounds, RoundLog, block_rounds, next_round
+from .online import block_rounds
 from .plan import (
     IMPORTANCE,
     ONLINE,
@@ -56,8 +56,9 @@ from .plan import (
 )
 from .pool import EnginePool, measure_on_blocks
 from .reused_losses import engine_block_losses
+from .session_draws import BatchDraws
 from .session_estimate import session_estimate
-from .strata import EngineStrata, engine_strata, next_batch
+from .strata import engine_strata
 
 __all__ = ["EngineSession"]
 
@@ -81,7 +82,7 @@ _CURVE_THRESHOLDS = "curve_thresholds"
 _CHECKSUM = "outputs_checksum_2"
 
 
-class EngineSession:
+class EngineSession(BatchDraws):
     """Labels for the planned sample of an engine pool; create with :meth:`create`, reopen with :meth:`open`."""
 
     def __init__(self, path: Path, conn: sqlite3.Connection, meta: dict, pool: EnginePool | None):
@@ -274,23 +275,6 @@ class EngineSession:
         """Whether the design draws with replacement (``importance``: the sample's ``b`` is the proposal ``q``)."""
         return self.meta["design"]["design"] == IMPORTANCE
 
-    @property
-    def online(self) -> bool:
-        """Whether the design plans a round per batch (``online-poisson``)."""
-        return self.meta["design"]["design"] == ONLINE
-
-    @property
-    def per_batch(self) -> bool:
-        """Whether the design draws at every batch (``online-poisson``, ``stratified``) rather than once at ``init``
-        (``stratified`` sessions written before it drew per batch keep their planned sample)."""
-        return self.online or self.strata is not None
-
-    @property
-    def strata(self) -> EngineStrata | None:
-        """The strata of ``stratified`` and of ``online-poisson``'s model (``None`` for other designs, and for
-        ``online-poisson`` on strata of prior bins)."""
-        return None if self.meta.get("strata") is None else EngineStrata.from_json(self.meta["strata"])
-
     @cached_property
     def stratum_summary(self) -> BlockSummary:
         """The blocks within the ``stratified`` strata, stored at ``init``.  A file written before gets them from
@@ -306,10 +290,6 @@ class EngineSession:
                 pass
         return BlockSummary.from_json(stored, len(self.columns.system_names), bool(self.columns.preds))
 
-    def rounds(self) -> BlockRounds:
-        """The rounds' planner and estimator over the session's blocks (``online-poisson``)."""
-        return BlockRounds(self.design, self.summary, self.make_measure(), self.columns.system_names, self.strata)
-
     def block_losses(self, measure: Measure) -> np.ndarray | None:
         """``measure``'s mean loss of every block's items for each label (the interval's model of the unlabeled
         items; :func:`~labelwise.engines.reused_losses.engine_block_losses`): a measure of the scores takes one
@@ -318,45 +298,6 @@ class EngineSession:
             self._block_losses[measure] = engine_block_losses(measure, self.summary, self.columns,
                                                               lambda: self.pool.source, self.strata)
         return self._block_losses[measure]
-
-    def round_log(self, item_ids: np.ndarray, labels: np.ndarray) -> RoundLog:
-        """The rounds so far, with the blocks and rounds of the labeled ``item_ids``."""
-        rows = self.conn.execute("SELECT drawn, b FROM rounds ORDER BY round").fetchall()
-        inclusion = np.array([json.loads(b) for _, b in rows]).reshape(len(rows), self.summary.keys.size)
-        drawn = np.array([d for d, _ in rows], dtype=np.int64)
-        handed = pd.read_sql_query("SELECT item_id, block, round FROM sample", self.conn).set_index("item_id")
-        found = handed.loc[item_ids]
-        blocks = np.searchsorted(self.summary.keys, found["block"].to_numpy(np.int64))
-        return RoundLog(blocks, labels, found["round"].to_numpy(np.int64), inclusion, drawn)
-
-    def _new_items(self, start: int, k: int) -> np.ndarray:
-        """The next ``k`` items of the sample; for ``online-poisson`` a new round, planned and drawn now, for
-        ``stratified`` a new batch."""
-        if not self.per_batch:
-            return self.sample.item_ids[start:start + k]
-        if k <= 0:
-            return np.empty(0, np.int64)
-        ids, labels = self.labeled()
-        handed = pd.read_sql_query("SELECT item_id, block FROM sample", self.conn)
-        if not self.online:  # stratified: the sample's block column holds the stratum
-            new, of_new, b = next_batch(self.pool.source, self.strata, self.design, self.meta["seed"],
-                                        handed["item_id"].to_numpy(np.int64), handed["block"].to_numpy(np.int64),
-                                        ids, k)
-            self.conn.executemany("INSERT INTO sample VALUES (?, ?, ?, ?, 0)",
-                                  zip(range(start, start + new.size), new.tolist(), b.tolist(), of_new.tolist()))
-            self.__dict__.pop("sample", None)
-            return new
-        round_ = int(self.conn.execute("SELECT COUNT(*) FROM rounds").fetchone()[0])
-        b, drawn = next_round(self.pool, self.rounds(), self.meta["seed"], round_, self.round_log(ids, labels),
-                              handed["item_id"].to_numpy(np.int64),
-                              np.searchsorted(self.summary.keys, handed["block"].to_numpy(np.int64)), k)
-        self.conn.execute("INSERT INTO rounds VALUES (?, ?, ?)", (round_, len(drawn), json.dumps(b.tolist())))
-        new = drawn.item_ids[:k]
-        self.conn.executemany("INSERT INTO sample VALUES (?, ?, ?, ?, ?)",
-                              zip(range(start, start + new.size), new.tolist(), drawn.inclusion[:k].tolist(),
-                                  drawn.keys[:k].tolist(), [round_] * new.size))
-        self.__dict__.pop("sample", None)
-        return new
 
     def add_labels(self, item_ids: np.ndarray, labels: np.ndarray, source: str) -> int:
         """Store labels of handed-out items; returns how many are new.

@@ -52,6 +52,7 @@ class BinaryMeasure(SystemMeasure):
     """
 
     spec_fields = ("system", "positive", "system_name")
+    classes = "binary"
 
     def __init__(self, system: int = 0, positive: int = 1, system_name: str | None = None):
         self.positive = int(positive)
@@ -68,6 +69,7 @@ class Accuracy(BinaryMeasure):
     """Accuracy: ``l = 1{y != f(x)}``, ``g(R) = 1 - R`` (Table 1, row 1). Multi-class as is."""
 
     kind = "accuracy"
+    classes = "any"
     dim = 1
 
     def loss(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
@@ -185,25 +187,30 @@ class FowlkesMallows(_TruthPredMeasure):
 class Brier(BinaryMeasure):
     """Brier score: ``l = 2 (p1(x) - y)^2``, ``g = R`` (Table 1, row 8).
 
-    This is the two-class form ``sum_c (p_c - 1{y=c})^2``, in [0, 2].
+    This is the two-class form of ``sum_c (p_c - 1{y=c})^2``, in [0, 2]; on
+    a pool of class probabilities (multi-class) the loss is that sum over
+    every class, so no class is taken against the rest.
     """
 
     kind = "brier"
+    classes = "any"
     dim = 1
     bounds = (0.0, 2.0)
 
     def _prob(self, outputs: Outputs) -> np.ndarray:
-        """The system's probability of the positive class per item."""
-        p = outputs.require("probs", self.kind)[:, self.system]
-        return p if p.ndim == 1 else p[:, self.positive]
+        """The system's probability of the positive class per item ``(n,)``, or of every class ``(n, C)``."""
+        return outputs.require("probs", self.kind)[:, self.system]
 
     def loss(self, outputs: Outputs, y: np.ndarray) -> np.ndarray:
-        yb = (np.asarray(y) == self.positive).astype(float)
-        return (2 * (self._prob(outputs) - yb) ** 2)[:, None]
+        p, y = self._prob(outputs), np.asarray(y)
+        if p.ndim == 1:
+            return (2 * (p - (y == self.positive)) ** 2)[:, None]
+        return ((p - (y[:, None] == np.arange(p.shape[1]))) ** 2).sum(axis=1)[:, None]
 
     def loss_key(self, outputs: Outputs) -> np.ndarray | None:
-        """The loss depends on x through the probability: one key per distinct value."""
-        return np.unique(self._prob(outputs), return_inverse=True)[1].astype(np.int64)
+        """The loss depends on x through the probabilities: one key per distinct value (row of them)."""
+        p = self._prob(outputs)
+        return np.unique(p, axis=0, return_inverse=True)[1].astype(np.int64).ravel()
 
     def g(self, R: np.ndarray) -> np.ndarray:
         return np.asarray(R, dtype=float).copy()

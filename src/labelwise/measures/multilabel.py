@@ -81,6 +81,7 @@ class MultiLabelMeasure(SystemMeasure):
     """
 
     spec_fields = ("n_labels", *SystemMeasure.spec_fields)
+    classes = "multilabel"
 
     def __init__(self, n_labels: int, system: int = 0, system_name: str | None = None):
         if isinstance(n_labels, bool) or int(n_labels) != n_labels or not 1 <= int(n_labels) <= MAX_LABELS:

@@ -97,6 +97,13 @@ def _one(name: str, pool: Pool, system: int) -> Measure:
     entry = _REGISTRY.get(key)
     if entry is None:
         raise ValueError(f"unknown measure {name!r}; choose from {', '.join(measure_names())}")
+    if pool.n_classes > 2 and getattr(entry.factory, "classes", "any") == "binary":
+        # a measure of one class against the rest: class 1 would silently be taken for the positive one
+        kind, size = ("multilabel", f"{len(pool.label_names)} labels") if pool.label_names else \
+            ("any", f"{pool.n_classes} classes")
+        fit = [u for e in _REGISTRY.values() if getattr(e.factory, "classes", "any") == kind for u in e.usage]
+        raise ValueError(f"measure {key!r} scores class 1 against the rest, and this pool has {size}; choose a "
+                         f"measure of them all: {', '.join(fit)}")
     sys_name = pool.system_names[system] if pool.n_systems > 1 else None
     kwargs = entry.options(pool, system, arg) if entry.options else {}
     return entry.factory(system=system, system_name=sys_name, **kwargs)

@@ -66,9 +66,15 @@ class SystemMeasure(Measure):
     spec_fields : tuple of str
         Constructor arguments, stored as attributes of the same names, that
         :meth:`spec` records (in this order) after ``"measure": kind``.
+    classes : {"any", "binary", "multilabel"}
+        The pools the measure is meant for: ``"binary"`` for a measure of one
+        class against the rest, which :func:`~labelwise.measures.make_measure`
+        refuses by name on a pool of more classes; ``"multilabel"`` for those
+        of multi-label pools.
     """
 
     kind: str = ""
+    classes: ClassVar[str] = "any"
     bounds: ClassVar[tuple[float, float]] = (0.0, 1.0)
     spec_fields: ClassVar[tuple[str, ...]] = ("system", "system_name")
 
