@@ -179,12 +179,12 @@ def test_add_system_to_a_pool_without_predictions_needs_no_pred_column(multiclas
 
 def test_a_measure_of_class_1_against_the_rest_is_refused_naming_those_of_every_class(multiclass_file, tmp_path, ok,
                                                                                      fails):
-    """``init`` (its default measure f1) and ``estimate -m auc`` on a multi-class pool took class 1 against the
-    rest without a word; each is one line naming the measures that fit."""
+    """``init -m f1`` and ``estimate -m auc`` on a multi-class pool took class 1 against the rest without a word;
+    each is one line naming the measures that fit."""
     path, pool = multiclass_file
     fit = "choose a measure of them all: accuracy, brier, class_precision, class_recall, macro_f1, micro_f1"
     session = tmp_path / "s.lw"
-    assert fails("init", path, session, "--prob-col", CLASS_COLS) == (
+    assert fails("init", path, session, "--prob-col", CLASS_COLS, "-m", "f1") == (
         f"error: measure 'f1' scores class 1 against the rest, and this pool has 3 classes; {fit}")
     assert not session.exists()
     ok("init", path, session, "--prob-col", CLASS_COLS, "-m", "macro_f1,brier", "-d", "passive")
@@ -192,3 +192,16 @@ def test_a_measure_of_class_1_against_the_rest_is_refused_naming_those_of_every_
     assert fails("estimate", session, "-m", "accuracy,auc") == (
         f"error: measure 'auc' scores class 1 against the rest, and this pool has 3 classes; {fit}")
     assert "brier" in ok("estimate", session, "--json").stdout
+
+
+def test_without_a_measure_a_multiclass_session_estimates_macro_f1(multiclass_file, tmp_path, ok):
+    """f1 (class 1 against the rest) is refused on a multi-class pool, so it cannot be the default there."""
+    path, pool = multiclass_file
+    session = tmp_path / "s.lw"
+    assert "  measure: macro_f1" in ok("init", path, session, "--prob-col", CLASS_COLS, "-d", "passive").stdout
+    assert json.loads(ok("status", session, "--json").stdout)["measure"]["measure"] == "macro_f1"
+    with_truth = tmp_path / "truth.csv"
+    batch_frame(pool, pool.item_ids).assign(label=pool.labels).to_csv(with_truth, index=False, float_format="%.6f")
+    result = json.loads(ok("simulate", "--pool", with_truth, "--prob-col", CLASS_COLS, "-d", "passive", "--budget", 100,
+                           "--repeats", 2, "--json").stdout)
+    assert result["measure"] == "macro_f1"

@@ -74,7 +74,9 @@ MultiLabelOpt = Annotated[
     typer.Option("--multilabel", help="Multi-label pool: comma-separated label names; label NAME is read from the "
                  "columns <pred-col>_NAME, <prob-col>_NAME and <label-col>_NAME (e.g. pred_toxic)."),
 ]
-MeasureOpt = Annotated[str, typer.Option("--measure", "-m", help=MEASURES_HELP)]
+MeasureOpt = Annotated[str | None, typer.Option(
+    "--measure", "-m", help=MEASURES_HELP + " Default: f1 on a binary pool, macro_f1 on a multi-class pool, "
+    "multilabel_micro_f1 on a multi-label pool.", show_default=False)]
 DesignOpt = Annotated[str, typer.Option("--design", "-d", "--designs", help=DESIGNS_HELP)]
 ParamOpt = Annotated[
     list[str] | None,

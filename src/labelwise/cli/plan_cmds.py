@@ -56,7 +56,7 @@ def plan(
     A session's plan toward its own measure is kept in the file and shown
     on the `serve` dashboard.
     """
-    from ..measures import make_measure
+    from ..measures import default_measure_name, make_measure
     from ..planning import plan_designs, save_target
 
     with user_errors():
@@ -69,7 +69,7 @@ def plan(
             from ..pool import Pool
 
             pool = Pool.from_file(pool_file, **pool_columns(id_col, pred_col, score_col, prob_col, None))
-            target = make_measure(measure or "f1", pool, parse_systems(systems))
+            target = make_measure(measure or default_measure_name(pool), pool, parse_systems(systems))
             names = designs.split(",") if designs else None
             plans = plan_designs(pool, target, half_width, level, names, seed)
         else:

@@ -70,7 +70,7 @@ def init(
         "Parquet files or globs. Without --session the last argument is the session file (init POOL SESSION).")],
     session: Annotated[Path | None, typer.Option("--session", "-s", help="Session file to create (or the last "
                                                  "argument).", show_default=False)] = None,
-    measure: MeasureOpt = "f1",
+    measure: MeasureOpt = None,
     design: Annotated[str | None, typer.Option(
         "--design", "-d", "--designs", help=DESIGNS_HELP + " Default: stratified when the systems call at least "
         "10% of the items positive (on a multi-class pool: any class but its most common), and always for auc "
@@ -110,11 +110,11 @@ def init(
         pool_files, session = _pool_and_session(pool_files, session)
     if engine != "memory":
         with user_errors():
-            return engine_init(pool_files, session, engine=engine, measure=measure, design=design, param=param,
+            return engine_init(pool_files, session, engine=engine, measure=measure or "f1", design=design, param=param,
                                seed=seed, systems=systems, level=level, budget=budget, spark_master=spark_master,
                                columns=pool_columns(id_col, pred_col, score_col, prob_col))
     from ..designs import DEFAULT
-    from ..measures import make_measure
+    from ..measures import default_measure_name, make_measure
     from ..pool import Pool, PoolError, read_pool_file
     from ..pool.core import naming_file
     from ..pool.readers import find_column
@@ -136,7 +136,7 @@ def init(
         chosen_systems = parse_systems(systems)
         unread = {} if multilabel else _unread_outputs(df, pool, columns)
         try:
-            target = make_measure(measure, pool, chosen_systems)
+            target = make_measure(measure or default_measure_name(pool), pool, chosen_systems)
             chosen, oracle = design_options(design or DEFAULT, param, pool, target)
             if budget is None and getattr(chosen, "budget", 0) is None:
                 raise UserError(f"--budget: design {chosen.name!r} plans its sample for a number of labels; give "

@@ -103,7 +103,7 @@ def simulate_cmd(
     pool_file: Annotated[
         Path, typer.Option("--pool", help="Pool with ground truth: CSV (.csv, .csv.gz), TSV, JSON lines (.jsonl) or Parquet.")
     ],
-    measure: MeasureOpt = "f1",
+    measure: MeasureOpt = None,
     design: DesignOpt = "default",
     budget: Annotated[int, typer.Option("--budget", help="Distinct labels per run.")] = 2000,
     batch_size: BatchOpt = 50,
@@ -140,7 +140,7 @@ def simulate_cmd(
     estimates, interval coverage and mean interval width. With --json,
     standard output is exactly one JSON object.
     """
-    from ..measures import make_measure
+    from ..measures import default_measure_name, make_measure
     from ..pool import Pool
     from ..simulate import simulate
 
@@ -152,7 +152,7 @@ def simulate_cmd(
         if engine != "memory":
             from .engine_cmds import engine_simulate
 
-            result = engine_simulate(pool_file, engine, measure, design, param, budget, repeats, seed, marks, level,
+            result = engine_simulate(pool_file, engine, measure or "f1", design, param, budget, repeats, seed, marks, level,
                                      systems, show, {**pool_columns(id_col, pred_col, score_col, prob_col),
                                                      "label_col": label_col}, batch_size)
             return print_json(result.to_dict()) if as_json else rich_console().print(simulation_table(result))
@@ -162,7 +162,7 @@ def simulate_cmd(
             raise UserError(f"pool file {str(pool_file)!r} has no ground-truth column {label_col!r}; name the column "
                             "of true labels with --label-col (simulate needs them; `labelwise init` labels a pool "
                             "without)")
-        target = make_measure(measure, pool, parse_systems(systems))
+        target = make_measure(measure or default_measure_name(pool), pool, parse_systems(systems))
         settings, oracle = design_settings(param)
         result = simulate(pool, target, design, design_params=settings, budget=budget, batch_size=batch_size, repeats=repeats, seed=seed,
                           checkpoints=marks, level=level, noise=noise, oracle=oracle, progress=show)

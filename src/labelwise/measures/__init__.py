@@ -30,7 +30,13 @@ from .curves import PRCurve
 from .multiclass import PerClassPrecision, PerClassRecall
 from .multiclass_f1 import MacroF1, MicroF1
 from .multilabel import MultiLabelMacroF1, MultiLabelMicroF1
-from .registry import make_measure, measure_from_spec, measure_names, register_measure
+from .registry import (
+    default_measure_name,
+    make_measure,
+    measure_from_spec,
+    measure_names,
+    register_measure,
+)
 from .roc import ROCCurve, roc_area
 from .system import SystemMeasure
 
@@ -59,6 +65,7 @@ __all__ = [
     "Recall",
     "SystemMeasure",
     "combine",
+    "default_measure_name",
     "finite_difference_jacobian",
     "make_measure",
     "measure_from_spec",

@@ -26,7 +26,7 @@ from .base import Measure, combine
 if TYPE_CHECKING:
     from ..pool import Pool
 
-__all__ = ["make_measure", "measure_from_spec", "measure_names", "register_measure"]
+__all__ = ["default_measure_name", "make_measure", "measure_from_spec", "measure_names", "register_measure"]
 
 #: ``options(pool, system, arg) -> dict``: constructor arguments a name takes from the pool and from
 #: the text after its colon (``"64"`` in ``pr_curve:64``; ``""`` when there is none).
@@ -85,6 +85,14 @@ def register_measure(name: str, factory: F | None = None, *, options: Options | 
         return f
 
     return register if factory is None else register(factory)
+
+
+def default_measure_name(pool: Pool) -> str:
+    """The measure a session estimates when none is named: F1 of the positive class on a binary pool, macro F1 on
+    a multi-class pool, micro F1 over the labels on a multi-label pool."""
+    if pool.label_names:
+        return "multilabel_micro_f1"
+    return "f1" if pool.n_classes == 2 else "macro_f1"
 
 
 def measure_names() -> tuple[str, ...]:
