@@ -1,11 +1,12 @@
 """The default design's choice on pools outside the robustness grid: prevalence 7-20%, separation d = 3.
 
-``labelwise.designs.default_design`` gives binary pools ``stratified`` (proportional, on score strata) when
-their systems call at least ``COMMON_POSITIVES`` of the items positive, ``online-poisson`` otherwise.  The
-threshold lies between the grid's 5% and 30% prevalences, so this script checks it where it bites, on pools the
-grid (:mod:`robustness`) does not hold: prevalence 0.07/0.1/0.15/0.2, separation d = 3 (ROC AUC about 0.98,
-between the grid's weak d = 2 and strong d = 4), each with under-confident, calibrated and over-confident
-probabilities (logit x 0.5 / 1 / 3).  Pools are generated as in :mod:`robustness` (break-even predictions).
+``labelwise.designs.default_design`` gives binary pools ``online-poisson`` at any share of positives (F1 here);
+until its rounds drew the score blocks in score order it gave ``stratified`` (proportional, on score strata) to
+pools whose systems call at least ``COMMON_POSITIVES`` of the items positive.  This script compares both
+candidates where that threshold bit, on pools the grid (:mod:`robustness`) does not hold: prevalence
+0.07/0.1/0.15/0.2, separation d = 3 (ROC AUC about 0.98, between the grid's weak d = 2 and strong d = 4), each
+with under-confident, calibrated and over-confident probabilities (logit x 0.5 / 1 / 3).  Pools are generated as
+in :mod:`robustness` (break-even predictions).
 
 For each pool ``default``, both candidates and ``passive`` estimate F1 with a budget of 2000 labels in batches of
 50; the table gives the MSE over passive's (± its standard error), the coverage of the 95% interval and the width
@@ -99,8 +100,9 @@ def summary_section(data: dict) -> str:
          f"labelwise {meta['version']}; {meta['elapsed'] / 60:.1f} min; 1-minute load average "
          f"{meta['load'][0]:.1f} at the start, {meta['load'][1]:.1f} at the end)."),
         "",
-        (f"`default` is `stratified` (proportional, score strata) for binary pools whose systems call at least "
-         f"{meta['threshold']:g} of the items positive, else `online-poisson`. The pools are F1 pools the "
+        ("`default` is `online-poisson` on binary pools at any share of positives (`stratified`, proportional on "
+         f"score strata, was the default where the systems call at least {meta['threshold']:g} of the items positive "
+         "until `online-poisson` drew its rounds in score order). The pools are F1 pools the "
          f"robustness grid does not hold: prevalence {', '.join(map(str, PREVALENCES))} at separation "
          f"d = {SEPARATION:g}, probabilities logit x 0.5/1/3 (pool names `<prevalence>-x<k>-d3`); budget 2000 in "
          "batches of 50. MSE/passive ± its standard error; misses as in the robustness check (MSE ratio above 1 "

@@ -114,7 +114,7 @@ def test_help_texts_say_what_the_command_does(ok):
     assert "(from `labelwise discover init`)" not in helps("discover", "init").split("--session")[0]
     assert "(from `labelwise ondemand init`)" not in helps("ondemand", "init").split("--session")[0]
     assert all(kind in helps("serve") for kind in ("TSV", "JSON lines", "Parquet"))
-    assert "always for auc and roc_curve" in helps("init")
+    assert "Default: online-poisson; stratified for auc and roc_curve" in helps("init")
 
 
 def test_a_label_outside_a_binary_truth_pool_says_to_correct_it(tmp_path, write_pool_csv, fails):

@@ -87,15 +87,31 @@ def test_the_predicted_positive_share_is_the_larger_of_predictions_and_probabili
     assert predicted_positive_share(two) == pytest.approx(0.25)
 
 
-def test_the_default_is_stratified_from_common_positives_on():
+def test_binary_pools_get_online_poisson_at_any_share_of_positives_and_stratified_for_auc():
+    n = 100
+    for predicted in (1, round(COMMON_POSITIVES * n), n // 2):
+        pool = _pool(np.arange(n) < predicted, np.full(n, 0.5))
+        assert default_design(pool) == default_design(pool, lw.make_measure("accuracy", pool)) == "online-poisson"
+        assert default_design(pool, lw.make_measure("auc", pool)) == "stratified"
+    assert lw.make_design("default", _pool(np.arange(n) < n // 2, np.full(n, 0.5))) == lw.OnlinePoissonDesign()
+
+
+def test_multiclass_pools_get_stratified_from_common_classes_on():
+    # 100 items in 3 classes: 90 - k predicted 0, k predicted 1 or 2; flat probabilities (share 2/3) would call
+    # every pool common, so the most common class takes nearly all the probability
     n = 100
     at = round(COMMON_POSITIVES * n)
-    probs = np.full(n, 0.01)
-    assert default_design(_pool(np.arange(n) < at, probs)) == "stratified"
-    assert default_design(_pool(np.arange(n) < at - 1, probs)) == "online-poisson"
-    # under-confident probabilities call positives common although few are predicted
-    assert default_design(_pool(np.arange(n) < 1, np.full(n, 1.25 * COMMON_POSITIVES))) == "stratified"
-    assert lw.make_design("default", _pool(np.arange(n) < at, probs)) == lw.StratifiedDesign()
+    probs = np.tile([0.98, 0.01, 0.01], (n, 1))[:, None, :]
+
+    def pool(k: int) -> lw.Pool:
+        return lw.Pool.from_arrays(None, preds=np.where(np.arange(n) < k, 1 + np.arange(n) % 2, 0), probs=probs,
+                                   n_classes=3)
+
+    assert default_design(pool(at)) == "stratified"
+    assert default_design(pool(at - 1)) == "online-poisson"
+    # flat probabilities call other classes common although few are predicted
+    flat = lw.Pool.from_arrays(None, preds=np.zeros(n, dtype=int), probs=np.full((n, 1, 3), 1 / 3), n_classes=3)
+    assert default_design(flat) == "stratified"
 
 
 def _over_confident_balanced_pool(n: int, seed: int) -> lw.Pool:
@@ -111,10 +127,10 @@ def _over_confident_balanced_pool(n: int, seed: int) -> lw.Pool:
 @pytest.mark.slow
 def test_the_default_is_no_worse_than_uniform_sampling_on_a_balanced_over_confident_pool(
         assert_interval_covers_and_is_tight):
-    """The pool where online-poisson lost to passive: the default's F1 MSE is at most passive's within 3 standard
-    errors of their difference, and its interval covers and is tight."""
+    """The pool where online-poisson in random order lost to passive: the default's F1 MSE is at most passive's
+    within 3 standard errors of their difference, and its interval covers and is tight."""
     pool = _over_confident_balanced_pool(20_000, seed=4)
-    assert default_design(pool) == "stratified"
+    assert default_design(pool) == "online-poisson"
     measure = lw.make_measure("f1", pool)
     runs = dict(budget=400, batch_size=50, repeats=300, seed=1, checkpoints=[400])
     default = lw.simulate(pool, measure, "default", **runs)

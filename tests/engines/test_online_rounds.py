@@ -49,6 +49,23 @@ def test_systematic_counts_sum_to_the_expected_total_and_differ_by_less_than_one
         assert counts.sum() == 5 and np.all(np.abs(counts - expected) < 1) and counts[3] == 0
 
 
+@pytest.mark.parametrize("order", ["score", "random"])
+def test_a_uniform_round_in_score_order_gives_every_leaf_its_proportional_share(scored, order):
+    # hedge=0 draws every round uniformly; the blocks in order of their prior make it a proportional stratified
+    # sample of the score strata (each leaf's count the floor or ceiling of its share), in random order a leaf's
+    # count varies by about sqrt(its share)
+    engine = EnginePool.from_pool(scored)
+    rounds = block_rounds(engine, make_design("online-poisson", hedge=0.0, order=order), engine.measure("f1"))
+    G, n_new, none = rounds.summary.keys.size, 600, np.empty(0, np.int64)
+    share = np.bincount(rounds.leaf, weights=rounds.summary.counts) * n_new / scored.n_items
+    worst = 0.0
+    for seed in range(20):
+        _, sample = next_round(engine, rounds, seed, 0, _empty_log(G), none, none, n_new)
+        got = np.bincount(rounds.leaf[np.searchsorted(rounds.summary.keys, sample.keys)], minlength=share.size)
+        worst = max(worst, float(np.max(np.abs(got - share))))
+    assert worst < 1.0 if order == "score" else worst > 2.0
+
+
 def test_a_round_draws_each_unlabeled_item_with_its_block_s_inclusion_probability(scored):
     # 200 first rounds of 600 items (some blocks certain under the mean deviations): a block's mean count is U_g b_g (systematic counts differ from it by
     # less than 1, so a count's variance is at most 1/4: 4 standard errors are 2 / sqrt(R)); within the

@@ -72,10 +72,9 @@ def init(
                                                  "argument).", show_default=False)] = None,
     measure: MeasureOpt = None,
     design: Annotated[str | None, typer.Option(
-        "--design", "-d", "--designs", help=DESIGNS_HELP + " Default: stratified when the systems call at least "
-        "10% of the items positive (on a multi-class pool: any class but its most common), and always for auc "
-        "and roc_curve (binary pools); else online-poisson; "
-        "importance for multi-label pools.", show_default=False)] = None,
+        "--design", "-d", "--designs", help=DESIGNS_HELP + " Default: online-poisson; stratified for auc and "
+        "roc_curve (binary pools) and on multi-class pools whose classes besides the most common hold at least 10% "
+        "of the items; importance for multi-label pools.", show_default=False)] = None,
     param: ParamOpt = None,
     seed: SeedOpt = 0,
     systems: SystemsOpt = "0",
@@ -101,10 +100,11 @@ def init(
     multi-label pool (--multilabel) are the codes sum_k v_k 2^k of the label
     vectors, in the order of the names given.  The default design is
     online-poisson; for multi-label pools it is importance, which estimates
-    micro-F1 better there (benchmarks/multilabel.py); when the systems call
-    at least 10% of the items positive (on a multi-class pool: any class but
-    its most common) it is stratified, which never loses much to uniform
-    sampling (benchmarks/default_choice.py, benchmarks/multiclass_default.py).
+    micro-F1 better there (benchmarks/multilabel.py); for auc and roc_curve,
+    and on a multi-class pool whose classes besides the most common hold at
+    least 10% of the items, it is stratified, which never loses much to
+    uniform sampling (benchmarks/auc_designs.py,
+    benchmarks/multiclass_default.py).
     """
     with user_errors():
         pool_files, session = _pool_and_session(pool_files, session)

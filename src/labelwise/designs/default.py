@@ -1,20 +1,24 @@
 """The design labelwise picks for a pool when asked for ``"default"``.
 
-An adaptive design (``online-poisson``) gains by leaving out the items whose
-loss the scores call certain.  When positives are rare these are nearly all
-items, and the gain over uniform sampling is large.  When positives are common
-most items carry loss, the possible gain is small, and an oracle model misled
-by over-confident probabilities in the first rounds can lose to uniform
-sampling (``benchmarks/robustness.py``, ``benchmarks/default_choice.py``).
-Proportional stratified sampling on score strata, without replacement, cannot
-lose that way: its variance is uniform sampling's minus the variance between
-the strata (Cochran, *Sampling Techniques*, 3rd ed., Wiley 1977, sec. 5.6),
-whatever the scores' calibration, since the strata depend on the scores'
-ranks only.  So binary pools whose systems call at least
-:data:`COMMON_POSITIVES` of the items positive get ``stratified``, the others
-``online-poisson``; multi-class pools likewise by the share of items outside
-their most common class (``benchmarks/multiclass_default.py`` measures both designs on
-balanced and imbalanced 3-class pools); multi-label pools get ``importance``.
+Binary pools get ``online-poisson`` whatever their share of positives, for
+every measure but those over every score bin (below).  When
+positives are rare, its rounds leave out the items whose loss the scores
+call certain, nearly all of them, and gain most over uniform sampling.  When
+positives are common, most items carry loss and many rounds are hedged to
+uniform allocations; these are drawn by randomised systematic sampling over
+the score blocks in score order, so a uniform round is a proportional
+stratified sample of the score strata (implicit stratification, Cochran,
+*Sampling Techniques*, 3rd ed., Wiley 1977, ch. 8;
+:func:`~labelwise.designs.poisson_rounds.systematic_counts`) and does what
+proportional ``stratified`` sampling does, while the adaptive rounds gain
+where the scores separate the classes.  On the robustness grid's 30% and 50%
+pools (``benchmarks/RESULTS.md``, "Variants of a design on chosen pools":
+`implicit_f1`, `implicit_accuracy`, `implicit_precision`, `implicit_recall`)
+its MSE was within sampling error of ``stratified``'s or lower on the weak
+pools for all four measures, lower by a factor of three or more on the strong
+ones, its intervals covering; in random order its weak-pool rounds had only
+tied uniform sampling on F1, which is why ``stratified`` was the default on
+such pools before.
 
 Measures of the label counts in every score bin (ROC AUC and the ROC curve)
 get ``stratified`` on every binary pool. They weigh the negatives' score
@@ -25,6 +29,14 @@ a gain there that holds on every pool (``benchmarks/auc_designs.py``):
 3-5x on the 1:1000 pool, lost by 2x on the over-confident one.
 Proportional stratified sampling was within sampling error of uniform
 sampling or better on all four.
+
+Multi-class pools whose share of items outside their most common class is
+at least :data:`COMMON_POSITIVES` get ``stratified``, the others
+``online-poisson`` (``benchmarks/multiclass_default.py`` measures both
+designs on balanced and imbalanced 3-class pools; their per-item rounds,
+ordered by the model's most likely class and its probability, were not
+measured against ``stratified`` again).  Multi-label pools get
+``importance``.
 
 The choice reads only the systems' outputs and the measure, never labels,
 so it is fixed before the first label.
@@ -41,8 +53,9 @@ from ..pool import Pool
 
 __all__ = ["COMMON_POSITIVES", "default_design", "predicted_positive_share"]
 
-#: Predicted positive share from which the default is ``stratified``: one item in ten, between the 5% where
-#: ``online-poisson`` gains most and the 10-30% where it can lose to uniform sampling (module docstring).
+#: Share of a multi-class pool's items outside its most common class from which the default is ``stratified``: one
+#: item in ten, between the 5% where ``online-poisson`` gains most and the 10-30% where it could lose to uniform
+#: sampling (module docstring).
 COMMON_POSITIVES = 0.1
 
 
@@ -74,7 +87,7 @@ def predicted_positive_share(pool: Pool) -> float:
         return max(shares, default=0.0)
     if pool.preds is not None:
         counts = [np.bincount(pool.preds[:, s], minlength=pool.n_classes) for s in range(pool.preds.shape[1])]
-        shares.append(max(1.0 - float(c.max()) / pool.n_items for c in counts))
+        shares.append(max(float(pool.n_items - c.max()) / pool.n_items for c in counts))  # exact at 10%
     if pool.probs is not None:
         shares.append(1.0 - float(score_prior(pool).mean(axis=0).max()))
     return max(shares, default=0.0)
@@ -85,11 +98,11 @@ def default_design(pool: Pool, measure: Measure | None = None) -> str:
 
     ``importance`` for multi-label pools (whose label-set groups the tree
     model of ``online-poisson`` serves less well, ``benchmarks/multilabel.py``);
-    ``stratified`` for binary pools with common positives and multi-class
-    pools with common classes besides the most common one
-    (:func:`predicted_positive_share` at least :data:`COMMON_POSITIVES`) and
-    for measures over every score bin (ROC AUC, the ROC curve) on any binary
-    pool; ``online-poisson`` otherwise.
+    ``stratified`` for measures over every score bin (ROC AUC, the ROC curve)
+    on binary pools and for multi-class pools with common classes besides
+    the most common one (:func:`predicted_positive_share` at least
+    :data:`COMMON_POSITIVES`); ``online-poisson`` otherwise, on binary pools
+    at any share of positives.
 
     Parameters
     ----------
@@ -100,7 +113,9 @@ def default_design(pool: Pool, measure: Measure | None = None) -> str:
     """
     if pool.label_names:
         return "importance"
-    if predicted_positive_share(pool) >= COMMON_POSITIVES or (pool.n_classes == 2 and _over_score_bins(measure)):
+    if pool.n_classes == 2:
+        return "stratified" if _over_score_bins(measure) else "online-poisson"
+    if predicted_positive_share(pool) >= COMMON_POSITIVES:
         return "stratified"
     return "online-poisson"
 

@@ -76,7 +76,13 @@ from .count_interval import COUNT_BASIS, count_terms, label_coefficients
 from .difference_rounds import prediction_power, prediction_weights, unlabeled_by_round
 from .group_losses import group_losses
 from .group_model import GroupModel
-from .poisson_rounds import DEVIATIONS, round_inclusion, systematic_counts
+from .poisson_rounds import (
+    DEVIATIONS,
+    ORDERS,
+    group_scores,
+    round_inclusion,
+    systematic_counts,
+)
 from .tree_model import TreeModelDesign
 from .unlabeled_covariance import unlabeled_covariance, with_unlabeled
 
@@ -148,6 +154,14 @@ class OnlinePoissonDesign(TreeModelDesign):
         the tail as alike and uniform rounds waste the budget there.  The
         choice uses only the labels before the round, which keeps the round
         unbiased.
+    order : {"score", "random"}
+        The order of the groups in a round's randomised systematic sampling
+        (:func:`~labelwise.designs.poisson_rounds.systematic_counts`): by
+        score (the blocks' mean prior on score blocks, the model's posterior
+        per item), which stratifies every round implicitly over the scores,
+        or at random.  Every item's inclusion probability is the same
+        either way; the interval, which treats the draws as independent,
+        does not count the gain of the score order.
     **model
         The oracle model's settings (:class:`~labelwise.designs.tree_model.TreeModelDesign`).
     """
@@ -161,6 +175,7 @@ class OnlinePoissonDesign(TreeModelDesign):
     estimator: str = "horvitz-thompson"
     hedge: float = 1.0
     tail_floor: bool = False
+    order: str = "score"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -168,6 +183,8 @@ class OnlinePoissonDesign(TreeModelDesign):
             raise ValueError(f"deviation: choose {', '.join(map(repr, DEVIATIONS))}, got {self.deviation!r}")
         if self.variance not in VARIANCES:
             raise ValueError(f"variance: choose {', '.join(map(repr, VARIANCES))}, got {self.variance!r}")
+        if self.order not in ORDERS:
+            raise ValueError(f"order: choose {', '.join(map(repr, ORDERS))}, got {self.order!r}")
         if self.estimator not in ("difference", "horvitz-thompson"):
             raise ValueError(f"estimator: choose 'difference' or 'horvitz-thompson', got {self.estimator!r}")
         if not 0.0 < self.defensive < 1.0:
@@ -279,7 +296,8 @@ class OnlinePoissonSampler(Sampler):
         U = groups.unlabeled.astype(float)
         b_group = round_inclusion(self.design, pi, inf_g, U, n_new)
         # how many members each group gives (exactly n_new in all), then that many members uniformly
-        per_group = systematic_counts(U * np.where(U > 0, b_group, 0.0), rng)
+        scores = group_scores(pi) if self.design.order == "score" else None
+        per_group = systematic_counts(U * np.where(U > 0, b_group, 0.0), rng, scores)
         asked = np.flatnonzero(per_group)
         chosen = rng.permutation(groups.sample_members(asked, per_group[asked], rng))
         self._sizes.append(int(chosen.size))

@@ -30,8 +30,9 @@ posterior.  On an engine pool
   items of its (leaf, predictions) group per label, as the per-item design
   weighs them) and ``lam`` chosen by the labels' marginal likelihood;
 * round ``r`` draws as the in-memory design does: how many items each block
-  gives by randomised systematic sampling of the blocks (exactly the batch in
-  all, :func:`~labelwise.designs.poisson_rounds.systematic_counts`, from a
+  gives by randomised systematic sampling of the blocks in the order of their
+  mean prior, which stratifies the round implicitly over the scores (exactly
+  the batch in all, :func:`~labelwise.designs.poisson_rounds.systematic_counts`, from a
   generator seeded by :func:`~labelwise.engines.round_plan.round_seed`), then the first ``k_g`` items of
   block ``g`` not handed out yet in increasing ``u = H(item_id, seed_r)``, a
   simple random sample without replacement (:mod:`labelwise.designs.hashed`;

@@ -3,8 +3,9 @@
 Round ``r`` of :class:`~labelwise.engines.online.BlockRounds` (Yilmaz et al.,
 "Sample Efficient Model Evaluation", 2021, appendix E) takes the next
 round's ``b`` per block from the labels so far, how many items each block
-gives by randomised systematic sampling of the blocks
-(:func:`~labelwise.designs.poisson_rounds.systematic_counts`, from a
+gives by randomised systematic sampling of the blocks in the order of
+their mean prior (or at random, ``order="random"``;
+:func:`~labelwise.designs.poisson_rounds.systematic_counts`, from a
 generator seeded by :func:`round_seed`), the first ``k_g`` items of block
 ``g`` not handed out yet in increasing ``u = H(key, seed_r)`` (found by the
 caller: one pass of an engine, or the pool in memory) and hands them out in
@@ -67,7 +68,8 @@ def plan_round(rounds: BlockRounds, blocks: np.ndarray, labels: np.ndarray, hand
     b = rounds.inclusion(blocks, labels, handed, n_new)
     unhanded = rounds.summary.counts - np.bincount(handed, minlength=rounds.summary.keys.size)
     seed_r = round_seed(seed, round_)
-    wanted = systematic_counts(unhanded * np.where(unhanded > 0, b, 0.0), np.random.default_rng(seed_r))
+    scores = rounds.prior if rounds.design.order == "score" else None
+    wanted = systematic_counts(unhanded * np.where(unhanded > 0, b, 0.0), np.random.default_rng(seed_r), scores)
     items, keys, item_blocks = members(wanted, unhanded, seed_r)
     order = round_order(keys, seed_r)
     return b, items[order], item_blocks[order]
