@@ -58,7 +58,7 @@ def runs_on(pool: lw.Pool, moved: np.ndarray, runs: int, seed: int, measure: str
     """The default design's runs of ``measure``: per checkpoint and run the estimate, its interval and whether a
     ``moved`` item is labeled by then."""
     measure = lw.make_measure(measure, pool)
-    design = lw.make_design("default", pool)
+    design = lw.make_design("default", pool, measure)
     seeds = np.random.SeedSequence(seed).spawn(runs)
     out = {key: np.zeros((len(CHECKPOINTS), runs)) for key in ("value", "lower", "upper", "seen")}
     for r in range(runs):

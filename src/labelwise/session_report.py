@@ -29,8 +29,10 @@ _ARRAYS = ("value", "cov", "defined", "lower_bound", "upper_bound", "R")
 #: interval on an effective count (:func:`~labelwise.estimators.intervals.beta_interval`); 3: a boundary
 #: estimate with a zero variance counts the draws that inform it (:func:`~labelwise.estimators.component_counts`);
 #: 4: a ratio estimated 0 with no hit labeled reaches the hits its unlabeled items may hold
-#: (:func:`~labelwise.estimators.with_zero_hits`).
-INTERVAL_RULES = 4
+#: (:func:`~labelwise.estimators.with_zero_hits`); 5: online-poisson's interval before any positive is labeled
+#: reaches the positives the labels cannot rule out (:mod:`~labelwise.estimators.unseen_positives`), the basis
+#: names the calibration, and ``brier`` sums over every class of a multi-class pool.
+INTERVAL_RULES = 5
 
 
 def save_estimate(session: Session) -> Estimate:

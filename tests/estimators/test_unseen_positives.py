@@ -5,6 +5,7 @@ from __future__ import annotations
 from itertools import combinations
 
 import numpy as np
+import pytest
 from scipy.stats import betabinom
 
 from labelwise.estimators.unseen_positives import unseen_positives_covariance
@@ -81,8 +82,51 @@ def test_an_accuracy_interval_with_no_positive_labeled_reaches_the_positives_the
     move = np.where(pool.preds[unlabeled, 0] == 1, 1.0, -1.0)[:, None]
     floor = unseen_positives_covariance(move, np.ones(move.shape[0]), labeled.size, pool.n_items)
     np.testing.assert_allclose(est.cov[0, 0], floor[0, 0], rtol=1e-9)
-    # about 2.5 / 200 of the 59,800 unlabeled items: the interval reaches a few hundred positives, not millions
-    assert 100 / pool.n_items < truth - lo[0] < 2000 / pool.n_items
+    # the Jeffreys quantile: about 2.5 / 200 of the 59,800 unlabeled items, 747 positives (742 with the Beta fit)
+    assert truth - lo[0] == pytest.approx(747 / pool.n_items, rel=0.05)
+
+
+@pytest.mark.parametrize("scale", [1.5, 1.7, 3.0])
+def test_the_floor_does_not_depend_on_the_level_and_a_higher_level_is_wider(scale):
+    """The model's P(no positive left) at 0.947 (scale 1.5) once fell just short of a 0.95 level and kept a point
+    interval; at 0.99 the floor was skipped where 0.95 applied it (scale 1.7)."""
+    import labelwise as lw
+
+    pool = tail_only_pool(scale=scale)
+    measure = lw.make_measure("accuracy", pool)
+    truth = float(lw.true_value(pool, measure)[0])
+    session = lw.Session(pool, measure, "default", seed=3, budget=200)
+    est = session.run(lw.TruthOracle(pool), 200, 50)
+    assert not pool.labels[session.sample().draws.items].any()
+    (lo90,), (hi90,) = est.interval(level=0.90)
+    (lo95,), (hi95,) = est.interval(level=0.95)
+    (lo99,), (hi99,) = est.interval(level=0.99)
+    assert lo99 < lo95 < lo90 <= truth <= hi90 <= hi95 <= hi99
+
+
+def test_a_labeled_positive_lifts_the_floor():
+    import labelwise as lw
+    from labelwise.estimators.unseen_positives import UNSEEN_POSITIVES_BASIS
+
+    pool = tail_only_pool()
+    labels = pool.labels.copy()
+    labels[np.argmax(pool.probs[:, 0])] = 1  # the top item, labeled in the first batch
+    pool = pool.with_labels(labels)
+    session = lw.Session(pool, lw.make_measure("accuracy", pool), "default", seed=3, budget=200)
+    est = session.run(lw.TruthOracle(pool), 200, 50)
+    assert pool.labels[session.sample().draws.items].any()
+    assert UNSEEN_POSITIVES_BASIS not in est.basis
+
+
+def test_the_basis_names_the_floor_only_where_it_raised_the_variance():
+    # F1 with no true positive labeled: no unlabeled item's label moves it through the linearization, no floor
+    import labelwise as lw
+    from labelwise.estimators.unseen_positives import UNSEEN_POSITIVES_BASIS
+
+    pool = tail_only_pool()
+    session = lw.Session(pool, lw.make_measure("recall", pool), "default", seed=3, budget=200)
+    est = session.run(lw.TruthOracle(pool), 200, 50)
+    assert UNSEEN_POSITIVES_BASIS not in est.basis
 
 
 def test_where_the_model_expects_positives_left_its_interval_stands():

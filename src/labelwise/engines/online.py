@@ -55,7 +55,7 @@ effective number of labels, :meth:`~labelwise.engines.block_leaves.BlockLeaves.m
 :func:`~labelwise.designs.unlabeled_covariance.missed_in_hindsight`);
 ``variance="conditional"`` reads them leaf by leaf on what the rounds drew
 (:func:`~labelwise.designs.unlabeled_covariance.drawn_variance`).  Labels with no positive yet identify no
-recalibration: an interval the model would make a point then holds the positives they cannot rule out
+recalibration: where the model then expects less than one positive left, the interval holds those they cannot rule out
 (:mod:`~labelwise.estimators.unseen_positives`).  An
 in-memory binary pool runs these rounds itself (:mod:`labelwise.designs.hashed_online`), so both
 hand out the same items and give the same estimates for the same seed.
@@ -310,11 +310,11 @@ class BlockRounds:
         cov = with_unlabeled(cov, plugin, unlabeled, self.design.variance == "model", level, missed=missed)
         # the leaves' priors are recalibrated under "platt" only (:meth:`BlockLeaves.model`)
         basis = model_basis("platt" if self.design.calibration == "platt" else "none")
-        # the model calls the unlabeled items free of positives at the interval's level; labels with none can't check it
-        none_left = float(missed.pmf[0]) if missed is not None else float(np.exp(-unlabeled.exceptions))
-        if u.shape[0] == 2 and none_left >= level and not log.labels[judged].any():
-            cov = larger_variance(cov, unseen_positives_covariance(u[1] - u[0], U, n_labels, N))
-            basis = f"{basis}; {UNSEEN_POSITIVES_BASIS}"
+        # the model expects less than one positive left, which labels holding none cannot check (whatever the level)
+        if unlabeled.exceptions < 1.0 and not log.labels[judged].any():
+            floor = unseen_positives_covariance(u[1] - u[0], U, n_labels, N)
+            if np.any(np.diag(floor) > np.diag(cov)):
+                cov, basis = larger_variance(cov, floor), UNSEEN_POSITIVES_BASIS
         return make_estimate(measure, R, cov, n_labels, n, level, basis=basis)
 
     def _missed(self, measure: Measure, R: np.ndarray, rep_loss: np.ndarray, pi: np.ndarray, U: np.ndarray,

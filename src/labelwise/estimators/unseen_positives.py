@@ -25,11 +25,12 @@ covariance ``(E[K] Cov(c) + Var(K) E[c] E[c]^T) / N^2``: the floor.  It is
 about as wide as uniform sampling's interval with no positive seen, and it
 lifts as soon as one positive is labeled and the map is identified.
 
-It is applied only where the model's own interval would reach no positive
-left (the model puts at least the interval's level on none): where the model
-expects positives left its interval already reaches them, and the floor
-widened intervals that covered (the grid's calibrated 1:100,000 pool at 2000
-labels, most runs with no positive labeled: width ratio 1.05 to 4.7).
+It is applied only where the model expects less than one positive left
+(whatever the interval's level, so that a higher level never narrows the
+interval): where it expects more, its interval already reaches them, and the
+floor widened intervals that covered (the grid's calibrated 1:100,000 pool at
+2000 labels, most runs with no positive labeled and 8 expected: width ratio
+1.05 to 4.7).
 """
 
 from __future__ import annotations
@@ -39,8 +40,9 @@ import numpy as np
 __all__ = ["UNSEEN_POSITIVES_BASIS", "unseen_positives_covariance"]
 
 #: What the floor assumes (:attr:`~labelwise.estimators.Estimate.basis`).
-UNSEEN_POSITIVES_BASIS = ("with no positive labeled yet, the unlabeled items hold positives at a rate no larger than "
-                          "the labeled items' (Jeffreys prior; scores ranking positives above negatives)")
+UNSEEN_POSITIVES_BASIS = ("no positive labeled yet, so the scores' calibration is unchecked: the interval reaches the "
+                          "positives the labels cannot rule out, taking the unlabeled items' rate of positives to be at "
+                          "most the labeled items' (Jeffreys prior; a rate that rises with the score)")
 
 
 def unseen_positives_covariance(move: np.ndarray, unlabeled: np.ndarray, n_labels: int, n_items: int) -> np.ndarray:
