@@ -142,3 +142,42 @@ def test_where_the_model_expects_positives_left_its_interval_stands():
     assert UNSEEN_POSITIVES_BASIS not in est.basis
     lo, hi = est.interval()
     assert lo[0] <= float(lw.true_value(pool, measure)[0]) <= hi[0]
+
+
+def three_class_tail_pool(n_items: int = 60_000, seed: int = 0):
+    """Over-confident class probabilities that rank none of the 6 items of class 1 and 4 of class 2, all among the
+    items ranked 1000 or lower; the top 6 predicted class 1 and of class 0."""
+    import labelwise as lw
+
+    rng = np.random.default_rng(seed)
+    logits = 3.0 * (rng.normal(size=n_items) - 10.0)
+    p1 = 1.0 / (1.0 + np.exp(-logits))
+    order = np.argsort(-logits)
+    labels = np.zeros(n_items, dtype=np.int64)
+    hidden = rng.choice(order[1000:], size=10, replace=False)
+    labels[hidden[:6]], labels[hidden[6:]] = 1, 2
+    preds = np.zeros(n_items, dtype=np.int64)
+    preds[order[:6]] = 1
+    probs = np.stack([1.0 - 2.0 * p1, p1, p1], axis=1)[:, None, :]
+    return lw.Pool(item_ids=np.arange(n_items), preds=preds[:, None], probs=probs, labels=labels, n_classes=3,
+                   system_names=("s",))
+
+
+@pytest.mark.parametrize(("pool_of", "measure", "oracle"), [
+    (tail_only_pool, "brier", "deterministic"),  # a measure of the probabilities: rounds item by item
+    (tail_only_pool, "accuracy", "stochastic"),
+    (three_class_tail_pool, "accuracy", "deterministic"),  # another class than the commonest as the exception
+])
+def test_the_rounds_item_by_item_hold_the_floor_too(pool_of, measure, oracle):
+    import labelwise as lw
+    from labelwise.estimators.unseen_positives import UNSEEN_POSITIVES_BASIS
+
+    pool = pool_of()
+    target = lw.make_measure(measure, pool)
+    truth = float(lw.true_value(pool, target)[0])
+    session = lw.Session(pool, target, "default", seed=3, budget=200, oracle=oracle)
+    est = session.run(lw.TruthOracle(pool), 200, 50)
+    assert not pool.labels[session.sample().draws.items].any()
+    (lo,), (hi,) = est.interval()
+    assert lo <= truth <= hi  # a point interval before the floor on this path
+    assert UNSEEN_POSITIVES_BASIS in est.basis

@@ -61,6 +61,7 @@ import numpy as np
 
 from ..draws import Draws, Sample
 from ..estimators import (
+    UNSEEN_POSITIVES_BASIS,
     Estimate,
     JumpBound,
     ModelCovariance,
@@ -68,6 +69,7 @@ from ..estimators import (
     make_estimate,
     rounds_moments,
     rounds_plugin_covariance,
+    unseen_labels_floor,
 )
 from ..measures import Measure
 from ..pool import Pool
@@ -355,8 +357,14 @@ class OnlinePoissonSampler(Sampler):
             spread, offset = count_terms(self.gm, rep_loss, J, unlabeled, 0.0 if M is None else self._betas[-1],
                                          group, sample.labels, c)
         cov = with_unlabeled(cov, plugin, unlabeled, full, level, spread, offset)
-        return make_estimate(measure, R, cov, sample.n_labels, len(d), level,
-                             basis=self.gm.basis if spread is None else COUNT_BASIS)
+        basis = self.gm.basis if spread is None else COUNT_BASIS
+        # no label of another class than the commonest, and less than one expected: what the labels cannot rule out
+        floor = unseen_labels_floor(np.einsum("cgd,md->cgm", rep_loss, J), self.gm.posterior(interval=True),
+                                    self.gm.groups.unlabeled.astype(float), np.asarray(sample.labels),
+                                    unlabeled.exceptions, N)
+        if floor is not None and np.any(np.diag(floor) > np.diag(cov)):
+            cov, basis = larger_variance(cov, floor), UNSEEN_POSITIVES_BASIS
+        return make_estimate(measure, R, cov, sample.n_labels, len(d), level, basis=basis)
 
     def _predictions(self, measure: Measure, n_rounds: int) -> np.ndarray | None:
         """``M[r, g]``: a group's expected loss under the model of round r's start, ``(rounds, G, d)``.

@@ -94,7 +94,7 @@ from ..estimators import (
     missed_errors,
     rounds_moments,
     rounds_plugin_covariance,
-    unseen_positives_covariance,
+    unseen_labels_floor,
 )
 from ..measures import Measure
 from ..oracle import score_prior
@@ -311,10 +311,9 @@ class BlockRounds:
         # the leaves' priors are recalibrated under "platt" only (:meth:`BlockLeaves.model`)
         basis = model_basis("platt" if self.design.calibration == "platt" else "none")
         # the model expects less than one positive left, which labels holding none cannot check (whatever the level)
-        if unlabeled.exceptions < 1.0 and not log.labels[judged].any():
-            floor = unseen_positives_covariance(u[1] - u[0], U, n_labels, N)
-            if np.any(np.diag(floor) > np.diag(cov)):
-                cov, basis = larger_variance(cov, floor), UNSEEN_POSITIVES_BASIS
+        floor = unseen_labels_floor(u, pi, U, log.labels[judged], unlabeled.exceptions, N)
+        if floor is not None and np.any(np.diag(floor) > np.diag(cov)):
+            cov, basis = larger_variance(cov, floor), UNSEEN_POSITIVES_BASIS
         return make_estimate(measure, R, cov, n_labels, n, level, basis=basis)
 
     def _missed(self, measure: Measure, R: np.ndarray, rep_loss: np.ndarray, pi: np.ndarray, U: np.ndarray,
