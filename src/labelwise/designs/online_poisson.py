@@ -163,7 +163,10 @@ class OnlinePoissonDesign(TreeModelDesign):
         per item), which stratifies every round implicitly over the scores,
         or at random.  Every item's inclusion probability is the same
         either way; the interval, which treats the draws as independent,
-        does not count the gain of the score order.
+        does not count the gain of the score order.  Multi-class pools keep
+        the random order: on the rare 3-class pool of
+        ``benchmarks/multiclass_default.py`` (k = 1) the score order (most
+        likely class, then confidence) tripled accuracy's MSE at 500 labels.
     **model
         The oracle model's settings (:class:`~labelwise.designs.tree_model.TreeModelDesign`).
     """
@@ -298,7 +301,7 @@ class OnlinePoissonSampler(Sampler):
         U = groups.unlabeled.astype(float)
         b_group = round_inclusion(self.design, pi, inf_g, U, n_new)
         # how many members each group gives (exactly n_new in all), then that many members uniformly
-        scores = group_scores(pi) if self.design.order == "score" else None
+        scores = group_scores(pi) if self.design.order == "score" and pi.shape[1] == 2 else None
         per_group = systematic_counts(U * np.where(U > 0, b_group, 0.0), rng, scores)
         asked = np.flatnonzero(per_group)
         chosen = rng.permutation(groups.sample_members(asked, per_group[asked], rng))
