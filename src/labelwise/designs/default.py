@@ -33,10 +33,9 @@ sampling or better on all four.
 Multi-class pools whose share of items outside their most common class is
 at least :data:`COMMON_POSITIVES` get ``stratified``, the others
 ``online-poisson`` (``benchmarks/multiclass_default.py`` measures both
-designs on balanced and imbalanced 3-class pools; their per-item rounds,
-ordered by the model's most likely class and its probability, were not
-measured against ``stratified`` again).  Multi-label pools get
-``importance``.
+designs on balanced and imbalanced 3-class pools; their rounds keep the
+random order, :func:`~labelwise.designs.poisson_rounds.group_scores`).
+Multi-label pools get ``importance``.
 
 The choice reads only the systems' outputs and the measure, never labels,
 so it is fixed before the first label.

@@ -61,7 +61,6 @@ import numpy as np
 
 from ..draws import Draws, Sample
 from ..estimators import (
-    UNSEEN_POSITIVES_BASIS,
     Estimate,
     JumpBound,
     ModelCovariance,
@@ -69,7 +68,7 @@ from ..estimators import (
     make_estimate,
     rounds_moments,
     rounds_plugin_covariance,
-    unseen_labels_floor,
+    with_unseen_labels,
 )
 from ..measures import Measure
 from ..pool import Pool
@@ -164,9 +163,7 @@ class OnlinePoissonDesign(TreeModelDesign):
         or at random.  Every item's inclusion probability is the same
         either way; the interval, which treats the draws as independent,
         does not count the gain of the score order.  Multi-class pools keep
-        the random order: on the rare 3-class pool of
-        ``benchmarks/multiclass_default.py`` (k = 1) the score order (most
-        likely class, then confidence) tripled accuracy's MSE at 500 labels.
+        the random order (:func:`~labelwise.designs.poisson_rounds.group_scores`).
     **model
         The oracle model's settings (:class:`~labelwise.designs.tree_model.TreeModelDesign`).
     """
@@ -301,7 +298,7 @@ class OnlinePoissonSampler(Sampler):
         U = groups.unlabeled.astype(float)
         b_group = round_inclusion(self.design, pi, inf_g, U, n_new)
         # how many members each group gives (exactly n_new in all), then that many members uniformly
-        scores = group_scores(pi) if self.design.order == "score" and pi.shape[1] == 2 else None
+        scores = group_scores(pi) if self.design.order == "score" else None
         per_group = systematic_counts(U * np.where(U > 0, b_group, 0.0), rng, scores)
         asked = np.flatnonzero(per_group)
         chosen = rng.permutation(groups.sample_members(asked, per_group[asked], rng))
@@ -362,11 +359,9 @@ class OnlinePoissonSampler(Sampler):
         cov = with_unlabeled(cov, plugin, unlabeled, full, level, spread, offset)
         basis = self.gm.basis if spread is None else COUNT_BASIS
         # no label of another class than the commonest, and less than one expected: what the labels cannot rule out
-        floor = unseen_labels_floor(np.einsum("cgd,md->cgm", rep_loss, J), self.gm.posterior(interval=True),
-                                    self.gm.groups.unlabeled.astype(float), np.asarray(sample.labels),
-                                    unlabeled.exceptions, N)
-        if floor is not None and np.any(np.diag(floor) > np.diag(cov)):
-            cov, basis = larger_variance(cov, floor), UNSEEN_POSITIVES_BASIS
+        cov, basis = with_unseen_labels(cov, basis, np.einsum("cgd,md->cgm", rep_loss, J),
+                                        self.gm.posterior(interval=True), self.gm.groups.unlabeled.astype(float),
+                                        sample.labels, unlabeled.exceptions, N)
         return make_estimate(measure, R, cov, sample.n_labels, len(d), level, basis=basis)
 
     def _predictions(self, measure: Measure, n_rounds: int) -> np.ndarray | None:

@@ -85,7 +85,6 @@ from ..designs.unlabeled_covariance import (
     missed_in_hindsight,
 )
 from ..estimators import (
-    UNSEEN_POSITIVES_BASIS,
     Estimate,
     JumpBound,
     MissedErrors,
@@ -94,7 +93,7 @@ from ..estimators import (
     missed_errors,
     rounds_moments,
     rounds_plugin_covariance,
-    unseen_labels_floor,
+    with_unseen_labels,
 )
 from ..measures import Measure
 from ..oracle import score_prior
@@ -311,9 +310,7 @@ class BlockRounds:
         # the leaves' priors are recalibrated under "platt" only (:meth:`BlockLeaves.model`)
         basis = model_basis("platt" if self.design.calibration == "platt" else "none")
         # the model expects less than one positive left, which labels holding none cannot check (whatever the level)
-        floor = unseen_labels_floor(u, pi, U, log.labels[judged], unlabeled.exceptions, N)
-        if floor is not None and np.any(np.diag(floor) > np.diag(cov)):
-            cov, basis = larger_variance(cov, floor), UNSEEN_POSITIVES_BASIS
+        cov, basis = with_unseen_labels(cov, basis, u, pi, U, log.labels[judged], unlabeled.exceptions, N)
         return make_estimate(measure, R, cov, n_labels, n, level, basis=basis)
 
     def _missed(self, measure: Measure, R: np.ndarray, rep_loss: np.ndarray, pi: np.ndarray, U: np.ndarray,

@@ -26,7 +26,7 @@ _PUBLIC = {
                     ".ratio_score"),
     "stratified_moments": ".stratified",
     "uncertain_missed_square": ".uncertain_tail",
-    **dict.fromkeys(("UNSEEN_POSITIVES_BASIS", "unseen_labels_floor", "unseen_positives_covariance"),
+    **dict.fromkeys(("UNSEEN_POSITIVES_BASIS", "unseen_positives_covariance", "with_unseen_labels"),
                    ".unseen_positives"),
     **dict.fromkeys(("hits_upper", "support_terms", "with_zero_hits", "zero_hits_end"), ".zero_hits"),
 }
@@ -91,10 +91,10 @@ __all__ = [
     "support_terms",
     "tilted_variance",
     "uncertain_missed_square",
-    "unseen_labels_floor",
     "unseen_positives_covariance",
     "with_fieller",
     "with_score_interval",
+    "with_unseen_labels",
     "with_zero_hits",
     "zero_hits_end",
 ]

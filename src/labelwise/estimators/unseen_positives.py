@@ -37,7 +37,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["UNSEEN_POSITIVES_BASIS", "unseen_labels_floor", "unseen_positives_covariance"]
+from .model_covariance import larger_variance
+
+__all__ = ["UNSEEN_POSITIVES_BASIS", "unseen_positives_covariance", "with_unseen_labels"]
 
 #: What the floor assumes (:attr:`~labelwise.estimators.Estimate.basis`).
 UNSEEN_POSITIVES_BASIS = ("no positive labeled yet, so the scores' calibration is unchecked: the interval reaches the "
@@ -77,16 +79,21 @@ def unseen_positives_covariance(move: np.ndarray, unlabeled: np.ndarray, n_label
     return (mean_k * cov_c + var_k * np.outer(mean_c, mean_c)) / n_items**2
 
 
-def unseen_labels_floor(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, labels: np.ndarray, expected: float,
-                        n_items: int) -> np.ndarray | None:
-    """The floor of :func:`unseen_positives_covariance` where the labels all hold the class the model expects most
-    among the unlabeled items and the model expects less than one other label left; ``None`` elsewhere.
+def with_unseen_labels(cov: np.ndarray, basis: str, u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray,
+                       labels: np.ndarray, expected: float, n_items: int) -> tuple[np.ndarray, str]:
+    """``cov`` raised to the floor of :func:`unseen_positives_covariance`, and the basis saying so, where the labels
+    all hold the class the model expects most among the unlabeled items and the model expects less than one other
+    label left (whatever the interval's level); ``(cov, basis)`` unchanged elsewhere, or where the floor is lower.
 
     On a multi-class pool an exception is any other class, each as likely: a group's ``C - 1`` moves share its
     unlabeled items, so the floor counts items, not classes.
 
     Parameters
     ----------
+    cov : ndarray (m, m)
+        The estimate's covariance.
+    basis : str
+        What it rests on (:attr:`~labelwise.estimators.Estimate.basis`).
     u : ndarray (C, G, m)
         A group's item's contribution to the estimate (times ``n_items``) under each label.
     pi : ndarray (G, C)
@@ -99,9 +106,15 @@ def unseen_labels_floor(u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray, la
         The exceptions (labels other than a group's most likely one) the model expects among the unlabeled items.
     n_items : int
     """
+    labels = np.asarray(labels)
+    if expected >= 1.0 or labels.size == 0:
+        return cov, basis
     common = int(np.argmax(unlabeled @ pi))
-    if expected >= 1.0 or labels.size == 0 or np.any(labels != common):
-        return None
+    if np.any(labels != common):
+        return cov, basis
     others = [c for c in range(u.shape[0]) if c != common]
     move = np.concatenate([u[c] - u[common] for c in others])  # ((C - 1) G, m)
-    return unseen_positives_covariance(move, np.tile(unlabeled, len(others)) / len(others), labels.size, n_items)
+    floor = unseen_positives_covariance(move, np.tile(unlabeled, len(others)) / len(others), labels.size, n_items)
+    if not np.any(np.diag(floor) > np.diag(cov)):
+        return cov, basis
+    return larger_variance(cov, floor), UNSEEN_POSITIVES_BASIS
