@@ -181,3 +181,24 @@ def test_the_rounds_item_by_item_hold_the_floor_too(pool_of, measure, oracle):
     (lo,), (hi,) = est.interval()
     assert lo <= truth <= hi  # a point interval before the floor on this path
     assert UNSEEN_POSITIVES_BASIS in est.basis
+
+
+@pytest.mark.parametrize(("design", "measure"), [
+    ("importance", "accuracy"),  # drawn on score blocks
+    ("importance", "brier"),  # a measure of the probabilities: the proposal item by item
+    ("poisson", "accuracy"),
+    ("ais", "accuracy"),
+])
+def test_the_other_designs_with_an_oracle_model_hold_the_floor_too(design, measure):
+    import labelwise as lw
+    from labelwise.estimators.unseen_positives import UNSEEN_POSITIVES_BASIS
+
+    pool = tail_only_pool()
+    target = lw.make_measure(measure, pool)
+    truth = float(lw.true_value(pool, target)[0])
+    session = lw.Session(pool, target, design, seed=3, budget=200)
+    est = session.run(lw.TruthOracle(pool), 200, 50)
+    assert not pool.labels[session.sample().draws.items].any()
+    (lo,), (hi,) = est.interval()
+    assert lo <= truth <= hi  # a point or near-point interval before the floor
+    assert UNSEEN_POSITIVES_BASIS in est.basis

@@ -245,10 +245,13 @@ class AISSampler(Sampler):
         if len(d) == 0:
             return Estimate.undefined(measure, level)
         R, _, cov = importance_moments(measure, self.losses(measure, sample), d.weight, counts=d.count)
-        variance = self.design.variance
+        variance, basis = self.design.variance, ""
         if variance != "plugin" and measure == self.measure and self._history:
-            cov = model_interval_covariance(cov, self._model_covariance(R), d.n_draws, level, variance)
-        return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level)
+            model = self._model_covariance(R)
+            cov = model_interval_covariance(cov, model, d.n_draws, level, variance)
+            # no exception labeled, and less than one expected: what the labels cannot rule out
+            cov, basis = self.gm.with_unseen_labels(cov, self.gm.basis, measure.finite_jacobian(R), model.exceptions)
+        return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level, basis=basis)
 
     def _model_covariance(self, R: np.ndarray) -> ModelCovariance:
         """Average over stages of the per-draw covariance of ``w Dg l`` under the model."""

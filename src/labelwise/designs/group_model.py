@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
+from ..estimators import with_unseen_labels
 from ..measures import Measure
 from ..oracle import DirichletTreeModel, score_prior
 from ..oracle.calibration import (
@@ -334,6 +335,26 @@ class GroupModel:
         influence = np.stack([self.measure.influence_norm_sq(self.rep_out, np.full(G, c), R)
                               for c in range(self.n_classes)])
         return pi, R, influence
+
+    def with_unseen_labels(self, cov: np.ndarray, basis: str, J: np.ndarray, expected: float,
+                           rep_loss: np.ndarray | None = None) -> tuple[np.ndarray, str]:
+        """``cov`` and its ``basis`` raised to what labels that hold no exception yet cannot rule out
+        (:func:`~labelwise.estimators.with_unseen_labels`).
+
+        Parameters
+        ----------
+        cov : ndarray (m, m)
+        basis : str
+        J : ndarray (m, d)
+            The measure's Jacobian ``Dg`` at the estimate.
+        expected : float
+            The exceptions the interval's model expects among the unlabeled items.
+        rep_loss : ndarray (C, G, d), optional
+            The measure's loss per label and group; the model's own measure's by default.
+        """
+        u = np.einsum("cgd,md->cgm", self.rep_loss if rep_loss is None else rep_loss, J)
+        return with_unseen_labels(cov, basis, u, self.posterior(interval=True), self.groups.unlabeled.astype(float),
+                                  self.labeled_y, expected, self.n_items)
 
 
 def _first_labels(items: np.ndarray, known: np.ndarray) -> np.ndarray:

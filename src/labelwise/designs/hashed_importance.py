@@ -44,6 +44,7 @@ from ..estimators import (
     model_interval_covariance,
     proposal_model_covariance,
     with_fieller,
+    with_unseen_labels,
 )
 from ..estimators.ratio_score import (
     jeffreys_leaf_variance,
@@ -139,11 +140,14 @@ def hashed_importance_estimate(measure: Measure, design: ImportanceDesign, model
     unlabeled = (counts - np.bincount(labeled_blocks, minlength=counts.size)).astype(float)
     u = np.einsum("cgd,md->cgm", rep_loss, J)
     leaves = model.leaves.model(labeled_blocks, labels)  # the leaves' posterior, fitted once for both intervals
-    covariance = proposal_model_covariance(u, leaves.posterior()[model.leaf], unlabeled, unlabeled / q,
-                                           unlabeled * q, labeled_losses @ J.T, q[labeled_blocks], J @ est.R, n, N)
+    pi = leaves.posterior()[model.leaf]
+    covariance = proposal_model_covariance(u, pi, unlabeled, unlabeled / q, unlabeled * q, labeled_losses @ J.T,
+                                           q[labeled_blocks], J @ est.R, n, N)
     cov = model_interval_covariance(est.cov, covariance, n, level, design.variance)
-    est = with_fieller(make_estimate(measure, est.R, cov, est.n_labels, n, level, basis=model_basis(design.calibration)), measure,
-                       totals_cov)
+    # no exception labeled, and less than one expected: what the labels cannot rule out
+    cov, basis = with_unseen_labels(cov, model_basis(design.calibration), u, pi, unlabeled, labels,
+                                    covariance.exceptions, N)
+    est = with_fieller(make_estimate(measure, est.R, cov, est.n_labels, n, level, basis=basis), measure, totals_cov)
     if not isinstance(measure, RatioOfTotals) or not contradicted(model.prior[labeled_blocks], labels):
         return est
     draws = ratio_score_draws(est.R, float(est.std[0]), float(measure.lower[0]), float(measure.upper[0]),

@@ -304,8 +304,11 @@ class ImportanceSampler(ProposalSampler):
             return with_fieller(est, measure, totals_cov)
         self._learn()
         n = d.n_draws
-        cov = model_interval_covariance(est.cov, self.model_covariance(est.R, n), n, level, self.design.variance)
-        return with_fieller(make_estimate(measure, est.R, cov, est.n_labels, est.n_draws, level, basis=self.gm.basis),
+        model = self.model_covariance(est.R, n)
+        cov = model_interval_covariance(est.cov, model, n, level, self.design.variance)
+        # no exception labeled, and less than one expected: what the labels cannot rule out
+        cov, basis = self.gm.with_unseen_labels(cov, self.gm.basis, measure.finite_jacobian(est.R), model.exceptions)
+        return with_fieller(make_estimate(measure, est.R, cov, est.n_labels, est.n_draws, level, basis=basis),
                             measure, totals_cov)
 
     def model_covariance(self, R: np.ndarray, n_draws: int) -> ModelCovariance:

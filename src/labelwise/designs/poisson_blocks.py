@@ -19,7 +19,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..estimators import Estimate, make_estimate, model_interval_covariance
+from ..estimators import (
+    Estimate,
+    make_estimate,
+    model_interval_covariance,
+    with_unseen_labels,
+)
 from ..estimators.poisson_model import poisson_model_covariance
 from ..measures import Measure
 from .group_model import MODEL_BASIS
@@ -79,11 +84,13 @@ def block_model_estimate(est: Estimate, measure: Measure, model: BlockRounds, b_
     counts = model.summary.counts
     unlabeled = (counts - np.bincount(blocks, minlength=counts.size)).astype(float)
     inclusion = np.minimum(b_blocks * blocks.size / sample_size, 1.0)
-    covariance = poisson_model_covariance(np.einsum("cgd,md->cgm", model.rep_loss, J),
-                                          model.posterior(blocks[known], labels[known]), unlabeled, inclusion,
-                                          losses @ J.T, pi, int(counts.sum()))
-    return make_estimate(measure, est.R, model_interval_covariance(est.cov, covariance, 1, level), est.n_labels,
-                         est.n_draws, level, basis=MODEL_BASIS)
+    u, posterior, n_items = np.einsum("cgd,md->cgm", model.rep_loss, J), model.posterior(blocks[known], labels[known]), int(counts.sum())
+    covariance = poisson_model_covariance(u, posterior, unlabeled, inclusion, losses @ J.T, pi, n_items)
+    cov = model_interval_covariance(est.cov, covariance, 1, level)
+    # no exception labeled, and less than one expected: what the labels cannot rule out
+    cov, basis = with_unseen_labels(cov, MODEL_BASIS, u, posterior, unlabeled, labels[known], covariance.exceptions,
+                                    n_items)
+    return make_estimate(measure, est.R, cov, est.n_labels, est.n_draws, level, basis=basis)
 
 
 def block_model_widening(design: PoissonDesign, summary: BlockSummary, target: Measure, measure: Measure,
