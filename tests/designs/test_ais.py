@@ -576,3 +576,24 @@ def test_ais_fills_batches_when_over_confident_scores_concentrate_the_proposal()
     est = session.run(TruthOracle(pool), 1000)
     assert session.n_labels == 1000 and session.sampler._fill
     assert est.defined[0]
+
+
+def test_an_early_tiny_proposal_does_not_blow_up_the_interval():
+    """Over-confident scores on a balanced pool give the first stages' proposal ``q ~ 1e-20`` on items the
+    recalibrated model later gives errors: each such item's first-order move ``u / (N q n)`` is held to the
+    measure's range. Before, the model's variance of the accuracy was about 1e12 and the interval all of [0, 1]."""
+    from scipy.special import expit
+
+    rng = np.random.default_rng(0)
+    n, d = 20_000, 4.0
+    labels = (rng.random(n) < 0.5).astype(np.int8)
+    x = rng.standard_normal(n) + d * labels
+    logit = 3.0 * (d * x - d * d / 2)
+    pool = Pool.from_arrays(None, preds=(x > d / 2).astype(np.int8), scores=logit, probs=expit(logit), labels=labels)
+    measure = make_measure("accuracy", pool)
+    truth = true_value(pool, measure)[0]
+    est = Session(pool, measure, AISDesign(), seed=5, budget=500).run(TruthOracle(pool), 500, 50)
+    (lo,), (hi,) = est.interval()
+    assert lo <= truth <= hi
+    # the binomial standard deviation of 500 uniform labels at this accuracy is 0.0045: a width of 0.1 is 5.5 of them
+    assert hi - lo < 0.1
