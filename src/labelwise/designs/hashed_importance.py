@@ -139,7 +139,9 @@ def hashed_importance_estimate(measure: Measure, design: ImportanceDesign, model
     J = measure.finite_jacobian(est.R)
     unlabeled = (counts - np.bincount(labeled_blocks, minlength=counts.size)).astype(float)
     u = np.einsum("cgd,md->cgm", rep_loss, J)
-    leaves = model.leaves.model(labeled_blocks, labels)  # the leaves' posterior, fitted once for both intervals
+    # the interval's leaves (the recalibration held where labels showing no positive cannot fit it), fitted once
+    # for both intervals
+    leaves = model.leaves.model(labeled_blocks, labels, interval=True)
     pi = leaves.posterior()[model.leaf]
     covariance = proposal_model_covariance(u, pi, unlabeled, unlabeled / q, unlabeled * q, labeled_losses @ J.T,
                                            q[labeled_blocks], J @ est.R, n, N)

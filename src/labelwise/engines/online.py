@@ -226,6 +226,11 @@ class BlockRounds:
         """The model's label distribution of an unlabeled item of each block after the labels, ``(G, 2)``."""
         return self.leaves.model(blocks, labels).posterior()[self.leaf]
 
+    def interval_posterior(self, blocks: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        """:meth:`posterior` under the interval's model (:meth:`~labelwise.engines.block_leaves.BlockLeaves.model`
+        with ``interval=True``), ``(G, 2)``."""
+        return self.leaves.model(blocks, labels, interval=True).posterior()[self.leaf]
+
     def inclusion(self, blocks: np.ndarray, labels: np.ndarray, handed: np.ndarray, n_new: int) -> np.ndarray:
         """The next round's ``b`` per block for ``n_new`` expected items (:func:`~labelwise.designs.poisson_rounds.round_inclusion`).
 
