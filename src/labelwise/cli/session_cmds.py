@@ -34,6 +34,7 @@ from .options import (
     SeedOpt,
     SystemsOpt,
     UserError,
+    check_budget_param,
     check_level,
     check_positive,
     describe_design,
@@ -138,6 +139,7 @@ def init(
         try:
             target = make_measure(measure or default_measure_name(pool), pool, chosen_systems)
             chosen, oracle = design_options(design or DEFAULT, param, pool, target)
+            check_budget_param(chosen, budget)
             if budget is None and getattr(chosen, "budget", 0) is None:
                 raise UserError(f"--budget: design {chosen.name!r} plans its sample for a number of labels; give "
                                 "--budget M (M >= 1)")
