@@ -177,20 +177,19 @@ def test_add_system_to_a_pool_without_predictions_needs_no_pred_column(multiclas
     ok("add-system", session, rival, "--prob-col", "q_0,q_1,q_2")
 
 
-def test_a_measure_of_class_1_against_the_rest_is_refused_naming_those_of_every_class(multiclass_file, tmp_path, ok,
-                                                                                     fails):
+def test_a_two_class_measure_is_refused_naming_those_of_every_class(multiclass_file, tmp_path, ok, fails):
     """``init -m f1`` and ``estimate -m auc`` on a multi-class pool took class 1 against the rest without a word;
     each is one line naming the measures that fit."""
     path, pool = multiclass_file
     fit = "choose a measure of them all: accuracy, brier, class_precision, class_recall, macro_f1, micro_f1"
     session = tmp_path / "s.lw"
     assert fails("init", path, session, "--prob-col", CLASS_COLS, "-m", "f1") == (
-        f"error: measure 'f1' scores class 1 against the rest, and this pool has 3 classes; {fit}")
+        f"error: measure 'f1' is defined for two classes, and this pool has 3 classes; {fit}")
     assert not session.exists()
     ok("init", path, session, "--prob-col", CLASS_COLS, "-m", "macro_f1,brier", "-d", "passive")
     _label_a_batch(session, pool, tmp_path, ok)
     assert fails("estimate", session, "-m", "accuracy,auc") == (
-        f"error: measure 'auc' scores class 1 against the rest, and this pool has 3 classes; {fit}")
+        f"error: measure 'auc' is defined for two classes, and this pool has 3 classes; {fit}")
     assert "brier" in ok("estimate", session, "--json").stdout
 
 
