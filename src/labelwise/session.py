@@ -52,6 +52,7 @@ from .pool import Pool
 from .pool.system_outputs import SystemOutputs
 from .session_blocks import blocks_estimate
 from .session_file import SessionFile
+from .session_report import LOSS_RULES
 from .session_run import OracleRun
 from .session_systems import AddedSystem, add_system
 from .session_workflow import HandOut
@@ -120,6 +121,7 @@ class Session(HandOut, OracleRun, SessionFile):
             self.store = Store.create(path, pool, {
                 "measure": measure.spec(), "design": design.spec(), "oracle": oracle, "budget": budget,
                 "level": self.level, "created": time.time(), "hash_seed": generator_seed(self.rng),
+                "loss_rules": LOSS_RULES,
             }, rng_state=self.rng.bit_generator.state)
             self._save_setup()
 

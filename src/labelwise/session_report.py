@@ -22,7 +22,8 @@ if TYPE_CHECKING:  # pandas and the session (designs, scipy) are not needed to r
 
     from .session import Session
 
-__all__ = ["cached_estimate", "estimate_record", "export_frame", "save_estimate", "session_status"]
+__all__ = ["INTERVAL_RULES", "LOSS_RULES", "cached_estimate", "estimate_record", "export_frame", "loss_rules_note",
+           "save_estimate", "session_status"]
 
 _ARRAYS = ("value", "cov", "defined", "lower_bound", "upper_bound", "R")
 #: The rules behind a stored interval: an estimate stored under other rules is computed again.  2: the Beta
@@ -33,6 +34,10 @@ _ARRAYS = ("value", "cov", "defined", "lower_bound", "upper_bound", "R")
 #: reaches the positives the labels cannot rule out (:mod:`~labelwise.estimators.unseen_positives`), the basis
 #: names the calibration, and ``brier`` sums over every class of a multi-class pool.
 INTERVAL_RULES = 5
+#: The rules behind a session's losses, recorded in its file at creation (``loss_rules`` in its config; a file
+#: without it was written before).  1: ``brier`` on a pool of more than two classes sums ``(p_c - 1{y=c})^2`` over
+#: every class, where it took class 1 against the rest, ``2 (p_1 - 1{y=1})^2`` (:func:`loss_rules_note`).
+LOSS_RULES = 1
 
 
 def save_estimate(session: Session) -> Estimate:
@@ -73,6 +78,22 @@ def cached_estimate(store: Store, level: float | None = None) -> tuple[Estimate,
     if record.get("interval") is not None:  # files written before it was stored have none
         est = est.with_stored_interval(*record["interval"])
     return est, record["measure"]
+
+
+def loss_rules_note(store: Store, measure_name: str) -> str | None:
+    """The warning that ``measure_name`` (a session's, or ``estimate -m``'s) is not what it was when the file was
+    written (:data:`LOSS_RULES`), else ``None``.
+
+    The labels and the estimate stay valid: only ``brier`` on a pool of more than two classes measures something
+    else than a labelwise older than the file's rules printed for it, so the estimates are said not to be
+    comparable.
+    """
+    if ("brier" not in measure_name.split("+") or store.pool_meta()["n_classes"] <= 2
+            or store.config().get("loss_rules", 0) >= 1):
+        return None
+    return ("warning: this session file predates brier's sum over every class of a pool of more than two classes: "
+            "the labelwise that wrote it may have scored class 1 against the rest, 2 (p_1 - 1{y=1})^2, so the brier "
+            "it printed is not comparable with this one, sum_c (p_c - 1{y=c})^2")
 
 
 def session_status(store: Store) -> dict:

@@ -172,10 +172,17 @@ def test_init_and_status_show_the_budget_poisson_plans_for(tmp_path, write_pool_
     assert "design:  poisson (budget=20, lam=1.0, defensive=0.1), seed 0" in created, created
     assert "design   poisson (budget=20, lam=1.0, defensive=0.1), deterministic oracle" in ok(
         "status", tmp_path / "a.lw").stdout
-    # a budget set on the design is the one it plans for: 30 items to hand out
-    created = ok("init", path, tmp_path / "b.lw", "-d", "poisson", "-p", "budget=30", "--budget", 20).stdout
+    # a budget set on the design alone is the one it plans for: 30 items to hand out
+    created = ok("init", path, tmp_path / "b.lw", "-d", "poisson", "-p", "budget=30").stdout
     assert "design:  poisson (budget=30, " in created, created
     assert len(pd.read_csv(io.StringIO(ok("next", tmp_path / "b.lw", "-n", 30).stdout))) == 30
+    # one that differs from --budget was taken silently over it: refused, as on an engine
+    assert fails("init", path, tmp_path / "d.lw", "-d", "poisson", "-p", "budget=30", "--budget", 20) == (
+        "error: --param budget=30: the session plans its sample for --budget (20); drop the parameter and give "
+        "--budget 30")
+    assert not (tmp_path / "d.lw").exists()
+    assert "design:  poisson (budget=20, " in ok("init", path, tmp_path / "e.lw", "-d", "poisson", "-p", "budget=20",
+                                                 "--budget", 20).stdout
     assert fails("init", path, tmp_path / "c.lw", "-d", "poisson") == (
         "error: --budget: design 'poisson' plans its sample for a number of labels; give --budget M (M >= 1)")
     assert not (tmp_path / "c.lw").exists()

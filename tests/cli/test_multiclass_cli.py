@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import sqlite3
+from contextlib import closing
 
 import pandas as pd
 import pytest
@@ -177,20 +179,19 @@ def test_add_system_to_a_pool_without_predictions_needs_no_pred_column(multiclas
     ok("add-system", session, rival, "--prob-col", "q_0,q_1,q_2")
 
 
-def test_a_measure_of_class_1_against_the_rest_is_refused_naming_those_of_every_class(multiclass_file, tmp_path, ok,
-                                                                                     fails):
+def test_a_two_class_measure_is_refused_naming_those_of_every_class(multiclass_file, tmp_path, ok, fails):
     """``init -m f1`` and ``estimate -m auc`` on a multi-class pool took class 1 against the rest without a word;
     each is one line naming the measures that fit."""
     path, pool = multiclass_file
     fit = "choose a measure of them all: accuracy, brier, class_precision, class_recall, macro_f1, micro_f1"
     session = tmp_path / "s.lw"
     assert fails("init", path, session, "--prob-col", CLASS_COLS, "-m", "f1") == (
-        f"error: measure 'f1' scores class 1 against the rest, and this pool has 3 classes; {fit}")
+        f"error: measure 'f1' is defined for two classes, and this pool has 3 classes; {fit}")
     assert not session.exists()
     ok("init", path, session, "--prob-col", CLASS_COLS, "-m", "macro_f1,brier", "-d", "passive")
     _label_a_batch(session, pool, tmp_path, ok)
     assert fails("estimate", session, "-m", "accuracy,auc") == (
-        f"error: measure 'auc' scores class 1 against the rest, and this pool has 3 classes; {fit}")
+        f"error: measure 'auc' is defined for two classes, and this pool has 3 classes; {fit}")
     assert "brier" in ok("estimate", session, "--json").stdout
 
 
@@ -205,3 +206,45 @@ def test_without_a_measure_a_multiclass_session_estimates_macro_f1(multiclass_fi
     result = json.loads(ok("simulate", "--pool", with_truth, "--prob-col", CLASS_COLS, "-d", "passive", "--budget", 100,
                            "--repeats", 2, "--json").stdout)
     assert result["measure"] == "macro_f1"
+
+
+#: What `estimate` and `status` say on stderr of a session file from before brier summed over every class.
+OLD_BRIER = ("warning: this session file predates brier's sum over every class of a pool of more than two classes: the "
+             "labelwise that wrote it may have scored class 1 against the rest, 2 (p_1 - 1{y=1})^2, so the brier it "
+             "printed is not comparable with this one, sum_c (p_c - 1{y=c})^2\n")
+
+
+def _as_written_before_loss_rules(session) -> None:
+    """The session file as labelwise wrote it before it recorded its loss rules: no ``loss_rules`` in the config."""
+    with closing(sqlite3.connect(str(session))) as conn, conn:
+        config = json.loads(conn.execute("SELECT value FROM meta WHERE key='config'").fetchone()[0])
+        assert config.pop("loss_rules") == 1
+        conn.execute("UPDATE meta SET value=? WHERE key='config'", (json.dumps(config),))
+
+
+def test_a_session_file_from_before_brier_summed_over_every_class_says_so(multiclass_file, tmp_path, write_pool_csv,
+                                                                          ok):
+    """brier on a multi-class pool was ``2 (p_1 - 1{y=1})^2`` (class 1 against the rest) until it summed over every
+    class; a session written before reported the new quantity without a word.  `estimate` and `status` say so in
+    one line on stderr (its JSON stays one object), wherever brier is estimated, and nowhere else."""
+    path, pool = multiclass_file
+    session, other = tmp_path / "s.lw", tmp_path / "a.lw"
+    ok("init", path, session, "--prob-col", CLASS_COLS, "-m", "macro_f1,brier", "-d", "passive")
+    ok("init", path, other, "--prob-col", CLASS_COLS, "-m", "accuracy", "-d", "passive")
+    for each in (session, other):
+        _label_a_batch(each, pool, tmp_path, ok)
+        assert ok("estimate", each).stderr == ok("status", each).stderr == ""  # written now: nothing to say
+        _as_written_before_loss_rules(each)
+    assert ok("estimate", session).stderr == ok("status", session).stderr == OLD_BRIER  # stored estimates
+    assert ok("estimate", other, "-m", "brier").stderr == OLD_BRIER  # an estimate computed, of another measure
+    answer = ok("estimate", session, "--json")
+    assert answer.stderr == OLD_BRIER and json.loads(answer.stdout)["measure"] == "macro_f1+brier"
+    with closing(sqlite3.connect(str(session))) as conn, conn:
+        conn.execute("DELETE FROM cache WHERE key='estimate'")
+    assert ok("status", session).stderr == OLD_BRIER  # computed afresh
+    assert ok("estimate", other).stderr == ok("status", other).stderr == ""  # no brier
+    binary = tmp_path / "b.lw"  # two classes: brier was and is 2 (p_1 - 1{y=1})^2
+    ok("init", write_pool_csv(lw.make_pool(300, prevalence=0.2, seed=1), tmp_path / "b.csv", labels=False), binary,
+       "-m", "brier", "-d", "passive")
+    _as_written_before_loss_rules(binary)
+    assert ok("estimate", binary).stderr == ""

@@ -189,5 +189,5 @@ def test_init_and_status_show_the_budget_poisson_plans_for(files, tmp_path):
     refused = invoke("init", files, "-s", tmp_path / "t.lw", "--engine", "duckdb", "-d", "poisson", "-p", "budget=30",
                      "--budget", 20)
     assert refused.exit_code == 1 and refused.output == (
-        "error: --param budget=30: an engine session plans its sample for --budget (20); drop the parameter and "
-        "give --budget 30\n")
+        "error: --param budget=30: the session plans its sample for --budget (20); drop the parameter and give "
+        "--budget 30\n")

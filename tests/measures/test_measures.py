@@ -778,23 +778,39 @@ def test_a_measure_of_several_systems_is_named_once_per_measure():
     assert make_measure("f1,precision", pool, systems="all").name == "f1+precision"
 
 
-def test_a_measure_of_class_1_against_the_rest_is_refused_by_name_on_a_multiclass_pool():
-    """``f1``, ``auc`` and the other measures of a positive class took class 1 against the rest on a pool of more
-    classes, silently; built by name they are refused, naming the measures of every class."""
-    fit = "choose a measure of them all: accuracy, brier, class_precision, class_recall, macro_f1, micro_f1"
-    for name in ("f1", "auc", "precision", "fbeta:2", "mcc", "balanced_accuracy", "pr_curve:3", "roc_curve"):
-        with pytest.raises(ValueError) as refused:
-            make_measure(name, MC)
-        assert str(refused.value).startswith(f"measure {name.partition(':')[0]!r} scores class 1 against the rest, "
-                                             f"and this pool has {C_MC} classes; {fit}")
-    for name in fit.partition(": ")[2].split(", "):
-        make_measure(name, MC)  # every one it names fits
-    assert FBeta(positive=2).loss(MC.outputs(), MC.labels).shape == (MC.n_items, 2)  # by hand: one class
+def test_a_two_class_measure_is_refused_by_name_on_a_pool_of_more_naming_exactly_the_measures_that_fit():
+    """``f1``, ``auc``, ``mcc`` and the other two-class measures took class 1 against the rest on a pool of more
+    classes, silently; built by name they are refused, naming every measure that builds on the pool.  The refusal
+    said they "score class 1 against the rest" (not what ``mcc`` or ``balanced_accuracy`` do), and on a multi-label
+    pool it named only the ``multilabel_*`` measures, though accuracy, brier and the other measures of any number of
+    classes work there too, on the label sets as classes."""
     ml = Pool.from_multilabel(preds=[[1, 0], [0, 1]], probs=[[0.9, 0.2], [0.3, 0.7]], labels=[[1, 0], [1, 1]],
                               label_names=["a", "b"])
-    with pytest.raises(ValueError, match="this pool has 2 labels; choose a measure of them all: multilabel_micro_f1, "
-                                         "multilabel_macro_f1$"):
-        make_measure("f1", ml)
+    of_any = ["accuracy", "brier", "class_precision", "class_recall", "macro_f1", "micro_f1"]
+    of_labels = ["multilabel_micro_f1", "multilabel_macro_f1"]
+    of_label_sets = f"{', '.join(of_labels)}, or of the label sets as classes: {', '.join(of_any)}"
+    three = Pool.from_arrays(preds=[0, 1, 2], scores=[0.1, 0.5, 0.9], probs=np.full((3, 1, 3), 1 / 3),
+                             labels=[0, 1, 1])  # not 2^C classes: no multi-label reading
+    cases = ((three, f"3 classes; choose a measure of them all: {', '.join(of_any)}", of_any),
+             (ml, f"2 labels; choose a measure of them all: {of_label_sets}", of_labels + of_any))
+    for pool, end, fit in cases:
+        built = []
+        for name in dict.fromkeys(u.partition(":")[0] for u in measure_names()):
+            try:
+                make_measure(name, pool)
+            except ValueError as refused:
+                if name not in of_labels:  # those refuse a pool of other than 2^C classes themselves
+                    assert str(refused) == f"measure {name!r} is defined for two classes, and this pool has {end}"
+            else:
+                built.append(name)
+        assert sorted(built) == sorted(fit)  # the list is exactly what builds
+    assert FBeta(positive=2).loss(MC.outputs(), MC.labels).shape == (MC.n_items, 2)  # by hand: one class
+    # on the label sets (codes 1, 3; predicted 1, 2): accuracy is exact match, brier sums over the joint probabilities
+    assert_array_equal(make_measure("accuracy", ml).loss(ml.outputs(), ml.labels)[:, 0], [0.0, 1.0])
+    joint = [[0.1 * 0.8, 0.9 * 0.8, 0.1 * 0.2, 0.9 * 0.2], [0.7 * 0.3, 0.3 * 0.3, 0.7 * 0.7, 0.3 * 0.7]]
+    truth = np.eye(4)[[1, 3]]
+    assert_allclose(make_measure("brier", ml).loss(ml.outputs(), ml.labels)[:, 0],
+                    ((np.array(joint) - truth) ** 2).sum(axis=1), rtol=1e-12)
 
 
 def test_the_brier_score_of_class_probabilities_sums_over_every_class():

@@ -17,6 +17,7 @@ from ..progress import progress_bar
 from ..session_report import estimate_record
 from .options import (
     UserError,
+    check_budget_param,
     check_level,
     describe_design,
     design_settings,
@@ -57,9 +58,7 @@ def engine_init(pool_files: list[Path], session: Path, *, engine: str, measure: 
     check_level(level)
     chosen = _design(design, param)
     online = chosen.name in PER_BATCH
-    if getattr(chosen, "budget", None) not in (None, budget):
-        raise UserError(f"--param budget={chosen.budget}: an engine session plans its sample for --budget "
-                        f"({budget}); drop the parameter and give --budget {chosen.budget}")
+    check_budget_param(chosen, budget)
     if not online and (budget is None or budget < 1):
         raise UserError(f"--budget: design {chosen.name!r} plans its sample for a number of labels; give --budget M "
                         "(M >= 1), or use --design online-poisson or stratified, which draw at every batch")

@@ -35,6 +35,7 @@ __all__ = [
     "SeedOpt",
     "SystemsOpt",
     "UserError",
+    "check_budget_param",
     "check_level",
     "check_positive",
     "describe_design",
@@ -226,6 +227,15 @@ def check_positive(**values: int) -> None:
     for name, value in values.items():
         if value < 1:
             raise UserError(f"--{name.replace('_', '-')}: must be at least 1, got {value}")
+
+
+def check_budget_param(design: Design, budget: int | None) -> None:
+    """:class:`UserError` for a design's ``--param budget`` other than ``--budget``, which a session plans its sample
+    for (``poisson``'s ``budget`` would otherwise win in memory, and be ignored on an engine)."""
+    planned = getattr(design, "budget", None)
+    if planned is not None and budget is not None and planned != budget:
+        raise UserError(f"--param budget={planned}: the session plans its sample for --budget ({budget}); drop the "
+                        f"parameter and give --budget {planned}")
 
 
 def design_options(name: str, params: Sequence[str] | None, pool: Pool,

@@ -24,6 +24,7 @@ __all__ = [
     "estimate_table",
     "excluded_note",
     "passive_comparison",
+    "print_estimate",
     "print_json",
     "rich_console",
     "simulation_table",
@@ -61,6 +62,26 @@ def _fmt(x: float, spec: str = ".4f") -> str:
 def excluded_note(n_excluded: int) -> str:
     """The line every estimate of a session with excluded items carries."""
     return f"{n_excluded} items excluded as not judgeable; the estimate is over the judgeable items"
+
+
+def print_estimate(est: Estimate, measure_name: str, pool_name: str, n_excluded: int, as_json: bool,
+                   note: str | None) -> None:
+    """A session's estimate as a table (with a line on excluded items, if any) or as JSON (``excluded``: their
+    number), after the ``note`` on its measure, if any (:func:`~labelwise.session_report.loss_rules_note`), on
+    stderr."""
+    from ..session_report import estimate_record
+
+    if note:
+        typer.echo(note, err=True)
+    if as_json:
+        print_json(estimate_record(est, measure_name, n_excluded))
+        return
+    # a measure extended to added systems repeats its parts' names ("f1+recall+f1+recall"): each once in the title,
+    # the systems are in the rows
+    title = "+".join(dict.fromkeys(measure_name.split("+")))
+    rich_console().print(estimate_table(est, f"{title} on {pool_name}"))
+    if n_excluded:
+        typer.echo(excluded_note(n_excluded))
 
 
 def emptied_note(names: tuple[str, ...] | list[str]) -> str:

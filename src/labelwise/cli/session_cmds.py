@@ -16,7 +16,7 @@ import numpy as np
 import typer
 
 from ..engines.marker import is_engine_session
-from ..session_report import cached_estimate, estimate_record, save_estimate
+from ..session_report import cached_estimate, loss_rules_note, save_estimate
 from ..store import Store
 from .engine_cmds import engine_estimate, engine_init, engine_label, engine_next
 from .options import (
@@ -34,6 +34,7 @@ from .options import (
     SeedOpt,
     SystemsOpt,
     UserError,
+    check_budget_param,
     check_level,
     check_positive,
     describe_design,
@@ -43,18 +44,11 @@ from .options import (
     session_path,
     user_errors,
 )
-from .render import (
-    emptied_note,
-    estimate_table,
-    excluded_note,
-    print_json,
-    rich_console,
-)
+from .render import emptied_note, print_estimate
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..estimators import Estimate
     from ..measures import Measure
     from ..pool import Pool
 
@@ -138,6 +132,7 @@ def init(
         try:
             target = make_measure(measure or default_measure_name(pool), pool, chosen_systems)
             chosen, oracle = design_options(design or DEFAULT, param, pool, target)
+            check_budget_param(chosen, budget)
             if budget is None and getattr(chosen, "budget", 0) is None:
                 raise UserError(f"--budget: design {chosen.name!r} plans its sample for a number of labels; give "
                                 "--budget M (M >= 1)")
@@ -365,7 +360,8 @@ def estimate(
             with closing(Store.open(session)) as store:
                 cached = cached_estimate(store, level)
                 if cached is not None:
-                    return _print_estimate(*cached, store.pool_meta()["name"], store.counts()["excluded"], as_json)
+                    return print_estimate(*cached, store.pool_meta()["name"], store.counts()["excluded"], as_json,
+                                           loss_rules_note(store, cached[1]))
     from ..measures import make_measure
     from ..session import Session
 
@@ -379,19 +375,6 @@ def estimate(
         est = s.estimate(target, level, anytime=anytime)
         if target is s.measure and (level is None or level == s.level) and not anytime:
             save_estimate(s)
-        _print_estimate(est, target.name, s.pool.name, s.n_excluded, as_json)
+        print_estimate(est, target.name, s.pool.name, s.n_excluded, as_json, loss_rules_note(s.store, target.name))
         if getattr(est, "emptied", ()) and not as_json:
             typer.echo(emptied_note(est.emptied))
-
-
-def _print_estimate(est: Estimate, measure_name: str, pool_name: str, n_excluded: int, as_json: bool) -> None:
-    """The estimate as a table (with a line on excluded items, if any) or as JSON (``excluded``: their number)."""
-    if as_json:
-        print_json(estimate_record(est, measure_name, n_excluded))
-        return
-    # a measure extended to added systems repeats its parts' names ("f1+recall+f1+recall"): each once in the title,
-    # the systems are in the rows
-    title = "+".join(dict.fromkeys(measure_name.split("+")))
-    rich_console().print(estimate_table(est, f"{title} on {pool_name}"))
-    if n_excluded:
-        typer.echo(excluded_note(n_excluded))

@@ -12,6 +12,7 @@ from ..engines.marker import is_engine_session
 from ..session_report import (
     cached_estimate,
     export_frame,
+    loss_rules_note,
     save_estimate,
     session_status,
 )
@@ -93,12 +94,16 @@ def status(session: SessionArg, as_json: JsonOpt = False) -> None:
     with user_errors():
         with closing(Store.open(session)) as store:
             info, cached = session_status(store), cached_estimate(store)
+            note = None if cached is None else loss_rules_note(store, cached[1])
         if cached is None:  # written by a library session: estimate once and store it
             from ..session import Session
 
             with Session.open(session) as s:
                 cached = save_estimate(s), s.measure.name
+                note = loss_rules_note(s.store, s.measure.name)
         est, measure = cached
+    if note:  # on stderr: the JSON too stays one object
+        typer.echo(note, err=True)
     if as_json:
         print_json({**info, "estimate": {"measure": measure, **est.to_dict()}})
         return

@@ -106,15 +106,26 @@ def _one(name: str, pool: Pool, system: int) -> Measure:
     if entry is None:
         raise ValueError(f"unknown measure {name!r}; choose from {', '.join(measure_names())}")
     if pool.n_classes > 2 and getattr(entry.factory, "classes", "any") == "binary":
-        # a measure of one class against the rest: class 1 would silently be taken for the positive one
-        kind, size = ("multilabel", f"{len(pool.label_names)} labels") if pool.label_names else \
-            ("any", f"{pool.n_classes} classes")
-        fit = [u for e in _REGISTRY.values() if getattr(e.factory, "classes", "any") == kind for u in e.usage]
-        raise ValueError(f"measure {key!r} scores class 1 against the rest, and this pool has {size}; choose a "
-                         f"measure of them all: {', '.join(fit)}")
+        # a measure of two classes: class 1 would silently be taken against the others merged into one
+        raise ValueError(f"measure {key!r} is defined for two classes, and this pool has {_fitting(pool)}")
     sys_name = pool.system_names[system] if pool.n_systems > 1 else None
     kwargs = entry.options(pool, system, arg) if entry.options else {}
     return entry.factory(system=system, system_name=sys_name, **kwargs)
+
+
+def _fitting(pool: Pool) -> str:
+    """The end of the refusal of a two-class measure on ``pool``: its size and every registered measure that fits it.
+
+    A multi-label pool takes the measures of its labels and, on its label sets as classes, those of any number of
+    classes (``accuracy`` is then the share of items whose every label is right).
+    """
+    def of(kind: str) -> str:
+        return ", ".join(u for e in _REGISTRY.values() if getattr(e.factory, "classes", "any") == kind for u in e.usage)
+
+    if pool.label_names:
+        return (f"{len(pool.label_names)} labels; choose a measure of them all: {of('multilabel')}, or of the label "
+                f"sets as classes: {of('any')}")
+    return f"{pool.n_classes} classes; choose a measure of them all: {of('any')}"
 
 
 def make_measure(names: str | Sequence[str], pool: Pool, systems: str | int | Sequence[int] = 0) -> Measure:

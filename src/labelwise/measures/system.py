@@ -67,10 +67,10 @@ class SystemMeasure(Measure):
         Constructor arguments, stored as attributes of the same names, that
         :meth:`spec` records (in this order) after ``"measure": kind``.
     classes : {"any", "binary", "multilabel"}
-        The pools the measure is meant for: ``"binary"`` for a measure of one
-        class against the rest, which :func:`~labelwise.measures.make_measure`
-        refuses by name on a pool of more classes; ``"multilabel"`` for those
-        of multi-label pools.
+        The pools the measure is meant for: ``"binary"`` for a measure of two
+        classes, which :func:`~labelwise.measures.make_measure` refuses by
+        name on a pool of more classes; ``"multilabel"`` for those of
+        multi-label pools.
     """
 
     kind: str = ""
