@@ -12,7 +12,8 @@ Usage::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=src python benchmarks/robustness.py --runs 30 \\
         --designs importance,poisson,ais,passive --measure accuracy --jobs 2 --no-plot   # and --measure f1
-    python benchmarks/design_grid.py --after accuracy=out/robustness-accuracy.json,f1=out/robustness.json \\
+    PYTHONPATH=src python benchmarks/design_grid.py \\
+        --after accuracy=benchmarks/out/robustness-accuracy.json,f1=benchmarks/out/robustness.json \\
         [--before accuracy=<json>,f1=<json>] [--note "what changed"]
 
 writes ``benchmarks/out/design_grid.json``, which ``benchmarks/sections.py`` renders into RESULTS.md.
@@ -59,8 +60,8 @@ def summarize(runs: dict[str, Path]) -> dict:
 def summary_section(data: dict) -> str:
     """Markdown for RESULTS.md: per measure and design, misses after (and before) the change."""
     out = ["## The designs a user picks on the robustness grid: where their intervals miss", "",
-           (f"Misses of a pool/checkpoint (of 32 pools x 3 checkpoints): coverage below {COVERAGE_TARGET} (500+ "
-            f"labels) or width above {WIDTH_TARGET:g} x 3.92 x RMSE (1000+ labels). *Clear coverage misses* are those "
+           (f"Misses of a pool/checkpoint: coverage below {COVERAGE_TARGET} (500+ labels, 3 checkpoints a pool) or "
+            f"width above {WIDTH_TARGET:g} x 3.92 x RMSE (1000+ labels, 2 a pool). *Clear coverage misses* are those "
             f"below {CLEAR_MISS} (at 30 runs a coverage of 0.95 has a standard error of 0.04). "
             + (data.get("note", "") or ""))]
     for measure, after in data["after"].items():

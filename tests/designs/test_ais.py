@@ -595,5 +595,5 @@ def test_an_early_tiny_proposal_does_not_blow_up_the_interval():
     est = Session(pool, measure, AISDesign(), seed=5, budget=500).run(TruthOracle(pool), 500, 50)
     (lo,), (hi,) = est.interval()
     assert lo <= truth <= hi
-    # the binomial standard deviation of 500 uniform labels at this accuracy is 0.0045: a width of 0.1 is 5.5 of them
-    assert hi - lo < 0.1
+    # the held variance gives 0.02-0.12 over seeds 0-19; the unheld one 0.997 on every seed
+    assert hi - lo < 0.5

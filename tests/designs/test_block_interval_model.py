@@ -26,7 +26,7 @@ def calibrated_rare_pool(n_items: int = 200_000, positives: int = 20, d: float =
 
 def test_poisson_accuracy_intervals_cover_a_calibrated_rare_pool():
     """60 runs at 500 of a 1000-label plan: covered 0.83 with the most likely strength; a coverage of 0.95 has a
-    binomial standard error of 0.028, and the bound 0.95 - 3 x 0.028 fails with probability < 0.2% if it holds."""
+    binomial standard error of 0.028, and the bound 0.95 - 3 x 0.028 fails with probability 0.3% if it holds."""
     pool = calibrated_rare_pool()
     result = lw.simulate(pool, lw.make_measure("accuracy", pool), "poisson", budget=500, batch_size=50, repeats=60,
                          seed=0, checkpoints=[500], design_params={"budget": 1000})

@@ -247,14 +247,15 @@ class AISSampler(Sampler):
         R, _, cov = importance_moments(measure, self.losses(measure, sample), d.weight, counts=d.count)
         variance, basis = self.design.variance, ""
         if variance != "plugin" and measure == self.measure and self._history:
-            model = self._model_covariance(R)
+            model = self._model_covariance(R, d.n_draws)
             cov = model_interval_covariance(cov, model, d.n_draws, level, variance)
             # no exception labeled, and less than one expected: what the labels cannot rule out
             cov, basis = self.gm.with_unseen_labels(cov, self.gm.basis, measure.finite_jacobian(R), model.exceptions)
         return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level, basis=basis)
 
-    def _model_covariance(self, R: np.ndarray) -> ModelCovariance:
-        """Average over stages of the per-draw covariance of ``w Dg l`` under the model."""
+    def _model_covariance(self, R: np.ndarray, n_draws: int) -> ModelCovariance:
+        """Average over stages of the per-draw covariance of ``w Dg l`` under the model, for an estimate of
+        ``n_draws`` draws."""
         m, gm, N = self.measure, self.gm, self.pool.n_items
         J = m.finite_jacobian(R)
         pi = gm.posterior(interval=True)
@@ -267,15 +268,17 @@ class AISSampler(Sampler):
                 inv = np.divide(gm.groups.sizes, q_group, out=np.zeros(q_group.shape), where=q_group > 0)
                 total += n_t * (np.einsum("g,gij->ij", inv, S) / N**2 - np.outer(r, r))
             total /= sum(h[0] for h in self._history)
-            return ModelCovariance(total, total, np.zeros(m.size), 0.0, 0.0)
+            # one case, the full variance (no hits); the exceptions expected left for the unseen-labels floor
+            exceptions = float(exception_terms(u, pi, gm.groups.unlabeled.astype(float), N)[1].sum())
+            return ModelCovariance(total, total, np.zeros(m.size), exceptions, 0.0)
         U = gm.groups.unlabeled.astype(float)
         u_mode, exceptions, miss = exception_terms(u, pi, U, N)
         hits = sum(n_t * float(exceptions @ q_group) for n_t, q_group, _, _ in self._history)
-        full, modal = self._stage_average(J, r, u, pi, u_mode)
+        full, modal = self._stage_average(J, r, u, pi, u_mode, n_draws)
         return ModelCovariance(full, modal, miss, float(exceptions.sum()), hits)
 
     def _stage_average(self, J: np.ndarray, r: np.ndarray, u: np.ndarray, pi: np.ndarray,
-                       u_mode: np.ndarray) -> np.ndarray:
+                       u_mode: np.ndarray, n_draws: int) -> np.ndarray:
         """``(1/n) sum_t n_t V_t`` with every unlabeled item of group g at ``pi`` (full) and at its group's most
         likely label (modal), and a labeled one at its own ``u``; shape ``(2, m, m)``.
 
@@ -291,29 +294,30 @@ class AISSampler(Sampler):
         u_lab = m.loss(self.pool.outputs(lab), gm.labeled_y) @ J.T
         U = groups.unlabeled.astype(float)
         span = m.upper - m.lower
-        n_total = sum(n_t for n_t, _, _, _ in self._history)
-        total = np.zeros((2, m.size, m.size))
+        total, n_total = np.zeros((2, m.size, m.size)), 0
         for n_t, q_group, lab_t, q_lab_t in self._history:  # loop over batches
             q_lab_now = q_group[groups.of_item[lab]]
             if lab_t.size:  # items already labeled at stage t had their own probability
                 pos = np.minimum(np.searchsorted(lab_t, lab), lab_t.size - 1)
                 was = lab_t[pos] == lab
                 q_lab_now = np.where(was, q_lab_t[pos], q_lab_now)
-            limit = move_limit(q_group, N * n_total, span)
+            limit = move_limit(q_group, N * n_draws, span)
             held, held_mode = np.clip(u, -limit, limit), np.clip(u_mode, -limit, limit)
             S = np.stack([np.einsum("gc,cgi,cgj->gij", pi, held, held), np.einsum("gi,gj->gij", held_mode, held_mode)])
-            lab_limit = move_limit(q_lab_now, N * n_total, span)
+            lab_limit = move_limit(q_lab_now, N * n_draws, span)
             # q = 0 only where the loss (hence u) is 0 for every label the model allows
             inv_g = np.divide(U, q_group, out=np.zeros_like(U), where=q_group > 0)
             inv_lab = np.divide(1.0, q_lab_now, out=np.zeros_like(q_lab_now), where=q_lab_now > 0)
             second = model_second_moment(inv_g, S, inv_lab, np.clip(u_lab, -lab_limit, lab_limit))
             total += n_t * (second / N**2 - np.outer(r, r))
+            n_total += n_t
         return total / n_total
 
 
 def move_limit(q: np.ndarray, scale: float, span: np.ndarray) -> np.ndarray:
-    """The largest ``|u|`` whose draw at proposal ``q`` moves an estimate of ``Dg l / (N q n)`` steps by at most the
-    measure's ``span``, ``(len(q), m)`` (``scale = N n``; ``inf`` where nothing holds it: no range, or ``q = 0``)."""
+    """The largest ``|u|`` whose draw at proposal ``q`` moves an estimate of ``n`` draws, by ``u / (N q n)``, at most
+    the measure's ``span``: ``span N n q``, ``(len(q), m)`` (``scale = N n``; ``inf`` where nothing holds it: no
+    range, or ``q = 0``)."""
     with np.errstate(invalid="ignore"):
         limit = span[None, :] * (scale * q)[:, None]
     return np.where(np.isnan(limit) | (limit <= 0), np.inf, limit)

@@ -336,10 +336,9 @@ class GroupModel:
                               for c in range(self.n_classes)])
         return pi, R, influence
 
-    def with_unseen_labels(self, cov: np.ndarray, basis: str, J: np.ndarray, expected: float,
-                           rep_loss: np.ndarray | None = None) -> tuple[np.ndarray, str]:
+    def with_unseen_labels(self, cov: np.ndarray, basis: str, J: np.ndarray, expected: float) -> tuple[np.ndarray, str]:
         """``cov`` and its ``basis`` raised to what labels that hold no exception yet cannot rule out
-        (:func:`~labelwise.estimators.with_unseen_labels`).
+        (:func:`~labelwise.estimators.with_unseen_labels`), for the model's measure.
 
         Parameters
         ----------
@@ -349,10 +348,8 @@ class GroupModel:
             The measure's Jacobian ``Dg`` at the estimate.
         expected : float
             The exceptions the interval's model expects among the unlabeled items.
-        rep_loss : ndarray (C, G, d), optional
-            The measure's loss per label and group; the model's own measure's by default.
         """
-        u = np.einsum("cgd,md->cgm", self.rep_loss if rep_loss is None else rep_loss, J)
+        u = np.einsum("cgd,md->cgm", self.rep_loss, J)
         return with_unseen_labels(cov, basis, u, self.posterior(interval=True), self.groups.unlabeled.astype(float),
                                   self.labeled_y, expected, self.n_items)
 

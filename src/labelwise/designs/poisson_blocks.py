@@ -84,7 +84,8 @@ def block_model_estimate(est: Estimate, measure: Measure, model: BlockRounds, b_
     counts = model.summary.counts
     unlabeled = (counts - np.bincount(blocks, minlength=counts.size)).astype(float)
     inclusion = np.minimum(b_blocks * blocks.size / sample_size, 1.0)
-    u, posterior, n_items = np.einsum("cgd,md->cgm", model.rep_loss, J), model.interval_posterior(blocks[known], labels[known]), int(counts.sum())
+    u = np.einsum("cgd,md->cgm", model.rep_loss, J)
+    posterior, n_items = model.interval_posterior(blocks[known], labels[known]), int(counts.sum())
     covariance = poisson_model_covariance(u, posterior, unlabeled, inclusion, losses @ J.T, pi, n_items)
     cov = model_interval_covariance(est.cov, covariance, 1, level)
     # no exception labeled, and less than one expected: what the labels cannot rule out
