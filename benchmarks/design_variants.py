@@ -6,7 +6,7 @@ gives, at 500/1000/2000 labels, the MSE over passive's, the coverage of the
 95% interval and the width ratio (mean width / (3.92 RMSE)), and the MSE at
 2000 labels. Pools are named as in :mod:`robustness` (``0.3-x3-weak``:
 prevalence, logit scale k of the probabilities, separation) or ``abt-buy``
-/ ``dblp-acm``.
+/ ``dblp-acm``. A vector measure (``pr_curve``) is summarised over its components (:func:`summary`).
 
 The settings of ``online-poisson`` chosen in issue 11 were measured with::
 
@@ -47,6 +47,9 @@ import labelwise as lw
 from labelwise.simulate import covers
 
 CHECKPOINTS = (500, 1000, 2000)
+#: How a vector measure's section reads (:func:`summary`).
+CURVE_NOTE = (", over the curve's components with a defined truth: MSE their mean, coverage their mean (pointwise), "
+              "width their summed mean widths / (3.92 summed RMSEs)")
 
 
 def spec_of(name: str, datasets: Path, pool_seed: int = 1) -> PoolSpec:
@@ -61,24 +64,36 @@ def spec_of(name: str, datasets: Path, pool_seed: int = 1) -> PoolSpec:
 
 
 def run(task: tuple) -> dict:
-    """One variant on one pool: per-run estimates and interval ends at the checkpoints."""
+    """One variant on one pool: per-run estimates and interval ends at the checkpoints, shape (checkpoints, runs),
+    or (checkpoints, runs, components) with a truth per component for a vector measure such as ``pr_curve``."""
     spec, label, name, settings, oracle, measure, runs, seed = task
     pool = spec.load()
     result = lw.simulate(pool, lw.make_measure(measure, pool), name, design_params=settings or None, oracle=oracle,
                          budget=BUDGET, batch_size=BATCH_SIZE, repeats=runs, seed=seed, checkpoints=list(CHECKPOINTS))
-    return {"pool": spec.name, "design": label, "truth": float(np.atleast_1d(result.true_value)[0]),
-            "values": result.values[..., 0].tolist(), "lower": result.lower[..., 0].tolist(),
-            "upper": result.upper[..., 0].tolist(), "seconds_per_run": result.seconds_per_run}
+    scalar = len(result.names) == 1
+    truth = np.atleast_1d(result.true_value)
+    ends = {key: (a[..., 0] if scalar else a).tolist()
+            for key, a in (("values", result.values), ("lower", result.lower), ("upper", result.upper))}
+    return {"pool": spec.name, "design": label, "truth": float(truth[0]) if scalar else truth.tolist(), **ends,
+            "seconds_per_run": result.seconds_per_run}
 
 
 def summary(entry: dict) -> dict:
-    """MSE, coverage and width ratio per checkpoint."""
-    v, lo, hi = (np.asarray(entry[k]) for k in ("values", "lower", "upper"))
-    t = entry["truth"]
+    """MSE, coverage and width ratio per checkpoint.
+
+    For a vector measure (a curve) they summarise the components whose true value is defined: the MSE is the
+    components' mean (the curve's mean squared error), the coverage the mean of the components' (pointwise), the
+    width ratio the sum of their mean widths over 3.92 times the sum of their RMSEs, so an exactly estimated
+    component (recall at a threshold below every score) adds nothing to either. A scalar's are its own."""
+    v, lo, hi = (np.atleast_3d(entry[k]) for k in ("values", "lower", "upper"))  # (checkpoints, runs, components)
+    t = np.atleast_1d(entry["truth"])
+    kept = np.isfinite(t)
+    v, lo, hi, t = v[..., kept], lo[..., kept], hi[..., kept], t[kept]
     mse = ((v - t) ** 2).mean(axis=1)
-    cover = covers(lo, hi, t).mean(axis=1)
-    width = np.divide((hi - lo).mean(axis=1), 3.92 * np.sqrt(mse), out=np.full(mse.shape, np.inf), where=mse > 0)
-    return {"mse": mse, "cover": cover, "width": width}
+    cover = covers(lo, hi, t).mean(axis=(1, 2))
+    spread = 3.92 * np.sqrt(mse).sum(axis=1)
+    width = np.divide((hi - lo).mean(axis=1).sum(axis=1), spread, out=np.full(spread.shape, np.inf), where=spread > 0)
+    return {"mse": mse.mean(axis=1), "cover": cover, "width": width}
 
 
 def misses(s: dict) -> list[str]:
@@ -111,12 +126,13 @@ def variants_table(data: dict) -> str:
     pools = list(dict.fromkeys(r["pool"] for r in data["results"]))
     labels = [r["design"] for r in data["results"] if r["pool"] == pools[0] and r["design"] != REFERENCE]
     head = " | ".join(f"MSE/passive {n} | cov {n} | width {n}" for n in CHECKPOINTS)
+    note = CURVE_NOTE if isinstance(data["results"][0]["truth"], list) else ""
     out = [
         f"## Variants of a design on chosen pools{f': `{suffix}`' if suffix else ''}", "",
         (f"`python benchmarks/design_variants.py --pools {a['pools']} --designs \"{a['designs']}\" --measure "
          f"{a['measure']} --runs {a['runs']} --seed {a['seed']}{out_name(a)} --datasets <shared datasets>`: {a['measure']}, budget "
          f"{BUDGET} in batches of {BATCH_SIZE}, {a['runs']} runs per variant and pool. Width = mean width / (3.92 "
-         f"RMSE); misses: coverage below {COVERAGE_TARGET} (500+ labels) or width above {WIDTH_TARGET:g} "
+         f"RMSE){note}; misses: coverage below {COVERAGE_TARGET} (500+ labels) or width above {WIDTH_TARGET:g} "
          f"({WIDTH_FROM}+ labels)."), "",
         f"| pool | variant | {head} | MSE {CHECKPOINTS[-1]} | misses |",
         "|---|---|" + "---|" * (3 * len(CHECKPOINTS) + 2),
@@ -162,7 +178,9 @@ def main() -> None:
     head = " | ".join(f"MSE/p {c} cov width" for c in CHECKPOINTS)
     for spec in specs:
         ref = summary(by[(spec.name, REFERENCE)])
-        print(f"\n== {spec.name} ({args.measure}, truth {by[(spec.name, REFERENCE)]['truth']:.4f}, {args.runs} runs)")
+        truth = np.atleast_1d(by[(spec.name, REFERENCE)]["truth"])
+        shown = f"truth {truth[0]:.4f}" if truth.size == 1 else f"{truth.size} components"
+        print(f"\n== {spec.name} ({args.measure}, {shown}, {args.runs} runs)")
         print(f"  {'design':<60} {head} | MSE@2000 | s/run")
         for label, *_ in designs:
             s = summary(by[(spec.name, label)])
