@@ -202,3 +202,23 @@ def test_the_other_designs_with_an_oracle_model_hold_the_floor_too(design, measu
     (lo,), (hi,) = est.interval()
     assert lo <= truth <= hi  # a point or near-point interval before the floor
     assert UNSEEN_POSITIVES_BASIS in est.basis
+
+
+@pytest.mark.parametrize("design", ["importance", "poisson"])
+def test_on_score_blocks_the_interval_model_keeps_the_positives_the_scores_expect(design):
+    """Probabilities near 1e-4, not scaled: the interval's model (the recalibration's strength held where labels with
+    no positive cannot fit it) expects a few positives left and its interval reaches the 6 without the floor; the
+    planning model's weakest strength emptied the tail, and only the floor's hundreds of positives covered."""
+    import labelwise as lw
+    from labelwise.estimators.unseen_positives import UNSEEN_POSITIVES_BASIS
+
+    pool = tail_only_pool(scale=1.0)
+    measure = lw.make_measure("accuracy", pool)
+    truth = float(lw.true_value(pool, measure)[0])
+    session = lw.Session(pool, measure, design, seed=3, budget=200)
+    est = session.run(lw.TruthOracle(pool), 200, 50)
+    assert not pool.labels[session.sample().draws.items].any()
+    (lo,), (hi,) = est.interval()
+    assert lo <= truth <= hi
+    assert UNSEEN_POSITIVES_BASIS not in est.basis
+    assert (1.0 - lo) * pool.n_items < 100  # errors: the 6 tail positives and 6 predicted positives at most
