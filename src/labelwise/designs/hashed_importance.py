@@ -17,9 +17,11 @@ interval also holds Fieller's (:mod:`labelwise.estimators.fieller`).  The
 interval adds the items not labeled yet through the oracle model of the blocks (:func:`block_model`: Platt-recalibrated
 block priors, a flat Dirichlet model over square-root strata of the prior
 bins, as engine ``online-poisson`` runs where the scores are too concentrated
-for its score strata), as the
-per-item design does with its strata
-(:mod:`labelwise.designs.importance`).  Everything the interval needs is a
+for its score strata; the interval's model of ``online-poisson``, whose
+recalibration strength is held where labels with no positive cannot fit it),
+as the per-item design does with its strata
+(:mod:`labelwise.designs.importance`), and holds what labels with no positive
+yet cannot rule out (:func:`~labelwise.estimators.with_unseen_labels`).  Everything the interval needs is a
 block count, the proposal of a block and the labeled items: engine pools
 compute it with no pass over the pool, and memory computes the same numbers.
 """

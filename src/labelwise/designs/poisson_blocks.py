@@ -7,7 +7,10 @@ the rare heavy ones no run has labeled yet;
 :func:`~labelwise.estimators.poisson_model.poisson_model_covariance` reads it
 over every item of the pool instead, the items not labeled yet at the oracle
 model of the score blocks (Platt-recalibrated block priors on strata of prior
-bins, as ``online-poisson`` on an engine pool).  The in-memory sampler
+bins, as ``online-poisson`` on an engine pool, under its interval's model:
+:meth:`~labelwise.engines.online.BlockRounds.interval_posterior`), never
+below what labels with no positive yet cannot rule out
+(:func:`~labelwise.estimators.with_unseen_labels`).  The in-memory sampler
 (:class:`~labelwise.designs.poisson.PoissonSampler`) and engine sessions call
 the same functions, so both print the same interval.
 """
