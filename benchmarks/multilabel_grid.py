@@ -36,7 +36,16 @@ import zlib
 from dataclasses import dataclass
 
 import numpy as np
-from grid import CALIBRATIONS, OUT, REFERENCE, SEPARATIONS, PoolSpec, generate_pool, run_grid, split_list
+from grid import (
+    CALIBRATIONS,
+    OUT,
+    REFERENCE,
+    SEPARATIONS,
+    PoolSpec,
+    generate_pool,
+    run_grid,
+    split_list,
+)
 from results import git_revision
 from robustness import check_text, default_table
 
