@@ -46,8 +46,9 @@ from grid import (
     run_grid,
     split_list,
 )
+from grid_check import check_text
 from results import git_revision
-from robustness import check_text, default_table
+from robustness import default_table
 
 import labelwise as lw
 
