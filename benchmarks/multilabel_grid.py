@@ -97,7 +97,8 @@ def grid_specs(prevalences, calibrations, separations, *, n: int, min_positives:
 def summary_section(data: dict) -> str:
     """RESULTS.md section: per measure, the `default` table and where it misses the targets."""
     meta = data["meta"]
-    out = ["## Robustness grid of multi-label pools: micro- and macro-F1", "",
+    note = f": {meta['note']}" if meta.get("note") else ""
+    out = [f"## Robustness grid of multi-label pools: micro- and macro-F1{note}", "",
            (f"`{meta['command']}` on {meta['started']} UTC (git {meta['git']}; {meta['runs']} runs per design and "
             f"pool, seed {meta['seed']}; {meta['elapsed'] / 60:.0f} min, load {meta['load'][0]:.1f} to "
             f"{meta['load'][1]:.1f}). {N_LABELS} independent labels per pool, prevalences the pool's "
@@ -121,6 +122,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--pool-seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=1, help="pools run in this many parallel processes")
+    ap.add_argument("--out-name", default="multilabel_grid",
+                    help="JSON name under benchmarks/out/ (multilabel_grid-<suffix>: a RESULTS section of its own)")
+    ap.add_argument("--note", default="", help="what this run is, added to its section's heading")
     args = ap.parse_args()
 
     specs = grid_specs(split_list(args.prevalences, PREVALENCES, float),
@@ -138,9 +142,10 @@ def main() -> None:
         print(check_text(results[measure], args.runs, measure), flush=True)
     meta = {"command": shlex.join(["python", "benchmarks/multilabel_grid.py", *sys.argv[1:]]),
             "started": f"{started:%Y-%m-%d %H:%M}", "git": git_revision(), "runs": args.runs, "seed": args.seed,
-            "elapsed": time.perf_counter() - t0, "load": [load_start, os.getloadavg()[0]], "default": default}
+            "elapsed": time.perf_counter() - t0, "load": [load_start, os.getloadavg()[0]], "default": default,
+            "note": args.note}
     OUT.mkdir(exist_ok=True)
-    path = OUT / "multilabel_grid.json"
+    path = OUT / f"{args.out_name}.json"
     path.write_text(json.dumps({"meta": meta, "measures": results}))
     print(f"raw results: {path}")
 

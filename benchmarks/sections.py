@@ -41,7 +41,7 @@ SECTIONS = ("robustness", "default_choice", "rare_design_intervals", "design_gri
             "online_memory", "importance_intervals", "reuse_coverage", "reuse_engine", "tail_count", "tail_twins", "hit_case", "tail_plant", "fresh_pools", "hidden_positives", "tail_floor", "small_pool_intervals", "system_scores", "multiclass_default", "multilabel_grid", "predictions_only", "design_variants")
 
 #: Scripts whose runs may be stored under ``<script><separator><suffix>.json`` too, each run its own section.
-NAMED_RUNS = {"design_variants": "_", "robustness": "-", "tail_plant": "_"}
+NAMED_RUNS = {"design_variants": "_", "robustness": "-", "tail_plant": "_", "multilabel_grid": "-"}
 
 _MARK = re.compile(r"<!-- section: ([\w.-]+) -->\n")
 
