@@ -38,10 +38,10 @@ RESULTS = HERE / "RESULTS.md"
 SECTIONS = ("robustness", "default_choice", "rare_design_intervals", "design_grid", "oasis_unseen_counts", "auc_designs", "ondemand_benchmark", "ondemand_recall_coverage", "ondemand_precision_coverage", "ondemand_cost_bound", "add_system", "logs_benchmark", "pool_calibration",
             "discover_benchmark", "discover_gain_calibration", "discover_gain_headroom", "anytime_stopping", "anytime_bounds", "planning_accuracy", "online_poisson_speed",
             "engine_scale", "block_designs", "plan_losses", "hashed_designs", "poisson_memory", "importance_memory",
-            "online_memory", "importance_intervals", "reuse_coverage", "reuse_engine", "tail_count", "tail_twins", "hit_case", "tail_plant", "fresh_pools", "hidden_positives", "tail_floor", "small_pool_intervals", "system_scores", "multiclass_default", "predictions_only", "design_variants")
+            "online_memory", "importance_intervals", "reuse_coverage", "reuse_engine", "tail_count", "tail_twins", "hit_case", "tail_plant", "fresh_pools", "hidden_positives", "tail_floor", "small_pool_intervals", "system_scores", "multiclass_default", "multilabel_grid", "predictions_only", "design_variants")
 
 #: Scripts whose runs may be stored under ``<script><separator><suffix>.json`` too, each run its own section.
-NAMED_RUNS = {"design_variants": "_", "robustness": "-", "tail_plant": "_"}
+NAMED_RUNS = {"design_variants": "_", "robustness": "-", "tail_plant": "_", "multilabel_grid": "-"}
 
 _MARK = re.compile(r"<!-- section: ([\w.-]+) -->\n")
 

@@ -183,20 +183,24 @@ def test_the_rounds_item_by_item_hold_the_floor_too(pool_of, measure, oracle):
     assert UNSEEN_POSITIVES_BASIS in est.basis
 
 
-@pytest.mark.parametrize(("design", "measure"), [
-    ("importance", "accuracy"),  # drawn on score blocks
-    ("importance", "brier"),  # a measure of the probabilities: the proposal item by item
-    ("poisson", "accuracy"),
-    ("ais", "accuracy"),
+@pytest.mark.parametrize(("design", "measure", "oracle"), [
+    ("importance", "accuracy", "deterministic"),  # drawn on score blocks
+    ("importance", "brier", "deterministic"),  # a measure of the probabilities: the proposal item by item
+    ("poisson", "accuracy", "deterministic"),
+    ("ais", "accuracy", "deterministic"),
+    # a stochastic oracle: ais's model kept no per-item labels, importance and poisson have no model (plug-in)
+    ("importance", "accuracy", "stochastic"),
+    ("poisson", "accuracy", "stochastic"),
+    ("ais", "accuracy", "stochastic"),
 ])
-def test_the_other_designs_with_an_oracle_model_hold_the_floor_too(design, measure):
+def test_the_other_designs_with_an_oracle_model_hold_the_floor_too(design, measure, oracle):
     import labelwise as lw
     from labelwise.estimators.unseen_positives import UNSEEN_POSITIVES_BASIS
 
     pool = tail_only_pool()
     target = lw.make_measure(measure, pool)
     truth = float(lw.true_value(pool, target)[0])
-    session = lw.Session(pool, target, design, seed=3, budget=200)
+    session = lw.Session(pool, target, design, seed=3, budget=200, oracle=oracle)
     est = session.run(lw.TruthOracle(pool), 200, 50)
     assert not pool.labels[session.sample().draws.items].any()
     (lo,), (hi,) = est.interval()
@@ -222,3 +226,32 @@ def test_on_score_blocks_the_interval_model_keeps_the_positives_the_scores_expec
     assert lo <= truth <= hi
     assert UNSEEN_POSITIVES_BASIS not in est.basis
     assert (1.0 - lo) * pool.n_items < 100  # errors: the 6 tail positives and 6 predicted positives at most
+
+
+@pytest.mark.parametrize("design", ["importance", "poisson"])
+def test_an_estimate_from_another_measures_labels_holds_the_floor(design):
+    """Sample reuse: accuracy from a recall session's labels, a plug-in with no model behind it, was a point."""
+    import labelwise as lw
+    from labelwise.estimators.unseen_positives import (
+        UNSEEN_POSITIVES_BASIS,
+        unseen_positives_covariance,
+    )
+
+    pool = tail_only_pool()
+    session = lw.Session(pool, lw.make_measure("recall", pool), design, seed=3, budget=200)
+    session.run(lw.TruthOracle(pool), 200, 50)
+    accuracy = lw.make_measure("accuracy", pool)
+    sample = session.sample()
+    assert not pool.labels[sample.draws.items].any()
+    est = session.estimate(accuracy)
+    (lo,), (hi,) = est.interval()
+    assert lo <= float(lw.true_value(pool, accuracy)[0]) <= hi
+    assert UNSEEN_POSITIVES_BASIS in est.basis
+    # exactly the floor of the unlabeled items, each moving accuracy by -1/N (predicted negative) or +1/N
+    unlabeled = np.ones(pool.n_items, dtype=bool)
+    unlabeled[sample.draws.items] = False
+    move = np.where(pool.preds[unlabeled, 0] == 1, 1.0, -1.0)[:, None]
+    floor = unseen_positives_covariance(move, np.ones(move.shape[0]), unlabeled.size - move.shape[0], pool.n_items)
+    assert est.cov[0, 0] >= floor[0, 0] * (1 - 1e-9)  # the floor, or the plug-in where it is larger
+    if design == "poisson":  # Horvitz-Thompson with every labeled loss 0 but the top 6's: the floor is larger
+        np.testing.assert_allclose(est.cov[0, 0], floor[0, 0], rtol=1e-9)

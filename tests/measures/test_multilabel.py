@@ -87,11 +87,11 @@ def test_registry_specs_and_pool_checks(tmp_path):
     for part in both.parts:
         assert part.n_labels == 3 and measure_from_spec(part.spec()) == part
     assert measure_from_spec(lw.MultiLabelMicroF1(3, alpha=0.2).spec()).alpha == 0.2
-    # a pool reloaded from a session file has no label names: C comes from n_classes = 2^C
-    coded = Pool.from_arrays(preds=pool.preds, labels=pool.labels, n_classes=8)
-    assert lw.make_measure("multilabel_macro_f1", coded).n_labels == 3
-    with pytest.raises(ValueError, match="needs a multi-label pool"):
-        lw.make_measure("multilabel_micro_f1", Pool.from_arrays(preds=[0, 1, 2], n_classes=3))
+    # a multi-class pool of 2^C classes is not a multi-label pool: its classes are not label sets
+    for n_classes in (3, 4, 8):
+        multiclass = Pool.from_arrays(preds=np.arange(8) % n_classes, n_classes=n_classes)
+        with pytest.raises(ValueError, match=f"needs a multi-label pool, but the pool has {n_classes} classes"):
+            lw.make_measure("multilabel_micro_f1", multiclass)
     with pytest.raises(ValueError, match="label codes 0..7"):
         lw.MultiLabelMacroF1(3).loss(pool.outputs(), np.full(pool.n_items, 8))
     with pytest.raises(ValueError, match="n_labels"):

@@ -250,7 +250,8 @@ class AISSampler(Sampler):
             model = self._model_covariance(R, d.n_draws)
             cov = model_interval_covariance(cov, model, d.n_draws, level, variance)
             # no exception labeled, and less than one expected: what the labels cannot rule out
-            cov, basis = self.gm.with_unseen_labels(cov, self.gm.basis, measure.finite_jacobian(R), model.exceptions)
+            cov, basis = self.gm.with_unseen_labels(cov, self.gm.basis, measure.finite_jacobian(R), model.exceptions,
+                                                     sample.labels)
         return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level, basis=basis)
 
     def _model_covariance(self, R: np.ndarray, n_draws: int) -> ModelCovariance:

@@ -25,7 +25,7 @@ from typing import ClassVar, get_type_hints
 import numpy as np
 
 from ..draws import Draws, Sample
-from ..estimators import Estimate
+from ..estimators import Estimate, make_estimate, with_unseen_labels
 from ..measures import Measure
 from ..pool import Pool
 
@@ -265,3 +265,27 @@ class Sampler(ABC):
         if sample.excluded is not None:
             losses = np.where(sample.excluded[rows][:, None], 0.0, losses)
         return losses, rows, 1.0 / np.bincount(rows, minlength=len(sample.draws))[rows]
+
+    def with_unseen_labels(self, est: Estimate, measure: Measure, sample: Sample) -> Estimate:
+        """``est`` with its covariance raised to what labels that all hold one class cannot rule out among the
+        items not labeled yet (:func:`~labelwise.estimators.with_unseen_labels`), item by item.
+
+        For the intervals no oracle model stands behind (a stochastic oracle, sample reuse, the plug-in): from
+        labels that are all negative the plug-in sees no variance in the positives left, and an accuracy interval
+        on a rare pool is a point.  With no model to expect positives the floor always applies there.
+        """
+        labels = np.asarray(sample.labels)
+        if not est.all_defined or labels.size == 0 or np.any(labels != labels[0]):
+            return est
+        unlabeled = np.ones(self.pool.n_items, dtype=bool)
+        unlabeled[sample.draws.items] = False
+        items = np.flatnonzero(unlabeled)
+        outputs, J = self.pool.outputs(items), measure.finite_jacobian(est.R)
+        u = np.stack([measure.loss(outputs, np.full(items.size, c)) @ J.T for c in range(self.pool.n_classes)])
+        pi = np.zeros((items.size, self.pool.n_classes))
+        pi[:, labels[0]] = 1.0  # each item its own group, expected to hold the labels' class
+        cov, basis = with_unseen_labels(est.cov, est.basis, u, pi, np.ones(items.size), labels, 0.0,
+                                        self.pool.n_items, self.pool.n_items - items.size)
+        if basis == est.basis:
+            return est
+        return make_estimate(measure, est.R, cov, est.n_labels, est.n_draws, est.level, basis=basis)

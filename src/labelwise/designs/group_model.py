@@ -336,7 +336,8 @@ class GroupModel:
                               for c in range(self.n_classes)])
         return pi, R, influence
 
-    def with_unseen_labels(self, cov: np.ndarray, basis: str, J: np.ndarray, expected: float) -> tuple[np.ndarray, str]:
+    def with_unseen_labels(self, cov: np.ndarray, basis: str, J: np.ndarray, expected: float,
+                           labels: np.ndarray) -> tuple[np.ndarray, str]:
         """``cov`` and its ``basis`` raised to what labels that hold no exception yet cannot rule out
         (:func:`~labelwise.estimators.with_unseen_labels`), for the model's measure.
 
@@ -348,10 +349,12 @@ class GroupModel:
             The measure's Jacobian ``Dg`` at the estimate.
         expected : float
             The exceptions the interval's model expects among the unlabeled items.
+        labels : ndarray
+            Every label so far (the sample's: under a stochastic oracle the model keeps no per-item labels).
         """
         u = np.einsum("cgd,md->cgm", self.rep_loss, J)
         return with_unseen_labels(cov, basis, u, self.posterior(interval=True), self.groups.unlabeled.astype(float),
-                                  self.labeled_y, expected, self.n_items)
+                                  labels, expected, self.n_items, self.groups.labeled_items.size)
 
 
 def _first_labels(items: np.ndarray, known: np.ndarray) -> np.ndarray:

@@ -301,13 +301,14 @@ class ImportanceSampler(ProposalSampler):
         est = importance_moments_estimate(measure, losses, d.weight, d.count, sample.n_labels, level)
         totals_cov = lambda: importance_totals_covariance(losses, d.weight, d.count)
         if not self.uses_model or measure != self.measure or not est.all_defined:
-            return with_fieller(est, measure, totals_cov)
+            return with_fieller(self.with_unseen_labels(est, measure, sample), measure, totals_cov)
         self._learn()
         n = d.n_draws
         model = self.model_covariance(est.R, n)
         cov = model_interval_covariance(est.cov, model, n, level, self.design.variance)
         # no exception labeled, and less than one expected: what the labels cannot rule out
-        cov, basis = self.gm.with_unseen_labels(cov, self.gm.basis, measure.finite_jacobian(est.R), model.exceptions)
+        cov, basis = self.gm.with_unseen_labels(cov, self.gm.basis, measure.finite_jacobian(est.R), model.exceptions,
+                                                sample.labels)
         return with_fieller(make_estimate(measure, est.R, cov, est.n_labels, est.n_draws, level, basis=basis),
                             measure, totals_cov)
 

@@ -168,7 +168,7 @@ class OnlinePoissonSampler(Sampler):
         # no label of another class than the commonest, and less than one expected: what the labels cannot rule out
         cov, basis = with_unseen_labels(cov, basis, np.einsum("cgd,md->cgm", rep_loss, J),
                                         self.gm.posterior(interval=True), self.gm.groups.unlabeled.astype(float),
-                                        sample.labels, unlabeled.exceptions, N)
+                                        sample.labels, unlabeled.exceptions, N, N - self.gm.groups.unlabeled.sum())
         return make_estimate(measure, R, cov, sample.n_labels, len(d), level, basis=basis)
 
     def _predictions(self, measure: Measure, n_rounds: int) -> np.ndarray | None:

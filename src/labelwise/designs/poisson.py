@@ -387,4 +387,6 @@ class PoissonSampler(Sampler):
             known = None if sample.excluded is None else ~sample.excluded
             est = block_model_estimate(est, measure, self._model, b_blocks, self._queue.size, group[d.items],
                                        sample.labels, losses, pi, level, known)
+        else:
+            est = self.with_unseen_labels(est, measure, sample)
         return with_fieller(est, measure, lambda: horvitz_thompson_totals_covariance(losses, pi, self.pool.n_items))

@@ -53,7 +53,10 @@ class TreeModelDesign(Design):
         parameters (:func:`~labelwise.oracle.calibration.platt_posterior`),
         which keeps their uncertainty; ``"none"`` takes the scores at face value.
         Multi-class pools' probabilities are temperature-scaled instead
-        (:mod:`labelwise.oracle.temperature`) unless ``"none"``.
+        (:mod:`labelwise.oracle.temperature`) unless ``"none"``, and so are
+        multi-label pools' label-set probabilities: the tempered product of the
+        labels' marginals is the product of the marginals with every logit
+        divided by the one temperature.
     lam : float
         Shrinkage of the systems' probabilities used as scores (Yilmaz et al. 2021, eq. 13).
     partition : {"score", "features"}
@@ -106,4 +109,4 @@ class TreeModelDesign(Design):
         return GroupModel(pool, measure, oracle, self.hierarchy(pool), self.lam, self.prior_strength, self.interval_prior_strength,
                           calibrate=self.calibration != "none" and pool.n_classes == 2,
                           calibration_uncertainty=self.calibration == "platt-posterior", within=within,
-                          temper=self.calibration != "none" and pool.n_classes > 2 and not pool.label_names)
+                          temper=self.calibration != "none" and pool.n_classes > 2)

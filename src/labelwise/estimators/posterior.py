@@ -13,6 +13,14 @@ Unlike the delta method it stays honest when a cell has not been seen: with
 no true positive among the draws, F1's interval reaches as far as the
 unseen cells allow instead of collapsing onto 0.
 
+The prior's pseudo-draws are held to :data:`PRIOR_MASS` in all, spread evenly
+over the cells (1/2 each up to four cells, as the binary confusion matrix's
+Jeffreys prior).  A multi-label micro-F1 has 14 cells, most of them items with
+several labels wrong that uniform draws almost never meet; at 1/2 each their 7
+pseudo-draws pulled the posterior off the estimate, and the interval covered
+0.62-0.78 at 500-2000 labels on a generated 5% four-label pool
+(``benchmarks/multilabel_grid.py``).
+
 Functions broadcast over nothing: one posterior per call; the Monte Carlo
 over Dirichlet draws is vectorised and seeded, so equal counts give equal
 intervals.
@@ -25,10 +33,13 @@ import numpy as np
 from ..measures import Measure
 from ..pool import Outputs
 
-__all__ = ["JEFFREYS", "MAX_CELLS", "N_DRAWS", "cell_counts", "loss_cells", "posterior_draws"]
+__all__ = ["JEFFREYS", "MAX_CELLS", "N_DRAWS", "PRIOR_MASS", "cell_counts", "cell_prior", "loss_cells",
+           "posterior_draws"]
 
 #: Pseudo-count of every cell: the Jeffreys prior of the multinomial.
 JEFFREYS = 0.5
+#: The prior's pseudo-draws in all, at most (module docstring).
+PRIOR_MASS = 2.0
 #: Most distinct loss vectors a posterior is formed over; beyond it the prior's
 #: ``K / 2`` pseudo-draws would outweigh a few hundred labels.
 MAX_CELLS = 16
@@ -95,8 +106,13 @@ def cell_counts(losses: np.ndarray, cells: np.ndarray, counts: np.ndarray | None
     return np.bincount(np.argmax(match, axis=1), weights=weights, minlength=len(cells))
 
 
+def cell_prior(n_cells: int) -> float:
+    """Pseudo-count of each of ``n_cells`` cells: Jeffreys' 1/2, held to :data:`PRIOR_MASS` in all."""
+    return min(JEFFREYS, PRIOR_MASS / max(n_cells, 1))
+
+
 def posterior_draws(measure: Measure, cells: np.ndarray, counts: np.ndarray, n_draws: int = N_DRAWS,
-                    prior: float = JEFFREYS, seed: int = 0) -> np.ndarray:
+                    prior: float | None = None, seed: int = 0) -> np.ndarray:
     """Draws of ``G = g(R)`` with ``R = p @ cells`` and ``p ~ Dirichlet(counts + prior)``.
 
     Parameters
@@ -107,8 +123,8 @@ def posterior_draws(measure: Measure, cells: np.ndarray, counts: np.ndarray, n_d
         Draws per cell.
     n_draws : int
         Monte Carlo draws.
-    prior : float
-        Pseudo-count of every cell (default the Jeffreys prior, 1/2).
+    prior : float, optional
+        Pseudo-count of every cell (default :func:`cell_prior`).
     seed : int
         Seed of the Monte Carlo generator: the same counts give the same draws.
 
@@ -117,6 +133,7 @@ def posterior_draws(measure: Measure, cells: np.ndarray, counts: np.ndarray, n_d
     ndarray, shape (n_draws, m)
         NaN where ``g`` is undefined at a drawn ``R``.
     """
+    prior = cell_prior(len(cells)) if prior is None else prior
     gamma = np.random.default_rng(seed).standard_gamma(np.asarray(counts, float) + prior,
                                                        size=(n_draws, len(cells)))
     p = gamma / gamma.sum(axis=1, keepdims=True)

@@ -80,7 +80,8 @@ def unseen_positives_covariance(move: np.ndarray, unlabeled: np.ndarray, n_label
 
 
 def with_unseen_labels(cov: np.ndarray, basis: str, u: np.ndarray, pi: np.ndarray, unlabeled: np.ndarray,
-                       labels: np.ndarray, expected: float, n_items: int) -> tuple[np.ndarray, str]:
+                       labels: np.ndarray, expected: float, n_items: int,
+                       n_labeled: int | None = None) -> tuple[np.ndarray, str]:
     """``cov`` raised to the floor of :func:`unseen_positives_covariance`, and the basis saying so, where the labels
     all hold the class the model expects most among the unlabeled items and the model expects less than one other
     label left (whatever the interval's level); ``(cov, basis)`` unchanged elsewhere, or where the floor is lower.
@@ -105,6 +106,9 @@ def with_unseen_labels(cov: np.ndarray, basis: str, u: np.ndarray, pi: np.ndarra
     expected : float
         The exceptions (labels other than a group's most likely one) the model expects among the unlabeled items.
     n_items : int
+    n_labeled : int, optional
+        The distinct items labeled (``labels.size`` by default: one label per item).  Items drawn or labeled again
+        (draws with replacement, a stochastic oracle) are no further evidence of the unlabeled items' rate.
     """
     labels = np.asarray(labels)
     if expected >= 1.0 or labels.size == 0:
@@ -114,7 +118,8 @@ def with_unseen_labels(cov: np.ndarray, basis: str, u: np.ndarray, pi: np.ndarra
         return cov, basis
     others = [c for c in range(u.shape[0]) if c != common]
     move = np.concatenate([u[c] - u[common] for c in others])  # ((C - 1) G, m)
-    floor = unseen_positives_covariance(move, np.tile(unlabeled, len(others)) / len(others), labels.size, n_items)
+    floor = unseen_positives_covariance(move, np.tile(unlabeled, len(others)) / len(others),
+                                        labels.size if n_labeled is None else n_labeled, n_items)
     if not np.any(np.diag(floor) > np.diag(cov)):
         return cov, basis
     return larger_variance(cov, floor), UNSEEN_POSITIVES_BASIS

@@ -49,17 +49,16 @@ __all__ = ["MultiLabelMacroF1", "MultiLabelMeasure", "MultiLabelMicroF1"]
 
 
 def _n_labels_option(pool: Pool, system: int, arg: str) -> dict:
-    """``n_labels`` of a measure built by name: the pool's label names, else ``log2(n_classes)``.
+    """``n_labels`` of a measure built by name: the number of the pool's label names.
 
-    A pool reloaded from a session file has no label names but ``2^C`` label codes.
+    Only a multi-label pool has label names; a multi-class pool of ``2^C`` classes is not one (its classes are not
+    label sets).  A session file written before the names were stored keeps its own measure (its spec carries
+    ``n_labels``) but cannot name a new multi-label one.
     """
-    if pool.label_names:
-        return {"n_labels": len(pool.label_names)}
-    C = pool.n_classes.bit_length() - 1
-    if pool.n_classes != 2**C:
-        raise ValueError(f"a multi-label measure needs a multi-label pool (2^C label codes), but the pool has "
-                         f"{pool.n_classes} classes; build it with Pool.from_multilabel")
-    return {"n_labels": C}
+    if not pool.label_names:
+        raise ValueError(f"a multi-label measure needs a multi-label pool, but the pool has {pool.n_classes} classes "
+                         f"and no label names; build it with Pool.from_multilabel (or the CLI's --multilabel NAME,NAME,...)")
+    return {"n_labels": len(pool.label_names)}
 
 
 class MultiLabelMeasure(SystemMeasure):

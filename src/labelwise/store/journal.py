@@ -246,7 +246,7 @@ class Store:
         arrays = {name: decode_array(data, stored_type=name in _STORED_TYPE_FIELDS)
                   for name, data in self.conn.execute("SELECT name, data FROM pool_arrays")}
         meta = self.pool_meta()
-        # multi-label names (files written before they were stored have none: measures count 2^C codes)
+        # multi-label names (files written before they were stored have none: they keep their stored measure)
         return Pool(**{f: arrays.get(f) for f in _POOL_FIELDS}, system_names=tuple(meta["system_names"]),
                     n_classes=meta["n_classes"], name=meta["name"], label_names=tuple(meta.get("label_names", ())))
 
