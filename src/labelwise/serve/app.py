@@ -226,7 +226,7 @@ def create_app(server: Server) -> FastAPI:
     async def next_items(who: Anyone, n: int = Query(5, ge=1, le=100)) -> dict:
         def hand() -> dict:
             given = desk.next(who, n)
-            return {"items": [{"item_id": pool.item_ids[h.item].item(), "draw": h.draw, "role": h.role,
+            return {"items": [{"item_id": desk.item_id(h.item), "draw": h.draw, "role": h.role,
                                "html": content.html(h.item)} for h in given],
                     "n_labels": int(desk.session.n_labels), "pending": int(desk.session.pending_draws.size)}
         return await server.run_as(who, hand)
