@@ -42,7 +42,10 @@ from .simulate_cmds import demo, simulate_cmd
 from .system_cmds import add_system
 from .workflow_cmds import exclude, export, relabel, skip, status
 
-__all__ = ["app", "main", "parse_params", "parse_systems", "parse_value"]
+__all__ = ["INTERRUPTED", "app", "main", "parse_params", "parse_systems", "parse_value"]
+
+#: Exit code of a command stopped by Ctrl-C (typer's, the shell's 128 + SIGINT).
+INTERRUPTED = 130
 
 app = typer.Typer(
     name="labelwise",
@@ -79,7 +82,8 @@ def main() -> None:
     """The ``labelwise`` script: :data:`app`, with a command line that does not parse told in one ``error:`` line.
 
     Click's usage errors (an unknown option, ``--seed abc``) would otherwise print the usage and a boxed panel;
-    the line names the problem and the command's ``--help``, and the exit code stays click's 2.
+    the line names the problem and the command's ``--help``, and the exit code stays click's 2.  A command
+    stopped by Ctrl-C says so in one line, with exit code :data:`INTERRUPTED`.
     """
     try:
         code = app(prog_name="labelwise", standalone_mode=False)
@@ -94,4 +98,7 @@ def main() -> None:
     except typer.Abort:
         typer.echo("error: aborted", err=True)
         raise SystemExit(1) from None
+    if code == INTERRUPTED:  # typer's answer to Ctrl-C (KeyboardInterrupt), otherwise silent
+        typer.echo("error: interrupted; a session file keeps only whole writes (each is one transaction), so "
+                   "run the command again to go on", err=True)
     raise SystemExit(code or 0)
