@@ -313,6 +313,16 @@ class Store:
                                   (len(replacing), replacing, key))
             self.conn.execute("INSERT OR REPLACE INTO cache VALUES (?, ?)", (key, data))
 
+    def keep_budget(self, budget: int, setup: bytes, rng_state: dict) -> None:
+        """Store the budget a session's design was planned for, with that set-up and the generator state after it
+        (one transaction): a session created without a budget and then run with one reopens as the one that ran."""
+        with self.writing():
+            config = {**self.config(), "budget": int(budget)}
+            self.conn.execute("UPDATE meta SET value=? WHERE key='config'", (json.dumps(config),))
+            self.conn.execute("INSERT OR REPLACE INTO cache VALUES ('sampler', ?)", (setup,))
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('rng_state', ?)", (dump_state(rng_state),))
+            self._bump()
+
     def append_draws(self, stage: int, draws: Draws, rng_state: dict, design_state: dict | None = None) -> None:
         """Store a batch of draws, the generator state after it and the design's state, atomically."""
         now = time.time()
