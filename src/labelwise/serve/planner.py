@@ -57,24 +57,23 @@ class PlanWatch:
         self._latest: dict | None = None
         self._next_start = 0.0  # time.monotonic() from which another plan may start
 
-    def _start(self) -> Future:
+    def _start(self, target: dict) -> Future:
         done: Future = Future()
 
         def compute() -> None:  # a daemon thread: a server stopped mid-plan does not wait for it
             try:
                 done.set_result(_plan_of(self.path))
             except Exception as e:  # noqa: BLE001 - shown on the dashboard instead of the plan
-                done.set_exception(e)
+                done.set_result({**target, "error": str(e)})
 
         threading.Thread(target=compute, name="labelwise-plan", daemon=True).start()
         return done
 
-    def _take(self, found: Future, target: dict) -> None:
+    def _take(self, found: Future) -> None:
         with self._lock:
             if self._running is found:
                 self._running, self._next_start = None, time.monotonic() + REPLAN_SECONDS
-                error = found.exception()
-                self._latest = {**target, "error": str(error)} if error is not None else found.result()
+                self._latest = found.result()
 
     async def plan(self, target: dict | None, n_labels: int) -> dict | None:
         """The plan toward ``target`` (:func:`kept_target`) for the session at ``n_labels`` labels.
@@ -91,11 +90,11 @@ class PlanWatch:
         with self._lock:
             started = self._running is None and asked != self._asked and time.monotonic() >= self._next_start
             if started:
-                self._asked, self._running = asked, self._start()
+                self._asked, self._running = asked, self._start(target)
             running = self._running
         if started:
             await asyncio.wait([asyncio.wrap_future(running)], timeout=WAIT_SECONDS)
         if running is not None and running.done():
-            self._take(running, target)
+            self._take(running)
         with self._lock:
             return self._latest if self._latest is not None else {**target, "computing": True}
