@@ -87,6 +87,8 @@ def main() -> None:
     """
     try:
         code = app(prog_name="labelwise", standalone_mode=False)
+    except KeyboardInterrupt:  # before typer's own handler is in place (while it builds the commands)
+        code = INTERRUPTED
     except typer.TyperException as e:  # click's exceptions (typer vendors click: its own classes)
         if type(e).__name__ == "NoArgsIsHelpError":  # a bare command group: its help, as typer prints it
             e.show()
