@@ -1,26 +1,14 @@
 """``labelwise next --out batch.csv`` does not overwrite a batch file whose labels are not stored yet."""
 
-import numpy as np
 import pandas as pd
-import pytest
 
 from labelwise.session import Session
 
-
-@pytest.fixture
-def session_and_batch(tmp_path, ok):
-    pool = tmp_path / "pool.csv"
-    rng = np.random.default_rng(0)
-    pd.DataFrame({"txn": [f"T{i:03d}" for i in range(300)], "flag": (rng.uniform(size=300) < 0.3).astype(int),
-                  "risk": rng.uniform(size=300)}).to_csv(pool, index=False)
-    session, batch = tmp_path / "s.lw", tmp_path / "batch.csv"
-    ok("init", pool, session, "--id-col", "txn", "--pred-col", "flag", "--score-col", "risk", "--design", "passive")
-    ok("next", session, "-n", "5", "--out", batch)
-    return session, batch
+from .usertest_session import user_session
 
 
-def test_a_filled_in_batch_is_not_overwritten(session_and_batch, ok, fails):
-    session, batch = session_and_batch
+def test_a_filled_in_batch_is_not_overwritten(tmp_path, ok, fails):
+    session, batch = user_session(tmp_path, ok)
     frame = pd.read_csv(batch, dtype={"label": "object"})
     frame.loc[[1, 3], "label"] = ["1", "0"]  # the annotators' work, not stored yet
     frame.to_csv(batch, index=False)
@@ -37,8 +25,8 @@ def test_a_filled_in_batch_is_not_overwritten(session_and_batch, ok, fails):
     assert pd.read_csv(batch)["label"].isna().all()
 
 
-def test_an_unfilled_batch_or_another_file_is_overwritten(session_and_batch, ok, tmp_path):
-    session, batch = session_and_batch
+def test_an_unfilled_batch_or_another_file_is_overwritten(tmp_path, ok):
+    session, batch = user_session(tmp_path, ok)
     ok("next", session, "-n", "5", "--out", batch)  # nothing filled in: the same pending items again
     other = tmp_path / "notes.csv"
     other.write_text("what,when\nmeeting,monday\n")

@@ -2,7 +2,6 @@
 
 import sys
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -10,15 +9,11 @@ from labelwise.cli import INTERRUPTED, main
 from labelwise.session import Session
 from labelwise.store.journal import Store
 
+from .usertest_session import user_session
+
 
 def test_ctrl_c_while_labels_are_written_is_one_line_and_stores_nothing(monkeypatch, capfd, tmp_path, ok):
-    pool = tmp_path / "pool.csv"
-    rng = np.random.default_rng(0)
-    pd.DataFrame({"txn": [f"T{i}" for i in range(400)], "flag": (rng.uniform(size=400) < 0.2).astype(int),
-                  "risk": rng.uniform(size=400)}).to_csv(pool, index=False)
-    session, batch = tmp_path / "s.lw", tmp_path / "batch.csv"
-    ok("init", pool, session, "--id-col", "txn", "--pred-col", "flag", "--score-col", "risk", "--design", "passive")
-    ok("next", session, "-n", "5", "--out", batch)
+    session, batch = user_session(tmp_path, ok)
     frame = pd.read_csv(batch)
     frame["label"] = [0, 1, 0, 1, 0]
     frame.to_csv(batch, index=False)
