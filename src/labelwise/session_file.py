@@ -52,6 +52,18 @@ class SessionFile:
         if self.store is not None:
             self.store.put_cache("sampler", _setup_tag() + dump_sampler(self.sampler))
 
+    def _plan_for(self, budget: int) -> None:
+        """Plan the design for ``budget`` labels if nothing was drawn yet and no budget was set (``run``), and
+        keep the budget and the new set-up in the file, so that it reopens as this session."""
+        with self._writing():  # on the file's latest state: another process may have drawn meanwhile
+            if self.budget is not None or len(self.draws):
+                return
+            self.budget = budget
+            self.sampler = self.design.start(self.pool, self.measure, rng=self.rng, budget=budget, oracle=self.oracle)
+            if self.store is not None:
+                self.store.keep_budget(budget, _setup_tag() + dump_sampler(self.sampler), self.rng.bit_generator.state)
+                self._unsaved_setup = None
+
     @classmethod
     def open(cls, path: str | Path, measure: Measure | None = None) -> Self:
         """Resume a session from its file: pool, draws, labels and generator state.

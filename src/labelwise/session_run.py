@@ -64,9 +64,7 @@ class OracleRun:
         if batch_size < 1:
             raise ValueError(f"batch_size: must be at least 1, got {batch_size}")
         if self.budget is None and len(self.draws) == 0:  # nothing drawn yet: plan the run for its budget
-            self.budget = budget
-            self.sampler = self.design.start(self.pool, self.measure, rng=self.rng, budget=budget,
-                                             oracle=self.oracle)
+            self._plan_for(budget)
         marks = sorted(c for c in set(checkpoints) if max(self.n_labels, 1) <= c <= budget)
 
         def report_reached() -> None:

@@ -42,7 +42,10 @@ from .simulate_cmds import demo, simulate_cmd
 from .system_cmds import add_system
 from .workflow_cmds import exclude, export, relabel, skip, status
 
-__all__ = ["app", "main", "parse_params", "parse_systems", "parse_value"]
+__all__ = ["INTERRUPTED", "app", "main", "parse_params", "parse_systems", "parse_value"]
+
+#: Exit code of a command stopped by Ctrl-C (typer's, the shell's 128 + SIGINT).
+INTERRUPTED = 130
 
 app = typer.Typer(
     name="labelwise",
@@ -79,10 +82,13 @@ def main() -> None:
     """The ``labelwise`` script: :data:`app`, with a command line that does not parse told in one ``error:`` line.
 
     Click's usage errors (an unknown option, ``--seed abc``) would otherwise print the usage and a boxed panel;
-    the line names the problem and the command's ``--help``, and the exit code stays click's 2.
+    the line names the problem and the command's ``--help``, and the exit code stays click's 2.  A command
+    stopped by Ctrl-C says so in one line, with exit code :data:`INTERRUPTED`.
     """
     try:
         code = app(prog_name="labelwise", standalone_mode=False)
+    except KeyboardInterrupt:  # before typer's own handler is in place (while it builds the commands)
+        code = INTERRUPTED
     except typer.TyperException as e:  # click's exceptions (typer vendors click: its own classes)
         if type(e).__name__ == "NoArgsIsHelpError":  # a bare command group: its help, as typer prints it
             e.show()
@@ -94,4 +100,7 @@ def main() -> None:
     except typer.Abort:
         typer.echo("error: aborted", err=True)
         raise SystemExit(1) from None
+    if code == INTERRUPTED:  # typer's answer to Ctrl-C (KeyboardInterrupt), otherwise silent
+        typer.echo("error: interrupted; a session file keeps only whole writes (each is one transaction), so "
+                   "run the command again to go on", err=True)
     raise SystemExit(code or 0)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import socket
 import time
 from contextlib import closing
 from pathlib import Path
@@ -57,16 +60,36 @@ def serve(
             raise UserError(f"--lease: give a positive number of seconds, got {lease:g}")
         if until_half_width is not None and until_half_width <= 0:
             raise UserError(f"--until-half-width: give a positive half-width, got {until_half_width:g}")
-        server = Server(session, content, content_id, predictions, lease, overlap, until_half_width)
-        with closing(Store.open(session)) as store:
-            if not any(a["revoked"] is None for a in list_annotators(store)):
-                typer.echo(f"note: no annotator yet; add one with `labelwise annotators add {session} NAME "
-                           "--admin`", err=True)
-        if host not in ("127.0.0.1", "localhost", "::1"):
-            typer.echo(f"warning: listening on {host}: tokens travel in clear over HTTP; put the server behind "
-                       "an HTTPS proxy or an SSH tunnel beyond a trusted network", err=True)
-        typer.echo(f"serving {str(session)!r} on http://{host}:{port}/ (Ctrl-C stops)", err=True)
-        uvicorn.run(create_app(server), host=host, port=port, log_level="warning")
+        listening = _listen(host, port)  # before the session and content load: a busy port is told at once
+        with closing(listening):
+            server = Server(session, content, content_id, predictions, lease, overlap, until_half_width)
+            with closing(Store.open(session)) as store:
+                if not any(a["revoked"] is None for a in list_annotators(store)):
+                    typer.echo(f"note: no annotator yet; add one with `labelwise annotators add {session} NAME "
+                               "--admin`", err=True)
+            if host not in ("127.0.0.1", "localhost", "::1"):
+                typer.echo(f"warning: listening on {host}: tokens travel in clear over HTTP; put the server behind "
+                           "an HTTPS proxy or an SSH tunnel beyond a trusted network", err=True)
+            typer.echo(f"serving {str(session)!r} on http://{host}:{port}/ (Ctrl-C stops)", err=True)
+            uvicorn.Server(uvicorn.Config(create_app(server), log_level="warning")).run(sockets=[listening])
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host:port``; a :class:`UserError` naming the fix when it cannot be had."""
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        return socket.create_server((host, port), family=family)
+    except socket.gaierror as e:
+        raise UserError(f"--host {host!r}: not an address of this machine ({e.strerror}); give an IP address or "
+                        "a host name that resolves") from None
+    except OSError as e:
+        why = os.strerror(e.errno) if e.errno else str(e)
+        if e.errno == errno.EADDRNOTAVAIL:
+            raise UserError(f"--host {host!r}: not an address of this machine ({why}); give one of its addresses, "
+                            "or 0.0.0.0 for all") from None
+        fix = ("stop the program using it (another `labelwise serve`?) or choose another --port"
+               if e.errno == errno.EADDRINUSE else "choose another --port (ports above 1023 need no privileges)")
+        raise UserError(f"--port {port}: cannot listen on {host}:{port} ({why}); {fix}") from None
 
 
 @annotators.command("add")

@@ -243,8 +243,10 @@ def next_batch(
     from ..pool import batch_frame, write_batch
     from ..pool.writers import is_stdout
     from ..session import Session
+    from .unstored import refuse_unstored_labels
 
     with user_errors(), Session.open(session) as s:
+        refuse_unstored_labels(s, session, out)  # before anything is drawn: a refusal leaves the session as it was
         before = len(s.draws)
         rows = s.hand_out(batch_size, new_only=new)
         frame = batch_frame(s.pool, s.pool.item_ids[s.draws.items[rows]])

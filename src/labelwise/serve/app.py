@@ -28,13 +28,13 @@ from fastapi.responses import (
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
-from ..planning import target_plan
 from ..session import Session
 from ..store import StoreError
 from .auth import COOKIE, AuthError, check, token_of
 from .content import Content
 from .desk import Desk, ServeError
 from .pages import label_buttons, page, static_file
+from .planner import PlanWatch, kept_target
 from .reports import EstimateHistory, export_table, progress
 from .tables import Annotator, annotator_by_token, hash_token, is_active
 from .worker import SessionWorker
@@ -47,7 +47,8 @@ _OPEN = ("/login", "/logout")  # the only paths served without a token
 
 
 class Server:
-    """An open session, its desk, content and estimate history, all used from one thread.
+    """An open session, its desk, content and estimate history, all used from one thread; the dashboard's plan
+    is computed on another (:class:`~labelwise.serve.planner.PlanWatch`).
 
     Parameters
     ----------
@@ -79,6 +80,7 @@ class Server:
             self.close()
             raise
         self.history = self._worker.submit(EstimateHistory, self.desk).result()  # reads the file: its thread
+        self.plans = PlanWatch(path)  # the dashboard's plan: pilot runs, off the session thread
         self._known: dict[str, tuple[Annotator, float]] = {}  # token hash -> (annotator, when to look again)
 
     @staticmethod
@@ -226,7 +228,7 @@ def create_app(server: Server) -> FastAPI:
     async def next_items(who: Anyone, n: int = Query(5, ge=1, le=100)) -> dict:
         def hand() -> dict:
             given = desk.next(who, n)
-            return {"items": [{"item_id": pool.item_ids[h.item].item(), "draw": h.draw, "role": h.role,
+            return {"items": [{"item_id": desk.item_id(h.item), "draw": h.draw, "role": h.role,
                                "html": content.html(h.item)} for h in given],
                     "n_labels": int(desk.session.n_labels), "pending": int(desk.session.pending_draws.size)}
         return await server.run_as(who, hand)
@@ -255,8 +257,9 @@ def create_app(server: Server) -> FastAPI:
     async def dashboard(who: Admin) -> dict:
         def report() -> dict:
             return {"estimate": server.history.current(), "history": server.history.points,
-                    "progress": progress(desk), "plan": target_plan(desk.session)}
-        return await server.run_as(who, report)
+                    "progress": progress(desk), "plan": kept_target(desk.session)}
+        found = await server.run_as(who, report)
+        return {**found, "plan": await server.plans.plan(found["plan"], found["progress"]["n_labels"])}
 
     @app.get("/api/export")
     async def export(who: Admin) -> Response:

@@ -75,7 +75,8 @@ class Content:
         r = self.row[item]
         if r < 0:
             return {}
-        return {c: "" if pd.isna(v) else str(v) for c, v in self.frame.iloc[r].items()}
+        row = self.frame.iloc[[r]].to_dict("records")[0]  # each column's own type: an integer stays one
+        return {c: "" if pd.isna(v) else str(v) for c, v in row.items()}
 
     def image_file(self, item: int, column: str) -> Path | None:
         """The local image file named in ``column`` of the item, if it is one (else ``None``)."""

@@ -189,14 +189,14 @@ class Desk:
         oracle, the item's first draw under a deterministic one."""
         items = self.session.draws.items
         if draw is not None and (not 0 <= draw < items.size or items[draw] != pos):
-            raise ServeError(f"draw: {draw} is not a draw of item {self._id(pos)}; keep the draw /api/next gave")
+            raise ServeError(f"draw: {draw} is not a draw of item {self.item_id(pos)}; keep the draw /api/next gave")
         if self.session.stochastic:
             if draw is None:
                 raise ServeError("draw: this session labels draws (stochastic oracle); give the draw /api/next listed")
             return draw
         drawn = items == pos
         if not drawn.any():
-            raise ServeError(f"item {self._id(pos)} was not handed out; label the items /api/next gives")
+            raise ServeError(f"item {self.item_id(pos)} was not handed out; label the items /api/next gives")
         return int(np.argmax(drawn))
 
     def _store(self, conn: sqlite3.Connection, who: Annotator, item_id, pos: int, d: int, label: int) -> str | None:
@@ -218,7 +218,7 @@ class Desk:
                 s.add_answers([item_id], [label], [d], source=source)
             return "overlap"
         if current != label:
-            raise ServeError(f"item {self._id(pos)} already has label {current}; the answer {label} contradicts "
+            raise ServeError(f"item {self.item_id(pos)} already has label {current}; the answer {label} contradicts "
                              "it. Nothing was stored", 409)
         return None
 
@@ -232,12 +232,14 @@ class Desk:
                              404) from None
         return int(found)
 
-    def _id(self, pos: int):
-        return self.session.pool.item_ids[pos].item()
+    def item_id(self, pos: int):
+        """The id of the item at pool position ``pos`` as a Python ``int`` or ``str`` (JSON-ready)."""
+        value = self.session.pool.item_ids[pos]
+        return value.item() if isinstance(value, np.generic) else value
 
     def _stored(self, row: tuple, replayed: bool) -> dict:
         seq, pos, d, label, role = row
-        return {"answer": None if seq is None else int(seq), "item_id": self._id(int(pos)), "draw": int(d),
+        return {"answer": None if seq is None else int(seq), "item_id": self.item_id(int(pos)), "draw": int(d),
                 "label": int(label), "role": role, "replayed": replayed, "n_labels": int(self.session.n_labels)}
 
     # ---------------------------------------------------------------- undo
@@ -283,4 +285,4 @@ class Desk:
                 self.session.skip([item_id])
             conn.executemany("DELETE FROM serve_leases WHERE draw = ? AND annotator = ?",
                              [(int(d), who.id) for d in np.flatnonzero(self.session.draws.items == pos)])
-            return {"item_id": self._id(pos), "deferred": bool(waiting.size)}
+            return {"item_id": self.item_id(pos), "deferred": bool(waiting.size)}

@@ -44,8 +44,6 @@ _POOL_FIELDS = ("item_ids", "preds", "scores", "probs", "labels", "features")
 #: Read in their stored type (one-byte predictions and labels, float32 scores): no whole-pool conversion on open.
 _STORED_TYPE_FIELDS = ("preds", "scores", "probs", "labels")
 
-_SQLITE_HEADER = b"SQLite format 3\x00"
-
 
 class Store:
     """A session file on disk (see the module docstring for its tables)."""
@@ -117,13 +115,12 @@ class Store:
             raise StoreError(f"session file {str(path)!r} does not exist; create it with `labelwise init`")
         if not path.is_file():
             raise StoreError(f"{str(path)!r} is not a labelwise session file (it is not a regular file)")
-        try:
-            with open(path, "rb") as fh:
-                header = fh.read(len(_SQLITE_HEADER))
-        except OSError as exc:
-            raise StoreError(f"cannot read session file {str(path)!r}: {exc}") from None
-        if header != _SQLITE_HEADER:
-            raise StoreError(f"{str(path)!r} is not a labelwise session file (not an SQLite database)")
+        # SQLite reads the header: a descriptor of our own, once closed, would release every POSIX lock this
+        # process holds on the file -- the shared lock of a connection open on it (`labelwise serve`) included --
+        # and another process could then checkpoint and delete the write-ahead log under that connection
+        not_sqlite = StoreError(f"{str(path)!r} is not a labelwise session file (not an SQLite database)")
+        if path.stat().st_size == 0:  # SQLite would take an empty file for an empty database
+            raise not_sqlite
         try:
             conn = connect(path)
         except sqlite3.Error as exc:
@@ -132,6 +129,8 @@ class Store:
             version = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         except sqlite3.DatabaseError as exc:
             conn.close()
+            if str(exc) == "file is not a database":
+                raise not_sqlite from None
             if "malformed" in str(exc) or "locked" in str(exc):
                 raise operational_error(path, exc) from None
             from ..engines.marker import is_engine_session
@@ -312,6 +311,16 @@ class Store:
                 self.conn.execute("DELETE FROM cache WHERE substr(key, 1, ?) = ? AND key != ?",
                                   (len(replacing), replacing, key))
             self.conn.execute("INSERT OR REPLACE INTO cache VALUES (?, ?)", (key, data))
+
+    def keep_budget(self, budget: int, setup: bytes, rng_state: dict) -> None:
+        """Store the budget a session's design was planned for, with that set-up and the generator state after it
+        (one transaction): a session created without a budget and then run with one reopens as the one that ran."""
+        with self.writing():
+            config = {**self.config(), "budget": int(budget)}
+            self.conn.execute("UPDATE meta SET value=? WHERE key='config'", (json.dumps(config),))
+            self.conn.execute("INSERT OR REPLACE INTO cache VALUES ('sampler', ?)", (setup,))
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('rng_state', ?)", (dump_state(rng_state),))
+            self._bump()
 
     def append_draws(self, stage: int, draws: Draws, rng_state: dict, design_state: dict | None = None) -> None:
         """Store a batch of draws, the generator state after it and the design's state, atomically."""

@@ -63,10 +63,13 @@ async function refresh() {
   fillTable("estimate", est.components.map((c) => [c.name, fmt(c.value), `[${fmt(c.lower)}, ${fmt(c.upper)}]`,
                                                   fmt((c.upper - c.lower) / 2)]));
   document.getElementById("basis").textContent = est.interval_basis || "";
-  const plan = data.plan;  // kept by `labelwise plan SESSION --half-width ...`
+  const plan = data.plan;  // kept by `labelwise plan SESSION --half-width ...`, computed beside the server
+  const target = plan === null ? "" : `a half-width of ${plan.half_width} at ${Math.round(plan.level * 100)}%`;
   document.getElementById("plan").textContent = plan === null ? "" :
-    `Plan: about ${plan.labels_needed} more labels (${plan.low} to ${plan.high}) for a half-width of ` +
-    `${plan.half_width} at ${Math.round(plan.level * 100)}% with design ${plan.design}.`;
+    plan.error !== undefined ? `Plan for ${target}: could not be made (${plan.error}).` :
+    plan.computing ? `Plan for ${target}: being computed (pilot runs of the design; labeling goes on meanwhile).` :
+    `Plan: about ${plan.labels_needed} more labels (${plan.low} to ${plan.high}) for ${target} with design ` +
+    `${plan.design}, as of ${plan.labels_so_far} labels.`;
   fillTable("annotators", prog.per_annotator.map((a) => [a.name, a.label, a.overlap, a.undone]));
   document.getElementById("rate").textContent = `${prog.rate_per_minute.toFixed(1)} answers per minute (last 10 minutes)`;
   const agree = prog.agreement;
