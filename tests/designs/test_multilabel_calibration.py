@@ -44,6 +44,25 @@ def test_the_default_multi_label_model_is_temperature_scaled():
     assert model.temper
 
 
+def test_the_labels_soften_multi_label_probabilities_but_never_sharpen_them():
+    """Under-confident probabilities fit a temperature below 1; on a multi-label pool the model keeps 1 (the rare
+    labels' few positives fit one below 1 on calibrated pools too, and a sharpened tail under-covered)."""
+    from labelwise.oracle.temperature import fit_temperature
+
+    pool = overconfident_multilabel_pool(n_items=5_000, k=0.5)
+    session = lw.Session(pool, lw.make_measure("multilabel_macro_f1", pool), "default", seed=0, budget=300)
+    session.run(lw.TruthOracle(pool), 300, 50)
+    session.estimate()  # the model learns when an interval asks
+    gm = session.sampler.gm
+    assert fit_temperature(gm.item_prior(gm._seen_items), gm._seen_y, gm._label_weights()) < 0.9
+    assert gm.temperature == 1.0
+    over = overconfident_multilabel_pool(n_items=5_000, k=3.0)
+    session = lw.Session(over, lw.make_measure("multilabel_macro_f1", over), "default", seed=0, budget=300)
+    session.run(lw.TruthOracle(over), 300, 50)
+    session.estimate()
+    assert session.sampler.gm.temperature > 1.5
+
+
 @pytest.mark.slow
 def test_macro_f1_covers_on_an_over_confident_pool():
     """Before the temperature the interval trusted probabilities three times too confident: 0.66 at 500 labels

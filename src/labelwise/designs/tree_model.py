@@ -54,9 +54,10 @@ class TreeModelDesign(Design):
         which keeps their uncertainty; ``"none"`` takes the scores at face value.
         Multi-class pools' probabilities are temperature-scaled instead
         (:mod:`labelwise.oracle.temperature`) unless ``"none"``, and so are
-        multi-label pools' label-set probabilities: the tempered product of the
-        labels' marginals is the product of the marginals with every logit
-        divided by the one temperature.
+        multi-label pools' label-set probabilities, softened only (a
+        temperature of at least 1): the tempered product of the labels'
+        marginals is the product of the marginals with every logit divided by
+        the one temperature.
     lam : float
         Shrinkage of the systems' probabilities used as scores (Yilmaz et al. 2021, eq. 13).
     partition : {"score", "features"}
