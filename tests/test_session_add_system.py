@@ -376,7 +376,7 @@ def test_the_new_systems_interval_covers(pools, design):
     standard errors of the binomial coverage over the runs (above: a conservative interval must stay
     narrow enough)."""
     full, pool_a = pools
-    runs = 120
+    runs = 80
     values, lower, upper = np.moveaxis(_reuse_runs(full, pool_a, design, "f1", runs, 300, 100), 2, 0)
     truth = _truth(full, "f1")
     coverage = np.mean((lower <= truth) & (truth <= upper), axis=0)
@@ -398,7 +398,7 @@ def test_an_added_systems_interval_covers_after_a_later_addition(pools):
     m = make_measure("f1", pool_a)
     d = make_design("online-poisson", pool_a)
     base = d.start(pool_a, m, rng=np.random.default_rng(0))
-    runs = 120
+    runs = 80
     out = np.empty((runs, 2, 3))
     for r in range(runs):
         rng = np.random.default_rng(r)

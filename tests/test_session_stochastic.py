@@ -186,7 +186,7 @@ def test_noisy_simulation_is_unbiased_for_the_expected_measure_and_covers(pool, 
     expect wrong answers anywhere."""
     measure = make_measure("recall", pool)
     noise = 0.1
-    repeats = 150
+    repeats = 100
     result = simulate(pool, measure, design, design_params=params, budget=600,
                       batch_size=50, repeats=repeats, seed=3, checkpoints=[600], noise=noise)
     truth = true_value(pool, measure, noise)[0]

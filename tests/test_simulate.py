@@ -63,11 +63,11 @@ def test_simulate_summaries_match_the_raw_runs(pool, design):
 
 @pytest.mark.slow
 def test_simulated_coverage_is_near_nominal(pool):
-    """300 runs of 500 labels: coverage within 4 s.e. (0.05) of 0.95 for importance sampling."""
+    """150 runs of 500 labels: coverage of importance sampling at least 4 s.e. (0.07) below 0.95, and at most 0.99."""
     measure = make_measure("f1", pool)
-    res = simulate(pool, measure, "importance", budget=500, batch_size=100, repeats=300, seed=7)
+    res = simulate(pool, measure, "importance", budget=500, batch_size=100, repeats=150, seed=7)
     cov = res.to_dict()["checkpoints"][-1]["coverage"]
-    assert 0.9 <= cov <= 0.99, cov
+    assert 0.95 - 4 * np.sqrt(0.95 * 0.05 / 150) <= cov <= 0.99, cov
 
 
 def test_budget_larger_than_pool_is_rejected(pool):

@@ -147,7 +147,7 @@ def test_the_default_is_no_worse_than_uniform_sampling_on_the_auc_of_a_rare_pool
     passive's within 3 standard errors of their difference, and its interval covers and is tight."""
     pool = lw.make_pool(20_000, prevalence=0.01, separation=2.0, seed=7)
     measure = lw.make_measure("auc", pool)
-    runs = dict(budget=500, batch_size=50, repeats=150, seed=1, checkpoints=[500])
+    runs = dict(budget=500, batch_size=50, repeats=100, seed=1, checkpoints=[500])
     default = lw.simulate(pool, measure, "default", **runs)
     assert default.design_resolved == "stratified"
     passive = lw.simulate(pool, measure, "passive", **{**runs, "seed": 2})

@@ -99,7 +99,7 @@ def test_simulation_coverage_and_efficiency(rare_pool, name):
     0.951 and 0.935 for macro F1, and 5-9 times lower MSE than passive.)
     """
     measure = lw.make_measure(name, rare_pool)
-    repeats = 200
+    repeats = 120
     tolerance = 3 * math.sqrt(0.95 * 0.05 / repeats)  # binomial 3 sigma
     rows = {}
     for design in ("passive", "importance", "poisson"):

@@ -15,7 +15,7 @@ import pytest
 
 import labelwise as lw
 
-RUNS = 150
+RUNS = 100
 SE = np.sqrt(0.95 * 0.05 / RUNS)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -21,12 +23,18 @@ def population(zipf: float, skewed: bool, seed: int = 0):
     return hierarchy, positive, popularity
 
 
+@cache
+def simulated(zipf: float, skewed: bool, budget: float, policy: str, repeats: int, seed: int) -> dict:
+    """:func:`simulate_discovery` on :func:`population` ``(zipf, skewed)``, run once for the tests that share it
+    (seeded: the same runs whichever test asks first)."""
+    return simulate_discovery(*population(zipf, skewed), budget, policy, repeats=repeats, seed=seed)
+
+
 @pytest.mark.slow
 def test_crux_finds_more_than_root_under_skew():
     """Zipf 1.5 popularity: root keeps returning the popular positives; crux's lead exceeds 3 standard errors."""
-    hierarchy, positive, popularity = population(1.5, skewed=True)
-    crux = simulate_discovery(hierarchy, positive, popularity, 150.0, "crux", repeats=20, seed=1)
-    root = simulate_discovery(hierarchy, positive, popularity, 150.0, "root", repeats=20, seed=1)
+    crux = simulated(1.5, True, 150.0, "crux", 20, 1)
+    root = simulated(1.5, True, 150.0, "root", 20, 1)
     end_crux, end_root = crux["curve"][-1], root["curve"][-1]
     se = np.hypot(end_crux["distinct_found_se"], end_root["distinct_found_se"])
     assert end_crux["distinct_found"] - end_root["distinct_found"] > 3 * se
@@ -37,9 +45,8 @@ def test_crux_finds_more_than_greedy_late_under_skew():
     """Zipf 1.5 popularity and skewed leaves: from a fifth of the budget on crux's lead over greedy (the same gains
     without the bonus) exceeds 2 standard errors, from 70% on 3 (the bonus raised to the unfound count the children
     imply sends it to the nodes whose own samples under-count what is left)."""
-    hierarchy, positive, popularity = population(1.5, skewed=True)
-    crux = simulate_discovery(hierarchy, positive, popularity, 150.0, "crux", repeats=20, seed=1)
-    greedy = simulate_discovery(hierarchy, positive, popularity, 150.0, "greedy", repeats=20, seed=1)
+    crux = simulated(1.5, True, 150.0, "crux", 20, 1)
+    greedy = simulated(1.5, True, 150.0, "greedy", 20, 1)
     for point, (ours, theirs) in enumerate(zip(crux["curve"], greedy["curve"], strict=True)):
         se = np.hypot(ours["distinct_found_se"], theirs["distinct_found_se"])
         if point >= 1:

@@ -99,7 +99,7 @@ def test_intervals_cover_on_a_few_runs():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["f1", "accuracy"])
 def test_intervals_cover_and_totals_are_unbiased(name):
-    runs = 150
+    runs = 100  # with half the variance (half-widths over sqrt 2) F1 covered 0.82 and accuracy 0.85, below 0.885
     values, covered, width, truth = _coverage(runs, 300, name)
     assert covered.mean() >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / runs)
     assert width.mean() <= 2 * 3.92 * np.sqrt(np.mean((values - truth) ** 2))

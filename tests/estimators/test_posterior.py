@@ -97,7 +97,7 @@ def test_passive_f1_intervals_cover_on_rare_and_are_not_too_wide_on_balanced_poo
     Measured (100 repeats, 100,000 items): 1:1000 coverage 1.00 / 1.00 / 0.98 / 0.99 at 250..2000 labels;
     balanced width 0.065 / 0.046 / 0.032 / 0.022 against 2 x 3.92 x RMSE = 0.126 / 0.088 / 0.065 / 0.044.
     """
-    repeats = 200
+    repeats = 100
     floor = 0.95 - 3 * np.sqrt(0.95 * 0.05 / repeats)
     rare = make_pool(50_000, 0.001, seed=3)
     result = simulate(rare, make_measure("f1", rare), "passive", budget=2000, repeats=repeats, seed=1,

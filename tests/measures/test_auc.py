@@ -217,10 +217,11 @@ def test_binned_auc_broadcasts():
 @pytest.mark.slow
 @pytest.mark.parametrize("design", ["passive", "importance"])
 def test_interval_covers(design):
-    """Coverage of the 95% interval over 300 seeded runs within 3 standard errors of 0.95."""
+    """Coverage of the 95% interval over 150 seeded runs within 3 standard errors of 0.95 (0.953 for both designs;
+    with half the variance, half-widths over sqrt 2, passive's covered 0.86 and importance's 0.81: below 0.897)."""
     pool = make_pool(20000, prevalence=0.2, separation=1.5, seed=1)
     measure = make_measure("auc", pool)
-    runs = 300
+    runs = 150
     res = simulate(pool, measure, design, budget=600, batch_size=100, repeats=runs, seed=11, checkpoints=[600])
     row = res.checkpoint_rows()[-1]
     assert abs(row["coverage"] - 0.95) <= 3 * np.sqrt(0.95 * 0.05 / runs)

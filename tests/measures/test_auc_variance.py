@@ -124,7 +124,7 @@ def test_stratified_interval_covers_and_is_not_needlessly_wide(prevalence):
     """Balanced and 1:50 pools: coverage within 3 standard errors of 0.95 or above, width at most 2 x 3.92 RMSE."""
     pool = make_pool(20000, prevalence=prevalence, separation=2.0, seed=6)
     measure = make_measure("auc", pool)
-    runs = 200
+    runs = 100
     res = simulate(pool, measure, "stratified", budget=600, batch_size=100, repeats=runs, seed=13,
                    checkpoints=[600])
     row = res.checkpoint_rows()[-1]
@@ -139,7 +139,7 @@ def test_interval_covers_with_a_handful_of_positives(design, calibration_error):
     """About 6 positives among 300 labels (1:50 pool): coverage within 3 standard errors of 0.95 or above."""
     pool = make_pool(20000, prevalence=0.02, separation=2.0, calibration_error=calibration_error, seed=5)
     measure = make_measure("auc", pool)
-    runs = 200
+    runs = 100
     res = simulate(pool, measure, design, budget=300, batch_size=100, repeats=runs, seed=12, checkpoints=[300])
     row = res.checkpoint_rows()[-1]
     assert row["coverage"] >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / runs)

@@ -106,7 +106,9 @@ def test_combined_recall_covers_and_beats_both_sources():
     c = make_kbp_corpus(n_docs=400, systems=specs, seed=5)
     pb = build_problem(c["instance_id"], c["doc_id"], c["correct"], c["systems"], n_docs=c["n_docs"])
     truth = true_scores(pb)["recall"]
-    R = 300
+    # 150 runs: the intervals cover 0.97-0.99; with half the variance (half-widths over sqrt 2) 0.89-0.92, and the
+    # system at 0.893 fails the 3 s.e. bound (0.897)
+    R = 150
     est, lo, hi, product, direct = (np.empty((R, pb.m)) for _ in range(5))
     for r, child in enumerate(np.random.SeedSequence(21).spawn(R)):
         proc = Process(pb, OnDemandConfig(half_width=0.08), np.random.default_rng(child))
@@ -120,7 +122,7 @@ def test_combined_recall_covers_and_beats_both_sources():
     assert np.all(cover >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / R)), cover
     mse = {k: ((v - truth) ** 2).mean(axis=0) for k, v in (("combined", est), ("product", product),
                                                             ("direct", direct))}
-    # the MSE of an MSE estimate from R runs has relative s.e. about sqrt(2 / R) (0.08): allow 2 of them
+    # the MSE of an MSE estimate from R runs has relative s.e. about sqrt(2 / R) (0.12): allow 2 of them
     assert np.all(mse["combined"] <= (1 + 2 * np.sqrt(2 / R)) * np.minimum(mse["product"], mse["direct"])), mse
 
 
