@@ -94,6 +94,7 @@ __all__ = [
     "Plan",
     "Projection",
     "central_projection",
+    "kept_target",
     "labels_for",
     "like_session",
     "nested_projection",
@@ -401,11 +402,16 @@ def save_target(session: Session, half_width: float, level: float) -> None:
         session.store.put_cache(TARGET_KEY, json.dumps({"half_width": half_width, "level": level}).encode())
 
 
+def kept_target(session: Session) -> dict | None:
+    """The ``{"half_width", "level"}`` kept by :func:`save_target`; ``None`` if none was kept."""
+    stored = None if session.store is None else session.store.cached(TARGET_KEY)
+    return None if stored is None else json.loads(stored)
+
+
 def target_plan(session: Session) -> dict | None:
     """The plan toward the half-width kept by :func:`save_target`, as ``{"half_width", "level", **plan}``; ``None``
     when no target was kept."""
-    stored = None if session.store is None else session.store.cached(TARGET_KEY)
-    if stored is None:
+    target = kept_target(session)
+    if target is None:
         return None
-    target = json.loads(stored)
     return {**target, **plan_session(session, target["half_width"], level=target["level"]).to_dict()}

@@ -40,8 +40,9 @@ __all__ = ["JEFFREYS", "MAX_CELLS", "N_DRAWS", "PRIOR_MASS", "cell_counts", "cel
 JEFFREYS = 0.5
 #: The prior's pseudo-draws in all, at most (module docstring).
 PRIOR_MASS = 2.0
-#: Most distinct loss vectors a posterior is formed over; beyond it the prior's
-#: ``K / 2`` pseudo-draws would outweigh a few hundred labels.
+#: Most distinct loss vectors a posterior is formed over (chosen when every cell
+#: had Jeffreys' 1/2: beyond it the prior's ``K / 2`` pseudo-draws outweighed a
+#: few hundred labels; :data:`PRIOR_MASS` now holds them to two in all).
 MAX_CELLS = 16
 #: Most items with distinct loss keys whose losses are enumerated.
 _MAX_KEYS = 4096

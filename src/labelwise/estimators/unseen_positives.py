@@ -106,6 +106,7 @@ def with_unseen_labels(cov: np.ndarray, basis: str, u: np.ndarray, pi: np.ndarra
     expected : float
         The exceptions (labels other than a group's most likely one) the model expects among the unlabeled items.
     n_items : int
+        The pool's items ``N``.
     n_labeled : int, optional
         The distinct items labeled (``labels.size`` by default: one label per item).  Items drawn or labeled again
         (draws with replacement, a stochastic oracle) are no further evidence of the unlabeled items' rate.

@@ -28,13 +28,14 @@ from fastapi.responses import (
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
+from ..planning import kept_target
 from ..session import Session
 from ..store import StoreError
 from .auth import COOKIE, AuthError, check, token_of
 from .content import Content
 from .desk import Desk, ServeError
 from .pages import label_buttons, page, static_file
-from .planner import PlanWatch, kept_target
+from .planner import PlanWatch
 from .reports import EstimateHistory, export_table, progress
 from .tables import Annotator, annotator_by_token, hash_token, is_active
 from .worker import SessionWorker

@@ -17,22 +17,16 @@ import time
 from concurrent.futures import Future
 from pathlib import Path
 
-from ..planning import TARGET_KEY, target_plan
+from ..planning import target_plan
 from ..session import Session
 
-__all__ = ["REPLAN_SECONDS", "WAIT_SECONDS", "PlanWatch", "kept_target"]
+__all__ = ["REPLAN_SECONDS", "WAIT_SECONDS", "PlanWatch"]
 
 #: Seconds the dashboard request that starts a plan waits for it before it shows the one before.
 WAIT_SECONDS = 5.0
 #: Seconds from the end of one plan to the start of the next: labels arriving all the time would otherwise keep
 #: a core busy with pilot runs.
 REPLAN_SECONDS = 60.0
-
-
-def kept_target(session: Session) -> dict | None:
-    """The ``{"half_width", "level"}`` a plan aims at, as ``labelwise plan`` kept it; ``None`` if none was kept."""
-    stored = None if session.store is None else session.store.cached(TARGET_KEY)
-    return None if stored is None else json.loads(stored)
 
 
 def _plan_of(path: Path) -> dict | None:
@@ -76,7 +70,7 @@ class PlanWatch:
                 self._latest = found.result()
 
     async def plan(self, target: dict | None, n_labels: int) -> dict | None:
-        """The plan toward ``target`` (:func:`kept_target`) for the session at ``n_labels`` labels.
+        """The plan toward ``target`` (:func:`~labelwise.planning.kept_target`) for the session at ``n_labels`` labels.
 
         A plan for other labels or another target is started unless one is being computed or the latest
         ended less than :data:`REPLAN_SECONDS` ago; the request that starts it waits up to :data:`WAIT_SECONDS`
