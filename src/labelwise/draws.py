@@ -93,3 +93,12 @@ class Sample:
     n_labels: int
     excluded: np.ndarray | None = None
     answers: tuple[np.ndarray, np.ndarray] | None = None
+
+    @property
+    def judged_labels(self) -> np.ndarray:
+        """Every answer given to a draw not excluded: the labels without the placeholders, with further answers."""
+        judged = np.ones(len(self.labels), dtype=bool) if self.excluded is None else ~self.excluded
+        if self.answers is None:
+            return self.labels[judged]
+        rows, further = self.answers
+        return np.concatenate([self.labels[judged], further[judged[rows]]])

@@ -255,3 +255,17 @@ def test_an_estimate_from_another_measures_labels_holds_the_floor(design):
     assert est.cov[0, 0] >= floor[0, 0] * (1 - 1e-9)  # the floor, or the plug-in where it is larger
     if design == "poisson":  # Horvitz-Thompson with every labeled loss 0 but the top 6's: the floor is larger
         np.testing.assert_allclose(est.cov[0, 0], floor[0, 0], rtol=1e-9)
+
+
+
+def test_the_floor_reads_the_judged_labels_only():
+    """Excluded draws carry a placeholder label 0: on a pool whose labels are all 1 one exclusion read as a label of
+    another class and dropped the floor.  The floor reads every answer to a judged draw, further answers too."""
+    from labelwise.draws import Draws, Sample
+
+    draws = Draws(np.arange(4), np.ones(4), np.full(4, 0.25))
+    sample = Sample(draws, np.array([1, 0, 1, 1]), 3, excluded=np.array([False, True, False, False]))
+    np.testing.assert_array_equal(sample.judged_labels, [1, 1, 1])
+    answered = Sample(draws, np.array([1, 0, 1, 1]), 3, excluded=np.array([False, True, False, False]),
+                      answers=(np.array([1, 2]), np.array([0, 0])))
+    np.testing.assert_array_equal(answered.judged_labels, [1, 1, 1, 0])  # the excluded draw's answer dropped

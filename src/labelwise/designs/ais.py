@@ -251,7 +251,7 @@ class AISSampler(Sampler):
             cov = model_interval_covariance(cov, model, d.n_draws, level, variance)
             # no exception labeled, and less than one expected: what the labels cannot rule out
             cov, basis = self.gm.with_unseen_labels(cov, self.gm.basis, measure.finite_jacobian(R), model.exceptions,
-                                                     sample.labels)
+                                                     sample.judged_labels)
         return make_estimate(measure, R, cov, sample.n_labels, d.n_draws, level, basis=basis)
 
     def _model_covariance(self, R: np.ndarray, n_draws: int) -> ModelCovariance:

@@ -274,7 +274,7 @@ class Sampler(ABC):
         labels that are all negative the plug-in sees no variance in the positives left, and an accuracy interval
         on a rare pool is a point.  With no model to expect positives the floor always applies there.
         """
-        labels = np.asarray(sample.labels)
+        labels = sample.judged_labels
         if not est.all_defined or labels.size == 0 or np.any(labels != labels[0]):
             return est
         unlabeled = np.ones(self.pool.n_items, dtype=bool)

@@ -308,7 +308,7 @@ class ImportanceSampler(ProposalSampler):
         cov = model_interval_covariance(est.cov, model, n, level, self.design.variance)
         # no exception labeled, and less than one expected: what the labels cannot rule out
         cov, basis = self.gm.with_unseen_labels(cov, self.gm.basis, measure.finite_jacobian(est.R), model.exceptions,
-                                                sample.labels)
+                                                sample.judged_labels)
         return with_fieller(make_estimate(measure, est.R, cov, est.n_labels, est.n_draws, level, basis=basis),
                             measure, totals_cov)
 
