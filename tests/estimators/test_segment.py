@@ -2,7 +2,9 @@
 
 import numpy as np
 import pytest
+from scipy.optimize import brentq
 from scipy.special import ndtri
+from scipy.stats import beta
 
 import labelwise as lw
 from labelwise.draws import Draws, Sample
@@ -51,7 +53,7 @@ def _segment(measure, pool, labels, items, R, sd):
 
 
 @pytest.mark.parametrize("name", ["mcc", "balanced_accuracy", "fowlkes_mallows"])
-def test_every_predicted_positive_labeled_and_no_true_positive_gives_the_range_over_the_feasible_misses(name):
+def test_every_predicted_positive_labeled_and_no_true_positive_gives_the_measure_over_the_feasible_misses(name):
     pool, labels = _tiny()
     measure = lw.make_measure(name, pool)
     # items 0-7 labeled (all negative): TP = 0 and PP = 3 known, the 12 unlabeled items hold 0 to 12 positives
@@ -63,28 +65,37 @@ def test_every_predicted_positive_labeled_and_no_true_positive_gives_the_range_o
     est, out = _segment(measure, pool, labels, np.arange(8), np.array([0.0, 1 / 20, 3 / 20]), 10 / 20)
     feasible = [_by_hand(name, fn) for fn in range(1, 13)]  # no positive at all: MCC and recall undefined
     lo, hi = out.interval()
-    assert (lo[0], hi[0]) == pytest.approx((min(feasible), max(feasible)), rel=1e-12, abs=1e-15)
+    assert min(feasible) - 1e-15 <= lo[0] <= hi[0] <= max(feasible) + 1e-15
+    assert hi[0] == pytest.approx(max(feasible), rel=1e-12, abs=1e-15)  # the interval reaches 0 positives: 1
     assert out.value[0] == est.value[0] == pytest.approx(_by_hand(name, 1), rel=1e-12, abs=1e-15)
     assert "known by a census" in out.basis
     assert est.interval()[1][0] > max(feasible) + 1e-3  # Fowlkes-Mallows: the Jeffreys interval on 8 draws
-    # a standard error of 2 positives from an estimate of 1.5: the measure at 1 (the labels' floor) and 1.5 + 2z
-    est, out = _segment(measure, pool, labels, np.arange(8), np.array([0.0, 1.5 / 20, 3 / 20]), 2 / 20)
-    ends = sorted(_by_hand(name, fn) for fn in (1.0, 1.5 + 2 * Z))
-    assert tuple(x[0] for x in out.interval()) == pytest.approx(ends, rel=1e-12, abs=1e-15)
+    # 3 positives estimated with a standard error of 1.2 of the 12 the labels allow: the Beta interval of the
+    # share 1/4 with variance 0.1^2, Beta(k/4 + 1/2, 3k/4 + 1/2) with k = (1/4)(3/4) / 0.01 - 1 (Yilmaz et al.)
+    est, out = _segment(measure, pool, labels, np.arange(8), np.array([0.0, 3 / 20, 3 / 20]), 1.2 / 20)
+    k = 0.25 * 0.75 / 0.01 - 1
+    ends = sorted(_by_hand(name, 12 * beta.ppf(q, k / 4 + 0.5, 3 * k / 4 + 0.5)) for q in (0.025, 0.975))
+    assert tuple(x[0] for x in out.interval()) == pytest.approx(ends, rel=1e-9, abs=1e-15)
     # the standard error the interval implies
-    assert out.std[0] == pytest.approx((ends[1] - ends[0]) / (2 * Z), rel=1e-12, abs=1e-15)
+    assert out.std[0] == pytest.approx((ends[1] - ends[0]) / (2 * Z), rel=1e-9, abs=1e-15)
 
 
 def test_no_positive_estimated_takes_the_measure_at_one():
-    # P estimated 0 (MCC and balanced accuracy undefined there): the value at one positive, the interval from it
+    # P estimated 0 (MCC and balanced accuracy undefined there) with a standard error of 1 of 12: the value at
+    # one positive, the interval from it to the Jeffreys posterior's upper end, Beta(1/2, k + 1/2) whose
+    # variance is (1/12)^2 (Brown, Cai and DasGupta 2001)
     pool, labels = _tiny()
+    variance = lambda k: 0.5 * (k + 0.5) / ((k + 1) ** 2 * (k + 2))
+    k = brentq(lambda k: variance(k) - 1 / 144, 0.0, 1e3)
+    upper = 12 * beta.ppf(0.975, 0.5, k + 0.5)
+    assert 3.4 < upper < 3.7  # about 3.5 standard errors, where the normal interval reaches 1.96
     for name in ("mcc", "balanced_accuracy"):
         measure = lw.make_measure(name, pool)
         est, out = _segment(measure, pool, labels, np.arange(8), np.array([0.0, 0.0, 3 / 20]), 1 / 20)
         assert not est.defined[0] and out.defined[0]
         assert out.value[0] == pytest.approx(_by_hand(name, 1), rel=1e-12)
-        ends = sorted(_by_hand(name, fn) for fn in (1.0, Z))
-        assert tuple(x[0] for x in out.interval()) == pytest.approx(ends, rel=1e-12)
+        ends = sorted(_by_hand(name, fn) for fn in (1.0, upper))
+        assert tuple(x[0] for x in out.interval()) == pytest.approx(ends, rel=1e-9)
 
 
 def test_ratios_accuracy_and_two_uncertain_totals_keep_their_interval():

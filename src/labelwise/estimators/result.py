@@ -10,6 +10,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from ..measures import Measure
+    from .segment import Segment
 
 __all__ = ["Estimate", "make_estimate"]
 
@@ -74,13 +75,14 @@ class Estimate:
         with the hits the unlabeled items may hold at its level
         (:func:`~labelwise.estimators.zero_hits.zero_hits_end`); a census of
         the support (no unlabeled item) has none: its 0 is exact.
-    segment : ndarray, shape (m, k, 2), optional
-        For a scalar whose loss totals are all known but one: the measure
-        along that total's normal interval, rows of (standardized offset,
-        value) (:func:`~labelwise.estimators.segment.with_segment`; NaN rows
-        for the other components).  The ``auto`` interval is its extremes
-        within +-z of the level (:func:`~labelwise.estimators.segment.segment_interval`),
-        widened to hold the estimate.
+    segment : Segment, optional
+        For a scalar whose loss totals are all known but one: that total's
+        estimate and the measure along it
+        (:func:`~labelwise.estimators.segment.with_segment`; NaN rows for
+        the other components).  The ``auto`` interval is the measure's
+        extremes over the total's interval at the level
+        (:func:`~labelwise.estimators.segment.segment_interval`), widened to
+        hold the estimate.
     stored_interval : (lower, upper) or None
         The interval at ``level`` (method ``auto``) as computed when the
         estimate was stored in a session file (:meth:`with_stored_interval`):
@@ -103,7 +105,7 @@ class Estimate:
     totals_cov: np.ndarray | None = field(default=None, repr=False, compare=False)
     counts: np.ndarray | None = field(default=None, repr=False, compare=False)
     zero_hits: np.ndarray | None = field(default=None, repr=False, compare=False)
-    segment: np.ndarray | None = field(default=None, repr=False, compare=False)
+    segment: Segment | None = field(default=None, repr=False, compare=False)
     stored_interval: tuple[np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False,
                                                                   compare=False)
 
