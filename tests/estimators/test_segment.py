@@ -70,11 +70,14 @@ def test_every_predicted_positive_labeled_and_no_true_positive_gives_the_measure
     assert out.value[0] == est.value[0] == pytest.approx(_by_hand(name, 1), rel=1e-12, abs=1e-15)
     assert "known by a census" in out.basis
     assert est.interval()[1][0] > max(feasible) + 1e-3  # Fowlkes-Mallows: the Jeffreys interval on 8 draws
-    # 3 positives estimated with a standard error of 1.2 of the 12 the labels allow: the Beta interval of the
-    # share 1/4 with variance 0.1^2, Beta(k/4 + 1/2, 3k/4 + 1/2) with k = (1/4)(3/4) / 0.01 - 1 (Yilmaz et al.)
-    est, out = _segment(measure, pool, labels, np.arange(8), np.array([0.0, 3 / 20, 3 / 20]), 1.2 / 20)
-    k = 0.25 * 0.75 / 0.01 - 1
-    ends = sorted(_by_hand(name, 12 * beta.ppf(q, k / 4 + 0.5, 3 * k / 4 + 0.5)) for q in (0.025, 0.975))
+    # 4 positives estimated with a standard error of 1.2 of the 12 the labels allow: the union of 4 +- 1.2 z and
+    # the Beta interval of the share 1/3 with variance 0.1^2, Beta(k/3 + 1/2, 2k/3 + 1/2) with
+    # k = (1/3)(2/3) / 0.01 - 1 (Yilmaz et al.)
+    est, out = _segment(measure, pool, labels, np.arange(8), np.array([0.0, 4 / 20, 3 / 20]), 1.2 / 20)
+    k = (1 / 3) * (2 / 3) / 0.01 - 1
+    lower, upper = 12 * beta.ppf([0.025, 0.975], k / 3 + 0.5, 2 * k / 3 + 0.5)
+    assert 1 < 4 - 1.2 * Z < lower and upper > 4 + 1.2 * Z  # skewed: the normal's lower end, the Beta's upper
+    ends = sorted(_by_hand(name, fn) for fn in (4 - 1.2 * Z, upper))
     assert tuple(x[0] for x in out.interval()) == pytest.approx(ends, rel=1e-9, abs=1e-15)
     # the standard error the interval implies
     assert out.std[0] == pytest.approx((ends[1] - ends[0]) / (2 * Z), rel=1e-9, abs=1e-15)

@@ -19,12 +19,13 @@ items' losses plus the other items' lowest and highest losses over the labels.  
     { g(R) : R_j in its interval, the other totals known },
 
 with no linearization, whether ``g`` is monotone in ``R_j`` or not: its extremes are read at the interval's
-ends and on a grid inside it.  ``R_j``'s interval is the Beta interval between its bounds with the design's
-own estimate and standard error of ``R_j`` (its estimate of the totals,
-:class:`~labelwise.measures.totals.Totals`, from the same labels), the Jeffreys count where the estimate is
-on or near a bound (:func:`~labelwise.estimators.intervals.beta_interval`): a count of positives estimated
-0 with a standard error ``s`` reaches about ``3.5 s`` at 95%, where the normal interval's ``1.96 s`` missed
-the positives a design's model left out.  Where ``g`` is undefined on a bound (MCC with no positive at
+ends and on a grid inside it.  ``R_j``'s interval is the union of its normal interval and its Beta
+interval between its bounds, both with the design's own estimate and standard error of ``R_j`` (its
+estimate of the totals, :class:`~labelwise.measures.totals.Totals`, from the same labels).  The Beta
+interval takes the Jeffreys count where the estimate is on or near a bound
+(:func:`~labelwise.estimators.intervals.beta_interval`): a count of positives estimated 0 with a standard
+error ``s`` reaches about ``3.5 s`` at 95%, where the normal interval's ``1.96 s`` missed the positives a
+design's model left out; the normal interval keeps the lower end the Beta's skew would raise.  Where ``g`` is undefined on a bound (MCC with no positive at
 all), the totals held to it are held one item inside it.  An estimate undefined at ``R_j-hat`` takes the
 value at the nearest point where it is defined.  Ratios of two totals (F1, precision, recall) keep their
 intervals: their zero and exact cases are :mod:`~labelwise.estimators.zero_hits`' and
@@ -53,7 +54,7 @@ __all__ = ["SEGMENT_BASIS", "Segment", "loss_spread", "segment_interval", "segme
 
 #: What the interval of a measure with one uncertain total rests on (:attr:`Estimate.basis`).
 SEGMENT_BASIS = ("every loss total but one known by a census of its items: the interval is the measure over that "
-                 "total's Beta interval, within what the labels allow (no delta method)")
+                 "total's normal and Beta intervals, within what the labels allow (no delta method)")
 
 #: Levels whose ends of ``R_j``'s interval are read exactly (others between them, on the grid).
 _LEVELS = np.array([0.5, 0.68, 0.8, 0.9, 0.95, 0.975, 0.99, 0.995, 0.999, 0.9999])
@@ -125,14 +126,17 @@ class Segment(NamedTuple):
 
 
 def total_interval(total: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """The Beta interval of each total from its :attr:`Segment.total` rows ``(..., 5)`` (NaN rows give NaN)."""
-    from .intervals import beta_interval
+    """Each total's interval from its :attr:`Segment.total` rows ``(..., 5)``: the union of its normal and Beta
+    intervals between its bounds (NaN rows give NaN)."""
+    from .intervals import beta_interval, normal_interval
 
     mean, var, lowest, highest, n = np.moveaxis(np.asarray(total, dtype=float), -1, 0)
     ok = np.isfinite(mean) & (highest > lowest)
-    lo, hi = beta_interval(np.where(ok, mean, 0.5), np.where(ok, var, 0.0), level, np.where(ok, lowest, 0.0),
-                           np.where(ok, highest, 1.0), n=np.where(ok, n, 1.0))
-    return np.where(ok, lo, np.nan), np.where(ok, hi, np.nan)
+    mean, var, lowest, highest = (np.where(ok, a, b) for a, b in ((mean, 0.5), (var, 0.0), (lowest, 0.0),
+                                                                    (highest, 1.0)))
+    lo_b, hi_b = beta_interval(mean, var, level, lowest, highest, n=np.where(ok, n, 1.0))
+    lo_n, hi_n = normal_interval(mean, var, level, lowest, highest)
+    return np.where(ok, np.fmin(lo_b, lo_n), np.nan), np.where(ok, np.fmax(hi_b, hi_n), np.nan)
 
 
 def segment_profile(measure: Measure, R: np.ndarray, j: int, total: np.ndarray, step: float, level: float
@@ -203,7 +207,7 @@ def with_segment(est: Estimate, measure: Measure, pool: Pool, sample: Sample,
 
     parts = measure.parts if isinstance(measure, CombinedMeasure) else [measure]
     todo = [(k, p) for k, p in enumerate(parts) if _eligible(p)]
-    if (not todo or sample.excluded is not None or pool.n_classes > _MAX_CLASSES or not len(sample.draws)):
+    if not todo or sample.excluded is not None or pool.n_classes > _MAX_CLASSES or not len(sample.draws):
         return est
     starts = np.cumsum([0, *(p.size for p in parts)])
     items, first = np.unique(sample.draws.items, return_index=True)
