@@ -32,8 +32,9 @@ _ARRAYS = ("value", "cov", "defined", "lower_bound", "upper_bound", "R")
 #: 4: a ratio estimated 0 with no hit labeled reaches the hits its unlabeled items may hold
 #: (:func:`~labelwise.estimators.with_zero_hits`); 5: online-poisson's interval before any positive is labeled
 #: reaches the positives the labels cannot rule out (:mod:`~labelwise.estimators.unseen_positives`), the basis
-#: names the calibration, and ``brier`` sums over every class of a multi-class pool.
-INTERVAL_RULES = 5
+#: names the calibration, and ``brier`` sums over every class of a multi-class pool; 6: a measure whose loss totals
+#: are all known but one takes the image of that total's interval (:func:`~labelwise.estimators.segment.with_segment`).
+INTERVAL_RULES = 6
 #: The rules behind a session's losses, recorded in its file at creation (``loss_rules`` in its config; a file
 #: without it was written before).  1: ``brier`` on a pool of more than two classes sums ``(p_c - 1{y=c})^2`` over
 #: every class, where it took class 1 against the rest, ``2 (p_1 - 1{y=1})^2`` (:func:`loss_rules_note`).

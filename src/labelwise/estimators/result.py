@@ -10,6 +10,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from ..measures import Measure
+    from .segment import Segment
 
 __all__ = ["Estimate", "make_estimate"]
 
@@ -74,6 +75,14 @@ class Estimate:
         with the hits the unlabeled items may hold at its level
         (:func:`~labelwise.estimators.zero_hits.zero_hits_end`); a census of
         the support (no unlabeled item) has none: its 0 is exact.
+    segment : Segment, optional
+        For a scalar whose loss totals are all known but one: that total's
+        estimate and the measure along it
+        (:func:`~labelwise.estimators.segment.with_segment`; NaN rows for
+        the other components).  The ``auto`` interval is the measure's
+        extremes over the total's interval at the level
+        (:func:`~labelwise.estimators.segment.segment_interval`), widened to
+        hold the estimate.
     stored_interval : (lower, upper) or None
         The interval at ``level`` (method ``auto``) as computed when the
         estimate was stored in a session file (:meth:`with_stored_interval`):
@@ -96,6 +105,7 @@ class Estimate:
     totals_cov: np.ndarray | None = field(default=None, repr=False, compare=False)
     counts: np.ndarray | None = field(default=None, repr=False, compare=False)
     zero_hits: np.ndarray | None = field(default=None, repr=False, compare=False)
+    segment: Segment | None = field(default=None, repr=False, compare=False)
     stored_interval: tuple[np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False,
                                                                   compare=False)
 
@@ -149,7 +159,8 @@ class Estimate:
             ``auto``: the posterior where there is one, else ``beta`` on
             bounded components and ``normal`` elsewhere, widened to hold
             Fieller's interval where :attr:`totals_cov` is given and to reach
-            the end of :attr:`zero_hits` where given.
+            the end of :attr:`zero_hits` where given; where :attr:`segment`
+            is given, its image of the one uncertain total's interval.
 
         Returns
         -------
@@ -200,6 +211,12 @@ class Estimate:
 
             end = zero_hits_end(self.zero_hits, level)
             hi = np.where(np.isnan(end), hi, np.fmax(hi, np.minimum(end, self.upper_bound)))
+        if auto and self.segment is not None:
+            from .segment import segment_interval
+
+            lo_s, hi_s = segment_interval(self.segment, level)
+            lo = np.where(np.isnan(lo_s), lo, np.fmin(lo_s, self.value))
+            hi = np.where(np.isnan(hi_s), hi, np.fmax(hi_s, self.value))
         lo = np.where(self.defined, lo, self.lower_bound)
         hi = np.where(self.defined, hi, self.upper_bound)
         return lo, hi
@@ -256,7 +273,7 @@ def make_estimate(measure: Measure, R: np.ndarray, cov_G: np.ndarray, n_labels: 
     defined = np.isfinite(value) & np.isfinite(var)
     lo, hi = measure.lower, measure.upper
     bounded = np.isfinite(lo) & np.isfinite(hi)
-    fallback_value = np.where(bounded, (lo + hi) / 2, 0.0)
+    fallback_value = np.where(bounded, (np.where(bounded, lo, 0.0) + np.where(bounded, hi, 0.0)) / 2, 0.0)
     fallback_var = np.where(bounded, (hi - lo) ** 2 / 12, np.inf)
     value = np.where(defined, value, fallback_value)
     # a ratio whose totals are equal but summed in another order (a recall of 1) sits on its bound, not 1e-16 below
