@@ -111,8 +111,9 @@ class HashedOnlineSampler(Sampler):
         self.reused_loss = BlockLosses(block)  # other measures' block losses (sample reuse)
 
     def copy(self, rng: np.random.Generator) -> HashedOnlineSampler:
-        """An independent run with the hash seed of ``rng``, sharing the pool's blocks (they never change)."""
-        shared = (self.pool, self.measure, self.rounds, self.block, self.members, self.starts)
+        """An independent run with the hash seed of ``rng``, sharing the pool's blocks (they never change) and the
+        other measures' block losses (a function of the pool: built once for every run of a simulation)."""
+        shared = (self.pool, self.measure, self.rounds, self.block, self.members, self.starts, self.reused_loss)
         new = copy.deepcopy(self, memo={id(self.rng): rng, **{id(x): x for x in shared}})
         new.hash_seed = generator_seed(rng)
         return new
