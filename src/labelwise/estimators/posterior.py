@@ -17,9 +17,8 @@ The prior's pseudo-draws are held to :data:`PRIOR_MASS` in all, spread evenly
 over the cells (1/2 each up to four cells, as the binary confusion matrix's
 Jeffreys prior).  A multi-label micro-F1 has 14 cells, most of them items with
 several labels wrong that uniform draws almost never meet; at 1/2 each their 7
-pseudo-draws pulled the posterior off the estimate, and the interval covered
-0.62-0.78 at 500-2000 labels on a generated 5% four-label pool
-(``benchmarks/multilabel_grid.py``).
+pseudo-draws pulled the posterior off the estimate and the interval under-covered
+(``docs/intervals.md``, "passive's posterior interval").
 
 Functions broadcast over nothing: one posterior per call; the Monte Carlo
 over Dirichlet draws is vectorised and seeded, so equal counts give equal
