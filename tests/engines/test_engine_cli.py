@@ -191,3 +191,25 @@ def test_init_and_status_show_the_budget_poisson_plans_for(files, tmp_path):
     assert refused.exit_code == 1 and refused.output == (
         "error: --param budget=30: the session plans its sample for --budget (20); drop the parameter and give "
         "--budget 30\n")
+
+
+def test_a_filled_in_batch_file_is_not_overwritten(files, pool, tmp_path):
+    """``next --out`` on an engine session refuses a batch file whose labels are not stored yet (it replaced them
+    with empty cells), and takes the file once they are stored."""
+    session, batch = tmp_path / "s.lw", tmp_path / "batch.csv"
+    assert invoke("init", files, "-s", session, "--engine", "duckdb", "--budget", 100).exit_code == 0
+    assert invoke("next", session, "-n", 5, "-o", batch).exit_code == 0
+    frame = pd.read_csv(batch, dtype={"label": "object"})
+    frame.loc[[1, 3], "label"] = ["1", "0"]  # the annotators' work, not stored yet
+    frame.to_csv(batch, index=False)
+    written = batch.read_bytes()
+    result = invoke("next", session, "-n", 5, "-o", batch)
+    assert result.exit_code == 1
+    item = str(frame["item_id"][1])
+    assert result.output.strip().splitlines() == [
+        (f"error: --out {str(batch)!r} holds 2 label(s) not stored yet (data row 2: item {item!r}); store them "
+         f"first with `labelwise label {session} {batch}`, or write the batch to another --out")]
+    assert batch.read_bytes() == written
+    assert invoke("label", session, batch).exit_code == 0
+    assert invoke("next", session, "-n", 5, "-o", batch).exit_code == 0
+    assert pd.read_csv(batch)["label"].isna().all()

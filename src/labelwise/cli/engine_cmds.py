@@ -88,8 +88,10 @@ def engine_next(session: Path, batch_size: int, out: Path | None, new_only: bool
     from ..engines import EngineSession
     from ..pool import write_batch
     from ..pool.writers import is_stdout
+    from .unstored import refuse_unstored_engine_labels
 
     with EngineSession.open(session) as s:
+        refuse_unstored_engine_labels(s.pending(), session, out)
         frame, fresh = s.hand_out(batch_size, new_only)
         write_batch(frame, out)
         written = "" if is_stdout(out) else f" written to {str(out)!r}"

@@ -227,7 +227,7 @@ def next_batch(
         Path | None,
         typer.Option("--out", "-o", help="Write the batch to this .csv, .tsv, .jsonl, .json or .parquet file; - "
                      "(the default) for CSV on standard output. A batch file holding labels not stored yet is "
-                     "not overwritten (`labelwise label` it first; not checked yet on engine sessions)."),
+                     "not overwritten (`labelwise label` it first)."),
     ] = None,
     new: Annotated[bool, typer.Option("--new", help="Hand out new draws only (e.g. for a second annotator "
                                       "while the pending items are with the first).")] = False,
