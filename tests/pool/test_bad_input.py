@@ -66,7 +66,11 @@ BAD_POOLS: list[tuple[str, str, Callable[[Path], bytes], tuple[str, ...], str]] 
      (", data row 1, column 'pred': value 0.5 is not a class; predictions must be whole numbers 0..C-1 "
      "(0 or 1 for a binary pool)")),
     ("duplicate id", "pool.csv", lambda _: replace_row(4, "x1,0,0.2,0.5"), (),
-     ": item_ids: duplicate ids ['x1']; every item needs a unique id"),
+     (", column 'item_id', data rows 2 and 5: the same id 'x1'; every item needs a unique id: drop or renumber "
+      "the repeats")),
+    ("duplicate ids", "pool.csv", lambda _: csv(ROWS + [ROWS[0]] * 6 + ROWS[1:3]), (),
+     (", column 'item_id', data rows 1, 7, 8, 9 and 10 (and 2 more): the same id 'x0' (2 other ids are repeated too); "
+      "every item needs a unique id: drop or renumber the repeats")),
     ("empty id", "pool.csv", lambda _: replace_row(4, ",0,0.2,0.5"), (),
      ", data row 5, column 'item_id': is empty; give every item an id or drop the row"),
     ("not UTF-8", "pool.csv", lambda _: replace_row(3, "caf\xe9,1,0.1,0.4").decode().encode("latin-1"), (),
@@ -207,3 +211,9 @@ def test_unknown_design_setting_lists_the_valid_keys(tmp_path, args, message):
 def test_make_design_names_a_setting_of_the_wrong_type():
     with pytest.raises(ValueError, match=r"^design 'importance': lam: must be a number, got 'high'$"):
         make_design("importance", lam="high")
+
+
+def test_duplicate_ids_in_a_dataframe_name_its_index():
+    df = pd.DataFrame({"item_id": ["a", "b", "a"], "pred": [0, 1, 0], "prob": [0.1, 0.2, 0.3]}, index=[10, 11, 12])
+    with pytest.raises(PoolError, match=r"^pool, column 'item_id', index 10 and 12: the same id 'a'; every item"):
+        Pool.from_dataframe(df)

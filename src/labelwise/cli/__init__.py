@@ -29,78 +29,46 @@ everywhere.
 
 from __future__ import annotations
 
-import typer
-
-from .discover_cmds import discover
-from .logs_cmds import calibrate, logs
-from .ondemand_cmds import ondemand
-from .options import parse_params, parse_systems, parse_value
-from .plan_cmds import certify, plan
-from .serve_cmds import annotators, serve
-from .session_cmds import estimate, init, label, next_batch
-from .simulate_cmds import demo, simulate_cmd
-from .system_cmds import add_system
-from .workflow_cmds import exclude, export, relabel, skip, status
+import sys
 
 __all__ = ["INTERRUPTED", "app", "main", "parse_params", "parse_systems", "parse_value"]
 
 #: Exit code of a command stopped by Ctrl-C (typer's, the shell's 128 + SIGINT).
 INTERRUPTED = 130
 
-app = typer.Typer(
-    name="labelwise",
-    help="Label-efficient evaluation of ML systems: estimate F1, precision, recall and more "
-    "from few human labels, with confidence intervals.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_show_locals=False,
-)
-
-app.command()(init)
-app.command("next")(next_batch)
-app.command()(label)
-app.command()(estimate)
-app.command()(skip)
-app.command()(exclude)
-app.command()(relabel)
-app.command()(status)
-app.command()(export)
-app.command("add-system")(add_system)
-app.command()(demo)
-app.command("simulate")(simulate_cmd)
-app.command()(serve)
-app.command()(plan)
-app.command()(certify)
-app.add_typer(annotators)
-app.add_typer(ondemand)
-app.add_typer(discover)
-app.command()(calibrate)
-app.add_typer(logs)
+#: Command-line prefixes of the commands that write no session file: a Ctrl-C there loses nothing to resume.
+STORELESS = (("simulate",), ("demo",), ("ondemand", "simulate"), ("discover", "simulate"), ("logs",))
 
 
 def main() -> None:
-    """The ``labelwise`` script: :data:`app`, with a command line that does not parse told in one ``error:`` line.
+    """The ``labelwise`` script: the commands of :mod:`labelwise.cli.commands`, every failure told in one line.
 
-    Click's usage errors (an unknown option, ``--seed abc``) would otherwise print the usage and a boxed panel;
-    the line names the problem and the command's ``--help``, and the exit code stays click's 2.  A command
-    stopped by Ctrl-C says so in one line, with exit code :data:`INTERRUPTED`.
+    The command tree is imported here, not at module level, so a Ctrl-C while typer, numpy and pandas load
+    (the first half second) gets the same one line as a Ctrl-C later, with exit code :data:`INTERRUPTED`.
     """
     try:
-        code = app(prog_name="labelwise", standalone_mode=False)
-    except KeyboardInterrupt:  # before typer's own handler is in place (while it builds the commands)
+        from .commands import run
+
+        code = run()
+    except KeyboardInterrupt:  # while the commands were being imported
         code = INTERRUPTED
-    except typer.TyperException as e:  # click's exceptions (typer vendors click: its own classes)
-        if type(e).__name__ == "NoArgsIsHelpError":  # a bare command group: its help, as typer prints it
-            e.show()
-        else:
-            ctx = getattr(e, "ctx", None)
-            hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
-            typer.echo(f"error: {e.format_message().rstrip('.')}{hint}", err=True)
-        raise SystemExit(e.exit_code) from None
-    except typer.Abort:
-        typer.echo("error: aborted", err=True)
-        raise SystemExit(1) from None
     if code == INTERRUPTED:  # typer's answer to Ctrl-C (KeyboardInterrupt), otherwise silent
-        typer.echo("error: interrupted; a session file keeps only whole writes (each is one transaction), so "
-                   "run the command again to go on", err=True)
-    raise SystemExit(code or 0)
+        print(interrupted_message(sys.argv[1:]), file=sys.stderr)
+    raise SystemExit(code)
+
+
+def interrupted_message(argv: list[str]) -> str:
+    """The one line for a command stopped by Ctrl-C; it speaks of the session file only where there is one."""
+    if any(tuple(argv[:len(prefix)]) == prefix for prefix in STORELESS):
+        return "error: interrupted"
+    return ("error: interrupted; a session file keeps only whole writes (each is one transaction), so "
+            "run the command again to go on")
+
+
+def __getattr__(name: str) -> object:
+    """:data:`app` and the option parsers, imported from :mod:`labelwise.cli.commands` when first asked for."""
+    if name in {"app", "parse_params", "parse_systems", "parse_value"}:
+        from . import commands
+
+        return getattr(commands, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,6 +1,6 @@
 """``python -m labelwise.cli``: the same command line as the ``labelwise`` script."""
 
-from . import app
+from . import main
 
 if __name__ == "__main__":
-    app(prog_name="labelwise")
+    main()

@@ -50,6 +50,15 @@ def _at(df: pd.DataFrame, row, column: str) -> str:
     return f"{source(df)}, {_unit(df)} {row}, column {column!r}"
 
 
+def at_rows(df: pd.DataFrame, positions: np.ndarray, column: str) -> str:
+    """``pool file 'x.csv', column 'item_id', data rows 2 and 9``: the rows at ``positions`` (the first five)."""
+    rows = [str(row) for row in df.index[positions[:5]]]
+    listed = ", ".join(rows[:-1]) + f" and {rows[-1]}" if len(rows) > 1 else rows[0]
+    more = f" (and {len(positions) - 5} more)" if len(positions) > 5 else ""
+    unit = _unit(df) + ("s" if len(rows) > 1 and _unit(df) == "data row" else "")
+    return f"{source(df)}, column {column!r}, {unit} {listed}{more}"
+
+
 def show_value(value) -> str:
     """A value as the user wrote it: ``2`` rather than ``2.0``, strings quoted."""
     if isinstance(value, (float, np.floating)) and np.isfinite(value) and float(value).is_integer():

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .cells import SUM_TOLERANCE, first_sum_off
-from .errors import PoolError
+from .errors import DuplicateIdsError, PoolError
 from .ids import as_item_ids, show_id
 
 __all__ = ["check_fields"]
@@ -50,8 +50,11 @@ def _check_ids(item_ids, n: int) -> tuple[np.ndarray, pd.Index]:
     ids = as_item_ids(ids)
     index = pd.Index(ids)
     if not index.is_unique:
-        dup = index[index.duplicated()][:5].tolist()
-        raise PoolError(f"item_ids: duplicate ids {dup}; every item needs a unique id")
+        repeated = index.duplicated()
+        dup = index[repeated].unique()
+        positions = np.flatnonzero(index == dup[0])
+        raise DuplicateIdsError(f"item_ids: duplicate ids {dup[:5].tolist()}; every item needs a unique id",
+                                positions, len(dup))
     return ids, index
 
 

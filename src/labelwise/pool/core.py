@@ -19,11 +19,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .cells import at_rows
 from .checks import check_fields
-from .errors import PoolError
-from .ids import lost_zeros, match_pool_ids
+from .errors import DuplicateIdsError, PoolError
+from .ids import lost_zeros, match_pool_ids, show_id
 from .multilabel import encode_outputs
-from .readers import DEFAULT_COLUMNS, frame_fields, read_pool_file
+from .readers import DEFAULT_COLUMNS, find_column, frame_fields, read_pool_file
 
 __all__ = ["Outputs", "Pool"]
 
@@ -287,9 +288,16 @@ class Pool:
             label_col=label_col, feature_cols=feature_cols, system_names=system_names, multilabel=multilabel,
             n_classes=n_classes,
         )
-        if multilabel is not None:
-            return cls.from_multilabel(**fields, name=name)
-        return cls.from_arrays(**fields, n_classes=n_classes, name=name)
+        try:
+            if multilabel is not None:
+                return cls.from_multilabel(**fields, name=name)
+            return cls.from_arrays(**fields, n_classes=n_classes, name=name)
+        except DuplicateIdsError as exc:  # found on the arrays, at a tenth of the cost; named by row here
+            where = at_rows(df, exc.positions, find_column(df, id_col))
+            others = exc.n_repeated - 1
+            more = f" ({others} other id{' is' if others == 1 else 's are'} repeated too)" if others else ""
+            raise PoolError(f"{where}: the same id {show_id(fields['item_ids'][exc.positions[0]])}{more}; every "
+                            "item needs a unique id: drop or renumber the repeats") from None
 
     @classmethod
     def from_file(cls, path: str | Path, **columns) -> Pool:
