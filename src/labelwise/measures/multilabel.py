@@ -56,8 +56,12 @@ def _n_labels_option(pool: Pool, system: int, arg: str) -> dict:
     ``n_labels``) but cannot name a new multi-label one.
     """
     if not pool.label_names:
+        older = ("; a multi-label session file from an older labelwise, which stored no label names, still "
+                 "estimates the measure it was created with: leave out --measure"
+                 if pool.n_classes >= 4 and pool.n_classes & (pool.n_classes - 1) == 0 else "")
         raise ValueError(f"a multi-label measure needs a multi-label pool, but the pool has {pool.n_classes} classes "
-                         f"and no label names; build it with Pool.from_multilabel (or the CLI's --multilabel NAME,NAME,...)")
+                         f"and no label names; build it with Pool.from_multilabel (or the CLI's --multilabel "
+                         f"NAME,NAME,...){older}")
     return {"n_labels": len(pool.label_names)}
 
 
