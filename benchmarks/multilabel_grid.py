@@ -38,16 +38,22 @@ from dataclasses import dataclass
 import numpy as np
 from grid import (
     CALIBRATIONS,
+    CHECKPOINTS,
     OUT,
     REFERENCE,
     SEPARATIONS,
+    TARGET_FROM,
     PoolSpec,
+    by_design,
+    cells,
+    fmt_cov,
     generate_pool,
     run_grid,
     split_list,
+    table,
 )
-from grid_check import check_text
-from results import git_revision
+from grid_check import check_text, fmt_coverage_split
+from results import fmt_mse, fmt_ratio, git_revision
 from robustness import default_table
 
 import labelwise as lw
@@ -94,6 +100,41 @@ def grid_specs(prevalences, calibrations, separations, *, n: int, min_positives:
     return specs
 
 
+def passive_rows(pools: list[dict]) -> list[tuple[str, dict, list]]:
+    """``passive``'s cells once per prevalence and separation: it reads neither scores nor probabilities, so the
+    three calibrations of a cell (same labels and predictions, same seeds) give it the same runs."""
+    out, seen = [], set()
+    for p in pools:
+        key = (p["params"]["prevalence"], p["params"]["d"])
+        cs = cells(p, REFERENCE)
+        if cs is None or key in seen:
+            continue
+        seen.add(key)
+        prev, _, sep = p["name"].split("-")
+        out.append((f"{prev}-{sep}", p, cs))
+    return out
+
+
+def passive_text(pools: list[dict], runs: int, measure: str) -> str:
+    """``passive``'s coverage and width ratio at every checkpoint, and where it misses the coverage and width
+    targets (its MSE is the reference)."""
+    rows = passive_rows(pools)
+    if not rows:
+        return f"`{REFERENCE}` was not run."
+    head = ["pool", f"true {measure}"] + [f"{col} {n}" for n in CHECKPOINTS for col in ("cov", "width")]
+    body = [[name, f"{by_design(p)[REFERENCE]['summary']['true_value']:.4g}",
+             *(x for c in cs for x in (fmt_cov(c.coverage), fmt_ratio(c.width)))] for name, p, cs in rows]
+    misses = [[name, str(c.labels), fmt_mse(c.mse), fmt_coverage_split(c, runs), f"{c.mean_width:.2g}",
+               fmt_ratio(c.width), ", ".join(c.misses())] for name, _, cs in rows for c in cs if c.misses()]
+    n_cells = sum(1 for _, _, cs in rows for c in cs if c.labels >= TARGET_FROM)
+    out = [(f"`{REFERENCE}` (uniform draws; one row per prevalence and separation, its runs the same at every "
+            "calibration):"), "", table(head, body), "",
+           f"{len(misses)} of {n_cells} pool/checkpoints of `{REFERENCE}` miss the coverage or width target."]
+    if misses:
+        out += ["", table(["pool", "labels", "MSE", "coverage", "mean width", "width ratio", "misses"], misses)]
+    return "\n".join(out)
+
+
 def summary_section(data: dict) -> str:
     """RESULTS.md section: per measure, the `default` table and where it misses the targets."""
     meta = data["meta"]
@@ -106,7 +147,8 @@ def summary_section(data: dict) -> str:
             "(\"Robustness grid: the default design on pools nothing was tuned on\"); the default is "
             f"`{meta['default']}` on these pools.")]
     for measure, pools in data["measures"].items():
-        out += ["", f"### {measure}", "", default_table(pools, measure), "", check_text(pools, meta["runs"], measure)]
+        out += ["", f"### {measure}", "", default_table(pools, measure), "", check_text(pools, meta["runs"], measure),
+                "", passive_text(pools, meta["runs"], measure)]
     return "\n".join(out) + "\n"
 
 
@@ -139,7 +181,8 @@ def main() -> None:
     for measure in measures:
         print(f"{measure}: {len(specs)} pools x default/{REFERENCE}, {args.runs} runs", flush=True)
         results[measure] = run_grid(specs, ["default", REFERENCE], measure, args.runs, args.seed, args.jobs)
-        print(check_text(results[measure], args.runs, measure), flush=True)
+        print(check_text(results[measure], args.runs, measure), passive_text(results[measure], args.runs, measure),
+              sep="\n\n", flush=True)
     meta = {"command": shlex.join(["python", "benchmarks/multilabel_grid.py", *sys.argv[1:]]),
             "started": f"{started:%Y-%m-%d %H:%M}", "git": git_revision(), "runs": args.runs, "seed": args.seed,
             "elapsed": time.perf_counter() - t0, "load": [load_start, os.getloadavg()[0]], "default": default,

@@ -63,6 +63,27 @@ def test_the_labels_soften_multi_label_probabilities_but_never_sharpen_them():
     assert session.sampler.gm.temperature > 1.5
 
 
+def test_the_tempered_block_means_are_those_of_the_tempered_pool_and_kept_while_the_temperature_stays():
+    """The model's prior is each block's mean tempered probability, computed once per temperature from the groups'
+    sums; here against the block means of every item's tempered probabilities (an empty block at zero)."""
+    pool = overconfident_multilabel_pool(n_items=3_000, k=3.0)
+    session = lw.Session(pool, lw.make_measure("multilabel_macro_f1", pool), "default", seed=0, budget=200)
+    session.run(lw.TruthOracle(pool), 200, 50)
+    session.estimate()
+    gm = session.sampler.gm
+    assert gm.tempered_at == gm.temperature > 1.0
+    prior = tempered(gm.item_prior(), gm.temperature)
+    blocks, n_blocks = gm.hierarchy.blocks, gm.hierarchy.n_leaves
+    size = np.bincount(blocks, minlength=n_blocks)[:, None]
+    sums = np.stack([np.bincount(blocks, weights=prior[:, c], minlength=n_blocks) for c in range(pool.n_classes)], 1)
+    expected = np.divide(sums, size, out=np.zeros_like(sums), where=size > 0)
+    np.testing.assert_allclose(gm.tempered_blocks, expected, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(gm.model.block_prior, expected, rtol=1e-12, atol=1e-15)
+    kept = gm.tempered_blocks
+    gm._learn_prior(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))  # no new label: the same temperature
+    assert gm.tempered_blocks is kept
+
+
 @pytest.mark.slow
 def test_macro_f1_covers_on_an_over_confident_pool():
     """Before the temperature the interval trusted probabilities three times too confident: 0.66 at 500 labels

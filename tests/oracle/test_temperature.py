@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.special import softmax
 
-from labelwise.oracle.temperature import block_means, fit_temperature, tempered
+from labelwise.oracle.temperature import fit_temperature, tempered
 
 
 def test_tempered_is_the_softmax_of_the_log_probabilities_over_t():
@@ -26,12 +26,6 @@ def test_the_fitted_temperature_matches_the_labels_frequencies_by_hand():
     weights = np.where(labels == 0, 2.0, 1.0)
     assert fit_temperature(p, labels, weights) == pytest.approx(math.log(8) / math.log(6), rel=1e-4)
     assert fit_temperature(p[:0], labels[:0]) == 1.0
-
-
-def test_block_means_average_each_blocks_rows_and_leave_an_empty_block_at_zero():
-    probs = np.array([[0.2, 0.8], [0.4, 0.6], [1.0, 0.0]])
-    expected = np.array([[0.3, 0.7], [0.0, 0.0], [1.0, 0.0]])
-    assert block_means(np.array([0, 0, 2]), probs, 3) == pytest.approx(expected)
 
 
 @pytest.mark.parametrize("scale", [1.0, 3.0, 0.5])

@@ -28,7 +28,7 @@ from ..oracle.calibration import (
     marginal_strength,
     platt_posterior,
 )
-from ..oracle.temperature import block_means, fit_temperature, tempered
+from ..oracle.temperature import fit_temperature, tempered
 from ..partition import Hierarchy
 from ..pool import Pool
 from .grouped import GroupedPool
@@ -94,6 +94,9 @@ class GroupModel:
     calibration_uncertainty = False
     #: whether a multi-class pool's probabilities are temperature-scaled to the labels (models stored before it: no)
     temper = False
+    #: the temperature :attr:`tempered_blocks` (the tempered probabilities' block means) were computed at
+    tempered_at: float | None = None
+    tempered_blocks: np.ndarray
 
     @property
     def basis(self) -> str:
@@ -139,7 +142,7 @@ class GroupModel:
         self.groups = GroupedPool(hierarchy.blocks, key)
         G, C = self.groups.n_groups, self.n_classes
         # binary pools: a block is a score interval whose groups share their prior
-        self.prior_shift = _prior_shift(prior, self.groups) if C > 2 else np.ones((G, C))
+        self.prior_shift = _prior_shift(_group_sums(prior, self.groups), self.groups) if C > 2 else np.ones((G, C))
         self.rep_out = pool.outputs(self.groups.rep)
         self.rep_loss = np.stack([measure.loss(self.rep_out, np.full(G, c)) for c in range(C)])  # (C, G, d)
         self.rep_nonzero = np.stack([measure.loss_is_nonzero(self.rep_out, np.full(G, c)) for c in range(C)])
@@ -197,9 +200,12 @@ class GroupModel:
                 # not on calibrated probabilities, which emptied the tail (coverage 0.81-0.89 at 500-1000 labels on
                 # the 1:1000 pools of benchmarks/multilabel_grid.py); what the labels must correct is over-confidence
                 self.temperature = max(self.temperature, 1.0)
-            prior = tempered(self.item_prior(), self.temperature)
-            block_prior = block_means(self.hierarchy.blocks, prior, self.hierarchy.n_leaves)
-            self.prior_shift = _prior_shift(prior, self.groups)
+            if self.temperature != self.tempered_at:  # the pool's tempered probabilities, once per temperature
+                group_sum = _group_sums(tempered(self.item_prior(), self.temperature), self.groups)
+                self.tempered_blocks = _block_means(group_sum, self.groups, self.hierarchy.n_leaves)
+                self.prior_shift = _prior_shift(group_sum, self.groups)
+                self.tempered_at = self.temperature
+            block_prior = self.tempered_blocks
         strength = model.prior_strength
         if self.auto_strength:
             strength = marginal_strength(block_prior, model.observed_counts)
@@ -369,17 +375,24 @@ def _first_labels(items: np.ndarray, known: np.ndarray) -> np.ndarray:
     return first & ~known[items]
 
 
-def _prior_shift(prior: np.ndarray, groups: GroupedPool) -> np.ndarray:
-    """``s_g(y) / s_block(y)``: mean prior of each group's items over that of its block's, ``(G, C)``."""
-    C = prior.shape[1]
-    group_sum = np.stack([np.bincount(groups.of_item, weights=prior[:, c], minlength=groups.n_groups)
-                          for c in range(C)], axis=1)
-    n_blocks = int(groups.block.max()) + 1
-    block_sum = np.zeros((n_blocks, C))
+def _group_sums(prior: np.ndarray, groups: GroupedPool) -> np.ndarray:
+    """Each group's sum of its items' rows of ``prior`` ``(n, C)``, ``(G, C)``."""
+    return np.stack([np.bincount(groups.of_item, weights=prior[:, c], minlength=groups.n_groups)
+                     for c in range(prior.shape[1])], axis=1)
+
+
+def _block_means(group_sum: np.ndarray, groups: GroupedPool, n_blocks: int) -> np.ndarray:
+    """Each block's mean prior from its groups' sums, ``(n_blocks, C)``; 0 for an empty block."""
+    block_sum = np.zeros((n_blocks, group_sum.shape[1]))
     np.add.at(block_sum, groups.block, group_sum)
     block_size = np.bincount(groups.block, weights=groups.sizes, minlength=n_blocks)
-    s_group = group_sum / groups.sizes[:, None]
     # a block with no item (possible in tiny pools) has no mean; no group points at it
-    s_block = np.divide(block_sum, block_size[:, None], out=np.zeros_like(block_sum), where=block_size[:, None] > 0)[
-        groups.block]
+    return np.divide(block_sum, block_size[:, None], out=np.zeros_like(block_sum), where=block_size[:, None] > 0)
+
+
+def _prior_shift(group_sum: np.ndarray, groups: GroupedPool) -> np.ndarray:
+    """``s_g(y) / s_block(y)``: mean prior of each group's items over that of its block's, ``(G, C)``, from the
+    groups' sums of the prior (:func:`_group_sums`)."""
+    s_group = group_sum / groups.sizes[:, None]
+    s_block = _block_means(group_sum, groups, int(groups.block.max()) + 1)[groups.block]
     return np.divide(s_group, s_block, out=np.ones_like(s_group), where=s_block > 0)

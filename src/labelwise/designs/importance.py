@@ -56,7 +56,12 @@ from ..estimators import (
     with_fieller,
 )
 from ..estimators.model_covariance import unlabeled_proposal_sums
-from ..estimators.posterior import cell_counts, loss_cells, posterior_draws
+from ..estimators.posterior import (
+    cell_counts,
+    label_posterior_draws,
+    loss_cells,
+    posterior_draws,
+)
 from ..measures import Measure
 from ..oracle import score_prior
 from ..pool import Pool
@@ -338,7 +343,8 @@ class PassiveSampler(HashDrawn, ProposalSampler):
     items the order meets are draws that cost no label (as re-draws of the
     uniform proposal).  Measures whose losses take more values than
     :data:`~labelwise.estimators.posterior.MAX_CELLS` (continuous scores) keep
-    the delta-method interval of :class:`ProposalSampler`.
+    the delta-method interval of :class:`ProposalSampler`; measures of per-label confusion rates
+    (:meth:`~labelwise.measures.Measure.label_columns`: multi-label macro-F1) take every label's own posterior.
     """
 
     def __init__(self, pool: Pool, measure: Measure, oracle: str, rng: np.random.Generator, q: np.ndarray,
@@ -366,13 +372,18 @@ class PassiveSampler(HashDrawn, ProposalSampler):
 
     def estimate(self, measure: Measure, sample: Sample, level: float = 0.95) -> Estimate:
         est = super().estimate(measure, sample, level)
-        cells = self.cells(measure)
-        if cells is None or len(sample.draws) == 0:
+        columns = measure.label_columns()
+        cells = self.cells(measure) if columns is None else None
+        if (columns is None and cells is None) or len(sample.draws) == 0:
             return est
+        losses, rows, share = self.answer_losses(measure, sample)  # a draw answered k times: k cells at 1/k
+        counts = sample.draws.count[rows] * share
+        if columns is not None:  # items outside the population (the zero loss): true negatives of every label
+            return replace(est, posterior=label_posterior_draws(measure, columns, losses, counts),
+                           basis="posterior of every label's confusion counts given a uniform sample")
         if sample.excluded is not None:  # items outside the population: a cell of their own, the zero loss
             cells = np.unique(np.vstack([cells, np.zeros((1, cells.shape[1]))]), axis=0)
-        losses, rows, share = self.answer_losses(measure, sample)  # a draw answered k times: k cells at 1/k
-        return with_posterior(est, measure, cells, losses, sample.draws.count[rows] * share)
+        return with_posterior(est, measure, cells, losses, counts)
 
 
 def with_posterior(est: Estimate, measure: Measure, cells: np.ndarray, losses: np.ndarray,

@@ -20,6 +20,16 @@ several labels wrong that uniform draws almost never meet; at 1/2 each their 7
 pseudo-draws pulled the posterior off the estimate and the interval under-covered
 (``docs/intervals.md``, "passive's posterior interval").
 
+A multi-label macro-F1 has up to ``4^C`` cells (every label a true or false
+positive, a false negative or a true negative), 256 for four labels: evenly
+spread, two pseudo-draws leave a rare label's own true positives almost no
+prior, and a label with none among the draws collapsed onto precision and
+recall 0.  Its measure is a function of each label's own confusion rates,
+so :func:`label_posterior_draws` gives every label a prior of its own whose
+centre the labels share, on a Bayesian bootstrap of the label-set patterns
+drawn (D. B. Rubin, "The Bayesian Bootstrap", Annals of Statistics 1981),
+which keeps the labels' dependence through the items they share.
+
 Functions broadcast over nothing: one posterior per call; the Monte Carlo
 over Dirichlet draws is vectorised and seeded, so equal counts give equal
 intervals.
@@ -28,12 +38,13 @@ intervals.
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import gammaln
 
 from ..measures import Measure
 from ..pool import Outputs
 
-__all__ = ["JEFFREYS", "MAX_CELLS", "N_DRAWS", "PRIOR_MASS", "cell_counts", "cell_prior", "loss_cells",
-           "posterior_draws"]
+__all__ = ["JEFFREYS", "LABEL_PRIOR_MASS", "MAX_CELLS", "N_DRAWS", "PRIOR_MASS", "cell_counts", "cell_prior", "label_posterior_draws",
+           "label_states", "loss_cells", "posterior_draws"]
 
 #: Pseudo-count of every cell: the Jeffreys prior of the multinomial.
 JEFFREYS = 0.5
@@ -45,6 +56,9 @@ PRIOR_MASS = 2.0
 MAX_CELLS = 16
 #: Most items with distinct loss keys whose losses are enumerated.
 _MAX_KEYS = 4096
+#: Pseudo-draws of a label's prior in its non-zero states (true and false positives, false negatives: Jeffreys'
+#: 1/2 each on average), spread as the labels' shared centre (:func:`label_posterior_draws`).
+LABEL_PRIOR_MASS = 1.5
 #: Monte Carlo draws of the posterior.
 N_DRAWS = 8000
 
@@ -138,3 +152,96 @@ def posterior_draws(measure: Measure, cells: np.ndarray, counts: np.ndarray, n_d
                                                        size=(n_draws, len(cells)))
     p = gamma / gamma.sum(axis=1, keepdims=True)
     return np.asarray(measure.value(p @ cells), dtype=float).reshape(n_draws, -1)
+
+
+def label_states(losses: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """Each row's state on each label: 0 where its loss on the label's columns is zero, ``j + 1`` where it is
+    one on column ``columns[label, j]`` alone.
+
+    Parameters
+    ----------
+    losses : ndarray, shape (n, d)
+    columns : ndarray of int, shape (C, m)
+        The loss columns of every label (:meth:`~labelwise.measures.Measure.label_columns`).
+
+    Returns
+    -------
+    ndarray of int, shape (n, C)
+
+    Raises
+    ------
+    ValueError
+        If a row's loss on a label is neither zero nor a single one.
+    """
+    block = np.asarray(losses, float)[:, columns]  # (n, C, m)
+    if not (np.isin(block, (0.0, 1.0)).all() and (block.sum(axis=2) <= 1).all()):
+        raise ValueError("a draw's loss on a label is neither zero nor a single one of its columns")
+    return (block @ np.arange(1, columns.shape[1] + 1)).astype(np.int64)
+
+
+def label_posterior_draws(measure: Measure, columns: np.ndarray, losses: np.ndarray, counts: np.ndarray,
+                          n_draws: int = N_DRAWS, seed: int = 0) -> np.ndarray:
+    """Draws of ``G = g(R)`` with every label's confusion rates from a posterior of its own, the labels' priors
+    sharing their centre and the labels joined through a Bayesian bootstrap of the draws' loss vectors.
+
+    Label ``i`` in state ``s`` (``s = 0`` zero loss, a true negative; ``s = 1..m`` its columns, e.g. a true
+    positive, a false positive, a false negative) gets the weight ``sum_{k: s_i(k) = s} W_k + H_is``: the
+    distinct loss vectors ``v_k`` drawn ``n_k`` times weigh ``W_k ~ Gamma(n_k)``, and ``H_is ~ Gamma(a_s)``
+    with ``a_0 = 1/2`` and ``(a_1, ..., a_m) = kappa pi``, :data:`LABEL_PRIOR_MASS` pseudo-draws spread as the
+    labels' shared centre ``pi``.  Label ``i``'s rates, its weights over their sum, are then ``Dirichlet(n_i +
+    a)`` given ``pi``, the posterior of its own confusion counts ``n_i``; two labels are dependent through the
+    draws they share as under the Dirichlet posterior of the label-set patterns.  ``pi`` is uniform on the
+    simplex a priori and drawn from its posterior given every label's counts (their Dirichlet-multinomial
+    likelihood) by resampling uniform proposals, so a label with few draws leans to what the others show
+    instead of to 1/2: independent priors of their own put the mean of the labels' rates near 1/2, far from a
+    pool whose labels are all well (or all badly) predicted.  This is the hierarchical prior of exchangeable
+    binomial rates (A. Gelman, J. B. Carlin, H. S. Stern and D. B. Rubin, "Bayesian Data Analysis", ch. 5).
+
+    Rates of different labels are on scales of their own, so ``g`` must be invariant to rescaling one label's
+    columns (macro-F1 is: a function of ratios within labels).
+
+    Parameters
+    ----------
+    measure : Measure
+    columns : ndarray of int, shape (C, m)
+        :meth:`~labelwise.measures.Measure.label_columns`; they cover the loss's ``d`` columns.
+    losses : ndarray, shape (n, d)
+        The loss of every labeled draw.
+    counts : ndarray, shape (n,)
+        How many draws each row stands for.
+    n_draws : int
+        Monte Carlo draws.
+    seed : int
+        Seed of the Monte Carlo generator: the same draws give the same posterior draws.
+
+    Returns
+    -------
+    ndarray, shape (n_draws, m)
+        NaN where ``g`` is undefined at a drawn ``R``.
+    """
+    columns = np.asarray(columns, dtype=np.int64)
+    n_labels, width = columns.shape
+    vectors, which = np.unique(np.asarray(losses, float), axis=0, return_inverse=True)
+    weight = np.bincount(which.ravel(), weights=np.asarray(counts, float), minlength=len(vectors))
+    seen = weight > 0
+    onehot = (label_states(vectors[seen], columns)[:, :, None] == np.arange(width + 1)).astype(float)  # (K, C, m+1)
+    rng = np.random.default_rng(seed)
+    centre = _shared_centre(np.einsum("k,kcs->cs", weight[seen], onehot)[:, 1:], n_draws, rng)
+    prior = np.concatenate([np.full((n_draws, n_labels, 1), JEFFREYS),
+                            np.broadcast_to(LABEL_PRIOR_MASS * centre[:, None, :], (n_draws, n_labels, width))], axis=2)
+    mass = (np.einsum("nk,kcs->ncs", rng.standard_gamma(weight[seen], size=(n_draws, int(seen.sum()))), onehot)
+            + rng.standard_gamma(prior))
+    R = np.empty((n_draws, measure.dim))
+    R[:, columns] = (mass / mass.sum(axis=2, keepdims=True))[:, :, 1:]
+    return np.asarray(measure.value(R), dtype=float).reshape(n_draws, -1)
+
+
+def _shared_centre(label_counts: np.ndarray, n_draws: int, rng: np.random.Generator) -> np.ndarray:
+    """``n_draws`` draws of the labels' shared prior centre ``pi`` given their counts ``(C, m)`` in the non-zero
+    states: uniform proposals on the simplex resampled by the Dirichlet-multinomial likelihood
+    ``prod_i B(kappa pi + n_i) / B(kappa pi)``, ``kappa`` = :data:`LABEL_PRIOR_MASS`."""
+    proposals = rng.dirichlet(np.ones(label_counts.shape[1]), size=n_draws)
+    alpha = LABEL_PRIOR_MASS * proposals[:, None, :]
+    log_lik = (gammaln(alpha + label_counts) - gammaln(alpha)).sum(axis=(1, 2))  # the rest does not depend on pi
+    w = np.exp(log_lik - log_lik.max())
+    return proposals[rng.choice(n_draws, size=n_draws, p=w / w.sum())]

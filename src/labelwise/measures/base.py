@@ -104,6 +104,16 @@ class Measure:
         """
         return None
 
+    def label_columns(self) -> np.ndarray | None:
+        """The loss columns of each binary label the measure is a function of, ``(C, m)``, or ``None`` (default).
+
+        Given, every item's loss on a label's ``m`` columns is zero or a single one (its state on that label:
+        a true negative, or e.g. a true positive, a false positive, a false negative), the columns of the labels
+        cover the loss, and ``g`` is unchanged when one label's columns are rescaled: uniform samples then have
+        the label-wise posterior of :func:`~labelwise.estimators.posterior.label_posterior_draws`.
+        """
+        return None
+
     def value(self, R: np.ndarray) -> np.ndarray:
         """``g(R)`` with floating-point warnings silenced (undefined entries are NaN)."""
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

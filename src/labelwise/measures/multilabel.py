@@ -247,6 +247,10 @@ class MultiLabelMacroF1(MultiLabelMeasure):
         """``[p t]_i ++ [p (1 - t)]_i ++ [(1 - p) t]_i``: the summands of Yilmaz et al., eqs. (98)-(100)."""
         return np.concatenate([P * T, P * (1 - T), (1 - P) * T], axis=1)
 
+    def label_columns(self) -> np.ndarray:
+        """Label ``i``'s columns ``[a_i, b_i, c_i]``: its true positives, false positives and false negatives."""
+        return np.arange(3 * self.n_labels).reshape(3, self.n_labels).T
+
     def _rates(self, R: np.ndarray):
         """Per-label precision and recall (0 on zero denominators) and the parts of their derivatives."""
         R = np.asarray(R, dtype=float)

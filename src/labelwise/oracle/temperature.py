@@ -21,7 +21,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import log_softmax
 
-__all__ = ["LOG_T_RANGE", "block_means", "fit_temperature", "tempered"]
+__all__ = ["LOG_T_RANGE", "fit_temperature", "tempered"]
 
 #: ``log T`` is searched in this range: a hundredfold tempering or sharpening at most.
 LOG_T_RANGE = (-np.log(100.0), np.log(100.0))
@@ -72,10 +72,3 @@ def fit_temperature(probs: np.ndarray, labels: np.ndarray, weights: np.ndarray |
 
     return float(np.exp(minimize_scalar(loss, bounds=LOG_T_RANGE, method="bounded").x))
 
-
-def block_means(blocks: np.ndarray, probs: np.ndarray, n_blocks: int) -> np.ndarray:
-    """Each block's mean probability vector, ``(n_blocks, C)``; 0 for an empty block."""
-    size = np.bincount(blocks, minlength=n_blocks).astype(float)
-    sums = np.stack([np.bincount(blocks, weights=probs[:, c], minlength=n_blocks) for c in range(probs.shape[1])],
-                    axis=1)
-    return np.divide(sums, size[:, None], out=np.zeros_like(sums), where=size[:, None] > 0)
