@@ -147,27 +147,30 @@ def fit_platt(logits: np.ndarray, labels: np.ndarray, weights: np.ndarray | None
     center = np.array([1.0, 0.0])
     theta = center.copy()
     prec = np.eye(2) / PRIOR_SD**2
+    w_negative = w * (1.0 - y)
 
-    def objective(t: np.ndarray) -> float:  # the log posterior, up to a constant
-        z = X @ t
-        return float(w @ log_expit(z) - (w * (1.0 - y)) @ z - 0.5 * (t - center) @ prec @ (t - center))
+    def objective(t: np.ndarray, z: np.ndarray) -> float:  # the log posterior at t (z = X @ t), up to a constant
+        return float(w @ log_expit(z) - w_negative @ z - 0.5 * (t - center) @ prec @ (t - center))
 
-    for _ in range(iterations):
-        p = expit(X @ theta)
+    z = X @ theta
+    current = objective(theta, z)
+    for _ in range(iterations):  # the linear predictor and objective of the accepted point carry over to the next
+        p = expit(z)
         grad = X.T @ (w * (y - p)) - prec @ (theta - center)
         hess = (X.T * (w * p * (1.0 - p))) @ X + prec
         step = np.linalg.solve(hess, grad)
-        current = objective(theta)
         for _ in range(60):  # step halving (a fall within rounding near the maximum is none)
             moved = theta + step
             moved[0] = max(moved[0], MIN_SLOPE)
-            if objective(moved) >= current - 1e-9 * (1.0 + abs(current)):
+            z_moved = X @ moved
+            value = objective(moved, z_moved)
+            if value >= current - 1e-9 * (1.0 + abs(current)):
                 break
             step = step / 2
-        theta = moved
+        theta, z, current = moved, z_moved, value
         if np.abs(step).max() < 1e-8:
             break
-    p = expit(X @ theta)
+    p = expit(z)
     return Platt(float(theta[0]), float(theta[1]), np.linalg.inv((X.T * (w * p * (1.0 - p))) @ X + prec))
 
 
