@@ -233,12 +233,23 @@ def platt_posterior(logits: np.ndarray, labels: np.ndarray, weights: np.ndarray 
     log_post = -0.5 * ((a - 1.0) ** 2 + b**2) / PRIOR_SD**2
     for start in range(0, x.size, CHUNK):  # labels a chunk at a time: (chunk, grid points) floats at most
         part = slice(start, start + CHUNK)
-        z = x[part, None] * a + b
+        z, log_p = _grid_terms(x[part], a, b)
         # log p(y | z) = y log sigmoid(z) + (1 - y) log sigmoid(-z), and log sigmoid(-z) = log sigmoid(z) - z
-        log_post = log_post + w[part] @ log_expit(z) - (w[part] * (1.0 - y[part])) @ z
+        log_post = log_post + w[part] @ log_p - (w[part] * (1.0 - y[part])) @ z
     weight = np.exp(log_post - log_post.max())
     keep = weight > NEGLIGIBLE  # points that cannot move a probability
     return PlattPosterior(a[keep], b[keep], weight[keep] / weight[keep].sum())
+
+
+def _grid_terms(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``z = x a + b`` and ``log sigmoid(z)``, ``(n, grid points)``: computed once per distinct logit and copied to
+    the labels sharing it (the labels of a score block), the same numbers as computed label by label."""
+    distinct, rows = np.unique(x, return_inverse=True)
+    if distinct.size > x.size // 2:  # most labels have a logit of their own: copying rows costs what it saves
+        z = x[:, None] * a + b
+        return z, log_expit(z)
+    z = distinct[:, None] * a + b
+    return z[rows], log_expit(z)[rows]
 
 
 def _midpoints(lo: float, hi: float, cells: int) -> np.ndarray:
