@@ -202,9 +202,12 @@ def pilot_curves(pool: Pool, measure: Measure, design: Design, budget: int | Non
     curves = np.full((runs, len(marks)), np.nan)
     if made:
         curves[:made] = cache[key]
+    # one set-up for every run, each run a copy of the started sampler (as simulate runs them)
+    template = design.start(pool, measure, rng=np.random.default_rng(0), budget=budget or marks[-1])
     for r in range(made, runs):
         truth = rotated_labels(cdf, offset, r)
-        session = Session(pool, measure, design, budget=budget or marks[-1], seed=np.random.default_rng([seed, r]))
+        rng = np.random.default_rng([seed, r])
+        session = Session(pool, measure, design, budget=budget or marks[-1], seed=rng, sampler=template.copy(rng))
         session.run(lambda ids, t=truth: t[pool.positions(ids)], marks[-1], checkpoints=marks,
                     on_checkpoint=lambda n, est, r=r: curves[r].__setitem__(marks.index(n), variance(est)))
     cache[key] = curves

@@ -66,11 +66,13 @@ class OracleRun:
         if self.budget is None and len(self.draws) == 0:  # nothing drawn yet: plan the run for its budget
             self._plan_for(budget)
         marks = sorted(c for c in set(checkpoints) if max(self.n_labels, 1) <= c <= budget)
+        reported: list[tuple[tuple, Estimate]] = []  # the last checkpoint's estimate and the state it read
 
         def report_reached() -> None:
             while marks and self.n_labels >= marks[0]:
                 if on_checkpoint is not None:
-                    on_checkpoint(marks[0], self.estimate())
+                    reported[:] = [(self._estimated_state(), self.estimate())]
+                    on_checkpoint(marks[0], reported[0][1])
                 marks.pop(0)
 
         report_reached()  # a checkpoint equal to the labels already in is reported, not skipped
@@ -81,4 +83,19 @@ class OracleRun:
                 self.add_labels(ids, oracle(ids), source="oracle")
                 update(self.n_labels)
                 report_reached()
+        # the last checkpoint's estimate when nothing changed since (a run to its last checkpoint: simulations,
+        # pilot runs), the estimate being a function of that state; else anew
+        if reported and _same_state(reported[0][0], self._estimated_state()):
+            return reported[0][1]
         return self.estimate()
+
+    def _estimated_state(self) -> tuple:
+        """What :meth:`~labelwise.session.Session.estimate` reads that labeling or a checkpoint's callback can
+        change: the labels and draws, the exclusions, and the pool, measure, sampler, ledger and level."""
+        return (self.n_labels, len(self.draws), int(np.count_nonzero(self.ledger.excluded)), self.level, self.pool,
+                self.measure, self.sampler, self.ledger)
+
+
+def _same_state(a: tuple, b: tuple) -> bool:
+    """Whether two :meth:`OracleRun._estimated_state` are the same: equal counts and level, the same objects."""
+    return a[:4] == b[:4] and all(x is y for x, y in zip(a[4:], b[4:], strict=True))

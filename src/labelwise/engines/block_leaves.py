@@ -13,7 +13,8 @@ chosen by the labels' marginal likelihood
 
 from __future__ import annotations
 
-from functools import cached_property
+from collections.abc import Callable
+from functools import cache, cached_property
 
 import numpy as np
 from scipy import sparse
@@ -27,6 +28,7 @@ from ..designs.unlabeled_covariance import LeafModel
 from ..oracle.calibration import (
     MAX_LOGIT,
     TAIL_LOGIT,
+    Platt,
     fit_platt,
     items_per_label,
     logits_of,
@@ -203,8 +205,9 @@ class BlockLeaves:
         # the tail's rates (clipped, a slope of 1/3 reads logits of -60 to -120 all as -10)
         s1, logits = self.prior, logits_of(self.prior, TAIL_LOGIT if interval else MAX_LOGIT)
         calibrated = self.design.calibration == "platt" and labels.size > 0
+        once = cache(lambda: fit_platt(logits[blocks], labels, None))  # the map of the labels each counted once
         if calibrated:
-            s1 = fit_platt(logits[blocks], labels, None if counted_once else self.platt_weights(blocks))(logits)
+            s1 = (once() if counted_once else fit_platt(logits[blocks], labels, self.platt_weights(blocks)))(logits)
         leaf_s1 = self._leaf_mean(counts * s1)
         leaf = self.leaf[blocks]
         O = np.stack([np.bincount(leaf, weights=labels == c, minlength=self.n_leaves) for c in (0, 1)], axis=1)
@@ -213,9 +216,9 @@ class BlockLeaves:
             strength = marginal_strength(np.stack([1 - leaf_s1, leaf_s1], axis=1), O, unless_rejected=interval) \
                 if labels.size else START_STRENGTH
         floored = interval and calibrated and self.design.tail_floor  # positives the scores do not rank (opt-in)
-        if calibrated and interval and not counted_once and self._exceptions_rare(s1, logits, blocks, labels) and \
+        if calibrated and interval and not counted_once and self._exceptions_rare(s1, logits, blocks, labels, once) and \
                 self.design.variance in (*HINDSIGHT_VARIANCES, "mixture"):
-            posterior = platt_posterior(logits[blocks], labels)
+            posterior = platt_posterior(logits[blocks], labels, fit=once())
             block_rates = expit(logits[:, None] * posterior.a + posterior.b)  # (G, points)
             weighted, once_left = self._positives_left(s1, blocks, block_rates)
             hindsight = self.design.variance in HINDSIGHT_VARIANCES or weighted_overstates(
@@ -235,14 +238,15 @@ class BlockLeaves:
             leaf_s1 = with_floor(leaf_s1, s1[blocks], labels)
         return LeafModel(strength * leaf_s1 + O[:, 1], strength * (1.0 - leaf_s1) + O[:, 0])
 
-    def _exceptions_rare(self, s1: np.ndarray, logits: np.ndarray, blocks: np.ndarray, labels: np.ndarray) -> bool:
+    def _exceptions_rare(self, s1: np.ndarray, logits: np.ndarray, blocks: np.ndarray, labels: np.ndarray,
+                         once: Callable[[], Platt] | None = None) -> bool:
         """Whether the interval may read the recalibration's posterior: always for the hindsight-read intervals;
         for the mixture, where the weighted map ``s1`` or the map of the labels each counted once expects exceptions
         (labels other than a block's most likely one) among less than
         :data:`~labelwise.designs.poisson_rounds.COMMON_EXCEPTIONS` of the unlabeled items.  Where they are common
         the rounds draw them at every turn and the design-weighted labels carry them: none is missed wholesale.
         Early on a rare pool the weighted map can expect them common while the counted-once map does not: the
-        posterior is read there."""
+        posterior is read there.  ``once``: that map's fit, when the caller has it (fitted here otherwise)."""
         if self.design.variance in HINDSIGHT_VARIANCES:
             return True
         left = self.summary.counts - np.bincount(blocks, minlength=self.summary.counts.size)
@@ -250,7 +254,9 @@ class BlockLeaves:
         def share(rates: np.ndarray) -> float:
             return float(left @ np.minimum(rates, 1.0 - rates)) / max(float(left.sum()), 1.0)
 
-        return share(s1) < COMMON_EXCEPTIONS or share(fit_platt(logits[blocks], labels, None)(logits)) < COMMON_EXCEPTIONS
+        if share(s1) < COMMON_EXCEPTIONS:
+            return True
+        return share((once() if once else fit_platt(logits[blocks], labels, None))(logits)) < COMMON_EXCEPTIONS
 
     def _positives_left(self, s1: np.ndarray, blocks: np.ndarray, block_rates: np.ndarray) -> tuple[float, np.ndarray]:
         """The positives left among the unlabeled items under the weighted map (its blocks' rates ``s1``) and under

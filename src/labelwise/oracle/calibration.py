@@ -147,27 +147,30 @@ def fit_platt(logits: np.ndarray, labels: np.ndarray, weights: np.ndarray | None
     center = np.array([1.0, 0.0])
     theta = center.copy()
     prec = np.eye(2) / PRIOR_SD**2
+    w_negative = w * (1.0 - y)
 
-    def objective(t: np.ndarray) -> float:  # the log posterior, up to a constant
-        z = X @ t
-        return float(w @ log_expit(z) - (w * (1.0 - y)) @ z - 0.5 * (t - center) @ prec @ (t - center))
+    def objective(t: np.ndarray, z: np.ndarray) -> float:  # the log posterior at t (z = X @ t), up to a constant
+        return float(w @ log_expit(z) - w_negative @ z - 0.5 * (t - center) @ prec @ (t - center))
 
-    for _ in range(iterations):
-        p = expit(X @ theta)
+    z = X @ theta
+    current = objective(theta, z)
+    for _ in range(iterations):  # the linear predictor and objective of the accepted point carry over to the next
+        p = expit(z)
         grad = X.T @ (w * (y - p)) - prec @ (theta - center)
         hess = (X.T * (w * p * (1.0 - p))) @ X + prec
         step = np.linalg.solve(hess, grad)
-        current = objective(theta)
         for _ in range(60):  # step halving (a fall within rounding near the maximum is none)
             moved = theta + step
             moved[0] = max(moved[0], MIN_SLOPE)
-            if objective(moved) >= current - 1e-9 * (1.0 + abs(current)):
+            z_moved = X @ moved
+            value = objective(moved, z_moved)
+            if value >= current - 1e-9 * (1.0 + abs(current)):
                 break
             step = step / 2
-        theta = moved
+        theta, z, current = moved, z_moved, value
         if np.abs(step).max() < 1e-8:
             break
-    p = expit(X @ theta)
+    p = expit(z)
     return Platt(float(theta[0]), float(theta[1]), np.linalg.inv((X.T * (w * p * (1.0 - p))) @ X + prec))
 
 
@@ -230,12 +233,23 @@ def platt_posterior(logits: np.ndarray, labels: np.ndarray, weights: np.ndarray 
     log_post = -0.5 * ((a - 1.0) ** 2 + b**2) / PRIOR_SD**2
     for start in range(0, x.size, CHUNK):  # labels a chunk at a time: (chunk, grid points) floats at most
         part = slice(start, start + CHUNK)
-        z = x[part, None] * a + b
+        z, log_p = _grid_terms(x[part], a, b)
         # log p(y | z) = y log sigmoid(z) + (1 - y) log sigmoid(-z), and log sigmoid(-z) = log sigmoid(z) - z
-        log_post = log_post + w[part] @ log_expit(z) - (w[part] * (1.0 - y[part])) @ z
+        log_post = log_post + w[part] @ log_p - (w[part] * (1.0 - y[part])) @ z
     weight = np.exp(log_post - log_post.max())
     keep = weight > NEGLIGIBLE  # points that cannot move a probability
     return PlattPosterior(a[keep], b[keep], weight[keep] / weight[keep].sum())
+
+
+def _grid_terms(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``z = x a + b`` and ``log sigmoid(z)``, ``(n, grid points)``: computed once per distinct logit and copied to
+    the labels sharing it (the labels of a score block), the same numbers as computed label by label."""
+    distinct, rows = np.unique(x, return_inverse=True)
+    if distinct.size > x.size // 2:  # most labels have a logit of their own: copying rows costs what it saves
+        z = x[:, None] * a + b
+        return z, log_expit(z)
+    z = distinct[:, None] * a + b
+    return z[rows], log_expit(z)[rows]
 
 
 def _midpoints(lo: float, hi: float, cells: int) -> np.ndarray:
