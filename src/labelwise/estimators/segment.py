@@ -41,16 +41,18 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 from scipy.special import ndtri
 
+from .model_covariance import larger_variance
 from .pool_cache import per_pool
 
 if TYPE_CHECKING:
+    from ..designs.base import Sampler
     from ..draws import Sample
     from ..measures import Measure
     from ..pool import Outputs, Pool
     from .result import Estimate
 
-__all__ = ["SEGMENT_BASIS", "Segment", "loss_spread", "segment_interval", "segment_profile", "total_bounds",
-           "total_interval", "with_segment"]
+__all__ = ["SEGMENT_BASIS", "Segment", "loss_spread", "segment_interval", "segment_profile", "segment_totals",
+           "total_bounds", "total_interval", "with_segment"]
 
 #: What the interval of a measure with one uncertain total rests on (:attr:`Estimate.basis`).
 SEGMENT_BASIS = ("every loss total but one known by a census of its items: the interval is the measure over that "
@@ -172,6 +174,16 @@ def segment_interval(segment: Segment, level: float) -> tuple[np.ndarray, np.nda
     lo = np.where(inside, g, np.inf).min(axis=1)
     hi = np.where(inside, g, -np.inf).max(axis=1)
     return np.where(some, lo, np.nan), np.where(some, hi, np.nan)
+
+
+def segment_totals(sampler: Sampler, totals: Measure, sample: Sample, level: float) -> Estimate:
+    """The design's estimate of ``totals`` from ``sample``, each variance the larger of its own and its reading in
+    hindsight where the design has one (``online-poisson``'s mixture on score blocks; module docstring)."""
+    est = sampler.estimate(totals, sample, level)
+    hindsight = getattr(sampler, "in_hindsight", lambda: None)()
+    if hindsight is None:
+        return est
+    return replace(est, cov=larger_variance(est.cov, hindsight.estimate(totals, sample, level).cov))
 
 
 def _eligible(part: Measure) -> bool:
