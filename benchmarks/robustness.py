@@ -55,7 +55,7 @@ What is measured
 For every pool and every design in ``--designs`` (``default`` means the
 design labelwise picks for the pool, :func:`labelwise.designs.default_design`),
 ``labelwise.simulate`` runs the design ``--runs`` times on the measure
-``--measure`` (F1 by default, or accuracy, precision, recall). Each run uses a budget of 2000
+``--measure`` (F1 by default, or accuracy, precision, recall, mcc, balanced_accuracy). Each run uses a budget of 2000
 labels in batches of 50, with checkpoints at 250/500/1000/2000 labels. At
 each checkpoint the script reports:
 
@@ -102,7 +102,9 @@ holds every ``SimulationResult.to_dict()`` (the ``simulate`` contract) plus
 the per-run estimates and interval ends. ``--from-json`` re-renders the
 tables, the check and the plot from that file without re-running. ``--quick``
 writes ``robustness.quick.*``; a measure other than F1 adds
-``-<measure>`` to the names.
+``-<measure>`` to the names, and ``--out-name`` replaces the whole name (a
+run kept beside another of the same measure, say before and after a fix;
+``--note`` says which in its section's heading).
 
 Running it
 ----------
@@ -182,7 +184,7 @@ from results import fmt_mse, fmt_ratio, git_revision, undefined_note
 import labelwise as lw
 
 DESIGNS = ("default", "passive", "importance", "ais", "online-poisson", "stratified")
-MEASURES = ("f1", "accuracy", "precision", "recall")
+MEASURES = ("f1", "accuracy", "precision", "recall", "mcc", "balanced_accuracy")
 DEFAULT_RUNS = 100
 QUICK_RUNS = 10
 THRESHOLDS = ("break-even", "half")
@@ -219,7 +221,8 @@ def default_table(pools: list[dict], measure: str) -> str:
 def summary_section(data: dict) -> str:
     """The section of ``RESULTS.md`` (:mod:`sections`): the grid's summary under its own heading."""
     measure = "" if data["meta"]["measure"] == "f1" else f" ({data['meta']['measure']})"
-    return (f"## Robustness grid{measure}: the default design on pools nothing was tuned on\n\n"
+    note = f" ({data['meta']['note']})" if data["meta"].get("note") else ""
+    return (f"## Robustness grid{measure}: the default design on pools nothing was tuned on{note}\n\n"
             "From `benchmarks/robustness.py` (per-pool tables and a heatmap: rerun it; this section is "
             "re-rendered from its JSON by `benchmarks/sections.py`).\n\n" + grid_summary(data, "###"))
 
@@ -366,6 +369,9 @@ def main() -> None:
     ap.add_argument("--check", action="store_true", help="print where `default` misses the targets")
     ap.add_argument("--from-json", type=Path, default=None, help="re-render from a robustness JSON without running")
     ap.add_argument("--no-plot", action="store_true")
+    ap.add_argument("--out-name", default=None,
+                    help="name of the outputs in out/ (default robustness[-<measure>][.quick])")
+    ap.add_argument("--note", default="", help="what this run is, added to its section's heading")
     args = ap.parse_args()
 
     tag = ("" if args.measure == "f1" else f"-{args.measure}") + (".quick" if args.quick else "")
@@ -400,9 +406,10 @@ def main() -> None:
             "load": [load_start, os.getloadavg()[0]], "version": lw.__version__, "git": git_revision(),
             "labelwise": str(Path(lw.__file__).resolve().parent), "cpus": os.cpu_count(),
             "python": platform.python_version(), "grid": {"calibrations": CALIBRATIONS, "separations": SEPARATIONS},
+            "note": args.note,
         }
         data = {"meta": meta, "pools": pools, "specs": [asdict(s) for s in specs]}
-        stem = OUT / f"robustness{tag}"
+        stem = OUT / (args.out_name or f"robustness{tag}")
         out_path(stem, ".json").write_text(json.dumps(data))
 
     check = check_text(data["pools"], data["meta"]["runs"], data["meta"]["measure"]) if args.check else None

@@ -44,7 +44,7 @@ from .draws import Draws, Sample
 from .engines.hashing import generator_seed
 from .estimators import Estimate, component_counts
 from .estimators.census import census_estimate
-from .estimators.segment import with_segment
+from .estimators.segment import segment_totals, with_segment
 from .estimators.zero_hits import pool_support_terms, with_zero_hits
 from .ledger import DrawLedger, LabelError, Ledger, make_ledger, show_id
 from .measures import Measure
@@ -302,7 +302,7 @@ class Session(HandOut, OracleRun, SessionFile):
             # every total but one known (MCC with every predicted positive labeled): the image of that one's interval
             if not self.stochastic:
                 est = with_segment(est, target, self.pool, sample,
-                                   lambda totals: self.sampler.estimate(totals, sample, level))
+                                   lambda totals: segment_totals(self.sampler, totals, sample, level))
         # a bound with no variance from draws with replacement (no draw is a census): the interval rests on the
         # component's own draws; without replacement it is mostly a census of the component's items (exact)
         if self.design.with_replacement and len(sample.draws) and est.certain_at_boundary.any():

@@ -37,6 +37,7 @@ and so do sessions written before this draw (their rounds' states are per
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 
 import numpy as np
 
@@ -182,6 +183,22 @@ class HashedOnlineSampler(Sampler):
         rep_loss = self.rounds.block_losses(measure) if measure == self.measure else self.reused_loss(measure, self.pool)
         judged = None if sample.excluded is None else ~sample.excluded[by]
         return self.rounds.estimate(measure, self.losses(measure, sample)[by], log, level, rep_loss, judged)
+
+    def in_hindsight(self) -> HashedOnlineSampler | None:
+        """This run with its interval read in hindsight, leaf by leaf on what the rounds drew
+        (``variance="conditional"``), for an estimate from the same labels; ``None`` where the interval is read so
+        already or is not the mixture's (the per-item sampler of a session written before the blocks).
+
+        The rounds, their labels and the point estimate are shared: only the estimate's variance reads differently.
+        """
+        if self.legacy is not None or self.design.variance != "mixture":
+            return None
+        design = replace(self.design, variance="conditional")
+        new, new.rounds = copy.copy(self), copy.copy(self.rounds)
+        new.design = new.rounds.design = design
+        new.rounds.leaves = copy.copy(self.rounds.leaves)
+        new.rounds.leaves.design = design
+        return new
 
     def state(self) -> dict:
         """The hash seed and the newest round's ``b`` per block and items drawn."""

@@ -21,8 +21,13 @@ items' losses plus the other items' lowest and highest losses over the labels.  
 with no linearization, whether ``g`` is monotone in ``R_j`` or not: its extremes are read at the interval's
 ends and on a grid inside it.  ``R_j``'s interval is the union of its normal interval and its Beta
 interval between its bounds, both with the design's own estimate and standard error of ``R_j`` (its
-estimate of the totals, :class:`~labelwise.measures.totals.Totals`, from the same labels).  The Beta
-interval takes the Jeffreys count where the estimate is on or near a bound
+estimate of the totals, :class:`~labelwise.measures.totals.Totals`, from the same labels).  Under
+``online-poisson``'s default mixture interval on score blocks that standard error is the larger of the mixture's and
+its reading in hindsight (``variance="conditional"``, :func:`segment_totals`): the mixture weighs no exception left
+as the likely case, and where the recalibrated scores are over-confident its model of the tail may hold the
+positives found to be all of them, with a standard error of the positives left a fraction of one where a dozen are
+left; the hindsight reading spreads each leaf's rate of exceptions over the recalibration's posterior, which a
+count of positives left needs.  The Beta interval takes the Jeffreys count where the estimate is on or near a bound
 (:func:`~labelwise.estimators.intervals.beta_interval`): a count of positives estimated 0 with a standard
 error ``s`` reaches about ``3.5 s`` at 95%, where the normal interval's ``1.96 s`` missed the positives a
 design's model left out; the normal interval keeps the lower end the Beta's skew would raise.  Where ``g`` is undefined on a bound (MCC with no positive at
@@ -41,16 +46,18 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 from scipy.special import ndtri
 
+from .model_covariance import larger_variance
 from .pool_cache import per_pool
 
 if TYPE_CHECKING:
+    from ..designs.base import Sampler
     from ..draws import Sample
     from ..measures import Measure
     from ..pool import Outputs, Pool
     from .result import Estimate
 
-__all__ = ["SEGMENT_BASIS", "Segment", "loss_spread", "segment_interval", "segment_profile", "total_bounds",
-           "total_interval", "with_segment"]
+__all__ = ["SEGMENT_BASIS", "Segment", "loss_spread", "segment_interval", "segment_profile", "segment_totals",
+           "total_bounds", "total_interval", "with_segment"]
 
 #: What the interval of a measure with one uncertain total rests on (:attr:`Estimate.basis`).
 SEGMENT_BASIS = ("every loss total but one known by a census of its items: the interval is the measure over that "
@@ -172,6 +179,16 @@ def segment_interval(segment: Segment, level: float) -> tuple[np.ndarray, np.nda
     lo = np.where(inside, g, np.inf).min(axis=1)
     hi = np.where(inside, g, -np.inf).max(axis=1)
     return np.where(some, lo, np.nan), np.where(some, hi, np.nan)
+
+
+def segment_totals(sampler: Sampler, totals: Measure, sample: Sample, level: float) -> Estimate:
+    """The design's estimate of ``totals`` from ``sample``, each variance the larger of its own and its reading in
+    hindsight where the design has one (``online-poisson``'s mixture on score blocks; module docstring)."""
+    est = sampler.estimate(totals, sample, level)
+    hindsight = getattr(sampler, "in_hindsight", lambda: None)()
+    if hindsight is None:
+        return est
+    return replace(est, cov=larger_variance(est.cov, hindsight.estimate(totals, sample, level).cov))
 
 
 def _eligible(part: Measure) -> bool:
