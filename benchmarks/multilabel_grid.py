@@ -110,7 +110,7 @@ def passive_rows(pools: list[dict]) -> list[tuple[str, dict, list]]:
         if cs is None or key in seen:
             continue
         seen.add(key)
-        prev, _, sep = p["name"].split("-")
+        prev, _, sep = p["name"].rsplit("-", 2)  # the prevalence may be written 1e-05
         out.append((f"{prev}-{sep}", p, cs))
     return out
 

@@ -216,8 +216,9 @@ def label_posterior_draws(measure: Measure, columns: np.ndarray, losses: np.ndar
 
     Returns
     -------
-    ndarray, shape (n_draws, m)
-        NaN where ``g`` is undefined at a drawn ``R``.
+    ndarray, shape (n_draws, k)
+        One column per component of ``g`` (``m`` above is a label's number of columns); NaN where ``g`` is
+        undefined at a drawn ``R``.
     """
     columns = np.asarray(columns, dtype=np.int64)
     n_labels, width = columns.shape
