@@ -59,6 +59,7 @@ from ..estimators.model_covariance import unlabeled_proposal_sums
 from ..estimators.posterior import (
     cell_counts,
     label_posterior_draws,
+    label_support,
     loss_cells,
     posterior_draws,
 )
@@ -365,21 +366,24 @@ class PassiveSampler(HashDrawn, ProposalSampler):
         return Draws(items, np.ones(items.size), np.full(items.size, 1.0 / self.pool.n_items))
 
     def cells(self, measure: Measure) -> np.ndarray | None:
-        """The pool's distinct loss vectors for ``measure`` (computed once per measure), or ``None``."""
+        """The pool's distinct loss vectors for ``measure``, or ``None``; for a measure of per-label confusion rates
+        (:meth:`~labelwise.measures.Measure.label_columns`) the states each label can take
+        (:func:`~labelwise.estimators.posterior.label_support`).  Computed once per measure."""
         if measure not in self._cells:
-            self._cells[measure] = loss_cells(measure, self.pool.outputs(), self.pool.n_classes)
+            columns = measure.label_columns()
+            self._cells[measure] = (loss_cells(measure, self.pool.outputs(), self.pool.n_classes) if columns is None
+                                    else label_support(measure, columns, self.pool.outputs(), self.pool.n_classes))
         return self._cells[measure]
 
     def estimate(self, measure: Measure, sample: Sample, level: float = 0.95) -> Estimate:
         est = super().estimate(measure, sample, level)
-        columns = measure.label_columns()
-        cells = self.cells(measure) if columns is None else None
-        if (columns is None and cells is None) or len(sample.draws) == 0:
+        columns, cells = measure.label_columns(), self.cells(measure)
+        if cells is None or len(sample.draws) == 0:
             return est
         losses, rows, share = self.answer_losses(measure, sample)  # a draw answered k times: k cells at 1/k
         counts = sample.draws.count[rows] * share
         if columns is not None:  # items outside the population (the zero loss): true negatives of every label
-            return replace(est, posterior=label_posterior_draws(measure, columns, losses, counts),
+            return replace(est, posterior=label_posterior_draws(measure, columns, losses, counts, support=cells),
                            basis="posterior of every label's confusion counts given a uniform sample")
         if sample.excluded is not None:  # items outside the population: a cell of their own, the zero loss
             cells = np.unique(np.vstack([cells, np.zeros((1, cells.shape[1]))]), axis=0)

@@ -44,7 +44,7 @@ from ..measures import Measure
 from ..pool import Outputs
 
 __all__ = ["JEFFREYS", "LABEL_PRIOR_MASS", "MAX_CELLS", "N_DRAWS", "PRIOR_MASS", "cell_counts", "cell_prior", "label_posterior_draws",
-           "label_states", "loss_cells", "posterior_draws"]
+           "label_states", "label_support", "loss_cells", "posterior_draws"]
 
 #: Pseudo-count of every cell: the Jeffreys prior of the multinomial.
 JEFFREYS = 0.5
@@ -61,6 +61,9 @@ _MAX_KEYS = 4096
 LABEL_PRIOR_MASS = 1.5
 #: Monte Carlo draws of the posterior.
 N_DRAWS = 8000
+#: Posterior draws made at once by :func:`label_posterior_draws` (its memory grows with them times the draws' loss
+#: vectors).
+_DRAW_BLOCK = 1000
 
 
 def loss_cells(measure: Measure, outputs: Outputs, n_classes: int) -> np.ndarray | None:
@@ -179,8 +182,33 @@ def label_states(losses: np.ndarray, columns: np.ndarray) -> np.ndarray:
     return (block @ np.arange(1, columns.shape[1] + 1)).astype(np.int64)
 
 
+def label_support(measure: Measure, columns: np.ndarray, outputs: Outputs, n_classes: int) -> np.ndarray:
+    """Which non-zero states each label can take on the pool, ``(C, m)`` bool: a label the systems never
+    predict has no true or false positives, only false negatives.
+
+    Every label's state is taken to depend on its own truth alone (as a multi-label measure's per-label
+    confusion does), so the label codes ``0`` (no label true) and ``n_classes - 1`` (every label true) show
+    every state an item can be in.
+
+    Parameters
+    ----------
+    measure : Measure
+    columns : ndarray of int, shape (C, m)
+        :meth:`~labelwise.measures.Measure.label_columns`.
+    outputs : Outputs
+        The systems' outputs for every item of the pool.
+    n_classes : int
+    """
+    columns = np.asarray(columns, dtype=np.int64)
+    support = np.zeros(columns.shape, dtype=bool)
+    for code in (0, n_classes - 1):
+        states = label_states(measure.loss(outputs, np.full(len(outputs), code)), columns)  # (N, C)
+        support |= (states[:, :, None] == np.arange(1, columns.shape[1] + 1)).any(axis=0)
+    return support
+
+
 def label_posterior_draws(measure: Measure, columns: np.ndarray, losses: np.ndarray, counts: np.ndarray,
-                          n_draws: int = N_DRAWS, seed: int = 0) -> np.ndarray:
+                          support: np.ndarray | None = None, n_draws: int = N_DRAWS, seed: int = 0) -> np.ndarray:
     """Draws of ``G = g(R)`` with every label's confusion rates from a posterior of its own, the labels' priors
     sharing their centre and the labels joined through a Bayesian bootstrap of the draws' loss vectors.
 
@@ -198,7 +226,8 @@ def label_posterior_draws(measure: Measure, columns: np.ndarray, losses: np.ndar
     binomial rates (A. Gelman, J. B. Carlin, H. S. Stern and D. B. Rubin, "Bayesian Data Analysis", ch. 5).
 
     Rates of different labels are on scales of their own, so ``g`` must be invariant to rescaling one label's
-    columns (macro-F1 is: a function of ratios within labels).
+    columns (macro-F1 is: a function of ratios within labels).  A state the pool does not allow (``support``:
+    a label never predicted has no true or false positives) gets no prior, and its label does not inform ``pi``.
 
     Parameters
     ----------
@@ -209,6 +238,8 @@ def label_posterior_draws(measure: Measure, columns: np.ndarray, losses: np.ndar
         The loss of every labeled draw.
     counts : ndarray, shape (n,)
         How many draws each row stands for.
+    support : ndarray of bool, shape (C, m), optional
+        The states each label can take on the pool (:func:`label_support`); every state by default.
     n_draws : int
         Monte Carlo draws.
     seed : int
@@ -226,14 +257,19 @@ def label_posterior_draws(measure: Measure, columns: np.ndarray, losses: np.ndar
     weight = np.bincount(which.ravel(), weights=np.asarray(counts, float), minlength=len(vectors))
     seen = weight > 0
     onehot = (label_states(vectors[seen], columns)[:, :, None] == np.arange(width + 1)).astype(float)  # (K, C, m+1)
+    support = np.ones((n_labels, width), dtype=bool) if support is None else np.asarray(support, dtype=bool)
     rng = np.random.default_rng(seed)
-    centre = _shared_centre(np.einsum("k,kcs->cs", weight[seen], onehot)[:, 1:], n_draws, rng)
+    label_counts = np.einsum("k,kcs->cs", weight[seen], onehot)[:, 1:]
+    centre = _shared_centre(label_counts[support.all(axis=1)], n_draws, rng)
     prior = np.concatenate([np.full((n_draws, n_labels, 1), JEFFREYS),
-                            np.broadcast_to(LABEL_PRIOR_MASS * centre[:, None, :], (n_draws, n_labels, width))], axis=2)
-    mass = (np.einsum("nk,kcs->ncs", rng.standard_gamma(weight[seen], size=(n_draws, int(seen.sum()))), onehot)
-            + rng.standard_gamma(prior))
-    R = np.empty((n_draws, measure.dim))
-    R[:, columns] = (mass / mass.sum(axis=2, keepdims=True))[:, :, 1:]
+                            np.where(support, LABEL_PRIOR_MASS * centre[:, None, :], 0.0)], axis=2)
+    R = np.zeros((n_draws, measure.dim))
+    for start in range(0, n_draws, _DRAW_BLOCK):  # in blocks: the bootstrap's weights are (draws, loss vectors)
+        rows = slice(start, min(start + _DRAW_BLOCK, n_draws))
+        n_rows = rows.stop - rows.start
+        mass = (np.einsum("nk,kcs->ncs", rng.standard_gamma(weight[seen], size=(n_rows, int(seen.sum()))), onehot)
+                + rng.standard_gamma(prior[rows]))  # a shape of 0 draws 0: a state the pool does not allow
+        R[rows, columns] = (mass / mass.sum(axis=2, keepdims=True))[:, :, 1:]
     return np.asarray(measure.value(R), dtype=float).reshape(n_draws, -1)
 
 
