@@ -12,12 +12,15 @@ import pytest
 from scipy import stats
 
 from labelwise.datasets import make_multilabel_pool
-from labelwise.pool import Pool
-from labelwise.estimators.posterior import label_posterior_draws, label_states, label_support
+from labelwise.estimators.posterior import (
+    label_posterior_draws,
+    label_states,
+    label_support,
+)
 from labelwise.measures import make_measure
 from labelwise.measures.base import CustomMeasure
 from labelwise.measures.multilabel import MultiLabelMacroF1 as macro_f1
-from labelwise.pool import Outputs
+from labelwise.pool import Outputs, Pool
 from labelwise.simulate import simulate
 
 
