@@ -57,7 +57,7 @@ def _n_labels_option(pool: Pool, system: int, arg: str) -> dict:
     """
     if not pool.label_names:
         older = ("; a multi-label session file from an older labelwise, which stored no label names, still "
-                 "estimates the measure it was created with: leave out --measure"
+                 "estimates the measure it was created with: leave out --measure (or measure= in Python)"
                  if pool.n_classes >= 4 and pool.n_classes & (pool.n_classes - 1) == 0 else "")
         raise ValueError(f"a multi-label measure needs a multi-label pool, but the pool has {pool.n_classes} classes "
                          f"and no label names; build it with Pool.from_multilabel (or the CLI's --multilabel "
