@@ -266,6 +266,12 @@ class Sampler(ABC):
             losses = np.where(sample.excluded[rows][:, None], 0.0, losses)
         return losses, rows, 1.0 / np.bincount(rows, minlength=len(sample.draws))[rows]
 
+    def in_hindsight(self) -> Sampler | None:
+        """This run with its interval read in hindsight (on what the rounds drew), for a second reading of the
+        same labels' variance; ``None`` for a design without such a reading (all but ``online-poisson``'s mixture,
+        :meth:`~labelwise.designs.hashed_online.HashedOnlineSampler.in_hindsight`)."""
+        return None
+
     def with_unseen_labels(self, est: Estimate, measure: Measure, sample: Sample) -> Estimate:
         """``est`` with its covariance raised to what labels that all hold one class cannot rule out among the
         items not labeled yet (:func:`~labelwise.estimators.with_unseen_labels`), item by item.

@@ -185,7 +185,7 @@ def segment_totals(sampler: Sampler, totals: Measure, sample: Sample, level: flo
     """The design's estimate of ``totals`` from ``sample``, each variance the larger of its own and its reading in
     hindsight where the design has one (``online-poisson``'s mixture on score blocks; module docstring)."""
     est = sampler.estimate(totals, sample, level)
-    hindsight = getattr(sampler, "in_hindsight", lambda: None)()
+    hindsight = sampler.in_hindsight()
     if hindsight is None:
         return est
     return replace(est, cov=larger_variance(est.cov, hindsight.estimate(totals, sample, level).cov))
